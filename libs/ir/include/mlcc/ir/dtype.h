@@ -1,0 +1,24 @@
+// Element data types of tensors and TensorIR expressions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace mlcc::ir {
+
+enum class DType : uint8_t { f32, f16, bf16, i8, i32, i64, boolean };
+
+// The text spelling: "f32", "f16", "bf16", "i8", "i32", "i64", "bool".
+std::string_view dtypeName(DType t);
+std::optional<DType> parseDType(std::string_view name);
+
+int dtypeBytes(DType t);
+bool isFloat(DType t);  // f32, f16, bf16
+bool isInt(DType t);    // i8, i32, i64
+
+// All dtypes, in declaration order (for generators and tables).
+inline constexpr DType kAllDTypes[] = {DType::f32, DType::f16, DType::bf16,   DType::i8,
+                                       DType::i32, DType::i64, DType::boolean};
+
+}  // namespace mlcc::ir

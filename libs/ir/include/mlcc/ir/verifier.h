@@ -1,0 +1,26 @@
+// The IR verifier: the well-formedness rules every stage must keep.
+// Graph level: SSA (each variable defined once, before its uses, in scope),
+// call targets exist (call_tir -> prim func, call -> graph func), arity and
+// types of call_tir arguments agree with the prim func's buffers, tuple
+// indices are in range, return matches the declared type, inline constants
+// have as many elements as their type. Op-specific type inference is added
+// by libs/ops through hooks once the op registry exists.
+// TensorIR: every variable and buffer used is in scope; loop extents and
+// iteration domains are i64; block bindings are expressions of enclosing loop
+// variables only; thread tags are valid; loads/stores have one index per
+// dimension, the buffer's dtype and constant indices within constant
+// bounds; expression dtypes are consistent.
+#pragma once
+
+#include "mlcc/ir/module.h"
+
+namespace mlcc::ir {
+
+struct SourceMap;
+
+// Throws mlcc::Error for the first violation, naming the function (and the
+// block or variable), with a source location when `source_map` knows it.
+void verifyModule(const Module& m, const SourceMap* source_map = nullptr);
+void verifyPrimFunc(const PrimFunc& f, const SourceMap* source_map = nullptr);
+
+}  // namespace mlcc::ir

@@ -1,0 +1,41 @@
+// DType names and properties (see dtype.h).
+#include "mlcc/ir/dtype.h"
+
+namespace mlcc::ir {
+
+std::string_view dtypeName(DType t) {
+  switch (t) {
+    case DType::f32: return "f32";
+    case DType::f16: return "f16";
+    case DType::bf16: return "bf16";
+    case DType::i8: return "i8";
+    case DType::i32: return "i32";
+    case DType::i64: return "i64";
+    case DType::boolean: return "bool";
+  }
+  return "?";
+}
+
+std::optional<DType> parseDType(std::string_view name) {
+  for (DType t : kAllDTypes)
+    if (dtypeName(t) == name) return t;
+  return std::nullopt;
+}
+
+int dtypeBytes(DType t) {
+  switch (t) {
+    case DType::f32:
+    case DType::i32: return 4;
+    case DType::f16:
+    case DType::bf16: return 2;
+    case DType::i8:
+    case DType::boolean: return 1;
+    case DType::i64: return 8;
+  }
+  return 0;
+}
+
+bool isFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+bool isInt(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64; }
+
+}  // namespace mlcc::ir

@@ -1,0 +1,92 @@
+// Input reading and atomic output writing (see file_io.h).
+#include "mlcc/support/file_io.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+#include "mlcc/support/diagnostic.h"
+
+namespace mlcc {
+
+bool isStdStream(std::string_view path) { return path.empty() || path == "-"; }
+
+std::string displayName(std::string_view path) {
+  return isStdStream(path) ? std::string("<stdin>") : std::string(path);
+}
+
+std::string readInput(const std::string& path) {
+  if (isStdStream(path)) {
+    std::ostringstream ss;
+    ss << std::cin.rdbuf();
+    return ss.str();
+  }
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(SourceLoc{path, 0, 0}, "is a directory, not a file");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error(SourceLoc{path, 0, 0}, std::string("cannot open: ") + std::strerror(errno));
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw Error(SourceLoc{path, 0, 0}, "read failed");
+  return data;
+}
+
+void writeOutputAtomic(const std::string& path, std::string_view contents) {
+  if (isStdStream(path)) {
+    std::cout.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    std::cout.flush();
+    if (!std::cout) throw Error("cannot write to stdout");
+    return;
+  }
+  std::string tmpl = path + ".tmp.XXXXXX";
+  int fd = mkstemp(tmpl.data());
+  if (fd < 0)
+    throw Error(SourceLoc{path, 0, 0}, std::string("cannot create output: ") + std::strerror(errno));
+  const char* p = contents.data();
+  size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      int err = errno;
+      ::close(fd);
+      ::unlink(tmpl.c_str());
+      throw Error(SourceLoc{path, 0, 0}, std::string("write failed: ") + std::strerror(err));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  // Match the permissions a plain open() would give (mkstemp uses 0600).
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);
+  if (::close(fd) != 0 || std::rename(tmpl.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmpl.c_str());
+    throw Error(SourceLoc{path, 0, 0}, std::string("cannot write output: ") + std::strerror(err));
+  }
+}
+
+std::string directoryOf(const std::string& path) {
+  if (isStdStream(path)) return ".";
+  std::filesystem::path p(path);
+  auto parent = p.parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+std::string resolvePath(const std::string& base_dir, const std::string& rel) {
+  std::filesystem::path p(rel);
+  if (p.is_absolute() || base_dir.empty() || base_dir == ".") return rel;
+  return (std::filesystem::path(base_dir) / p).string();
+}
+
+}  // namespace mlcc
