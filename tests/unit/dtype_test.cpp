@@ -1,0 +1,40 @@
+// DType names and the PrimExpr factories' dtype rules.
+#include <gtest/gtest.h>
+
+#include "mlcc/ir/builder.h"
+#include "mlcc/support/diagnostic.h"
+
+using namespace mlcc::ir;
+
+TEST(DType, NamesRoundTrip) {
+  for (DType t : kAllDTypes) {
+    auto parsed = parseDType(dtypeName(t));
+    ASSERT_TRUE(parsed.has_value());
+    EXPECT_EQ(*parsed, t);
+  }
+  EXPECT_FALSE(parseDType("f64").has_value());
+  EXPECT_EQ(dtypeBytes(DType::bf16), 2);
+}
+
+TEST(ExprFactories, DTypeRules) {
+  using namespace mlcc::ir::build;
+  Var i = makeVar("i");
+  PrimExpr e = i * 4 + 1;
+  EXPECT_EQ(e->dtype, DType::i64);
+  EXPECT_EQ((i < 3)->dtype, DType::boolean);
+  EXPECT_THROW(makeBinary(BinaryOp::Add, i, makeFloat(1.0)), mlcc::Error);
+  EXPECT_THROW(makeCall("exp", {i}), mlcc::Error);
+  EXPECT_THROW(makeCall("nosuch", {makeFloat(1.0)}), mlcc::Error);
+  EXPECT_EQ(makeCall("isnan", {makeFloat(1.0)})->dtype, DType::boolean);
+  EXPECT_THROW(makeSelect(i, i, i), mlcc::Error);
+  Buffer A = makeBuffer("A", DType::f16, {makeInt(4)});
+  EXPECT_EQ(load(A, {i})->dtype, DType::f16);
+  EXPECT_THROW(makeLoad(A, {makeFloat(0.0)}), mlcc::Error);
+}
+
+TEST(AttrValue, IntExprBecomesInt) {
+  AttrValue v(makeInt(7));
+  EXPECT_TRUE(v.isInt());
+  AttrValue s(PrimExpr(makeVar("n")));
+  EXPECT_TRUE(s.isExpr());
+}
