@@ -1,0 +1,29 @@
+// The common frame of every mlcc tool's main(): `--version`, the exit codes
+// of DESIGN.md (0 success; 1 bad input, printed as `FILE:LINE:COL: error:`;
+// 2 usage error), and no exception, abort or stack trace escaping.
+//
+//   int main(int argc, char** argv) {
+//     CLI::App app{"mlcc-foo: does foo", "mlcc-foo"};
+//     ... add options ...
+//     return mlcc::runTool(app, argc, argv, [&] { ...library calls... });
+//   }
+#pragma once
+
+#include <functional>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace mlcc {
+
+// Adds `--version` (tool name, mlcc version, IR format version), parses the
+// command line, runs `body`, and maps errors to exit codes. `body` may
+// return an exit code (e.g. a diff tool's 1 for "different").
+int runTool(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
+
+// The version line: "mlcc-inspect 0.1.0 (IR format 1)".
+std::string versionLine(const std::string& tool);
+
+}  // namespace mlcc

@@ -1,0 +1,38 @@
+// The common frame of mlcc tools' main() (see tool.h).
+#include "mlcc/support/tool.h"
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <new>
+
+#include "mlcc/support/diagnostic.h"
+
+namespace mlcc {
+
+std::string versionLine(const std::string& tool) {
+  return tool + " " + MLCC_VERSION + " (IR format " + std::to_string(MLCC_IR_FORMAT_VERSION) + ")";
+}
+
+int runTool(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
+  app.set_version_flag("--version", versionLine(app.get_name()));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);  // prints help/version (exit 0) or the usage error
+    return code == 0 ? 0 : 2;
+  }
+  try {
+    return body();
+  } catch (const Error& e) {
+    std::cerr << e.format() << "\n";
+    return 1;
+  } catch (const std::bad_alloc&) {
+    std::cerr << app.get_name() << ": error: out of memory\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cerr << app.get_name() << ": error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace mlcc
