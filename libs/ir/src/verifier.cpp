@@ -346,9 +346,14 @@ class GraphChecker {
       if (std::string e = dimError(d, symbolic_); !e.empty()) fail(e, node);
   }
 
+  void checkNotDefined(const GraphVar& v) const {
+    if (defined_.count(v.get())) fail("variable " + pct(v->name) + " is defined twice", v.get());
+  }
+
   void define(const GraphVar& v) {
+    checkNotDefined(v);
     checkType(v->type, v.get());
-    if (!defined_.insert(v.get()).second) fail("variable " + pct(v->name) + " is defined twice", v.get());
+    defined_.insert(v.get());
   }
 
   // Every use: non-null and defined earlier in this function.
@@ -369,6 +374,7 @@ class GraphChecker {
   void checkBinding(const Binding& b) {
     if (!b.var) fail("", "binding of a null variable");
     where_ = "binding " + pct(b.var->name);
+    checkNotDefined(b.var);
     for (const auto& a : b.value.args) checkUse(a, b.var.get());
     checkValue(b);
     define(b.var);
@@ -382,7 +388,7 @@ class GraphChecker {
       case ValueKind::Alias:
         checkArgCount(b, 1);
         if (!typeEqual(type, v.args[0]->type))
-          fail("alias of " + pct(v.args[0]->name) + " has type " + typeText(type) + ", but " +
+          fail("alias of " + pct(v.args[0]->name) + ": the binding has type " + typeText(type) + ", but " +
                    pct(v.args[0]->name) + " has type " + typeText(v.args[0]->type),
                at);
         break;
@@ -792,7 +798,7 @@ class PrimChecker {
     if (!s.value) fail("store of a null value into " + pct(s.buffer->name));
     checkExpr(s.value);
     if (s.value->dtype != s.buffer->dtype)
-      fail("store of a " + dt(s.value->dtype) + " value into " + pct(s.buffer->name) + " of dtype " +
+      fail("stores a value of dtype " + dt(s.value->dtype) + " into " + pct(s.buffer->name) + " of dtype " +
            dt(s.buffer->dtype));
   }
 
