@@ -12,6 +12,8 @@
 // bounds; expression dtypes are consistent.
 #pragma once
 
+#include <functional>
+
 #include "mlcc/ir/module.h"
 
 namespace mlcc::ir {
@@ -22,5 +24,11 @@ struct SourceMap;
 // block or variable), with a source location when `source_map` knows it.
 void verifyModule(const Module& m, const SourceMap* source_map = nullptr);
 void verifyPrimFunc(const PrimFunc& f, const SourceMap* source_map = nullptr);
+
+// Op-specific type checking of `Op` bindings, registered by libs/ops once the
+// op registry exists. verifyModule calls it for each Op binding after the
+// structural checks; it throws mlcc::Error. Unset: structural checks only.
+using OpTypeChecker = std::function<void(const GraphFunc&, const Binding&)>;
+void setOpTypeChecker(OpTypeChecker checker);
 
 }  // namespace mlcc::ir
