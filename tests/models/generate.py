@@ -183,7 +183,14 @@ MODELS = OrderedDict([
 # ONNX inspection helpers
 # ----------------------------------------------------------------------------
 
-_ELEM_TYPE_NAMES = {v: k.lower() for k, v in onnx.TensorProto.DataType.items()}
+def _dtype_name(elem_type):
+    """numpy spelling of an ONNX element type (float32, int64, ...)."""
+    try:
+        if hasattr(onnx.helper, "tensor_dtype_to_np_dtype"):
+            return str(np.dtype(onnx.helper.tensor_dtype_to_np_dtype(elem_type)))
+        return str(np.dtype(onnx.mapping.TENSOR_TYPE_TO_NP_TYPE[elem_type]))
+    except (KeyError, TypeError):
+        return onnx.TensorProto.DataType.Name(elem_type).lower()
 
 
 def _value_info(vi):
@@ -196,7 +203,7 @@ def _value_info(vi):
             shape.append(d.dim_param)
         else:
             shape.append(None)
-    return {"name": vi.name, "shape": shape, "dtype": _ELEM_TYPE_NAMES.get(t.elem_type, str(t.elem_type))}
+    return {"name": vi.name, "shape": shape, "dtype": _dtype_name(t.elem_type)}
 
 
 def _attr_value(a):
