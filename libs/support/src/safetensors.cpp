@@ -288,13 +288,14 @@ void writeSafetensors(const std::string& path, const std::vector<SafetensorsTens
   uint64_t offset = 0;
   for (const Placed& p : order) {
     const SafetensorsTensorToWrite& t = *p.tensor;
-    header[t.name] = {{"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data.size()}}};
+    header[t.name] = {
+        {"dtype", t.dtype}, {"shape", t.shape}, {"data_offsets", {offset, offset + t.data.size()}}};
     offset += t.data.size();
   }
   if (!metadata.empty()) header[std::string(kMetadataKey)] = metadata;
   std::string text;
   try {
-    text = header.dump();  // compact, keys sorted: deterministic
+    text = header.dump();               // compact, keys sorted: deterministic
   } catch (const json::exception& e) {  // e.g. a name or metadata that is not UTF-8
     fail(path, std::string("cannot encode the safetensors header: ") + e.what());
   }
