@@ -90,3 +90,65 @@ std::string resolvePath(const std::string& base_dir, const std::string& rel) {
 }
 
 }  // namespace mlcc
+
+namespace mlcc {
+
+AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
+  if (isStdStream(path_)) {
+    std::cout.flush();  // keep earlier buffered stdout output in order
+    fd_ = STDOUT_FILENO;
+    return;
+  }
+  tmp_path_ = path_ + ".tmp.XXXXXX";
+  fd_ = mkstemp(tmp_path_.data());
+  if (fd_ < 0) {
+    tmp_path_.clear();
+    fail("cannot create output", errno);
+  }
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (committed_ || tmp_path_.empty()) return;
+  if (fd_ >= 0) ::close(fd_);
+  ::unlink(tmp_path_.c_str());
+}
+
+void AtomicFileWriter::fail(const std::string& what, int err) {
+  throw Error(SourceLoc{displayName(path_), 0, 0}, what + ": " + std::strerror(err));
+}
+
+void AtomicFileWriter::write(std::string_view bytes) {
+  if (committed_ || fd_ < 0) throw Error(SourceLoc{path_, 0, 0}, "write after commit");
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd_, p, left);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail("write failed", n < 0 ? errno : EIO);
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+}
+
+void AtomicFileWriter::write(std::span<const std::byte> bytes) {
+  write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+}
+
+void AtomicFileWriter::commit() {
+  if (committed_) return;
+  if (tmp_path_.empty()) {  // stdout
+    committed_ = true;
+    return;
+  }
+  // Match the permissions a plain open() would give (mkstemp uses 0600).
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd_, 0666 & ~mask);
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail("cannot write output", errno);
+  if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) fail("cannot write output", errno);
+  committed_ = true;
+}
+
+}  // namespace mlcc

@@ -30,3 +30,35 @@ std::string directoryOf(const std::string& path);
 std::string resolvePath(const std::string& base_dir, const std::string& rel);
 
 }  // namespace mlcc
+
+#include <cstddef>
+#include <span>
+
+namespace mlcc {
+
+// Streams an output file into a temporary file beside `path`; commit()
+// renames it into place. Destroying the writer without commit() (say, on an
+// exception) removes the temporary file, so a failed write never leaves a
+// partial output and never truncates an existing file at `path`. For "-"/""
+// it writes straight to stdout. All failures throw mlcc::Error naming `path`.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(std::string path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  void write(std::string_view bytes);
+  void write(std::span<const std::byte> bytes);
+  // Makes the output visible at `path`. No writes are allowed afterwards.
+  void commit();
+
+ private:
+  void fail(const std::string& what, int err);
+  std::string path_;
+  std::string tmp_path_;  // empty for stdout
+  int fd_ = -1;
+  bool committed_ = false;
+};
+
+}  // namespace mlcc
