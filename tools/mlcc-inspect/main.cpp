@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
     std::string out;
     if (validate) {
       if (check_weights) {
-        mlcc::ir::WeightStore store(m);
+        auto store = mlcc::ir::WeightStore::open(m);
         mlcc::ir::checkModuleWeights(m, store);
       }
       out = mlcc::displayName(path) + ": ok\n";

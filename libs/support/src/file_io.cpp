@@ -41,39 +41,9 @@ std::string readInput(const std::string& path) {
 }
 
 void writeOutputAtomic(const std::string& path, std::string_view contents) {
-  if (isStdStream(path)) {
-    std::cout.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    std::cout.flush();
-    if (!std::cout) throw Error("cannot write to stdout");
-    return;
-  }
-  std::string tmpl = path + ".tmp.XXXXXX";
-  int fd = mkstemp(tmpl.data());
-  if (fd < 0)
-    throw Error(SourceLoc{path, 0, 0}, std::string("cannot create output: ") + std::strerror(errno));
-  const char* p = contents.data();
-  size_t left = contents.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = errno;
-      ::close(fd);
-      ::unlink(tmpl.c_str());
-      throw Error(SourceLoc{path, 0, 0}, std::string("write failed: ") + std::strerror(err));
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
-  }
-  // Match the permissions a plain open() would give (mkstemp uses 0600).
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd, 0666 & ~mask);
-  if (::close(fd) != 0 || std::rename(tmpl.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(tmpl.c_str());
-    throw Error(SourceLoc{path, 0, 0}, std::string("cannot write output: ") + std::strerror(err));
-  }
+  AtomicFileWriter out(path);
+  out.write(contents);
+  out.commit();
 }
 
 std::string directoryOf(const std::string& path) {
@@ -88,10 +58,6 @@ std::string resolvePath(const std::string& base_dir, const std::string& rel) {
   if (p.is_absolute() || base_dir.empty() || base_dir == ".") return rel;
   return (std::filesystem::path(base_dir) / p).string();
 }
-
-}  // namespace mlcc
-
-namespace mlcc {
 
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   if (isStdStream(path_)) {
