@@ -423,6 +423,7 @@ class GraphGen {
   GraphFunc subFunction(std::string name) {
     GraphFunc f;
     f.name = std::move(name);
+    vars_.clear();
     for (int64_t k = r_.uniform(1, 2); k > 0; --k)
       f.params.push_back(makeGraphVar(r_.pick<std::string>({"p", "q", "p"}), randomTensorType(false)));
     BindingBlock block;
@@ -441,6 +442,7 @@ class GraphGen {
   GraphFunc main(const std::vector<const PrimFunc*>& prims, const std::vector<const GraphFunc*>& subs) {
     GraphFunc f;
     f.name = "main";
+    vars_.clear();
     std::vector<GraphValue> calls;
     std::vector<Type> call_types;
     for (const PrimFunc* p : prims) {
@@ -461,8 +463,12 @@ class GraphGen {
     int nblocks = static_cast<int>(r_.uniform(1, 3));
     std::vector<BindingBlock> blocks(nblocks);
     for (auto& b : blocks) b.dataflow = r_.chance(0.6);
-    auto someBlock = [&]() -> BindingBlock& { return blocks[r_.uniform(0, nblocks - 1)]; };
     // Blocks fill in order, so a binding may use anything bound before it.
+    int current = 0;
+    auto someBlock = [&]() -> BindingBlock& {
+      if (current + 1 < nblocks && r_.chance(0.4)) ++current;
+      return blocks[current];
+    };
     for (size_t k = 0; k < calls.size(); ++k) {
       calls[k].attrs = r_.chance(0.2) ? Attrs{{"tag", "tir"}} : Attrs{};
       bind(someBlock(), std::move(calls[k]), call_types[k]);
