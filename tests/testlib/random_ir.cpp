@@ -149,7 +149,7 @@ class PrimGen {
     scope.buffers.insert(scope.buffers.end(), f.allocs.begin(), f.allocs.end());
     if (sym_) scope.index_vars.push_back(sym_);
     f.body = stmts(scope, opts_.max_stmt_depth);
-    if (r_.chance(0.3)) f.attrs["tir.noalias"] = true;
+    if (r_.chance(0.3)) f.attrs["tir_noalias"] = true;
     if (r_.chance(0.3)) f.attrs["global_symbol"] = f.name;
     if (r_.chance(opts_.trace_chance)) f.trace = trace();
     return f;
@@ -248,7 +248,7 @@ class PrimGen {
     writes.push_back(region(inner, r_.pick(inner.buffers)));
 
     Attrs attrs;
-    if (r_.chance(0.2)) attrs["meta_schedule.tiling_structure"] = "SSRSRS";
+    if (r_.chance(0.2)) attrs["tiling_structure"] = "SSRSRS";
     std::string name =
         r_.pick<std::string>({"compute", "matmul", "T_add", "C"}) + "_" + std::to_string(block_names_.size());
     block_names_.push_back(name);

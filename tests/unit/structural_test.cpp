@@ -239,11 +239,19 @@ TEST(StructuralProperty, RenamingKeepsEqualityAndHash) {
     EXPECT_TRUE(structuralEqual(m, r));
     EXPECT_EQ(structuralHash(m), structuralHash(r));
     for (size_t k = 0; k < m.functions.size(); ++k) {
-      if (const auto* p = std::get_if<PrimFunc>(&m.functions[k]))
-        EXPECT_EQ(structuralHash(*p), structuralHash(std::get<PrimFunc>(r.functions[k])));
-      else
-        EXPECT_TRUE(
-            structuralEqual(std::get<GraphFunc>(m.functions[k]), std::get<GraphFunc>(r.functions[k])));
+      if (const auto* p = std::get_if<PrimFunc>(&m.functions[k])) {
+        const auto& renamed = std::get<PrimFunc>(r.functions[k]);
+        EXPECT_EQ(structuralHash(*p), structuralHash(renamed));
+        for (size_t b = 0; b < p->params.size(); ++b) {  // new nodes with new names
+          EXPECT_NE(p->params[b], renamed.params[b]);
+          EXPECT_NE(p->params[b]->name, renamed.params[b]->name);
+        }
+      } else {
+        const auto& g = std::get<GraphFunc>(m.functions[k]);
+        const auto& renamed = std::get<GraphFunc>(r.functions[k]);
+        EXPECT_TRUE(structuralEqual(g, renamed));
+        for (size_t v = 0; v < g.params.size(); ++v) EXPECT_NE(g.params[v]->name, renamed.params[v]->name);
+      }
     }
   }
 }
