@@ -6,10 +6,13 @@
 // fresh name. In mutate mode the rebuilder counts "sites" (places where one
 // small change is certain to alter the structure) and changes the one whose
 // number is `target`: a first run with no target counts them.
+#include <bit>
 #include <cmath>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
+#include <variant>
 
 #include "mlcc/ir/intrinsics.h"
 #include "random_ir.h"

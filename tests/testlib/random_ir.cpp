@@ -13,6 +13,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <string>
 
@@ -404,14 +405,6 @@ class PrimGen {
 // ---------------------------------------------------------------------------
 // Graph functions
 
-GraphValue value(ValueKind kind, std::string callee = {}, std::vector<GraphVar> args = {}) {
-  GraphValue v;
-  v.kind = kind;
-  v.callee = std::move(callee);
-  v.args = std::move(args);
-  return v;
-}
-
 const std::vector<std::string> kUnaryOps = {"relu", "exp", "negative", "sigmoid", "tanh"};
 const std::vector<std::string> kBinaryOps = {"add", "subtract", "multiply", "maximum"};
 
@@ -446,13 +439,13 @@ class GraphGen {
     std::vector<GraphValue> calls;
     std::vector<Type> call_types;
     for (const PrimFunc* p : prims) {
-      GraphValue v = value(ValueKind::CallTir, p->name);
+      GraphValue v = graphValue(ValueKind::CallTir, p->name);
       for (size_t k = 0; k + 1 < p->params.size(); ++k) v.args.push_back(param(f, bufferType(p->params[k])));
       calls.push_back(std::move(v));
       call_types.push_back(bufferType(p->params.back()));
     }
     for (const GraphFunc* s : subs) {
-      GraphValue v = value(ValueKind::CallGraph, s->name);
+      GraphValue v = graphValue(ValueKind::CallGraph, s->name);
       for (const auto& p : s->params) v.args.push_back(param(f, p->type));
       calls.push_back(std::move(v));
       call_types.push_back(s->ret_type);
@@ -544,7 +537,7 @@ class GraphGen {
 
   // An elementwise op on `a` (unary, or binary with itself).
   std::pair<GraphValue, Type> opBinding(const GraphVar& a) {
-    GraphValue v = value(ValueKind::Op);
+    GraphValue v = graphValue(ValueKind::Op);
     if (r_.chance(0.5)) {
       v.callee = r_.pick(kUnaryOps);
       v.args = {a};
@@ -578,11 +571,11 @@ class GraphGen {
     switch (kind) {
       case 0: {  // alias
         const GraphVar& a = r_.pick(vars_);
-        bind(block, value(ValueKind::Alias, "", {a}), a->type);
+        bind(block, graphValue(ValueKind::Alias, "", {a}), a->type);
         break;
       }
       case 1: {  // weight constant
-        GraphValue v = value(ValueKind::Const);
+        GraphValue v = graphValue(ValueKind::Const);
         v.weight = "layer" + std::to_string(weights.size()) + ".weight";
         weights.push_back(v.weight);
         bind(block, std::move(v), randomTensorType(false));
@@ -592,14 +585,14 @@ class GraphGen {
         Type t = randomTensorType(false);
         int64_t count = 1;
         for (const auto& d : t.shape) count *= d->as<IntImmNode>()->value;
-        GraphValue v = value(ValueKind::Const);
+        GraphValue v = graphValue(ValueKind::Const);
         v.is_inline = true;
         for (int64_t k = 0; k < count; ++k) appendElement(r_, t.dtype, v.data);
         bind(block, std::move(v), std::move(t));
         break;
       }
       case 3: {  // tuple, then an item of it
-        GraphValue v = value(ValueKind::Tuple);
+        GraphValue v = graphValue(ValueKind::Tuple);
         std::vector<Type> fields;
         for (int64_t k = r_.uniform(0, 3); k > 0; --k) {
           v.args.push_back(r_.pick(vars_));
@@ -607,7 +600,7 @@ class GraphGen {
         }
         GraphVar tuple = bind(block, std::move(v), Type::tuple(fields));
         if (!fields.empty()) {
-          GraphValue get = value(ValueKind::TupleGet, "", {tuple});
+          GraphValue get = graphValue(ValueKind::TupleGet, "", {tuple});
           get.index = r_.uniform(0, static_cast<int64_t>(fields.size()) - 1);
           bind(block, std::move(get), fields[get.index]);
         }
@@ -620,7 +613,8 @@ class GraphGen {
         break;
       }
       case 5: {  // library kernel
-        GraphValue v = value(ValueKind::CallExtern, r_.pick<std::string>({"blas.dense", "cublas.matmul"}));
+        GraphValue v =
+            graphValue(ValueKind::CallExtern, r_.pick<std::string>({"blas.dense", "cublas.matmul"}));
         v.args = {r_.pick(tensors), r_.pick(vars_)};
         v.attrs = randomAttrs(true);
         Type t = randomTensorType(true);
@@ -639,6 +633,14 @@ class GraphGen {
 };
 
 }  // namespace
+
+GraphValue graphValue(ValueKind kind, std::string callee, std::vector<GraphVar> args) {
+  GraphValue v;
+  v.kind = kind;
+  v.callee = std::move(callee);
+  v.args = std::move(args);
+  return v;
+}
 
 Module randomModule(uint64_t seed, const RandomIrOptions& opts) {
   Random r(seed);

@@ -40,4 +40,8 @@ mlcc::ir::Module renameAll(const mlcc::ir::Module& m, uint64_t seed);
 
 mlcc::ir::Module mutateOnce(const mlcc::ir::Module& m, uint64_t seed);
 
+// A graph value of `kind` (the other fields default), for building graph IR by hand.
+mlcc::ir::GraphValue graphValue(mlcc::ir::ValueKind kind, std::string callee = {},
+                                std::vector<mlcc::ir::GraphVar> args = {});
+
 }  // namespace mlcc::test

@@ -56,14 +56,6 @@ PrimFunc matmul(const MatmulSpec& s = {}) {
   return f;
 }
 
-GraphValue value(ValueKind kind, std::string callee = {}, std::vector<GraphVar> args = {}) {
-  GraphValue v;
-  v.kind = kind;
-  v.callee = std::move(callee);
-  v.args = std::move(args);
-  return v;
-}
-
 // graph @main(%x: f32[n, 16]) -> f32[n, 16] calling @callee.
 GraphFunc mainGraph(const std::string& x = "x", const std::string& callee = "mm", bool dataflow = true,
                     uint8_t first_byte = 0) {
@@ -72,12 +64,12 @@ GraphFunc mainGraph(const std::string& x = "x", const std::string& callee = "mm"
   GraphVar w = makeGraphVar("w", Type::tensor(DType::f32, std::vector<int64_t>{16, 16}));
   GraphVar c = makeGraphVar("c", Type::tensor(DType::i8, std::vector<int64_t>{2}));
   GraphVar y = makeGraphVar("y", px->type);
-  GraphValue weight = value(ValueKind::Const);
+  GraphValue weight = mlcc::test::graphValue(ValueKind::Const);
   weight.weight = "fc.weight";
-  GraphValue inline_const = value(ValueKind::Const);
+  GraphValue inline_const = mlcc::test::graphValue(ValueKind::Const);
   inline_const.is_inline = true;
   inline_const.data = {first_byte, 0xff};
-  GraphValue call = value(ValueKind::CallTir, callee, {px, w});
+  GraphValue call = mlcc::test::graphValue(ValueKind::CallTir, callee, {px, w});
   GraphFunc g;
   g.name = "main";
   g.params = {px};
