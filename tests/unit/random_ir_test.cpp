@@ -9,6 +9,8 @@
 #include <set>
 
 #include "mlcc/ir/intrinsics.h"
+#include "mlcc/ir/verifier.h"
+#include "mlcc/support/diagnostic.h"
 
 using namespace mlcc::ir;
 
@@ -201,4 +203,17 @@ TEST(RandomIr, CoversTheDataModelAndStaysInScope) {
   for (int op = 0; op <= static_cast<int>(BinaryOp::Or); ++op)
     expected.push_back(std::string("op.") + binaryOpName(static_cast<BinaryOp>(op)));
   for (const auto& what : expected) EXPECT_TRUE(census.seen.count(what)) << "never generated: " << what;
+}
+
+// Every generated module is well formed by the verifier's rules, so the
+// property tests built on the generator test legal IR.
+TEST(RandomIr, ModulesPassTheVerifier) {
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    mlcc::ir::Module m = mlcc::test::randomModule(seed);
+    try {
+      mlcc::ir::verifyModule(m);
+    } catch (const mlcc::Error& e) {
+      ADD_FAILURE() << "seed " << seed << ": " << e.format();
+    }
+  }
 }
