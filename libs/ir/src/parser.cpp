@@ -189,6 +189,7 @@ class Parser {
   std::vector<PrimExpr> shape(bool bind_symbols);
   DType dtypeWord(const Token& t);
   AttrValue attrValue();
+  bool kwargAhead();  // IDENT ('.' IDENT)* '='
   void kwarg(Attrs& attrs);
   Attrs attrsClause();
 
@@ -530,12 +531,24 @@ AttrValue Parser::attrValue() {
   return AttrValue(expression());
 }
 
+bool Parser::kwargAhead() {
+  size_t k = 0;
+  if (!check(Tok::Ident, k)) return false;
+  while (check(Tok::Dot, k + 1) && check(Tok::Ident, k + 2)) k += 2;
+  return check(Tok::Assign, k + 1);
+}
+
 void Parser::kwarg(Attrs& attrs) {
   const Token key = expect(Tok::Ident, "an attribute name");
-  expect(Tok::Assign, "'=' after attribute '" + std::string(key.text) + "'");
+  std::string name(key.text);
+  // Dotted keys (`tir.noalias`): identifiers joined by '.' without spaces.
+  while (check(Tok::Dot) && adjacent(peek(0), peek(1)) && check(Tok::Ident, 1)) {
+    next();
+    name += "." + std::string(next().text);
+  }
+  expect(Tok::Assign, "'=' after attribute '" + name + "'");
   AttrValue v = attrValue();
-  if (!attrs.emplace(std::string(key.text), std::move(v)).second)
-    failAt(key, "duplicate attribute '" + std::string(key.text) + "'");
+  if (!attrs.emplace(name, std::move(v)).second) failAt(key, "duplicate attribute '" + name + "'");
 }
 
 Attrs Parser::attrsClause() {
@@ -690,7 +703,7 @@ void Parser::graphArgs(GraphValue& v, const std::string& callee) {
   expect(Tok::LParen, "'(' after " + callee);
   if (!check(Tok::RParen)) {
     do {
-      if (check(Tok::Ident) && check(Tok::Assign, 1)) {
+      if (kwargAhead()) {
         kwarg(v.attrs);
       } else if (check(Tok::Local)) {
         if (!v.attrs.empty()) failAt(peek(), "positional argument after keyword arguments");
@@ -838,7 +851,7 @@ Trace Parser::trace() {
     expect(Tok::LParen, "'(' after '" + inst.name + "'");
     if (!check(Tok::RParen)) {
       do {
-        if (check(Tok::Ident) && check(Tok::Assign, 1)) {
+        if (kwargAhead()) {
           kwarg(inst.attrs);
         } else {
           if (!inst.attrs.empty()) failAt(peek(), "positional argument after keyword arguments");
