@@ -173,6 +173,11 @@ TEST(IrText, LongInputs) {
                      name + "(%" + name + ": f32[1]) {\n}\n";
   EXPECT_EQ(printModule(parseModule(text, "names.ir")),
             text.substr(0, 10) + text.substr(text.find("weights")));
+  // The operator limit is per expression, not per function.
+  std::string nested = "mlcc.ir 1\n\nprim @f(%A: f32[4]) {\n  for %i in 0..4 {\n";
+  for (int i = 0; i < 3000; ++i) nested += "    %A[%i] = %A[%i] + 1.5\n";
+  nested += "  }\n}\n";
+  EXPECT_EQ(printModule(parseModule(nested, "nested.ir")), nested);
   // Many statements and a big inline constant parse in linear time.
   std::string many = "mlcc.ir 1\n\nprim @f(%A: f32[4]) {\n";
   for (int i = 0; i < 50000; ++i) many += "  %A[" + std::to_string(i % 4) + "] = 1.5\n";

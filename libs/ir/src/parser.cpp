@@ -218,7 +218,8 @@ class Parser {
   detail::Lexer lex_;
   SourceMap* map_;
   int depth_ = 0;
-  int operators_ = 0;  // binary operators in the current top-level expression
+  int operators_ = 0;     // binary operators in the current top-level expression
+  int expr_nesting_ = 0;  // expression() calls in progress
   std::unordered_map<std::string, Local> locals_;
   std::vector<std::vector<std::string>> scopes_;
   std::unordered_map<std::string, Var> symbolic_;
@@ -317,7 +318,11 @@ PrimExpr Parser::numericLiteral() {
 
 PrimExpr Parser::expression() {
   DepthGuard guard(*this, peek());
-  if (depth_ == 1) operators_ = 0;
+  if (expr_nesting_++ == 0) operators_ = 0;
+  struct Leave {
+    int& nesting;
+    ~Leave() { --nesting; }
+  } leave{expr_nesting_};
   return binaryExpr(1);
 }
 
