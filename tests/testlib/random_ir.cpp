@@ -4,9 +4,13 @@
 // parameters are shaped after the inputs of the functions it calls (prim
 // symbolic dimensions are replaced by @main's own). Inside prim funcs the
 // rules a verifier checks are kept: loop extents and block domains are i64,
-// block bindings use only the enclosing loop variables, expressions inside
-// a block use its iteration variables, constant indices are within constant
-// bounds, and integer division only divides by positive literals.
+// block bindings and predicates use only what is visible outside the block
+// (the loops since the enclosing block and that block's iteration
+// variables), expressions, regions and init inside a block use its own
+// iteration variables, loops nested in it, symbolic dimensions and the
+// buffers of the function and of enclosing blocks, constant indices are
+// within constant bounds, and integer division only divides by positive
+// literals.
 #include "random_ir.h"
 
 #include <bit>
@@ -124,7 +128,7 @@ struct Loop {
 
 // What a statement or expression may refer to.
 struct PrimScope {
-  std::vector<Loop> loops;      // loops a block binding may use
+  std::vector<Loop> loops;      // loops (and iteration variables of the enclosing block) a binding may use
   std::vector<Var> index_vars;  // i64 variables expressions may use
   std::vector<Buffer> buffers;
   bool in_block = false;
@@ -239,9 +243,15 @@ class PrimGen {
     if (r_.chance(0.3)) allocs.push_back(makeBuffer(bufferName(), r_.dtype(), shape(0), randomScope()));
     inner.buffers.insert(inner.buffers.end(), allocs.begin(), allocs.end());
 
+    // Nested blocks may bind their iteration variables to this block's.
+    for (const IterVar& iv : ivs) inner.loops.push_back({iv.var, iv.extent});
+
     Stmt body = stmts(inner, depth - 1);
     Stmt init = has_reduce && r_.chance(0.7) ? store(inner) : nullptr;
-    PrimExpr predicate = r_.chance(0.3) ? expr(inner, DType::boolean, 2) : nullptr;
+    // The predicate, like the bindings, is evaluated outside the block: it
+    // sees the enclosing loops, not the block's iteration variables or
+    // allocations.
+    PrimExpr predicate = r_.chance(0.3) ? expr(scope, DType::boolean, 2) : nullptr;
 
     std::vector<BufferRegion> reads, writes;
     for (const Buffer& b : inner.buffers)
