@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "mlcc/ir/float_bits.h"
 #include "mlcc/ir/intrinsics.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -22,7 +23,8 @@ PrimExpr makeInt(int64_t value, DType t) {
 
 PrimExpr makeFloat(double value, DType t) {
   if (!isFloat(t)) throw Error("float literal of non-float dtype " + dt(t));
-  return std::make_shared<FloatImmNode>(t, value);
+  // A literal holds a value of its dtype, so printing and parsing agree.
+  return std::make_shared<FloatImmNode>(t, detail::roundToDType(value, t));
 }
 
 PrimExpr makeBool(bool value) { return std::make_shared<IntImmNode>(DType::boolean, value ? 1 : 0); }

@@ -1,5 +1,5 @@
 // f16/bf16 bit conversions and shortest float formatting (see float_bits.h).
-#include "float_bits.h"
+#include "mlcc/ir/float_bits.h"
 
 #include <charconv>
 #include <cmath>

@@ -14,7 +14,7 @@
 #include <unordered_set>
 #include <variant>
 
-#include "float_bits.h"
+#include "mlcc/ir/float_bits.h"
 #include "lexer.h"
 #include "mlcc/support/file_io.h"
 #include "names.h"

@@ -13,7 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "float_bits.h"
+#include "mlcc/ir/float_bits.h"
 #include "names.h"
 
 namespace mlcc::ir {

@@ -71,6 +71,7 @@ struct IntImmNode : ExprNode {
 struct FloatImmNode : ExprNode {
   static constexpr ExprKind kKind = ExprKind::FloatImm;
   FloatImmNode(DType t, double v) : ExprNode(kKind, t), value(v) {}
+  // The value, exactly representable in `dtype` (makeFloat rounds to it).
   const double value;
 };
 

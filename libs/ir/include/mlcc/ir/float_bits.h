@@ -1,6 +1,6 @@
 // Exact conversions between doubles and the 16-bit float formats (IEEE
 // binary16 "f16" and bfloat16 "bf16"), and the shortest-decimal float text
-// shared by the printer and the parser. Internal to libs/ir.
+// shared by the printer and the parser. Used by the printer, the parser, literals and host tensors.
 #pragma once
 
 #include <cstdint>

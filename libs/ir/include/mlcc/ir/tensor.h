@@ -1,0 +1,72 @@
+// A host tensor: dtype, concrete shape and contiguous row-major data. The
+// data is either owned (heap, 64-byte aligned, zero-initialized) or a
+// read-only view of memory kept alive by an owner (an mmap'ed weights file).
+// Used by the reference kernels, the interpreter and constant folding.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "mlcc/ir/dtype.h"
+
+namespace mlcc::ir {
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // A new zero-filled tensor.
+  static Tensor zeros(DType dtype, std::vector<int64_t> shape);
+  // A read-only view of `data`, which `owner` keeps alive.
+  static Tensor view(DType dtype, std::vector<int64_t> shape, const void* data,
+                     std::shared_ptr<const void> owner);
+  // A new tensor holding a copy of `bytes` (must be numel * element size).
+  static Tensor copyOf(DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes);
+  // A scalar (rank 0) or vector tensor from values (converted to dtype).
+  static Tensor scalar(DType dtype, double value);
+  static Tensor fromValues(DType dtype, std::vector<int64_t> shape, const std::vector<double>& values);
+
+  DType dtype() const { return dtype_; }
+  const std::vector<int64_t>& shape() const { return shape_; }
+  int rank() const { return static_cast<int>(shape_.size()); }
+  int64_t numel() const;
+  size_t nbytes() const { return static_cast<size_t>(numel()) * dtypeBytes(dtype_); }
+  bool isView() const { return read_only_; }
+
+  const std::byte* bytes() const { return data_; }
+  // Mutable access; throws mlcc::Error on a read-only view.
+  std::byte* mutableBytes();
+  template <class T>
+  const T* data() const {
+    return reinterpret_cast<const T*>(data_);
+  }
+  template <class T>
+  T* mutableData() {
+    return reinterpret_cast<T*>(mutableBytes());
+  }
+
+  // Element `flat` (row-major index) as a double, and store from a double
+  // (rounded/converted to the dtype: f16/bf16 round to nearest even, ints
+  // truncate toward zero, bool is value != 0). For generic kernels and tests.
+  double at(int64_t flat) const;
+  void set(int64_t flat, double value);
+
+  // The same data with another shape of equal element count (shares storage).
+  Tensor reshaped(std::vector<int64_t> shape) const;
+  // A deep copy that owns its data.
+  Tensor clone() const;
+
+ private:
+  DType dtype_ = DType::f32;
+  std::vector<int64_t> shape_;
+  std::shared_ptr<const void> owner_;
+  std::byte* data_ = nullptr;
+  bool read_only_ = false;
+};
+
+// Element count of a shape; throws mlcc::Error on negative dims or overflow.
+int64_t shapeNumel(const std::vector<int64_t>& shape);
+
+}  // namespace mlcc::ir
