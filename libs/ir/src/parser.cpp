@@ -14,8 +14,8 @@
 #include <unordered_set>
 #include <variant>
 
-#include "mlcc/ir/float_bits.h"
 #include "lexer.h"
+#include "mlcc/ir/float_bits.h"
 #include "mlcc/support/file_io.h"
 #include "names.h"
 
