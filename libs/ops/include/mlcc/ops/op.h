@@ -1,0 +1,99 @@
+// The op registry: for each graph op (artifacts_schema/ops.md), its operand
+// count, attributes, op pattern kind (for fusion), type inference, FLOP count
+// and reference kernel.
+//
+// Ops are registered by explicit calls from registry.cpp (one register
+// function per family file: elementwise.cpp, reduce.cpp, nn.cpp, ...), not by
+// static initializers, so that linking the static library never drops them.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "mlcc/ir/attrs.h"
+#include "mlcc/ir/graph.h"
+#include "mlcc/ir/tensor.h"
+
+namespace mlcc::ops {
+
+// TVM's op pattern kinds, ordered from most to least fusable.
+enum class OpPattern : uint8_t {
+  Elementwise,      // out[i] = f(in[i])
+  Broadcast,        // elementwise with numpy broadcasting
+  Injective,        // each output element reads some input elements (reshape, transpose, ...)
+  Reduction,        // sum, max, mean, ...
+  OutEwiseFusable,  // matmul, conv2d: may take elementwise consumers
+  Opaque            // no fusion
+};
+const char* patternName(OpPattern p);
+
+enum class AttrKind : uint8_t { Int, Float, Bool, Str, Ints, Floats, Dims };
+const char* attrKindName(AttrKind k);
+
+struct AttrSpec {
+  std::string name;
+  AttrKind kind;
+  std::optional<ir::AttrValue> default_value;  // nullopt: required unless `optional`
+  bool optional = false;                       // may be absent with no default (clip's min/max)
+};
+
+// Concrete types of the operands, attributes -> the result type.
+using InferFn = std::function<ir::Type(const std::vector<ir::Type>& inputs, const ir::Attrs& attrs)>;
+// Concrete operands -> results (one tensor, or one per tuple field).
+using ComputeFn =
+    std::function<std::vector<ir::Tensor>(const std::vector<ir::Tensor>& inputs, const ir::Attrs& attrs)>;
+// Arithmetic operations of one call, from static operand/result types
+// (symbolic dimensions count as 1).
+using FlopsFn = std::function<int64_t(const std::vector<ir::Type>& inputs, const ir::Type& output,
+                                      const ir::Attrs& attrs)>;
+
+struct OpDef {
+  std::string name;
+  int min_inputs = 1;
+  int max_inputs = 1;  // -1: any number
+  OpPattern pattern = OpPattern::Opaque;
+  std::vector<AttrSpec> attrs;
+  InferFn infer;
+  ComputeFn compute;
+  FlopsFn flops;  // null: one operation per output element
+};
+
+// Registry lookup. find() returns nullptr for an unknown op.
+const OpDef* findOp(std::string_view name);
+std::vector<const OpDef*> allOps();  // sorted by name
+
+// Checks `attrs` against the op's specs (unknown names, wrong kinds, missing
+// required ones) and returns them with defaults filled in. Throws
+// mlcc::Error("op 'conv2d': attribute 'groups' must be an int").
+ir::Attrs normalizeAttrs(const OpDef& op, const ir::Attrs& attrs);
+
+// Type inference of an op call: checks the operand count and attributes,
+// then runs the op's InferFn. Throws mlcc::Error naming the op.
+ir::Type inferOpType(const std::string& op, const std::vector<ir::Type>& inputs, const ir::Attrs& attrs);
+
+// Runs the reference kernel of an op on concrete tensors (after the same
+// checks as inferOpType on their concrete types).
+std::vector<ir::Tensor> computeOp(const std::string& op, const std::vector<ir::Tensor>& inputs,
+                                  const ir::Attrs& attrs);
+
+// Registers the op registry's hooks in libs/ir: the verifier's type check of
+// op bindings (the binding's declared type must equal the inferred one) and
+// the summary's FLOP count. Idempotent.
+void installIrHooks();
+
+// Attribute accessors for kernels (attrs already normalized, so present).
+int64_t attrInt(const ir::Attrs& attrs, const std::string& name);
+double attrFloat(const ir::Attrs& attrs, const std::string& name);  // accepts ints too
+bool attrBool(const ir::Attrs& attrs, const std::string& name);
+const std::string& attrStr(const ir::Attrs& attrs, const std::string& name);
+std::vector<int64_t> attrInts(const ir::Attrs& attrs, const std::string& name);
+std::vector<double> attrFloats(const ir::Attrs& attrs, const std::string& name);
+bool hasAttr(const ir::Attrs& attrs, const std::string& name);
+
+// Normalizes a possibly negative axis for a tensor of `rank`; throws when out of range.
+int64_t normalizeAxis(int64_t axis, int64_t rank, const char* op);
+
+}  // namespace mlcc::ops

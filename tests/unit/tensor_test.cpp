@@ -1,0 +1,54 @@
+// Host tensors: allocation, views, element access across dtypes, reshaping.
+#include "mlcc/ir/tensor.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "mlcc/support/diagnostic.h"
+
+using namespace mlcc::ir;
+
+TEST(Tensor, ZerosAreZeroAndAligned) {
+  Tensor t = Tensor::zeros(DType::f32, {3, 5});
+  EXPECT_EQ(t.numel(), 15);
+  EXPECT_EQ(t.nbytes(), 60u);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(t.bytes()) % 64, 0u);
+  for (int64_t i = 0; i < t.numel(); ++i) EXPECT_EQ(t.at(i), 0.0);
+}
+
+TEST(Tensor, ElementAccessConvertsPerDType) {
+  Tensor f16 = Tensor::fromValues(DType::f16, {3}, {1.0, 0.1, 65520.0});
+  EXPECT_EQ(f16.at(0), 1.0);
+  EXPECT_NEAR(f16.at(1), 0.1, 1e-4);
+  EXPECT_TRUE(std::isinf(f16.at(2)));  // rounds past f16's max
+  Tensor i8 = Tensor::fromValues(DType::i8, {3}, {-3.7, 300, 5});
+  EXPECT_EQ(i8.at(0), -3);   // truncates toward zero
+  EXPECT_EQ(i8.at(1), 127);  // saturates
+  Tensor b = Tensor::fromValues(DType::boolean, {2}, {0.0, 2.0});
+  EXPECT_EQ(b.at(1), 1.0);
+  Tensor i64 = Tensor::scalar(DType::i64, 1e15);
+  EXPECT_EQ(i64.rank(), 0);
+  EXPECT_EQ(i64.data<int64_t>()[0], 1000000000000000);
+}
+
+TEST(Tensor, ViewsAreReadOnlyAndKeepOwnerAlive) {
+  auto owner = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4});
+  Tensor v = Tensor::view(DType::f32, {2, 2}, owner->data(), owner);
+  owner.reset();
+  EXPECT_EQ(v.at(3), 4.0);
+  EXPECT_THROW(v.set(0, 1.0), mlcc::Error);
+  Tensor c = v.clone();
+  c.set(0, 9.0);
+  EXPECT_EQ(c.at(0), 9.0);
+  EXPECT_EQ(v.at(0), 1.0);
+}
+
+TEST(Tensor, ReshapeSharesStorageAndChecksCount) {
+  Tensor t = Tensor::fromValues(DType::f32, {2, 3}, {0, 1, 2, 3, 4, 5});
+  Tensor r = t.reshaped({3, 2});
+  EXPECT_EQ(r.bytes(), t.bytes());
+  EXPECT_THROW(t.reshaped({4}), mlcc::Error);
+  EXPECT_THROW(Tensor::zeros(DType::f32, {-1}), mlcc::Error);
+  EXPECT_THROW(Tensor::zeros(DType::f32, {1LL << 40, 1LL << 40}), mlcc::Error);
+}
