@@ -143,7 +143,8 @@ void addFloatUnary(std::vector<OpDef>& ops, const std::string& name, std::vector
   d.name = name;
   d.pattern = OpPattern::Elementwise;
   d.attrs = std::move(attrs);
-  d.infer = [name](const std::vector<Type>& in, const ir::Attrs&) {
+  d.infer = [name, make](const std::vector<Type>& in, const ir::Attrs& a) {
+    (void)make(a);  // validates the attributes (gelu's approximate)
     return inferUnary(name, in, DClass::Float, false);
   };
   d.compute = [make](const std::vector<Tensor>& in, const ir::Attrs& a) {
