@@ -36,8 +36,8 @@ void softmaxRows(const float* x, float* y, const ew::Split3& s, bool log_form) {
         acc += e;
       }
       if (log_form) {
-        float lse = m + static_cast<float>(std::log(acc));
-        for (int64_t k = 0; k < s.mid; ++k) yb[k] = xb[k] - lse;
+        float ls = static_cast<float>(std::log(acc));  // (x - max) - log(sum): no cancellation near max
+        for (int64_t k = 0; k < s.mid; ++k) yb[k] = (xb[k] - m) - ls;
       } else {
         float inv = static_cast<float>(1.0 / acc);
         for (int64_t k = 0; k < s.mid; ++k) yb[k] *= inv;
@@ -54,12 +54,12 @@ void softmaxRows(const float* x, float* y, const ew::Split3& s, bool log_form) {
         if (!log_form) yb[k * s.inner + j] = e;
         sum[j] += e;
       }
-    for (int64_t j = 0; j < s.inner; ++j)
-      mx[j] = log_form ? mx[j] + static_cast<float>(std::log(sum[j])) : static_cast<float>(1.0 / sum[j]);
+    for (int64_t j = 0; j < s.inner; ++j)  // sum becomes log(sum) or 1/sum
+      sum[j] = log_form ? std::log(sum[j]) : 1.0 / sum[j];
     for (int64_t k = 0; k < s.mid; ++k)
       for (int64_t j = 0; j < s.inner; ++j) {
         int64_t i = k * s.inner + j;
-        yb[i] = log_form ? xb[i] - mx[j] : yb[i] * mx[j];
+        yb[i] = log_form ? (xb[i] - mx[j]) - static_cast<float>(sum[j]) : yb[i] * static_cast<float>(sum[j]);
       }
   }
 }
@@ -180,7 +180,7 @@ OpDef batchNormOp() {
     for (size_t i = 1; i < 5; ++i)
       if (in[i].rank() != 1 || !dimEqual(in[i].shape[0], x.shape[axis]))
         throw Error(std::string("op 'batch_norm': ") + kNames[i] + " has type " + ir::printType(in[i]) +
-                    ", but must be a vector of the " + std::to_string(axis) + "-th dimension of x");
+                    ", but must be a vector of x.shape[" + std::to_string(axis) + "]");
     return x;
   };
   d.compute = [](const std::vector<Tensor>& in, const ir::Attrs& a) {
