@@ -42,7 +42,6 @@ void microKernel(int64_t kc, const float* __restrict ap, const float* __restrict
   for (int64_t k = 0; k < kc; ++k) {
     v4f b0 = load4(bp + k * kNR), b1 = load4(bp + k * kNR + 4);
     const float* a = ap + k * kMR;
-#pragma GCC unroll 6
     for (int r = 0; r < kMR; ++r) {
       v4f av = v4f{a[r], a[r], a[r], a[r]};
       acc[r][0] += av * b0;
