@@ -138,6 +138,13 @@ TEST(OpsManipulate, InferErrors) {
             "op 'squeeze': cannot squeeze axis 1 of f32[2, 3]: its size is 3, not 1");
   EXPECT_EQ(inferError("squeeze", {f32({s.n, s.c(1)})}, {{"axes", ints({0})}}),
             "op 'squeeze': cannot squeeze axis 0 of f32[n, 1]: its size is n, not 1");
+  Type scalar = f32(std::vector<int64_t>{});
+  EXPECT_EQ(inferError("squeeze", {scalar}, {{"axes", ints({0})}}),
+            "op 'squeeze': axis 0 is out of range for rank 0");
+  EXPECT_EQ(
+      inferError("strided_slice", {scalar}, {{"axes", ints({0})}, {"begin", ints({0})}, {"end", ints({1})}}),
+      "op 'strided_slice': axis 0 is out of range for rank 0");
+  EXPECT_EQ(infer("expand_dims", {scalar}, {{"axes", ints({0})}}), "f32[1]");
   EXPECT_EQ(inferError("expand_dims", {x23}, {{"axes", ints({3})}}),
             "op 'expand_dims': axis 3 is out of range for rank 3");
   EXPECT_EQ(inferError("broadcast_to", {x23}, {{"shape", dims({4, 3})}}),
@@ -309,6 +316,7 @@ std::vector<Case> cases() {
   slice({7, 6}, {0}, {-1}, {-100}, {-3});
   slice({7, 6}, {1, 0}, {3, 6}, {3, -8}, {1, -1});
   slice({4, 5, 6}, {2, 0}, {-2, 3}, {0, INT64_MIN}, {-1, -2});
+  slice({4, 5}, {0, 1}, {-1, 1}, {INT64_MIN, INT64_MAX}, {INT64_MIN, INT64_MAX});
   // take (ONNX Gather)
   c.push_back(
       {"take", {R({5, 4}), indexTensor(DType::i64, {3}, {3, -1, 0})}, {}, "[np.take(x, xs[1], axis=0)]"});

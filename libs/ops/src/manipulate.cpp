@@ -45,6 +45,8 @@ std::vector<int64_t> distinctAxes(const std::vector<int64_t>& axes, int64_t rank
   std::vector<int64_t> out;
   std::set<int64_t> seen;
   for (int64_t a : axes) {
+    if (rank == 0)  // normalizeAxis lets axis 0 through for scalars
+      throw opError(op, "axis " + std::to_string(a) + " is out of range for rank 0");
     int64_t n = normalizeAxis(a, rank, op);
     if (!seen.insert(n).second)
       throw opError(op, "axis " + std::to_string(a) + " is repeated in " + intsText(axes));
@@ -362,14 +364,18 @@ std::vector<SliceAxis> sliceAxes(int64_t rank, const ir::Attrs& attrs) {
 void sliceRange(int64_t dim, const SliceAxis& s, int64_t* start, int64_t* count) {
   int64_t b = s.begin < 0 ? s.begin + dim : s.begin;  // INT64_MIN + dim cannot overflow
   int64_t e = s.end < 0 ? s.end + dim : s.end;
+  // Counts in unsigned arithmetic: |step| may be 2^63 (INT64_MIN).
   if (s.step > 0) {
     b = std::clamp<int64_t>(b, 0, dim);
     e = std::clamp<int64_t>(e, 0, dim);
-    *count = e > b ? (e - b + s.step - 1) / s.step : 0;
+    *count =
+        e > b ? static_cast<int64_t>((static_cast<uint64_t>(e - b) - 1) / static_cast<uint64_t>(s.step) + 1)
+              : 0;
   } else {
     b = std::clamp<int64_t>(b, 0, dim - 1);
     e = std::clamp<int64_t>(e, -1, dim - 1);
-    *count = b > e ? (b - e + (-s.step) - 1) / (-s.step) : 0;
+    uint64_t magnitude = uint64_t{0} - static_cast<uint64_t>(s.step);
+    *count = b > e ? static_cast<int64_t>((static_cast<uint64_t>(b - e) - 1) / magnitude + 1) : 0;
   }
   *start = b;
 }
