@@ -473,6 +473,24 @@ TEST(VerifierPrim, BlockBufferOnlyInsideItsBlock) {
                   "in prim @f: load from buffer %tmp, which is not a parameter");
 }
 
+// As in TVM, a block's regions describe what it accesses outside itself:
+// they may not name a buffer the block allocates.
+TEST(VerifierPrim, RegionsDoNotNameTheBlocksOwnBuffers) {
+  Copy c;
+  Buffer tmp = buf("tmp", {lit(4)}, f32, StorageScope::local);
+  Stmt body = makeSeq({store(tmp, {c.vi}, load(c.A, {c.vi})), store(c.B, {c.vi}, load(tmp, {c.vi}))});
+  auto withRegions = [&](std::vector<BufferRegion> reads, std::vector<BufferRegion> writes) {
+    Stmt block = makeBlock("B", {spatial(c.vi, lit(4), c.i)}, std::move(reads), std::move(writes), body,
+                           nullptr, nullptr, {tmp});
+    return prim("own", {c.A, c.B}, makeFor(c.i, lit(4), block));
+  };
+  EXPECT_NO_THROW(verifyPrimFunc(withRegions({point(c.A, {c.vi})}, {point(c.B, {c.vi})})));
+  expectPrimError(withRegions({point(c.A, {c.vi}), point(tmp, {c.vi})}, {point(c.B, {c.vi})}),
+                  "block \"B\": read region of %tmp, which the block allocates itself");
+  expectPrimError(withRegions({point(c.A, {c.vi})}, {whole(tmp)}),
+                  "write region of %tmp, which the block allocates itself");
+}
+
 TEST(VerifierPrim, UnboundSymbolicDimension) {
   Var n = makeVar("n");
   Buffer A = buf("A", {n * 2});

@@ -709,7 +709,11 @@ class PrimChecker {
     }
   }
 
-  void checkRegion(const BufferRegion& r, const char* what) const {
+  void checkRegion(const BufferRegion& r, const char* what, const BlockNode& block) const {
+    for (const auto& own : block.alloc_buffers)
+      if (r.buffer && r.buffer == own)
+        fail(std::string(what) + " region of " + pct(r.buffer->name) +
+             ", which the block allocates itself; a block's regions only name buffers from outside it");
     checkBufferVisible(r.buffer, std::string(what) + " region of");
     if (r.region.size() != r.buffer->shape.size())
       fail(std::string(what) + " region of " + pct(r.buffer->name) + " has " +
@@ -777,9 +781,11 @@ class PrimChecker {
     const bool opaque = b.iter_vars.empty();
     if (!opaque) ++depth_;
     for (const auto& iv : b.iter_vars) defineVar(iv.var, VarRole::Iter, "iteration variable", depth_);
+    // The regions describe what the block reads and writes from outside it
+    // (as in TVM): they are checked before its own buffers come into scope.
+    for (const auto& r : b.reads) checkRegion(r, "read", b);
+    for (const auto& r : b.writes) checkRegion(r, "write", b);
     for (const auto& buf : b.alloc_buffers) declareBuffer(buf, "block buffer");
-    for (const auto& r : b.reads) checkRegion(r, "read");
-    for (const auto& r : b.writes) checkRegion(r, "write");
     if (b.init) {
       if (!has_reduce) fail("block has an init part but no reduce iteration variable");
       visit(b.init);
