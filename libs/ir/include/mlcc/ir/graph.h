@@ -79,6 +79,9 @@ struct Binding {
   GraphValue value;
 };
 
+// A run of bindings. Only dataflow blocks are delimited: consecutive
+// non-dataflow blocks mean the same as one (the text prints them as one and
+// structural equality treats them as one), and an empty one means nothing.
 struct BindingBlock {
   bool dataflow = true;
   std::vector<Binding> bindings;
