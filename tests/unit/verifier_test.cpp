@@ -371,6 +371,39 @@ TEST(VerifierGraph, AliasTypeMismatch) {
                     "binding %out: alias of %s: the binding has type f32[n, 8], but %s has type f32[2]");
 }
 
+// Keyword arguments belong to calls; on an alias, constant, tuple or tuple
+// item the text has no place for them (they would vanish when printed).
+TEST(VerifierGraph, OnlyCallsTakeAttributes) {
+  for (const char* name : {"out", "w", "s", "t", "y2"}) {
+    Mlp mlp;
+    mlp.binding(name).value.attrs["tag"] = "x";
+    expectModuleError(mlp.m, std::string("binding %") + name);
+    expectModuleError(mlp.m, "value has attributes ('tag'); only calls take keyword arguments");
+  }
+  Mlp mlp;
+  mlp.binding("h").value.attrs["tag"] = "x";  // call_tir
+  mlp.binding("z").value.attrs["tag"] = "x";  // call
+  EXPECT_NO_THROW(verifyModule(mlp.m));
+}
+
+// AttrValue's invariant: an i64 constant is a plain integer, never an
+// expression (the text reads `(5)` back as the integer 5).
+TEST(VerifierGraph, AttributeExpressionsAreNotI64Literals) {
+  Mlp mlp;
+  AttrValue five;
+  five.v = makeInt(5);  // bypasses the constructor's normalization
+  mlp.binding("r").value.attrs["axis"] = five;
+  expectModuleError(mlp.m, "attribute 'axis' holds the i64 literal expression 5");
+  mlp.binding("r").value.attrs["axis"] = AttrValue::List{AttrValue(int64_t{1}), five};
+  expectModuleError(mlp.m, "attribute 'axis' holds the i64 literal expression 5");
+  mlp.binding("r").value.attrs["axis"] = AttrValue(makeInt(5, DType::i32));
+  EXPECT_NO_THROW(verifyModule(mlp.m));
+  Copy c;
+  PrimFunc f = c.func();
+  f.attrs["unroll"] = five;
+  expectPrimError(f, "attribute 'unroll' holds the i64 literal expression 5");
+}
+
 TEST(VerifierGraph, ConstWithoutWeightName) {
   Mlp mlp;
   mlp.binding("w").value.weight.clear();
