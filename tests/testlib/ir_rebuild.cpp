@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "mlcc/ir/float_bits.h"
 #include "mlcc/ir/intrinsics.h"
 #include "random_ir.h"
 
@@ -102,6 +103,13 @@ double changedFloat(double v) {
   return w == v ? v * 0.5 : w;
 }
 
+// A different value of float dtype `t`: makeFloat rounds to the dtype, where
+// v + 1 may round back to v (1024 in bf16, -1e10 in f32).
+double changedFloat(double v, DType t) {
+  double w = changedFloat(v);
+  return detail::roundToDType(w, t) == v ? v * 0.5 : w;
+}
+
 class Rebuilder {
  public:
   // target < 0: no mutation (only count sites).
@@ -183,7 +191,7 @@ class Rebuilder {
       }
       case ExprKind::FloatImm: {
         double v = e->as<FloatImmNode>()->value;
-        return makeFloat(hit() ? changedFloat(v) : v, e->dtype);
+        return makeFloat(hit() ? changedFloat(v, e->dtype) : v, e->dtype);
       }
       case ExprKind::Var: return var(std::static_pointer_cast<const VarNode>(e));
       case ExprKind::Binary: {

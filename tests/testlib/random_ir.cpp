@@ -8,7 +8,8 @@
 // (the loops since the enclosing block and that block's iteration
 // variables), expressions, regions and init inside a block use its own
 // iteration variables, loops nested in it, symbolic dimensions and the
-// buffers of the function and of enclosing blocks, constant indices are
+// buffers of the function and of enclosing blocks (a block's regions never
+// name its own allocations), constant indices are
 // within constant bounds, and integer division only divides by positive
 // literals.
 #include "random_ir.h"
@@ -253,10 +254,11 @@ class PrimGen {
     // allocations.
     PrimExpr predicate = r_.chance(0.3) ? expr(scope, DType::boolean, 2) : nullptr;
 
+    // Regions name buffers from outside the block, never its own allocations.
     std::vector<BufferRegion> reads, writes;
-    for (const Buffer& b : inner.buffers)
+    for (const Buffer& b : scope.buffers)
       if (r_.chance(0.3)) reads.push_back(region(inner, b));
-    writes.push_back(region(inner, r_.pick(inner.buffers)));
+    writes.push_back(region(inner, r_.pick(scope.buffers)));
 
     Attrs attrs;
     if (r_.chance(0.2)) attrs["tiling_structure"] = "SSRSRS";

@@ -9,6 +9,7 @@
 #include <set>
 
 #include "mlcc/ir/intrinsics.h"
+#include "mlcc/ir/structural.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -228,5 +229,23 @@ TEST(RandomIr, ModulesPassTheVerifier) {
     } catch (const mlcc::Error& e) {
       ADD_FAILURE() << "seed " << seed << ": " << e.format();
     }
+  }
+}
+
+// mutateOnce changes a float literal to another value of its dtype, also
+// where v + 1 rounds back to v (makeFloat rounds to the dtype).
+TEST(RandomIr, MutatedFloatLiteralsChangeInTheirDType) {
+  const std::pair<double, DType> cases[] = {
+      {1024.0, DType::bf16}, {-1e10, DType::f32}, {3.4028235e+38, DType::f32}, {0.5, DType::f16}};
+  for (const auto& [value, dtype] : cases) {
+    SCOPED_TRACE(std::to_string(value) + " " + std::string(dtypeName(dtype)));
+    PrimFunc f;
+    f.name = "f";
+    Buffer a = makeBuffer("A", dtype, {});
+    f.params = {a};
+    f.body = makeStore(a, {}, makeFloat(value, dtype));  // the only mutation site
+    Module m;
+    m.functions.push_back(f);
+    EXPECT_FALSE(structuralEqual(m, mlcc::test::mutateOnce(m, 1)));
   }
 }

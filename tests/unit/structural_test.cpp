@@ -162,6 +162,31 @@ TEST(Structural, GraphDetailsDiffer) {
   expectUnequal(m1, m2);
 }
 
+// The text has no delimiter for plain (non-dataflow) blocks: a run of them is
+// one block, and an empty one is nothing. Dataflow block boundaries count.
+TEST(Structural, PlainBlockBoundariesAreIgnored) {
+  GraphFunc merged = mainGraph("x", "mm", false);
+  auto split = [&](bool dataflow, bool empty_between) {
+    GraphFunc g = merged;
+    const auto& bs = merged.blocks[0].bindings;
+    g.blocks = {BindingBlock{dataflow, {bs[0]}}};
+    if (empty_between) g.blocks.push_back(BindingBlock{false, {}});
+    g.blocks.push_back(BindingBlock{dataflow, {bs[1], bs[2]}});
+    g.blocks.insert(g.blocks.begin(), BindingBlock{false, {}});
+    return g;
+  };
+  expectEqual(merged, split(false, false));
+  expectEqual(merged, split(false, true));
+  GraphFunc dataflow = mainGraph("x", "mm", true);
+  expectUnequal(dataflow, split(true, false));
+  expectEqual(split(true, false), split(true, true));  // an empty plain block between dataflow blocks
+  GraphFunc with_empty = dataflow;
+  with_empty.blocks.push_back(BindingBlock{false, {}});
+  expectEqual(dataflow, with_empty);
+  with_empty.blocks.back().dataflow = true;  // an empty dataflow block is kept by the text
+  expectUnequal(dataflow, with_empty);
+}
+
 TEST(Structural, FreeVariablesMapConsistently) {
   Var i = makeVar("i"), j = makeVar("j"), p = makeVar("p"), q = makeVar("q");
   expectEqual(i + j, p + q);

@@ -371,6 +371,39 @@ TEST(VerifierGraph, AliasTypeMismatch) {
                     "binding %out: alias of %s: the binding has type f32[n, 8], but %s has type f32[2]");
 }
 
+// Keyword arguments belong to calls; on an alias, constant, tuple or tuple
+// item the text has no place for them (they would vanish when printed).
+TEST(VerifierGraph, OnlyCallsTakeAttributes) {
+  for (const char* name : {"out", "w", "s", "t", "y2"}) {
+    Mlp mlp;
+    mlp.binding(name).value.attrs["tag"] = "x";
+    expectModuleError(mlp.m, std::string("binding %") + name);
+    expectModuleError(mlp.m, "value has attributes ('tag'); only calls take keyword arguments");
+  }
+  Mlp mlp;
+  mlp.binding("h").value.attrs["tag"] = "x";  // call_tir
+  mlp.binding("z").value.attrs["tag"] = "x";  // call
+  EXPECT_NO_THROW(verifyModule(mlp.m));
+}
+
+// AttrValue's invariant: an i64 constant is a plain integer, never an
+// expression (the text reads `(5)` back as the integer 5).
+TEST(VerifierGraph, AttributeExpressionsAreNotI64Literals) {
+  Mlp mlp;
+  AttrValue five;
+  five.v = makeInt(5);  // bypasses the constructor's normalization
+  mlp.binding("r").value.attrs["axis"] = five;
+  expectModuleError(mlp.m, "attribute 'axis' holds the i64 literal expression 5");
+  mlp.binding("r").value.attrs["axis"] = AttrValue::List{AttrValue(int64_t{1}), five};
+  expectModuleError(mlp.m, "attribute 'axis' holds the i64 literal expression 5");
+  mlp.binding("r").value.attrs["axis"] = AttrValue(makeInt(5, DType::i32));
+  EXPECT_NO_THROW(verifyModule(mlp.m));
+  Copy c;
+  PrimFunc f = c.func();
+  f.attrs["unroll"] = five;
+  expectPrimError(f, "attribute 'unroll' holds the i64 literal expression 5");
+}
+
 TEST(VerifierGraph, ConstWithoutWeightName) {
   Mlp mlp;
   mlp.binding("w").value.weight.clear();
@@ -471,6 +504,24 @@ TEST(VerifierPrim, BlockBufferOnlyInsideItsBlock) {
   Stmt after = makeFor(makeVar("j"), lit(4), store(c.B, {lit(0)}, load(tmp, {lit(0)})));
   expectPrimError(prim("f", {c.A, c.B}, makeSeq({makeFor(c.i, lit(4), block), after})),
                   "in prim @f: load from buffer %tmp, which is not a parameter");
+}
+
+// As in TVM, a block's regions describe what it accesses outside itself:
+// they may not name a buffer the block allocates.
+TEST(VerifierPrim, RegionsDoNotNameTheBlocksOwnBuffers) {
+  Copy c;
+  Buffer tmp = buf("tmp", {lit(4)}, f32, StorageScope::local);
+  Stmt body = makeSeq({store(tmp, {c.vi}, load(c.A, {c.vi})), store(c.B, {c.vi}, load(tmp, {c.vi}))});
+  auto withRegions = [&](std::vector<BufferRegion> reads, std::vector<BufferRegion> writes) {
+    Stmt block = makeBlock("B", {spatial(c.vi, lit(4), c.i)}, std::move(reads), std::move(writes), body,
+                           nullptr, nullptr, {tmp});
+    return prim("own", {c.A, c.B}, makeFor(c.i, lit(4), block));
+  };
+  EXPECT_NO_THROW(verifyPrimFunc(withRegions({point(c.A, {c.vi})}, {point(c.B, {c.vi})})));
+  expectPrimError(withRegions({point(c.A, {c.vi}), point(tmp, {c.vi})}, {point(c.B, {c.vi})}),
+                  "block \"B\": read region of %tmp, which the block allocates itself");
+  expectPrimError(withRegions({point(c.A, {c.vi})}, {whole(tmp)}),
+                  "write region of %tmp, which the block allocates itself");
 }
 
 TEST(VerifierPrim, UnboundSymbolicDimension) {

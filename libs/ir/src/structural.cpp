@@ -452,13 +452,24 @@ class Encoder {
     for (const auto& p : f.params) graphVarDef(p);
     type(f.ret_type);
     attrs(f.attrs);
-    put(f.blocks.size());
+    // Bindings outside dataflow blocks are one plain block per run: empty
+    // plain blocks and the boundaries between adjacent ones mean nothing
+    // (the text cannot express them either), so the walk sees the
+    // normalized sequence. Already normalized functions encode as before.
+    std::vector<std::pair<bool, std::vector<const Binding*>>> blocks;
     for (const auto& block : f.blocks) {
-      flag(block.dataflow);
-      put(block.bindings.size());
-      for (const auto& b : block.bindings) {
-        value(b.value);  // before the definition: the value is in the outer scope
-        graphVarDef(b.var);
+      if (!block.dataflow && block.bindings.empty()) continue;
+      if (block.dataflow || blocks.empty() || blocks.back().first)
+        blocks.emplace_back(block.dataflow, std::vector<const Binding*>{});
+      for (const auto& b : block.bindings) blocks.back().second.push_back(&b);
+    }
+    put(blocks.size());
+    for (const auto& [dataflow, bindings] : blocks) {
+      flag(dataflow);
+      put(bindings.size());
+      for (const Binding* b : bindings) {
+        value(b->value);  // before the definition: the value is in the outer scope
+        graphVarDef(b->var);
       }
     }
     flag(f.ret_is_tuple);

@@ -302,6 +302,29 @@ int64_t staticElementCount(const std::vector<PrimExpr>& shape) {
   return count;
 }
 
+// The AttrValue invariant (attrs.h): an expression value is never an i64
+// literal (that is a plain integer, and the text reads it back as one).
+// Returns an error message for the first bad value of `attrs`, or "".
+std::string attrValueError(const std::string& key, const AttrValue& v) {
+  if (v.isExpr()) {
+    int64_t c;
+    if (!v.asExpr()) return "attribute '" + key + "' holds a null expression";
+    if (v.asExpr()->dtype == DType::i64 && asConstInt(v.asExpr(), &c))
+      return "attribute '" + key + "' holds the i64 literal expression " + std::to_string(c) +
+             "; an i64 constant is a plain integer attribute";
+  }
+  if (v.isList())
+    for (const auto& item : v.asList())
+      if (std::string e = attrValueError(key, item); !e.empty()) return e;
+  return {};
+}
+
+std::string attrsError(const Attrs& attrs) {
+  for (const auto& [key, v] : attrs)
+    if (std::string e = attrValueError(key, v); !e.empty()) return e;
+  return {};
+}
+
 // ---------------------------------------------------------------------------
 // Graph functions
 
@@ -323,6 +346,7 @@ class GraphChecker {
     }
     where_ = "return type";
     checkType(f_.ret_type, &f_);
+    if (std::string e = attrsError(f_.attrs); !e.empty()) fail("", e, &f_);
     for (const auto& block : f_.blocks)
       for (const auto& b : block.bindings) checkBinding(b);
     checkReturn();
@@ -384,6 +408,14 @@ class GraphChecker {
     const GraphValue& v = b.value;
     const Type& type = b.var->type;
     const void* at = b.var.get();
+    // Only calls have keyword arguments; the text has no place for others.
+    const bool call = v.kind == ValueKind::Op || v.kind == ValueKind::CallTir ||
+                      v.kind == ValueKind::CallExtern || v.kind == ValueKind::CallGraph;
+    if (!call && !v.attrs.empty())
+      fail(std::string(valueKindName(v.kind)) + " value has attributes ('" + v.attrs.begin()->first +
+               "'); only calls take keyword arguments",
+           at);
+    if (std::string e = attrsError(v.attrs); !e.empty()) fail(e, at);
     switch (v.kind) {
       case ValueKind::Alias:
         checkArgCount(b, 1);
@@ -572,6 +604,7 @@ class PrimChecker {
       : f_(f), report_(source_map, "prim @" + f.name, &f) {}
 
   void run() {
+    if (std::string e = attrsError(f_.attrs); !e.empty()) fail(e);
     checkParams();
     for (const auto& b : f_.allocs) declareBuffer(b, "allocated buffer");
     if (f_.body) visit(f_.body);
@@ -709,7 +742,11 @@ class PrimChecker {
     }
   }
 
-  void checkRegion(const BufferRegion& r, const char* what) const {
+  void checkRegion(const BufferRegion& r, const char* what, const BlockNode& block) const {
+    for (const auto& own : block.alloc_buffers)
+      if (r.buffer && r.buffer == own)
+        fail(std::string(what) + " region of " + pct(r.buffer->name) +
+             ", which the block allocates itself; a block's regions only name buffers from outside it");
     checkBufferVisible(r.buffer, std::string(what) + " region of");
     if (r.region.size() != r.buffer->shape.size())
       fail(std::string(what) + " region of " + pct(r.buffer->name) + " has " +
@@ -756,12 +793,14 @@ class PrimChecker {
            quoted(f.thread_tag));
     }
     defineVar(f.loop_var, VarRole::Loop, "loop variable", depth_);
+    if (std::string e = attrsError(f.attrs); !e.empty()) fail("loop " + name + ": " + e);
     visit(f.body);
     vars_.erase(f.loop_var.get());
   }
 
   void visitBlock(const BlockNode& b) {
     blocks_.push_back(&b);
+    if (std::string e = attrsError(b.attrs); !e.empty()) fail(e);
     // Bindings, domains and predicate are evaluated outside the block.
     bool has_reduce = false;
     for (const auto& iv : b.iter_vars) {
@@ -777,9 +816,11 @@ class PrimChecker {
     const bool opaque = b.iter_vars.empty();
     if (!opaque) ++depth_;
     for (const auto& iv : b.iter_vars) defineVar(iv.var, VarRole::Iter, "iteration variable", depth_);
+    // The regions describe what the block reads and writes from outside it
+    // (as in TVM): they are checked before its own buffers come into scope.
+    for (const auto& r : b.reads) checkRegion(r, "read", b);
+    for (const auto& r : b.writes) checkRegion(r, "write", b);
     for (const auto& buf : b.alloc_buffers) declareBuffer(buf, "block buffer");
-    for (const auto& r : b.reads) checkRegion(r, "read");
-    for (const auto& r : b.writes) checkRegion(r, "write");
     if (b.init) {
       if (!has_reduce) fail("block has an init part but no reduce iteration variable");
       visit(b.init);

@@ -66,7 +66,7 @@ struct GraphValue {
   ValueKind kind = ValueKind::Alias;
   std::string callee;          // Op: op name; CallTir/CallGraph: function name; CallExtern: symbol
   std::vector<GraphVar> args;  // Alias (1), Tuple fields, TupleGet (1), calls
-  Attrs attrs;                 // Op and CallExtern keyword arguments
+  Attrs attrs;                 // calls' keyword arguments (Op, CallTir, CallExtern, CallGraph only)
   int64_t index = 0;           // TupleGet
   std::string weight;          // Const from a weights file: the tensor's name
   bool is_inline = false;      // Const: inline data instead of a weights tensor
@@ -79,6 +79,9 @@ struct Binding {
   GraphValue value;
 };
 
+// A run of bindings. Only dataflow blocks are delimited: consecutive
+// non-dataflow blocks mean the same as one (the text prints them as one and
+// structural equality treats them as one), and an empty one means nothing.
 struct BindingBlock {
   bool dataflow = true;
   std::vector<Binding> bindings;

@@ -3,7 +3,10 @@
 // functions are equal when they are the same program up to renaming.
 // Function names are ignored when comparing two functions; modules compare
 // function by function in order, with calls matched by callee name.
-// Attributes, weights names and traces take part. The hash is consistent
+// Attributes, weights names and traces take part. Graph bindings outside
+// dataflow blocks compare as one plain block per run: empty plain blocks and
+// the split of adjacent plain blocks are ignored (as the text format does;
+// dataflow block boundaries do take part). The hash is consistent
 // with equality and stable across runs and platforms (the tuning database
 // keys workloads by it).
 #pragma once

@@ -3,7 +3,8 @@
 // call targets exist (call_tir -> prim func, call -> graph func), arity and
 // types of call_tir arguments agree with the prim func's buffers, tuple
 // indices are in range, return matches the declared type, inline constants
-// have as many elements as their type. Op-specific type inference is added
+// have as many elements as their type, only calls carry keyword arguments.
+// Attributes keep the AttrValue invariant (no i64 literal expressions). Op-specific type inference is added
 // by libs/ops through hooks once the op registry exists.
 // TensorIR: every variable and buffer used is in scope; loop extents and
 // iteration domains are i64; block bindings are expressions of enclosing loop
