@@ -61,6 +61,8 @@ check "diff without --exit-code exits 0" run 0 --diff "$data/mm.ir" "$data/mm_sc
 
 check "undefined buffer" run 1 --validate "$data/undefined_buffer.ir"
 check "error has file:line:col" contains "$tmp/err" "undefined_buffer.ir:5:[0-9]*: error:"
+check "op result type is checked" run 1 --validate "$data/wrong_op_type.ir"
+check "op type error names both types" contains "$tmp/err" "wrong_op_type.ir:6:5: error: .*op 'concat' gives f32\[n + n, 4\], but %z is declared f32\[n, 8\]"
 check "missing file" run 1 --validate "$tmp/nope.ir"
 check "missing file named" contains "$tmp/err" "nope.ir"
 printf 'mlcc.ir 1\ngraph @main(' > "$tmp/trunc.ir"

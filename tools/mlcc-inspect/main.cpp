@@ -8,14 +8,17 @@
 #include "mlcc/ir/summary.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ir/weights.h"
+#include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
 
 namespace {
 
-// Parses and verifies one file; the verifier's errors point into the file.
+// Parses and verifies one file (graph op bindings are type-checked through
+// the op registry); the verifier's errors point into the file.
 mlcc::ir::Module load(const std::string& path) {
+  mlcc::ops::installIrHooks();
   mlcc::ir::SourceMap map;
   mlcc::ir::Module m = mlcc::ir::parseModuleFile(path, &map);
   mlcc::ir::verifyModule(m, &map);

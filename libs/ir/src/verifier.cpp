@@ -553,7 +553,9 @@ class GraphChecker {
       checker(f_, b);
     } catch (const Error& e) {
       if (e.loc().line > 0) throw;
-      fail("op " + b.value.callee + ": " + e.message(), b.var.get());
+      // The op registry's messages name the op already ("op 'concat' ...").
+      bool names_op = e.message().rfind("op '", 0) == 0;
+      fail((names_op ? "" : "op " + b.value.callee + ": ") + e.message(), b.var.get());
     }
   }
 

@@ -8,6 +8,7 @@
 #include "mlcc/ir/summary.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
+#include "mlcc/ops/shape.h"
 #include "mlcc/support/diagnostic.h"
 #include "op_families.h"
 
@@ -169,7 +170,7 @@ void installIrHooks() {
       std::vector<ir::Type> types;
       for (const auto& a : b.value.args) types.push_back(a->type);
       ir::Type inferred = inferOpType(b.value.callee, types, b.value.attrs);
-      if (ir::printType(inferred) != ir::printType(b.var->type))
+      if (!typesEquivalent(inferred, b.var->type))
         throw Error("op '" + b.value.callee + "' gives " + ir::printType(inferred) + ", but %" + b.var->name +
                     " is declared " + ir::printType(b.var->type));
     });

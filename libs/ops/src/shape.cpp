@@ -1,6 +1,9 @@
 // Shape helpers over symbolic dimensions (see shape.h).
 #include "mlcc/ops/shape.h"
 
+#include <functional>
+#include <unordered_map>
+
 #include "mlcc/ir/structural.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -125,6 +128,74 @@ const ir::Type& tensorOperand(const std::vector<ir::Type>& inputs, size_t i, con
   if (!inputs[i].isTensor())
     throw Error(std::string("op '") + op + "': operand " + std::to_string(i) + " is a tuple, not a tensor");
   return inputs[i];
+}
+
+}  // namespace mlcc::ops
+
+namespace mlcc::ops {
+
+namespace {
+
+// Evaluates an i64 dimension expression with each variable given
+// `value_of(var)`; false when the expression is not integer arithmetic.
+bool evalDim(const PrimExpr& e, const std::function<int64_t(const ir::VarNode*)>& value_of, int64_t* out) {
+  if (const auto* imm = e->as<ir::IntImmNode>()) return *out = imm->value, true;
+  if (const auto* v = e->as<ir::VarNode>()) return *out = value_of(v), true;
+  const auto* b = e->as<ir::BinaryNode>();
+  int64_t x, y;
+  if (!b || !evalDim(b->a, value_of, &x) || !evalDim(b->b, value_of, &y)) return false;
+  switch (b->op) {
+    case BinaryOp::Add: *out = x + y; return true;
+    case BinaryOp::Sub: *out = x - y; return true;
+    case BinaryOp::Mul: *out = x * y; return true;
+    case BinaryOp::Div:
+      if (y == 0) return false;
+      *out = x / y - ((x % y != 0) && ((x < 0) != (y < 0)) ? 1 : 0);
+      return true;
+    case BinaryOp::Mod:
+      if (y == 0) return false;
+      *out = ((x % y) + y) % y;
+      return true;
+    case BinaryOp::Min: *out = std::min(x, y); return true;
+    case BinaryOp::Max: *out = std::max(x, y); return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool dimsEquivalent(const PrimExpr& a, const PrimExpr& b) {
+  if (dimEqual(a, b)) return true;
+  // Distinct primes per variable, at a few scales, keep accidental agreement
+  // of different polynomials out of reach in practice.
+  static constexpr int64_t kPrimes[] = {1009, 2003, 3001, 4001, 5003, 6007, 7001, 8009};
+  for (int64_t scale : {1, 7, 131}) {
+    std::unordered_map<const ir::VarNode*, int64_t> values;
+    auto value_of = [&](const ir::VarNode* v) {
+      auto it = values.find(v);
+      if (it != values.end()) return it->second;
+      int64_t val = kPrimes[values.size() % 8] * scale + static_cast<int64_t>(values.size());
+      values.emplace(v, val);
+      return val;
+    };
+    int64_t x, y;
+    if (!evalDim(a, value_of, &x) || !evalDim(b, value_of, &y) || x != y) return false;
+  }
+  return true;
+}
+
+bool typesEquivalent(const ir::Type& a, const ir::Type& b) {
+  if (a.kind != b.kind) return false;
+  if (a.isTuple()) {
+    if (a.fields.size() != b.fields.size()) return false;
+    for (size_t i = 0; i < a.fields.size(); ++i)
+      if (!typesEquivalent(a.fields[i], b.fields[i])) return false;
+    return true;
+  }
+  if (a.dtype != b.dtype || a.shape.size() != b.shape.size()) return false;
+  for (size_t i = 0; i < a.shape.size(); ++i)
+    if (!dimsEquivalent(a.shape[i], b.shape[i])) return false;
+  return true;
 }
 
 }  // namespace mlcc::ops

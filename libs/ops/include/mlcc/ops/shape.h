@@ -38,3 +38,15 @@ Shape constShape(const std::vector<int64_t>& dims);
 const ir::Type& tensorOperand(const std::vector<ir::Type>& inputs, size_t i, const char* op);
 
 }  // namespace mlcc::ops
+
+namespace mlcc::ops {
+
+// True when two i64 dimension expressions are the same function of their
+// symbolic variables (`batch + batch` and `batch * 2`): they are evaluated
+// at several assignments of the variables and must agree at each.
+bool dimsEquivalent(const ir::PrimExpr& a, const ir::PrimExpr& b);
+
+// Types equal up to dimsEquivalent dimensions (dtype, rank, tuple structure).
+bool typesEquivalent(const ir::Type& a, const ir::Type& b);
+
+}  // namespace mlcc::ops
