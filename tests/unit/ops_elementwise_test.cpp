@@ -6,13 +6,14 @@
 #include "mlcc/ir/printer.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
-#include "numpy_ref_cases.h"
+#include "numpy_reference.h"
 
 using mlcc::ir::AttrValue;
 using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
-using mlcc::test::randTensor;
+using mlcc::test::inferred;
+using mlcc::test::randomTensor;
 using mlcc::test::RefCase;
 
 namespace {
@@ -96,21 +97,21 @@ TEST(OpsElementwise, MatchesNumpy) {
 
   // Unary ops on f32, various shapes.
   for (const auto& s : unarySpecs())
-    add(s.op, {randTensor(rng, DType::f32, {3, 17}, s.lo, s.hi)}, s.attrs, s.fn, 1e-5, "f32[3, 17]");
+    add(s.op, {randomTensor(rng, DType::f32, {3, 17}, s.lo, s.hi)}, s.attrs, s.fn, 1e-5, "f32[3, 17]");
   // Integer variants of the numeric unary ops.
   for (DType t : {DType::i8, DType::i32, DType::i64}) {
     for (const char* op : {"relu", "abs", "negative", "sign"}) {
       std::string fn =
           std::string("lambda a: ") +
           (std::string(op) == "relu" ? "np.maximum(a, 0).astype(a.dtype)" : "np." + std::string(op) + "(a)");
-      add(op, {randTensor(rng, t, {5, 4}, -100, 100)}, {}, fn, 0, std::string(mlcc::ir::dtypeName(t)));
+      add(op, {randomTensor(rng, t, {5, 4}, -100, 100)}, {}, fn, 0, std::string(mlcc::ir::dtypeName(t)));
     }
   }
   // round: half to even on exact halves.
   {
     Tensor x = Tensor::fromValues(DType::f32, {10}, {-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, 0.49, -0.51, 7.0});
     add("round", {x}, {}, "np.round", 0, "halves");
-    add("round", {randTensor(rng, DType::f32, {64}, -10, 10)}, {}, "np.round");
+    add("round", {randomTensor(rng, DType::f32, {64}, -10, 10)}, {}, "np.round");
   }
   // isnan/isinf and nan/inf passing through.
   {
@@ -122,13 +123,13 @@ TEST(OpsElementwise, MatchesNumpy) {
     Tensor hx = Tensor::fromValues(DType::f16, {6}, {1.0, NAN, INFINITY, -INFINITY, 0.0, -2.0});
     add("isnan", {hx}, {}, "np.isnan", 0, "f16");
   }
-  add("logical_not", {randTensor(rng, DType::boolean, {7, 3})}, {}, "np.logical_not", 0);
+  add("logical_not", {randomTensor(rng, DType::boolean, {7, 3})}, {}, "np.logical_not", 0);
   // f16 and bf16 (computed in f32, rounded once).
-  add("sigmoid", {randTensor(rng, DType::f16, {40}, -6, 6)}, {},
+  add("sigmoid", {randomTensor(rng, DType::f16, {40}, -6, 6)}, {},
       "lambda a: (1 / (1 + np.exp(-a.astype(np.float32)))).astype(np.float16)", 1e-3, "f16");
-  add("exp", {randTensor(rng, DType::bf16, {40}, -3, 3)}, {}, "np.exp", 1e-2, "bf16");
-  add("abs", {randTensor(rng, DType::f16, {2, 0, 3})}, {}, "np.abs", 0, "empty");
-  add("tanh", {randTensor(rng, DType::f32, {})}, {}, "np.tanh", 1e-6, "rank 0");
+  add("exp", {randomTensor(rng, DType::bf16, {40}, -3, 3)}, {}, "np.exp", 1e-2, "bf16");
+  add("abs", {randomTensor(rng, DType::f16, {2, 0, 3})}, {}, "np.abs", 0, "empty");
+  add("tanh", {randomTensor(rng, DType::f32, {})}, {}, "np.tanh", 1e-6, "rank 0");
 
   // Broadcasting binary ops over several shape pairs.
   const std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> shapes = {
@@ -150,24 +151,24 @@ TEST(OpsElementwise, MatchesNumpy) {
   for (const auto& [sa, sb] : shapes)
     for (const auto& [op, fn] : arith) {
       // Small integer-valued floats make comparisons hit equality.
-      Tensor a = randTensor(rng, DType::i32, sa, -4, 4), b = randTensor(rng, DType::i32, sb, 1, 4);
+      Tensor a = randomTensor(rng, DType::i32, sa, -4, 4), b = randomTensor(rng, DType::i32, sb, 1, 4);
       Tensor fa = Tensor::zeros(DType::f32, sa), fb = Tensor::zeros(DType::f32, sb);
       for (int64_t i = 0; i < fa.numel(); ++i) fa.set(i, a.at(i) + (rng() % 2 ? 0.5 : 0));
       for (int64_t i = 0; i < fb.numel(); ++i) fb.set(i, b.at(i) * (rng() % 2 ? 1 : -1));
       add(op, {fa, fb}, {}, fn, 1e-6, "f32 " + mlcc::test::shapeText(sa) + mlcc::test::shapeText(sb));
     }
-  add("power", {randTensor(rng, DType::f32, {3, 4}, 0.1, 3), randTensor(rng, DType::f32, {4}, -2, 2)}, {},
+  add("power", {randomTensor(rng, DType::f32, {3, 4}, 0.1, 3), randomTensor(rng, DType::f32, {4}, -2, 2)}, {},
       "np.power");
-  add("add", {randTensor(rng, DType::f32, {100, 33}), randTensor(rng, DType::f32, {100, 1})}, {}, "np.add",
-      1e-6, "large");
-  add("mod", {randTensor(rng, DType::f32, {30}, -9, 9), randTensor(rng, DType::f32, {30}, -4, 4)},
+  add("add", {randomTensor(rng, DType::f32, {100, 33}), randomTensor(rng, DType::f32, {100, 1})}, {},
+      "np.add", 1e-6, "large");
+  add("mod", {randomTensor(rng, DType::f32, {30}, -9, 9), randomTensor(rng, DType::f32, {30}, -4, 4)},
       {{"fmod", AttrValue(true)}}, "np.fmod", 1e-5, "fmod");
-  add("mod", {randTensor(rng, DType::f32, {30}, -9, 9), randTensor(rng, DType::f32, {30}, -4, 4)},
+  add("mod", {randomTensor(rng, DType::f32, {30}, -9, 9), randomTensor(rng, DType::f32, {30}, -4, 4)},
       {{"fmod", AttrValue(false)}}, "np.mod", 1e-5, "python mod");
   // Integer arithmetic.
   for (DType t : {DType::i8, DType::i32, DType::i64}) {
     std::string dt(mlcc::ir::dtypeName(t));
-    auto ints = [&](std::vector<int64_t> s, double lo, double hi) { return randTensor(rng, t, s, lo, hi); };
+    auto ints = [&](std::vector<int64_t> s, double lo, double hi) { return randomTensor(rng, t, s, lo, hi); };
     auto nonzero = [&](std::vector<int64_t> s) {
       Tensor x = ints(s, 1, 9);
       for (int64_t i = 0; i < x.numel(); ++i)
@@ -189,38 +190,38 @@ TEST(OpsElementwise, MatchesNumpy) {
     add("equal", {ints({2, 3}, -2, 2), ints({2, 1}, -2, 2)}, {}, "np.equal", 0, dt);
   }
   // f16 binary, bool comparisons, logical ops.
-  add("add", {randTensor(rng, DType::f16, {4, 5}), randTensor(rng, DType::f16, {5})}, {}, "np.add", 1e-3,
+  add("add", {randomTensor(rng, DType::f16, {4, 5}), randomTensor(rng, DType::f16, {5})}, {}, "np.add", 1e-3,
       "f16");
-  add("multiply", {randTensor(rng, DType::bf16, {4, 5}), randTensor(rng, DType::bf16, {5})}, {},
+  add("multiply", {randomTensor(rng, DType::bf16, {4, 5}), randomTensor(rng, DType::bf16, {5})}, {},
       "lambda a, b: a * b", 1e-2, "bf16");
-  add("equal", {randTensor(rng, DType::boolean, {4, 5}), randTensor(rng, DType::boolean, {5})}, {},
+  add("equal", {randomTensor(rng, DType::boolean, {4, 5}), randomTensor(rng, DType::boolean, {5})}, {},
       "np.equal", 0, "bool");
   for (const char* op : {"logical_and", "logical_or", "logical_xor"})
-    add(op, {randTensor(rng, DType::boolean, {3, 1, 4}), randTensor(rng, DType::boolean, {5, 1})}, {},
+    add(op, {randomTensor(rng, DType::boolean, {3, 1, 4}), randomTensor(rng, DType::boolean, {5, 1})}, {},
         std::string("np.") + op, 0);
 
   // where, with all three operands broadcasting.
   for (DType t : {DType::f32, DType::i64, DType::f16, DType::i8, DType::boolean})
     add("where",
-        {randTensor(rng, DType::boolean, {3, 1}), randTensor(rng, t, {1, 4}, -9, 9),
-         randTensor(rng, t, {2, 3, 4}, -9, 9)},
+        {randomTensor(rng, DType::boolean, {3, 1}), randomTensor(rng, t, {1, 4}, -9, 9),
+         randomTensor(rng, t, {2, 3, 4}, -9, 9)},
         {}, "np.where", 0, std::string(mlcc::ir::dtypeName(t)));
 
   // clip: both bounds, one, none; floats and ints.
-  add("clip", {randTensor(rng, DType::f32, {20})}, {{"min", AttrValue(-1.0)}, {"max", AttrValue(1.5)}},
+  add("clip", {randomTensor(rng, DType::f32, {20})}, {{"min", AttrValue(-1.0)}, {"max", AttrValue(1.5)}},
       "lambda a: np.clip(a, -1.0, 1.5)");
-  add("clip", {randTensor(rng, DType::f32, {20})}, {{"min", AttrValue(0.0)}},
+  add("clip", {randomTensor(rng, DType::f32, {20})}, {{"min", AttrValue(0.0)}},
       "lambda a: np.clip(a, 0.0, None)");
-  add("clip", {randTensor(rng, DType::f32, {20})}, {{"max", AttrValue(int64_t{1})}},
+  add("clip", {randomTensor(rng, DType::f32, {20})}, {{"max", AttrValue(int64_t{1})}},
       "lambda a: np.clip(a, None, 1)");
-  add("clip", {randTensor(rng, DType::f32, {20})}, {}, "lambda a: a");
-  add("clip", {randTensor(rng, DType::i32, {20}, -20, 20)},
+  add("clip", {randomTensor(rng, DType::f32, {20})}, {}, "lambda a: a");
+  add("clip", {randomTensor(rng, DType::i32, {20}, -20, 20)},
       {{"min", AttrValue(-5.0)}, {"max", AttrValue(7.0)}}, "lambda a: np.clip(a, -5, 7)", 0, "i32");
-  add("clip", {randTensor(rng, DType::f16, {20})}, {{"min", AttrValue(-0.5)}, {"max", AttrValue(0.5)}},
+  add("clip", {randomTensor(rng, DType::f16, {20})}, {{"min", AttrValue(-0.5)}, {"max", AttrValue(0.5)}},
       "lambda a: np.clip(a, np.float16(-0.5), np.float16(0.5))", 0, "f16");
 
   // cast between every pair we can express in numpy (bf16 through torch).
-  Tensor cf = randTensor(rng, DType::f32, {30}, -100, 100);
+  Tensor cf = randomTensor(rng, DType::f32, {30}, -100, 100);
   cf.set(0, 0.0);
   cf.set(1, -0.7);
   cf.set(2, 2.9);
@@ -236,28 +237,24 @@ TEST(OpsElementwise, MatchesNumpy) {
   }
   add("cast", {cf}, {{"dtype", AttrValue("bf16")}},
       "lambda a: torch.from_numpy(a).to(torch.bfloat16).to(torch.float32).numpy()", 0, "f32 -> bf16");
-  add("cast", {randTensor(rng, DType::i64, {20}, -1000, 1000)}, {{"dtype", AttrValue("f32")}},
+  add("cast", {randomTensor(rng, DType::i64, {20}, -1000, 1000)}, {{"dtype", AttrValue("f32")}},
       "lambda a: a.astype(np.float32)", 0, "i64 -> f32");
-  add("cast", {randTensor(rng, DType::i32, {20}, -1000, 1000)}, {{"dtype", AttrValue("i8")}},
+  add("cast", {randomTensor(rng, DType::i32, {20}, -1000, 1000)}, {{"dtype", AttrValue("i8")}},
       "lambda a: a.astype(np.int8)", 0, "i32 -> i8 wraps");
-  add("cast", {randTensor(rng, DType::boolean, {20})}, {{"dtype", AttrValue("f32")}},
+  add("cast", {randomTensor(rng, DType::boolean, {20})}, {{"dtype", AttrValue("f32")}},
       "lambda a: a.astype(np.float32)", 0, "bool -> f32");
-  add("cast", {randTensor(rng, DType::boolean, {20})}, {{"dtype", AttrValue("i64")}},
+  add("cast", {randomTensor(rng, DType::boolean, {20})}, {{"dtype", AttrValue("i64")}},
       "lambda a: a.astype(np.int64)", 0, "bool -> i64");
-  add("cast", {randTensor(rng, DType::f16, {20}, -50, 50)}, {{"dtype", AttrValue("i32")}},
+  add("cast", {randomTensor(rng, DType::f16, {20}, -50, 50)}, {{"dtype", AttrValue("i32")}},
       "lambda a: a.astype(np.int32)", 0, "f16 -> i32");
-  add("cast", {randTensor(rng, DType::i8, {20}, -100, 100)}, {{"dtype", AttrValue("f16")}},
+  add("cast", {randomTensor(rng, DType::i8, {20}, -100, 100)}, {{"dtype", AttrValue("f16")}},
       "lambda a: a.astype(np.float16)", 0, "i8 -> f16");
-  add("cast", {randTensor(rng, DType::bf16, {20}, -50, 50)}, {{"dtype", AttrValue("f32")}}, "lambda a: a", 0,
-      "bf16 -> f32");
+  add("cast", {randomTensor(rng, DType::bf16, {20}, -50, 50)}, {{"dtype", AttrValue("f32")}}, "lambda a: a",
+      0, "bf16 -> f32");
 
   int compared = mlcc::test::runRefCases(cases);
   EXPECT_GT(compared, 200);
   if (!mlcc::test::torchAvailable()) GTEST_SKIP() << "torch is missing: compared only the numpy cases";
-}
-
-std::string inferred(const std::string& op, const std::vector<Type>& in, const mlcc::ir::Attrs& attrs = {}) {
-  return mlcc::ir::printType(mlcc::ops::inferOpType(op, in, attrs));
 }
 
 TEST(OpsElementwise, InferSymbolic) {

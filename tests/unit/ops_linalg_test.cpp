@@ -8,21 +8,21 @@
 
 #include "mlcc/ir/printer.h"
 #include "mlcc/ops/op.h"
-#include "ops_ref_util.h"
+#include "numpy_reference.h"
 
 using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
 using mlcc::test::inferError;
+using mlcc::test::inferred;
+using mlcc::test::operandExpr;
 using mlcc::test::randomTensor;
 using mlcc::test::RefCase;
 
 namespace {
 
-std::string inferred(const std::string& op, const std::vector<Type>& inputs,
-                     const mlcc::ir::Attrs& attrs = {}) {
-  return mlcc::ir::printType(mlcc::ops::inferOpType(op, inputs, attrs));
-}
+// Floats in [-1, 1), integers in [-5, 5].
+const mlcc::test::RandomRange kRange{-1, 1, -5, 5};
 
 TEST(OpsLinalg, Registered) {
   for (const char* name : {"matmul", "dense"}) {
@@ -101,12 +101,13 @@ TEST(OpsLinalg, IntegerMatmul) {
 }
 
 TEST(OpsLinalg, AgainstNumpy) {
-  if (!mlcc::test::pythonHas("numpy")) GTEST_SKIP() << "python3 with numpy is unavailable";
+  std::string why = mlcc::test::pythonNumpyUnavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
   std::mt19937 rng(1234);
-  auto r = [&](std::vector<int64_t> s, DType d = DType::f32) { return randomTensor(d, s, rng); };
+  auto r = [&](std::vector<int64_t> s, DType d = DType::f32) { return randomTensor(rng, d, s, kRange); };
   std::vector<RefCase> cases;
   auto mm = [&](std::string name, Tensor a, Tensor b) {
-    cases.push_back({name, "matmul", {a, b}, {}, "np.matmul(n0, n1)"});
+    cases.push_back({"matmul", {a, b}, {}, operandExpr("np.matmul(n0, n1)"), 1e-4, 1e-4, name});
   };
   mm("mm_2d", r({7, 13}), r({13, 5}));
   mm("mm_big", r({67, 300}), r({300, 129}));
@@ -123,19 +124,19 @@ TEST(OpsLinalg, AgainstNumpy) {
   mm("mm_f16", r({5, 7}, DType::f16), r({7, 3}, DType::f16));
   cases.back().rtol = cases.back().atol = 1e-2;
   auto dense = [&](std::string name, Tensor x, Tensor w) {
-    cases.push_back({name, "dense", {x, w}, {}, "np.matmul(n0, n1.T)"});
+    cases.push_back({"dense", {x, w}, {}, operandExpr("np.matmul(n0, n1.T)"), 1e-4, 1e-4, name});
   };
   dense("dense_2d", r({4, 512}), r({100, 512}));
   dense("dense_1d", r({33}), r({17, 33}));
   dense("dense_3d", r({2, 3, 20}), r({9, 20}));
   dense("dense_i32", r({3, 20}, DType::i32), r({9, 20}, DType::i32));
-  mlcc::test::runRefCases(cases, /*need_torch=*/false);
+  EXPECT_EQ(mlcc::test::runRefCases(cases, {.same_dtype = true}), static_cast<int>(cases.size()));
 }
 
 TEST(OpsLinalg, GemmSpeedInfo) {
   std::mt19937 rng(7);
-  Tensor a = randomTensor(DType::f32, {256, 512}, rng);
-  Tensor b = randomTensor(DType::f32, {512, 256}, rng);
+  Tensor a = randomTensor(rng, DType::f32, {256, 512}, kRange);
+  Tensor b = randomTensor(rng, DType::f32, {512, 256}, kRange);
   auto start = std::chrono::steady_clock::now();
   mlcc::ops::computeOp("matmul", {a, b}, {});
   double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -6,13 +6,14 @@
 #include "mlcc/ir/printer.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
-#include "numpy_ref_cases.h"
+#include "numpy_reference.h"
 
 using mlcc::ir::AttrValue;
 using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
-using mlcc::test::randTensor;
+using mlcc::test::inferred;
+using mlcc::test::randomTensor;
 using mlcc::test::RefCase;
 
 namespace {
@@ -31,7 +32,7 @@ TEST(OpsNorm, MatchesNumpy) {
     std::string log = std::string(op) == "log_softmax" ? "True" : "False";
     for (int64_t axis : {-1, 0, 1, 2}) {
       cases.push_back(RefCase{op,
-                              {randTensor(rng, DType::f32, {3, 5, 7}, -10, 10)},
+                              {randomTensor(rng, DType::f32, {3, 5, 7}, -10, 10)},
                               {{"axis", AttrValue(axis)}},
                               "(" + std::string(kSoftmaxPy) + ")(" + std::to_string(axis) + ", " + log + ")",
                               1e-5,
@@ -40,7 +41,7 @@ TEST(OpsNorm, MatchesNumpy) {
     }
     // Large values: the stable form must not overflow.
     cases.push_back(RefCase{op,
-                            {randTensor(rng, DType::f32, {4, 33}, 500, 1000)},
+                            {randomTensor(rng, DType::f32, {4, 33}, 500, 1000)},
                             {},
                             "(" + std::string(kSoftmaxPy) + ")(-1, " + log + ")",
                             1e-5,
@@ -48,7 +49,7 @@ TEST(OpsNorm, MatchesNumpy) {
                             "large"});
     cases.push_back(
         RefCase{op,
-                {randTensor(rng, DType::f16, {4, 9})},
+                {randomTensor(rng, DType::f16, {4, 9})},
                 {},
                 "lambda a: (" + std::string(kSoftmaxPy) + ")(-1, " + log + ")(a).astype(np.float16)",
                 2e-3,
@@ -56,14 +57,14 @@ TEST(OpsNorm, MatchesNumpy) {
                 "f16"});
   }
   cases.push_back(RefCase{"softmax",
-                          {randTensor(rng, DType::f32, {2, 6})},
+                          {randomTensor(rng, DType::f32, {2, 6})},
                           {},
                           "lambda a: torch.softmax(torch.from_numpy(a), -1).numpy()",
                           1e-5,
                           1e-6,
                           "torch"});
   cases.push_back(RefCase{"log_softmax",
-                          {randTensor(rng, DType::f32, {6, 2})},
+                          {randomTensor(rng, DType::f32, {6, 2})},
                           {{"axis", AttrValue(int64_t{0})}},
                           "lambda a: torch.log_softmax(torch.from_numpy(a), 0).numpy()",
                           1e-5,
@@ -83,8 +84,8 @@ TEST(OpsNorm, MatchesNumpy) {
     if (eps != 1e-5) attrs["epsilon"] = AttrValue(eps);
     cases.push_back(
         RefCase{"layer_norm",
-                {randTensor(rng, DType::f32, shape, -2, 4), randTensor(rng, DType::f32, gshape),
-                 randTensor(rng, DType::f32, gshape)},
+                {randomTensor(rng, DType::f32, shape, -2, 4), randomTensor(rng, DType::f32, gshape),
+                 randomTensor(rng, DType::f32, gshape)},
                 attrs,
                 "(" + std::string(ln) + ")(" + std::to_string(axis) + ", " + std::to_string(eps) + ")",
                 1e-4,
@@ -92,8 +93,8 @@ TEST(OpsNorm, MatchesNumpy) {
                 "axis " + std::to_string(axis)});
   }
   cases.push_back(RefCase{"layer_norm",
-                          {randTensor(rng, DType::f32, {4, 16}), randTensor(rng, DType::f32, {16}),
-                           randTensor(rng, DType::f32, {16})},
+                          {randomTensor(rng, DType::f32, {4, 16}), randomTensor(rng, DType::f32, {16}),
+                           randomTensor(rng, DType::f32, {16})},
                           {},
                           "lambda a, g, b: torch.nn.functional.layer_norm(torch.from_numpy(a), (16,), "
                           "torch.from_numpy(g), torch.from_numpy(b)).numpy()",
@@ -112,9 +113,9 @@ TEST(OpsNorm, MatchesNumpy) {
     mlcc::ir::Attrs attrs;
     if (axis != 1) attrs["axis"] = AttrValue(axis);
     cases.push_back(RefCase{"batch_norm",
-                            {randTensor(rng, DType::f32, shape), randTensor(rng, DType::f32, {c}),
-                             randTensor(rng, DType::f32, {c}), randTensor(rng, DType::f32, {c}),
-                             randTensor(rng, DType::f32, {c}, 0.1, 2)},
+                            {randomTensor(rng, DType::f32, shape), randomTensor(rng, DType::f32, {c}),
+                             randomTensor(rng, DType::f32, {c}), randomTensor(rng, DType::f32, {c}),
+                             randomTensor(rng, DType::f32, {c}, 0.1, 2)},
                             attrs,
                             "(" + std::string(bn) + ")(" + std::to_string(axis) + ", 1e-5)",
                             1e-5,
@@ -123,9 +124,9 @@ TEST(OpsNorm, MatchesNumpy) {
   }
   cases.push_back(
       RefCase{"batch_norm",
-              {randTensor(rng, DType::f32, {2, 3, 4, 4}), randTensor(rng, DType::f32, {3}),
-               randTensor(rng, DType::f32, {3}), randTensor(rng, DType::f32, {3}),
-               randTensor(rng, DType::f32, {3}, 0.1, 2)},
+              {randomTensor(rng, DType::f32, {2, 3, 4, 4}), randomTensor(rng, DType::f32, {3}),
+               randomTensor(rng, DType::f32, {3}), randomTensor(rng, DType::f32, {3}),
+               randomTensor(rng, DType::f32, {3}, 0.1, 2)},
               {{"epsilon", AttrValue(1e-3)}},
               "lambda x, g, b, m, v: torch.nn.functional.batch_norm(torch.from_numpy(x), "
               "torch.from_numpy(m), torch.from_numpy(v), torch.from_numpy(g), torch.from_numpy(b), "
@@ -136,10 +137,6 @@ TEST(OpsNorm, MatchesNumpy) {
 
   int compared = mlcc::test::runRefCases(cases);
   EXPECT_GT(compared, 15);
-}
-
-std::string inferred(const std::string& op, const std::vector<Type>& in, const mlcc::ir::Attrs& attrs = {}) {
-  return mlcc::ir::printType(mlcc::ops::inferOpType(op, in, attrs));
 }
 
 TEST(OpsNorm, InferSymbolic) {

@@ -5,7 +5,7 @@
 
 #include "mlcc/ir/printer.h"
 #include "mlcc/ops/op.h"
-#include "ops_ref_util.h"
+#include "numpy_reference.h"
 
 using mlcc::ir::Attrs;
 using mlcc::ir::AttrValue;
@@ -13,10 +13,14 @@ using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
 using mlcc::test::inferError;
+using mlcc::test::inferred;
 using mlcc::test::randomTensor;
 using mlcc::test::RefCase;
 
 namespace {
+
+// Floats in [-1, 1), integers in [-5, 5].
+const mlcc::test::RandomRange kRange{-1, 1, -5, 5};
 
 Type t(std::vector<int64_t> s, DType d = DType::f32) { return Type::tensor(d, s); }
 
@@ -34,10 +38,6 @@ Attrs poolAttrs(std::vector<int64_t> k, std::vector<int64_t> s, std::vector<int6
           {"ceil_mode", AttrValue(ceil_mode)}};
   if (!s.empty()) a["strides"] = AttrValue::ints(s);
   return a;
-}
-
-std::string inferred(const std::string& op, const std::vector<Type>& in, const Attrs& attrs) {
-  return mlcc::ir::printType(mlcc::ops::inferOpType(op, in, attrs));
 }
 
 TEST(OpsPool, Registered) {
@@ -123,19 +123,24 @@ TEST(OpsPool, Flops) {
 }
 
 TEST(OpsPool, AgainstTorch) {
-  if (!mlcc::test::pythonHas("torch")) GTEST_SKIP() << "python3 with torch is unavailable";
+  std::string why = mlcc::test::pythonNumpyUnavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  if (!mlcc::test::torchAvailable()) GTEST_SKIP() << "python3 with torch is unavailable";
   std::mt19937 rng(2024);
-  auto r = [&](std::vector<int64_t> s, DType d = DType::f32) { return randomTensor(d, s, rng); };
+  auto r = [&](std::vector<int64_t> s, DType d = DType::f32) { return randomTensor(rng, d, s, kRange); };
   std::vector<RefCase> cases;
+  // A case: op on inputs against a torch expression over t0 (tolerance 1e-4).
+  auto add = [&](const std::string& name, const char* op, std::vector<Tensor> inputs, Attrs attrs,
+                 const std::string& expr) {
+    cases.push_back(
+        {op, std::move(inputs), std::move(attrs), mlcc::test::operandExpr(expr), 1e-4, 1e-4, name});
+  };
   // Symmetric padding: torch's own padding and ceil_mode.
   auto maxp = [&](std::string name, std::vector<int64_t> xs, std::vector<int64_t> k, std::vector<int64_t> s,
                   int64_t ph, int64_t pw, std::vector<int64_t> d, bool ceil) {
-    cases.push_back({name,
-                     "max_pool2d",
-                     {r(xs)},
-                     poolAttrs(k, s, {ph, pw, ph, pw}, d, ceil),
-                     "F.max_pool2d(t0, " + list(k) + ", stride=" + list(s) + ", padding=" + list({ph, pw}) +
-                         ", dilation=" + list(d) + ", ceil_mode=" + (ceil ? "True" : "False") + ")"});
+    add(name, "max_pool2d", {r(xs)}, poolAttrs(k, s, {ph, pw, ph, pw}, d, ceil),
+        "F.max_pool2d(t0, " + list(k) + ", stride=" + list(s) + ", padding=" + list({ph, pw}) +
+            ", dilation=" + list(d) + ", ceil_mode=" + (ceil ? "True" : "False") + ")");
   };
   maxp("max_resnet", {1, 8, 16, 16}, {3, 3}, {2, 2}, 1, 1, {1, 1}, false);
   maxp("max_2x2", {2, 3, 9, 8}, {2, 2}, {2, 2}, 0, 0, {1, 1}, false);
@@ -149,23 +154,17 @@ TEST(OpsPool, AgainstTorch) {
   // count the padding as input).
   {
     Tensor x = r({1, 3, 9, 10});
-    cases.push_back({"max_pad_asym",
-                     "max_pool2d",
-                     {x},
-                     poolAttrs({3, 3}, {2, 2}, {0, 1, 2, 0}),
-                     "F.max_pool2d(F.pad(t0, (1, 0, 0, 2), value=-float('inf')), (3, 3), stride=(2, 2))"});
+    add("max_pad_asym", "max_pool2d", {x}, poolAttrs({3, 3}, {2, 2}, {0, 1, 2, 0}),
+        "F.max_pool2d(F.pad(t0, (1, 0, 0, 2), value=-float('inf')), (3, 3), stride=(2, 2))");
   }
   auto avgp = [&](std::string name, std::vector<int64_t> xs, std::vector<int64_t> k, std::vector<int64_t> s,
                   int64_t ph, int64_t pw, bool ceil, bool include) {
     Attrs a = poolAttrs(k, s, {ph, pw, ph, pw}, {1, 1}, ceil);
     a["count_include_pad"] = AttrValue(include);
-    cases.push_back({name,
-                     "avg_pool2d",
-                     {r(xs)},
-                     a,
-                     "F.avg_pool2d(t0, " + list(k) + ", stride=" + list(s) + ", padding=" + list({ph, pw}) +
-                         ", ceil_mode=" + (ceil ? "True" : "False") +
-                         ", count_include_pad=" + (include ? "True" : "False") + ")"});
+    add(name, "avg_pool2d", {r(xs)}, a,
+        "F.avg_pool2d(t0, " + list(k) + ", stride=" + list(s) + ", padding=" + list({ph, pw}) +
+            ", ceil_mode=" + (ceil ? "True" : "False") +
+            ", count_include_pad=" + (include ? "True" : "False") + ")");
   };
   avgp("avg_2x2", {2, 3, 8, 8}, {2, 2}, {2, 2}, 0, 0, false, false);
   avgp("avg_pad_exclude", {1, 3, 9, 9}, {3, 3}, {2, 2}, 1, 1, false, false);
@@ -185,36 +184,26 @@ TEST(OpsPool, AgainstTorch) {
     std::string cnt =
         "F.avg_pool2d(F.pad(torch.ones_like(t0), " + pad + "), (3, 3), stride=(2, 2), divisor_override=1)";
     a["count_include_pad"] = AttrValue(true);
-    cases.push_back({"avg_pad_asym_include",
-                     "avg_pool2d",
-                     {x},
-                     a,
-                     "F.avg_pool2d(F.pad(t0, " + pad + "), (3, 3), stride=(2, 2))"});
+    add("avg_pad_asym_include", "avg_pool2d", {x}, a,
+        "F.avg_pool2d(F.pad(t0, " + pad + "), (3, 3), stride=(2, 2))");
     a["count_include_pad"] = AttrValue(false);
-    cases.push_back({"avg_pad_asym_exclude", "avg_pool2d", {x}, a, sum + " / " + cnt});
+    add("avg_pad_asym_exclude", "avg_pool2d", {x}, a, sum + " / " + cnt);
   }
-  cases.push_back({"gavg", "global_avg_pool2d", {r({2, 5, 7, 6})}, {}, "t0.mean(dim=(2, 3), keepdim=True)"});
-  cases.push_back({"gmax", "global_max_pool2d", {r({2, 5, 7, 6})}, {}, "t0.amax(dim=(2, 3), keepdim=True)"});
-  cases.push_back({"gavg_f16",
-                   "global_avg_pool2d",
-                   {r({1, 3, 4, 4}, DType::f16)},
-                   {},
-                   "t0.float().mean(dim=(2, 3), keepdim=True)",
-                   1e-2,
-                   1e-2});
+  add("gavg", "global_avg_pool2d", {r({2, 5, 7, 6})}, {}, "t0.mean(dim=(2, 3), keepdim=True)");
+  add("gmax", "global_max_pool2d", {r({2, 5, 7, 6})}, {}, "t0.amax(dim=(2, 3), keepdim=True)");
+  add("gavg_f16", "global_avg_pool2d", {r({1, 3, 4, 4}, DType::f16)}, {},
+      "t0.float().mean(dim=(2, 3), keepdim=True)");
+  cases.back().rtol = cases.back().atol = 1e-2;
   auto adapt = [&](std::string name, std::vector<int64_t> xs, std::vector<int64_t> size) {
-    cases.push_back({name,
-                     "adaptive_avg_pool2d",
-                     {r(xs)},
-                     {{"output_size", AttrValue::ints(size)}},
-                     "F.adaptive_avg_pool2d(t0, " + list(size) + ")"});
+    add(name, "adaptive_avg_pool2d", {r(xs)}, {{"output_size", AttrValue::ints(size)}},
+        "F.adaptive_avg_pool2d(t0, " + list(size) + ")");
   };
   adapt("adapt_1x1", {2, 4, 7, 7}, {1, 1});
   adapt("adapt_uneven", {1, 3, 7, 7}, {3, 3});
   adapt("adapt_rect", {1, 3, 10, 9}, {4, 5});
   adapt("adapt_upsample", {1, 2, 5, 3}, {7, 6});
   adapt("adapt_same", {1, 2, 6, 6}, {6, 6});
-  mlcc::test::runRefCases(cases, /*need_torch=*/true);
+  EXPECT_EQ(mlcc::test::runRefCases(cases, {.same_dtype = true}), static_cast<int>(cases.size()));
 }
 
 }  // namespace

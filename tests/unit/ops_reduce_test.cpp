@@ -6,13 +6,14 @@
 #include "mlcc/ir/printer.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
-#include "numpy_ref_cases.h"
+#include "numpy_reference.h"
 
 using mlcc::ir::AttrValue;
 using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
-using mlcc::test::randTensor;
+using mlcc::test::inferred;
+using mlcc::test::randomTensor;
 using mlcc::test::RefCase;
 
 namespace {
@@ -41,7 +42,7 @@ TEST(OpsReduce, MatchesNumpy) {
         std::string np_axis = all ? "None" : pyAxes(axes_sets[k]);
         double lo = std::string(op) == "prod" ? 0.5 : -3, hi = std::string(op) == "prod" ? 1.5 : 3;
         cases.push_back(RefCase{op,
-                                {randTensor(rng, DType::f32, {3, 4, 5, 6}, lo, hi)},
+                                {randomTensor(rng, DType::f32, {3, 4, 5, 6}, lo, hi)},
                                 attrs,
                                 "lambda a: " + std::string(fn) + "(a.astype(np.float64), axis=" + np_axis +
                                     ", keepdims=" + (keep ? "True" : "False") + ")",
@@ -52,14 +53,14 @@ TEST(OpsReduce, MatchesNumpy) {
     }
   // Larger sums (double accumulation), integer dtypes, f16, size-1 and rank-0 inputs.
   cases.push_back(RefCase{"sum",
-                          {randTensor(rng, DType::f32, {64, 1000})},
+                          {randomTensor(rng, DType::f32, {64, 1000})},
                           {{"axes", AttrValue::ints({1})}},
                           "lambda a: a.astype(np.float64).sum(axis=1)",
                           1e-5,
                           1e-4,
                           "large"});
   cases.push_back(RefCase{"mean",
-                          {randTensor(rng, DType::f32, {1000, 16})},
+                          {randomTensor(rng, DType::f32, {1000, 16})},
                           {{"axes", AttrValue::ints({0})}},
                           "lambda a: a.astype(np.float64).mean(axis=0)",
                           1e-5,
@@ -68,30 +69,30 @@ TEST(OpsReduce, MatchesNumpy) {
   for (DType t : {DType::i8, DType::i32, DType::i64}) {
     std::string dt(mlcc::ir::dtypeName(t));
     cases.push_back(RefCase{"sum",
-                            {randTensor(rng, t, {4, 5}, -10, 10)},
+                            {randomTensor(rng, t, {4, 5}, -10, 10)},
                             {{"axes", AttrValue::ints({1})}},
                             "lambda a: a.sum(axis=1).astype(a.dtype)",
                             0,
                             0,
                             dt});
     cases.push_back(RefCase{"max",
-                            {randTensor(rng, t, {4, 5}, -100, 100)},
+                            {randomTensor(rng, t, {4, 5}, -100, 100)},
                             {{"axes", AttrValue::ints({0})}},
                             "lambda a: a.max(axis=0)",
                             0,
                             0,
                             dt});
     cases.push_back(
-        RefCase{"min", {randTensor(rng, t, {4, 5}, -100, 100)}, {}, "lambda a: a.min()", 0, 0, dt});
+        RefCase{"min", {randomTensor(rng, t, {4, 5}, -100, 100)}, {}, "lambda a: a.min()", 0, 0, dt});
     cases.push_back(RefCase{"prod",
-                            {randTensor(rng, t, {4, 3}, -3, 3)},
+                            {randomTensor(rng, t, {4, 3}, -3, 3)},
                             {{"axes", AttrValue::ints({1})}},
                             "lambda a: a.prod(axis=1).astype(a.dtype)",
                             0,
                             0,
                             dt});
     cases.push_back(RefCase{"mean",
-                            {randTensor(rng, t, {4, 3}, -20, 20)},
+                            {randomTensor(rng, t, {4, 3}, -20, 20)},
                             {{"axes", AttrValue::ints({1})}},
                             "lambda a: np.trunc(a.sum(axis=1) / 3).astype(a.dtype)",
                             0,
@@ -99,22 +100,23 @@ TEST(OpsReduce, MatchesNumpy) {
                             dt + " truncates"});
   }
   cases.push_back(RefCase{"sum",
-                          {randTensor(rng, DType::f16, {8, 9})},
+                          {randomTensor(rng, DType::f16, {8, 9})},
                           {{"axes", AttrValue::ints({-1})}},
                           "lambda a: a.astype(np.float64).sum(axis=-1).astype(np.float16)",
                           1e-3,
                           1e-3,
                           "f16"});
   cases.push_back(RefCase{"max",
-                          {randTensor(rng, DType::f32, {3, 1, 4})},
+                          {randomTensor(rng, DType::f32, {3, 1, 4})},
                           {{"axes", AttrValue::ints({1})}},
                           "lambda a: a.max(axis=1)",
                           0,
                           0,
                           "size-1 axis"});
-  cases.push_back(RefCase{"sum", {randTensor(rng, DType::f32, {})}, {}, "lambda a: a.sum()", 0, 0, "rank 0"});
+  cases.push_back(
+      RefCase{"sum", {randomTensor(rng, DType::f32, {})}, {}, "lambda a: a.sum()", 0, 0, "rank 0"});
   cases.push_back(RefCase{"sum",
-                          {randTensor(rng, DType::f32, {3, 0})},
+                          {randomTensor(rng, DType::f32, {3, 0})},
                           {{"axes", AttrValue::ints({1})}},
                           "lambda a: a.sum(axis=1)",
                           0,
@@ -132,7 +134,7 @@ TEST(OpsReduce, MatchesNumpy) {
       for (bool keep : {false, true})
         for (bool last : {false, true})
           for (DType t : {DType::f32, DType::i32}) {
-            Tensor x = randTensor(rng, t, {3, 4, 5}, -2, 2);
+            Tensor x = randomTensor(rng, t, {3, 4, 5}, -2, 2);
             if (t == DType::f32)
               for (int64_t i = 0; i < x.numel(); ++i) x.set(i, std::round(x.at(i)));
             std::string ax = std::to_string(axis);
@@ -153,7 +155,7 @@ TEST(OpsReduce, MatchesNumpy) {
                                     std::string(mlcc::ir::dtypeName(t))});
           }
   cases.push_back(RefCase{"argmax",
-                          {randTensor(rng, DType::f16, {6, 7})},
+                          {randomTensor(rng, DType::f16, {6, 7})},
                           {},
                           "lambda a: np.argmax(a, axis=0)",
                           0,
@@ -162,10 +164,6 @@ TEST(OpsReduce, MatchesNumpy) {
 
   int compared = mlcc::test::runRefCases(cases);
   EXPECT_GT(compared, 150);
-}
-
-std::string inferred(const std::string& op, const std::vector<Type>& in, const mlcc::ir::Attrs& attrs = {}) {
-  return mlcc::ir::printType(mlcc::ops::inferOpType(op, in, attrs));
 }
 
 TEST(OpsReduce, InferSymbolic) {

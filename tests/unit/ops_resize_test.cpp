@@ -14,7 +14,7 @@
 #include "mlcc/ops/shape.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/npy.h"
-#include "tensor_files.h"
+#include "numpy_reference.h"
 
 namespace {
 
@@ -24,6 +24,12 @@ using mlcc::ir::DType;
 using mlcc::ir::PrimExpr;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
+using mlcc::test::inferError;
+using mlcc::test::randomTensor;
+using mlcc::test::RefCase;
+
+// Floats in [-4, 4), integers in [-100, 100].
+const mlcc::test::RandomRange kRange{-4, 4, -100, 100};
 
 Attrs resizeAttrs(int64_t oh, int64_t ow, const std::string& method = "nearest",
                   const std::string& mode = "half_pixel",
@@ -32,15 +38,6 @@ Attrs resizeAttrs(int64_t oh, int64_t ow, const std::string& method = "nearest",
           {"method", method},
           {"coordinate_transformation_mode", mode},
           {"rounding_method", rounding}};
-}
-
-std::string inferError(const std::vector<Type>& inputs, const Attrs& attrs) {
-  try {
-    return "no error (inferred " + mlcc::ir::printType(mlcc::ops::inferOpType("resize2d", inputs, attrs)) +
-           ")";
-  } catch (const mlcc::Error& e) {
-    return e.message();
-  }
 }
 
 TEST(OpsResize, Registration) {
@@ -67,42 +64,25 @@ TEST(OpsResize, InferAndErrors) {
   Type i8 = Type::tensor(DType::i8, std::vector<int64_t>{1, 1, 2, 2});
   EXPECT_EQ(mlcc::ir::printType(mlcc::ops::inferOpType("resize2d", {i8}, resizeAttrs(3, 3))),
             "i8[1, 1, 3, 3]");
-  EXPECT_EQ(inferError({i8}, resizeAttrs(3, 3, "linear")),
+  EXPECT_EQ(inferError("resize2d", {i8}, resizeAttrs(3, 3, "linear")),
             "op 'resize2d': method 'linear' needs a float tensor, not i8[1, 1, 2, 2]");
-  EXPECT_EQ(inferError({Type::tensor(DType::f32, std::vector<int64_t>{3, 4, 4})}, resizeAttrs(2, 2)),
-            "op 'resize2d': expects an NCHW tensor of rank 4, not f32[3, 4, 4]");
-  EXPECT_EQ(inferError({sym}, resizeAttrs(2, 2, "cubic")),
+  EXPECT_EQ(
+      inferError("resize2d", {Type::tensor(DType::f32, std::vector<int64_t>{3, 4, 4})}, resizeAttrs(2, 2)),
+      "op 'resize2d': expects an NCHW tensor of rank 4, not f32[3, 4, 4]");
+  EXPECT_EQ(inferError("resize2d", {sym}, resizeAttrs(2, 2, "cubic")),
             "op 'resize2d': unknown method 'cubic' (expected one of \"nearest\", \"linear\")");
-  EXPECT_EQ(inferError({sym}, resizeAttrs(2, 2, "nearest", "tf_crop_and_resize")),
+  EXPECT_EQ(inferError("resize2d", {sym}, resizeAttrs(2, 2, "nearest", "tf_crop_and_resize")),
             "op 'resize2d': unknown coordinate_transformation_mode 'tf_crop_and_resize' (expected one of "
             "\"half_pixel\", \"align_corners\", \"asymmetric\", \"pytorch_half_pixel\")");
-  EXPECT_EQ(inferError({sym}, resizeAttrs(2, 2, "nearest", "half_pixel", "round")),
+  EXPECT_EQ(inferError("resize2d", {sym}, resizeAttrs(2, 2, "nearest", "half_pixel", "round")),
             "op 'resize2d': unknown rounding_method 'round' (expected one of \"round_prefer_floor\", "
             "\"round_prefer_ceil\", \"floor\", \"ceil\")");
-  EXPECT_EQ(inferError({sym}, {{"size", AttrValue::ints({2})}}),
+  EXPECT_EQ(inferError("resize2d", {sym}, {{"size", AttrValue::ints({2})}}),
             "op 'resize2d': size [2] must be two non-negative sizes [oh, ow]");
-  EXPECT_EQ(inferError({sym}, {}), "op 'resize2d' needs attribute 'size'");
-  EXPECT_EQ(inferError({Type::tensor(DType::f32, std::vector<int64_t>{1, 1, 0, 2})}, resizeAttrs(2, 2)),
-            "op 'resize2d': cannot resize the empty axis 2 of f32[1, 1, 0, 2]");
-}
-
-Tensor randomTensor(std::mt19937& rng, DType t, std::vector<int64_t> shape) {
-  Tensor x = Tensor::zeros(t, std::move(shape));
-  std::uniform_real_distribution<double> real(-4.0, 4.0);
-  std::uniform_int_distribution<int> integer(-100, 100);
-  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, mlcc::ir::isFloat(t) ? real(rng) : integer(rng));
-  return x;
-}
-
-std::string npyDescr(DType t) {
-  switch (t) {
-    case DType::f32: return "<f4";
-    case DType::f16: return "<f2";
-    case DType::i8: return "|i1";
-    case DType::i64: return "<i8";
-    default: break;
-  }
-  throw std::runtime_error("unused npy dtype");
+  EXPECT_EQ(inferError("resize2d", {sym}, {}), "op 'resize2d' needs attribute 'size'");
+  EXPECT_EQ(
+      inferError("resize2d", {Type::tensor(DType::f32, std::vector<int64_t>{1, 1, 0, 2})}, resizeAttrs(2, 2)),
+      "op 'resize2d': cannot resize the empty axis 2 of f32[1, 1, 0, 2]");
 }
 
 struct Case {
@@ -138,31 +118,26 @@ std::vector<Case> cases() {
   for (const auto& g : geometries) {
     for (const char* mode : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
       for (const char* rounding : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
-        out.push_back({randomTensor(rng, DType::f32, g.in), g.oh, g.ow, "nearest", mode, rounding, ""});
-      out.push_back(
-          {randomTensor(rng, DType::f32, g.in), g.oh, g.ow, "linear", mode, "round_prefer_floor", ""});
+        out.push_back(
+            {randomTensor(rng, DType::f32, g.in, kRange), g.oh, g.ow, "nearest", mode, rounding, ""});
+      out.push_back({randomTensor(rng, DType::f32, g.in, kRange), g.oh, g.ow, "linear", mode,
+                     "round_prefer_floor", ""});
     }
   }
   // Other dtypes.
+  out.push_back({randomTensor(rng, DType::f16, {1, 2, 3, 5}, kRange), 7, 4, "linear", "half_pixel",
+                 "round_prefer_floor", ""});
   out.push_back(
-      {randomTensor(rng, DType::f16, {1, 2, 3, 5}), 7, 4, "linear", "half_pixel", "round_prefer_floor", ""});
-  out.push_back({randomTensor(rng, DType::f16, {1, 2, 3, 5}), 5, 8, "nearest", "asymmetric", "floor", ""});
-  out.push_back(
-      {randomTensor(rng, DType::i8, {1, 2, 3, 5}), 5, 8, "nearest", "half_pixel", "round_prefer_ceil", ""});
-  out.push_back({randomTensor(rng, DType::i64, {2, 1, 4, 3}), 2, 7, "nearest", "align_corners",
+      {randomTensor(rng, DType::f16, {1, 2, 3, 5}, kRange), 5, 8, "nearest", "asymmetric", "floor", ""});
+  out.push_back({randomTensor(rng, DType::i8, {1, 2, 3, 5}, kRange), 5, 8, "nearest", "half_pixel",
+                 "round_prefer_ceil", ""});
+  out.push_back({randomTensor(rng, DType::i64, {2, 1, 4, 3}, kRange), 2, 7, "nearest", "align_corners",
                  "round_prefer_floor", ""});
   for (Case& c : out) c.torch = torchCall(c);
   return out;
 }
 
-const char* kPrelude = R"(import numpy as np
-try:
-    import torch
-    import torch.nn.functional as F
-except ImportError:
-    torch = None
-
-def coord(n_in, n_out, mode):
+const char* kPrelude = R"(def coord(n_in, n_out, mode):
     o = np.arange(n_out, dtype=np.float64)
     scale = n_out / n_in
     if mode == 'half_pixel':
@@ -204,80 +179,54 @@ def onnx_resize(x, oh, ow, method, mode, rounding):
     bottom = v[:, :, y1][:, :, :, x0] * (1 - wx) + v[:, :, y1][:, :, :, x1] * wx
     wy = wy[:, None]
     return (top * (1 - wy) + bottom * wy).astype(x.dtype)
-
-def case(i, oh, ow, method, mode, rounding, torch_args):
-    x = np.load('c%d_in.npy' % i)
-    np.save('c%d_ref.npy' % i, np.array(onnx_resize(x, oh, ow, method, mode, rounding), order='C'))
-    if torch is not None and torch_args is not None:
-        t = eval('F.interpolate(torch.from_numpy(x), ' + torch_args + ')')
-        np.save('c%d_torch.npy' % i, np.array(t.numpy(), order='C'))
-
 )";
 
-void writeTensor(const std::string& path, const Tensor& t) {
-  mlcc::writeNpy(path,
-                 {npyDescr(t.dtype()), t.shape(), std::vector<std::byte>(t.bytes(), t.bytes() + t.nbytes())});
-}
-
-Tensor fromNpy(const mlcc::NpyArray& a, DType t) {
-  return Tensor::copyOf(t, a.shape, std::span<const std::byte>(a.data.data(), a.data.size()));
-}
-
-// Exact for nearest (data movement), within `tol` for linear.
-void expectClose(const Tensor& got, const Tensor& want, double tol, const std::string& label) {
-  ASSERT_EQ(got.shape(), want.shape()) << label;
-  int reported = 0;
-  for (int64_t i = 0; i < got.numel(); ++i) {
-    if (std::abs(got.at(i) - want.at(i)) <= tol) continue;
-    ADD_FAILURE() << label << ": element " << i << " is " << got.at(i) << ", expected " << want.at(i);
-    if (++reported == 5) return;
-  }
-}
-
+// Each case against the ONNX formula, and against torch where it has the same
+// mode: exact for nearest (data movement), within an absolute tolerance for
+// linear.
 TEST(OpsResize, KernelMatchesOnnxAndTorch) {
   std::string why = mlcc::test::pythonNumpyUnavailable();
   if (!why.empty()) GTEST_SKIP() << why;
-  mlcc::test::TempDir dir;
-  std::vector<Case> all = cases();
-  std::string script = kPrelude;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const Case& c = all[i];
-    writeTensor(dir.file("c" + std::to_string(i) + "_in.npy"), c.x);
-    script += "case(" + std::to_string(i) + ", " + std::to_string(c.oh) + ", " + std::to_string(c.ow) +
-              ", '" + c.method + "', '" + c.mode + "', '" + c.rounding + "', " +
-              (c.torch.empty() ? "None" : "\"" + c.torch + "\"") + ")\n";
-  }
-  ASSERT_EQ(mlcc::test::runPython(script, dir.path()), 0);
-  int torch_checks = 0;
-  for (size_t i = 0; i < all.size(); ++i) {
-    const Case& c = all[i];
-    std::string label = "case " + std::to_string(i) + ": " +
-                        mlcc::ir::printType(Type::tensor(c.x.dtype(), c.x.shape())) + " -> [" +
+  std::vector<RefCase> refs;
+  int torch_cases = 0;
+  for (const Case& c : cases()) {
+    Attrs attrs = resizeAttrs(c.oh, c.ow, c.method, c.mode, c.rounding);
+    std::string label = mlcc::ir::printType(Type::tensor(c.x.dtype(), c.x.shape())) + " -> [" +
                         std::to_string(c.oh) + ", " + std::to_string(c.ow) + "] " + c.method + " " + c.mode +
                         (c.method == "nearest" ? " " + c.rounding : "");
-    Tensor got =
-        mlcc::ops::computeOp("resize2d", {c.x}, resizeAttrs(c.oh, c.ow, c.method, c.mode, c.rounding))[0];
-    EXPECT_EQ(got.dtype(), c.x.dtype()) << label;
     double tol = c.method == "nearest" ? 0.0 : c.x.dtype() == DType::f32 ? 1e-5 : 2e-2;
-    expectClose(got, fromNpy(mlcc::readNpy(dir.file("c" + std::to_string(i) + "_ref.npy")), c.x.dtype()), tol,
-                label + " vs the ONNX formula");
-    std::string torch_path = dir.file("c" + std::to_string(i) + "_torch.npy");
-    if (!c.torch.empty() && mlcc::test::fileExists(torch_path)) {
-      ++torch_checks;
-      expectClose(got, fromNpy(mlcc::readNpy(torch_path), c.x.dtype()), c.method == "nearest" ? 0.0 : 1e-5,
-                  label + " vs torch interpolate(" + c.torch + ")");
-    }
+    refs.push_back({"resize2d",
+                    {c.x},
+                    attrs,
+                    "lambda x: onnx_resize(x, " + std::to_string(c.oh) + ", " + std::to_string(c.ow) + ", '" +
+                        c.method + "', '" + c.mode + "', '" + c.rounding + "')",
+                    0,
+                    tol,
+                    label + " vs the ONNX formula"});
+    if (c.torch.empty()) continue;
+    ++torch_cases;
+    refs.push_back({"resize2d",
+                    {c.x},
+                    attrs,
+                    "lambda x: F.interpolate(torch.from_numpy(x), " + c.torch + ")",
+                    0,
+                    c.method == "nearest" ? 0.0 : 1e-5,
+                    label + " vs torch"});
   }
-  if (torch_checks == 0)
+  int compared = mlcc::test::runRefCases(refs, {.prelude = kPrelude, .same_dtype = true});
+  if (!mlcc::test::torchAvailable()) {
+    EXPECT_EQ(compared, static_cast<int>(refs.size()) - torch_cases);
     std::cerr << "note: torch is missing; resize2d checked against the ONNX formula only\n";
-  else
-    std::cerr << "note: " << torch_checks << " cases also checked against torch\n";
+  } else {
+    EXPECT_EQ(compared, static_cast<int>(refs.size()));
+    std::cerr << "note: " << torch_cases << " cases also checked against torch\n";
+  }
 }
 
 // bf16 (no numpy form): the same result as f32 on the same values, rounded.
 TEST(OpsResize, BF16FollowsF32) {
   std::mt19937 rng(5);
-  Tensor b = randomTensor(rng, DType::bf16, {1, 2, 3, 4});
+  Tensor b = randomTensor(rng, DType::bf16, {1, 2, 3, 4}, kRange);
   Tensor f = Tensor::zeros(DType::f32, b.shape());
   for (int64_t i = 0; i < b.numel(); ++i) f.set(i, b.at(i));
   for (const char* method : {"nearest", "linear"}) {

@@ -66,12 +66,20 @@ PrimExpr convOutDim(const PrimExpr& in, const PrimExpr& k, int64_t pad, int64_t 
   return dimAdd(dimFloorDiv(span, dimConst(stride)), dimConst(1));
 }
 
-Type inferConv2d(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
-  const char* op = "conv2d";
+// The input of a convolution after checking both operands (rank 4, a float
+// input, a weight of the same dtype); the weight is inputs[1].
+const Type& checkedConvOperands(const std::vector<Type>& inputs, const char* op) {
   const Type& x = nn::operand(inputs, 0, op, 4, "the input");
   const Type& w = nn::operand(inputs, 1, op, 4, "the weight");
   nn::requireFloat(x, op, "the input");
   nn::requireSameDType(x, w, op);
+  return x;
+}
+
+Type inferConv2d(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const char* op = "conv2d";
+  const Type& x = checkedConvOperands(inputs, op);
+  const Type& w = inputs[1];
   ConvAttrs a = convAttrs(attrs, op, false);
   checkGroups(x.shape[1], a.groups, op, "input channels");
   checkGroups(w.shape[0], a.groups, op, "output channels of the weight");
@@ -151,17 +159,15 @@ int64_t flopsConv2d(const std::vector<Type>& inputs, const Type& output, const i
   if (inputs.size() < 2 || !inputs[1].isTensor() || inputs[1].rank() != 4) return 0;
   // output N*O*OH*OW, times C/groups*KH*KW (the weight's dims 1..3).
   const auto& ws = inputs[1].shape;
-  return 2 * nn::staticCount(output.shape) * nn::staticCount({ws[1], ws[2], ws[3]});
+  return 2 * staticCount(output.shape) * staticCount({ws[1], ws[2], ws[3]});
 }
 
 // ---- conv2d_transpose ---------------------------------------------------------
 
 Type inferConv2dTranspose(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const char* op = "conv2d_transpose";
-  const Type& x = nn::operand(inputs, 0, op, 4, "the input");
-  const Type& w = nn::operand(inputs, 1, op, 4, "the weight");
-  nn::requireFloat(x, op, "the input");
-  nn::requireSameDType(x, w, op);
+  const Type& x = checkedConvOperands(inputs, op);
+  const Type& w = inputs[1];
   ConvAttrs a = convAttrs(attrs, op, true);
   checkGroups(x.shape[1], a.groups, op, "input channels");
   if (!dimEqual(x.shape[1], w.shape[0]))
@@ -238,7 +244,7 @@ int64_t flopsConv2dTranspose(const std::vector<Type>& inputs, const Type&, const
   if (inputs.size() < 2 || !inputs[0].isTensor() || !inputs[1].isTensor() || inputs[1].rank() != 4) return 0;
   // every input element meets O/groups * KH * KW weights.
   const auto& ws = inputs[1].shape;
-  return 2 * nn::staticCount(inputs[0].shape) * nn::staticCount({ws[1], ws[2], ws[3]});
+  return 2 * staticCount(inputs[0].shape) * staticCount({ws[1], ws[2], ws[3]});
 }
 
 std::vector<AttrSpec> convSpecs(bool transpose) {

@@ -13,6 +13,7 @@
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
 #include "mlcc/support/diagnostic.h"
+#include "op_util.h"
 
 namespace mlcc::ops::ew {
 
@@ -93,16 +94,6 @@ inline std::vector<int64_t> shapeOf(const ir::Type& t, bool* is_static = nullptr
   bool ok = staticShape(t.shape, &s);
   if (is_static) *is_static = ok;
   return ok ? s : std::vector<int64_t>{};
-}
-
-// Element count of a type with symbolic dimensions counted as 1.
-inline int64_t countElems(const ir::Type& t) {
-  int64_t n = 1;
-  for (const auto& d : t.shape) {
-    int64_t c;
-    if (ir::asConstInt(d, &c)) n *= c;
-  }
-  return n;
 }
 
 // numpy broadcasting of concrete shapes (already validated by inference).

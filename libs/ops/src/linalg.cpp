@@ -278,8 +278,8 @@ std::vector<Tensor> computeMatmul(const std::vector<Tensor>& inputs, const ir::A
 
 int64_t flopsMatmul(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
   if (inputs.empty() || !inputs[0].isTensor() || inputs[0].shape.empty()) return 0;
-  int64_t k = nn::staticCount({inputs[0].shape.back()});
-  return 2 * nn::staticCount(output.shape) * k;
+  int64_t k = staticCount({inputs[0].shape.back()});
+  return 2 * staticCount(output.shape) * k;
 }
 
 // ---- dense ------------------------------------------------------------------
@@ -320,7 +320,7 @@ std::vector<Tensor> computeDense(const std::vector<Tensor>& inputs, const ir::At
 
 int64_t flopsDense(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
   if (inputs.size() < 2 || !inputs[1].isTensor() || inputs[1].rank() != 2) return 0;
-  return 2 * nn::staticCount(output.shape) * nn::staticCount({inputs[1].shape[1]});
+  return 2 * staticCount(output.shape) * staticCount({inputs[1].shape[1]});
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
 #include "mlcc/support/diagnostic.h"
+#include "op_util.h"
 
 namespace mlcc::ops::nn {
 
@@ -60,16 +61,6 @@ inline int64_t constDim(const ir::PrimExpr& d, const char* op, const std::string
   int64_t v;
   if (!ir::asConstInt(d, &v)) fail(op, what + " must be a constant, not " + dimStr(d));
   return v;
-}
-
-// Product of the constant dimensions (symbolic ones count as 1), for FLOP counts.
-inline int64_t staticCount(const Shape& s) {
-  int64_t n = 1;
-  for (const auto& d : s) {
-    int64_t c;
-    if (ir::asConstInt(d, &c)) n *= c;
-  }
-  return n;
 }
 
 // The elements of a float tensor as f32: the tensor's own data when it is

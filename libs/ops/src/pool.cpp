@@ -144,7 +144,7 @@ template <bool kAvg>
 int64_t flopsPool(const std::vector<Type>&, const Type& output, const ir::Attrs& attrs) {
   auto k = attrInts(attrs, "pool_size");
   int64_t window = k.size() == 2 ? k[0] * k[1] : 1;
-  return nn::staticCount(output.shape) * window;
+  return staticCount(output.shape) * window;
 }
 
 std::vector<AttrSpec> poolSpecs(bool avg) {
@@ -194,7 +194,7 @@ std::vector<Tensor> computeGlobalPool(const std::vector<Tensor>& inputs, const i
 }
 
 int64_t flopsInput(const std::vector<Type>& inputs, const Type&, const ir::Attrs&) {
-  return inputs.empty() || !inputs[0].isTensor() ? 0 : nn::staticCount(inputs[0].shape);
+  return inputs.empty() || !inputs[0].isTensor() ? 0 : staticCount(inputs[0].shape);
 }
 
 // ---- adaptive_avg_pool2d --------------------------------------------------------
