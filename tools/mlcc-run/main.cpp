@@ -157,6 +157,9 @@ floats normal(0, 1), integers in [0, 10); --random-inputs fills only the missing
       const bool all_random = given.empty();
       for (size_t i = 0; i < specs.size(); ++i) {
         if (given.count(specs[i].name)) continue;
+        if (!all_random && !random_missing && m.findPrim(entry) &&
+            interp.isWrittenParam(entry, specs[i].name))
+          continue;  // an output that is also read: starts as zeros
         if (!all_random && !random_missing)
           throw mlcc::Error("missing input '" + specs[i].name + "' (" + typeText(specs[i]) +
                             "); give it with --input, or use --random-inputs; @" + entry +

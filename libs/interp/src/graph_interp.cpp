@@ -371,6 +371,13 @@ std::vector<InputSpec> Interpreter::inputs(const std::string& entry) const {
   throw Error("no function @" + entry);
 }
 
+bool Interpreter::isWrittenParam(const std::string& prim, const std::string& name) {
+  const CompiledPrimFunc& f = impl_->prim(prim);
+  for (size_t i = 0; i < f.func().params.size(); ++i)
+    if (f.func().params[i]->name == name) return f.writes(i);
+  return false;
+}
+
 std::vector<NamedTensor> Interpreter::run(const std::string& entry, const std::vector<NamedTensor>& given) {
   std::vector<InputSpec> specs = inputs(entry);
   std::vector<const ir::Tensor*> by_pos(specs.size(), nullptr);
@@ -385,10 +392,12 @@ std::vector<NamedTensor> Interpreter::run(const std::string& entry, const std::v
     if (by_pos[i]) throw Error("input '" + nt.name + "' given twice");
     by_pos[i] = &nt.tensor;
   }
-  for (size_t i = 0; i < specs.size(); ++i)
-    if (!by_pos[i]) throw Error("missing input '" + specs[i].name + "'; @" + entry + " takes: " + expected);
-
   const ir::Module& m = impl_->module;
+  const bool prim_entry = m.findGraph(entry) == nullptr;
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (!by_pos[i] && !(prim_entry && isWrittenParam(entry, specs[i].name)))
+      throw Error("missing input '" + specs[i].name + "'; @" + entry + " takes: " + expected);
+
   std::vector<NamedTensor> outs;
   if (const ir::GraphFunc* g = m.findGraph(entry)) {
     std::vector<Value> args;
@@ -439,12 +448,14 @@ std::vector<NamedTensor> Interpreter::run(const std::string& entry, const std::v
   std::vector<ir::Tensor> tensors(params.size());
   for (size_t i = 0, k = 0; i < params.size(); ++i)
     if (f.reads(i) || !f.writes(i)) {
-      if (by_pos[k]->dtype() != params[i]->dtype)
+      if (by_pos[k] && by_pos[k]->dtype() != params[i]->dtype)
         throw Error("input '" + params[i]->name + "': expected dtype " +
                     std::string(ir::dtypeName(params[i]->dtype)) + ", got " +
                     std::string(ir::dtypeName(by_pos[k]->dtype())));
-      tensors[i] = f.writes(i) ? by_pos[k]->clone() : *by_pos[k];
-      known[i] = &tensors[i].shape();
+      if (by_pos[k]) {  // an output that is also read may be left out: zeros
+        tensors[i] = f.writes(i) ? by_pos[k]->clone() : *by_pos[k];
+        known[i] = &tensors[i].shape();
+      }
       ++k;
     }
   auto shapes = f.paramShapes(known);

@@ -358,8 +358,8 @@ IPtr intBinary(BinaryOp op, IPtr a, IPtr b, DType t) {
     CASE(Add)
     CASE(Sub)
     CASE(Mul)
-    CASE(Div) CASE(Mod) CASE(Min) CASE(Max) CASE(EQ) CASE(NE) CASE(LT) CASE(LE) CASE(GT) CASE(GE) CASE(And)
-        CASE(Or)
+    CASE(Div)
+    CASE(Mod) CASE(Min) CASE(Max) CASE(EQ) CASE(NE) CASE(LT) CASE(LE) CASE(GT) CASE(GE) CASE(And) CASE(Or)
 #undef CASE
   }
   throw Error("unknown integer operator");
@@ -371,7 +371,8 @@ IPtr floatCompare(BinaryOp op, FPtr a, FPtr b) {
     CASE(EQ)
     CASE(NE)
     CASE(LT)
-    CASE(LE) CASE(GT) CASE(GE)
+    CASE(LE)
+    CASE(GT) CASE(GE)
 #undef CASE
         default : throw Error(std::string("operator '") + ir::binaryOpName(op) + "' on floats gives no bool");
   }
@@ -383,7 +384,8 @@ FPtr floatBinary(BinaryOp op, FPtr a, FPtr b) {
     CASE(Add)
     CASE(Sub)
     CASE(Mul)
-    CASE(Div) CASE(Mod) CASE(Min) CASE(Max)
+    CASE(Div)
+    CASE(Mod) CASE(Min) CASE(Max)
 #undef CASE
         default : throw Error(std::string("operator '") + ir::binaryOpName(op) + "' does not give a float");
   }

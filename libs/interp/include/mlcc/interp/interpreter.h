@@ -59,6 +59,10 @@ class Interpreter {
   // prim func, whose written buffers start as the given input or zeros).
   std::vector<NamedTensor> run(const std::string& entry, const std::vector<NamedTensor>& inputs);
 
+  // Whether parameter `name` of prim func `prim` is written (an output; when
+  // it is also read it is an optional input of run(), zero-filled if absent).
+  bool isWrittenParam(const std::string& prim, const std::string& name);
+
   // Runs prim func `name` in destination-passing style on `args` (its
   // parameters in order; outputs are written in place). Symbolic dimensions
   // bind from the argument shapes.
