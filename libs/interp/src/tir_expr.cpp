@@ -351,6 +351,7 @@ float (*binaryFn(const std::string& n))(float, float) {
   return nullptr;
 }
 
+// clang-format off (the CASE macros confuse it)
 IPtr intBinary(BinaryOp op, IPtr a, IPtr b, DType t) {
   switch (op) {
 #define CASE(O) \
@@ -372,9 +373,10 @@ IPtr floatCompare(BinaryOp op, FPtr a, FPtr b) {
     CASE(NE)
     CASE(LT)
     CASE(LE)
-    CASE(GT) CASE(GE)
+    CASE(GT)
+    CASE(GE)
 #undef CASE
-        default : throw Error(std::string("operator '") + ir::binaryOpName(op) + "' on floats gives no bool");
+    default: throw Error(std::string("operator '") + ir::binaryOpName(op) + "' on floats gives no bool");
   }
 }
 FPtr floatBinary(BinaryOp op, FPtr a, FPtr b) {
@@ -385,11 +387,14 @@ FPtr floatBinary(BinaryOp op, FPtr a, FPtr b) {
     CASE(Sub)
     CASE(Mul)
     CASE(Div)
-    CASE(Mod) CASE(Min) CASE(Max)
+    CASE(Mod)
+    CASE(Min)
+    CASE(Max)
 #undef CASE
-        default : throw Error(std::string("operator '") + ir::binaryOpName(op) + "' does not give a float");
+    default: throw Error(std::string("operator '") + ir::binaryOpName(op) + "' does not give a float");
   }
 }
+// clang-format on
 
 }  // namespace
 
