@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# mlcc-run as a user runs it on IR files: outputs written as .npy and checked
+# with numpy, deterministic random inputs, prim func entries, and the exit
+# codes and messages of bad inputs (1) and usage errors (2).
+set -uo pipefail
+bin=$1
+src=$2
+tool=$bin/mlcc-run
+mm=$src/tests/cli/inspect/mm.ir
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+run() {  # run EXPECTED_RC ARGS... : stdout in $tmp/out, stderr in $tmp/err
+  local expected=$1
+  shift
+  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [[ $rc -ne $expected ]]; then
+    echo "  '$tool $*' exited $rc, expected $expected; stderr:"
+    sed 's/^/    /' "$tmp/err"
+    return 1
+  fi
+}
+contains() { grep -q -- "$2" "$1" || { echo "  '$2' not in $1:"; sed 's/^/    /' "$1" | head -20; return 1; }; }
+py() { /usr/bin/python3 - "$@"; }
+
+py "$tmp" <<'PY'
+import numpy as np, sys
+d = sys.argv[1]
+rng = np.random.default_rng(0)
+np.save(f"{d}/a.npy", rng.standard_normal((128, 128)).astype(np.float32))
+np.save(f"{d}/b.npy", rng.standard_normal((128, 128)).astype(np.float32))
+np.save(f"{d}/a64.npy", rng.standard_normal((128, 128)))
+np.save(f"{d}/small.npy", np.ones((2, 128), np.float32))
+np.save(f"{d}/ai.npy", np.ones((128, 128), np.int64))
+PY
+
+check "matmul with inputs" run 0 "$mm" --input A="$tmp/a.npy" --input B="$tmp/b.npy" --output-dir "$tmp/o1"
+check "output named after the returned var" test -f "$tmp/o1/C.npy"
+check "matmul matches numpy" py "$tmp" <<'PY'
+import numpy as np, sys
+d = sys.argv[1]
+a, b, c = np.load(f"{d}/a.npy"), np.load(f"{d}/b.npy"), np.load(f"{d}/o1/C.npy")
+assert c.dtype == np.float32 and c.shape == (128, 128), (c.dtype, c.shape)
+np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+PY
+
+check "summary without --output-dir" run 0 "$mm" --input A="$tmp/a.npy" --input B="$tmp/b.npy"
+check "summary names output" contains "$tmp/out" "^C: f32\[128, 128\] = \["
+check "summary has mean" contains "$tmp/out" "mean="
+
+check "random inputs" run 0 "$mm" --seed 7 --output-dir "$tmp/r1"
+check "random inputs again" run 0 "$mm" --seed 7 --output-dir "$tmp/r2"
+check "random deterministic" cmp -s "$tmp/r1/C.npy" "$tmp/r2/C.npy"
+check "other seed" run 0 "$mm" --seed 8 --output-dir "$tmp/r3"
+check "other seed differs" bash -c "! cmp -s '$tmp/r1/C.npy' '$tmp/r3/C.npy'"
+check "verbose times the run" run 0 "$mm" -v -q
+check "verbose says ms" contains "$tmp/err" "ran @main in .* ms"
+check "quiet prints nothing" bash -c "[[ ! -s '$tmp/out' ]]"
+
+# A prim func entry: written-only buffers are outputs; symbolic n from --dim.
+check "prim entry" run 0 "$src/tests/ir/valid/expressions.ir" --entry scalar --output-dir "$tmp/p"
+check "prim outputs" bash -c "[[ -f '$tmp/p/s.npy' && -f '$tmp/p/flag.npy' ]]"
+check "symbolic dim for random inputs" run 0 "$src/tests/ir/valid/expressions.ir" --entry arith --dim n=5
+check "symbolic dim used" contains "$tmp/out" "^out: f32\[5\]"
+
+check "unknown input" run 1 "$mm" --input Q="$tmp/a.npy"
+check "unknown input names expected ones" contains "$tmp/err" "unknown input 'Q'.*A: f32\[128, 128\], B: f32\[128, 128\]"
+check "missing input" run 1 "$mm" --input A="$tmp/a.npy"
+check "missing input named" contains "$tmp/err" "missing input 'B'"
+check "missing input with --random-inputs" run 0 "$mm" --input A="$tmp/a.npy" --random-inputs
+check "wrong shape" run 1 "$mm" --input A="$tmp/small.npy" --input B="$tmp/b.npy"
+check "wrong shape message" contains "$tmp/err" "input 'A': expected f32\[128, 128\], got f32\[2, 128\]"
+check "wrong dtype" run 1 "$mm" --input A="$tmp/ai.npy" --input B="$tmp/b.npy"
+check "wrong dtype message" contains "$tmp/err" "input 'A': expected f32\[128, 128\], got i64\[128, 128\]"
+check "float64 npy" run 1 "$mm" --input A="$tmp/a64.npy" --input B="$tmp/b.npy"
+check "float64 message" contains "$tmp/err" "input 'A'.*'<f8' is not an mlcc dtype"
+check "missing npy file" run 1 "$mm" --input A="$tmp/nope.npy" --input B="$tmp/b.npy"
+check "missing npy named" contains "$tmp/err" "nope.npy"
+head -c 100 /dev/urandom > "$tmp/garbage.npy"
+check "garbage npy" run 1 "$mm" --input A="$tmp/garbage.npy" --input B="$tmp/b.npy"
+check "bad IR file" run 1 "$src/tests/cli/inspect/undefined_buffer.ir"
+check "bad IR located" contains "$tmp/err" "undefined_buffer.ir:5:[0-9]*: error:"
+check "unknown entry" run 1 "$mm" --entry nosuch
+check "unknown entry named" contains "$tmp/err" "no function @nosuch"
+check "usage: no file" run 2
+check "usage: bad --input" run 2 "$mm" --input A
+check "usage: unknown flag" run 2 "$mm" --no-such-flag
+check "help has an example" run 0 --help
+check "help example" contains "$tmp/out" "mlcc-run lowered.ir --input x=x.npy --output-dir out/"
+check "version" run 0 --version
+check "version line" contains "$tmp/out" "mlcc-run .* (IR format 1)"
+
+echo "run: $fails failure(s)"
+[[ $fails -eq 0 ]]

@@ -1,0 +1,408 @@
+// The reference interpreter: TensorIR semantics (reductions, symbolic shapes,
+// predicates, control flow, intrinsics, integer floor division, casts, thread
+// loops, allocations) checked against values computed in C++, graph-level
+// execution (call_tir, tuples, symbolic batch), and its error messages.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "mlcc/interp/interpreter.h"
+#include "mlcc/ir/parser.h"
+#include "mlcc/ir/verifier.h"
+#include "mlcc/support/diagnostic.h"
+
+namespace {
+
+using mlcc::interp::Interpreter;
+using mlcc::interp::NamedTensor;
+using mlcc::ir::DType;
+using mlcc::ir::Tensor;
+
+mlcc::ir::Module parse(const std::string& body) {
+  mlcc::ir::Module m = mlcc::ir::parseModule("mlcc.ir 1\n" + body, "test.ir");
+  mlcc::ir::verifyModule(m);
+  return m;
+}
+
+Tensor iota(DType t, std::vector<int64_t> shape, double scale = 1.0, double offset = 0.0) {
+  Tensor x = Tensor::zeros(t, std::move(shape));
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, offset + scale * static_cast<double>(i % 17));
+  return x;
+}
+
+// Runs `entry` and returns the output named `name`.
+Tensor runOne(const mlcc::ir::Module& m, const std::string& entry, std::vector<NamedTensor> in,
+              const std::string& name) {
+  Interpreter interp(m);
+  for (auto& o : interp.run(entry, in))
+    if (o.name == name) return o.tensor;
+  ADD_FAILURE() << "no output " << name;
+  return {};
+}
+
+std::string errorOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const mlcc::Error& e) {
+    return e.message();
+  }
+  return "(no error)";
+}
+
+const char* kMatmul = R"(
+prim @mm(%A: f32[n, 8], %B: f32[8, 5], %C: f32[n, 5]) {
+  for %i in 0..n {
+    for %j in 0..5 {
+      for %k in 0..8 {
+        block "C" (%vi = spatial(n, %i), %vj = spatial(5, %j), %vk = reduce(8, %k)) {
+          reads(%A[%vi, %vk], %B[%vk, %vj])
+          writes(%C[%vi, %vj])
+          init {
+            %C[%vi, %vj] = 0.0
+          }
+          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+)";
+
+TEST(InterpTir, MatmulWithInitAndSymbolicN) {
+  auto m = parse(kMatmul);
+  Tensor a = iota(DType::f32, {3, 8}, 0.5, -2.0), b = iota(DType::f32, {8, 5}, 0.25, -1.0);
+  Tensor c = Tensor::zeros(DType::f32, {3, 5});
+  c.set(0, 100.0);  // init must overwrite
+  Interpreter interp(m);
+  interp.runPrim("mm", {&a, &b, &c});
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) {
+      float want = 0;
+      for (int k = 0; k < 8; ++k)
+        want += static_cast<float>(a.at(i * 8 + k)) * static_cast<float>(b.at(k * 5 + j));
+      EXPECT_FLOAT_EQ(c.at(i * 5 + j), want) << i << "," << j;
+    }
+  // As an entry: C is an output (written; read but optional, zero-filled when
+  // not given), n binds from A.
+  Tensor out = runOne(m, "mm", {{"A", a}, {"B", b}}, "C");
+  EXPECT_EQ(out.shape(), (std::vector<int64_t>{3, 5}));
+  EXPECT_FLOAT_EQ(out.at(7), c.at(7));
+}
+
+TEST(InterpTir, NestedBlocksPredicateIfElseAllocThreadLoops) {
+  auto m = parse(R"(
+prim @f(%x: f32[10], %y: f32[10]) {
+  alloc_buffer %tmp: f32[16]
+  for %bx in 0..4 thread_binding(blockIdx.x) {
+    for %tx in 0..4 thread_binding(threadIdx.x) {
+      block "outer" (%v = spatial(16, %bx * 4 + %tx)) {
+        where(%bx * 4 + %tx < 10)
+        reads(%x[%v])
+        writes(%tmp[%v])
+        alloc_buffer %loc: f32[1] local
+        block "inner" () {
+          reads(%x[%v])
+          writes(%loc[0])
+          %loc[0] = %x[%v] * 2.0
+        }
+        if %v % 2 == 0 {
+          %tmp[%v] = %loc[0]
+        } else {
+          %tmp[%v] = -%loc[0]
+        }
+      }
+    }
+  }
+  for %i in 0..10 unrolled {
+    for %z in 0..1 vectorized {
+      %y[%i] = %tmp[%i] + 1.0
+    }
+  }
+}
+)");
+  Tensor x = iota(DType::f32, {10}, 1.0, 0.0);
+  Tensor y = runOne(m, "f", {{"x", x}}, "y");
+  for (int i = 0; i < 10; ++i) EXPECT_FLOAT_EQ(y.at(i), (i % 2 == 0 ? 2.0 * i : -2.0 * i) + 1.0) << i;
+}
+
+TEST(InterpTir, EveryIntrinsicMatchesLibm) {
+  auto m = parse(R"(
+prim @f(%x: f32[8], %y: f32[32, 8], %p: bool[2, 8]) {
+  for %i in 0..8 {
+    %y[0, %i] = exp(%x[%i])
+    %y[1, %i] = exp2(%x[%i])
+    %y[2, %i] = expm1(%x[%i])
+    %y[3, %i] = log(%x[%i])
+    %y[4, %i] = log2(%x[%i])
+    %y[5, %i] = log1p(%x[%i])
+    %y[6, %i] = sqrt(%x[%i])
+    %y[7, %i] = rsqrt(%x[%i])
+    %y[8, %i] = tanh(%x[%i])
+    %y[9, %i] = sigmoid(%x[%i])
+    %y[10, %i] = erf(%x[%i])
+    %y[11, %i] = sin(%x[%i])
+    %y[12, %i] = cos(%x[%i])
+    %y[13, %i] = tan(%x[%i])
+    %y[14, %i] = asin(%x[%i] / 4.0)
+    %y[15, %i] = acos(%x[%i] / 4.0)
+    %y[16, %i] = atan(%x[%i])
+    %y[17, %i] = sinh(%x[%i])
+    %y[18, %i] = cosh(%x[%i])
+    %y[19, %i] = asinh(%x[%i])
+    %y[20, %i] = acosh(%x[%i] + 1.0)
+    %y[21, %i] = atanh(%x[%i] / 4.0)
+    %y[22, %i] = floor(%x[%i] - 1.5)
+    %y[23, %i] = ceil(%x[%i] - 1.5)
+    %y[24, %i] = round(%x[%i] - 1.5)
+    %y[25, %i] = trunc(%x[%i] - 1.5)
+    %y[26, %i] = abs(%x[%i] - 1.5)
+    %y[27, %i] = pow(%x[%i], 1.5)
+    %y[28, %i] = atan2(%x[%i], -1.0)
+    %y[29, %i] = fmod(%x[%i], 0.75)
+    %y[30, %i] = cast<f32>(abs(%i - 4))
+    %p[0, %i] = isnan(log(%x[%i] - 2.0))
+    %p[1, %i] = isinf(log(%x[%i] - 0.125))
+  }
+}
+)");
+  Tensor x = Tensor::zeros(DType::f32, {8});
+  for (int i = 0; i < 8; ++i) x.set(i, 0.125 + 0.375 * i);
+  Interpreter interp(m);
+  auto outs = interp.run("f", {{"x", x}});
+  const Tensor& y = outs[0].tensor;
+  const Tensor& p = outs[1].tensor;
+  for (int i = 0; i < 8; ++i) {
+    float v = static_cast<float>(x.at(i));
+    float want[] = {std::exp(v),
+                    std::exp2(v),
+                    std::expm1(v),
+                    std::log(v),
+                    std::log2(v),
+                    std::log1p(v),
+                    std::sqrt(v),
+                    1.0f / std::sqrt(v),
+                    std::tanh(v),
+                    1.0f / (1.0f + std::exp(-v)),
+                    std::erf(v),
+                    std::sin(v),
+                    std::cos(v),
+                    std::tan(v),
+                    std::asin(v / 4),
+                    std::acos(v / 4),
+                    std::atan(v),
+                    std::sinh(v),
+                    std::cosh(v),
+                    std::asinh(v),
+                    std::acosh(v + 1),
+                    std::atanh(v / 4),
+                    std::floor(v - 1.5f),
+                    std::ceil(v - 1.5f),
+                    std::nearbyint(v - 1.5f),
+                    std::trunc(v - 1.5f),
+                    std::fabs(v - 1.5f),
+                    std::pow(v, 1.5f),
+                    std::atan2(v, -1.0f),
+                    std::fmod(v, 0.75f),
+                    static_cast<float>(std::abs(i - 4))};
+    for (int r = 0; r < 31; ++r) EXPECT_FLOAT_EQ(y.at(r * 8 + i), want[r]) << "row " << r << " x=" << v;
+    EXPECT_EQ(p.at(i), std::isnan(std::log(v - 2.0f)) ? 1.0 : 0.0) << i;
+    EXPECT_EQ(p.at(8 + i), std::isinf(std::log(v - 0.125f)) ? 1.0 : 0.0) << i;
+  }
+}
+
+TEST(InterpTir, IntegerFloorDivModCastsSelect) {
+  auto m = parse(R"(
+prim @f(%a: i64[6], %b: i64[6], %q: i64[6], %r: i64[6], %c: i32[6], %s: i8[6], %f: f32[6], %h: f16[6], %t: f32[6]) {
+  for %i in 0..6 {
+    %q[%i] = %a[%i] / %b[%i]
+    %r[%i] = %a[%i] % %b[%i]
+    %c[%i] = cast<i32>(%f[%i] * 1e+10)
+    %s[%i] = cast<i8>(%a[%i] * 40)
+    %h[%i] = cast<f16>(%f[%i]) + 0.1f16
+    %t[%i] = select(%a[%i] < 0 && %b[%i] > 0, cast<f32>(%a[%i]), cast<f32>(cast<bool>(%b[%i])) * 0.5)
+  }
+}
+)");
+  Tensor a = Tensor::fromValues(DType::i64, {6}, {7, -7, 7, -7, 0, -1});
+  Tensor b = Tensor::fromValues(DType::i64, {6}, {2, 2, -2, -2, 3, 4});
+  Tensor f = Tensor::fromValues(DType::f32, {6}, {1.0, -1.0, 0.5, std::nan(""), 1e-12, 3.0});
+  Interpreter interp(m);
+  std::map<std::string, Tensor> o;
+  for (auto& nt : interp.run("f", {{"a", a}, {"b", b}, {"f", f}})) o[nt.name] = nt.tensor;
+  std::vector<double> q = {3, -4, -4, 3, 0, -1}, r = {1, 1, -1, -1, 0, 3};
+  std::vector<double> c = {2147483647, -2147483648.0, 2147483647, 0, 0, 2147483647};
+  for (int i = 0; i < 6; ++i) {
+    EXPECT_EQ(o["q"].at(i), q[i]) << i;
+    EXPECT_EQ(o["r"].at(i), r[i]) << i;
+    EXPECT_EQ(o["c"].at(i), c[i]) << i;  // saturating, NaN -> 0
+    EXPECT_EQ(o["s"].at(i), static_cast<double>(static_cast<int8_t>(a.at(i) * 40))) << i;  // wraps
+    double ai = a.at(i), bi = b.at(i);
+    EXPECT_EQ(o["t"].at(i), ai < 0 && bi > 0 ? ai : (bi != 0) * 0.5) << i;
+  }
+  EXPECT_EQ(o["h"].at(0), 1.099609375);  // f16(1.0) + f16(0.1), rounded to f16
+}
+
+TEST(InterpTir, ScalarBuffersAndValidSamples) {
+  Interpreter* unused = nullptr;
+  (void)unused;
+  auto m = parse(R"(
+prim @scalar(%s: f32[], %t: i64[], %flag: bool[]) {
+  block "root" () {
+    reads(%s[], %t[])
+    writes(%s[], %flag[])
+    %s[] = %s[] * cast<f32>(%t[] * 2 - 1)
+    %flag[] = %t[] > 0 && %s[] < 1.0
+  }
+}
+)");
+  Interpreter interp(m);
+  auto outs =
+      interp.run("scalar", {{"s", Tensor::scalar(DType::f32, 0.25)}, {"t", Tensor::scalar(DType::i64, 2)}});
+  ASSERT_EQ(outs.size(), 2u);
+  EXPECT_EQ(outs[0].name, "s");
+  EXPECT_FLOAT_EQ(outs[0].tensor.at(0), 0.75);
+  EXPECT_EQ(outs[1].tensor.at(0), 1.0);
+}
+
+TEST(InterpTir, OutOfBoundsIsAClearError) {
+  auto m = parse(R"(
+prim @f(%x: f32[4], %y: f32[4]) {
+  for %i in 0..4 {
+    %y[%i] = %x[%i * 2 - 1]
+  }
+}
+prim @g(%x: i64[4], %y: i64[4]) {
+  for %i in 0..4 {
+    %y[%i] = %x[%i] / (%i - 2)
+  }
+}
+)");
+  Interpreter interp(m);
+  Tensor x = iota(DType::f32, {4});
+  std::string e = errorOf([&] { interp.run("f", {{"x", x}}); });
+  EXPECT_NE(e.find("prim func @f"), std::string::npos) << e;
+  EXPECT_NE(e.find("%x[-1]"), std::string::npos) << e;
+  EXPECT_NE(e.find("f32[4]"), std::string::npos) << e;
+  e = errorOf([&] { interp.run("g", {{"x", iota(DType::i64, {4})}}); });
+  EXPECT_NE(e.find("division by zero"), std::string::npos) << e;
+}
+
+TEST(InterpTir, Matmul256Timing) {
+  std::string text = kMatmul;
+  for (const char* from : {"8", "5"})
+    for (size_t p; (p = text.find(from)) != std::string::npos;) text.replace(p, 1, "N");
+  for (size_t p; (p = text.find('N')) != std::string::npos;) text.replace(p, 1, "256");
+  auto m = parse(text);
+  Tensor a = iota(DType::f32, {256, 256}), b = iota(DType::f32, {256, 256});
+  Tensor c = Tensor::zeros(DType::f32, {256, 256});
+  Interpreter interp(m);
+  auto t0 = std::chrono::steady_clock::now();
+  interp.runPrim("mm", {&a, &b, &c});
+  double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "256^3 matmul interpreted in " << ms << " ms\n";
+  double want = 0;
+  for (int k = 0; k < 256; ++k) want += a.at(3 * 256 + k) * b.at(k * 256 + 9);
+  EXPECT_FLOAT_EQ(c.at(3 * 256 + 9), want);
+}
+
+const char* kGraph = R"(
+graph @main(%x: f32[n, 8], %w: f32[8, 5]) -> (f32[n, 5], f32[n, 5]) {
+  dataflow {
+    %y: f32[n, 5] = call_tir @mm(%x, %w)
+    %z: f32[n, 5] = call_tir @relu(%y)
+    %t: (f32[n, 5], f32[n, 5]) = (%y, %z)
+    %u: f32[n, 5] = %t[1]
+  }
+  return (%y, %u)
+}
+
+prim @relu(%a: f32[m, 5], %b: f32[m, 5]) {
+  for %i in 0..m {
+    for %j in 0..5 {
+      block "relu" (%vi = spatial(m, %i), %vj = spatial(5, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = max(%a[%vi, %vj], 0.0)
+      }
+    }
+  }
+}
+)";
+
+TEST(InterpGraph, CallTirTupleReturnSymbolicBatch) {
+  auto m = parse(std::string(kGraph) + kMatmul);
+  Interpreter interp(m);
+  EXPECT_EQ(interp.defaultEntry(), "main");
+  Tensor x = iota(DType::f32, {4, 8}, 0.5, -3.0), w = iota(DType::f32, {8, 5}, 0.25, -1.0);
+  auto outs = interp.run("main", {{"x", x}, {"w", w}});
+  ASSERT_EQ(outs.size(), 2u);
+  EXPECT_EQ(outs[0].name, "y");
+  EXPECT_EQ(outs[1].name, "u");
+  EXPECT_EQ(outs[1].tensor.shape(), (std::vector<int64_t>{4, 5}));
+  bool some_negative = false;
+  for (int i = 0; i < 20; ++i) {
+    double y = outs[0].tensor.at(i);
+    some_negative |= y < 0;
+    EXPECT_EQ(outs[1].tensor.at(i), std::max(y, 0.0));
+  }
+  EXPECT_TRUE(some_negative);
+}
+
+TEST(InterpGraph, InputErrorsNameTheInput) {
+  auto m = parse(std::string(R"(
+graph @main(%x: f32[n, 8], %x2: f32[n, 8], %w: f32[8, 5]) -> f32[n, 5] {
+  %y: f32[n, 5] = call_tir @mm(%x, %w)
+  return %y
+}
+)") + kMatmul);
+  Interpreter interp(m);
+  Tensor w = iota(DType::f32, {8, 5});
+  std::string e = errorOf([&] {
+    interp.run("main", {{"x", iota(DType::f32, {4, 8})}, {"x2", iota(DType::f32, {5, 8})}, {"w", w}});
+  });
+  EXPECT_NE(e.find("input 'x2'"), std::string::npos) << e;
+  EXPECT_NE(e.find("input 'x'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'n' is 4"), std::string::npos) << e;
+  e = errorOf([&] {
+    interp.run(
+        "main",
+        {{"x", iota(DType::f32, {4, 8})}, {"x2", iota(DType::f32, {4, 8})}, {"w", iota(DType::f32, {8, 6})}});
+  });
+  EXPECT_NE(e.find("input 'w': expected f32[8, 5], got f32[8, 6]"), std::string::npos) << e;
+  e = errorOf([&] {
+    interp.run("main", {{"x", iota(DType::i64, {4, 8})}, {"x2", iota(DType::f32, {4, 8})}, {"w", w}});
+  });
+  EXPECT_NE(e.find("input 'x': expected f32[n, 8], got i64[4, 8]"), std::string::npos) << e;
+  e = errorOf([&] { interp.run("main", {{"x", w}, {"w", w}}); });
+  EXPECT_NE(e.find("missing input 'x2'"), std::string::npos) << e;
+  e = errorOf([&] { interp.run("main", {{"nope", w}}); });
+  EXPECT_NE(e.find("unknown input 'nope'"), std::string::npos) << e;
+  EXPECT_NE(e.find("x, x2, w"), std::string::npos) << e;
+}
+
+TEST(InterpGraph, CallExternAndInlineConstAndSubFunction) {
+  auto m = parse(R"(
+graph @main(%x: f32[3]) -> (f32[3], f32[3]) {
+  %c: f32[3] = const [1.0, -2.0, 0.5]
+  %s: f32[3] = call @sub(%x, %c)
+  %e: f32[3] = call_extern "blas.axpy"(%x, %c)
+  return (%s, %e)
+}
+graph @sub(%a: f32[k], %b: f32[k]) -> f32[k] {
+  %r: f32[k] = call_tir @add(%a, %b)
+  return %r
+}
+prim @add(%a: f32[k], %b: f32[k], %c: f32[k]) {
+  for %i in 0..k {
+    %c[%i] = %a[%i] + %b[%i]
+  }
+}
+)");
+  Interpreter interp(m);
+  std::string e = errorOf([&] { interp.run("main", {{"x", iota(DType::f32, {3})}}); });
+  EXPECT_NE(e.find("call_extern 'blas.axpy' cannot be interpreted yet"), std::string::npos) << e;
+  auto outs = interp.run("sub", {{"a", iota(DType::f32, {3})}, {"b", iota(DType::f32, {3}, 2.0)}});
+  EXPECT_EQ(outs[0].tensor.at(2), 6.0);
+}
+
+}  // namespace
