@@ -1,6 +1,264 @@
-// TEMPORARY (ops branch scaffolding): the conv op family is being written; it registers nothing yet.
+// The convolution op family: conv2d and conv2d_transpose (NCHW, OIHW
+// weights; conv2d_transpose weights are [C, O/groups, KH, KW]). Reference
+// kernels: im2col (col2im for the transpose) around the blocked f32 GEMM.
+#include <algorithm>
+
+#include "nn_util.h"
 #include "op_families.h"
 
 namespace mlcc::ops {
-void registerConvOps(std::vector<OpDef>& ops) { (void)ops; }
+
+using ir::DType;
+using ir::PrimExpr;
+using ir::Tensor;
+using ir::Type;
+using nn::fail;
+
+namespace {
+
+struct ConvAttrs {
+  int64_t sh, sw;            // strides
+  int64_t pt, pl, pb, pr;    // padding: top, left, bottom, right
+  int64_t dh, dw;            // dilation
+  int64_t oph = 0, opw = 0;  // output_padding (transpose)
+  int64_t groups;
+};
+
+ConvAttrs convAttrs(const ir::Attrs& attrs, const char* op, bool transpose) {
+  ConvAttrs a{};
+  auto s = nn::intsAttr(attrs, "strides", op, 2, 1);
+  auto p = nn::intsAttr(attrs, "padding", op, 4, 0);
+  auto d = nn::intsAttr(attrs, "dilation", op, 2, 1);
+  a.sh = s[0], a.sw = s[1];
+  a.pt = p[0], a.pl = p[1], a.pb = p[2], a.pr = p[3];
+  a.dh = d[0], a.dw = d[1];
+  a.groups = attrInt(attrs, "groups");
+  if (a.groups < 1) fail(op, "attribute 'groups' must be >= 1, not " + std::to_string(a.groups));
+  if (transpose) {
+    auto o = nn::intsAttr(attrs, "output_padding", op, 2, 0);
+    a.oph = o[0], a.opw = o[1];
+  }
+  return a;
+}
+
+// `what` (a channel count) must be a multiple of groups when it is constant.
+void checkGroups(const PrimExpr& channels, int64_t groups, const char* op, const char* what) {
+  int64_t c;
+  if (ir::asConstInt(channels, &c) && c % groups != 0)
+    fail(op, "groups = " + std::to_string(groups) + " does not divide the " + std::to_string(c) + " " + what);
+}
+
+void checkPositive(const PrimExpr& d, const char* op, const std::string& what) {
+  int64_t v;
+  if (ir::asConstInt(d, &v) && v <= 0) fail(op, what + " would be " + std::to_string(v) + ", not positive");
+}
+
+// ---- conv2d -----------------------------------------------------------------
+
+// floor((in + pad - dilation * (k - 1) - 1) / stride) + 1, written as
+// (in + c) / stride so that a symbolic `h` with "same" padding stays `h`.
+PrimExpr convOutDim(const PrimExpr& in, const PrimExpr& k, int64_t pad, int64_t stride, int64_t dilation) {
+  int64_t kc;
+  if (ir::asConstInt(k, &kc))
+    return dimFloorDiv(dimAdd(in, dimConst(pad - dilation * (kc - 1) - 1 + stride)), dimConst(stride));
+  PrimExpr eff = dimAdd(dimMul(dimSub(k, dimConst(1)), dimConst(dilation)), dimConst(1));
+  PrimExpr span = dimSub(dimAdd(in, dimConst(pad)), eff);
+  return dimAdd(dimFloorDiv(span, dimConst(stride)), dimConst(1));
+}
+
+Type inferConv2d(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const char* op = "conv2d";
+  const Type& x = nn::operand(inputs, 0, op, 4, "the input");
+  const Type& w = nn::operand(inputs, 1, op, 4, "the weight");
+  nn::requireFloat(x, op, "the input");
+  nn::requireSameDType(x, w, op);
+  ConvAttrs a = convAttrs(attrs, op, false);
+  checkGroups(x.shape[1], a.groups, op, "input channels");
+  checkGroups(w.shape[0], a.groups, op, "output channels of the weight");
+  PrimExpr expect = dimMul(w.shape[1], dimConst(a.groups));
+  if (!dimEqual(x.shape[1], expect))
+    fail(op, "input has " + nn::dimStr(x.shape[1]) + " channels but the weight expects " +
+                 nn::dimStr(expect) + " (groups = " + std::to_string(a.groups) + ")");
+  PrimExpr oh = convOutDim(x.shape[2], w.shape[2], a.pt + a.pb, a.sh, a.dh);
+  PrimExpr ow = convOutDim(x.shape[3], w.shape[3], a.pl + a.pr, a.sw, a.dw);
+  checkPositive(oh, op, "the output height");
+  checkPositive(ow, op, "the output width");
+  return Type::tensor(x.dtype, {x.shape[0], w.shape[0], oh, ow});
+}
+
+std::vector<Tensor> computeConv2d(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& tx = inputs[0];
+  const Tensor& tw = inputs[1];
+  ConvAttrs a = convAttrs(attrs, "conv2d", false);
+  const auto& xs = tx.shape();
+  const auto& ws = tw.shape();
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  int64_t O = ws[0], KH = ws[2], KW = ws[3];
+  int64_t G = a.groups, Cg = C / G, Og = O / G;
+  int64_t OH = (H + a.pt + a.pb - a.dh * (KH - 1) - 1) / a.sh + 1;
+  int64_t OW = (W + a.pl + a.pr - a.dw * (KW - 1) - 1) / a.sw + 1;
+  std::vector<int64_t> oshape{N, O, OH, OW};
+  std::vector<float> sx, sw;
+  const float* x = nn::f32Data(tx, sx);
+  const float* w = nn::f32Data(tw, sw);
+  Tensor out = Tensor::zeros(DType::f32, oshape);
+  float* o = out.mutableData<float>();
+  int64_t HW = H * W, OHW = OH * OW, R = Cg * KH * KW;
+  bool direct =
+      KH == 1 && KW == 1 && a.sh == 1 && a.sw == 1 && a.pt == 0 && a.pl == 0 && a.pb == 0 && a.pr == 0;
+  std::vector<float> col(direct ? 0 : static_cast<size_t>(R * OHW));
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t g = 0; g < G; ++g) {
+      const float* xg = x + (n * C + g * Cg) * HW;
+      const float* b = xg;
+      if (!direct) {
+        for (int64_t c = 0; c < Cg; ++c) {
+          for (int64_t kh = 0; kh < KH; ++kh) {
+            for (int64_t kw = 0; kw < KW; ++kw) {
+              float* dst = col.data() + ((c * KH + kh) * KW + kw) * OHW;
+              int64_t woff = kw * a.dw - a.pl;
+              int64_t lo, hi;
+              nn::validRange(OW, a.sw, woff, W, &lo, &hi);
+              for (int64_t oh = 0; oh < OH; ++oh) {
+                float* d = dst + oh * OW;
+                int64_t ih = oh * a.sh - a.pt + kh * a.dh;
+                if (ih < 0 || ih >= H) {
+                  std::fill(d, d + OW, 0.0f);
+                  continue;
+                }
+                const float* src = xg + (c * H + ih) * W;
+                std::fill(d, d + lo, 0.0f);
+                if (a.sw == 1) {
+                  for (int64_t ow = lo; ow < hi; ++ow) d[ow] = src[ow + woff];
+                } else {
+                  for (int64_t ow = lo; ow < hi; ++ow) d[ow] = src[ow * a.sw + woff];
+                }
+                std::fill(d + hi, d + OW, 0.0f);
+              }
+            }
+          }
+        }
+        b = col.data();
+      }
+      nn::sgemm(Og, OHW, R, w + g * Og * R, R, 1, b, OHW, 1, o + (n * O + g * Og) * OHW, OHW, false);
+    }
+  }
+  if (tx.dtype() != DType::f32) out = nn::fromF32(tx.dtype(), oshape, o);
+  return {out};
+}
+
+int64_t flopsConv2d(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  if (inputs.size() < 2 || !inputs[1].isTensor() || inputs[1].rank() != 4) return 0;
+  // output N*O*OH*OW, times C/groups*KH*KW (the weight's dims 1..3).
+  const auto& ws = inputs[1].shape;
+  return 2 * nn::staticCount(output.shape) * nn::staticCount({ws[1], ws[2], ws[3]});
+}
+
+// ---- conv2d_transpose ---------------------------------------------------------
+
+Type inferConv2dTranspose(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const char* op = "conv2d_transpose";
+  const Type& x = nn::operand(inputs, 0, op, 4, "the input");
+  const Type& w = nn::operand(inputs, 1, op, 4, "the weight");
+  nn::requireFloat(x, op, "the input");
+  nn::requireSameDType(x, w, op);
+  ConvAttrs a = convAttrs(attrs, op, true);
+  checkGroups(x.shape[1], a.groups, op, "input channels");
+  if (!dimEqual(x.shape[1], w.shape[0]))
+    fail(op, "input has " + nn::dimStr(x.shape[1]) + " channels but the weight expects " +
+                 nn::dimStr(w.shape[0]) + " (its shape is [C, O/groups, KH, KW])");
+  // (in - 1) * s - pad + d * (k - 1) + output_padding + 1
+  auto outDim = [&](const PrimExpr& in, const PrimExpr& k, int64_t s, int64_t pad, int64_t d, int64_t opad) {
+    int64_t kc;
+    if (ir::asConstInt(k, &kc))
+      return dimAdd(dimMul(in, dimConst(s)), dimConst(d * (kc - 1) + opad + 1 - pad - s));
+    PrimExpr base = dimMul(dimSub(in, dimConst(1)), dimConst(s));
+    PrimExpr kext = dimMul(dimSub(k, dimConst(1)), dimConst(d));
+    return dimAdd(dimAdd(base, kext), dimConst(opad + 1 - pad));
+  };
+  PrimExpr oh = outDim(x.shape[2], w.shape[2], a.sh, a.pt + a.pb, a.dh, a.oph);
+  PrimExpr ow = outDim(x.shape[3], w.shape[3], a.sw, a.pl + a.pr, a.dw, a.opw);
+  checkPositive(oh, op, "the output height");
+  checkPositive(ow, op, "the output width");
+  return Type::tensor(x.dtype, {x.shape[0], dimMul(w.shape[1], dimConst(a.groups)), oh, ow});
+}
+
+std::vector<Tensor> computeConv2dTranspose(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& tx = inputs[0];
+  const Tensor& tw = inputs[1];
+  ConvAttrs a = convAttrs(attrs, "conv2d_transpose", true);
+  const auto& xs = tx.shape();
+  const auto& ws = tw.shape();
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  int64_t Og = ws[1], KH = ws[2], KW = ws[3];
+  int64_t G = a.groups, Cg = C / G, O = Og * G;
+  int64_t OH = (H - 1) * a.sh - a.pt - a.pb + a.dh * (KH - 1) + a.oph + 1;
+  int64_t OW = (W - 1) * a.sw - a.pl - a.pr + a.dw * (KW - 1) + a.opw + 1;
+  std::vector<int64_t> oshape{N, O, OH, OW};
+  std::vector<float> sx, sw;
+  const float* x = nn::f32Data(tx, sx);
+  const float* w = nn::f32Data(tw, sw);
+  Tensor out = Tensor::zeros(DType::f32, oshape);
+  float* o = out.mutableData<float>();
+  int64_t HW = H * W, OHW = OH * OW, R = Og * KH * KW;
+  std::vector<float> col(static_cast<size_t>(R * HW));
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t g = 0; g < G; ++g) {
+      // col[r, hw] = sum_c w[g*Cg + c, r] * x[n, g*Cg + c, hw]
+      nn::sgemm(R, HW, Cg, w + g * Cg * R, 1, R, x + (n * C + g * Cg) * HW, HW, 1, col.data(), HW, false);
+      float* og = o + (n * O + g * Og) * OHW;
+      for (int64_t oc = 0; oc < Og; ++oc) {
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const float* src = col.data() + ((oc * KH + kh) * KW + kw) * HW;
+            int64_t woff = kw * a.dw - a.pl;
+            int64_t lo, hi;
+            nn::validRange(W, a.sw, woff, OW, &lo, &hi);
+            for (int64_t ih = 0; ih < H; ++ih) {
+              int64_t oh = ih * a.sh - a.pt + kh * a.dh;
+              if (oh < 0 || oh >= OH) continue;
+              float* d = og + (oc * OH + oh) * OW;
+              const float* s = src + ih * W;
+              if (a.sw == 1) {
+                for (int64_t iw = lo; iw < hi; ++iw) d[iw + woff] += s[iw];
+              } else {
+                for (int64_t iw = lo; iw < hi; ++iw) d[iw * a.sw + woff] += s[iw];
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  if (tx.dtype() != DType::f32) out = nn::fromF32(tx.dtype(), oshape, o);
+  return {out};
+}
+
+int64_t flopsConv2dTranspose(const std::vector<Type>& inputs, const Type&, const ir::Attrs&) {
+  if (inputs.size() < 2 || !inputs[0].isTensor() || !inputs[1].isTensor() || inputs[1].rank() != 4) return 0;
+  // every input element meets O/groups * KH * KW weights.
+  const auto& ws = inputs[1].shape;
+  return 2 * nn::staticCount(inputs[0].shape) * nn::staticCount({ws[1], ws[2], ws[3]});
+}
+
+std::vector<AttrSpec> convSpecs(bool transpose) {
+  std::vector<AttrSpec> specs{
+      {"strides", AttrKind::Ints, ir::AttrValue::ints({1, 1})},
+      {"padding", AttrKind::Ints, ir::AttrValue::ints({0, 0, 0, 0})},
+      {"dilation", AttrKind::Ints, ir::AttrValue::ints({1, 1})},
+      {"groups", AttrKind::Int, ir::AttrValue(int64_t{1})},
+  };
+  if (transpose) specs.push_back({"output_padding", AttrKind::Ints, ir::AttrValue::ints({0, 0})});
+  return specs;
+}
+
+}  // namespace
+
+void registerConvOps(std::vector<OpDef>& ops) {
+  ops.push_back({"conv2d", 2, 2, OpPattern::OutEwiseFusable, convSpecs(false), inferConv2d, computeConv2d,
+                 flopsConv2d});
+  ops.push_back({"conv2d_transpose", 2, 2, OpPattern::OutEwiseFusable, convSpecs(true), inferConv2dTranspose,
+                 computeConv2dTranspose, flopsConv2dTranspose});
+}
+
 }  // namespace mlcc::ops

@@ -1,6 +1,563 @@
-// TEMPORARY (ops branch scaffolding): the elementwise op family is being written; it registers nothing yet.
+// Elementwise ops (artifacts_schema/ops.md): unary math and activations,
+// broadcasting binary/ternary ops (arithmetic, comparisons, logical, where),
+// clip and cast. f32 runs in tight typed loops; f16/bf16 are staged through
+// f32 (computed in f32, rounded once to the dtype); integer and bool dtypes
+// run on their own storage types.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "elementwise_util.h"
+#include "mlcc/ir/float_bits.h"
 #include "op_families.h"
 
 namespace mlcc::ops {
-void registerElementwiseOps(std::vector<OpDef>& ops) { (void)ops; }
+
+namespace {
+
+using ew::DClass;
+using ir::DType;
+using ir::Tensor;
+using ir::Type;
+
+constexpr double kPi = 3.14159265358979323846;
+
+// ---------------------------------------------------------------------------
+// Integer arithmetic with wrap-around (no undefined behaviour on overflow).
+
+template <class T>
+T wrapAdd(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return a + b;
+  else
+    return static_cast<T>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+template <class T>
+T wrapSub(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return a - b;
+  else
+    return static_cast<T>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+template <class T>
+T wrapMul(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    return a * b;
+  else
+    return static_cast<T>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+}
+template <class T>
+T wrapNeg(T a) {
+  if constexpr (std::is_floating_point_v<T>)
+    return -a;
+  else
+    return static_cast<T>(uint64_t{0} - static_cast<uint64_t>(a));
+}
+
+template <class T>
+T divOp(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return a / b;
+  } else {
+    if (b == 0) return 0;
+    if (b == -1) return wrapNeg(a);
+    return static_cast<T>(a / b);  // truncates toward zero (ONNX)
+  }
+}
+
+template <class T>
+T modOp(T a, T b, bool fmod) {
+  if constexpr (std::is_floating_point_v<T>) {
+    T r = std::fmod(a, b);
+    if (fmod) return r;
+    if (r != 0) {
+      if ((b < 0) != (r < 0)) r += b;
+    } else {
+      r = std::copysign(T(0), b);
+    }
+    return r;
+  } else {
+    if (b == 0 || b == -1) return 0;
+    T r = static_cast<T>(a % b);
+    if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
+    return r;
+  }
+}
+
+template <class T>
+T powOp(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::pow(a, b);
+  } else {
+    if (b < 0) return a == 1 ? T(1) : a == -1 ? ((b & 1) ? T(-1) : T(1)) : T(0);
+    uint64_t base = static_cast<uint64_t>(a), r = 1;
+    for (uint64_t e = static_cast<uint64_t>(b); e; e >>= 1) {
+      if (e & 1) r *= base;
+      base *= base;
+    }
+    return static_cast<T>(r);
+  }
+}
+
+template <class T>
+T maxOp(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (a != a || b != b) return a != a ? a : b;  // NaN propagates (numpy)
+  return a < b ? b : a;
+}
+template <class T>
+T minOp(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (a != a || b != b) return a != a ? a : b;
+  return b < a ? b : a;
+}
+
+// ---------------------------------------------------------------------------
+// Type inference helpers.
+
+Type inferUnary(const std::string& op, const std::vector<Type>& in, DClass cls, bool bool_result) {
+  const Type& x = tensorOperand(in, 0, op.c_str());
+  ew::checkClass(op, x.dtype, cls);
+  return Type::tensor(bool_result ? DType::boolean : x.dtype, x.shape);
+}
+
+Shape broadcastAll(const std::string& op, const std::vector<Type>& in) {
+  Shape s = tensorOperand(in, 0, op.c_str()).shape;
+  for (size_t i = 1; i < in.size(); ++i)
+    s = broadcastShapes(s, tensorOperand(in, i, op.c_str()).shape, op.c_str());
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Unary ops.
+
+template <class TI, class TO, class F>
+void mapLoop(const TI* x, TO* o, int64_t n, F f) {
+  for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+}
+
+// A float unary op: `make(attrs)` returns the f32 function.
+template <class Make>
+void addFloatUnary(std::vector<OpDef>& ops, const std::string& name, std::vector<AttrSpec> attrs, Make make) {
+  OpDef d;
+  d.name = name;
+  d.pattern = OpPattern::Elementwise;
+  d.attrs = std::move(attrs);
+  d.infer = [name, make](const std::vector<Type>& in, const ir::Attrs& a) {
+    (void)make(a);  // validates the attributes (gelu's approximate)
+    return inferUnary(name, in, DClass::Float, false);
+  };
+  d.compute = [make](const std::vector<Tensor>& in, const ir::Attrs& a) {
+    Tensor x = ew::toF32(in[0]);
+    Tensor out = Tensor::zeros(DType::f32, x.shape());
+    mapLoop(x.data<float>(), out.mutableData<float>(), x.numel(), make(a));
+    return std::vector<Tensor>{ew::fromF32(out, in[0].dtype())};
+  };
+  ops.push_back(std::move(d));
+}
+
+// A float -> bool predicate (isnan, isinf).
+template <class F>
+void addFloatPredicate(std::vector<OpDef>& ops, const std::string& name, F f) {
+  OpDef d;
+  d.name = name;
+  d.pattern = OpPattern::Elementwise;
+  d.infer = [name](const std::vector<Type>& in, const ir::Attrs&) {
+    return inferUnary(name, in, DClass::Float, true);
+  };
+  d.compute = [f](const std::vector<Tensor>& in, const ir::Attrs&) {
+    Tensor x = ew::toF32(in[0]);
+    Tensor out = Tensor::zeros(DType::boolean, x.shape());
+    mapLoop(x.data<float>(), out.mutableData<uint8_t>(), x.numel(),
+            [f](float v) { return static_cast<uint8_t>(f(v) ? 1 : 0); });
+    return std::vector<Tensor>{out};
+  };
+  ops.push_back(std::move(d));
+}
+
+// A numeric unary op with one generic function for floats and integers.
+template <class F>
+void addNumUnary(std::vector<OpDef>& ops, const std::string& name, F f) {
+  OpDef d;
+  d.name = name;
+  d.pattern = OpPattern::Elementwise;
+  d.infer = [name](const std::vector<Type>& in, const ir::Attrs&) {
+    return inferUnary(name, in, DClass::Num, false);
+  };
+  d.compute = [f](const std::vector<Tensor>& in, const ir::Attrs&) {
+    DType t = in[0].dtype();
+    if (ir::isFloat(t)) {
+      Tensor x = ew::toF32(in[0]);
+      Tensor out = Tensor::zeros(DType::f32, x.shape());
+      mapLoop(x.data<float>(), out.mutableData<float>(), x.numel(), [f](float v) { return f(v); });
+      return std::vector<Tensor>{ew::fromF32(out, t)};
+    }
+    Tensor out = Tensor::zeros(t, in[0].shape());
+    ew::dispatchStorage(t, [&](auto tag) {
+      using T = decltype(tag);
+      mapLoop(in[0].data<T>(), out.mutableData<T>(), out.numel(), [f](T v) { return static_cast<T>(f(v)); });
+    });
+    return std::vector<Tensor>{out};
+  };
+  ops.push_back(std::move(d));
+}
+
+AttrSpec floatAttr(const char* name, double def) {
+  return AttrSpec{name, AttrKind::Float, ir::AttrValue(def)};
+}
+
+template <class F>
+auto plain(F f) {
+  return [f](const ir::Attrs&) { return f; };
+}
+
+void registerUnary(std::vector<OpDef>& ops) {
+  addNumUnary(ops, "relu", [](auto x) { return x < decltype(x)(0) ? decltype(x)(0) : x; });
+  addNumUnary(ops, "abs", [](auto x) { return x < decltype(x)(0) ? wrapNeg(x) : x; });
+  addNumUnary(ops, "negative", [](auto x) { return wrapNeg(x); });
+  addNumUnary(ops, "sign", [](auto x) {
+    using T = decltype(x);
+    return x > T(0) ? T(1) : x < T(0) ? T(-1) : x;  // keeps 0 and NaN
+  });
+
+  addFloatUnary(ops, "leaky_relu", {floatAttr("alpha", 0.01)}, [](const ir::Attrs& a) {
+    float alpha = static_cast<float>(attrFloat(a, "alpha"));
+    return [alpha](float x) { return x < 0 ? alpha * x : x; };
+  });
+  addFloatUnary(ops, "elu", {floatAttr("alpha", 1.0)}, [](const ir::Attrs& a) {
+    float alpha = static_cast<float>(attrFloat(a, "alpha"));
+    return [alpha](float x) { return x < 0 ? alpha * std::expm1(x) : x; };
+  });
+  addFloatUnary(
+      ops, "selu",
+      {floatAttr("alpha", 1.67326319217681884765625), floatAttr("gamma", 1.05070102214813232421875)},
+      [](const ir::Attrs& a) {
+        float alpha = static_cast<float>(attrFloat(a, "alpha"));
+        float gamma = static_cast<float>(attrFloat(a, "gamma"));
+        return [alpha, gamma](float x) { return gamma * (x <= 0 ? alpha * std::expm1(x) : x); };
+      });
+  addFloatUnary(ops, "gelu", {AttrSpec{"approximate", AttrKind::Str, ir::AttrValue("none")}},
+                [](const ir::Attrs& a) {
+                  const std::string& mode = attrStr(a, "approximate");
+                  bool tanh_form = mode == "tanh";
+                  if (!tanh_form && mode != "none")
+                    throw Error("op 'gelu': attribute 'approximate' must be \"none\" or \"tanh\", not \"" +
+                                mode + "\"");
+                  const float k = static_cast<float>(std::sqrt(2.0 / kPi));
+                  const float inv_sqrt2 = static_cast<float>(1.0 / std::sqrt(2.0));
+                  return [tanh_form, k, inv_sqrt2](float x) {
+                    if (tanh_form) return 0.5f * x * (1.0f + std::tanh(k * (x + 0.044715f * x * x * x)));
+                    return 0.5f * x * (1.0f + std::erf(x * inv_sqrt2));
+                  };
+                });
+  addFloatUnary(ops, "sigmoid", {}, plain([](float x) { return 1.0f / (1.0f + std::exp(-x)); }));
+  addFloatUnary(ops, "hard_sigmoid", {floatAttr("alpha", 0.2), floatAttr("beta", 0.5)},
+                [](const ir::Attrs& a) {
+                  float alpha = static_cast<float>(attrFloat(a, "alpha"));
+                  float beta = static_cast<float>(attrFloat(a, "beta"));
+                  return [alpha, beta](float x) { return std::max(0.0f, std::min(1.0f, alpha * x + beta)); };
+                });
+  addFloatUnary(ops, "hard_swish", {},
+                plain([](float x) { return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f)); }));
+  addFloatUnary(ops, "silu", {}, plain([](float x) { return x / (1.0f + std::exp(-x)); }));
+  addFloatUnary(ops, "softplus", {},
+                plain([](float x) { return std::max(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))); }));
+  addFloatUnary(ops, "softsign", {}, plain([](float x) { return x / (1.0f + std::fabs(x)); }));
+  addFloatUnary(ops, "tanh", {}, plain([](float x) { return std::tanh(x); }));
+  addFloatUnary(ops, "exp", {}, plain([](float x) { return std::exp(x); }));
+  addFloatUnary(ops, "log", {}, plain([](float x) { return std::log(x); }));
+  addFloatUnary(ops, "sqrt", {}, plain([](float x) { return std::sqrt(x); }));
+  addFloatUnary(ops, "rsqrt", {}, plain([](float x) { return 1.0f / std::sqrt(x); }));
+  addFloatUnary(ops, "erf", {}, plain([](float x) { return std::erf(x); }));
+  addFloatUnary(ops, "sin", {}, plain([](float x) { return std::sin(x); }));
+  addFloatUnary(ops, "cos", {}, plain([](float x) { return std::cos(x); }));
+  addFloatUnary(ops, "tan", {}, plain([](float x) { return std::tan(x); }));
+  addFloatUnary(ops, "asin", {}, plain([](float x) { return std::asin(x); }));
+  addFloatUnary(ops, "acos", {}, plain([](float x) { return std::acos(x); }));
+  addFloatUnary(ops, "atan", {}, plain([](float x) { return std::atan(x); }));
+  addFloatUnary(ops, "sinh", {}, plain([](float x) { return std::sinh(x); }));
+  addFloatUnary(ops, "cosh", {}, plain([](float x) { return std::cosh(x); }));
+  addFloatUnary(ops, "asinh", {}, plain([](float x) { return std::asinh(x); }));
+  addFloatUnary(ops, "acosh", {}, plain([](float x) { return std::acosh(x); }));
+  addFloatUnary(ops, "atanh", {}, plain([](float x) { return std::atanh(x); }));
+  addFloatUnary(ops, "floor", {}, plain([](float x) { return std::floor(x); }));
+  addFloatUnary(ops, "ceil", {}, plain([](float x) { return std::ceil(x); }));
+  // Half to even: nearbyint in the default rounding mode (FE_TONEAREST).
+  addFloatUnary(ops, "round", {}, plain([](float x) { return std::nearbyint(x); }));
+  addFloatUnary(ops, "reciprocal", {}, plain([](float x) { return 1.0f / x; }));
+  addFloatPredicate(ops, "isnan", [](float x) { return std::isnan(x); });
+  addFloatPredicate(ops, "isinf", [](float x) { return std::isinf(x); });
+
+  OpDef lnot;
+  lnot.name = "logical_not";
+  lnot.pattern = OpPattern::Elementwise;
+  lnot.infer = [](const std::vector<Type>& in, const ir::Attrs&) {
+    return inferUnary("logical_not", in, DClass::Bool, false);
+  };
+  lnot.compute = [](const std::vector<Tensor>& in, const ir::Attrs&) {
+    Tensor out = Tensor::zeros(DType::boolean, in[0].shape());
+    mapLoop(in[0].data<uint8_t>(), out.mutableData<uint8_t>(), out.numel(),
+            [](uint8_t v) { return static_cast<uint8_t>(v ? 0 : 1); });
+    return std::vector<Tensor>{out};
+  };
+  ops.push_back(std::move(lnot));
+}
+
+// ---------------------------------------------------------------------------
+// Broadcasting binary ops.
+
+template <class TI, class TO, class F>
+void binaryLoop(const TI* a, const TI* b, TO* o, const ew::BcastPlan& plan, F f) {
+  plan.run([&](int64_t oo, const int64_t* offs, int64_t n, const int64_t* st) {
+    const TI* pa = a + offs[0];
+    const TI* pb = b + offs[1];
+    TO* po = o + oo;
+    if (st[0] == 1 && st[1] == 1) {
+      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+    } else if (st[0] == 1 && st[1] == 0) {
+      const TI bv = *pb;
+      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], bv);
+    } else if (st[0] == 0 && st[1] == 1) {
+      const TI av = *pa;
+      for (int64_t i = 0; i < n; ++i) po[i] = f(av, pb[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i * st[0]], pb[i * st[1]]);
+    }
+  });
+}
+
+enum class BinKind : uint8_t { Arith, Compare, Logical };
+
+// `make(attrs)` returns a generic function (a, b) -> result.
+template <class Make>
+void addBinary(std::vector<OpDef>& ops, const std::string& name, BinKind kind, std::vector<AttrSpec> attrs,
+               Make make) {
+  OpDef d;
+  d.name = name;
+  d.min_inputs = d.max_inputs = 2;
+  d.pattern = OpPattern::Broadcast;
+  d.attrs = std::move(attrs);
+  DClass cls = kind == BinKind::Arith ? DClass::Num : kind == BinKind::Compare ? DClass::Any : DClass::Bool;
+  d.infer = [name, kind, cls](const std::vector<Type>& in, const ir::Attrs&) {
+    const Type& a = tensorOperand(in, 0, name.c_str());
+    tensorOperand(in, 1, name.c_str());
+    ew::checkClass(name, a.dtype, cls);
+    ew::checkSameDType(name, in);
+    Shape s = broadcastAll(name, in);
+    return Type::tensor(kind == BinKind::Arith ? a.dtype : DType::boolean, s);
+  };
+  d.compute = [make, kind](const std::vector<Tensor>& in, const ir::Attrs& attrs) {
+    DType t = in[0].dtype();
+    std::vector<int64_t> shape = ew::broadcastConcrete({in[0].shape(), in[1].shape()});
+    ew::BcastPlan plan(shape, {in[0].shape(), in[1].shape()});
+    auto f = make(attrs);
+    bool stage = t == DType::f16 || t == DType::bf16;
+    Tensor a = stage ? ew::toF32(in[0]) : in[0];
+    Tensor b = stage ? ew::toF32(in[1]) : in[1];
+    DType st = stage ? DType::f32 : t;
+    DType rt = kind == BinKind::Arith ? st : DType::boolean;
+    Tensor out = Tensor::zeros(rt, shape);
+    ew::dispatchStorage(st, [&](auto tag) {
+      using T = decltype(tag);
+      if (kind != BinKind::Arith) {
+        binaryLoop(a.data<T>(), b.data<T>(), out.mutableData<uint8_t>(), plan,
+                   [&f](T x, T y) { return static_cast<uint8_t>(f(x, y) ? 1 : 0); });
+      } else if constexpr (!std::is_same_v<T, uint8_t>) {  // bool has no arithmetic (rejected by infer)
+        binaryLoop(a.data<T>(), b.data<T>(), out.mutableData<T>(), plan,
+                   [&f](T x, T y) { return static_cast<T>(f(x, y)); });
+      }
+    });
+    if (stage && kind == BinKind::Arith) out = ew::fromF32(out, t);
+    return std::vector<Tensor>{out};
+  };
+  ops.push_back(std::move(d));
+}
+
+void registerBinary(std::vector<OpDef>& ops) {
+  auto arith = [&](const char* name, auto f) { addBinary(ops, name, BinKind::Arith, {}, plain(f)); };
+  arith("add", [](auto a, auto b) { return wrapAdd(a, b); });
+  arith("subtract", [](auto a, auto b) { return wrapSub(a, b); });
+  arith("multiply", [](auto a, auto b) { return wrapMul(a, b); });
+  arith("divide", [](auto a, auto b) { return divOp(a, b); });
+  arith("maximum", [](auto a, auto b) { return maxOp(a, b); });
+  arith("minimum", [](auto a, auto b) { return minOp(a, b); });
+  arith("power", [](auto a, auto b) { return powOp(a, b); });
+  addBinary(ops, "mod", BinKind::Arith, {AttrSpec{"fmod", AttrKind::Bool, ir::AttrValue(false)}},
+            [](const ir::Attrs& a) {
+              bool fm = attrBool(a, "fmod");
+              return [fm](auto x, auto y) { return modOp(x, y, fm); };
+            });
+  auto cmp = [&](const char* name, auto f) { addBinary(ops, name, BinKind::Compare, {}, plain(f)); };
+  cmp("equal", [](auto a, auto b) { return a == b; });
+  cmp("not_equal", [](auto a, auto b) { return a != b; });
+  cmp("less", [](auto a, auto b) { return a < b; });
+  cmp("less_equal", [](auto a, auto b) { return a <= b; });
+  cmp("greater", [](auto a, auto b) { return a > b; });
+  cmp("greater_equal", [](auto a, auto b) { return a >= b; });
+  auto logical = [&](const char* name, auto f) { addBinary(ops, name, BinKind::Logical, {}, plain(f)); };
+  logical("logical_and", [](auto a, auto b) { return (a != 0) && (b != 0); });
+  logical("logical_or", [](auto a, auto b) { return (a != 0) || (b != 0); });
+  logical("logical_xor", [](auto a, auto b) { return (a != 0) != (b != 0); });
+}
+
+// ---------------------------------------------------------------------------
+// where(cond, x, y): moves raw elements, so any dtype works by element size.
+
+template <class E>
+void whereLoop(const uint8_t* c, const E* x, const E* y, E* o, const ew::BcastPlan& plan) {
+  plan.run([&](int64_t oo, const int64_t* offs, int64_t n, const int64_t* st) {
+    const uint8_t* pc = c + offs[0];
+    const E* px = x + offs[1];
+    const E* py = y + offs[2];
+    E* po = o + oo;
+    if (st[0] == 1 && st[1] == 1 && st[2] == 1) {
+      for (int64_t i = 0; i < n; ++i) po[i] = pc[i] ? px[i] : py[i];
+    } else {
+      for (int64_t i = 0; i < n; ++i) po[i] = pc[i * st[0]] ? px[i * st[1]] : py[i * st[2]];
+    }
+  });
+}
+
+OpDef whereOp() {
+  OpDef d;
+  d.name = "where";
+  d.min_inputs = d.max_inputs = 3;
+  d.pattern = OpPattern::Broadcast;
+  d.infer = [](const std::vector<Type>& in, const ir::Attrs&) {
+    const Type& c = tensorOperand(in, 0, "where");
+    const Type& x = tensorOperand(in, 1, "where");
+    tensorOperand(in, 2, "where");
+    ew::checkClass("where", c.dtype, DClass::Bool, "condition");
+    ew::checkSameDType("where", in, 1);
+    return Type::tensor(x.dtype, broadcastAll("where", in));
+  };
+  d.compute = [](const std::vector<Tensor>& in, const ir::Attrs&) {
+    std::vector<std::vector<int64_t>> shapes = {in[0].shape(), in[1].shape(), in[2].shape()};
+    std::vector<int64_t> shape = ew::broadcastConcrete(shapes);
+    ew::BcastPlan plan(shape, shapes);
+    Tensor out = Tensor::zeros(in[1].dtype(), shape);
+    const uint8_t* c = in[0].data<uint8_t>();
+    switch (ir::dtypeBytes(in[1].dtype())) {
+      case 1:
+        whereLoop(c, in[1].data<uint8_t>(), in[2].data<uint8_t>(), out.mutableData<uint8_t>(), plan);
+        break;
+      case 2:
+        whereLoop(c, in[1].data<uint16_t>(), in[2].data<uint16_t>(), out.mutableData<uint16_t>(), plan);
+        break;
+      case 4:
+        whereLoop(c, in[1].data<uint32_t>(), in[2].data<uint32_t>(), out.mutableData<uint32_t>(), plan);
+        break;
+      default:
+        whereLoop(c, in[1].data<uint64_t>(), in[2].data<uint64_t>(), out.mutableData<uint64_t>(), plan);
+        break;
+    }
+    return std::vector<Tensor>{out};
+  };
+  return d;
+}
+
+// ---------------------------------------------------------------------------
+// clip and cast.
+
+OpDef clipOp() {
+  OpDef d;
+  d.name = "clip";
+  d.pattern = OpPattern::Elementwise;
+  d.attrs = {AttrSpec{"min", AttrKind::Float, std::nullopt, true},
+             AttrSpec{"max", AttrKind::Float, std::nullopt, true}};
+  d.infer = [](const std::vector<Type>& in, const ir::Attrs&) {
+    return inferUnary("clip", in, DClass::Num, false);
+  };
+  d.compute = [](const std::vector<Tensor>& in, const ir::Attrs& a) {
+    double lo = hasAttr(a, "min") ? attrFloat(a, "min") : -std::numeric_limits<double>::infinity();
+    double hi = hasAttr(a, "max") ? attrFloat(a, "max") : std::numeric_limits<double>::infinity();
+    DType t = in[0].dtype();
+    bool stage = t == DType::f16 || t == DType::bf16;
+    Tensor x = stage ? ew::toF32(in[0]) : in[0];
+    Tensor out = Tensor::zeros(x.dtype(), x.shape());
+    ew::dispatchStorage(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_floating_point_v<T>) {
+        T l = static_cast<T>(lo), h = static_cast<T>(hi);
+        mapLoop(x.data<T>(), out.mutableData<T>(), x.numel(), [l, h](T v) {
+          return v < l ? l : v > h ? h : v;
+        });
+      } else {
+        // Integer bounds: the integers within [lo, hi], saturated to T.
+        auto bound = [](double v) {
+          constexpr double tmin = static_cast<double>(std::numeric_limits<T>::min());
+          constexpr double tmax = static_cast<double>(std::numeric_limits<T>::max());
+          return v <= tmin   ? std::numeric_limits<T>::min()
+                 : v >= tmax ? std::numeric_limits<T>::max()
+                             : static_cast<T>(v);
+        };
+        T l = bound(std::ceil(lo)), h = bound(std::floor(hi));
+        mapLoop(x.data<T>(), out.mutableData<T>(), x.numel(), [l, h](T v) {
+          return v < l ? l : v > h ? h : v;
+        });
+      }
+    });
+    return std::vector<Tensor>{stage ? ew::fromF32(out, t) : out};
+  };
+  return d;
+}
+
+template <class S, class D>
+D convertValue(S v) {
+  if constexpr (std::is_same_v<D, uint8_t>) {
+    return v != S(0) ? 1 : 0;  // bool (NaN is true, as numpy)
+  } else if constexpr (std::is_floating_point_v<S> && !std::is_floating_point_v<D>) {
+    if (!(v == v)) return 0;
+    if (v >= static_cast<S>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
+    if (v <= static_cast<S>(std::numeric_limits<D>::min())) return std::numeric_limits<D>::min();
+    return static_cast<D>(v);  // truncates toward zero (ONNX)
+  } else {
+    return static_cast<D>(v);  // integers wrap, as numpy astype
+  }
+}
+
+OpDef castOp() {
+  OpDef d;
+  d.name = "cast";
+  d.pattern = OpPattern::Elementwise;
+  d.attrs = {AttrSpec{"dtype", AttrKind::Str, std::nullopt}};
+  d.infer = [](const std::vector<Type>& in, const ir::Attrs& a) {
+    const Type& x = tensorOperand(in, 0, "cast");
+    const std::string& name = attrStr(a, "dtype");
+    auto t = ir::parseDType(name);
+    if (!t) throw Error("op 'cast': unknown dtype \"" + name + "\"");
+    return Type::tensor(*t, x.shape);
+  };
+  d.compute = [](const std::vector<Tensor>& in, const ir::Attrs& a) {
+    DType to = *ir::parseDType(attrStr(a, "dtype"));
+    const Tensor& x = in[0];
+    Tensor out = Tensor::zeros(to, x.shape());
+    int64_t n = x.numel();
+    auto half = [](DType t) { return t == DType::f16 || t == DType::bf16; };
+    if (half(x.dtype()) || half(to)) {
+      for (int64_t i = 0; i < n; ++i) out.set(i, x.at(i));  // exact through double
+    } else {
+      ew::dispatchStorage(x.dtype(), [&](auto stag) {
+        using S = decltype(stag);
+        ew::dispatchStorage(to, [&](auto dtag) {
+          using D = decltype(dtag);
+          mapLoop(x.data<S>(), out.mutableData<D>(), n, [](S v) { return convertValue<S, D>(v); });
+        });
+      });
+    }
+    return std::vector<Tensor>{out};
+  };
+  return d;
+}
+
+}  // namespace
+
+void registerElementwiseOps(std::vector<OpDef>& ops) {
+  registerUnary(ops);
+  registerBinary(ops);
+  ops.push_back(whereOp());
+  ops.push_back(clipOp());
+  ops.push_back(castOp());
+}
+
 }  // namespace mlcc::ops

@@ -1,6 +1,619 @@
-// TEMPORARY (ops branch scaffolding): the manipulate op family is being written; it registers nothing yet.
+// The shape and data movement ops (artifacts_schema/ops.md, pattern `inj`):
+// reshape, permute_dims, squeeze, expand_dims, broadcast_to, concat, split,
+// strided_slice, take, pad, tile. Type inference works over symbolic
+// dimensions; the reference kernels move elements as bytes (any dtype) with
+// per-axis offset tables (manipulate_util.h) or contiguous block copies.
+#include <algorithm>
+#include <cstring>
+#include <set>
+
+#include "manipulate_util.h"
 #include "op_families.h"
 
 namespace mlcc::ops {
-void registerManipulateOps(std::vector<OpDef>& ops) { (void)ops; }
+
+namespace {
+
+using detail::intsText;
+using detail::kOutside;
+using detail::rowMajorStrides;
+using detail::shapeText;
+using ir::PrimExpr;
+using ir::Tensor;
+using ir::Type;
+
+Error opError(const char* op, const std::string& msg) {
+  return Error(std::string("op '") + op + "': " + msg);
+}
+
+int64_t zeroFlops(const std::vector<Type>&, const Type&, const ir::Attrs&) { return 0; }
+
+Type tensorType(const Tensor& t) { return Type::tensor(t.dtype(), t.shape()); }
+
+// The concrete result shape of a shape op, from its own inference on the
+// concrete operand types (a symbolic `dims` attribute must be bound first).
+std::vector<int64_t> staticResult(const Type& t, const char* op) {
+  std::vector<int64_t> dims;
+  if (!staticShape(t.shape, &dims))
+    throw opError(op, "the result shape " + shapeText(t.shape) +
+                          " is symbolic; bind its dimensions before running the kernel");
+  return dims;
+}
+
+// Distinct axes normalized against `rank`.
+std::vector<int64_t> distinctAxes(const std::vector<int64_t>& axes, int64_t rank, const char* op) {
+  std::vector<int64_t> out;
+  std::set<int64_t> seen;
+  for (int64_t a : axes) {
+    if (rank == 0)  // normalizeAxis lets axis 0 through for scalars
+      throw opError(op, "axis " + std::to_string(a) + " is out of range for rank 0");
+    int64_t n = normalizeAxis(a, rank, op);
+    if (!seen.insert(n).second)
+      throw opError(op, "axis " + std::to_string(a) + " is repeated in " + intsText(axes));
+    out.push_back(n);
+  }
+  return out;
+}
+
+// Per-axis tables of the identity mapping.
+std::vector<std::vector<int64_t>> identityTables(const std::vector<int64_t>& shape) {
+  std::vector<int64_t> strides = rowMajorStrides(shape);
+  std::vector<std::vector<int64_t>> tables(shape.size());
+  for (size_t d = 0; d < shape.size(); ++d) {
+    tables[d].resize(static_cast<size_t>(shape[d]));
+    for (int64_t i = 0; i < shape[d]; ++i) tables[d][i] = i * strides[d];
+  }
+  return tables;
+}
+
+Tensor copyWithShape(const Tensor& x, std::vector<int64_t> shape) {
+  return Tensor::copyOf(x.dtype(), std::move(shape), std::span<const std::byte>(x.bytes(), x.nbytes()));
+}
+
+// ---- reshape -------------------------------------------------------------
+
+Type inferReshape(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "reshape");
+  Shape shape = detail::attrDims(attrs, "shape");
+  for (const auto& d : shape) {
+    int64_t c;
+    if (ir::asConstInt(d, &c) && c < 0)
+      throw opError("reshape", "target shape " + shapeText(shape) +
+                                   " has a negative dimension (-1 must be resolved by the importer)");
+  }
+  int64_t in_n = detail::staticNumel(x.shape), out_n = detail::staticNumel(shape);
+  if (in_n >= 0 && out_n >= 0 && in_n != out_n)
+    throw opError("reshape", "cannot reshape " + ir::printType(x) + " (" + std::to_string(in_n) +
+                                 " elements) to " + shapeText(shape) + " (" + std::to_string(out_n) +
+                                 " elements)");
+  return Type::tensor(x.dtype, shape);
+}
+
+std::vector<Tensor> computeReshape(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& x = inputs[0];
+  Shape shape = detail::attrDims(attrs, "shape");
+  // A symbolic dimension of the target is solved from the element count
+  // when it is the only one.
+  std::vector<int64_t> dims(shape.size());
+  int unknown = -1;
+  int64_t known = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (ir::asConstInt(shape[i], &dims[i])) {
+      known *= dims[i];
+    } else if (unknown < 0) {
+      unknown = static_cast<int>(i);
+    } else {
+      throw opError("reshape",
+                    "the target shape " + shapeText(shape) +
+                        " has more than one symbolic dimension; bind them before running the kernel");
+    }
+  }
+  if (unknown >= 0) {
+    if (known == 0 || x.numel() % known != 0)
+      throw opError("reshape", "cannot reshape " + ir::printType(tensorType(x)) + " to " + shapeText(shape));
+    dims[unknown] = x.numel() / known;
+  } else if (known != x.numel()) {
+    throw opError("reshape", "cannot reshape " + ir::printType(tensorType(x)) + " to " + intsText(dims));
+  }
+  return {copyWithShape(x, dims)};
+}
+
+// ---- permute_dims --------------------------------------------------------
+
+std::vector<int64_t> permutation(const Type& x, const ir::Attrs& attrs) {
+  int64_t rank = static_cast<int64_t>(x.rank());
+  std::vector<int64_t> perm;
+  if (!hasAttr(attrs, "axes")) {
+    for (int64_t i = rank - 1; i >= 0; --i) perm.push_back(i);
+    return perm;
+  }
+  std::vector<int64_t> axes = attrInts(attrs, "axes");
+  if (static_cast<int64_t>(axes.size()) != rank)
+    throw opError("permute_dims", "axes " + intsText(axes) + " must list each of the " +
+                                      std::to_string(rank) + " axes of " + ir::printType(x) + " once");
+  return distinctAxes(axes, rank, "permute_dims");
+}
+
+Type inferPermute(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "permute_dims");
+  Shape shape;
+  for (int64_t a : permutation(x, attrs)) shape.push_back(x.shape[a]);
+  return Type::tensor(x.dtype, shape);
+}
+
+std::vector<Tensor> computePermute(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& x = inputs[0];
+  std::vector<int64_t> perm = permutation(tensorType(x), attrs);
+  std::vector<int64_t> strides = rowMajorStrides(x.shape());
+  std::vector<int64_t> out_shape;
+  std::vector<std::vector<int64_t>> tables;
+  for (int64_t a : perm) {
+    out_shape.push_back(x.shape()[a]);
+    tables.emplace_back();
+    for (int64_t i = 0; i < x.shape()[a]; ++i) tables.back().push_back(i * strides[a]);
+  }
+  return {detail::gatherByTables(x, out_shape, tables)};
+}
+
+// ---- squeeze / expand_dims -------------------------------------------------
+
+Type inferSqueeze(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "squeeze");
+  int64_t rank = static_cast<int64_t>(x.rank());
+  std::vector<bool> drop(x.rank(), false);
+  if (hasAttr(attrs, "axes")) {
+    for (int64_t a : distinctAxes(attrInts(attrs, "axes"), rank, "squeeze")) {
+      if (!isConstDim(x.shape[a], 1))
+        throw opError("squeeze", "cannot squeeze axis " + std::to_string(a) + " of " + ir::printType(x) +
+                                     ": its size is " + ir::printExpr(x.shape[a]) + ", not 1");
+      drop[a] = true;
+    }
+  } else {
+    for (size_t i = 0; i < x.rank(); ++i) drop[i] = isConstDim(x.shape[i], 1);
+  }
+  Shape shape;
+  for (size_t i = 0; i < x.rank(); ++i)
+    if (!drop[i]) shape.push_back(x.shape[i]);
+  return Type::tensor(x.dtype, shape);
+}
+
+Type inferExpandDims(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "expand_dims");
+  std::vector<int64_t> axes = attrInts(attrs, "axes");
+  int64_t out_rank = static_cast<int64_t>(x.rank() + axes.size());
+  std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+  for (int64_t a : distinctAxes(axes, out_rank, "expand_dims")) inserted[a] = true;
+  Shape shape;
+  size_t next = 0;
+  for (int64_t i = 0; i < out_rank; ++i) shape.push_back(inserted[i] ? dimConst(1) : x.shape[next++]);
+  return Type::tensor(x.dtype, shape);
+}
+
+// Shape-only ops: the data is unchanged, only the shape differs.
+ComputeFn reshapeLike(InferFn infer, const char* op) {
+  return [infer, op](const std::vector<Tensor>& inputs, const ir::Attrs& attrs) -> std::vector<Tensor> {
+    return {copyWithShape(inputs[0], staticResult(infer({tensorType(inputs[0])}, attrs), op))};
+  };
+}
+
+// ---- broadcast_to ----------------------------------------------------------
+
+Type inferBroadcastTo(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "broadcast_to");
+  Shape shape = detail::attrDims(attrs, "shape");
+  if (shape.size() < x.rank())
+    throw opError("broadcast_to",
+                  "cannot broadcast " + ir::printType(x) + " to the lower rank shape " + shapeText(shape));
+  size_t lead = shape.size() - x.rank();
+  for (size_t i = 0; i < x.rank(); ++i) {
+    const PrimExpr& d = x.shape[i];
+    if (!isConstDim(d, 1) && !dimEqual(d, shape[lead + i]))
+      throw opError("broadcast_to", "cannot broadcast " + ir::printType(x) + " to " + shapeText(shape) +
+                                        " (dimension " + std::to_string(i) + " is " + ir::printExpr(d) +
+                                        ", not 1 or " + ir::printExpr(shape[lead + i]) + ")");
+  }
+  return Type::tensor(x.dtype, shape);
+}
+
+std::vector<Tensor> computeBroadcastTo(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& x = inputs[0];
+  std::vector<int64_t> out_shape = staticResult(inferBroadcastTo({tensorType(x)}, attrs), "broadcast_to");
+  std::vector<int64_t> strides = rowMajorStrides(x.shape());
+  size_t lead = out_shape.size() - x.shape().size();
+  std::vector<std::vector<int64_t>> tables(out_shape.size());
+  for (size_t d = 0; d < out_shape.size(); ++d) {
+    bool repeated = d < lead || x.shape()[d - lead] == 1;
+    for (int64_t i = 0; i < out_shape[d]; ++i) tables[d].push_back(repeated ? 0 : i * strides[d - lead]);
+  }
+  return {detail::gatherByTables(x, out_shape, tables)};
+}
+
+// ---- concat / split --------------------------------------------------------
+
+Type inferConcat(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& first = tensorOperand(inputs, 0, "concat");
+  int64_t rank = static_cast<int64_t>(first.rank());
+  if (rank == 0) throw opError("concat", "cannot concatenate scalars");
+  int64_t axis = normalizeAxis(attrInt(attrs, "axis"), rank, "concat");
+  Shape shape = first.shape;
+  for (size_t k = 1; k < inputs.size(); ++k) {
+    const Type& t = tensorOperand(inputs, k, "concat");
+    if (t.dtype != first.dtype || t.rank() != first.rank())
+      throw opError("concat", "operand " + std::to_string(k) + " (" + ir::printType(t) +
+                                  ") does not match operand 0 (" + ir::printType(first) +
+                                  ") in dtype or rank");
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == axis) continue;
+      if (!dimEqual(t.shape[d], first.shape[d]))
+        throw opError("concat", "operand " + std::to_string(k) + " (" + ir::printType(t) +
+                                    ") does not match operand 0 (" + ir::printType(first) +
+                                    ") in dimension " + std::to_string(d));
+    }
+    shape[axis] = dimAdd(shape[axis], t.shape[axis]);
+  }
+  return Type::tensor(first.dtype, shape);
+}
+
+// Sizes of the [outer, axis, inner] view of a shape around `axis`.
+void aroundAxis(const std::vector<int64_t>& shape, int64_t axis, int64_t* outer, int64_t* inner) {
+  *outer = 1;
+  *inner = 1;
+  for (int64_t d = 0; d < axis; ++d) *outer *= shape[d];
+  for (size_t d = static_cast<size_t>(axis) + 1; d < shape.size(); ++d) *inner *= shape[d];
+}
+
+std::vector<Tensor> computeConcat(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  std::vector<Type> types;
+  for (const auto& t : inputs) types.push_back(tensorType(t));
+  std::vector<int64_t> out_shape = staticResult(inferConcat(types, attrs), "concat");
+  int64_t axis = normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(out_shape.size()), "concat");
+  Tensor out = Tensor::zeros(inputs[0].dtype(), out_shape);
+  if (out.numel() == 0) return {out};
+  const int64_t es = ir::dtypeBytes(out.dtype());
+  int64_t outer, inner;
+  aroundAxis(out_shape, axis, &outer, &inner);
+  std::byte* dst = out.mutableBytes();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const auto& t : inputs) {
+      size_t block = static_cast<size_t>(t.shape()[axis] * inner * es);
+      std::memcpy(dst, t.bytes() + o * block, block);
+      dst += block;
+    }
+  }
+  return {out};
+}
+
+Type inferSplit(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "split");
+  int64_t rank = static_cast<int64_t>(x.rank());
+  if (rank == 0) throw opError("split", "cannot split a scalar");
+  int64_t axis = normalizeAxis(attrInt(attrs, "axis"), rank, "split");
+  std::vector<int64_t> sizes = attrInts(attrs, "sizes");
+  if (sizes.empty()) throw opError("split", "sizes must not be empty");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) throw opError("split", "sizes " + intsText(sizes) + " has a negative size");
+    total += s;
+  }
+  int64_t dim;
+  if (ir::asConstInt(x.shape[axis], &dim) && dim != total)
+    throw opError("split", "sizes " + intsText(sizes) + " add up to " + std::to_string(total) +
+                               ", but axis " + std::to_string(axis) + " of " + ir::printType(x) + " has " +
+                               std::to_string(dim));
+  std::vector<Type> fields;
+  for (int64_t s : sizes) {
+    Shape shape = x.shape;
+    shape[axis] = dimConst(s);
+    fields.push_back(Type::tensor(x.dtype, shape));
+  }
+  return Type::tuple(fields);
+}
+
+std::vector<Tensor> computeSplit(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& x = inputs[0];
+  int64_t axis = normalizeAxis(attrInt(attrs, "axis"), x.rank(), "split");
+  int64_t outer, inner;
+  aroundAxis(x.shape(), axis, &outer, &inner);
+  const int64_t es = ir::dtypeBytes(x.dtype());
+  const int64_t in_block = x.shape()[axis] * inner * es;
+  std::vector<Tensor> outs;
+  int64_t offset = 0;  // bytes within one outer block
+  for (int64_t s : attrInts(attrs, "sizes")) {
+    std::vector<int64_t> shape = x.shape();
+    shape[axis] = s;
+    Tensor out = Tensor::zeros(x.dtype(), shape);
+    const size_t block = static_cast<size_t>(s * inner * es);
+    if (out.numel() > 0) {
+      std::byte* dst = out.mutableBytes();
+      for (int64_t o = 0; o < outer; ++o)
+        std::memcpy(dst + o * block, x.bytes() + o * in_block + offset, block);
+    }
+    offset += static_cast<int64_t>(block);
+    outs.push_back(std::move(out));
+  }
+  return outs;
+}
+
+// ---- strided_slice ---------------------------------------------------------
+
+struct SliceAxis {
+  int64_t axis, begin, end, step;
+};
+
+std::vector<SliceAxis> sliceAxes(int64_t rank, const ir::Attrs& attrs) {
+  std::vector<int64_t> axes = attrInts(attrs, "axes"), begin = attrInts(attrs, "begin"),
+                       end = attrInts(attrs, "end");
+  std::vector<int64_t> strides =
+      hasAttr(attrs, "strides") ? attrInts(attrs, "strides") : std::vector<int64_t>();
+  if (!hasAttr(attrs, "strides")) strides.assign(axes.size(), 1);
+  if (begin.size() != axes.size() || end.size() != axes.size() || strides.size() != axes.size())
+    throw opError("strided_slice", "axes " + intsText(axes) + ", begin " + intsText(begin) + ", end " +
+                                       intsText(end) + " and strides " + intsText(strides) +
+                                       " must have the same length");
+  std::vector<int64_t> norm = distinctAxes(axes, rank, "strided_slice");
+  std::vector<SliceAxis> out;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (strides[i] == 0)
+      throw opError("strided_slice", "stride of axis " + std::to_string(axes[i]) + " is 0");
+    out.push_back({norm[i], begin[i], end[i], strides[i]});
+  }
+  return out;
+}
+
+// ONNX Slice on an axis of size `dim`: the first index and the count.
+void sliceRange(int64_t dim, const SliceAxis& s, int64_t* start, int64_t* count) {
+  int64_t b = s.begin < 0 ? s.begin + dim : s.begin;  // INT64_MIN + dim cannot overflow
+  int64_t e = s.end < 0 ? s.end + dim : s.end;
+  // Counts in unsigned arithmetic: |step| may be 2^63 (INT64_MIN).
+  if (s.step > 0) {
+    b = std::clamp<int64_t>(b, 0, dim);
+    e = std::clamp<int64_t>(e, 0, dim);
+    *count =
+        e > b ? static_cast<int64_t>((static_cast<uint64_t>(e - b) - 1) / static_cast<uint64_t>(s.step) + 1)
+              : 0;
+  } else {
+    b = std::clamp<int64_t>(b, 0, dim - 1);
+    e = std::clamp<int64_t>(e, -1, dim - 1);
+    uint64_t magnitude = uint64_t{0} - static_cast<uint64_t>(s.step);
+    *count = b > e ? static_cast<int64_t>((static_cast<uint64_t>(b - e) - 1) / magnitude + 1) : 0;
+  }
+  *start = b;
+}
+
+// A slice that keeps a whole axis of unknown size (ONNX exporters write the
+// ends as INT64_MAX / INT64_MIN; any bound beyond 2^31 counts as "to the end").
+bool isFullSlice(const SliceAxis& s) {
+  constexpr int64_t kHuge = int64_t{1} << 31;
+  if (s.step == 1) return (s.begin == 0 || s.begin <= -kHuge) && s.end >= kHuge;
+  return false;
+}
+
+bool isFullReverse(const SliceAxis& s) {
+  constexpr int64_t kHuge = int64_t{1} << 31;
+  return s.step == -1 && (s.begin == -1 || s.begin >= kHuge) && s.end <= -kHuge;
+}
+
+Type inferStridedSlice(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "strided_slice");
+  Shape shape = x.shape;
+  for (const SliceAxis& s : sliceAxes(static_cast<int64_t>(x.rank()), attrs)) {
+    int64_t dim;
+    if (!ir::asConstInt(x.shape[s.axis], &dim)) {
+      if (isFullSlice(s) || isFullReverse(s)) continue;
+      throw opError("strided_slice", "slicing axis " + std::to_string(s.axis) + " of " + ir::printType(x) +
+                                         " (symbolic size " + ir::printExpr(x.shape[s.axis]) +
+                                         ") is not supported yet, except a full slice");
+    }
+    int64_t start, count;
+    sliceRange(dim, s, &start, &count);
+    shape[s.axis] = dimConst(count);
+  }
+  return Type::tensor(x.dtype, shape);
+}
+
+std::vector<Tensor> computeStridedSlice(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& x = inputs[0];
+  std::vector<std::vector<int64_t>> tables = identityTables(x.shape());
+  std::vector<int64_t> strides = rowMajorStrides(x.shape());
+  std::vector<int64_t> out_shape = x.shape();
+  for (const SliceAxis& s : sliceAxes(x.rank(), attrs)) {
+    int64_t start, count;
+    sliceRange(x.shape()[s.axis], s, &start, &count);
+    out_shape[s.axis] = count;
+    auto& t = tables[s.axis];
+    t.resize(static_cast<size_t>(count));
+    for (int64_t i = 0; i < count; ++i) t[i] = (start + i * s.step) * strides[s.axis];
+  }
+  return {detail::gatherByTables(x, out_shape, tables)};
+}
+
+// ---- take ------------------------------------------------------------------
+
+Type inferTake(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "take");
+  const Type& idx = tensorOperand(inputs, 1, "take");
+  if (idx.dtype != ir::DType::i32 && idx.dtype != ir::DType::i64)
+    throw opError("take", "indices must be i32 or i64, not " + ir::printType(idx));
+  if (x.rank() == 0) throw opError("take", "cannot take from a scalar");
+  int64_t axis = normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(x.rank()), "take");
+  Shape shape(x.shape.begin(), x.shape.begin() + axis);
+  shape.insert(shape.end(), idx.shape.begin(), idx.shape.end());
+  shape.insert(shape.end(), x.shape.begin() + axis + 1, x.shape.end());
+  return Type::tensor(x.dtype, shape);
+}
+
+std::vector<Tensor> computeTake(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& x = inputs[0];
+  const Tensor& idx = inputs[1];
+  int64_t axis = normalizeAxis(attrInt(attrs, "axis"), x.rank(), "take");
+  int64_t outer, inner;
+  aroundAxis(x.shape(), axis, &outer, &inner);
+  const int64_t dim = x.shape()[axis];
+  std::vector<int64_t> index(static_cast<size_t>(idx.numel()));
+  for (size_t i = 0; i < index.size(); ++i) {
+    int64_t v = idx.dtype() == ir::DType::i32 ? idx.data<int32_t>()[i] : idx.data<int64_t>()[i];
+    if (v < -dim || v >= dim)
+      throw opError("take", "index " + std::to_string(v) + " is out of range for axis " +
+                                std::to_string(axis) + " of size " + std::to_string(dim));
+    index[i] = v < 0 ? v + dim : v;
+  }
+  std::vector<int64_t> out_shape(x.shape().begin(), x.shape().begin() + axis);
+  out_shape.insert(out_shape.end(), idx.shape().begin(), idx.shape().end());
+  out_shape.insert(out_shape.end(), x.shape().begin() + axis + 1, x.shape().end());
+  Tensor out = Tensor::zeros(x.dtype(), out_shape);
+  if (out.numel() == 0) return {out};
+  const size_t block = static_cast<size_t>(inner * ir::dtypeBytes(x.dtype()));
+  std::byte* dst = out.mutableBytes();
+  for (int64_t o = 0; o < outer; ++o) {
+    const std::byte* src = x.bytes() + o * dim * block;
+    for (int64_t i : index) {
+      std::memcpy(dst, src + i * block, block);
+      dst += block;
+    }
+  }
+  return {out};
+}
+
+// ---- pad -------------------------------------------------------------------
+
+void checkPadMode(const std::string& mode) {
+  if (mode != "constant" && mode != "reflect" && mode != "edge")
+    throw opError("pad", "unknown mode '" + mode + "' (expected \"constant\", \"reflect\" or \"edge\")");
+}
+
+Type inferPad(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "pad");
+  const std::string& mode = attrStr(attrs, "mode");
+  checkPadMode(mode);
+  std::vector<int64_t> pads = attrInts(attrs, "pad_width");
+  size_t rank = x.rank();
+  if (pads.size() != 2 * rank)
+    throw opError("pad", "pad_width " + intsText(pads) + " must have 2 * rank = " + std::to_string(2 * rank) +
+                             " entries (all begins, then all ends) for " + ir::printType(x));
+  Shape shape;
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t extra = pads[d] + pads[d + rank], dim;
+    if (ir::asConstInt(x.shape[d], &dim)) {
+      if (dim + extra < 0)
+        throw opError("pad", "pad_width " + intsText(pads) + " removes more than axis " + std::to_string(d) +
+                                 " of " + ir::printType(x) + " holds");
+      if (dim == 0 && mode != "constant" && (pads[d] > 0 || pads[d + rank] > 0))
+        throw opError("pad", "cannot pad the empty axis " + std::to_string(d) + " of " + ir::printType(x) +
+                                 " in mode '" + mode + "'");
+    }
+    shape.push_back(dimAdd(x.shape[d], dimConst(extra)));
+  }
+  return Type::tensor(x.dtype, shape);
+}
+
+// The input index that output index `o` reads along an axis of size `dim`
+// padded by `before` (kOutside: the pad value).
+int64_t padSource(int64_t o, int64_t before, int64_t dim, const std::string& mode) {
+  int64_t c = o - before;
+  if (c >= 0 && c < dim) return c;
+  if (mode == "constant") return kOutside;
+  if (mode == "edge") return c < 0 ? 0 : dim - 1;
+  if (dim == 1) return 0;  // reflect (numpy): mirror without repeating the edge
+  int64_t period = 2 * (dim - 1);
+  c %= period;
+  if (c < 0) c += period;
+  return c < dim ? c : period - c;
+}
+
+std::vector<Tensor> computePad(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& x = inputs[0];
+  const std::string& mode = attrStr(attrs, "mode");
+  std::vector<int64_t> pads = attrInts(attrs, "pad_width");
+  size_t rank = x.shape().size();
+  std::vector<int64_t> strides = rowMajorStrides(x.shape());
+  std::vector<int64_t> out_shape;
+  std::vector<std::vector<int64_t>> tables(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    out_shape.push_back(x.shape()[d] + pads[d] + pads[d + rank]);
+    for (int64_t o = 0; o < out_shape[d]; ++o) {
+      int64_t c = padSource(o, pads[d], x.shape()[d], mode);
+      tables[d].push_back(c == kOutside ? kOutside : c * strides[d]);
+    }
+  }
+  Tensor fill = Tensor::scalar(x.dtype(), attrFloat(attrs, "pad_value"));
+  return {detail::gatherByTables(x, out_shape, tables, fill.bytes())};
+}
+
+// ---- tile ------------------------------------------------------------------
+
+Type inferTile(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "tile");
+  std::vector<int64_t> repeats = attrInts(attrs, "repeats");
+  if (repeats.size() != x.rank())
+    throw opError("tile",
+                  "repeats " + intsText(repeats) + " must have one entry per axis of " + ir::printType(x));
+  Shape shape;
+  for (size_t d = 0; d < x.rank(); ++d) {
+    if (repeats[d] < 0) throw opError("tile", "repeats " + intsText(repeats) + " has a negative entry");
+    shape.push_back(dimMul(x.shape[d], dimConst(repeats[d])));
+  }
+  return Type::tensor(x.dtype, shape);
+}
+
+std::vector<Tensor> computeTile(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& x = inputs[0];
+  std::vector<int64_t> repeats = attrInts(attrs, "repeats");
+  std::vector<int64_t> strides = rowMajorStrides(x.shape());
+  std::vector<int64_t> out_shape;
+  std::vector<std::vector<int64_t>> tables(x.shape().size());
+  for (size_t d = 0; d < x.shape().size(); ++d) {
+    int64_t dim = x.shape()[d];
+    out_shape.push_back(dim * repeats[d]);
+    for (int64_t o = 0; o < out_shape[d]; ++o) tables[d].push_back((o % dim) * strides[d]);
+  }
+  return {detail::gatherByTables(x, out_shape, tables)};
+}
+
+OpDef injective(std::string name, std::vector<AttrSpec> attrs, InferFn infer, ComputeFn compute) {
+  OpDef def;
+  def.name = std::move(name);
+  def.pattern = OpPattern::Injective;
+  def.attrs = std::move(attrs);
+  def.infer = std::move(infer);
+  def.compute = std::move(compute);
+  def.flops = zeroFlops;
+  return def;
+}
+
+}  // namespace
+
+void registerManipulateOps(std::vector<OpDef>& ops) {
+  using K = AttrKind;
+  const std::optional<ir::AttrValue> required;
+  ops.push_back(injective("reshape", {{"shape", K::Dims, required}}, inferReshape, computeReshape));
+  ops.push_back(injective("permute_dims", {{"axes", K::Ints, required, true}}, inferPermute, computePermute));
+  ops.push_back(injective("squeeze", {{"axes", K::Ints, required, true}}, inferSqueeze,
+                          reshapeLike(inferSqueeze, "squeeze")));
+  ops.push_back(injective("expand_dims", {{"axes", K::Ints, required}}, inferExpandDims,
+                          reshapeLike(inferExpandDims, "expand_dims")));
+  ops.push_back(
+      injective("broadcast_to", {{"shape", K::Dims, required}}, inferBroadcastTo, computeBroadcastTo));
+  OpDef concat = injective("concat", {{"axis", K::Int, required}}, inferConcat, computeConcat);
+  concat.max_inputs = -1;
+  ops.push_back(std::move(concat));
+  ops.push_back(injective("split",
+                          {{"axis", K::Int, ir::AttrValue(int64_t{0})}, {"sizes", K::Ints, required}},
+                          inferSplit, computeSplit));
+  ops.push_back(injective("strided_slice",
+                          {{"axes", K::Ints, required},
+                           {"begin", K::Ints, required},
+                           {"end", K::Ints, required},
+                           {"strides", K::Ints, required, true}},
+                          inferStridedSlice, computeStridedSlice));
+  OpDef take = injective("take", {{"axis", K::Int, ir::AttrValue(int64_t{0})}}, inferTake, computeTake);
+  take.min_inputs = take.max_inputs = 2;
+  ops.push_back(std::move(take));
+  ops.push_back(injective("pad",
+                          {{"pad_width", K::Ints, required},
+                           {"mode", K::Str, ir::AttrValue("constant")},
+                           {"pad_value", K::Float, ir::AttrValue(0.0)}},
+                          inferPad, computePad));
+  ops.push_back(injective("tile", {{"repeats", K::Ints, required}}, inferTile, computeTile));
+}
+
 }  // namespace mlcc::ops

@@ -1,6 +1,288 @@
-// TEMPORARY (ops branch scaffolding): the pool op family is being written; it registers nothing yet.
+// The pooling op family (NCHW): max_pool2d, avg_pool2d (padding, dilation,
+// ceil_mode, count_include_pad as in PyTorch/ONNX), global_avg_pool2d,
+// global_max_pool2d and adaptive_avg_pool2d (PyTorch's bins).
+#include <algorithm>
+#include <limits>
+
+#include "nn_util.h"
 #include "op_families.h"
 
 namespace mlcc::ops {
-void registerPoolOps(std::vector<OpDef>& ops) { (void)ops; }
+
+using ir::DType;
+using ir::PrimExpr;
+using ir::Tensor;
+using ir::Type;
+using nn::fail;
+
+namespace {
+
+struct PoolAttrs {
+  int64_t kh, kw;          // pool_size
+  int64_t sh, sw;          // strides (default: pool_size)
+  int64_t pt, pl, pb, pr;  // padding: top, left, bottom, right
+  int64_t dh, dw;          // dilation
+  bool ceil_mode;
+  bool count_include_pad = false;
+};
+
+PoolAttrs poolAttrs(const ir::Attrs& attrs, const char* op, bool avg) {
+  PoolAttrs a{};
+  auto k = nn::intsAttr(attrs, "pool_size", op, 2, 1);
+  auto s = hasAttr(attrs, "strides") ? nn::intsAttr(attrs, "strides", op, 2, 1) : k;
+  auto p = nn::intsAttr(attrs, "padding", op, 4, 0);
+  auto d = nn::intsAttr(attrs, "dilation", op, 2, 1);
+  a.kh = k[0], a.kw = k[1];
+  a.sh = s[0], a.sw = s[1];
+  a.pt = p[0], a.pl = p[1], a.pb = p[2], a.pr = p[3];
+  a.dh = d[0], a.dw = d[1];
+  a.ceil_mode = attrBool(attrs, "ceil_mode");
+  if (avg) a.count_include_pad = attrBool(attrs, "count_include_pad");
+  return a;
+}
+
+// The output size of one spatial axis, with PyTorch's ceil_mode rule: the
+// last window must start inside the input or the leading padding.
+int64_t poolOutSize(int64_t in, int64_t k, int64_t s, int64_t pbeg, int64_t pend, int64_t d, bool ceil_mode) {
+  int64_t span = in + pbeg + pend - (d * (k - 1) + 1);
+  if (span < 0) return 0;
+  int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
+  if (ceil_mode && (out - 1) * s >= in + pbeg) --out;
+  return out;
+}
+
+PrimExpr poolOutDim(const PrimExpr& in, int64_t k, int64_t s, int64_t pbeg, int64_t pend, int64_t d,
+                    bool ceil_mode, const char* op, const char* axis) {
+  int64_t eff = d * (k - 1) + 1;
+  int64_t c;
+  if (ir::asConstInt(in, &c)) {
+    if (c + pbeg + pend < eff)
+      fail(op, std::string("the padded input ") + axis + " " + std::to_string(c + pbeg + pend) +
+                   " is smaller than the (dilated) window " + std::to_string(eff));
+    return dimConst(poolOutSize(c, k, s, pbeg, pend, d, ceil_mode));
+  }
+  // Symbolic: ceil_mode's last-window rule can only fire when pend + s > eff.
+  if (ceil_mode && pend + s > eff)
+    fail(op, std::string("ceil_mode with a symbolic input ") + axis + " (" + nn::dimStr(in) +
+                 ") is supported only when padding + stride <= the window");
+  PrimExpr span = dimAdd(in, dimConst(pbeg + pend - eff + (ceil_mode ? s - 1 : 0) + s));
+  return dimFloorDiv(span, dimConst(s));  // floor(span / s) + 1
+}
+
+const Type& poolInput(const std::vector<Type>& inputs, const char* op) {
+  const Type& x = nn::operand(inputs, 0, op, 4, "the input");
+  nn::requireFloat(x, op, "the input");
+  return x;
+}
+
+template <bool kAvg>
+Type inferPool(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const char* op = kAvg ? "avg_pool2d" : "max_pool2d";
+  const Type& x = poolInput(inputs, op);
+  PoolAttrs a = poolAttrs(attrs, op, kAvg);
+  PrimExpr oh = poolOutDim(x.shape[2], a.kh, a.sh, a.pt, a.pb, a.dh, a.ceil_mode, op, "height");
+  PrimExpr ow = poolOutDim(x.shape[3], a.kw, a.sw, a.pl, a.pr, a.dw, a.ceil_mode, op, "width");
+  return Type::tensor(x.dtype, {x.shape[0], x.shape[1], oh, ow});
+}
+
+template <bool kAvg>
+std::vector<Tensor> computePool(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& tx = inputs[0];
+  PoolAttrs a = poolAttrs(attrs, kAvg ? "avg_pool2d" : "max_pool2d", kAvg);
+  const auto& xs = tx.shape();
+  int64_t N = xs[0], C = xs[1], H = xs[2], W = xs[3];
+  int64_t OH = poolOutSize(H, a.kh, a.sh, a.pt, a.pb, a.dh, a.ceil_mode);
+  int64_t OW = poolOutSize(W, a.kw, a.sw, a.pl, a.pr, a.dw, a.ceil_mode);
+  std::vector<int64_t> oshape{N, C, OH, OW};
+  std::vector<float> sx;
+  const float* x = nn::f32Data(tx, sx);
+  Tensor out = Tensor::zeros(DType::f32, oshape);
+  float* o = out.mutableData<float>();
+  // Per output column: the valid kw taps [lo, hi) and the divisor's width part.
+  std::vector<int64_t> wlo(OW), whi(OW), wpad(OW);
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    int64_t start = ow * a.sw - a.pl;
+    nn::validRange(a.kw, a.dw, start, W, &wlo[ow], &whi[ow]);
+    int64_t lo, hi;  // taps inside the padded extent [-pl, W + pr)
+    nn::validRange(a.kw, a.dw, start + a.pl, W + a.pl + a.pr, &lo, &hi);
+    wpad[ow] = hi - lo;
+  }
+  for (int64_t plane = 0; plane < N * C; ++plane) {
+    const float* xp = x + plane * H * W;
+    float* op = o + plane * OH * OW;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      int64_t hstart = oh * a.sh - a.pt;
+      int64_t hlo, hhi, plo, phi;
+      nn::validRange(a.kh, a.dh, hstart, H, &hlo, &hhi);
+      nn::validRange(a.kh, a.dh, hstart + a.pt, H + a.pt + a.pb, &plo, &phi);
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t wstart = ow * a.sw - a.pl;
+        float acc = kAvg ? 0.0f : -std::numeric_limits<float>::infinity();
+        for (int64_t kh = hlo; kh < hhi; ++kh) {
+          const float* row = xp + (hstart + kh * a.dh) * W;
+          for (int64_t kw = wlo[ow]; kw < whi[ow]; ++kw) {
+            float v = row[wstart + kw * a.dw];
+            if constexpr (kAvg)
+              acc += v;
+            else
+              acc = (v > acc || v != v) ? v : acc;  // NaN propagates, as in PyTorch
+          }
+        }
+        if constexpr (kAvg) {
+          int64_t count = a.count_include_pad ? (phi - plo) * wpad[ow] : (hhi - hlo) * (whi[ow] - wlo[ow]);
+          acc = count > 0 ? acc / static_cast<float>(count) : 0.0f;
+        }
+        op[oh * OW + ow] = acc;
+      }
+    }
+  }
+  if (tx.dtype() != DType::f32) out = nn::fromF32(tx.dtype(), oshape, o);
+  return {out};
+}
+
+template <bool kAvg>
+int64_t flopsPool(const std::vector<Type>&, const Type& output, const ir::Attrs& attrs) {
+  auto k = attrInts(attrs, "pool_size");
+  int64_t window = k.size() == 2 ? k[0] * k[1] : 1;
+  return nn::staticCount(output.shape) * window;
+}
+
+std::vector<AttrSpec> poolSpecs(bool avg) {
+  std::vector<AttrSpec> specs{
+      {"pool_size", AttrKind::Ints, std::nullopt},
+      {"strides", AttrKind::Ints, std::nullopt, /*optional=*/true},
+      {"padding", AttrKind::Ints, ir::AttrValue::ints({0, 0, 0, 0})},
+      {"dilation", AttrKind::Ints, ir::AttrValue::ints({1, 1})},
+      {"ceil_mode", AttrKind::Bool, ir::AttrValue(false)},
+  };
+  if (avg) specs.push_back({"count_include_pad", AttrKind::Bool, ir::AttrValue(false)});
+  return specs;
+}
+
+// ---- global pooling -----------------------------------------------------------
+
+template <bool kAvg>
+Type inferGlobalPool(const std::vector<Type>& inputs, const ir::Attrs&) {
+  const Type& x = poolInput(inputs, kAvg ? "global_avg_pool2d" : "global_max_pool2d");
+  return Type::tensor(x.dtype, {x.shape[0], x.shape[1], dimConst(1), dimConst(1)});
+}
+
+template <bool kAvg>
+std::vector<Tensor> computeGlobalPool(const std::vector<Tensor>& inputs, const ir::Attrs&) {
+  const Tensor& tx = inputs[0];
+  const auto& xs = tx.shape();
+  int64_t planes = xs[0] * xs[1], HW = xs[2] * xs[3];
+  std::vector<float> sx;
+  const float* x = nn::f32Data(tx, sx);
+  std::vector<int64_t> oshape{xs[0], xs[1], 1, 1};
+  Tensor out = Tensor::zeros(DType::f32, oshape);
+  float* o = out.mutableData<float>();
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = x + p * HW;
+    if constexpr (kAvg) {
+      double sum = 0;
+      for (int64_t i = 0; i < HW; ++i) sum += xp[i];
+      o[p] = HW > 0 ? static_cast<float>(sum / static_cast<double>(HW)) : 0.0f;
+    } else {
+      float m = -std::numeric_limits<float>::infinity();
+      for (int64_t i = 0; i < HW; ++i) m = (xp[i] > m || xp[i] != xp[i]) ? xp[i] : m;
+      o[p] = m;
+    }
+  }
+  if (tx.dtype() != DType::f32) out = nn::fromF32(tx.dtype(), oshape, o);
+  return {out};
+}
+
+int64_t flopsInput(const std::vector<Type>& inputs, const Type&, const ir::Attrs&) {
+  return inputs.empty() || !inputs[0].isTensor() ? 0 : nn::staticCount(inputs[0].shape);
+}
+
+// ---- adaptive_avg_pool2d --------------------------------------------------------
+
+std::vector<int64_t> adaptiveSize(const ir::Attrs& attrs, const char* op) {
+  std::vector<int64_t> v = attrInts(attrs, "output_size");
+  if (v.size() == 1) v.push_back(v[0]);
+  if (v.size() != 2) fail(op, "attribute 'output_size' must have 2 items, not " + std::to_string(v.size()));
+  for (int64_t x : v)
+    if (x < 1) fail(op, "attribute 'output_size' items must be >= 1, not " + std::to_string(x));
+  return v;
+}
+
+Type inferAdaptiveAvgPool(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const char* op = "adaptive_avg_pool2d";
+  const Type& x = poolInput(inputs, op);
+  auto size = adaptiveSize(attrs, op);
+  for (int i = 2; i < 4; ++i) {
+    int64_t c;
+    if (ir::asConstInt(x.shape[i], &c) && c < 1)
+      fail(op, "the input " + std::string(i == 2 ? "height" : "width") + " must be >= 1, not " +
+                   std::to_string(c));
+  }
+  return Type::tensor(x.dtype, {x.shape[0], x.shape[1], dimConst(size[0]), dimConst(size[1])});
+}
+
+std::vector<Tensor> computeAdaptiveAvgPool(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& tx = inputs[0];
+  auto size = adaptiveSize(attrs, "adaptive_avg_pool2d");
+  const auto& xs = tx.shape();
+  int64_t planes = xs[0] * xs[1], H = xs[2], W = xs[3], OH = size[0], OW = size[1];
+  std::vector<float> sx;
+  const float* x = nn::f32Data(tx, sx);
+  std::vector<int64_t> oshape{xs[0], xs[1], OH, OW};
+  Tensor out = Tensor::zeros(DType::f32, oshape);
+  float* o = out.mutableData<float>();
+  // PyTorch's bins: [floor(i * in / out), ceil((i + 1) * in / out)).
+  auto bins = [](int64_t in, int64_t outn, std::vector<int64_t>& lo, std::vector<int64_t>& hi) {
+    for (int64_t i = 0; i < outn; ++i) {
+      lo.push_back(i * in / outn);
+      hi.push_back(((i + 1) * in + outn - 1) / outn);
+    }
+  };
+  std::vector<int64_t> hlo, hhi, wlo, whi;
+  bins(H, OH, hlo, hhi);
+  bins(W, OW, wlo, whi);
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* xp = x + p * H * W;
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        float sum = 0.0f;
+        for (int64_t ih = hlo[oh]; ih < hhi[oh]; ++ih)
+          for (int64_t iw = wlo[ow]; iw < whi[ow]; ++iw) sum += xp[ih * W + iw];
+        int64_t count = (hhi[oh] - hlo[oh]) * (whi[ow] - wlo[ow]);
+        o[(p * OH + oh) * OW + ow] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
+      }
+    }
+  }
+  if (tx.dtype() != DType::f32) out = nn::fromF32(tx.dtype(), oshape, o);
+  return {out};
+}
+
+}  // namespace
+
+void registerPoolOps(std::vector<OpDef>& ops) {
+  ops.push_back({"max_pool2d", 1, 1, OpPattern::Opaque, poolSpecs(false), inferPool<false>,
+                 computePool<false>, flopsPool<false>});
+  ops.push_back({"avg_pool2d", 1, 1, OpPattern::Opaque, poolSpecs(true), inferPool<true>, computePool<true>,
+                 flopsPool<true>});
+  ops.push_back({"global_avg_pool2d",
+                 1,
+                 1,
+                 OpPattern::Reduction,
+                 {},
+                 inferGlobalPool<true>,
+                 computeGlobalPool<true>,
+                 flopsInput});
+  ops.push_back({"global_max_pool2d",
+                 1,
+                 1,
+                 OpPattern::Reduction,
+                 {},
+                 inferGlobalPool<false>,
+                 computeGlobalPool<false>,
+                 flopsInput});
+  ops.push_back({"adaptive_avg_pool2d", 1, 1, OpPattern::Opaque,
+                 std::vector<AttrSpec>{{"output_size", AttrKind::Ints, std::nullopt}}, inferAdaptiveAvgPool,
+                 computeAdaptiveAvgPool, flopsInput});
+}
+
 }  // namespace mlcc::ops

@@ -1,6 +1,326 @@
-// TEMPORARY (ops branch scaffolding): the reduce op family is being written; it registers nothing yet.
+// Reductions (artifacts_schema/ops.md): sum, mean, max, min, prod over any
+// set of axes, and argmax/argmin over one axis. Float dtypes accumulate in
+// double (f16/bf16 are staged through f32); integers accumulate in i64 with
+// wrap-around and are stored back to their dtype.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "elementwise_util.h"
 #include "op_families.h"
 
 namespace mlcc::ops {
-void registerReduceOps(std::vector<OpDef>& ops) { (void)ops; }
+
+namespace {
+
+using ew::DClass;
+using ir::DType;
+using ir::Tensor;
+using ir::Type;
+
+enum class RedKind : uint8_t { Sum, Mean, Max, Min, Prod };
+
+// Input dims coalesced into runs of reduced / kept dims, with the element
+// strides of the input and of the output (0 along reduced runs).
+struct ReducePlan {
+  std::vector<int64_t> shape, in_strides, out_strides;
+  std::vector<bool> red;
+  int64_t in_numel = 1, out_numel = 1, count = 1;  // count: elements reduced into each output
+
+  ReducePlan(const std::vector<int64_t>& s, const std::vector<bool>& reduced) {
+    for (size_t i = 0; i < s.size(); ++i) {
+      in_numel *= s[i];
+      (reduced[i] ? count : out_numel) *= s[i];
+      if (s[i] == 1) continue;
+      if (!shape.empty() && red.back() == reduced[i]) {
+        shape.back() *= s[i];
+      } else {
+        shape.push_back(s[i]);
+        red.push_back(reduced[i]);
+      }
+    }
+    if (shape.empty()) {
+      shape.push_back(1);
+      red.push_back(false);
+    }
+    size_t r = shape.size();
+    in_strides.assign(r, 0);
+    out_strides.assign(r, 0);
+    int64_t is = 1, os = 1;
+    for (size_t d = r; d-- > 0;) {
+      in_strides[d] = is;
+      is *= shape[d];
+      if (!red[d]) {
+        out_strides[d] = os;
+        os *= shape[d];
+      }
+    }
+  }
+
+  // Walks the input row by row (innermost run): row(x_offset, acc_offset, n, inner_reduced).
+  template <class Row>
+  void run(Row&& row) const {
+    if (in_numel == 0) return;
+    size_t r = shape.size();
+    int64_t n = shape[r - 1];
+    bool inner_red = red[r - 1];
+    std::vector<int64_t> idx(r, 0);
+    int64_t o = 0;
+    for (int64_t x = 0; x < in_numel; x += n) {
+      row(x, o, n, inner_red);
+      for (size_t d = r - 1; d-- > 0;) {
+        o += out_strides[d];
+        if (++idx[d] < shape[d]) break;
+        o -= out_strides[d] * shape[d];
+        idx[d] = 0;
+      }
+    }
+  }
+};
+
+template <class A>
+A combine(RedKind k, A a, A b) {
+  switch (k) {
+    case RedKind::Sum:
+    case RedKind::Mean:
+      if constexpr (std::is_floating_point_v<A>)
+        return a + b;
+      else
+        return static_cast<A>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+    case RedKind::Prod:
+      if constexpr (std::is_floating_point_v<A>)
+        return a * b;
+      else
+        return static_cast<A>(static_cast<uint64_t>(a) * static_cast<uint64_t>(b));
+    case RedKind::Max:
+      if constexpr (std::is_floating_point_v<A>)
+        if (a != a || b != b) return a != a ? a : b;
+      return a < b ? b : a;
+    case RedKind::Min:
+      if constexpr (std::is_floating_point_v<A>)
+        if (a != a || b != b) return a != a ? a : b;
+      return b < a ? b : a;
+  }
+  return a;
+}
+
+template <class T, class A, RedKind K>
+void reduceRows(const T* x, A* acc, const ReducePlan& plan) {
+  plan.run([&](int64_t xo, int64_t ao, int64_t n, bool inner_red) {
+    const T* px = x + xo;
+    if (inner_red) {
+      A a = acc[ao];
+      for (int64_t i = 0; i < n; ++i) a = combine<A>(K, a, static_cast<A>(px[i]));
+      acc[ao] = a;
+    } else {
+      A* pa = acc + ao;
+      for (int64_t i = 0; i < n; ++i) pa[i] = combine<A>(K, pa[i], static_cast<A>(px[i]));
+    }
+  });
+}
+
+template <class T, class A>
+void reduceTyped(RedKind k, const T* x, A* acc, const ReducePlan& plan) {
+  switch (k) {
+    case RedKind::Sum:
+    case RedKind::Mean: reduceRows<T, A, RedKind::Sum>(x, acc, plan); break;
+    case RedKind::Prod: reduceRows<T, A, RedKind::Prod>(x, acc, plan); break;
+    case RedKind::Max: reduceRows<T, A, RedKind::Max>(x, acc, plan); break;
+    case RedKind::Min: reduceRows<T, A, RedKind::Min>(x, acc, plan); break;
+  }
+}
+
+template <class A>
+A identity(RedKind k) {
+  switch (k) {
+    case RedKind::Sum:
+    case RedKind::Mean: return A(0);
+    case RedKind::Prod: return A(1);
+    case RedKind::Max:
+      return std::is_floating_point_v<A> ? -std::numeric_limits<A>::infinity()
+                                         : std::numeric_limits<A>::lowest();
+    case RedKind::Min:
+      return std::is_floating_point_v<A> ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
+  }
+  return A(0);
+}
+
+std::vector<int64_t> reducedShape(const std::vector<int64_t>& s, const std::vector<bool>& red, bool keep) {
+  std::vector<int64_t> out;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!red[i])
+      out.push_back(s[i]);
+    else if (keep)
+      out.push_back(1);
+  return out;
+}
+
+Tensor reduceCompute(RedKind k, const Tensor& in, const ir::Attrs& attrs, const std::string& op) {
+  std::vector<bool> red = ew::reducedAxes(attrs, in.rank(), op);
+  ReducePlan plan(in.shape(), red);
+  std::vector<int64_t> out_shape = reducedShape(in.shape(), red, attrBool(attrs, "keepdims"));
+  DType t = in.dtype();
+  if (ir::isFloat(t)) {
+    Tensor x = ew::toF32(in);
+    Tensor out = Tensor::zeros(DType::f32, out_shape);
+    float* o = out.mutableData<float>();
+    if (k == RedKind::Max || k == RedKind::Min) {
+      std::fill(o, o + plan.out_numel, identity<float>(k));
+      reduceTyped<float, float>(k, x.data<float>(), o, plan);
+    } else {
+      std::vector<double> acc(static_cast<size_t>(plan.out_numel), identity<double>(k));
+      reduceTyped<float, double>(k, x.data<float>(), acc.data(), plan);
+      double div = k == RedKind::Mean ? static_cast<double>(plan.count) : 1.0;
+      for (int64_t i = 0; i < plan.out_numel; ++i) o[i] = static_cast<float>(acc[i] / div);
+    }
+    return ew::fromF32(out, t);
+  }
+  Tensor out = Tensor::zeros(t, out_shape);
+  ew::dispatchStorage(t, [&](auto tag) {
+    using T = decltype(tag);
+    T* o = out.mutableData<T>();
+    if (k == RedKind::Max || k == RedKind::Min) {
+      std::fill(o, o + plan.out_numel, identity<T>(k));
+      reduceTyped<T, T>(k, in.data<T>(), o, plan);
+    } else {
+      std::vector<int64_t> acc(static_cast<size_t>(plan.out_numel), identity<int64_t>(k));
+      reduceTyped<T, int64_t>(k, in.data<T>(), acc.data(), plan);
+      for (int64_t i = 0; i < plan.out_numel; ++i) {
+        int64_t v = acc[i];
+        if (k == RedKind::Mean) v = plan.count ? v / plan.count : 0;  // truncates toward zero
+        o[i] = static_cast<T>(v);
+      }
+    }
+  });
+  return out;
+}
+
+int64_t inputElems(const std::vector<Type>& in, const Type&, const ir::Attrs&) {
+  return ew::countElems(in[0]);
+}
+
+void addReduce(std::vector<OpDef>& ops, const std::string& name, RedKind k) {
+  OpDef d;
+  d.name = name;
+  d.pattern = OpPattern::Reduction;
+  d.attrs = {AttrSpec{"axes", AttrKind::Ints, std::nullopt, true},
+             AttrSpec{"keepdims", AttrKind::Bool, ir::AttrValue(false)}};
+  d.infer = [name](const std::vector<Type>& in, const ir::Attrs& a) {
+    const Type& x = tensorOperand(in, 0, name.c_str());
+    ew::checkClass(name, x.dtype, DClass::Num);
+    std::vector<bool> red = ew::reducedAxes(a, static_cast<int64_t>(x.rank()), name);
+    bool keep = attrBool(a, "keepdims");
+    Shape s;
+    for (size_t i = 0; i < x.rank(); ++i)
+      if (!red[i])
+        s.push_back(x.shape[i]);
+      else if (keep)
+        s.push_back(dimConst(1));
+    return Type::tensor(x.dtype, s);
+  };
+  d.compute = [name, k](const std::vector<Tensor>& in, const ir::Attrs& a) {
+    return std::vector<Tensor>{reduceCompute(k, in[0], a, name)};
+  };
+  d.flops = inputElems;
+  ops.push_back(std::move(d));
+}
+
+// ---------------------------------------------------------------------------
+// argmax / argmin.
+
+template <class T>
+void argReduce(const T* x, int64_t* out, const ew::Split3& s, bool is_max, bool last) {
+  std::vector<T> best(static_cast<size_t>(s.inner));
+  for (int64_t o = 0; o < s.outer; ++o) {
+    const T* base = x + o * s.mid * s.inner;
+    int64_t* po = out + o * s.inner;
+    std::fill(po, po + s.inner, 0);
+    if (s.mid == 0) continue;
+    std::copy(base, base + s.inner, best.begin());
+    for (int64_t k = 1; k < s.mid; ++k) {
+      const T* row = base + k * s.inner;
+      for (int64_t j = 0; j < s.inner; ++j) {
+        T v = row[j], b = best[j];
+        bool take;
+        if constexpr (std::is_floating_point_v<T>) {
+          if (b != b)
+            take = last && v != v;  // the first NaN wins (numpy), or the last
+          else if (v != v)
+            take = true;
+          else
+            take = is_max ? (last ? v >= b : v > b) : (last ? v <= b : v < b);
+        } else {
+          take = is_max ? (last ? v >= b : v > b) : (last ? v <= b : v < b);
+        }
+        if (take) {
+          best[j] = v;
+          po[j] = k;
+        }
+      }
+    }
+  }
+}
+
+void addArg(std::vector<OpDef>& ops, const std::string& name, bool is_max) {
+  OpDef d;
+  d.name = name;
+  d.pattern = OpPattern::Reduction;
+  d.attrs = {AttrSpec{"axis", AttrKind::Int, ir::AttrValue(int64_t{0})},
+             AttrSpec{"keepdims", AttrKind::Bool, ir::AttrValue(false)},
+             AttrSpec{"select_last_index", AttrKind::Bool, ir::AttrValue(false)}};
+  d.infer = [name](const std::vector<Type>& in, const ir::Attrs& a) {
+    const Type& x = tensorOperand(in, 0, name.c_str());
+    ew::checkClass(name, x.dtype, DClass::Num);
+    int64_t rank = static_cast<int64_t>(x.rank());
+    int64_t axis = normalizeAxis(attrInt(a, "axis"), rank, name.c_str());
+    if (axis >= rank)
+      throw Error("op '" + name + "': axis " + std::to_string(attrInt(a, "axis")) +
+                  " is out of range for rank " + std::to_string(rank));
+    Shape s;
+    for (int64_t i = 0; i < rank; ++i)
+      if (i != axis)
+        s.push_back(x.shape[static_cast<size_t>(i)]);
+      else if (attrBool(a, "keepdims"))
+        s.push_back(dimConst(1));
+    return Type::tensor(DType::i64, s);
+  };
+  d.compute = [is_max](const std::vector<Tensor>& in, const ir::Attrs& a) {
+    const Tensor& x = in[0];
+    size_t axis = static_cast<size_t>(normalizeAxis(attrInt(a, "axis"), x.rank(), "argmax"));
+    ew::Split3 s = ew::split3(x.shape(), axis, axis + 1);
+    std::vector<int64_t> shape;
+    for (size_t i = 0; i < x.shape().size(); ++i)
+      if (i != axis)
+        shape.push_back(x.shape()[i]);
+      else if (attrBool(a, "keepdims"))
+        shape.push_back(1);
+    Tensor out = Tensor::zeros(DType::i64, shape);
+    bool last = attrBool(a, "select_last_index");
+    if (ir::isFloat(x.dtype())) {
+      Tensor f = ew::toF32(x);
+      argReduce(f.data<float>(), out.mutableData<int64_t>(), s, is_max, last);
+    } else {
+      ew::dispatchStorage(x.dtype(), [&](auto tag) {
+        using T = decltype(tag);
+        argReduce(x.data<T>(), out.mutableData<int64_t>(), s, is_max, last);
+      });
+    }
+    return std::vector<Tensor>{out};
+  };
+  d.flops = inputElems;
+  ops.push_back(std::move(d));
+}
+
+}  // namespace
+
+void registerReduceOps(std::vector<OpDef>& ops) {
+  addReduce(ops, "sum", RedKind::Sum);
+  addReduce(ops, "mean", RedKind::Mean);
+  addReduce(ops, "max", RedKind::Max);
+  addReduce(ops, "min", RedKind::Min);
+  addReduce(ops, "prod", RedKind::Prod);
+  addArg(ops, "argmax", true);
+  addArg(ops, "argmin", false);
+}
+
 }  // namespace mlcc::ops

@@ -1,0 +1,429 @@
+// Compilation of TensorIR statements into closures, and calls of a compiled
+// prim func: symbolic dimensions bind from the argument shapes, buffers
+// resolve to base pointer + shape + strides, allocations are zeroed per call
+// (function level) or per block execution (block level). Loops of every
+// kind, thread-bound ones included, run serially in order.
+#include "tir_compile.h"
+
+#include <algorithm>
+#include <cstring>
+#include <functional>
+
+#include "mlcc/ir/float_bits.h"
+#include "mlcc/ir/printer.h"
+#include "mlcc/support/diagnostic.h"
+
+namespace mlcc::interp {
+namespace tir {
+
+using ir::DType;
+
+namespace {
+
+struct SFor final : SNode {
+  SFor(int slot, IPtr extent, SPtr body) : slot(slot), extent(std::move(extent)), body(std::move(body)) {}
+  void exec(Frame& f) const override {
+    const int64_t n = extent->eval(f);
+    for (int64_t i = 0; i < n; ++i) {
+      f.slots[slot] = i;
+      body->exec(f);
+    }
+  }
+  int slot;
+  IPtr extent;
+  SPtr body;
+};
+struct SSeq final : SNode {
+  void exec(Frame& f) const override {
+    for (const auto& s : stmts) s->exec(f);
+  }
+  std::vector<SPtr> stmts;
+};
+struct SNop final : SNode {
+  void exec(Frame&) const override {}
+};
+struct SIf final : SNode {
+  SIf(IPtr c, SPtr t, SPtr e) : cond(std::move(c)), then_s(std::move(t)), else_s(std::move(e)) {}
+  void exec(Frame& f) const override {
+    if (cond->eval(f))
+      then_s->exec(f);
+    else if (else_s)
+      else_s->exec(f);
+  }
+  IPtr cond;
+  SPtr then_s, else_s;
+};
+
+template <DType T>
+struct SStoreF final : SNode {
+  SStoreF(Index idx, FPtr v) : idx(std::move(idx)), value(std::move(v)) {}
+  void exec(Frame& f) const override {
+    const float v = value->eval(f);
+    const int64_t off = idx.offset(f);
+    std::byte* p = f.bufs[idx.buf].base;
+    if constexpr (T == DType::f32) {
+      std::memcpy(p + off * 4, &v, 4);
+    } else {
+      uint16_t bits = T == DType::f16 ? ir::detail::doubleToHalfBits(v) : ir::detail::doubleToBF16Bits(v);
+      std::memcpy(p + off * 2, &bits, 2);
+    }
+  }
+  Index idx;
+  FPtr value;
+};
+template <class T>
+struct SStoreI final : SNode {
+  SStoreI(Index idx, IPtr v) : idx(std::move(idx)), value(std::move(v)) {}
+  void exec(Frame& f) const override {
+    const int64_t v = value->eval(f);
+    const int64_t off = idx.offset(f);
+    T x = static_cast<T>(v);  // values are already wrapped to the dtype
+    std::memcpy(f.bufs[idx.buf].base + off * static_cast<int64_t>(sizeof(T)), &x, sizeof(T));
+  }
+  Index idx;
+  IPtr value;
+};
+
+}  // namespace
+
+// Allocates buffer `id` (zeroed) for the lifetime of `storage`/`dims`.
+void allocateBuffer(Frame& f, int id, const Compiler& c, std::vector<int64_t>& dims,
+                    std::unique_ptr<std::byte[]>& storage) {
+  const auto& shape = c.buffer_shapes[id];
+  const size_t nd = shape.size();
+  dims.assign(2 * nd, 0);
+  int64_t n = 1;
+  for (size_t d = nd; d-- > 0;) {
+    int64_t v = shape[d]->eval(f);
+    if (v < 0) throw Error("buffer %" + c.buffers[id].name + " has a negative dimension");
+    dims[d] = v;
+    dims[nd + d] = n;
+    n *= v;
+  }
+  const size_t bytes = static_cast<size_t>(n) * ir::dtypeBytes(c.buffers[id].dtype);
+  storage = std::make_unique<std::byte[]>(bytes == 0 ? 1 : bytes);  // value-initialized: zero
+  f.bufs[id] = BufRt{storage.get(), dims.data(), dims.data() + nd};
+}
+
+namespace {
+
+struct SBlock final : SNode {
+  void exec(Frame& f) const override {
+    for (const auto& b : bindings) f.slots[b.slot] = b.expr ? b.expr->eval(f) : b.aff.eval(f.slots);
+    if (predicate && !predicate->eval(f)) return;
+    if (!allocs.empty()) return execWithAllocs(f);
+    run(f);
+  }
+  void execWithAllocs(Frame& f) const {
+    std::vector<std::vector<int64_t>> dims(allocs.size());
+    std::vector<std::unique_ptr<std::byte[]>> storage(allocs.size());
+    for (size_t i = 0; i < allocs.size(); ++i) allocateBuffer(f, allocs[i], *compiler, dims[i], storage[i]);
+    run(f);
+  }
+  void run(Frame& f) const {
+    if (init) {
+      bool first = true;
+      for (int s : reduce_slots) first = first && f.slots[s] == 0;
+      if (first) init->exec(f);
+    }
+    body->exec(f);
+  }
+  struct Bind {
+    int slot;
+    Affine aff;  // when expr is null
+    IPtr expr;
+  };
+  std::vector<Bind> bindings;
+  IPtr predicate;
+  std::vector<int> reduce_slots;
+  std::vector<int> allocs;
+  const Compiler* compiler = nullptr;
+  SPtr init, body;
+};
+
+}  // namespace
+
+SPtr Compiler::stmt(const ir::Stmt& s) {
+  if (!s) return std::make_unique<SNop>();
+  switch (s->kind) {
+    case ir::StmtKind::For: {
+      auto* f = s->as<ir::ForNode>();
+      IPtr extent = intExpr(f->extent);
+      int slot = varSlot(f->loop_var);
+      return std::make_unique<SFor>(slot, std::move(extent), stmt(f->body));
+    }
+    case ir::StmtKind::Seq: {
+      auto seq = std::make_unique<SSeq>();
+      for (const auto& x : s->as<ir::SeqNode>()->stmts) seq->stmts.push_back(stmt(x));
+      return seq;
+    }
+    case ir::StmtKind::If: {
+      auto* i = s->as<ir::IfNode>();
+      return std::make_unique<SIf>(intExpr(i->cond), stmt(i->then_case),
+                                   i->else_case ? stmt(i->else_case) : nullptr);
+    }
+    case ir::StmtKind::Store: {
+      auto* st = s->as<ir::StoreNode>();
+      Index idx = index(st->buffer, st->indices);
+      switch (st->buffer->dtype) {
+        case DType::f32: return std::make_unique<SStoreF<DType::f32>>(std::move(idx), floatExpr(st->value));
+        case DType::f16: return std::make_unique<SStoreF<DType::f16>>(std::move(idx), floatExpr(st->value));
+        case DType::bf16: return std::make_unique<SStoreF<DType::bf16>>(std::move(idx), floatExpr(st->value));
+        case DType::i8: return std::make_unique<SStoreI<int8_t>>(std::move(idx), intExpr(st->value));
+        case DType::i32: return std::make_unique<SStoreI<int32_t>>(std::move(idx), intExpr(st->value));
+        case DType::i64: return std::make_unique<SStoreI<int64_t>>(std::move(idx), intExpr(st->value));
+        case DType::boolean: return std::make_unique<SStoreI<bool>>(std::move(idx), intExpr(st->value));
+      }
+      break;
+    }
+    case ir::StmtKind::Block: {
+      auto* b = s->as<ir::BlockNode>();
+      auto blk = std::make_unique<SBlock>();
+      std::vector<SBlock::Bind> values(b->iter_vars.size());
+      for (size_t i = 0; i < b->iter_vars.size(); ++i)  // in the outer scope
+        if (!affine(b->iter_vars[i].binding, values[i].aff, 1))
+          values[i].expr = intExpr(b->iter_vars[i].binding);
+      for (size_t i = 0; i < b->iter_vars.size(); ++i) {
+        values[i].slot = varSlot(b->iter_vars[i].var);
+        blk->bindings.push_back(std::move(values[i]));
+        if (b->iter_vars[i].kind == ir::IterKind::reduce)
+          blk->reduce_slots.push_back(blk->bindings.back().slot);
+      }
+      if (b->predicate) blk->predicate = intExpr(b->predicate);
+      for (const auto& a : b->alloc_buffers) blk->allocs.push_back(bufferId(a));
+      blk->compiler = this;
+      if (b->init) blk->init = stmt(b->init);
+      blk->body = stmt(b->body);
+      return blk;
+    }
+  }
+  throw Error("unsupported statement");
+}
+
+}  // namespace tir
+
+namespace {
+
+std::string shapeText(const std::vector<int64_t>& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+std::string typeText(const ir::BufferNode& b) {
+  std::string r = std::string(ir::dtypeName(b.dtype)) + "[";
+  for (size_t i = 0; i < b.shape.size(); ++i) r += (i ? ", " : "") + ir::printExpr(b.shape[i]);
+  return r + "]";
+}
+
+void collectVars(const ir::PrimExpr& e, std::vector<const ir::VarNode*>& out) {
+  if (auto* v = e->as<ir::VarNode>()) {
+    out.push_back(v);
+  } else if (auto* b = e->as<ir::BinaryNode>()) {
+    collectVars(b->a, out);
+    collectVars(b->b, out);
+  } else if (auto* u = e->as<ir::UnaryNode>()) {
+    collectVars(u->a, out);
+  } else if (auto* s = e->as<ir::SelectNode>()) {
+    collectVars(s->cond, out);
+    collectVars(s->true_value, out);
+    collectVars(s->false_value, out);
+  } else if (auto* c = e->as<ir::CastNode>()) {
+    collectVars(c->value, out);
+  } else if (auto* c = e->as<ir::CallNode>()) {
+    for (const auto& a : c->args) collectVars(a, out);
+  }
+}
+
+// Marks the buffers loaded from and stored to in `s`.
+void collectAccesses(const ir::Stmt& s, std::vector<const ir::BufferNode*>& loads,
+                     std::vector<const ir::BufferNode*>& stores) {
+  std::function<void(const ir::PrimExpr&)> expr = [&](const ir::PrimExpr& e) {
+    if (!e) return;
+    if (auto* l = e->as<ir::LoadNode>()) {
+      loads.push_back(l->buffer.get());
+      for (const auto& i : l->indices) expr(i);
+    } else if (auto* b = e->as<ir::BinaryNode>()) {
+      expr(b->a);
+      expr(b->b);
+    } else if (auto* u = e->as<ir::UnaryNode>()) {
+      expr(u->a);
+    } else if (auto* se = e->as<ir::SelectNode>()) {
+      expr(se->cond);
+      expr(se->true_value);
+      expr(se->false_value);
+    } else if (auto* c = e->as<ir::CastNode>()) {
+      expr(c->value);
+    } else if (auto* c = e->as<ir::CallNode>()) {
+      for (const auto& a : c->args) expr(a);
+    }
+  };
+  if (!s) return;
+  switch (s->kind) {
+    case ir::StmtKind::For: collectAccesses(s->as<ir::ForNode>()->body, loads, stores); break;
+    case ir::StmtKind::Seq:
+      for (const auto& x : s->as<ir::SeqNode>()->stmts) collectAccesses(x, loads, stores);
+      break;
+    case ir::StmtKind::If: {
+      auto* i = s->as<ir::IfNode>();
+      expr(i->cond);
+      collectAccesses(i->then_case, loads, stores);
+      collectAccesses(i->else_case, loads, stores);
+      break;
+    }
+    case ir::StmtKind::Store: {
+      auto* st = s->as<ir::StoreNode>();
+      stores.push_back(st->buffer.get());
+      for (const auto& i : st->indices) expr(i);
+      expr(st->value);
+      break;
+    }
+    case ir::StmtKind::Block: {
+      auto* b = s->as<ir::BlockNode>();
+      expr(b->predicate);
+      collectAccesses(b->init, loads, stores);
+      collectAccesses(b->body, loads, stores);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<CompiledPrimFunc> CompiledPrimFunc::compile(const ir::PrimFunc& f) {
+  auto cf = std::make_unique<CompiledPrimFunc>();
+  cf->func_ = &f;
+  try {
+    // Symbolic variables: the whole-dimension vars of the parameters' shapes.
+    for (const auto& p : f.params)
+      for (const auto& d : p->shape)
+        if (auto* v = d->as<ir::VarNode>()) cf->c_.slots.emplace(v, static_cast<int>(cf->c_.slots.size()));
+    for (const auto& p : f.params) cf->c_.bufferId(p);
+    for (const auto& a : f.allocs) cf->alloc_ids_.push_back(cf->c_.bufferId(a));
+    cf->body_ = cf->c_.stmt(f.body);
+  } catch (const Error& e) {
+    throw Error("prim func @" + f.name + ": " + e.message());
+  }
+  std::vector<const ir::BufferNode*> loads, stores;
+  collectAccesses(f.body, loads, stores);
+  for (const auto& p : f.params) {
+    cf->read_.push_back(std::find(loads.begin(), loads.end(), p.get()) != loads.end());
+    cf->written_.push_back(std::find(stores.begin(), stores.end(), p.get()) != stores.end());
+  }
+  return cf;
+}
+
+void CompiledPrimFunc::bindShapes(const std::vector<const std::vector<int64_t>*>& known,
+                                  std::vector<int64_t>& slots, std::vector<char>& bound) const {
+  const auto& params = func_->params;
+  if (known.size() != params.size())
+    throw Error("expects " + std::to_string(params.size()) + " arguments, got " +
+                std::to_string(known.size()));
+  auto mismatch = [&](size_t i) {
+    return Error("argument %" + params[i]->name + ": expected " + typeText(*params[i]) + ", got shape " +
+                 shapeText(*known[i]));
+  };
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!known[i]) continue;
+    const auto& shape = params[i]->shape;
+    if (shape.size() != known[i]->size()) throw mismatch(i);
+    for (size_t d = 0; d < shape.size(); ++d) {
+      const int64_t actual = (*known[i])[d];
+      int64_t c;
+      if (auto* v = shape[d]->as<ir::VarNode>()) {
+        int slot = c_.slots.at(v);
+        if (!bound[slot]) {
+          slots[slot] = actual;
+          bound[slot] = 1;
+        } else if (slots[slot] != actual) {
+          throw Error("argument %" + params[i]->name + ": dimension " + std::to_string(d) + " is " +
+                      std::to_string(actual) + " but '" + v->name + "' is " + std::to_string(slots[slot]));
+        }
+      } else if (ir::asConstInt(shape[d], &c) && c != actual) {
+        throw mismatch(i);
+      }
+    }
+  }
+  // Other expressions: check once every symbolic variable is bound.
+  tir::Frame frame{slots.data(), nullptr};
+  for (size_t i = 0; i < params.size(); ++i) {
+    if (!known[i]) continue;
+    const auto& shape = params[i]->shape;
+    for (size_t d = 0; d < shape.size(); ++d) {
+      if (shape[d]->as<ir::VarNode>()) continue;
+      std::vector<const ir::VarNode*> vars;
+      collectVars(shape[d], vars);
+      for (auto* v : vars)
+        if (!bound[c_.slots.at(v)])
+          throw Error("argument %" + params[i]->name + ": symbolic dimension '" + v->name +
+                      "' is not bound by any argument");
+      if (c_.buffer_shapes[i][d]->eval(frame) != (*known[i])[d]) throw mismatch(i);
+    }
+  }
+}
+
+std::vector<std::vector<int64_t>> CompiledPrimFunc::paramShapes(
+    const std::vector<const std::vector<int64_t>*>& known) const {
+  try {
+    std::vector<int64_t> slots(c_.slots.size(), 0);
+    std::vector<char> bound(c_.slots.size(), 0);
+    bindShapes(known, slots, bound);
+    tir::Frame frame{slots.data(), nullptr};
+    std::vector<std::vector<int64_t>> out;
+    for (size_t i = 0; i < func_->params.size(); ++i) {
+      if (known[i]) {
+        out.push_back(*known[i]);
+        continue;
+      }
+      std::vector<const ir::VarNode*> vars;
+      for (const auto& d : func_->params[i]->shape) collectVars(d, vars);
+      for (auto* v : vars)
+        if (!bound[c_.slots.at(v)])
+          throw Error("the shape of %" + func_->params[i]->name + " depends on '" + v->name +
+                      "', which no argument binds");
+      std::vector<int64_t> s;
+      for (const auto& d : c_.buffer_shapes[i]) s.push_back(d->eval(frame));
+      out.push_back(std::move(s));
+    }
+    return out;
+  } catch (const Error& e) {
+    throw Error("prim func @" + func_->name + ": " + e.message());
+  }
+}
+
+void CompiledPrimFunc::run(const std::vector<ir::Tensor*>& args) const {
+  const auto& params = func_->params;
+  try {
+    std::vector<const std::vector<int64_t>*> known;
+    for (size_t i = 0; i < args.size(); ++i) known.push_back(&args[i]->shape());
+    std::vector<int64_t> slots(c_.slots.size(), 0);
+    std::vector<char> bound(c_.slots.size(), 0);
+    bindShapes(known, slots, bound);
+    std::vector<tir::BufRt> bufs(c_.buffers.size());
+    tir::Frame frame{slots.data(), bufs.data()};
+    std::vector<std::vector<int64_t>> dims(params.size() + alloc_ids_.size());
+    for (size_t i = 0; i < params.size(); ++i) {
+      ir::Tensor& t = *args[i];
+      if (t.dtype() != params[i]->dtype)
+        throw Error("argument %" + params[i]->name + ": expected " + typeText(*params[i]) + ", got dtype " +
+                    std::string(ir::dtypeName(t.dtype())));
+      if (t.isView() && written_[i]) t = t.clone();  // never write through a read-only view
+      const size_t nd = t.shape().size();
+      dims[i].assign(2 * nd, 0);
+      int64_t n = 1;
+      for (size_t d = nd; d-- > 0;) {
+        dims[i][d] = t.shape()[d];
+        dims[i][nd + d] = n;
+        n *= t.shape()[d];
+      }
+      bufs[i] = tir::BufRt{const_cast<std::byte*>(t.bytes()), dims[i].data(), dims[i].data() + nd};
+    }
+    std::vector<std::unique_ptr<std::byte[]>> storage(alloc_ids_.size());
+    for (size_t a = 0; a < alloc_ids_.size(); ++a)
+      tir::allocateBuffer(frame, alloc_ids_[a], c_, dims[params.size() + a], storage[a]);
+    body_->exec(frame);
+  } catch (const Error& e) {
+    throw Error("prim func @" + func_->name + ": " + e.message());
+  }
+}
+
+}  // namespace mlcc::interp

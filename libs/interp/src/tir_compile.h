@@ -1,0 +1,80 @@
+// The prim func compiler (PrimFunc -> closure tree) and the compiled form's
+// calling convention. Internal to libs/interp.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "mlcc/ir/stmt.h"
+#include "mlcc/ir/tensor.h"
+#include "tir_nodes.h"
+
+namespace mlcc::interp {
+
+namespace tir {
+
+// Compiles expressions and statements of one prim func, assigning a slot to
+// each variable and an id to each buffer as it meets them.
+class Compiler {
+ public:
+  int varSlot(const ir::Var& v);  // existing slot, or a new one
+  int bufferId(const ir::Buffer& b);
+  IPtr intExpr(const ir::PrimExpr& e);    // integer or bool dtype
+  FPtr floatExpr(const ir::PrimExpr& e);  // f32, f16 or bf16
+  SPtr stmt(const ir::Stmt& s);
+  // The access buffer[indices...] (affine fast path where possible).
+  Index index(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices);
+  // Adds scale * e to `out` when e is affine in bound i64 variables.
+  bool affine(const ir::PrimExpr& e, Affine& out, int64_t scale);
+
+  std::unordered_map<const ir::VarNode*, int> slots;
+  std::unordered_map<const ir::BufferNode*, int> buffer_ids;
+  std::vector<BufInfo> buffers;
+  // Each buffer's shape as compiled expressions, by id.
+  std::vector<std::vector<IPtr>> buffer_shapes;
+
+ private:
+  IPtr intCall(const ir::PrimExpr& e);
+  FPtr floatCall(const ir::PrimExpr& e);
+};
+
+// Allocates buffer `id` zero-filled into `storage`, its shape and strides
+// into `dims`, and points f.bufs[id] at them.
+void allocateBuffer(Frame& f, int id, const Compiler& c, std::vector<int64_t>& dims,
+                    std::unique_ptr<std::byte[]>& storage);
+
+}  // namespace tir
+
+// A prim func compiled for interpretation. run() may be called many times.
+class CompiledPrimFunc {
+ public:
+  static std::unique_ptr<CompiledPrimFunc> compile(const ir::PrimFunc& f);
+
+  // Runs the function on its parameters (inputs, then outputs, written in
+  // place). Checks dtypes and binds/checks symbolic dimensions.
+  void run(const std::vector<ir::Tensor*>& args) const;
+
+  // The concrete shapes of all parameters, given those of the parameters in
+  // `known` (nullptr: unknown): symbolic dimensions bind from known shapes.
+  // Throws mlcc::Error when a shape cannot be determined or is inconsistent.
+  std::vector<std::vector<int64_t>> paramShapes(const std::vector<const std::vector<int64_t>*>& known) const;
+
+  const ir::PrimFunc& func() const { return *func_; }
+  // Whether parameter i is stored to / loaded from anywhere in the body.
+  bool writes(size_t i) const { return written_[i]; }
+  bool reads(size_t i) const { return read_[i]; }
+
+ private:
+  // Binds symbolic dims into `slots` from the known shapes; returns false
+  // (with `why`) when inconsistent.
+  void bindShapes(const std::vector<const std::vector<int64_t>*>& known, std::vector<int64_t>& slots,
+                  std::vector<char>& bound) const;
+
+  const ir::PrimFunc* func_ = nullptr;
+  tir::Compiler c_;
+  tir::SPtr body_;
+  std::vector<int> alloc_ids_;  // function-level alloc_buffer ids
+  std::vector<bool> written_, read_;
+};
+
+}  // namespace mlcc::interp

@@ -1,0 +1,522 @@
+// Compilation of TensorIR expressions into typed closures (see tir_nodes.h):
+// integer floor division/modulo, wrapping integer arithmetic, saturating
+// float-to-int casts, f16/bf16 rounding after each operation, the math
+// intrinsics of intrinsics.h through libm, and bounds-checked loads.
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "mlcc/ir/float_bits.h"
+#include "mlcc/support/diagnostic.h"
+#include "tir_compile.h"
+
+namespace mlcc::interp::tir {
+
+using ir::BinaryOp;
+using ir::DType;
+
+void Index::fail(Frame& f) const {
+  const BufInfo& info = (*infos)[buf];
+  const BufRt& rt = f.bufs[buf];
+  std::string where, shape;
+  for (size_t d = 0; d < size(); ++d) {
+    where += (d ? ", " : "") + std::to_string(at(f, d));
+    shape += (d ? ", " : "") + std::to_string(rt.shape[d]);
+  }
+  throw Error("out-of-bounds access %" + info.name + "[" + where + "] of buffer %" + info.name + ": " +
+              std::string(ir::dtypeName(info.dtype)) + "[" + shape + "]");
+}
+
+bool Compiler::affine(const ir::PrimExpr& e, Affine& out, int64_t scale) {
+  if (e->dtype != DType::i64) return false;
+  if (auto* i = e->as<ir::IntImmNode>()) {
+    out.c += i->value * scale;
+    return true;
+  }
+  if (auto* v = e->as<ir::VarNode>()) {
+    auto it = slots.find(v);
+    if (it == slots.end()) return false;
+    for (auto& [s, k] : out.terms)
+      if (s == it->second) {
+        k += scale;
+        return true;
+      }
+    out.terms.emplace_back(it->second, scale);
+    return true;
+  }
+  if (auto* b = e->as<ir::BinaryNode>()) {
+    int64_t c;
+    switch (b->op) {
+      case BinaryOp::Add: return affine(b->a, out, scale) && affine(b->b, out, scale);
+      case BinaryOp::Sub: return affine(b->a, out, scale) && affine(b->b, out, -scale);
+      case BinaryOp::Mul:
+        if (ir::asConstInt(b->b, &c)) return affine(b->a, out, scale * c);
+        if (ir::asConstInt(b->a, &c)) return affine(b->b, out, scale * c);
+        return false;
+      default: return false;
+    }
+  }
+  return false;
+}
+
+Index Compiler::index(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices) {
+  Index ix;
+  ix.buf = bufferId(buf);
+  ix.infos = &buffers;
+  ix.affine = true;
+  for (const auto& i : indices) {
+    Affine a;
+    if (!affine(i, a, 1)) {
+      ix.affine = false;
+      break;
+    }
+    ix.aff.push_back(std::move(a));
+  }
+  if (!ix.affine) {
+    ix.aff.clear();
+    for (const auto& i : indices) ix.exprs.push_back(intExpr(i));
+  }
+  return ix;
+}
+
+namespace {
+
+// ---- integer expressions ----
+struct IConst final : IExpr {
+  explicit IConst(int64_t v) : v(v) {}
+  int64_t eval(Frame&) const override { return v; }
+  int64_t v;
+};
+struct IVar final : IExpr {
+  explicit IVar(int s) : slot(s) {}
+  int64_t eval(Frame& f) const override { return f.slots[slot]; }
+  int slot;
+};
+
+int64_t floorDiv(int64_t a, int64_t b) {
+  if (b == 0) throw Error("integer division by zero");
+  if (b == -1) return static_cast<int64_t>(0ull - static_cast<uint64_t>(a));
+  int64_t q = a / b;
+  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+  return q;
+}
+int64_t floorMod(int64_t a, int64_t b) {
+  if (b == 0) throw Error("integer modulo by zero");
+  if (b == -1) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
+
+template <BinaryOp OP>
+struct IBin final : IExpr {
+  IBin(IPtr x, IPtr y, DType t) : a(std::move(x)), b(std::move(y)), t(t) {}
+  int64_t eval(Frame& f) const override {
+    int64_t x = a->eval(f), y = b->eval(f);
+    if constexpr (OP == BinaryOp::Add) return wrapInt(static_cast<int64_t>(u(x) + u(y)), t);
+    if constexpr (OP == BinaryOp::Sub) return wrapInt(static_cast<int64_t>(u(x) - u(y)), t);
+    if constexpr (OP == BinaryOp::Mul) return wrapInt(static_cast<int64_t>(u(x) * u(y)), t);
+    if constexpr (OP == BinaryOp::Div) return wrapInt(floorDiv(x, y), t);
+    if constexpr (OP == BinaryOp::Mod) return wrapInt(floorMod(x, y), t);
+    if constexpr (OP == BinaryOp::Min) return x < y ? x : y;
+    if constexpr (OP == BinaryOp::Max) return x > y ? x : y;
+    if constexpr (OP == BinaryOp::EQ) return x == y;
+    if constexpr (OP == BinaryOp::NE) return x != y;
+    if constexpr (OP == BinaryOp::LT) return x < y;
+    if constexpr (OP == BinaryOp::LE) return x <= y;
+    if constexpr (OP == BinaryOp::GT) return x > y;
+    if constexpr (OP == BinaryOp::GE) return x >= y;
+    if constexpr (OP == BinaryOp::And) return x && y;
+    if constexpr (OP == BinaryOp::Or) return x || y;
+  }
+  IPtr a, b;
+  DType t;
+};
+// Fast path: i64 addition/multiplication of index expressions.
+struct IAdd64 final : IExpr {
+  IAdd64(IPtr x, IPtr y) : a(std::move(x)), b(std::move(y)) {}
+  int64_t eval(Frame& f) const override { return static_cast<int64_t>(u(a->eval(f)) + u(b->eval(f))); }
+  IPtr a, b;
+};
+struct IMulConst64 final : IExpr {
+  IMulConst64(IPtr x, int64_t c) : a(std::move(x)), c(c) {}
+  int64_t eval(Frame& f) const override { return static_cast<int64_t>(u(a->eval(f)) * u(c)); }
+  IPtr a;
+  int64_t c;
+};
+
+template <BinaryOp OP>
+struct FCmp final : IExpr {
+  FCmp(FPtr x, FPtr y) : a(std::move(x)), b(std::move(y)) {}
+  int64_t eval(Frame& f) const override {
+    float x = a->eval(f), y = b->eval(f);
+    if constexpr (OP == BinaryOp::EQ) return x == y;
+    if constexpr (OP == BinaryOp::NE) return x != y;
+    if constexpr (OP == BinaryOp::LT) return x < y;
+    if constexpr (OP == BinaryOp::LE) return x <= y;
+    if constexpr (OP == BinaryOp::GT) return x > y;
+    if constexpr (OP == BinaryOp::GE) return x >= y;
+  }
+  FPtr a, b;
+};
+struct INeg final : IExpr {
+  INeg(IPtr x, DType t) : a(std::move(x)), t(t) {}
+  int64_t eval(Frame& f) const override { return wrapInt(static_cast<int64_t>(0ull - u(a->eval(f))), t); }
+  IPtr a;
+  DType t;
+};
+struct INot final : IExpr {
+  explicit INot(IPtr x) : a(std::move(x)) {}
+  int64_t eval(Frame& f) const override { return !a->eval(f); }
+  IPtr a;
+};
+struct IAbs final : IExpr {
+  IAbs(IPtr x, DType t) : a(std::move(x)), t(t) {}
+  int64_t eval(Frame& f) const override {
+    int64_t v = a->eval(f);
+    return v < 0 ? wrapInt(static_cast<int64_t>(0ull - u(v)), t) : v;
+  }
+  IPtr a;
+  DType t;
+};
+struct ISelect final : IExpr {
+  ISelect(IPtr c, IPtr x, IPtr y) : c(std::move(c)), a(std::move(x)), b(std::move(y)) {}
+  int64_t eval(Frame& f) const override {
+    int64_t x = a->eval(f), y = b->eval(f);  // both arms, as specified
+    return c->eval(f) ? x : y;
+  }
+  IPtr c, a, b;
+};
+struct IWrap final : IExpr {  // int -> int cast
+  IWrap(IPtr x, DType t) : a(std::move(x)), t(t) {}
+  int64_t eval(Frame& f) const override { return wrapInt(a->eval(f), t); }
+  IPtr a;
+  DType t;
+};
+struct IFromF final : IExpr {  // float -> int: saturating, NaN -> 0; bool: != 0
+  IFromF(FPtr x, DType t) : a(std::move(x)), t(t) {}
+  int64_t eval(Frame& f) const override {
+    double v = a->eval(f);
+    if (t == DType::boolean) return v != 0;
+    if (std::isnan(v)) return 0;
+    double lo, hi;
+    switch (t) {
+      case DType::i8: lo = -128, hi = 127; break;
+      case DType::i32:
+        lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
+        break;
+      default:
+        if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+        if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+        return static_cast<int64_t>(v);
+    }
+    return static_cast<int64_t>(v < lo ? lo : v > hi ? hi : v);
+  }
+  FPtr a;
+  DType t;
+};
+struct IFloatPred final : IExpr {  // isnan / isinf
+  IFloatPred(FPtr x, bool nan) : a(std::move(x)), nan(nan) {}
+  int64_t eval(Frame& f) const override {
+    float v = a->eval(f);
+    return nan ? std::isnan(v) : std::isinf(v);
+  }
+  FPtr a;
+  bool nan;
+};
+template <class T>
+struct ILoad final : IExpr {
+  explicit ILoad(Index idx) : idx(std::move(idx)) {}
+  int64_t eval(Frame& f) const override {
+    int64_t off = idx.offset(f);
+    T v;
+    std::memcpy(&v, f.bufs[idx.buf].base + off * static_cast<int64_t>(sizeof(T)), sizeof(T));
+    if constexpr (std::is_same_v<T, bool>) return v ? 1 : 0;
+    return static_cast<int64_t>(v);
+  }
+  Index idx;
+};
+
+// ---- float expressions ----
+float roundTo(float v, DType t) {
+  if (t == DType::f16)
+    return static_cast<float>(ir::detail::halfBitsToDouble(ir::detail::doubleToHalfBits(v)));
+  if (t == DType::bf16)
+    return static_cast<float>(ir::detail::bf16BitsToDouble(ir::detail::doubleToBF16Bits(v)));
+  return v;
+}
+struct FConst final : FExpr {
+  explicit FConst(float v) : v(v) {}
+  float eval(Frame&) const override { return v; }
+  float v;
+};
+template <BinaryOp OP>
+struct FBin final : FExpr {
+  FBin(FPtr x, FPtr y) : a(std::move(x)), b(std::move(y)) {}
+  float eval(Frame& f) const override {
+    float x = a->eval(f), y = b->eval(f);
+    if constexpr (OP == BinaryOp::Add) return x + y;
+    if constexpr (OP == BinaryOp::Sub) return x - y;
+    if constexpr (OP == BinaryOp::Mul) return x * y;
+    if constexpr (OP == BinaryOp::Div) return x / y;
+    if constexpr (OP == BinaryOp::Mod) return std::fmod(x, y);
+    if constexpr (OP == BinaryOp::Min) return std::fmin(x, y);
+    if constexpr (OP == BinaryOp::Max) return std::fmax(x, y);
+  }
+  FPtr a, b;
+};
+struct FRound final : FExpr {  // to f16 / bf16 precision
+  FRound(FPtr x, DType t) : a(std::move(x)), t(t) {}
+  float eval(Frame& f) const override { return roundTo(a->eval(f), t); }
+  FPtr a;
+  DType t;
+};
+struct FNeg final : FExpr {
+  explicit FNeg(FPtr x) : a(std::move(x)) {}
+  float eval(Frame& f) const override { return -a->eval(f); }
+  FPtr a;
+};
+struct FSelect final : FExpr {
+  FSelect(IPtr c, FPtr x, FPtr y) : c(std::move(c)), a(std::move(x)), b(std::move(y)) {}
+  float eval(Frame& f) const override {
+    float x = a->eval(f), y = b->eval(f);  // both arms, as specified
+    return c->eval(f) ? x : y;
+  }
+  IPtr c;
+  FPtr a, b;
+};
+struct FFromI final : FExpr {
+  FFromI(IPtr x, DType t) : a(std::move(x)), t(t) {}
+  float eval(Frame& f) const override {
+    int64_t v = a->eval(f);
+    if (t == DType::f32) return static_cast<float>(v);
+    return static_cast<float>(ir::detail::roundToDType(static_cast<double>(v), t));
+  }
+  IPtr a;
+  DType t;
+};
+struct FCall1 final : FExpr {
+  FCall1(float (*fn)(float), FPtr x) : fn(fn), a(std::move(x)) {}
+  float eval(Frame& f) const override { return fn(a->eval(f)); }
+  float (*fn)(float);
+  FPtr a;
+};
+struct FCall2 final : FExpr {
+  FCall2(float (*fn)(float, float), FPtr x, FPtr y) : fn(fn), a(std::move(x)), b(std::move(y)) {}
+  float eval(Frame& f) const override { return fn(a->eval(f), b->eval(f)); }
+  float (*fn)(float, float);
+  FPtr a, b;
+};
+template <DType T>
+struct FLoad final : FExpr {
+  explicit FLoad(Index idx) : idx(std::move(idx)) {}
+  float eval(Frame& f) const override {
+    int64_t off = idx.offset(f);
+    const std::byte* p = f.bufs[idx.buf].base;
+    if constexpr (T == DType::f32) {
+      float v;
+      std::memcpy(&v, p + off * 4, 4);
+      return v;
+    } else {
+      uint16_t bits;
+      std::memcpy(&bits, p + off * 2, 2);
+      if constexpr (T == DType::f16) return static_cast<float>(ir::detail::halfBitsToDouble(bits));
+      return static_cast<float>(ir::detail::bf16BitsToDouble(bits));
+    }
+  }
+  Index idx;
+};
+
+float sigmoidf(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float rsqrtf_(float x) { return 1.0f / std::sqrt(x); }
+
+float (*unaryFn(const std::string& n))(float) {
+  static const std::pair<const char*, float (*)(float)> table[] = {
+      {"exp", ::expf},         {"exp2", ::exp2f},     {"expm1", ::expm1f}, {"log", ::logf},
+      {"log2", ::log2f},       {"log1p", ::log1pf},   {"sqrt", ::sqrtf},   {"rsqrt", rsqrtf_},
+      {"tanh", ::tanhf},       {"sigmoid", sigmoidf}, {"erf", ::erff},     {"sin", ::sinf},
+      {"cos", ::cosf},         {"tan", ::tanf},       {"asin", ::asinf},   {"acos", ::acosf},
+      {"atan", ::atanf},       {"sinh", ::sinhf},     {"cosh", ::coshf},   {"asinh", ::asinhf},
+      {"acosh", ::acoshf},     {"atanh", ::atanhf},   {"floor", ::floorf}, {"ceil", ::ceilf},
+      {"round", ::nearbyintf}, {"trunc", ::truncf},   {"abs", ::fabsf}};
+  for (const auto& [name, fn] : table)
+    if (n == name) return fn;
+  return nullptr;
+}
+float (*binaryFn(const std::string& n))(float, float) {
+  if (n == "pow") return ::powf;
+  if (n == "atan2") return ::atan2f;
+  if (n == "fmod") return ::fmodf;
+  return nullptr;
+}
+
+IPtr intBinary(BinaryOp op, IPtr a, IPtr b, DType t) {
+  switch (op) {
+#define CASE(O) \
+  case BinaryOp::O: return std::make_unique<IBin<BinaryOp::O>>(std::move(a), std::move(b), t);
+    CASE(Add)
+    CASE(Sub)
+    CASE(Mul)
+    CASE(Div) CASE(Mod) CASE(Min) CASE(Max) CASE(EQ) CASE(NE) CASE(LT) CASE(LE) CASE(GT) CASE(GE) CASE(And)
+        CASE(Or)
+#undef CASE
+  }
+  throw Error("unknown integer operator");
+}
+IPtr floatCompare(BinaryOp op, FPtr a, FPtr b) {
+  switch (op) {
+#define CASE(O) \
+  case BinaryOp::O: return std::make_unique<FCmp<BinaryOp::O>>(std::move(a), std::move(b));
+    CASE(EQ)
+    CASE(NE)
+    CASE(LT)
+    CASE(LE) CASE(GT) CASE(GE)
+#undef CASE
+        default : throw Error(std::string("operator '") + ir::binaryOpName(op) + "' on floats gives no bool");
+  }
+}
+FPtr floatBinary(BinaryOp op, FPtr a, FPtr b) {
+  switch (op) {
+#define CASE(O) \
+  case BinaryOp::O: return std::make_unique<FBin<BinaryOp::O>>(std::move(a), std::move(b));
+    CASE(Add)
+    CASE(Sub)
+    CASE(Mul)
+    CASE(Div) CASE(Mod) CASE(Min) CASE(Max)
+#undef CASE
+        default : throw Error(std::string("operator '") + ir::binaryOpName(op) + "' does not give a float");
+  }
+}
+
+}  // namespace
+
+int Compiler::varSlot(const ir::Var& v) {
+  auto [it, inserted] = slots.emplace(v.get(), static_cast<int>(slots.size()));
+  return it->second;
+}
+
+int Compiler::bufferId(const ir::Buffer& b) {
+  auto it = buffer_ids.find(b.get());
+  if (it != buffer_ids.end()) return it->second;
+  int id = static_cast<int>(buffers.size());
+  buffer_ids.emplace(b.get(), id);
+  buffers.push_back(BufInfo{b->name, b->dtype, static_cast<int>(b->shape.size())});
+  std::vector<IPtr> shape;
+  for (const auto& d : b->shape) shape.push_back(intExpr(d));
+  buffer_shapes.push_back(std::move(shape));
+  return id;
+}
+
+IPtr Compiler::intExpr(const ir::PrimExpr& e) {
+  using K = ir::ExprKind;
+  if (ir::isFloat(e->dtype))
+    throw Error("expected an integer expression, got " + std::string(dtypeName(e->dtype)));
+  switch (e->kind) {
+    case K::IntImm: return std::make_unique<IConst>(e->as<ir::IntImmNode>()->value);
+    case K::Var: {
+      auto* v = static_cast<const ir::VarNode*>(e.get());
+      auto it = slots.find(v);
+      if (it == slots.end()) throw Error("variable '" + v->name + "' is not bound here");
+      return std::make_unique<IVar>(it->second);
+    }
+    case K::Binary: {
+      auto* b = e->as<ir::BinaryNode>();
+      if (ir::isFloat(b->a->dtype)) return floatCompare(b->op, floatExpr(b->a), floatExpr(b->b));
+      int64_t c;
+      if (e->dtype == DType::i64 && b->op == BinaryOp::Add)
+        return std::make_unique<IAdd64>(intExpr(b->a), intExpr(b->b));
+      if (e->dtype == DType::i64 && b->op == BinaryOp::Mul && ir::asConstInt(b->b, &c))
+        return std::make_unique<IMulConst64>(intExpr(b->a), c);
+      return intBinary(b->op, intExpr(b->a), intExpr(b->b), b->a->dtype);
+    }
+    case K::Unary: {
+      auto* un = e->as<ir::UnaryNode>();
+      if (un->op == ir::UnaryOp::Not) return std::make_unique<INot>(intExpr(un->a));
+      return std::make_unique<INeg>(intExpr(un->a), e->dtype);
+    }
+    case K::Select: {
+      auto* s = e->as<ir::SelectNode>();
+      return std::make_unique<ISelect>(intExpr(s->cond), intExpr(s->true_value), intExpr(s->false_value));
+    }
+    case K::Cast: {
+      auto* c = e->as<ir::CastNode>();
+      if (ir::isFloat(c->value->dtype)) return std::make_unique<IFromF>(floatExpr(c->value), e->dtype);
+      return std::make_unique<IWrap>(intExpr(c->value), e->dtype);
+    }
+    case K::Load: {
+      auto* l = e->as<ir::LoadNode>();
+      Index idx = index(l->buffer, l->indices);
+      switch (l->buffer->dtype) {
+        case DType::i8: return std::make_unique<ILoad<int8_t>>(std::move(idx));
+        case DType::i32: return std::make_unique<ILoad<int32_t>>(std::move(idx));
+        case DType::i64: return std::make_unique<ILoad<int64_t>>(std::move(idx));
+        case DType::boolean: return std::make_unique<ILoad<bool>>(std::move(idx));
+        default: throw Error("integer load from a float buffer");
+      }
+    }
+    case K::Call: return intCall(e);
+    case K::FloatImm: break;
+  }
+  throw Error("unsupported integer expression");
+}
+
+IPtr Compiler::intCall(const ir::PrimExpr& e) {
+  auto* c = e->as<ir::CallNode>();
+  if (c->name == "isnan" || c->name == "isinf")
+    return std::make_unique<IFloatPred>(floatExpr(c->args.at(0)), c->name == "isnan");
+  if (c->name == "abs") return std::make_unique<IAbs>(intExpr(c->args.at(0)), e->dtype);
+  throw Error("intrinsic '" + c->name + "' on integers cannot be interpreted");
+}
+
+FPtr Compiler::floatCall(const ir::PrimExpr& e) {
+  auto* c = e->as<ir::CallNode>();
+  if (c->args.size() == 1)
+    if (auto fn = unaryFn(c->name)) return std::make_unique<FCall1>(fn, floatExpr(c->args[0]));
+  if (c->args.size() == 2)
+    if (auto fn = binaryFn(c->name))
+      return std::make_unique<FCall2>(fn, floatExpr(c->args[0]), floatExpr(c->args[1]));
+  throw Error("intrinsic '" + c->name + "' cannot be interpreted");
+}
+
+FPtr Compiler::floatExpr(const ir::PrimExpr& e) {
+  using K = ir::ExprKind;
+  if (!ir::isFloat(e->dtype))
+    throw Error("expected a float expression, got " + std::string(dtypeName(e->dtype)));
+  const DType t = e->dtype;
+  auto rounded = [&](FPtr p) -> FPtr {
+    return t == DType::f32 ? std::move(p) : std::make_unique<FRound>(std::move(p), t);
+  };
+  switch (e->kind) {
+    case K::FloatImm: return std::make_unique<FConst>(static_cast<float>(e->as<ir::FloatImmNode>()->value));
+    case K::Binary: {
+      auto* b = e->as<ir::BinaryNode>();
+      return rounded(floatBinary(b->op, floatExpr(b->a), floatExpr(b->b)));
+    }
+    case K::Unary: return std::make_unique<FNeg>(floatExpr(e->as<ir::UnaryNode>()->a));
+    case K::Select: {
+      auto* s = e->as<ir::SelectNode>();
+      return std::make_unique<FSelect>(intExpr(s->cond), floatExpr(s->true_value), floatExpr(s->false_value));
+    }
+    case K::Cast: {
+      auto* c = e->as<ir::CastNode>();
+      if (ir::isFloat(c->value->dtype)) return rounded(floatExpr(c->value));
+      return std::make_unique<FFromI>(intExpr(c->value), t);
+    }
+    case K::Load: {
+      auto* l = e->as<ir::LoadNode>();
+      Index idx = index(l->buffer, l->indices);
+      switch (l->buffer->dtype) {
+        case DType::f32: return std::make_unique<FLoad<DType::f32>>(std::move(idx));
+        case DType::f16: return std::make_unique<FLoad<DType::f16>>(std::move(idx));
+        case DType::bf16: return std::make_unique<FLoad<DType::bf16>>(std::move(idx));
+        default: throw Error("float load from an integer buffer");
+      }
+    }
+    case K::Call: return rounded(floatCall(e));
+    default: break;
+  }
+  throw Error("unsupported float expression");
+}
+
+}  // namespace mlcc::interp::tir

@@ -1,0 +1,294 @@
+// resize2d (libs/ops/src/resize.cpp): type inference, errors, and the
+// reference kernel against a numpy implementation of the ONNX Resize formulas
+// for every method, coordinate mode and rounding method, and against
+// torch.nn.functional.interpolate where torch has the same mode (bilinear with
+// align_corners True/False, nearest, nearest-exact). One python run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <random>
+
+#include "mlcc/ir/printer.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/ops/shape.h"
+#include "mlcc/support/diagnostic.h"
+#include "mlcc/support/npy.h"
+#include "tensor_files.h"
+
+namespace {
+
+using mlcc::ir::Attrs;
+using mlcc::ir::AttrValue;
+using mlcc::ir::DType;
+using mlcc::ir::PrimExpr;
+using mlcc::ir::Tensor;
+using mlcc::ir::Type;
+
+Attrs resizeAttrs(int64_t oh, int64_t ow, const std::string& method = "nearest",
+                  const std::string& mode = "half_pixel",
+                  const std::string& rounding = "round_prefer_floor") {
+  return {{"size", AttrValue::ints({oh, ow})},
+          {"method", method},
+          {"coordinate_transformation_mode", mode},
+          {"rounding_method", rounding}};
+}
+
+std::string inferError(const std::vector<Type>& inputs, const Attrs& attrs) {
+  try {
+    return "no error (inferred " + mlcc::ir::printType(mlcc::ops::inferOpType("resize2d", inputs, attrs)) +
+           ")";
+  } catch (const mlcc::Error& e) {
+    return e.message();
+  }
+}
+
+TEST(OpsResize, Registration) {
+  const mlcc::ops::OpDef* def = mlcc::ops::findOp("resize2d");
+  ASSERT_NE(def, nullptr);
+  EXPECT_EQ(def->pattern, mlcc::ops::OpPattern::Injective);
+  Attrs a = mlcc::ops::normalizeAttrs(*def, {{"size", AttrValue::ints({4, 4})}});
+  EXPECT_EQ(a.at("method").asString(), "nearest");
+  EXPECT_EQ(a.at("coordinate_transformation_mode").asString(), "half_pixel");
+  EXPECT_EQ(a.at("rounding_method").asString(), "round_prefer_floor");
+  Type in = Type::tensor(DType::f32, std::vector<int64_t>{2, 3, 4, 4});
+  Type out = Type::tensor(DType::f32, std::vector<int64_t>{2, 3, 8, 8});
+  EXPECT_EQ(def->flops({in}, out, mlcc::ops::normalizeAttrs(*def, resizeAttrs(8, 8, "linear"))),
+            6 * 2 * 3 * 8 * 8);
+  EXPECT_EQ(def->flops({in}, out, mlcc::ops::normalizeAttrs(*def, resizeAttrs(8, 8))), 0);
+}
+
+TEST(OpsResize, InferAndErrors) {
+  PrimExpr n = mlcc::ir::makeVar("n"), h = mlcc::ir::makeVar("h");
+  auto c = [](int64_t v) { return mlcc::ops::dimConst(v); };
+  Type sym = Type::tensor(DType::f32, {n, c(3), h, c(5)});
+  EXPECT_EQ(mlcc::ir::printType(mlcc::ops::inferOpType("resize2d", {sym}, resizeAttrs(8, 10, "linear"))),
+            "f32[n, 3, 8, 10]");
+  Type i8 = Type::tensor(DType::i8, std::vector<int64_t>{1, 1, 2, 2});
+  EXPECT_EQ(mlcc::ir::printType(mlcc::ops::inferOpType("resize2d", {i8}, resizeAttrs(3, 3))),
+            "i8[1, 1, 3, 3]");
+  EXPECT_EQ(inferError({i8}, resizeAttrs(3, 3, "linear")),
+            "op 'resize2d': method 'linear' needs a float tensor, not i8[1, 1, 2, 2]");
+  EXPECT_EQ(inferError({Type::tensor(DType::f32, std::vector<int64_t>{3, 4, 4})}, resizeAttrs(2, 2)),
+            "op 'resize2d': expects an NCHW tensor of rank 4, not f32[3, 4, 4]");
+  EXPECT_EQ(inferError({sym}, resizeAttrs(2, 2, "cubic")),
+            "op 'resize2d': unknown method 'cubic' (expected one of \"nearest\", \"linear\")");
+  EXPECT_EQ(inferError({sym}, resizeAttrs(2, 2, "nearest", "tf_crop_and_resize")),
+            "op 'resize2d': unknown coordinate_transformation_mode 'tf_crop_and_resize' (expected one of "
+            "\"half_pixel\", \"align_corners\", \"asymmetric\", \"pytorch_half_pixel\")");
+  EXPECT_EQ(inferError({sym}, resizeAttrs(2, 2, "nearest", "half_pixel", "round")),
+            "op 'resize2d': unknown rounding_method 'round' (expected one of \"round_prefer_floor\", "
+            "\"round_prefer_ceil\", \"floor\", \"ceil\")");
+  EXPECT_EQ(inferError({sym}, {{"size", AttrValue::ints({2})}}),
+            "op 'resize2d': size [2] must be two non-negative sizes [oh, ow]");
+  EXPECT_EQ(inferError({sym}, {}), "op 'resize2d' needs attribute 'size'");
+  EXPECT_EQ(inferError({Type::tensor(DType::f32, std::vector<int64_t>{1, 1, 0, 2})}, resizeAttrs(2, 2)),
+            "op 'resize2d': cannot resize the empty axis 2 of f32[1, 1, 0, 2]");
+}
+
+Tensor randomTensor(std::mt19937& rng, DType t, std::vector<int64_t> shape) {
+  Tensor x = Tensor::zeros(t, std::move(shape));
+  std::uniform_real_distribution<double> real(-4.0, 4.0);
+  std::uniform_int_distribution<int> integer(-100, 100);
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, mlcc::ir::isFloat(t) ? real(rng) : integer(rng));
+  return x;
+}
+
+std::string npyDescr(DType t) {
+  switch (t) {
+    case DType::f32: return "<f4";
+    case DType::f16: return "<f2";
+    case DType::i8: return "|i1";
+    case DType::i64: return "<i8";
+    default: break;
+  }
+  throw std::runtime_error("unused npy dtype");
+}
+
+struct Case {
+  Tensor x;
+  int64_t oh, ow;
+  std::string method, mode, rounding;
+  std::string torch;  // a torch interpolate call with the same meaning, or ""
+};
+
+std::string torchCall(const Case& c) {
+  if (c.x.dtype() != DType::f32) return "";  // torch lacks some f16 kernels on the CPU
+  std::string size = "size=(" + std::to_string(c.oh) + ", " + std::to_string(c.ow) + ")";
+  if (c.method == "linear") {
+    if (c.mode == "align_corners") return size + ", mode='bilinear', align_corners=True";
+    if (c.mode == "half_pixel" || (c.mode == "pytorch_half_pixel" && c.oh > 1 && c.ow > 1))
+      return size + ", mode='bilinear', align_corners=False";
+    return "";
+  }
+  if (c.mode == "asymmetric" && c.rounding == "floor") return size + ", mode='nearest'";
+  if (c.mode == "half_pixel" && c.rounding == "round_prefer_ceil") return size + ", mode='nearest-exact'";
+  return "";
+}
+
+std::vector<Case> cases() {
+  std::mt19937 rng(99);
+  std::vector<Case> out;
+  struct Geometry {
+    std::vector<int64_t> in;
+    int64_t oh, ow;
+  };
+  std::vector<Geometry> geometries = {{{1, 2, 4, 5}, 8, 10}, {{2, 1, 5, 7}, 3, 4}, {{1, 1, 3, 4}, 7, 9},
+                                      {{1, 2, 4, 4}, 1, 1},  {{1, 1, 1, 3}, 3, 2}, {{1, 1, 6, 6}, 4, 9}};
+  for (const auto& g : geometries) {
+    for (const char* mode : {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"}) {
+      for (const char* rounding : {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"})
+        out.push_back({randomTensor(rng, DType::f32, g.in), g.oh, g.ow, "nearest", mode, rounding, ""});
+      out.push_back(
+          {randomTensor(rng, DType::f32, g.in), g.oh, g.ow, "linear", mode, "round_prefer_floor", ""});
+    }
+  }
+  // Other dtypes.
+  out.push_back(
+      {randomTensor(rng, DType::f16, {1, 2, 3, 5}), 7, 4, "linear", "half_pixel", "round_prefer_floor", ""});
+  out.push_back({randomTensor(rng, DType::f16, {1, 2, 3, 5}), 5, 8, "nearest", "asymmetric", "floor", ""});
+  out.push_back(
+      {randomTensor(rng, DType::i8, {1, 2, 3, 5}), 5, 8, "nearest", "half_pixel", "round_prefer_ceil", ""});
+  out.push_back({randomTensor(rng, DType::i64, {2, 1, 4, 3}), 2, 7, "nearest", "align_corners",
+                 "round_prefer_floor", ""});
+  for (Case& c : out) c.torch = torchCall(c);
+  return out;
+}
+
+const char* kPrelude = R"(import numpy as np
+try:
+    import torch
+    import torch.nn.functional as F
+except ImportError:
+    torch = None
+
+def coord(n_in, n_out, mode):
+    o = np.arange(n_out, dtype=np.float64)
+    scale = n_out / n_in
+    if mode == 'half_pixel':
+        return (o + 0.5) / scale - 0.5
+    if mode == 'pytorch_half_pixel':
+        return (o + 0.5) / scale - 0.5 if n_out > 1 else np.zeros(n_out)
+    if mode == 'align_corners':
+        return o * (n_in - 1) / (n_out - 1) if n_out > 1 else np.zeros(n_out)
+    return o / scale
+
+def nearest(x, n_in, rounding):
+    f = np.floor(x)
+    tie = x == f + 0.5
+    if rounding == 'floor':
+        r = f
+    elif rounding == 'ceil':
+        r = np.ceil(x)
+    elif rounding == 'round_prefer_floor':
+        r = np.where(tie, f, np.round(x))
+    else:
+        r = np.where(tie, f + 1, np.round(x))
+    return np.clip(r, 0, n_in - 1).astype(np.int64)
+
+def taps(x, n_in):
+    x = np.clip(x, 0, n_in - 1)
+    i0 = np.floor(x).astype(np.int64)
+    return i0, np.minimum(i0 + 1, n_in - 1), x - i0
+
+def onnx_resize(x, oh, ow, method, mode, rounding):
+    H, W = x.shape[2], x.shape[3]
+    if method == 'nearest':
+        iy = nearest(coord(H, oh, mode), H, rounding)
+        ix = nearest(coord(W, ow, mode), W, rounding)
+        return x[:, :, iy][:, :, :, ix]
+    y0, y1, wy = taps(coord(H, oh, mode), H)
+    x0, x1, wx = taps(coord(W, ow, mode), W)
+    v = x.astype(np.float64)
+    top = v[:, :, y0][:, :, :, x0] * (1 - wx) + v[:, :, y0][:, :, :, x1] * wx
+    bottom = v[:, :, y1][:, :, :, x0] * (1 - wx) + v[:, :, y1][:, :, :, x1] * wx
+    wy = wy[:, None]
+    return (top * (1 - wy) + bottom * wy).astype(x.dtype)
+
+def case(i, oh, ow, method, mode, rounding, torch_args):
+    x = np.load('c%d_in.npy' % i)
+    np.save('c%d_ref.npy' % i, np.array(onnx_resize(x, oh, ow, method, mode, rounding), order='C'))
+    if torch is not None and torch_args is not None:
+        t = eval('F.interpolate(torch.from_numpy(x), ' + torch_args + ')')
+        np.save('c%d_torch.npy' % i, np.array(t.numpy(), order='C'))
+
+)";
+
+void writeTensor(const std::string& path, const Tensor& t) {
+  mlcc::writeNpy(path,
+                 {npyDescr(t.dtype()), t.shape(), std::vector<std::byte>(t.bytes(), t.bytes() + t.nbytes())});
+}
+
+Tensor fromNpy(const mlcc::NpyArray& a, DType t) {
+  return Tensor::copyOf(t, a.shape, std::span<const std::byte>(a.data.data(), a.data.size()));
+}
+
+// Exact for nearest (data movement), within `tol` for linear.
+void expectClose(const Tensor& got, const Tensor& want, double tol, const std::string& label) {
+  ASSERT_EQ(got.shape(), want.shape()) << label;
+  int reported = 0;
+  for (int64_t i = 0; i < got.numel(); ++i) {
+    if (std::abs(got.at(i) - want.at(i)) <= tol) continue;
+    ADD_FAILURE() << label << ": element " << i << " is " << got.at(i) << ", expected " << want.at(i);
+    if (++reported == 5) return;
+  }
+}
+
+TEST(OpsResize, KernelMatchesOnnxAndTorch) {
+  std::string why = mlcc::test::pythonNumpyUnavailable();
+  if (!why.empty()) GTEST_SKIP() << why;
+  mlcc::test::TempDir dir;
+  std::vector<Case> all = cases();
+  std::string script = kPrelude;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Case& c = all[i];
+    writeTensor(dir.file("c" + std::to_string(i) + "_in.npy"), c.x);
+    script += "case(" + std::to_string(i) + ", " + std::to_string(c.oh) + ", " + std::to_string(c.ow) +
+              ", '" + c.method + "', '" + c.mode + "', '" + c.rounding + "', " +
+              (c.torch.empty() ? "None" : "\"" + c.torch + "\"") + ")\n";
+  }
+  ASSERT_EQ(mlcc::test::runPython(script, dir.path()), 0);
+  int torch_checks = 0;
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Case& c = all[i];
+    std::string label = "case " + std::to_string(i) + ": " +
+                        mlcc::ir::printType(Type::tensor(c.x.dtype(), c.x.shape())) + " -> [" +
+                        std::to_string(c.oh) + ", " + std::to_string(c.ow) + "] " + c.method + " " + c.mode +
+                        (c.method == "nearest" ? " " + c.rounding : "");
+    Tensor got =
+        mlcc::ops::computeOp("resize2d", {c.x}, resizeAttrs(c.oh, c.ow, c.method, c.mode, c.rounding))[0];
+    EXPECT_EQ(got.dtype(), c.x.dtype()) << label;
+    double tol = c.method == "nearest" ? 0.0 : c.x.dtype() == DType::f32 ? 1e-5 : 2e-2;
+    expectClose(got, fromNpy(mlcc::readNpy(dir.file("c" + std::to_string(i) + "_ref.npy")), c.x.dtype()), tol,
+                label + " vs the ONNX formula");
+    std::string torch_path = dir.file("c" + std::to_string(i) + "_torch.npy");
+    if (!c.torch.empty() && mlcc::test::fileExists(torch_path)) {
+      ++torch_checks;
+      expectClose(got, fromNpy(mlcc::readNpy(torch_path), c.x.dtype()), c.method == "nearest" ? 0.0 : 1e-5,
+                  label + " vs torch interpolate(" + c.torch + ")");
+    }
+  }
+  if (torch_checks == 0)
+    std::cerr << "note: torch is missing; resize2d checked against the ONNX formula only\n";
+  else
+    std::cerr << "note: " << torch_checks << " cases also checked against torch\n";
+}
+
+// bf16 (no numpy form): the same result as f32 on the same values, rounded.
+TEST(OpsResize, BF16FollowsF32) {
+  std::mt19937 rng(5);
+  Tensor b = randomTensor(rng, DType::bf16, {1, 2, 3, 4});
+  Tensor f = Tensor::zeros(DType::f32, b.shape());
+  for (int64_t i = 0; i < b.numel(); ++i) f.set(i, b.at(i));
+  for (const char* method : {"nearest", "linear"}) {
+    Attrs a = resizeAttrs(5, 7, method, "align_corners");
+    Tensor rb = mlcc::ops::computeOp("resize2d", {b}, a)[0], rf = mlcc::ops::computeOp("resize2d", {f}, a)[0];
+    ASSERT_EQ(rb.shape(), rf.shape());
+    for (int64_t i = 0; i < rb.numel(); ++i) {
+      Tensor one = Tensor::scalar(DType::bf16, rf.at(i));
+      EXPECT_EQ(rb.at(i), one.at(0)) << method << " element " << i;
+    }
+  }
+}
+
+}  // namespace
