@@ -15,6 +15,7 @@ void writeImportedModel(ImportedModel& model, const std::string& ir_path, std::s
                         const std::string& default_stem) {
   namespace fs = std::filesystem;
   const bool to_stdout = isStdStream(ir_path);
+  const bool keep_absolute = !weights_path.empty() && fs::path(weights_path).is_absolute();
   if (weights_path.empty())
     weights_path = to_stdout ? default_stem + ".safetensors"
                              : fs::path(ir_path).replace_extension(".safetensors").string();
@@ -27,8 +28,11 @@ void writeImportedModel(ImportedModel& model, const std::string& ir_path, std::s
     writeSafetensors(weights_path, tensors, {{"format", "mlcc"}});
     std::string ir_dir = to_stdout ? "." : directoryOf(ir_path);
     std::string ref = weights_path;
-    if (!fs::path(weights_path).is_absolute())
-      ref = fs::path(weights_path).lexically_proximate(ir_dir).string();
+    if (!keep_absolute)
+      ref = fs::absolute(weights_path)
+                .lexically_normal()
+                .lexically_proximate(fs::absolute(ir_dir).lexically_normal())
+                .string();
     model.module.weight_files.push_back(ref);
   }
   writeOutputAtomic(ir_path, ir::printModule(model.module));
