@@ -4,6 +4,7 @@
 // Slice, Gather, Expand, Tile, Pad (pads an input from opset 11), Resize and
 // Upsample, Constant, ConstantOfShape, Range, Identity. Shape and Size are
 // folded before conversion (fold_shape.cpp).
+#include <algorithm>
 #include <cmath>
 
 #include "convert_util.h"
@@ -184,16 +185,44 @@ void registerShapeConverters(ConverterTable& t) {
       }
     }
     if (minus >= 0) {
-      PrimExpr known = ir::makeInt(1);
-      for (size_t i = 0; i < out.size(); ++i)
-        if (static_cast<int>(i) != minus) known = ops::dimMul(known, out[i]);
-      PrimExpr total = prod(x->type.shape, 0, x->type.rank());
-      // n*16 / 16 and the like: cancel a common constant factor first.
-      int64_t kt, kk;
-      if (ir::asConstInt(total, &kt) && ir::asConstInt(known, &kk)) {
-        if (kk == 0 || kt % kk) c.fail("cannot reshape " + std::to_string(kt) + " elements with -1");
-        out[static_cast<size_t>(minus)] = ir::makeInt(kt / kk);
+      // -1 = prod(input dims) / prod(other target dims), cancelling equal
+      // symbolic factors so that [n, 4, 4] -> [n, -1] gives [n, 16].
+      int64_t ct = 1, ck = 1;
+      std::vector<PrimExpr> st, sk;
+      for (const auto& d : x->type.shape) {
+        int64_t v;
+        if (ir::asConstInt(d, &v))
+          ct *= v;
+        else
+          st.push_back(d);
+      }
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (static_cast<int>(i) == minus) continue;
+        int64_t v;
+        if (ir::asConstInt(out[i], &v))
+          ck *= v;
+        else
+          sk.push_back(out[i]);
+      }
+      std::vector<PrimExpr> rest;
+      for (const auto& d : st) {
+        auto it = std::find_if(sk.begin(), sk.end(), [&](const PrimExpr& e) { return ops::dimEqual(e, d); });
+        if (it != sk.end())
+          sk.erase(it);
+        else
+          rest.push_back(d);
+      }
+      if (sk.empty() && ck != 0 && ct % ck == 0) {
+        PrimExpr r = ir::makeInt(ct / ck);
+        for (const auto& d : rest) r = ops::dimMul(r, d);
+        out[static_cast<size_t>(minus)] = r;
+      } else if (sk.empty() && rest.empty()) {
+        c.fail("cannot reshape " + std::to_string(ct) + " elements with -1 and " + std::to_string(ck));
       } else {
+        PrimExpr known = ir::makeInt(ck);
+        for (const auto& d : sk) known = ops::dimMul(known, d);
+        PrimExpr total = ir::makeInt(ct);
+        for (const auto& d : rest) total = ops::dimMul(total, d);
         out[static_cast<size_t>(minus)] = ops::dimFloorDiv(total, known);
       }
     }
