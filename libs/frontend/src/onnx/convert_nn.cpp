@@ -1,0 +1,278 @@
+// Converters of the neural-network ONNX ops: MatMul, Gemm (dense when it is
+// x·Wᵀ, else matmul/permute_dims/multiply/add), Conv and ConvTranspose (1-D
+// and 2-D; auto_pad resolved to explicit pads; bias as an add of a [1,O,1,1]
+// constant), pooling, Softmax/LogSoftmax (the pre-13 2-D coercion),
+// BatchNormalization, LayerNormalization, InstanceNormalization, Dropout.
+#include "convert_util.h"
+#include "mlcc/ops/shape.h"
+
+namespace mlcc::frontend::onnx_import {
+
+namespace {
+
+using ir::PrimExpr;
+
+int64_t staticDim(NodeCtx& c, const PrimExpr& d, const char* what) {
+  int64_t v;
+  if (!ir::asConstInt(d, &v)) c.fail(std::string(what) + " needs a static dimension (bind it with --shape)");
+  return v;
+}
+
+// Explicit pads [begins..., ends...] from auto_pad for a conv/pool window.
+std::vector<int64_t> resolvePads(NodeCtx& c, const ValuePtr& x, const std::vector<int64_t>& kernel,
+                                 const std::vector<int64_t>& strides, const std::vector<int64_t>& dil) {
+  size_t k = kernel.size();
+  std::string auto_pad = c.attrStr("auto_pad", "NOTSET");
+  if (auto_pad == "NOTSET" || auto_pad.empty()) {
+    auto pads = c.attrInts("pads", std::vector<int64_t>(2 * k, 0));
+    if (pads.size() != 2 * k)
+      c.fail("pads has " + std::to_string(pads.size()) + " values, expected " + std::to_string(2 * k));
+    return pads;
+  }
+  if (auto_pad == "VALID") return std::vector<int64_t>(2 * k, 0);
+  if (auto_pad != "SAME_UPPER" && auto_pad != "SAME_LOWER") c.fail("unknown auto_pad '" + auto_pad + "'");
+  std::vector<int64_t> pads(2 * k);
+  for (size_t i = 0; i < k; ++i) {
+    int64_t in = staticDim(c, x->type.shape[2 + i], "auto_pad SAME");
+    int64_t out = (in + strides[i] - 1) / strides[i];
+    int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - in);
+    int64_t small = total / 2, big = total - small;
+    pads[i] = auto_pad == "SAME_UPPER" ? small : big;
+    pads[k + i] = auto_pad == "SAME_UPPER" ? big : small;
+  }
+  return pads;
+}
+
+// Conv / ConvTranspose / pools on 1-D inputs run as 2-D with a unit height.
+struct Spatial {
+  bool one_d = false;
+  std::vector<int64_t> kernel, strides, dil, pads;  // 2-D forms
+};
+
+Spatial spatial2d(NodeCtx& c, const ValuePtr& x, std::vector<int64_t> kernel, bool pool) {
+  size_t k = kernel.size();
+  if (x->type.rank() != k + 2)
+    c.fail("input rank " + std::to_string(x->type.rank()) + " does not match the kernel");
+  if (k != 1 && k != 2) c.fail(std::to_string(k) + "-D windows are not supported (1-D and 2-D are)");
+  Spatial s;
+  s.strides = c.attrInts("strides", std::vector<int64_t>(k, 1));
+  s.dil = c.attrInts("dilations", std::vector<int64_t>(k, 1));
+  if (s.strides.size() != k || s.dil.size() != k) c.fail("strides/dilations do not match the kernel rank");
+  s.pads = resolvePads(c, x, kernel, s.strides, s.dil);
+  s.kernel = kernel;
+  if (k == 1) {
+    s.one_d = true;
+    s.kernel = {1, kernel[0]};
+    s.strides = {1, s.strides[0]};
+    s.dil = {1, s.dil[0]};
+    s.pads = {0, s.pads[0], 0, s.pads[1]};
+  }
+  (void)pool;
+  return s;
+}
+
+ValuePtr to2d(NodeCtx& c, const ValuePtr& v, const std::string& name) {
+  return c.im.emit("expand_dims", {v}, {{"axes", ir::AttrValue::ints({2})}}, name);
+}
+ValuePtr from2d(NodeCtx& c, const ValuePtr& v, const std::string& name) {
+  return c.im.emit("squeeze", {v}, {{"axes", ir::AttrValue::ints({2})}}, name);
+}
+
+ValuePtr addChannelBias(NodeCtx& c, const ValuePtr& y, size_t bias_input, const std::string& name) {
+  if (!c.hasInput(bias_input)) return y;
+  std::vector<PrimExpr> shape(y->type.rank(), ir::makeInt(1));
+  shape[1] = y->type.shape[1];
+  auto b = reshapeTo(c, c.in(bias_input), shape, name + "_bias");
+  return c.im.emit("add", {y, b}, {}, name);
+}
+
+std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
+  const ValuePtr &x = c.in(0), &w = c.in(1);
+  std::vector<int64_t> kernel = c.attrInts("kernel_shape");
+  if (kernel.empty())
+    for (size_t i = 2; i < w->type.rank(); ++i)
+      kernel.push_back(staticDim(c, w->type.shape[i], "the kernel"));
+  Spatial s;
+  std::vector<int64_t> out_pad = c.attrInts("output_padding", std::vector<int64_t>(kernel.size(), 0));
+  if (transpose && c.hasAttr("output_shape")) {
+    // Pads from the requested output shape (auto_pad decides the split).
+    auto out_shape = c.attrInts("output_shape");
+    size_t k = kernel.size();
+    if (out_shape.size() > k) out_shape.erase(out_shape.begin(), out_shape.end() - static_cast<long>(k));
+    auto strides = c.attrInts("strides", std::vector<int64_t>(k, 1));
+    auto dil = c.attrInts("dilations", std::vector<int64_t>(k, 1));
+    std::vector<int64_t> pads(2 * k);
+    bool upper = c.attrStr("auto_pad", "NOTSET") == "SAME_UPPER";
+    for (size_t i = 0; i < k; ++i) {
+      int64_t in = staticDim(c, x->type.shape[2 + i], "output_shape");
+      int64_t total = strides[i] * (in - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1 - out_shape[i];
+      pads[i] = upper ? total / 2 : total - total / 2;
+      pads[k + i] = upper ? total - total / 2 : total / 2;
+    }
+    s = spatial2d(c, x, kernel, false);
+    if (k == 1)
+      s.pads = {0, pads[0], 0, pads[1]};
+    else
+      s.pads = pads;
+  } else if (transpose && (c.attrStr("auto_pad", "NOTSET") == "SAME_UPPER" ||
+                           c.attrStr("auto_pad", "NOTSET") == "SAME_LOWER")) {
+    c.fail("ConvTranspose with auto_pad SAME and no output_shape is not supported");
+  } else {
+    s = spatial2d(c, x, kernel, false);
+  }
+  std::string name = c.outName();
+  ValuePtr xi = x, wi = w;
+  if (s.one_d) {
+    xi = to2d(c, x, name + "_x2d");
+    wi = to2d(c, w, name + "_w2d");
+    out_pad = {0, out_pad.empty() ? 0 : out_pad[0]};
+  }
+  ir::Attrs a{{"strides", ir::AttrValue::ints(s.strides)},
+              {"padding", ir::AttrValue::ints(s.pads)},
+              {"dilation", ir::AttrValue::ints(s.dil)},
+              {"groups", c.attrInt("group", 1)}};
+  if (transpose) a["output_padding"] = ir::AttrValue::ints(out_pad);
+  bool more = s.one_d || c.hasInput(2);
+  ValuePtr y =
+      c.im.emit(transpose ? "conv2d_transpose" : "conv2d", {xi, wi}, a, more ? name + "_conv" : name);
+  if (s.one_d) y = from2d(c, y, c.hasInput(2) ? name + "_conv1d" : name);
+  return {addChannelBias(c, y, 2, name)};
+}
+
+std::vector<ValuePtr> pool(NodeCtx& c, const std::string& op) {
+  const ValuePtr& x = c.in(0);
+  std::vector<int64_t> kernel = c.attrInts("kernel_shape");
+  if (kernel.empty()) c.fail("kernel_shape is required");
+  Spatial s = spatial2d(c, x, kernel, true);
+  std::string name = c.outName();
+  ValuePtr xi = s.one_d ? to2d(c, x, name + "_x2d") : x;
+  ir::Attrs a{{"pool_size", ir::AttrValue::ints(s.kernel)},
+              {"strides", ir::AttrValue::ints(s.strides)},
+              {"padding", ir::AttrValue::ints(s.pads)},
+              {"ceil_mode", c.attrInt("ceil_mode", 0) != 0}};
+  if (op == "max_pool2d")
+    a["dilation"] = ir::AttrValue::ints(s.dil);
+  else
+    a["count_include_pad"] = c.attrInt("count_include_pad", 0) != 0;
+  if (op == "max_pool2d" && c.attrInt("storage_order", 0) != 0 && c.outputUsed(1))
+    c.fail("storage_order = 1 is not supported");
+  ValuePtr y = c.im.emit(op, {xi}, a, s.one_d ? name + "_pool" : name);
+  if (s.one_d) y = from2d(c, y, name);
+  return {y};
+}
+
+std::vector<ValuePtr> softmax(NodeCtx& c, const std::string& op) {
+  const ValuePtr& x = c.in(0);
+  int64_t rank = static_cast<int64_t>(x->type.rank());
+  if (c.opset >= 13) return {c.im.emit(op, {x}, {{"axis", c.attrInt("axis", -1)}}, c.outName())};
+  // Before opset 13: the input is coerced to 2-D [prod(:axis), prod(axis:)].
+  int64_t axis = c.attrInt("axis", 1);
+  if (axis < 0) axis += rank;
+  if (axis < 0 || axis > rank) c.fail("axis out of range");
+  if (axis == rank - 1) return {c.im.emit(op, {x}, {{"axis", int64_t{-1}}}, c.outName())};
+  PrimExpr rows = ir::makeInt(1), cols = ir::makeInt(1);
+  for (int64_t i = 0; i < rank; ++i)
+    (i < axis ? rows : cols) = ops::dimMul(i < axis ? rows : cols, x->type.shape[static_cast<size_t>(i)]);
+  auto x2 = reshapeTo(c, x, {rows, cols}, c.outName() + "_2d");
+  auto y2 = c.im.emit(op, {x2}, {{"axis", int64_t{-1}}}, c.outName() + "_sm");
+  return {reshapeTo(c, y2, x->type.shape, c.outName())};
+}
+
+}  // namespace
+
+void registerNNConverters(ConverterTable& t) {
+  t["MatMul"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    return {c.im.emit("matmul", {c.in(0), c.in(1)}, {}, c.outName())};
+  };
+  t["Gemm"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    std::string name = c.outName();
+    double alpha = floatAttr(c.attrFloat("alpha", 1.0f)), beta = floatAttr(c.attrFloat("beta", 1.0f));
+    bool ta = c.attrInt("transA", 0) != 0, tb = c.attrInt("transB", 0) != 0;
+    bool has_c = c.hasInput(2) && beta != 0.0;
+    bool last_is_mm = alpha == 1.0 && !has_c;
+    ValuePtr a = c.in(0);
+    if (ta) a = c.im.emit("permute_dims", {a}, {{"axes", ir::AttrValue::ints({1, 0})}}, name + "_at");
+    ValuePtr y;
+    if (tb) {
+      y = c.im.emit("dense", {a, c.in(1)}, {}, last_is_mm ? name : name + "_mm");
+    } else {
+      y = c.im.emit("matmul", {a, c.in(1)}, {}, last_is_mm ? name : name + "_mm");
+    }
+    if (alpha != 1.0)
+      y = c.im.emit("multiply", {y, c.im.scalar(y->type.dtype, alpha, name + "_alpha")}, {},
+                    has_c ? name + "_scaled" : name);
+    if (has_c) {
+      ValuePtr bias = c.in(2);
+      if (beta != 1.0)
+        bias = c.im.emit("multiply", {bias, c.im.scalar(bias->type.dtype, beta, name + "_beta")}, {},
+                         name + "_c");
+      y = c.im.emit("add", {y, bias}, {}, name);
+    }
+    return {y};
+  };
+  t["Conv"] = [](NodeCtx& c) { return conv(c, false); };
+  t["ConvTranspose"] = [](NodeCtx& c) { return conv(c, true); };
+  t["MaxPool"] = [](NodeCtx& c) { return pool(c, "max_pool2d"); };
+  t["AveragePool"] = [](NodeCtx& c) { return pool(c, "avg_pool2d"); };
+  for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
+    std::string o = std::string(op) == "GlobalAveragePool" ? "global_avg_pool2d" : "global_max_pool2d";
+    std::string reduce = o == "global_avg_pool2d" ? "mean" : "max";
+    t[op] = [o, reduce](NodeCtx& c) -> std::vector<ValuePtr> {
+      const ValuePtr& x = c.in(0);
+      if (x->type.rank() == 4) return {c.im.emit(o, {x}, {}, c.outName())};
+      if (x->type.rank() < 3) c.fail("input rank must be at least 3");
+      std::vector<int64_t> axes;
+      for (size_t i = 2; i < x->type.rank(); ++i) axes.push_back(static_cast<int64_t>(i));
+      return {c.im.emit(reduce, {x}, {{"axes", ir::AttrValue::ints(axes)}, {"keepdims", true}}, c.outName())};
+    };
+  }
+  t["Softmax"] = [](NodeCtx& c) { return softmax(c, "softmax"); };
+  t["LogSoftmax"] = [](NodeCtx& c) { return softmax(c, "log_softmax"); };
+  t["BatchNormalization"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    if (c.attrInt("training_mode", 0) != 0) c.fail("training_mode = 1 is not supported (inference only)");
+    return {c.im.emit("batch_norm", {c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)},
+                      {{"axis", int64_t{1}}, {"epsilon", floatAttr(c.attrFloat("epsilon", 1e-5f))}},
+                      c.outName())};
+  };
+  t["LayerNormalization"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr &x = c.in(0), &scale = c.in(1);
+    ValuePtr bias;
+    if (c.hasInput(2)) {
+      bias = c.in(2);
+    } else {
+      std::vector<int64_t> shape;
+      if (!ops::staticShape(scale->type.shape, &shape))
+        c.fail("LayerNormalization without bias needs a static scale");
+      bias = c.im.constant(ir::Tensor::zeros(scale->type.dtype, shape), c.outName() + "_zero_bias");
+    }
+    if (c.attrInt("stash_type", 1) != 1 && x->type.dtype != ir::DType::f32)
+      c.fail("stash_type other than float is not supported");
+    return {
+        c.im.emit("layer_norm", {x, scale, bias},
+                  {{"axis", c.attrInt("axis", -1)}, {"epsilon", floatAttr(c.attrFloat("epsilon", 1e-5f))}},
+                  c.outName())};
+  };
+  t["InstanceNormalization"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr& x = c.in(0);
+    std::string n = c.outName();
+    std::vector<int64_t> axes;
+    for (size_t i = 2; i < x->type.rank(); ++i) axes.push_back(static_cast<int64_t>(i));
+    ir::Attrs ra{{"axes", ir::AttrValue::ints(axes)}, {"keepdims", true}};
+    auto mean = c.im.emit("mean", {x}, ra, n + "_mean");
+    auto d = c.im.emit("subtract", {x, mean}, {}, n + "_centered");
+    auto var = c.im.emit("mean", {c.im.emit("multiply", {d, d}, {}, n + "_sq")}, ra, n + "_var");
+    auto eps = c.im.scalar(x->type.dtype, floatAttr(c.attrFloat("epsilon", 1e-5f)), n + "_eps");
+    auto inv = c.im.emit("rsqrt", {c.im.emit("add", {var, eps}, {}, n + "_vareps")}, {}, n + "_rstd");
+    auto y = c.im.emit("multiply", {d, inv}, {}, n + "_norm");
+    std::vector<PrimExpr> cshape(x->type.rank(), ir::makeInt(1));
+    cshape[1] = x->type.shape[1];
+    y = c.im.emit("multiply", {y, reshapeTo(c, c.in(1), cshape, n + "_scale")}, {}, n + "_scaled");
+    return {c.im.emit("add", {y, reshapeTo(c, c.in(2), cshape, n + "_bias")}, {}, n)};
+  };
+  t["Dropout"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    if (c.outputUsed(1)) c.fail("the mask output of Dropout is not supported");
+    return {c.in(0)};
+  };
+}
+
+}  // namespace mlcc::frontend::onnx_import

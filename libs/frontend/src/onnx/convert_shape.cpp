@@ -1,0 +1,385 @@
+// Converters of the shape and data-movement ONNX ops: Reshape (0 and -1
+// resolved, symbolic dims kept), Flatten, Transpose, Squeeze/Unsqueeze and
+// Split (axes/sizes as attributes before opset 13, inputs after), Concat,
+// Slice, Gather, Expand, Tile, Pad (pads an input from opset 11), Resize and
+// Upsample, Constant, ConstantOfShape, Range, Identity. Shape and Size are
+// folded before conversion (fold_shape.cpp).
+#include <algorithm>
+#include <cmath>
+
+#include "convert_util.h"
+#include "mlcc/ops/shape.h"
+
+namespace mlcc::frontend::onnx_import {
+
+using ir::PrimExpr;
+
+ir::AttrValue dimsAttr(const std::vector<PrimExpr>& shape) {
+  ir::AttrValue::List l;
+  for (const auto& d : shape) l.emplace_back(d);
+  return ir::AttrValue(l);
+}
+
+ValuePtr reshapeTo(NodeCtx& c, const ValuePtr& v, const std::vector<PrimExpr>& shape,
+                   const std::string& name) {
+  if (v->type.rank() == shape.size()) {
+    bool same = true;
+    for (size_t i = 0; i < shape.size(); ++i) same = same && ops::dimEqual(v->type.shape[i], shape[i]);
+    if (same) return v;
+  }
+  std::vector<int64_t> st;
+  if (v->constant && ops::staticShape(shape, &st)) return c.im.constant(v->constant->reshaped(st), name);
+  return c.im.emit("reshape", {v}, {{"shape", dimsAttr(shape)}}, name);
+}
+
+namespace {
+
+PrimExpr prod(const std::vector<PrimExpr>& s, size_t b, size_t e) {
+  PrimExpr p = ir::makeInt(1);
+  for (size_t i = b; i < e; ++i) p = ops::dimMul(p, s[i]);
+  return p;
+}
+
+std::vector<int64_t> axesInputOrAttr(NodeCtx& c, bool input, const char* what) {
+  if (input) return c.hasInput(1) ? c.constInts(1, what) : std::vector<int64_t>{};
+  return c.attrInts("axes");
+}
+
+ir::Tensor constantFromAttr(NodeCtx& c) {
+  if (auto* a = c.attr("value")) return tensorFromOnnx(a->t(), c.im.baseDir());
+  if (auto* a = c.attr("value_float")) return ir::Tensor::scalar(ir::DType::f32, a->f());
+  if (auto* a = c.attr("value_int")) return intTensor({a->i()}, true);
+  if (auto* a = c.attr("value_floats")) {
+    std::vector<double> v(a->floats().begin(), a->floats().end());
+    return ir::Tensor::fromValues(ir::DType::f32, {static_cast<int64_t>(v.size())}, v);
+  }
+  if (auto* a = c.attr("value_ints"))
+    return intTensor(std::vector<int64_t>(a->ints().begin(), a->ints().end()));
+  c.fail("only tensor, float(s) and int(s) constants are supported (not sparse or string)");
+}
+
+std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
+  const ValuePtr& x = c.in(0);
+  if (x->type.rank() != 4) c.fail("only 4-D (NCHW) inputs are supported");
+  std::string mode = c.attrStr("mode", "nearest");
+  if (mode == "bilinear") mode = "linear";
+  if (mode != "nearest" && mode != "linear")
+    c.fail("mode '" + mode + "' is not supported (nearest, linear are)");
+  std::string ctm = "asymmetric", nearest = "floor";
+  if (!upsample && c.opset >= 11) {
+    ctm = c.attrStr("coordinate_transformation_mode", "half_pixel");
+    nearest = c.attrStr("nearest_mode", "round_prefer_floor");
+    if (c.attrInt("antialias", 0) != 0) c.fail("antialias is not supported");
+    if (c.attrStr("keep_aspect_ratio_policy", "stretch") != "stretch")
+      c.fail("keep_aspect_ratio_policy other than stretch is not supported");
+    if (c.hasAttr("axes")) c.fail("the axes attribute is not supported");
+  }
+  static const std::set<std::string> ctms = {"half_pixel", "align_corners", "asymmetric",
+                                             "pytorch_half_pixel"};
+  if (!ctms.count(ctm)) c.fail("coordinate_transformation_mode '" + ctm + "' is not supported");
+  std::vector<int64_t> size(2);
+  std::vector<int64_t> in(4);
+  for (size_t i = 0; i < 4; ++i) {
+    int64_t d;
+    if (!ir::asConstInt(x->type.shape[i], &d)) {
+      if (i >= 2) c.fail("needs static spatial dimensions (bind them with --shape)");
+      d = -1;
+    }
+    in[i] = d;
+  }
+  size_t scales_i = upsample || c.opset < 11 ? 1 : 2, sizes_i = 3;
+  std::vector<double> scales;
+  if (upsample && c.opset < 9) {
+    auto s = c.attrInts("scales");
+    if (auto* a = c.attr("scales")) scales.assign(a->floats().begin(), a->floats().end());
+    (void)s;
+  } else if (c.hasInput(scales_i) && c.in(scales_i)->type.rank() == 1 &&
+             !ops::isConstDim(c.in(scales_i)->type.shape[0], 0)) {
+    scales = c.constFloats(scales_i, "scales");
+  }
+  if (!scales.empty()) {
+    if (scales.size() != 4) c.fail("scales must have 4 values");
+    if (scales[0] != 1.0 || scales[1] != 1.0) c.fail("only the spatial dimensions may be scaled");
+    for (size_t i = 0; i < 2; ++i)
+      size[i] = static_cast<int64_t>(std::floor(static_cast<double>(in[2 + i]) * scales[2 + i]));
+  } else if (!upsample && c.hasInput(sizes_i)) {
+    auto sz = c.constInts(sizes_i, "sizes");
+    if (sz.size() != 4) c.fail("sizes must have 4 values");
+    size = {sz[2], sz[3]};
+  } else {
+    c.fail("needs constant scales or sizes");
+  }
+  ir::Attrs a{{"size", ir::AttrValue::ints(size)}, {"method", mode}, {"coordinate_transformation_mode", ctm}};
+  if (mode == "nearest") a["rounding_method"] = nearest;
+  return {c.im.emit("resize2d", {x}, a, c.outName())};
+}
+
+}  // namespace
+
+void registerShapeConverters(ConverterTable& t) {
+  auto passThrough = [](NodeCtx& c) -> std::vector<ValuePtr> { return {c.in(0)}; };
+  t["Identity"] = passThrough;
+  auto folded = [](NodeCtx& c) -> std::vector<ValuePtr> { c.fail("internal: not folded"); };
+  t["Shape"] = folded;
+  t["Size"] = folded;
+  t["Constant"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    return {c.im.constant(constantFromAttr(c), c.outName())};
+  };
+  t["ConstantOfShape"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    ir::Tensor value = c.hasAttr("value") ? constantFromAttr(c) : ir::Tensor::scalar(ir::DType::f32, 0.0);
+    if (value.numel() != 1) c.fail("value must have one element");
+    auto dims = symElements(c.in(0));
+    if (!dims) c.fail("the shape input must be known at import");
+    std::vector<int64_t> st;
+    if (ops::staticShape(*dims, &st)) {
+      ir::Tensor out = ir::Tensor::zeros(value.dtype(), st);
+      size_t esz = static_cast<size_t>(ir::dtypeBytes(value.dtype()));
+      for (int64_t i = 0; i < out.numel(); ++i)
+        std::memcpy(out.mutableBytes() + static_cast<size_t>(i) * esz, value.bytes(), esz);
+      return {c.im.constant(std::move(out), c.outName())};
+    }
+    auto s = c.im.constant(value.reshaped({}), c.outName() + "_value");
+    return {c.im.emit("broadcast_to", {s}, {{"shape", dimsAttr(*dims)}}, c.outName())};
+  };
+  t["Range"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    for (size_t i = 0; i < 3; ++i)
+      if (!c.in(i)->constant) c.fail("start, limit and delta must be constants");
+    double start = c.in(0)->constant->at(0), limit = c.in(1)->constant->at(0),
+           delta = c.in(2)->constant->at(0);
+    if (delta == 0) c.fail("delta is 0");
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+    ir::Tensor out = ir::Tensor::zeros(c.in(0)->type.dtype, {n});
+    if (out.dtype() == ir::DType::i64) {
+      int64_t s = intElements(*c.in(0)->constant)[0], d = intElements(*c.in(2)->constant)[0];
+      for (int64_t i = 0; i < n; ++i) out.mutableData<int64_t>()[i] = s + i * d;
+    } else {
+      for (int64_t i = 0; i < n; ++i) out.set(i, start + static_cast<double>(i) * delta);
+    }
+    return {c.im.constant(std::move(out), c.outName())};
+  };
+  t["Reshape"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr& x = c.in(0);
+    std::vector<int64_t> target;
+    std::vector<PrimExpr> out;
+    auto dims = c.opset < 5 ? std::nullopt : symElements(c.in(1));
+    if (c.opset < 5) {
+      for (int64_t d : c.attrInts("shape")) out.push_back(ir::makeInt(d));
+    } else {
+      if (!dims)
+        c.fail("the shape input must be known at import (a constant or computed from static shapes)");
+      out = *dims;
+    }
+    bool allowzero = c.attrInt("allowzero", 0) != 0;
+    int minus = -1;
+    for (size_t i = 0; i < out.size(); ++i) {
+      int64_t v;
+      if (!ir::asConstInt(out[i], &v)) continue;
+      if (v == 0 && !allowzero) {
+        if (i >= x->type.rank()) c.fail("shape has a 0 beyond the input rank");
+        out[i] = x->type.shape[i];
+      } else if (v == -1) {
+        if (minus >= 0) c.fail("shape has more than one -1");
+        minus = static_cast<int>(i);
+      } else if (v < 0) {
+        c.fail("shape has a negative dimension " + std::to_string(v));
+      }
+    }
+    if (minus >= 0) {
+      // -1 = prod(input dims) / prod(other target dims), cancelling equal
+      // symbolic factors so that [n, 4, 4] -> [n, -1] gives [n, 16].
+      int64_t ct = 1, ck = 1;
+      std::vector<PrimExpr> st, sk;
+      for (const auto& d : x->type.shape) {
+        int64_t v;
+        if (ir::asConstInt(d, &v))
+          ct *= v;
+        else
+          st.push_back(d);
+      }
+      for (size_t i = 0; i < out.size(); ++i) {
+        if (static_cast<int>(i) == minus) continue;
+        int64_t v;
+        if (ir::asConstInt(out[i], &v))
+          ck *= v;
+        else
+          sk.push_back(out[i]);
+      }
+      std::vector<PrimExpr> rest;
+      for (const auto& d : st) {
+        auto it = std::find_if(sk.begin(), sk.end(), [&](const PrimExpr& e) { return ops::dimEqual(e, d); });
+        if (it != sk.end())
+          sk.erase(it);
+        else
+          rest.push_back(d);
+      }
+      if (sk.empty() && ck != 0 && ct % ck == 0) {
+        PrimExpr r = ir::makeInt(ct / ck);
+        for (const auto& d : rest) r = ops::dimMul(r, d);
+        out[static_cast<size_t>(minus)] = r;
+      } else if (sk.empty() && rest.empty()) {
+        c.fail("cannot reshape " + std::to_string(ct) + " elements with -1 and " + std::to_string(ck));
+      } else {
+        PrimExpr known = ir::makeInt(ck);
+        for (const auto& d : sk) known = ops::dimMul(known, d);
+        PrimExpr total = ir::makeInt(ct);
+        for (const auto& d : rest) total = ops::dimMul(total, d);
+        out[static_cast<size_t>(minus)] = ops::dimFloorDiv(total, known);
+      }
+    }
+    return {reshapeTo(c, x, out, c.outName())};
+  };
+  t["Flatten"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr& x = c.in(0);
+    int64_t rank = static_cast<int64_t>(x->type.rank()), axis = c.attrInt("axis", 1);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis > rank) c.fail("axis out of range");
+    const auto& s = x->type.shape;
+    return {reshapeTo(c, x,
+                      {prod(s, 0, static_cast<size_t>(axis)), prod(s, static_cast<size_t>(axis), s.size())},
+                      c.outName())};
+  };
+  t["Transpose"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    ir::Attrs a;
+    if (c.hasAttr("perm")) a["axes"] = ir::AttrValue::ints(c.attrInts("perm"));
+    return {c.im.emit("permute_dims", {c.in(0)}, a, c.outName())};
+  };
+  t["Squeeze"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    auto axes = axesInputOrAttr(c, c.opset >= 13, "axes");
+    ir::Attrs a;
+    if (!axes.empty()) a["axes"] = ir::AttrValue::ints(axes);
+    return {c.im.emit("squeeze", {c.in(0)}, a, c.outName())};
+  };
+  t["Unsqueeze"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    auto axes = axesInputOrAttr(c, c.opset >= 13, "axes");
+    return {c.im.emit("expand_dims", {c.in(0)}, {{"axes", ir::AttrValue::ints(axes)}}, c.outName())};
+  };
+  t["Concat"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    std::vector<ValuePtr> ins;
+    for (size_t i = 0; i < c.numInputs(); ++i)
+      if (c.hasInput(i)) ins.push_back(c.inputs[i]);
+    if (ins.size() == 1) return {ins[0]};
+    return {c.im.emit("concat", ins, {{"axis", c.attrInt("axis", 0)}}, c.outName())};
+  };
+  t["Split"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr& x = c.in(0);
+    int64_t rank = static_cast<int64_t>(x->type.rank()), axis = c.attrInt("axis", 0);
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) c.fail("axis out of range");
+    std::vector<int64_t> sizes;
+    if (c.opset >= 13) {
+      if (c.hasInput(1)) sizes = c.constInts(1, "split");
+    } else {
+      sizes = c.attrInts("split");
+    }
+    size_t n = c.numOutputs();
+    if (sizes.empty()) {
+      int64_t dim;
+      if (!ir::asConstInt(x->type.shape[static_cast<size_t>(axis)], &dim))
+        c.fail("an even split needs a static dimension");
+      int64_t parts = c.attrInt("num_outputs", static_cast<int64_t>(n));
+      int64_t each = (dim + parts - 1) / parts;
+      for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, dim - i * each));
+    }
+    if (sizes.size() != n)
+      c.fail(std::to_string(sizes.size()) + " split sizes for " + std::to_string(n) + " outputs");
+    if (n == 1) return {x};
+    auto tup = c.im.emit("split", {x}, {{"axis", axis}, {"sizes", ir::AttrValue::ints(sizes)}},
+                         (c.name().empty() ? c.outName() : c.name()) + "_parts");
+    std::vector<ValuePtr> outs;
+    for (size_t i = 0; i < n; ++i)
+      outs.push_back(c.outputUsed(i) ? c.im.emitTupleGet(tup, static_cast<int64_t>(i), c.outName(i))
+                                     : nullptr);
+    return outs;
+  };
+  t["Slice"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    std::vector<int64_t> starts, ends, axes, steps;
+    if (c.opset < 10) {
+      starts = c.attrInts("starts");
+      ends = c.attrInts("ends");
+      axes = c.attrInts("axes");
+    } else {
+      starts = c.constInts(1, "starts");
+      ends = c.constInts(2, "ends");
+      if (c.hasInput(3)) axes = c.constInts(3, "axes");
+      if (c.hasInput(4)) steps = c.constInts(4, "steps");
+    }
+    if (axes.empty())
+      for (size_t i = 0; i < starts.size(); ++i) axes.push_back(static_cast<int64_t>(i));
+    if (steps.empty()) steps.assign(starts.size(), 1);
+    if (starts.size() != ends.size() || axes.size() != starts.size() || steps.size() != starts.size())
+      c.fail("starts, ends, axes and steps differ in length");
+    return {c.im.emit("strided_slice", {c.in(0)},
+                      {{"axes", ir::AttrValue::ints(axes)},
+                       {"begin", ir::AttrValue::ints(starts)},
+                       {"end", ir::AttrValue::ints(ends)},
+                       {"strides", ir::AttrValue::ints(steps)}},
+                      c.outName())};
+  };
+  t["Gather"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    return {c.im.emit("take", {c.in(0), c.in(1)}, {{"axis", c.attrInt("axis", 0)}}, c.outName())};
+  };
+  t["Expand"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr& x = c.in(0);
+    auto dims = symElements(c.in(1));
+    if (!dims) c.fail("the shape input must be known at import");
+    // Expand broadcasts both ways: a 1 in the shape keeps the input's dim.
+    std::vector<PrimExpr> target = ops::broadcastShapes(x->type.shape, *dims, "Expand");
+    if (target.size() == x->type.rank()) {
+      bool same = true;
+      for (size_t i = 0; i < target.size(); ++i) same = same && ops::dimEqual(target[i], x->type.shape[i]);
+      if (same) return {x};
+    }
+    return {c.im.emit("broadcast_to", {x}, {{"shape", dimsAttr(target)}}, c.outName())};
+  };
+  t["Tile"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    return {c.im.emit("tile", {c.in(0)}, {{"repeats", ir::AttrValue::ints(c.constInts(1, "repeats"))}},
+                      c.outName())};
+  };
+  t["Pad"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr& x = c.in(0);
+    size_t rank = x->type.rank();
+    std::vector<int64_t> pads;
+    double value = 0.0;
+    if (c.opset < 11) {
+      pads = c.attrInts("pads");
+      value = floatAttr(c.attrFloat("value", 0.0f));
+    } else {
+      pads = c.constInts(1, "pads");
+      if (c.hasInput(2)) value = c.constFloats(2, "constant_value").at(0);
+      if (c.hasInput(3)) {
+        auto axes = c.constInts(3, "axes");
+        if (pads.size() != 2 * axes.size()) c.fail("pads do not match axes");
+        std::vector<int64_t> full(2 * rank, 0);
+        for (size_t i = 0; i < axes.size(); ++i) {
+          int64_t a = axes[i] < 0 ? axes[i] + static_cast<int64_t>(rank) : axes[i];
+          if (a < 0 || a >= static_cast<int64_t>(rank)) c.fail("axis out of range");
+          full[static_cast<size_t>(a)] = pads[i];
+          full[rank + static_cast<size_t>(a)] = pads[axes.size() + i];
+        }
+        pads = full;
+      }
+    }
+    if (pads.size() != 2 * rank) c.fail("pads must have 2 x rank values");
+    std::string mode = c.attrStr("mode", "constant");
+    if (mode != "constant" && mode != "reflect" && mode != "edge")
+      c.fail("mode '" + mode + "' is not supported");
+    return {c.im.emit("pad", {x},
+                      {{"pad_width", ir::AttrValue::ints(pads)}, {"mode", mode}, {"pad_value", value}},
+                      c.outName())};
+  };
+  t["Resize"] = [](NodeCtx& c) { return resize(c, false); };
+  t["Upsample"] = [](NodeCtx& c) { return resize(c, true); };
+}
+
+const ConverterTable& converters() {
+  static const ConverterTable table = [] {
+    ConverterTable t;
+    registerElementwiseConverters(t);
+    registerNNConverters(t);
+    registerShapeConverters(t);
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace mlcc::frontend::onnx_import

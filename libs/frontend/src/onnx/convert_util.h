@@ -1,0 +1,18 @@
+// Helpers shared by the converter families.
+#pragma once
+
+#include "importer.h"
+
+namespace mlcc::frontend::onnx_import {
+
+// The shortest decimal double that reads back to `f` (for float attributes).
+double floatAttr(float f);
+// `v` cast to `t` (itself when it has that dtype already).
+ValuePtr castTo(NodeCtx& c, const ValuePtr& v, ir::DType t, const std::string& name);
+// Reshape `v` to `shape` (itself when the shape is already that).
+ValuePtr reshapeTo(NodeCtx& c, const ValuePtr& v, const std::vector<ir::PrimExpr>& shape,
+                   const std::string& name);
+// The dims attribute value of a shape.
+ir::AttrValue dimsAttr(const std::vector<ir::PrimExpr>& shape);
+
+}  // namespace mlcc::frontend::onnx_import

@@ -1,0 +1,133 @@
+// Internal interface of the ONNX importer: the values the converters work on,
+// the importer context that emits bindings (typing each with ops::inferOpType
+// and folding calls on constants with ops::computeOp), and the converter
+// table, filled by one file per op family.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "mlcc/frontend/onnx.h"
+#include "mlcc/ir/graph.h"
+#include "mlcc/ir/tensor.h"
+#include "mlcc/support/diagnostic.h"
+#include "onnx/onnx_pb.h"
+
+namespace mlcc::frontend::onnx_import {
+
+// A value of the ONNX graph as the importer knows it. A constant is only
+// bound in the IR (inline or as a weight) when a real op uses it; `sym` holds
+// the elements of a small integer vector whose elements are known as
+// dimension expressions (the result of Shape and arithmetic on it).
+struct Value {
+  std::string name;  // ONNX name
+  ir::Type type;
+  ir::GraphVar var;  // the binding or parameter; null while not materialized
+  std::optional<ir::Tensor> constant;
+  std::optional<std::vector<ir::PrimExpr>> sym;  // rank <= 1 integer tensors
+  bool isConst() const { return constant.has_value(); }
+};
+using ValuePtr = std::shared_ptr<Value>;
+
+// --- tensors.cpp ---
+// The mlcc dtype of an ONNX TensorProto data type; throws naming `what`.
+ir::DType dtypeFromOnnx(int onnx_type, const std::string& what);
+// An initializer / Constant tensor as a host tensor; external data is read
+// relative to base_dir.
+ir::Tensor tensorFromOnnx(const onnx::TensorProto& t, const std::string& base_dir);
+// The i64 elements of an integer tensor (exact, unlike Tensor::at).
+std::vector<int64_t> intElements(const ir::Tensor& t);
+// A 1-D i64 tensor.
+ir::Tensor intTensor(const std::vector<int64_t>& values, bool scalar = false);
+
+class Importer;
+
+// What a converter sees of one node.
+struct NodeCtx {
+  const onnx::NodeProto& node;
+  Importer& im;
+  std::vector<ValuePtr> inputs;  // null for an absent optional input
+  int64_t opset;
+
+  const std::string& name() const { return node.name(); }
+  size_t numInputs() const { return inputs.size(); }
+  bool hasInput(size_t i) const { return i < inputs.size() && inputs[i]; }
+  const ValuePtr& in(size_t i) const;  // throws when absent
+  // The name for output `i`'s binding (the ONNX output name).
+  std::string outName(size_t i = 0) const;
+  size_t numOutputs() const { return static_cast<size_t>(node.output_size()); }
+  bool outputUsed(size_t i) const;
+
+  const onnx::AttributeProto* attr(const std::string& name) const;
+  bool hasAttr(const std::string& name) const { return attr(name) != nullptr; }
+  int64_t attrInt(const std::string& name, int64_t def) const;
+  float attrFloat(const std::string& name, float def) const;
+  std::string attrStr(const std::string& name, const std::string& def) const;
+  std::vector<int64_t> attrInts(const std::string& name, std::vector<int64_t> def = {}) const;
+  // A constant integer input (or its symbolic elements when all constant).
+  std::vector<int64_t> constInts(size_t i, const char* what) const;
+  std::optional<std::vector<int64_t>> maybeConstInts(size_t i) const;
+  std::vector<double> constFloats(size_t i, const char* what) const;
+
+  // An error naming the node.
+  [[noreturn]] void fail(const std::string& message) const;
+};
+
+using Converter = std::function<std::vector<ValuePtr>(NodeCtx&)>;
+using ConverterTable = std::map<std::string, Converter, std::less<>>;
+
+void registerElementwiseConverters(ConverterTable& t);  // convert_elementwise.cpp
+void registerNNConverters(ConverterTable& t);           // convert_nn.cpp
+void registerShapeConverters(ConverterTable& t);        // convert_shape.cpp
+const ConverterTable& converters();
+
+// Symbolic folding of integer shape computations (fold_shape.cpp): when the
+// node is one of Shape, Size, Gather, Concat, Unsqueeze, Squeeze, Slice,
+// Cast, Add, Sub, Mul, Div, Equal, Where, Min, Max, Reshape, Identity on
+// small integer vectors whose elements are known, computes the outputs as
+// dimension expressions. nullopt when it does not apply.
+std::optional<std::vector<ValuePtr>> foldShapeNode(NodeCtx& ctx);
+// The elements of `v` as dimension expressions, when known.
+std::optional<std::vector<ir::PrimExpr>> symElements(const ValuePtr& v);
+
+class Importer {
+ public:
+  Importer(std::string base_dir, std::string display_name)
+      : base_dir_(std::move(base_dir)), display_(std::move(display_name)) {}
+
+  ImportedModel run(const onnx::ModelProto& model, const OnnxImportOptions& options);
+
+  // An op binding named `name` (made unique), typed by ops::inferOpType;
+  // folded to a constant with ops::computeOp when every operand is constant.
+  ValuePtr emit(const std::string& op, const std::vector<ValuePtr>& args, ir::Attrs attrs,
+                const std::string& name);
+  // A tuple item binding.
+  ValuePtr emitTupleGet(const ValuePtr& tuple, int64_t index, const std::string& name);
+  // An alias of `v` named `name` (for outputs that need their ONNX name).
+  ValuePtr emitAlias(const ValuePtr& v, const std::string& name);
+  ValuePtr constant(ir::Tensor t, const std::string& name);
+  // A scalar constant of `dtype`.
+  ValuePtr scalar(ir::DType dtype, double value, const std::string& name);
+  // The IR variable of `v`, binding its constant first when needed.
+  ir::GraphVar use(const ValuePtr& v);
+
+  const std::string& baseDir() const { return base_dir_; }
+  std::string uniqueName(const std::string& base);
+  // The number of uses of each ONNX tensor name by nodes and graph outputs.
+  std::map<std::string, int> use_counts;
+
+ private:
+  std::string base_dir_, display_;
+  std::vector<ir::Binding> bindings_;
+  std::vector<std::pair<std::string, ir::Tensor>> weights_;
+  std::set<std::string> names_;         // graph variable names taken
+  std::set<std::string> weight_names_;  // safetensors names taken
+  std::map<std::string, ir::Var> sym_vars_;
+};
+
+}  // namespace mlcc::frontend::onnx_import

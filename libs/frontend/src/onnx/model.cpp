@@ -1,0 +1,109 @@
+// Loading and validating an ONNX model file: protobuf parsing (a corrupt,
+// truncated or non-ONNX file is a clear error), the checks that every node
+// input is defined before use and every output is produced, the default
+// opset, and the list of unsupported ops, reported all at once.
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "importer.h"
+#include "mlcc/support/file_io.h"
+
+namespace mlcc::frontend {
+
+using onnx_import::Importer;
+
+namespace {
+
+int64_t defaultOpset(const onnx::ModelProto& m) {
+  for (const auto& o : m.opset_import())
+    if (o.domain().empty() || o.domain() == "ai.onnx") return o.version();
+  return -1;
+}
+
+void validate(const onnx::ModelProto& m, const std::string& file) {
+  auto bad = [&](const std::string& msg) { throw Error(SourceLoc{file, 0, 0}, msg); };
+  if (m.ir_version() <= 0 || !m.has_graph())
+    bad("not an ONNX model (no IR version or no graph; is this an .onnx file?)");
+  int64_t opset = defaultOpset(m);
+  if (opset < 0) bad("the model imports no version of the default ONNX operator set");
+  if (opset < 7 || opset > 21)
+    bad("ONNX opset " + std::to_string(opset) + " is not supported (opsets 11 to 18 are; 7-21 are tried)");
+  if (opset < 11 || opset > 18)
+    std::cerr << file << ": warning: ONNX opset " << opset << " is outside the tested range 11 to 18\n";
+  const auto& g = m.graph();
+  std::set<std::string> defined;
+  for (const auto& t : g.initializer()) defined.insert(t.name());
+  for (const auto& i : g.input()) defined.insert(i.name());
+  for (const auto& n : g.node()) {
+    const std::string where = "node '" + n.name() + "' (" + n.op_type() + ")";
+    for (const auto& in : n.input())
+      if (!in.empty() && !defined.count(in)) bad(where + ": input '" + in + "' is not defined before it");
+    for (const auto& out : n.output())
+      if (!out.empty()) defined.insert(out);
+  }
+  if (g.output_size() == 0) bad("the graph has no outputs");
+  for (const auto& o : g.output())
+    if (!defined.count(o.name())) bad("graph output '" + o.name() + "' is not produced by any node");
+  // Unsupported ops, all at once.
+  std::map<std::string, std::pair<int, std::string>> unsupported;  // op -> count, first node
+  for (const auto& n : g.node()) {
+    std::string op = n.op_type();
+    bool known = (n.domain().empty() || n.domain() == "ai.onnx") && onnx_import::converters().count(op);
+    if (!known) {
+      if (!n.domain().empty() && n.domain() != "ai.onnx") op = n.domain() + "." + op;
+      auto& e = unsupported[op];
+      if (e.first++ == 0) e.second = n.name().empty() ? "(unnamed)" : n.name();
+    }
+  }
+  if (!unsupported.empty()) {
+    std::ostringstream s;
+    s << unsupported.size() << " unsupported ONNX op type" << (unsupported.size() > 1 ? "s" : "") << ":";
+    for (const auto& [op, e] : unsupported)
+      s << "\n  " << op << " (" << e.first << " node" << (e.first > 1 ? "s" : "") << ", first: '" << e.second
+        << "')";
+    bad(s.str());
+  }
+}
+
+}  // namespace
+
+ImportedModel importOnnxBytes(const std::string& bytes, const std::string& display_name,
+                              const std::string& base_dir, const OnnxImportOptions& options) {
+  onnx::ModelProto model;
+  if (bytes.empty()) throw Error(SourceLoc{display_name, 0, 0}, "empty file, not an ONNX model");
+  if (bytes.size() > static_cast<size_t>(INT32_MAX))
+    throw Error(SourceLoc{display_name, 0, 0}, "ONNX protobuf over 2 GiB (use external data)");
+  if (!model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw Error(SourceLoc{display_name, 0, 0},
+                "not a valid ONNX model (protobuf parse failed: corrupt or truncated?)");
+  validate(model, display_name);
+  Importer im(base_dir, display_name);
+  return im.run(model, options);
+}
+
+ImportedModel importOnnxFile(const std::string& path, const OnnxImportOptions& options) {
+  std::string bytes = readInput(path);
+  return importOnnxBytes(bytes, displayName(path), directoryOf(path), options);
+}
+
+std::pair<std::string, std::vector<int64_t>> parseShapeBinding(const std::string& text) {
+  auto eq = text.rfind('=');
+  if (eq == std::string::npos || eq == 0)
+    throw Error("--shape '" + text + "': expected NAME=DIMS, e.g. input=1x3x224x224");
+  std::string name = text.substr(0, eq), dims = text.substr(eq + 1);
+  std::vector<int64_t> out;
+  std::stringstream ss(dims);
+  std::string d;
+  while (std::getline(ss, d, 'x')) {
+    if (d.empty() || d.find_first_not_of("0123456789") != std::string::npos || d.size() > 15)
+      throw Error("--shape '" + text + "': bad dimension '" + d + "'");
+    out.push_back(std::stoll(d));
+  }
+  if (dims.empty()) out.clear();  // a scalar
+  return {name, out};
+}
+
+}  // namespace mlcc::frontend

@@ -1,0 +1,142 @@
+#!/usr/bin/env bash
+# mlcc-import as a user runs it: the public models (generated with PyTorch
+# into a temporary directory) imported, validated with their weights, and run
+# through mlcc-run against PyTorch's outputs; small per-op ONNX models made
+# with onnx.helper (opset-dependent forms, symbolic shapes, --shape); and the
+# error paths (unsupported ops listed at once, corrupt/truncated/non-ONNX
+# files, missing external data) with exit 1 and no output file.
+set -uo pipefail
+bin=$1
+src=$2
+tool=$bin/mlcc-import
+py=/usr/bin/python3
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+check() {  # check NAME CONDITION...
+  local name=$1
+  shift
+  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
+}
+run() {  # run EXPECTED_RC ARGS... : stdout in $tmp/out, stderr in $tmp/err
+  local expected=$1
+  shift
+  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  if [[ $rc -ne $expected ]]; then
+    echo "  'mlcc-import $*' exited $rc, expected $expected; stderr:"
+    sed 's/^/    /' "$tmp/err"
+    return 1
+  fi
+}
+contains() { grep -q -- "$2" "$1" || { echo "  '$2' not in $1:"; sed 's/^/    /' "$1" | head -20; return 1; }; }
+absent() { [[ ! -e $1 ]] || { echo "  $1 exists"; return 1; }; }
+# compare OUT.npy REF.npy: rtol 1e-3, atol 1e-4 scaled by the reference's magnitude
+compare() {
+  $py - "$1" "$2" <<'PY'
+import sys, numpy as np
+a = np.load(sys.argv[1]); b = np.load(sys.argv[2])
+assert a.shape == b.shape, (a.shape, b.shape)
+scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
+ok = np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-3, atol=1e-4 * scale)
+if not ok:
+    print("  max abs error", float(np.abs(a.astype(np.float64) - b).max()), "scale", scale)
+sys.exit(0 if ok else 1)
+PY
+}
+have_run=0
+[[ -x $bin/mlcc-run ]] && have_run=1
+
+# --- public models ---
+if $py -c 'import torch, torchvision, onnx' 2>/dev/null; then
+  if $py "$src/tests/models/generate.py" --out "$tmp/models" >"$tmp/gen.log" 2>&1; then
+    for m in mlp cnn resnet18 mobilenetv2 transformer; do
+      start=$(date +%s.%N)
+      check "$m imports" run 0 "$tmp/models/$m.onnx" -o "$tmp/$m.ir"
+      end=$(date +%s.%N)
+      [[ $m == resnet18 ]] && echo "     resnet18 import time: $(echo "$end - $start" | bc) s"
+      check "$m weights file beside the IR" test -f "$tmp/$m.safetensors"
+      check "$m validates with weights" "$bin/mlcc-inspect" --validate --check-weights "$tmp/$m.ir"
+      check "$m keeps the input name" contains "$tmp/$m.ir" '^graph @main(%input:'
+      if [[ $have_run == 1 ]]; then
+        rm -rf "$tmp/out_$m"
+        check "$m runs (mlcc-run)" "$bin/mlcc-run" -q "$tmp/$m.ir" --input "input=$tmp/models/$m.input.npy" \
+          --output-dir "$tmp/out_$m"
+        check "$m matches PyTorch" compare "$tmp/out_$m/output.npy" "$tmp/models/$m.output.npy"
+      else
+        echo "skip $m end to end: mlcc-run not built"
+      fi
+    done
+    check "mlp batch is symbolic" contains "$tmp/mlp.ir" 'input: f32\[batch, 784\]'
+    check "--shape binds the batch" run 0 "$tmp/models/mlp.onnx" --shape input=4x784 -o "$tmp/mlp4.ir"
+    check "--shape gives a static type" contains "$tmp/mlp4.ir" 'input: f32\[4, 784\]'
+    check "--shape wrong rank" run 1 "$tmp/models/mlp.onnx" --shape input=4 -o "$tmp/bad.ir"
+    check "--shape unknown input" run 1 "$tmp/models/mlp.onnx" --shape nosuch=4x784 -o "$tmp/bad.ir"
+    check "--shape bad syntax is an error" run 1 "$tmp/models/mlp.onnx" --shape input=4xq -o "$tmp/bad.ir"
+    check "no output on errors" absent "$tmp/bad.ir"
+    check "stdout + --weights" bash -c "'$tool' '$tmp/models/cnn.onnx' --weights '$tmp/cnnw.safetensors' > '$tmp/cnn_stdout.ir'"
+    check "stdout IR names the weights" contains "$tmp/cnn_stdout.ir" "weights \"$tmp/cnnw.safetensors\""
+    check "deterministic" bash -c "mkdir -p '$tmp/det' && '$tool' '$tmp/models/resnet18.onnx' -o '$tmp/det/resnet18.ir' && cmp -s '$tmp/det/resnet18.ir' '$tmp/resnet18.ir' && cmp -s '$tmp/det/resnet18.safetensors' '$tmp/resnet18.safetensors'"
+  else
+    echo "FAIL generating the public models:"; tail -5 "$tmp/gen.log"; fails=$((fails + 1))
+  fi
+else
+  echo "skip public models: torch/torchvision/onnx not importable by $py"
+fi
+
+# --- small per-op models (onnx.helper) ---
+if $py -c 'import onnx' 2>/dev/null; then
+  $py "$src/tests/cli/import_models.py" "$tmp/ops" || { echo "FAIL making the per-op models"; fails=$((fails + 1)); }
+  for f in "$tmp"/ops/*.onnx; do
+    [[ -e $f ]] || continue
+    n=$(basename "$f" .onnx)
+    case $n in
+      err_*) continue ;;
+    esac
+    check "op model $n imports" run 0 "$f" -o "$tmp/ops/$n.ir"
+    check "op model $n validates" "$bin/mlcc-inspect" --validate --check-weights "$tmp/ops/$n.ir"
+    if [[ -f $tmp/ops/$n.expect ]]; then
+      while IFS= read -r pat; do check "op model $n has '$pat'" contains "$tmp/ops/$n.ir" "$pat"; done <"$tmp/ops/$n.expect"
+    fi
+    if [[ $have_run == 1 && -f $tmp/ops/$n.in.npy ]]; then
+      rm -rf "$tmp/ops/out_$n"
+      check "op model $n runs" "$bin/mlcc-run" -q "$tmp/ops/$n.ir" --input "x=$tmp/ops/$n.in.npy" --output-dir "$tmp/ops/out_$n"
+      check "op model $n matches numpy" compare "$tmp/ops/out_$n/y.npy" "$tmp/ops/$n.out.npy"
+    fi
+  done
+  # Errors.
+  check "unsupported ops fail" run 1 "$tmp/ops/err_unsupported.onnx" -o "$tmp/ops/u.ir"
+  check "unsupported lists NonZero with count and first node" contains "$tmp/err" "NonZero (2 nodes, first: 'nz_a')"
+  check "unsupported lists TopK" contains "$tmp/err" "TopK (1 node, first: 'topk_a')"
+  check "unsupported lists custom domains" contains "$tmp/err" "com.example.Foo (1 node, first: 'foo_a')"
+  check "no output for unsupported" absent "$tmp/ops/u.ir"
+  check "missing external data fails" run 1 "$tmp/ops/err_external_missing.onnx" -o "$tmp/ops/e.ir"
+  check "missing external data is named" contains "$tmp/err" "external data"
+  check "no output for missing external data" absent "$tmp/ops/e.ir"
+  check "external data imports" run 0 "$tmp/ops/external.onnx" -o "$tmp/ops/ext.ir"
+  check "external data validates" "$bin/mlcc-inspect" --validate --check-weights "$tmp/ops/ext.ir"
+else
+  echo "skip per-op models: onnx not importable by $py"
+fi
+
+# --- corrupt inputs ---
+printf 'this is not an onnx model\n' >"$tmp/text.onnx"
+check "text file fails" run 1 "$tmp/text.onnx" -o "$tmp/x.ir"
+check "text file: clear error" contains "$tmp/err" "error: .*ONNX"
+: >"$tmp/empty.onnx"
+check "empty file fails" run 1 "$tmp/empty.onnx" -o "$tmp/x.ir"
+head -c 3000000 /dev/urandom >"$tmp/random.onnx"
+check "random bytes fail" run 1 "$tmp/random.onnx" -o "$tmp/x.ir"
+if [[ -f $tmp/models/resnet18.onnx ]]; then
+  head -c 20000000 "$tmp/models/resnet18.onnx" >"$tmp/trunc.onnx"
+  check "truncated model fails" run 1 "$tmp/trunc.onnx" -o "$tmp/x.ir"
+  head -c 1000 "$tmp/models/mlp.onnx" >"$tmp/trunc2.onnx"
+  check "truncated header fails" run 1 "$tmp/trunc2.onnx" -o "$tmp/x.ir"
+fi
+check "missing file fails" run 1 "$tmp/nosuch.onnx" -o "$tmp/x.ir"
+check "no output file after errors" absent "$tmp/x.ir"
+check "no weights file after errors" absent "$tmp/x.safetensors"
+check "usage error exits 2" run 2 --no-such-flag
+
+[[ $fails -eq 0 ]] && echo "all passed" || echo "$fails failed"
+exit $((fails > 0))

@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+"""Small ONNX models for tests/cli/import.sh, one per op form, made with
+onnx.helper. For model NAME in OUT: NAME.onnx (input `x`, output `y`),
+NAME.in.npy / NAME.out.npy (numpy reference) when it is run, NAME.expect
+(regexes the imported IR must contain). err_*.onnx are error cases."""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+out = sys.argv[1]
+os.makedirs(out, exist_ok=True)
+rng = np.random.default_rng(0)
+F = TensorProto.FLOAT
+
+
+def save(name, nodes, x, y_shape, y, opset=13, inits=(), expect=(), x_shape=None, x_type=F):
+    g = helper.make_graph(
+        nodes, name,
+        [helper.make_tensor_value_info("x", x_type, x_shape if x_shape is not None else list(x.shape))],
+        [helper.make_tensor_value_info("y", F, y_shape)],
+        initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(out, name + ".onnx"))
+    if x is not None:
+        np.save(os.path.join(out, name + ".in.npy"), x)
+        np.save(os.path.join(out, name + ".out.npy"), np.asarray(y, dtype=np.float32))
+    with open(os.path.join(out, name + ".expect"), "w") as f:
+        f.write("".join(e + "\n" for e in expect))
+
+
+def r(*shape):
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+N = helper.make_node
+x = r(3, 4)
+a, c = r(4, 5), r(5)
+a = r(3, 5)
+save("gemm_trans_alpha", [N("Gemm", ["x", "a", "c"], ["y"], transA=1, alpha=0.5, beta=2.0)], x, [4, 5],
+     0.5 * (x.T @ a) + 2.0 * c, inits=[("a", a), ("c", c)], expect=["permute_dims", "matmul", "multiply"])
+w = r(5, 4)
+save("gemm_dense", [N("Gemm", ["x", "w", "c"], ["y"], transB=1)], x, [3, 5], x @ w.T + c,
+     inits=[("w", w), ("c", c)], expect=["dense("])
+
+x = r(2, 3, 4)
+e = np.exp(x.reshape(2, 12) - x.reshape(2, 12).max(1, keepdims=True))
+save("softmax_opset11_axis1", [N("Softmax", ["x"], ["y"], axis=1)], x, [2, 3, 4],
+     (e / e.sum(1, keepdims=True)).reshape(2, 3, 4), opset=11, expect=["reshape", "softmax"])
+ex = np.exp(x - x.max(1, keepdims=True))
+save("softmax_opset13_axis1", [N("Softmax", ["x"], ["y"], axis=1)], x, [2, 3, 4], ex / ex.sum(1, keepdims=True),
+     expect=["softmax(%x, axis = 1)"])
+save("reduce_mean_opset18", [N("ReduceMean", ["x", "ax"], ["y"], keepdims=0)], x, [2, 4], x.mean(1), opset=18,
+     inits=[("ax", np.array([1], np.int64))], expect=["mean(%x, axes = \\[1\\]"])
+save("reduce_sum_opset11", [N("ReduceSum", ["x"], ["y"], axes=[0, 2])], x, [1, 3, 1],
+     x.sum((0, 2), keepdims=True), opset=11, expect=["sum(%x, axes = \\[0, 2\\], keepdims = true)"])
+save("reduce_l2", [N("ReduceL2", ["x"], ["y"], axes=[2], keepdims=0)], x, [2, 3], np.sqrt((x * x).sum(2)),
+     opset=13, expect=["sqrt"])
+save("split_opset11", [N("Split", ["x"], ["p", "q"], axis=2, split=[1, 3]), N("Concat", ["q", "p"], ["y"], axis=2)],
+     x, [2, 3, 4], np.concatenate([x[:, :, 1:], x[:, :, :1]], 2), opset=11, expect=["split(", "concat("])
+save("split_opset13", [N("Split", ["x", "s"], ["p", "q"], axis=1), N("Concat", ["q", "p"], ["y"], axis=1)],
+     x, [2, 3, 4], np.concatenate([x[:, 2:], x[:, :2]], 1), inits=[("s", np.array([2, 1], np.int64))])
+save("unsqueeze_squeeze_opset11", [N("Unsqueeze", ["x"], ["u"], axes=[0, 3]), N("Squeeze", ["u"], ["y"], axes=[0])],
+     x, [2, 3, 1, 4], x[:, :, None, :], opset=11, expect=["expand_dims", "squeeze"])
+save("unsqueeze_squeeze_opset13", [N("Unsqueeze", ["x", "a"], ["u"]), N("Squeeze", ["u", "b"], ["y"])],
+     x, [2, 3, 4, 1], x[..., None], inits=[("a", np.array([0, -1], np.int64)), ("b", np.array([0], np.int64))])
+save("clip_opset11_max_only", [N("Clip", ["x", "", "hi"], ["y"])], x, [2, 3, 4], np.minimum(x, 0.5), opset=11,
+     inits=[("hi", np.array(0.5, np.float32))], expect=["clip(%x, max = 0.5)"])
+save("clip_opset10_attrs", [N("Clip", ["x"], ["y"], min=-0.5, max=0.25)], x, [2, 3, 4], np.clip(x, -0.5, 0.25),
+     opset=10, expect=["clip"])
+x4 = r(1, 2, 5, 5)
+save("pad_reflect", [N("Pad", ["x", "p"], ["y"], mode="reflect")], x4, [1, 2, 7, 9],
+     np.pad(x4, ((0, 0), (0, 0), (1, 1), (2, 2)), mode="reflect"),
+     inits=[("p", np.array([0, 0, 1, 2, 0, 0, 1, 2], np.int64))], expect=["pad("])
+
+
+def conv_ref(x, w, b, stride, pads, group=1):
+    x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[2]), (pads[1], pads[3])))
+    n, cin, h, wd = x.shape
+    o, cg, kh, kw = w.shape
+    oh, ow = (h - kh) // stride + 1, (wd - kw) // stride + 1
+    y = np.zeros((n, o, oh, ow), np.float64)
+    og = o // group
+    for g in range(group):
+        for i in range(oh):
+            for j in range(ow):
+                patch = x[:, g * cg:(g + 1) * cg, i * stride:i * stride + kh, j * stride:j * stride + kw]
+                y[:, g * og:(g + 1) * og, i, j] = np.einsum("nchw,ochw->no", patch, w[g * og:(g + 1) * og])
+    return y + b.reshape(1, -1, 1, 1)
+
+
+wc, bc = r(3, 2, 3, 3), r(3)
+# SAME_UPPER, stride 2 on 5x5: out 3, total pad 2 -> [1, 1]
+save("conv_same_upper_bias", [N("Conv", ["x", "w", "b"], ["y"], auto_pad="SAME_UPPER", strides=[2, 2])], x4,
+     [1, 3, 3, 3], conv_ref(x4, wc, bc, 2, [1, 1, 1, 1]), inits=[("w", wc), ("b", bc)],
+     expect=["conv2d(.*padding = \\[1, 1, 1, 1\\]", "add("])
+wg = r(2, 1, 3, 3)
+save("conv_grouped_pads", [N("Conv", ["x", "w"], ["y"], group=2, pads=[0, 1, 2, 1])], x4, [1, 2, 5, 5],
+     conv_ref(x4, wg, np.zeros(2, np.float32), 1, [0, 1, 2, 1], group=2), inits=[("w", wg)], expect=["groups = 2"])
+save("maxpool_pads", [N("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])], x4,
+     [1, 2, 3, 3],
+     np.array([[[[np.pad(x4[0, c], 1, constant_values=-np.inf)[2 * i:2 * i + 3, 2 * j:2 * j + 3].max()
+                  for j in range(3)] for i in range(3)] for c in range(2)]]), expect=["max_pool2d"])
+save("resize_nearest_x2", [N("Resize", ["x", "", "s"], ["y"], mode="nearest")], x4, [1, 2, 10, 10],
+     x4.repeat(2, 2).repeat(2, 3), inits=[("s", np.array([1, 1, 2, 2], np.float32))], expect=["resize2d"])
+# Dynamic batch: Shape -> Gather -> Unsqueeze -> Concat -> Reshape folds to [n, 16].
+xd = r(2, 4, 4)
+save("reshape_symbolic", [
+    N("Shape", ["x"], ["s"]), N("Gather", ["s", "i0"], ["b"], axis=0), N("Unsqueeze", ["b", "ax"], ["bu"]),
+    N("Concat", ["bu", "m1"], ["shape"], axis=0), N("Reshape", ["x", "shape"], ["y"])], xd, ["n", 16],
+    xd.reshape(2, 16), x_shape=["n", 4, 4],
+    inits=[("i0", np.array(0, np.int64)), ("ax", np.array([0], np.int64)), ("m1", np.array([-1], np.int64))],
+    expect=["x: f32\\[n, 4, 4\\]", "reshape(%x, shape = \\[n, 16\\])"])
+sl = r(4)
+save("activations", [
+    N("PRelu", ["x", "sl"], ["a"]), N("LeakyRelu", ["a"], ["b"], alpha=0.1), N("HardSigmoid", ["b"], ["c"]),
+    N("HardSwish", ["c"], ["d"]), N("Identity", ["d"], ["y"])], x, [2, 3, 4],
+    (lambda c: c * np.clip(c / 6 + 0.5, 0, 1))(np.clip(0.2 * np.where(
+        (lambda a: a)(np.where(x > 0, x, x * sl)) < 0, 0.1 * np.where(x > 0, x, x * sl),
+        np.where(x > 0, x, x * sl)) + 0.5, 0, 1)), opset=14, inits=[("sl", sl)],
+    expect=["leaky_relu(.*alpha = 0.1)", "hard_sigmoid", "hard_swish"])
+save("gather_slice_expand_tile", [
+    N("Gather", ["x", "idx"], ["g"], axis=2), N("Slice", ["g", "st", "en", "axs", "stp"], ["s"]),
+    N("Expand", ["s", "es"], ["e"]), N("Tile", ["e", "rep"], ["y"])], x, [2, 6, 2],
+    np.tile(np.broadcast_to(x[:, :, [3, 0]][:, ::-1][:, 0:3:2][:, :, :], (2, 2, 2)), (1, 3, 1)), opset=13,
+    inits=[("idx", np.array([3, 0], np.int64)), ("st", np.array([-1], np.int64)), ("en", np.array([-100], np.int64)),
+           ("axs", np.array([1], np.int64)), ("stp", np.array([-2], np.int64)), ("es", np.array([2, 1, 1], np.int64)),
+           ("rep", np.array([1, 3, 1], np.int64))], expect=["take", "strided_slice", "tile"])
+g_, b_ = r(4), r(4)
+mu = x.mean(-1, keepdims=True)
+var = ((x - mu) ** 2).mean(-1, keepdims=True)
+save("layernorm_opset17", [N("LayerNormalization", ["x", "g", "b"], ["y"], epsilon=1e-5)], x, [2, 3, 4],
+     (x - mu) / np.sqrt(var + 1e-5) * g_ + b_, opset=17, inits=[("g", g_), ("b", b_)], expect=["layer_norm"])
+sc, bb, mm, vv = r(2), r(2), r(2), np.abs(r(2)) + 0.5
+save("batchnorm", [N("BatchNormalization", ["x", "sc", "bb", "mm", "vv"], ["y"])], x4, [1, 2, 5, 5],
+     (x4 - mm.reshape(1, 2, 1, 1)) / np.sqrt(vv.reshape(1, 2, 1, 1) + 1e-5) * sc.reshape(1, 2, 1, 1)
+     + bb.reshape(1, 2, 1, 1), inits=[("sc", sc), ("bb", bb), ("mm", mm), ("vv", vv)], expect=["batch_norm"])
+save("constant_pow_where", [
+    N("Constant", [], ["two"], value=numpy_helper.from_array(np.array(2.0, np.float32))),
+    N("Pow", ["x", "two"], ["p"]), N("Greater", ["x", "zero"], ["m"]), N("Where", ["m", "p", "x"], ["y"])],
+    x, [2, 3, 4], np.where(x > 0, x ** 2, x), inits=[("zero", np.array(0.0, np.float32))],
+    expect=["power", "greater", "where"])
+save("flatten_transpose", [N("Transpose", ["x"], ["t"], perm=[2, 0, 1]), N("Flatten", ["t"], ["y"], axis=1)], x,
+     [4, 6], x.transpose(2, 0, 1).reshape(4, 6), expect=["permute_dims", "reshape"])
+
+# Errors: unsupported ops listed all at once.
+g = helper.make_graph(
+    [N("NonZero", ["x"], ["a"], name="nz_a"), N("NonZero", ["x"], ["b"], name="nz_b"),
+     N("TopK", ["x", "k"], ["c", "ci"], name="topk_a"), N("Foo", ["x"], ["d"], name="foo_a", domain="com.example"),
+     N("Relu", ["x"], ["y"], name="relu")], "unsupported",
+    [helper.make_tensor_value_info("x", F, [3, 4])], [helper.make_tensor_value_info("y", F, [3, 4])],
+    initializer=[numpy_helper.from_array(np.array([1], np.int64), "k")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)])
+onnx.save(m, os.path.join(out, "err_unsupported.onnx"))
+
+
+def external(name, location, write):
+    wt = r(3, 4)
+    t = numpy_helper.from_array(wt, "w")
+    if write:
+        with open(os.path.join(out, location), "wb") as f:
+            f.write(b"\0" * 16 + wt.tobytes())
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", location), ("offset", "16"), ("length", str(wt.nbytes))):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    g = helper.make_graph([N("Add", ["x", "w"], ["y"])], name, [helper.make_tensor_value_info("x", F, [3, 4])],
+                          [helper.make_tensor_value_info("y", F, [3, 4])], initializer=[t])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, os.path.join(out, name + ".onnx"))
+    return wt
+
+
+xe = r(3, 4)
+we = external("external", "external.bin", True)
+np.save(os.path.join(out, "external.in.npy"), xe)
+np.save(os.path.join(out, "external.out.npy"), xe + we)
+external("err_external_missing", "missing.bin", False)
