@@ -309,7 +309,7 @@ class PrimGen {
     switch (r_.uniform(0, 3)) {
       case 0: v = v + makeInt(-1); break;
       case 1: v = v * 2 + 1; break;
-      case 2: v = build::max(v, r_.pick(scope.index_vars)); break;
+      case 2: v = build::maximum(v, r_.pick(scope.index_vars)); break;
       default: break;
     }
     return v % dim;

@@ -39,7 +39,7 @@ TEST(PrintExpr, Precedence) {
   EXPECT_EQ(printExpr(makeUnary(UnaryOp::Not, lt(a, b))), "!(a < b)");
   EXPECT_EQ(printExpr(eq(lt(a, b), lt(b, c))), "a < b == (b < c)");
   EXPECT_EQ(printExpr(eq(lt(a, b), eq(b, c))), "a < b == (b == c)");
-  EXPECT_EQ(printExpr(min(a, b + c) * 2), "min(a, b + c) * 2");
+  EXPECT_EQ(printExpr(minimum(a, b + c) * 2), "min(a, b + c) * 2");
   EXPECT_EQ(printExpr(makeSelect(lt(a, b), makeCast(DType::f32, a), makeFloat(0.5))),
             "select(a < b, cast<f32>(a), 0.5)");
   EXPECT_EQ(printExpr(makeInt(-7, DType::i8) + makeInt(3, DType::i8)), "-7i8 + 3i8");

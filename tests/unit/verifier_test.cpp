@@ -101,7 +101,7 @@ PrimFunc reluPrim() {
   Buffer tmp = buf("tmp", {lit(1)}, f32, StorageScope::local);
   Var i = makeVar("i"), j = makeVar("j"), vi = makeVar("vi"), vj = makeVar("vj");
   Stmt body = makeSeq({store(tmp, {lit(0)}, load(A, {vi, vj})),
-                       store(B, {vi, vj}, build::max(load(tmp, {lit(0)}), lit(0.0f)))});
+                       store(B, {vi, vj}, build::maximum(load(tmp, {lit(0)}), lit(0.0f)))});
   Stmt block =
       makeBlock("relu", {spatial(vi, n, i), spatial(vj, lit(8), j)}, {point(A, {vi, vj})},
                 {point(B, {vi, vj})}, body, nullptr, /*predicate=*/makeBinary(BinaryOp::LT, i, n), {tmp});

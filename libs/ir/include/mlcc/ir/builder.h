@@ -47,12 +47,15 @@ template <class A, class B>
 PrimExpr ne(const A& a, const B& b) {
   return makeBinary(BinaryOp::NE, lit(a), lit(b));
 }
+// Named minimum/maximum, not min/max: with PrimExpr (std::shared_ptr)
+// arguments, argument-dependent lookup would pick std::min/std::max, which
+// compare pointers.
 template <class A, class B>
-PrimExpr min(const A& a, const B& b) {
+PrimExpr minimum(const A& a, const B& b) {
   return makeBinary(BinaryOp::Min, lit(a), lit(b));
 }
 template <class A, class B>
-PrimExpr max(const A& a, const B& b) {
+PrimExpr maximum(const A& a, const B& b) {
   return makeBinary(BinaryOp::Max, lit(a), lit(b));
 }
 

@@ -1,0 +1,230 @@
+// Tensor expressions to prim funcs (see te.h).
+#include "mlcc/ir/te.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "mlcc/ir/builder.h"
+#include "mlcc/support/diagnostic.h"
+
+namespace mlcc::ir::te {
+
+namespace {
+
+// Exact equality: the same variables (by node), the same structure.
+bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
+  switch (a->kind) {
+    case ExprKind::IntImm: return a->as<IntImmNode>()->value == b->as<IntImmNode>()->value;
+    case ExprKind::FloatImm: return a->as<FloatImmNode>()->value == b->as<FloatImmNode>()->value;
+    case ExprKind::Var: return false;  // distinct nodes
+    case ExprKind::Binary: {
+      auto *x = a->as<BinaryNode>(), *y = b->as<BinaryNode>();
+      return x->op == y->op && sameExpr(x->a, y->a) && sameExpr(x->b, y->b);
+    }
+    case ExprKind::Unary: {
+      auto *x = a->as<UnaryNode>(), *y = b->as<UnaryNode>();
+      return x->op == y->op && sameExpr(x->a, y->a);
+    }
+    case ExprKind::Cast: return sameExpr(a->as<CastNode>()->value, b->as<CastNode>()->value);
+    default: return false;  // conservatively different
+  }
+}
+
+// Collects every load of `e` (including loads inside load indices).
+void collectLoads(const PrimExpr& e, std::vector<const LoadNode*>& out) {
+  if (!e) return;
+  switch (e->kind) {
+    case ExprKind::Load: {
+      const auto* l = e->as<LoadNode>();
+      out.push_back(l);
+      for (const auto& i : l->indices) collectLoads(i, out);
+      return;
+    }
+    case ExprKind::Binary:
+      collectLoads(e->as<BinaryNode>()->a, out);
+      collectLoads(e->as<BinaryNode>()->b, out);
+      return;
+    case ExprKind::Unary: collectLoads(e->as<UnaryNode>()->a, out); return;
+    case ExprKind::Select: {
+      const auto* s = e->as<SelectNode>();
+      collectLoads(s->cond, out);
+      collectLoads(s->true_value, out);
+      collectLoads(s->false_value, out);
+      return;
+    }
+    case ExprKind::Cast: collectLoads(e->as<CastNode>()->value, out); return;
+    case ExprKind::Call:
+      for (const auto& a : e->as<CallNode>()->args) collectLoads(a, out);
+      return;
+    default: return;
+  }
+}
+
+// Read regions of one block instance: a point where every load of a buffer
+// uses the same indices, else the whole buffer. `skip` (the block's own
+// output in a reduction) is left out.
+std::vector<BufferRegion> readRegions(const PrimExpr& value, const Buffer& skip) {
+  std::vector<const LoadNode*> loads;
+  collectLoads(value, loads);
+  std::vector<BufferRegion> regions;
+  std::vector<const LoadNode*> first;
+  for (const LoadNode* l : loads) {
+    if (l->buffer == skip) continue;
+    auto it = std::find_if(regions.begin(), regions.end(),
+                           [&](const BufferRegion& r) { return r.buffer == l->buffer; });
+    if (it == regions.end()) {
+      regions.push_back(build::point(l->buffer, l->indices));
+      first.push_back(l);
+      continue;
+    }
+    const LoadNode* f = first[it - regions.begin()];
+    bool same = f->indices.size() == l->indices.size();
+    for (size_t i = 0; same && i < l->indices.size(); ++i) same = sameExpr(f->indices[i], l->indices[i]);
+    if (!same) *it = build::whole(l->buffer);
+  }
+  return regions;
+}
+
+std::vector<Var> makeVars(const std::string& prefix, size_t n) {
+  std::vector<Var> vars;
+  for (size_t i = 0; i < n; ++i) vars.push_back(makeVar(prefix + std::to_string(i)));
+  return vars;
+}
+
+}  // namespace
+
+PrimExpr constant(DType dtype, double v) {
+  if (isFloat(dtype)) return makeFloat(v, dtype);
+  if (dtype == DType::boolean) return makeBool(v != 0);
+  return makeInt(static_cast<int64_t>(v), dtype);
+}
+
+PrimExpr reduceIdentity(ReduceOp op, DType dtype) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto lowest = [&]() -> double {
+    switch (dtype) {
+      case DType::i8: return -128;
+      case DType::i32: return std::numeric_limits<int32_t>::min();
+      case DType::i64: return static_cast<double>(std::numeric_limits<int64_t>::min());
+      default: return -inf;
+    }
+  };
+  auto highest = [&]() -> double {
+    switch (dtype) {
+      case DType::i8: return 127;
+      case DType::i32: return std::numeric_limits<int32_t>::max();
+      case DType::i64: return 0;  // replaced below: 2^63-1 is not a double
+      default: return inf;
+    }
+  };
+  switch (op) {
+    case ReduceOp::Sum: return constant(dtype, 0);
+    case ReduceOp::Prod: return constant(dtype, 1);
+    case ReduceOp::Max:
+      if (dtype == DType::i64) return makeInt(std::numeric_limits<int64_t>::min(), dtype);
+      return constant(dtype, lowest());
+    case ReduceOp::Min:
+      if (dtype == DType::i64) return makeInt(std::numeric_limits<int64_t>::max(), dtype);
+      return constant(dtype, highest());
+  }
+  return nullptr;
+}
+
+PrimExpr guardedLoad(const Buffer& buffer, const std::vector<PrimExpr>& indices, const PrimExpr& in_bounds,
+                     const PrimExpr& fallback) {
+  using namespace build;
+  std::vector<PrimExpr> clamped;
+  for (size_t d = 0; d < indices.size(); ++d)
+    clamped.push_back(maximum(minimum(indices[d], buffer->shape[d] - 1), 0));
+  return makeSelect(in_bounds, makeLoad(buffer, clamped), fallback);
+}
+
+FuncBuilder::FuncBuilder(std::string func_name) : name_(std::move(func_name)) {}
+
+std::string FuncBuilder::uniqueName(const std::string& base) {
+  std::string name = base;
+  for (int k = 1; std::find(used_names_.begin(), used_names_.end(), name) != used_names_.end(); ++k)
+    name = base + "_" + std::to_string(k);
+  used_names_.push_back(name);
+  return name;
+}
+
+Buffer FuncBuilder::input(const std::string& name, const Type& type) {
+  if (!type.isTensor()) throw Error("te: input '" + name + "' of @" + name_ + " must be a tensor");
+  Buffer b = makeBuffer(uniqueName(name), type.dtype, type.shape);
+  inputs_.push_back(b);
+  return b;
+}
+
+Buffer FuncBuilder::compute(const std::string& name, const std::vector<PrimExpr>& shape, DType dtype,
+                            const ComputeFn& f) {
+  return reduce(name, shape, dtype, {}, ReduceOp::Sum,
+                [&](const Indices& i, const Indices&) { return f(i); });
+}
+
+Buffer FuncBuilder::reduce(const std::string& name, const std::vector<PrimExpr>& shape, DType dtype,
+                           const std::vector<PrimExpr>& reduce_extents, ReduceOp op, const ReduceFn& f,
+                           PrimExpr init) {
+  const std::string block_name = uniqueName(name);
+  Buffer out = makeBuffer(block_name, dtype, shape);
+  std::vector<Var> loops = makeVars("i", shape.size()), iters = makeVars("v", shape.size());
+  std::vector<Var> rloops = makeVars("k", reduce_extents.size()),
+                   riters = makeVars("vk", reduce_extents.size());
+  std::vector<IterVar> iter_vars;
+  for (size_t d = 0; d < shape.size(); ++d)
+    iter_vars.push_back({iters[d], shape[d], IterKind::spatial, loops[d]});
+  for (size_t d = 0; d < reduce_extents.size(); ++d)
+    iter_vars.push_back({riters[d], reduce_extents[d], IterKind::reduce, rloops[d]});
+  std::vector<PrimExpr> out_idx(iters.begin(), iters.end());
+
+  PrimExpr value = f(iters, riters);
+  if (!value) throw Error("te: stage '" + name + "' of @" + name_ + " has no value");
+  if (value->dtype != dtype)
+    throw Error("te: stage '" + name + "' of @" + name_ + " computes " +
+                std::string(dtypeName(value->dtype)) + " but is declared " + std::string(dtypeName(dtype)));
+  Stmt body, init_stmt;
+  if (reduce_extents.empty()) {
+    body = makeStore(out, out_idx, value);
+  } else {
+    PrimExpr acc = makeLoad(out, out_idx);
+    PrimExpr combined;
+    switch (op) {
+      case ReduceOp::Sum: combined = makeBinary(BinaryOp::Add, acc, value); break;
+      case ReduceOp::Prod: combined = makeBinary(BinaryOp::Mul, acc, value); break;
+      case ReduceOp::Max: combined = makeBinary(BinaryOp::Max, acc, value); break;
+      case ReduceOp::Min: combined = makeBinary(BinaryOp::Min, acc, value); break;
+    }
+    body = makeStore(out, out_idx, combined);
+    init_stmt = makeStore(out, out_idx, init ? init : reduceIdentity(op, dtype));
+  }
+  Stmt nest = makeBlock(block_name, iter_vars, readRegions(value, out), {build::point(out, out_idx)}, body,
+                        init_stmt);
+  for (size_t d = reduce_extents.size(); d-- > 0;) nest = makeFor(rloops[d], reduce_extents[d], nest);
+  for (size_t d = shape.size(); d-- > 0;) nest = makeFor(loops[d], shape[d], nest);
+  stages_.push_back({out, nest});
+  return out;
+}
+
+PrimFunc FuncBuilder::build(const std::vector<Buffer>& outputs) {
+  PrimFunc f;
+  f.name = name_;
+  f.params = inputs_;
+  for (const auto& o : outputs) {
+    if (std::find_if(stages_.begin(), stages_.end(), [&](const Stage& s) { return s.buffer == o; }) ==
+        stages_.end())
+      throw Error("te: output '" + o->name + "' of @" + name_ + " is not computed by a stage");
+    f.params.push_back(o);
+  }
+  std::vector<Stmt> body;
+  for (const auto& s : stages_) {
+    if (std::find(outputs.begin(), outputs.end(), s.buffer) == outputs.end()) f.allocs.push_back(s.buffer);
+    body.push_back(s.nest);
+  }
+  f.body = makeSeq(std::move(body));
+  return f;
+}
+
+}  // namespace mlcc::ir::te
