@@ -163,6 +163,16 @@ std::vector<ir::Tensor> computeOp(const std::string& op, const std::vector<ir::T
   return def.compute(inputs, normalizeAttrs(def, attrs));
 }
 
+ir::PrimFunc legalizeOp(const std::string& op, const std::vector<ir::Type>& inputs, const ir::Attrs& attrs,
+                        const std::string& func_name) {
+  ir::Type output = inferOpType(op, inputs, attrs);
+  const OpDef& def = *findOp(op);
+  if (!def.legalize) throw Error("op '" + op + "' cannot be lowered to TensorIR yet");
+  ir::PrimFunc f = def.legalize(inputs, output, normalizeAttrs(def, attrs));
+  f.name = func_name;
+  return f;
+}
+
 void installIrHooks() {
   static std::once_flag once;
   std::call_once(once, [] {

@@ -50,6 +50,15 @@ using ComputeFn =
 using FlopsFn = std::function<int64_t(const std::vector<ir::Type>& inputs, const ir::Type& output,
                                       const ir::Attrs& attrs)>;
 
+// The op's TensorIR compute definition (legalization), built with ir::te:
+// a prim func whose parameters are one buffer per operand, in order, then
+// one per result (a tuple result gives several), computing the op for the
+// given operand and result types (symbolic dimensions stay symbolic). Its
+// blocks are named after the op. Throws mlcc::Error("op 'x': ... is not
+// supported yet") for attribute combinations it cannot lower.
+using LegalizeFn = std::function<ir::PrimFunc(const std::vector<ir::Type>& inputs, const ir::Type& output,
+                                              const ir::Attrs& attrs)>;
+
 struct OpDef {
   std::string name;
   int min_inputs = 1;
@@ -58,7 +67,8 @@ struct OpDef {
   std::vector<AttrSpec> attrs;
   InferFn infer;
   ComputeFn compute;
-  FlopsFn flops;  // null: one operation per output element
+  FlopsFn flops;        // null: one operation per output element
+  LegalizeFn legalize;  // null: the op cannot be lowered to TensorIR yet
 };
 
 // Registry lookup. find() returns nullptr for an unknown op.
@@ -78,6 +88,13 @@ ir::Type inferOpType(const std::string& op, const std::vector<ir::Type>& inputs,
 // checks as inferOpType on their concrete types).
 std::vector<ir::Tensor> computeOp(const std::string& op, const std::vector<ir::Tensor>& inputs,
                                   const ir::Attrs& attrs);
+
+// The TensorIR compute definition of an op call (after the same checks as
+// inferOpType, with defaults filled in), as a prim func named `func_name`.
+// Throws mlcc::Error("op 'x' cannot be lowered to TensorIR yet") when the
+// op has none.
+ir::PrimFunc legalizeOp(const std::string& op, const std::vector<ir::Type>& inputs, const ir::Attrs& attrs,
+                        const std::string& func_name);
 
 // Registers the op registry's hooks in libs/ir: the verifier's type check of
 // op bindings (the binding's declared type must equal the inferred one) and
