@@ -1,0 +1,91 @@
+// The pass manager: module-to-module passes registered by name with typed
+// options, and textual pipelines that name them:
+//
+//   canonicalize,fold-constants,fuse-ops{max-depth=6},dead-code-elimination
+//
+// Each pass lives in its own file under libs/transform/src/passes/ with a
+// header comment saying what it does and what it assumes, and registers
+// itself through registerAllPasses() in pass_registry.cpp (explicit calls,
+// no static initializers). The verifier runs after every pass when
+// PassContext::verify_each is set (debug builds, tests, `--verify-each`).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "mlcc/ir/module.h"
+#include "mlcc/ir/tensor.h"
+
+namespace mlcc::transform {
+
+enum class OptionKind : uint8_t { Int, Float, Bool, String };
+
+struct PassOptionSpec {
+  std::string name;  // kebab-case, e.g. "max-depth"
+  OptionKind kind;
+  std::string default_value;  // as written in a pipeline, e.g. "6", "true", "patterns.yaml"
+  std::string help;
+};
+
+// Option values of one pass invocation, typed per the pass's specs
+// (defaults filled in).
+class PassOptions {
+ public:
+  int64_t getInt(const std::string& name) const;
+  double getFloat(const std::string& name) const;
+  bool getBool(const std::string& name) const;
+  const std::string& getString(const std::string& name) const;
+  std::map<std::string, std::string> values;  // name -> text
+};
+
+// New constants made by a pass (constant folding): the tool writes them to
+// the output's sidecar weights file and the module names that file.
+struct NewWeights {
+  std::vector<std::pair<std::string, ir::Tensor>> tensors;  // unique names
+};
+
+struct PassContext {
+  bool verify_each = false;           // run the verifier after every pass
+  bool verbose = false;               // -v: per-pass time and what changed, on `log`
+  std::ostream* log = nullptr;        // where -v output goes (stderr in tools)
+  NewWeights* new_weights = nullptr;  // where folded constants go; null: folding writes inline only
+  std::string patterns_path;          // --patterns for fuse-by-pattern
+};
+
+struct PassInfo {
+  std::string name;     // e.g. "fuse-ops"
+  std::string summary;  // one line for --list-passes
+  std::vector<PassOptionSpec> options;
+  // Transforms the module in place; throws mlcc::Error on bad input.
+  // Returns a short description of what changed (for -v), "" if nothing.
+  std::function<std::string(ir::Module&, const PassOptions&, PassContext&)> run;
+};
+
+const PassInfo* findPass(const std::string& name);
+std::vector<const PassInfo*> allPasses();  // sorted by name
+
+// One pass invocation in a pipeline, with its options as written.
+struct PipelineEntry {
+  const PassInfo* pass = nullptr;
+  PassOptions options;
+  int column = 0;  // 1-based column of the pass name in the pipeline text
+};
+using Pipeline = std::vector<PipelineEntry>;
+
+// Parses `text`. Errors (syntax, unknown pass or option, an option value of
+// the wrong type) throw mlcc::Error at SourceLoc{source_name, 1, column}
+// with the pipeline text as the source line, so the caret points at the
+// offending column.
+Pipeline parsePipeline(const std::string& text, const std::string& source_name = "<passes>");
+
+// Runs the pipeline; with ctx.verify_each the verifier runs after each pass
+// and an error names the pass that broke the module.
+void runPipeline(ir::Module& m, const Pipeline& pipeline, PassContext& ctx);
+
+// `--list-passes` text: each pass, its summary and options with defaults.
+std::string listPasses();
+
+}  // namespace mlcc::transform

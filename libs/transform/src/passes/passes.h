@@ -1,0 +1,10 @@
+// Factories of the passes, one per file in this directory.
+#pragma once
+
+#include "mlcc/transform/pass.h"
+
+namespace mlcc::transform {
+
+PassInfo makeDeadCodeEliminationPass();  // dead_code_elimination.cpp
+
+}  // namespace mlcc::transform
