@@ -244,6 +244,15 @@ def build_opmix(g):
     return OpMix(), _img(g, 16), None
 
 
+def _dynamic_batch(builder, seq=False):
+    """The model with a symbolic batch (and sequence) dimension."""
+    def b(g):
+        m, x, _ = builder(g)
+        axes = {0: "batch", 1: "seq"} if seq else {0: "batch"}
+        return m, x, {"input": axes, "output": {0: "batch"}}
+    return b
+
+
 def _with_norms(builder):
     def b(g):
         m, x, dyn = builder(g)
@@ -269,6 +278,13 @@ BASE = OrderedDict([
     ("text_triu", (build_text_triu, 117)),
     ("unet", (_with_norms(build_unet), 115)),
     ("opmix", (_with_norms(build_opmix), 116)),
+    # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
+    # MHA reshapes) must stay symbolic.
+    ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),
+    ("vit_dyn", (_dynamic_batch(build_vit), 111)),
+    ("text_mha_dyn", (_dynamic_batch(build_text_mha), 114)),
+    ("text_mha_dynseq", (_dynamic_batch(build_text_mha, seq=True), 114)),
+    ("unet_dyn", (_dynamic_batch(_with_norms(build_unet)), 115)),
 ])
 # Variants exported at another opset: name -> (base, opset).
 VARIANTS = OrderedDict([

@@ -103,9 +103,15 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     for (size_t i = 0; i < 2; ++i)
       size[i] = static_cast<int64_t>(std::floor(static_cast<double>(in[2 + i]) * scales[2 + i]));
   } else if (!upsample && c.hasInput(sizes_i)) {
-    auto sz = c.constInts(sizes_i, "sizes");
-    if (sz.size() != 4) c.fail("sizes must have 4 values");
-    size = {sz[2], sz[3]};
+    // Exporters build sizes as Concat(Shape(x)[:2], [oh, ow]): with a
+    // symbolic batch only the spatial entries are constants.
+    auto sz = symElements(c.in(sizes_i));
+    if (!sz) c.fail("sizes must be known at import");
+    if (sz->size() != 4) c.fail("sizes must have 4 values");
+    for (size_t i = 0; i < 2; ++i) {
+      if (!ops::dimEqual((*sz)[i], x->type.shape[i])) c.fail("only the spatial dimensions may be resized");
+      if (!ir::asConstInt((*sz)[2 + i], &size[i])) c.fail("the spatial sizes must be constants");
+    }
   } else {
     c.fail("needs constant scales or sizes");
   }
