@@ -244,6 +244,20 @@ def build_opmix(g):
     return OpMix(), _img(g, 16), None
 
 
+class Unsupported(nn.Module):
+    """Ops outside the op set (CumSum, TopK, Einsum): the import must fail
+    listing all of them, not give a wrong answer."""
+
+    def forward(self, x):
+        c = torch.cumsum(x, dim=1)
+        t = torch.topk(x, 2, dim=1).values
+        return torch.einsum("bi,bj->bij", c, t).flatten(1)
+
+
+def build_unsupported(g):
+    return Unsupported(), torch.randn(2, 5, generator=g), None
+
+
 def _dynamic_batch(builder, seq=False):
     """The model with a symbolic batch (and sequence) dimension."""
     def b(g):
@@ -278,6 +292,7 @@ BASE = OrderedDict([
     ("text_triu", (build_text_triu, 117)),
     ("unet", (_with_norms(build_unet), 115)),
     ("opmix", (_with_norms(build_opmix), 116)),
+    ("unsupported", (build_unsupported, 118)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),
