@@ -35,13 +35,6 @@ PrimExpr toF32(const PrimExpr& e) { return e->dtype == DType::f32 ? e : ir::make
 
 PrimExpr fromF32(const PrimExpr& e, DType t) { return t == e->dtype ? e : ir::makeCast(t, e); }
 
-PrimExpr lt(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::LT, a, b); }
-PrimExpr le(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::LE, a, b); }
-PrimExpr gt(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::GT, a, b); }
-PrimExpr ge(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::GE, a, b); }
-PrimExpr land(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::And, a, b); }
-PrimExpr lor(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::Or, a, b); }
-
 PrimExpr lit(const PrimExpr& like, double v) { return ir::te::constant(like->dtype, v); }
 
 PrimExpr stdMin(const PrimExpr& a, const PrimExpr& b) { return ir::makeSelect(lt(b, a), b, a); }

@@ -20,6 +20,14 @@
 
 namespace mlcc::ops::lew {
 
+// Comparisons and logic come from the IR builder.
+using ir::build::ge;
+using ir::build::gt;
+using ir::build::land;
+using ir::build::le;
+using ir::build::lor;
+using ir::build::lt;
+
 using ir::Buffer;
 using ir::DType;
 using ir::PrimExpr;
@@ -49,12 +57,6 @@ PrimExpr fromF32(const PrimExpr& e, DType t);
 // Comparisons and logic of two expressions. (The builder's operators do not
 // apply to two PrimExprs for `<`...: std::shared_ptr's own comparison
 // operators, which compare pointers, are picked.)
-PrimExpr lt(const PrimExpr& a, const PrimExpr& b);
-PrimExpr le(const PrimExpr& a, const PrimExpr& b);
-PrimExpr gt(const PrimExpr& a, const PrimExpr& b);
-PrimExpr ge(const PrimExpr& a, const PrimExpr& b);
-PrimExpr land(const PrimExpr& a, const PrimExpr& b);
-PrimExpr lor(const PrimExpr& a, const PrimExpr& b);
 
 // A literal of the expression's dtype.
 PrimExpr lit(const PrimExpr& like, double v);

@@ -21,11 +21,6 @@ int64_t floorDivInt(int64_t a, int64_t b) {
 
 PrimExpr idx(int64_t v) { return ir::makeInt(v); }
 
-PrimExpr lt(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::LT, a, b); }
-PrimExpr ge(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::GE, a, b); }
-PrimExpr eq(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::EQ, a, b); }
-PrimExpr both(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::And, a, b); }
-
 PrimExpr minOf(const PrimExpr& a, const PrimExpr& b) {
   int64_t x, y;
   if (constOf(a, &x) && constOf(b, &y)) return idx(x < y ? x : y);

@@ -9,10 +9,20 @@
 #include <string>
 #include <vector>
 
+#include "mlcc/ir/builder.h"
 #include "mlcc/ir/te.h"
 #include "mlcc/ops/op.h"
 
 namespace mlcc::ops::legal_mv {
+
+// Comparisons and logic come from the IR builder.
+using ir::build::eq;
+using ir::build::ge;
+using ir::build::lt;
+template <class A, class B>
+ir::PrimExpr both(const A& a, const B& b) {
+  return ir::build::land(a, b);
+}
 
 using ir::PrimExpr;
 
@@ -27,10 +37,6 @@ PrimExpr idx(int64_t v);
 // Comparisons and conjunction as expressions. (builder.h's `<` on two
 // PrimExprs loses overload resolution to std::operator<=> on shared_ptr and
 // silently compares pointers; these never do.)
-PrimExpr lt(const PrimExpr& a, const PrimExpr& b);
-PrimExpr ge(const PrimExpr& a, const PrimExpr& b);
-PrimExpr eq(const PrimExpr& a, const PrimExpr& b);
-PrimExpr both(const PrimExpr& a, const PrimExpr& b);
 // min(a, b) and max(a, b), folded when both are constants.
 PrimExpr minOf(const PrimExpr& a, const PrimExpr& b);
 PrimExpr maxOf(const PrimExpr& a, const PrimExpr& b);
