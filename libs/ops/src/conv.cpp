@@ -307,7 +307,8 @@ ir::PrimFunc legalizeConv2dTranspose(const std::vector<Type>& inputs, const Type
                   PrimExpr ih, iw;
                   PrimExpr ok = source(i[2], r[1], a.sh, a.pt, a.dh, x->shape[2], &ih) &&
                                 source(i[3], r[2], a.sw, a.pl, a.dw, x->shape[3], &iw);
-                  PrimExpr xv = ir::te::guardedLoad(x, {i[0], c, ih, iw}, ok, ir::te::constant(x->dtype, 0));
+                  PrimExpr xv = nnlegal::guardedLoad(x, {i[0], c, ih, iw}, {false, false, true, true}, ok,
+                                                     ir::te::constant(x->dtype, 0));
                   return nnlegal::castTo(acc, xv) * nnlegal::castTo(acc, load(w, {c, oc, r[1], r[2]}));
                 });
   return fb.build({nnlegal::castStage(fb, "conv2d_transpose_cast", y, output.dtype)});

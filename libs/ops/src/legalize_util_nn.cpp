@@ -30,6 +30,15 @@ PrimExpr less(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::
 
 PrimExpr inRange(const PrimExpr& e, const PrimExpr& limit) { return e >= 0 && less(e, limit); }
 
+PrimExpr guardedLoad(const Buffer& buffer, const std::vector<PrimExpr>& indices,
+                     const std::vector<bool>& clamp, const PrimExpr& in_bounds, const PrimExpr& fallback) {
+  std::vector<PrimExpr> idx;
+  for (size_t d = 0; d < indices.size(); ++d)
+    idx.push_back(clamp[d] ? maximum(minimum(indices[d], dimSub(buffer->shape[d], dimConst(1))), int64_t{0})
+                           : indices[d]);
+  return ir::makeSelect(in_bounds, load(buffer, idx), fallback);
+}
+
 Buffer castStage(ir::te::FuncBuilder& fb, const std::string& name, const Buffer& src, DType t) {
   if (src->dtype == t) return src;
   return fb.compute(name, src->shape, t, [&](const ir::te::Indices& i) {
@@ -48,6 +57,7 @@ Buffer padStage(ir::te::FuncBuilder& fb, const std::string& name, const Buffer& 
     shape.push_back(dimAdd(x->shape[d], dimConst(before[d] + after[d])));
   return fb.compute(name, shape, x->dtype, [&](const ir::te::Indices& i) {
     std::vector<PrimExpr> idx;
+    std::vector<bool> clamp;
     PrimExpr cond;
     for (size_t d = 0; d < i.size(); ++d) {
       PrimExpr src = addC(i[d], -before[d]);
@@ -59,9 +69,10 @@ Buffer padStage(ir::te::FuncBuilder& fb, const std::string& name, const Buffer& 
         c = src >= 0;
       else if (after[d] != 0)
         c = less(src, x->shape[d]);
+      clamp.push_back(c != nullptr);
       if (c) cond = cond ? (cond && c) : c;
     }
-    return ir::te::guardedLoad(x, idx, cond, value);
+    return guardedLoad(x, idx, clamp, cond, value);
   });
 }
 

@@ -31,6 +31,12 @@ ir::PrimExpr less(const ir::PrimExpr& a, const ir::PrimExpr& b);
 // 0 <= e && e < limit.
 ir::PrimExpr inRange(const ir::PrimExpr& e, const ir::PrimExpr& limit);
 
+// te::guardedLoad clamping only the axes where `clamp` is true (the others'
+// indices are always in bounds), so the read regions stay exact there.
+ir::PrimExpr guardedLoad(const ir::Buffer& buffer, const std::vector<ir::PrimExpr>& indices,
+                         const std::vector<bool>& clamp, const ir::PrimExpr& in_bounds,
+                         const ir::PrimExpr& fallback);
+
 // A stage `name` holding `src` converted to `t`; `src` itself when it
 // already has dtype `t`.
 ir::Buffer castStage(ir::te::FuncBuilder& fb, const std::string& name, const ir::Buffer& src, ir::DType t);

@@ -164,19 +164,19 @@ ir::PrimFunc legalizePool(const std::vector<Type>& inputs, const Type& output, c
   bool win = nnlegal::windowsInside(W, OW, a.kw, a.sw, a.pl, a.dw);
   PrimExpr fill =
       kAvg ? ir::te::constant(x->dtype, 0) : ir::te::reduceIdentity(ir::te::ReduceOp::Max, x->dtype);
-  ir::Buffer y =
-      fb.reduce(op, output.shape, acc, {dimConst(a.kh), dimConst(a.kw)},
-                kAvg ? ir::te::ReduceOp::Sum : ir::te::ReduceOp::Max,
-                [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-                  PrimExpr ih = nnlegal::addC(nnlegal::mulC(i[2], a.sh), -a.pt) + nnlegal::mulC(r[0], a.dh);
-                  PrimExpr iw = nnlegal::addC(nnlegal::mulC(i[3], a.sw), -a.pl) + nnlegal::mulC(r[1], a.dw);
-                  PrimExpr ok;
-                  if (!hin) ok = nnlegal::inRange(ih, H);
-                  if (!win) ok = ok ? (ok && nnlegal::inRange(iw, W)) : nnlegal::inRange(iw, W);
-                  PrimExpr v = ok ? ir::te::guardedLoad(x, {i[0], i[1], ih, iw}, ok, fill)
-                                  : load(x, {i[0], i[1], ih, iw});
-                  return nnlegal::castTo(acc, v);
-                });
+  ir::Buffer y = fb.reduce(
+      op, output.shape, acc, {dimConst(a.kh), dimConst(a.kw)},
+      kAvg ? ir::te::ReduceOp::Sum : ir::te::ReduceOp::Max,
+      [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+        PrimExpr ih = nnlegal::addC(nnlegal::mulC(i[2], a.sh), -a.pt) + nnlegal::mulC(r[0], a.dh);
+        PrimExpr iw = nnlegal::addC(nnlegal::mulC(i[3], a.sw), -a.pl) + nnlegal::mulC(r[1], a.dw);
+        PrimExpr ok;
+        if (!hin) ok = nnlegal::inRange(ih, H);
+        if (!win) ok = ok ? (ok && nnlegal::inRange(iw, W)) : nnlegal::inRange(iw, W);
+        PrimExpr v = ok ? nnlegal::guardedLoad(x, {i[0], i[1], ih, iw}, {false, false, !hin, !win}, ok, fill)
+                        : load(x, {i[0], i[1], ih, iw});
+        return nnlegal::castTo(acc, v);
+      });
   if constexpr (!kAvg) {
     return fb.build({y});
   } else {
@@ -381,16 +381,17 @@ ir::PrimFunc legalizeAdaptiveAvgPool(const std::vector<Type>& inputs, const Type
   auto binEnd = [](const PrimExpr& o, const PrimExpr& in, int64_t out) {
     return ((o + 1) * in + (out - 1)) / out;
   };
-  ir::Buffer y = fb.reduce(
-      op, output.shape, acc, {maxWindow(H, size[0]), maxWindow(W, size[1])}, ir::te::ReduceOp::Sum,
-      [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-        PrimExpr ih = binStart(i[2], H, size[0]) + r[0];
-        PrimExpr iw = binStart(i[3], W, size[1]) + r[1];
-        PrimExpr ok =
-            nnlegal::less(ih, binEnd(i[2], H, size[0])) && nnlegal::less(iw, binEnd(i[3], W, size[1]));
-        PrimExpr v = ir::te::guardedLoad(x, {i[0], i[1], ih, iw}, ok, ir::te::constant(x->dtype, 0));
-        return nnlegal::castTo(acc, v);
-      });
+  ir::Buffer y = fb.reduce(op, output.shape, acc, {maxWindow(H, size[0]), maxWindow(W, size[1])},
+                           ir::te::ReduceOp::Sum, [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                             PrimExpr ih = binStart(i[2], H, size[0]) + r[0];
+                             PrimExpr iw = binStart(i[3], W, size[1]) + r[1];
+                             PrimExpr ok = nnlegal::less(ih, binEnd(i[2], H, size[0])) &&
+                                           nnlegal::less(iw, binEnd(i[3], W, size[1]));
+                             PrimExpr v =
+                                 nnlegal::guardedLoad(x, {i[0], i[1], ih, iw}, {false, false, true, true}, ok,
+                                                      ir::te::constant(x->dtype, 0));
+                             return nnlegal::castTo(acc, v);
+                           });
   ir::Buffer z =
       fb.compute(std::string(op) + "_divide", output.shape, output.dtype, [&](const ir::te::Indices& i) {
         PrimExpr count = (binEnd(i[2], H, size[0]) - binStart(i[2], H, size[0])) *
