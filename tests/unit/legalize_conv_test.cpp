@@ -4,9 +4,14 @@
 // also with a symbolic batch dimension.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "legalize_check.h"
+#include "mlcc/interp/interpreter.h"
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
+#include "mlcc/support/diagnostic.h"
 #include "numpy_reference.h"
 
 using mlcc::ir::Attrs;
@@ -42,6 +47,35 @@ void check(const char* op, const Conv& c) {
   SCOPED_TRACE(std::string(op) + " x " + mlcc::test::shapeText(c.x) + " w " + mlcc::test::shapeText(c.w));
   expectLegalizeMatchesKernel(op, {randomTensor(rng, c.dtype, c.x), randomTensor(rng, c.dtype, c.w)}, attrs,
                               opts);
+}
+
+// Legalizes `op` with symbolic input height and width (h, w), verifies the
+// prim func and runs it on `operands` (whose first is the NCHW input),
+// comparing with the kernel.
+void checkSymbolicSpatial(const char* op, const std::vector<Tensor>& operands, const Attrs& attrs,
+                          double tol = 1e-4) {
+  SCOPED_TRACE(std::string(op) + " with symbolic h, w on " + mlcc::test::shapeText(operands[0].shape()));
+  std::vector<Type> types;
+  for (const auto& t : operands) types.push_back(Type::tensor(t.dtype(), t.shape()));
+  types[0].shape[2] = mlcc::ir::makeVar("h");
+  types[0].shape[3] = mlcc::ir::makeVar("w");
+  std::vector<Tensor> expected = mlcc::ops::computeOp(op, operands, attrs);
+  mlcc::ir::Module m;
+  try {
+    m.functions.push_back(mlcc::ops::legalizeOp(op, types, attrs, "f"));
+    mlcc::ir::verifyModule(m);
+  } catch (const mlcc::Error& e) {
+    ADD_FAILURE() << e.format();
+    return;
+  }
+  std::vector<Tensor> args = operands;
+  Tensor out = Tensor::zeros(expected[0].dtype(), expected[0].shape());
+  std::vector<Tensor*> ptrs;
+  for (auto& a : args) ptrs.push_back(&a);
+  ptrs.push_back(&out);
+  mlcc::interp::Interpreter(m).runPrim("f", ptrs);
+  for (int64_t i = 0; i < out.numel(); ++i)
+    ASSERT_NEAR(out.at(i), expected[0].at(i), tol * (1 + std::abs(expected[0].at(i)))) << i;
 }
 
 }  // namespace
@@ -113,4 +147,17 @@ TEST(LegalizeConv, Conv2dTransposeGroupsAndPrecision) {
   check("conv2d_transpose",
         {.x = {1, 3, 4, 4}, .w = {3, 1, 3, 3}, .strides = {2, 2}, .groups = 3, .output_padding = {1, 1}});
   check("conv2d_transpose", {.x = {1, 2, 3, 3}, .w = {2, 2, 3, 3}, .strides = {2, 2}, .dtype = DType::f16});
+}
+
+TEST(LegalizeConv, SymbolicSpatialDims) {
+  std::mt19937 rng(9);
+  for (int64_t h : {7, 8}) {
+    Tensor x = randomTensor(rng, DType::f32, {1, 4, h, h + 1});
+    checkSymbolicSpatial("conv2d", {x, randomTensor(rng, DType::f32, {4, 2, 3, 3})},
+                         {{"padding", AttrValue::ints({1, 0, 1, 2})},
+                          {"strides", AttrValue::ints({2, 2})},
+                          {"groups", AttrValue(int64_t{2})}});
+    checkSymbolicSpatial("conv2d_transpose", {x, randomTensor(rng, DType::f32, {4, 3, 3, 3})},
+                         {{"padding", AttrValue::ints({1, 0, 1, 0})}, {"strides", AttrValue::ints({2, 2})}});
+  }
 }

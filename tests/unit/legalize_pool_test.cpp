@@ -4,9 +4,14 @@
 // f16/bf16, also with a symbolic batch dimension.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "legalize_check.h"
+#include "mlcc/interp/interpreter.h"
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
+#include "mlcc/support/diagnostic.h"
 #include "numpy_reference.h"
 
 using mlcc::ir::Attrs;
@@ -50,6 +55,35 @@ void check(const Pool& p) {
                  (p.ceil_mode ? " ceil" : "") + (p.count_include_pad ? " count_include_pad" : ""));
     expectLegalizeMatchesKernel(op, {randomTensor(rng, p.dtype, p.x)}, attrs, tol(p.dtype));
   }
+}
+
+// Legalizes `op` with symbolic input height and width (h, w), verifies the
+// prim func and runs it on `operands` (whose first is the NCHW input),
+// comparing with the kernel.
+void checkSymbolicSpatial(const char* op, const std::vector<Tensor>& operands, const Attrs& attrs,
+                          double tol = 1e-4) {
+  SCOPED_TRACE(std::string(op) + " with symbolic h, w on " + mlcc::test::shapeText(operands[0].shape()));
+  std::vector<Type> types;
+  for (const auto& t : operands) types.push_back(Type::tensor(t.dtype(), t.shape()));
+  types[0].shape[2] = mlcc::ir::makeVar("h");
+  types[0].shape[3] = mlcc::ir::makeVar("w");
+  std::vector<Tensor> expected = mlcc::ops::computeOp(op, operands, attrs);
+  mlcc::ir::Module m;
+  try {
+    m.functions.push_back(mlcc::ops::legalizeOp(op, types, attrs, "f"));
+    mlcc::ir::verifyModule(m);
+  } catch (const mlcc::Error& e) {
+    ADD_FAILURE() << e.format();
+    return;
+  }
+  std::vector<Tensor> args = operands;
+  Tensor out = Tensor::zeros(expected[0].dtype(), expected[0].shape());
+  std::vector<Tensor*> ptrs;
+  for (auto& a : args) ptrs.push_back(&a);
+  ptrs.push_back(&out);
+  mlcc::interp::Interpreter(m).runPrim("f", ptrs);
+  for (int64_t i = 0; i < out.numel(); ++i)
+    ASSERT_NEAR(out.at(i), expected[0].at(i), tol * (1 + std::abs(expected[0].at(i)))) << i;
 }
 
 }  // namespace
@@ -152,5 +186,28 @@ TEST(LegalizePool, MainBlocksAreNamedAfterTheOps) {
     auto f = mlcc::ops::legalizeOp(op, {x}, std::string(op).find("global") == 0 ? Attrs{} : pool, "f");
     std::string text = mlcc::ir::printFunction(f);
     EXPECT_NE(text.find(std::string("block \"") + op + "\""), std::string::npos) << text;
+  }
+}
+
+TEST(LegalizePool, SymbolicSpatialDims) {
+  std::mt19937 rng(9);
+  Attrs padded{{"pool_size", AttrValue::ints({3, 3})},
+               {"strides", AttrValue::ints({2, 2})},
+               {"padding", AttrValue::ints({1, 1, 1, 1})}};
+  Attrs ceil{{"pool_size", AttrValue::ints({2, 2})}, {"ceil_mode", AttrValue(true)}};
+  for (int64_t h : {7, 8}) {
+    Tensor x = randomTensor(rng, DType::f32, {1, 3, h, h + 1});
+    checkSymbolicSpatial("max_pool2d", {x}, padded);
+    for (bool cip : {false, true}) {
+      Attrs a = padded;
+      a["count_include_pad"] = AttrValue(cip);
+      checkSymbolicSpatial("avg_pool2d", {x}, a);
+      a = ceil;
+      a["count_include_pad"] = AttrValue(cip);
+      checkSymbolicSpatial("avg_pool2d", {x}, a);
+    }
+    checkSymbolicSpatial("global_avg_pool2d", {x}, {});
+    checkSymbolicSpatial("global_max_pool2d", {x}, {});
+    checkSymbolicSpatial("adaptive_avg_pool2d", {x}, {{"output_size", AttrValue::ints({3, 2})}});
   }
 }
