@@ -6,5 +6,7 @@
 namespace mlcc::transform {
 
 PassInfo makeDeadCodeEliminationPass();  // dead_code_elimination.cpp
+PassInfo makeFuseByPatternPass();        // fuse_by_pattern.cpp
+PassInfo makeFuseOpsPass();              // fuse_ops.cpp
 
 }  // namespace mlcc::transform
