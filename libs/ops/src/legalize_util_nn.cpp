@@ -26,9 +26,7 @@ DType accDType(DType t) { return t == DType::f16 || t == DType::bf16 ? DType::f3
 
 PrimExpr castTo(DType t, const PrimExpr& e) { return e->dtype == t ? e : ir::makeCast(t, e); }
 
-PrimExpr less(const PrimExpr& a, const PrimExpr& b) { return ir::makeBinary(ir::BinaryOp::LT, a, b); }
-
-PrimExpr inRange(const PrimExpr& e, const PrimExpr& limit) { return e >= 0 && less(e, limit); }
+PrimExpr inRange(const PrimExpr& e, const PrimExpr& limit) { return e >= 0 && ir::build::lt(e, limit); }
 
 PrimExpr guardedLoad(const Buffer& buffer, const std::vector<PrimExpr>& indices,
                      const std::vector<bool>& clamp, const PrimExpr& in_bounds, const PrimExpr& fallback) {
@@ -68,7 +66,7 @@ Buffer padStage(ir::te::FuncBuilder& fb, const std::string& name, const Buffer& 
       else if (before[d] != 0)
         c = src >= 0;
       else if (after[d] != 0)
-        c = less(src, x->shape[d]);
+        c = ir::build::lt(src, x->shape[d]);
       clamp.push_back(c != nullptr);
       if (c) cond = cond ? (cond && c) : c;
     }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "mlcc/ir/builder.h"
 #include "mlcc/ir/expr.h"
 #include "mlcc/ir/te.h"
 
@@ -26,7 +27,6 @@ ir::PrimExpr castTo(ir::DType t, const ir::PrimExpr& e);
 
 // a < b as an IR comparison. (Write it so when both sides are PrimExprs:
 // `a < b` on two std::shared_ptrs picks std::operator<, comparing pointers.)
-ir::PrimExpr less(const ir::PrimExpr& a, const ir::PrimExpr& b);
 
 // 0 <= e && e < limit.
 ir::PrimExpr inRange(const ir::PrimExpr& e, const ir::PrimExpr& limit);

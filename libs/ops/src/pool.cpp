@@ -385,8 +385,8 @@ ir::PrimFunc legalizeAdaptiveAvgPool(const std::vector<Type>& inputs, const Type
                            ir::te::ReduceOp::Sum, [&](const ir::te::Indices& i, const ir::te::Indices& r) {
                              PrimExpr ih = binStart(i[2], H, size[0]) + r[0];
                              PrimExpr iw = binStart(i[3], W, size[1]) + r[1];
-                             PrimExpr ok = nnlegal::less(ih, binEnd(i[2], H, size[0])) &&
-                                           nnlegal::less(iw, binEnd(i[3], W, size[1]));
+                             PrimExpr ok = ir::build::lt(ih, binEnd(i[2], H, size[0])) &&
+                                           ir::build::lt(iw, binEnd(i[3], W, size[1]));
                              PrimExpr v =
                                  nnlegal::guardedLoad(x, {i[0], i[1], ih, iw}, {false, false, true, true}, ok,
                                                       ir::te::constant(x->dtype, 0));
