@@ -6,26 +6,7 @@ bin=$1
 src=$2
 data=$src/tests/cli/inspect
 tool=$bin/mlcc-inspect
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
-}
-run() {  # run EXPECTED_RC ARGS... : stdout in $tmp/out, stderr in $tmp/err
-  local expected=$1
-  shift
-  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [[ $rc -ne $expected ]]; then
-    echo "  '$tool $*' exited $rc, expected $expected; stderr:"
-    sed 's/^/    /' "$tmp/err"
-    return 1
-  fi
-}
-contains() { grep -q -- "$2" "$1" || { echo "  '$2' not in $1:"; sed 's/^/    /' "$1" | head -20; return 1; }; }
+source "$src/tests/cli/lib/common.sh"
 
 check "validate" run 0 --validate "$data/mm.ir"
 check "validate prints ok" contains "$tmp/out" "mm.ir: ok"
@@ -85,5 +66,4 @@ check "no temp files left" bash -c "[[ \$(ls '$tmp' | grep -c tmp) -eq 0 ]]"
 check "-o writes" run 0 --print "$data/mm.ir" -o "$tmp/o.txt"
 check "-o content" cmp -s "$tmp/o.txt" "$data/mm.ir"
 
-echo "inspect: $fails failure(s)"
-[[ $fails -eq 0 ]]
+finish inspect

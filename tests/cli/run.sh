@@ -6,28 +6,8 @@ set -uo pipefail
 bin=$1
 src=$2
 tool=$bin/mlcc-run
+source "$src/tests/cli/lib/common.sh"
 mm=$src/tests/cli/inspect/mm.ir
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
-}
-run() {  # run EXPECTED_RC ARGS... : stdout in $tmp/out, stderr in $tmp/err
-  local expected=$1
-  shift
-  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [[ $rc -ne $expected ]]; then
-    echo "  '$tool $*' exited $rc, expected $expected; stderr:"
-    sed 's/^/    /' "$tmp/err"
-    return 1
-  fi
-}
-contains() { grep -q -- "$2" "$1" || { echo "  '$2' not in $1:"; sed 's/^/    /' "$1" | head -20; return 1; }; }
-py() { /usr/bin/python3 - "$@"; }
 
 py "$tmp" <<'PY'
 import numpy as np, sys
@@ -96,5 +76,4 @@ check "help example" contains "$tmp/out" "mlcc-run lowered.ir --input x=x.npy --
 check "version" run 0 --version
 check "version line" contains "$tmp/out" "mlcc-run .* (IR format 1)"
 
-echo "run: $fails failure(s)"
-[[ $fails -eq 0 ]]
+finish run

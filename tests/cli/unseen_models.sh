@@ -8,31 +8,9 @@
 set -uo pipefail
 bin=$1
 src=$2
+source "$src/tests/cli/lib/common.sh"
 py=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
-}
 quiet() { "$@" >"$tmp/log" 2>&1 || { sed 's/^/    /' "$tmp/log" | head -20; return 1; }; }
-contains() { grep -q -- "$2" "$1" || { echo "  '$2' not in $1:"; sed 's/^/    /' "$1" | head -20; return 1; }; }
-absent() { [[ ! -e $1 ]] || { echo "  $1 exists"; return 1; }; }
-# compare OUT.npy REF.npy: rtol 1e-3, atol 1e-4 scaled by the reference's magnitude
-compare() {
-  $py - "$1" "$2" <<'PY'
-import sys, numpy as np
-a = np.load(sys.argv[1]); b = np.load(sys.argv[2])
-assert a.shape == b.shape, (a.shape, b.shape)
-scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
-ok = np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-3, atol=1e-4 * scale)
-if not ok:
-    print("  max abs error", float(np.abs(a.astype(np.float64) - b).max()), "scale", scale)
-sys.exit(0 if ok else 1)
-PY
-}
 if ! $py -c 'import torch, torchvision, onnx' 2>/dev/null; then
   echo "skip: torch/torchvision/onnx not importable by $py"
   exit 0
@@ -79,5 +57,4 @@ check "symbolic Range with --shape runs" quiet "$bin/mlcc-run" -q "$tmp/d.ir" \
   --input "input=$tmp/m/text_mha_dynseq.input.npy" --output-dir "$tmp/out_d"
 check "symbolic Range with --shape matches PyTorch" compare "$tmp/out_d/output.npy" "$tmp/m/text_mha_dynseq.output.npy"
 
-[[ $fails -eq 0 ]] && echo "all passed" || echo "$fails failed"
-exit $((fails > 0))
+finish unseen_models
