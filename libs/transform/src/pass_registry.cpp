@@ -8,6 +8,8 @@ namespace mlcc::transform {
 std::vector<PassInfo> allPassInfos() {
   return {
       makeDeadCodeEliminationPass(),
+      makeCanonicalizePass(),
+      makeFoldConstantsPass(),
   };
 }
 

@@ -6,5 +6,7 @@
 namespace mlcc::transform {
 
 PassInfo makeDeadCodeEliminationPass();  // dead_code_elimination.cpp
+PassInfo makeCanonicalizePass();         // canonicalize.cpp
+PassInfo makeFoldConstantsPass();        // fold_constants.cpp
 
 }  // namespace mlcc::transform
