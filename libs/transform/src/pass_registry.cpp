@@ -7,9 +7,8 @@ namespace mlcc::transform {
 
 std::vector<PassInfo> allPassInfos() {
   return {
-      makeDeadCodeEliminationPass(),
-      makeFuseByPatternPass(),
-      makeFuseOpsPass(),
+      makeDeadCodeEliminationPass(), makeFuseByPatternPass(), makeFuseOpsPass(),
+      makeCanonicalizePass(),        makeFoldConstantsPass(),
   };
 }
 

@@ -8,5 +8,7 @@ namespace mlcc::transform {
 PassInfo makeDeadCodeEliminationPass();  // dead_code_elimination.cpp
 PassInfo makeFuseByPatternPass();        // fuse_by_pattern.cpp
 PassInfo makeFuseOpsPass();              // fuse_ops.cpp
+PassInfo makeCanonicalizePass();         // canonicalize.cpp
+PassInfo makeFoldConstantsPass();        // fold_constants.cpp
 
 }  // namespace mlcc::transform
