@@ -9,42 +9,9 @@ set -uo pipefail
 bin=$(cd "$1" && pwd)
 src=$2
 tool=$bin/mlcc-fuse
+source "$src/tests/cli/lib/common.sh"
 py=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
-}
-run() {  # run EXPECTED_RC ARGS... : stdout in $tmp/out, stderr in $tmp/err
-  local expected=$1
-  shift
-  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [[ $rc -ne $expected ]]; then
-    echo "  'mlcc-fuse $*' exited $rc, expected $expected; stderr:"
-    sed 's/^/    /' "$tmp/err"
-    return 1
-  fi
-}
-contains() { grep -q -- "$2" "$1" || { echo "  '$2' not in $1:"; sed 's/^/    /' "$1" | head -20; return 1; }; }
 lacks() { ! grep -q -- "$2" "$1" || { echo "  '$2' in $1"; return 1; }; }
-absent() { [[ ! -e $1 ]] || { echo "  $1 exists"; return 1; }; }
-# compare OUT.npy REF.npy: rtol 1e-3, atol 1e-4 scaled by the reference's magnitude
-compare() {
-  $py - "$1" "$2" <<'PY'
-import sys, numpy as np
-a = np.load(sys.argv[1]); b = np.load(sys.argv[2])
-assert a.shape == b.shape, (a.shape, b.shape)
-scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
-ok = np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-3, atol=1e-4 * scale)
-if not ok:
-    print("  max abs error", float(np.abs(a.astype(np.float64) - b).max()), "scale", scale)
-sys.exit(0 if ok else 1)
-PY
-}
 pipeline=canonicalize,fold-constants,dead-code-elimination
 
 # --- public models: interpreted before and after fusing ---
@@ -151,5 +118,4 @@ check "--help has examples" contains "$tmp/out" "mlcc-fuse model.ir -o fused.ir"
 check "--help shows the default pipeline" contains "$tmp/out" "canonicalize,fold-constants,fuse-ops,dead-code-elimination"
 check "--version" run 0 --version
 
-[[ $fails -eq 0 ]] && echo "all passed" || echo "$fails failed"
-exit $((fails > 0))
+finish fuse

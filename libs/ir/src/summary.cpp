@@ -1,6 +1,7 @@
 // Module summaries for mlcc-inspect (see summary.h).
 #include "mlcc/ir/summary.h"
 
+#include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -137,18 +138,16 @@ ModuleSummary summarizeModule(const Module& m) {
       for (const auto& b : block.bindings) {
         const GraphValue& v = b.value;
         switch (v.kind) {
-          case ValueKind::Op:
-            s.graph_ops[v.callee]++;
-            if (g_graph_op_flops) s.flops = saturatingAdd(s.flops, g_graph_op_flops(b));
-            break;
+          case ValueKind::Op: s.graph_ops[v.callee]++; break;
           case ValueKind::CallTir:
             s.graph_ops["call_tir"]++;
             called.insert(v.callee);
-            if (auto it = prim_flops.find(v.callee); it != prim_flops.end())
-              s.flops = saturatingAdd(s.flops, it->second);
             break;
           case ValueKind::CallExtern: s.graph_ops["call_extern"]++; break;
-          case ValueKind::CallGraph: s.graph_ops["call"]++; break;
+          case ValueKind::CallGraph:
+            s.graph_ops["call"]++;
+            called.insert(v.callee);
+            break;
           case ValueKind::Const:
             if (!v.is_inline) s.weight_tensors++;
             s.params_bytes = saturatingAdd(
@@ -160,8 +159,26 @@ ModuleSummary summarizeModule(const Module& m) {
       }
     }
   }
-  for (const auto& [name, flops] : prim_flops)
-    if (!called.count(name)) s.flops = saturatingAdd(s.flops, flops);
+  // FLOPs per call, from the functions nothing calls (the entries).
+  std::map<std::string, int64_t> graph_flops;
+  std::function<int64_t(const std::string&, int)> flopsOf = [&](const std::string& name,
+                                                                int depth) -> int64_t {
+    if (auto it = prim_flops.find(name); it != prim_flops.end()) return it->second;
+    const GraphFunc* g = m.findGraph(name);
+    if (!g || depth > 64) return 0;
+    if (auto it = graph_flops.find(name); it != graph_flops.end()) return it->second;
+    int64_t total = 0;
+    for (const auto& block : g->blocks)
+      for (const auto& b : block.bindings) {
+        if (b.value.kind == ValueKind::Op && g_graph_op_flops)
+          total = saturatingAdd(total, g_graph_op_flops(b));
+        if (b.value.kind == ValueKind::CallTir || b.value.kind == ValueKind::CallGraph)
+          total = saturatingAdd(total, flopsOf(b.value.callee, depth + 1));
+      }
+    return graph_flops[name] = total;
+  };
+  for (const auto& fn : m.functions)
+    if (!called.count(functionName(fn))) s.flops = saturatingAdd(s.flops, flopsOf(functionName(fn), 0));
   return s;
 }
 

@@ -24,12 +24,13 @@ struct ModuleSummary {
   int64_t params_bytes = 0;
   int64_t weight_tensors = 0;
   // Floating-point and integer arithmetic operations of one run of the
-  // module: for each call_tir in a graph function, the FLOPs of the prim
-  // func it calls (each arithmetic operator or intrinsic in a stored value
-  // counts 1, times the trip count of the enclosing loops); prim funcs that
-  // no graph function calls count once. Symbolic dimensions count as 1,
-  // and `flops_symbolic` says whether any were met. Graph-level ops are
-  // counted through the op registry's FLOP hook when one is registered.
+  // module: the FLOPs of each function that nothing calls (the entries),
+  // where a graph function's FLOPs are the sum over its bindings — ops
+  // through the op registry's FLOP hook when one is registered, and for each
+  // call_tir or call the FLOPs of the callee, per call — and a prim func's
+  // are each arithmetic operator or intrinsic in a stored value times the
+  // trip count of its loops. Symbolic dimensions count as 1, and
+  // `flops_symbolic` says whether any were met.
   int64_t flops = 0;
   bool flops_symbolic = false;
   // Names of the functions, in module order, with their kind.
