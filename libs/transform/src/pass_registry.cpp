@@ -8,6 +8,7 @@ namespace mlcc::transform {
 std::vector<PassInfo> allPassInfos() {
   return {
       makeDeadCodeEliminationPass(),
+      makeLegalizePass(),
   };
 }
 

@@ -6,5 +6,6 @@
 namespace mlcc::transform {
 
 PassInfo makeDeadCodeEliminationPass();  // dead_code_elimination.cpp
+PassInfo makeLegalizePass();             // legalize.cpp (+ fuse_tir.cpp)
 
 }  // namespace mlcc::transform
