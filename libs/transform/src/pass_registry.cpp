@@ -9,6 +9,8 @@ std::vector<PassInfo> allPassInfos() {
   return {
       makeDeadCodeEliminationPass(),
       makeLegalizePass(),
+      makeCanonicalizePass(),
+      makeFoldConstantsPass(),
   };
 }
 

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "mlcc/ir/module_io.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
 
@@ -135,11 +136,8 @@ ir::GraphVar Importer::use(const ValuePtr& v) {
   const ir::Tensor& t = *v->constant;
   ir::Binding b;
   b.value.kind = ir::ValueKind::Const;
-  bool small = t.numel() <= 16 || (ir::isInt(t.dtype()) && t.rank() <= 1 && t.numel() <= 64);
-  if (small) {
-    b.value.is_inline = true;
-    const auto* p = reinterpret_cast<const uint8_t*>(t.bytes());
-    b.value.data.assign(p, p + t.nbytes());
+  if (ir::isInlineConstant(t.dtype(), t.shape())) {
+    b.value = ir::inlineConstValue(t);
   } else {
     std::string wname = v->name.empty() ? "const" : v->name;
     if (!weight_names_.insert(wname).second) {

@@ -7,5 +7,7 @@ namespace mlcc::transform {
 
 PassInfo makeDeadCodeEliminationPass();  // dead_code_elimination.cpp
 PassInfo makeLegalizePass();             // legalize.cpp (+ fuse_tir.cpp)
+PassInfo makeCanonicalizePass();         // canonicalize.cpp
+PassInfo makeFoldConstantsPass();        // fold_constants.cpp
 
 }  // namespace mlcc::transform

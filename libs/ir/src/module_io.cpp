@@ -1,0 +1,74 @@
+// Writing a module with new constants (see module_io.h).
+#include "mlcc/ir/module_io.h"
+
+#include <filesystem>
+#include <span>
+#include <system_error>
+
+#include "mlcc/ir/printer.h"
+#include "mlcc/ir/weights.h"
+#include "mlcc/support/file_io.h"
+#include "mlcc/support/safetensors.h"
+
+namespace mlcc::ir {
+
+namespace fs = std::filesystem;
+
+bool isInlineConstant(DType dtype, const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n <= 16 || (isInt(dtype) && shape.size() <= 1 && n <= 64);
+}
+
+GraphValue inlineConstValue(const Tensor& t) {
+  GraphValue v;
+  v.kind = ValueKind::Const;
+  v.is_inline = true;
+  const auto* p = reinterpret_cast<const uint8_t*>(t.bytes());
+  v.data.assign(p, p + t.nbytes());
+  return v;
+}
+
+std::string defaultWeightsPath(const std::string& ir_path, const std::string& default_stem) {
+  if (isStdStream(ir_path)) return default_stem + ".safetensors";
+  return fs::path(ir_path).replace_extension(".safetensors").string();
+}
+
+std::string weightsPathFromIr(const std::string& path, const std::string& ir_path, bool keep_absolute) {
+  if (keep_absolute && fs::path(path).is_absolute()) return path;
+  std::string ir_dir = isStdStream(ir_path) ? "." : directoryOf(ir_path);
+  return fs::absolute(path)
+      .lexically_normal()
+      .lexically_proximate(fs::absolute(ir_dir).lexically_normal())
+      .string();
+}
+
+void writeModuleWithWeights(Module& module, const std::string& ir_path, const std::string& weights_path,
+                            const std::vector<std::pair<std::string, Tensor>>& tensors, bool keep_absolute) {
+  if (tensors.empty()) {
+    writeOutputAtomic(ir_path, printModule(module));
+    return;
+  }
+  std::vector<SafetensorsTensorToWrite> to_write;
+  for (const auto& [name, t] : tensors)
+    to_write.push_back({name, std::string(safetensorsName(t.dtype())), t.shape(),
+                        std::span<const std::byte>(t.bytes(), t.nbytes())});
+  std::string text;
+  module.weight_files.push_back(weightsPathFromIr(weights_path, ir_path, keep_absolute));
+  try {
+    text = printModule(module);
+  } catch (...) {
+    module.weight_files.pop_back();
+    throw;
+  }
+  writeSafetensors(weights_path, to_write, {{"format", "mlcc"}});
+  try {
+    writeOutputAtomic(ir_path, text);
+  } catch (...) {
+    std::error_code ec;
+    fs::remove(weights_path, ec);
+    throw;
+  }
+}
+
+}  // namespace mlcc::ir

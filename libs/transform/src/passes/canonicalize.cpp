@@ -1,0 +1,290 @@
+// canonicalize: removes no-ops and folds batch_norm into a preceding
+// conv2d/dense, per graph function, until nothing changes:
+//   - aliases `%b = %a` (uses of %b become %a);
+//   - reshape, cast and broadcast_to whose result type equals the operand's;
+//   - permute_dims with identity axes; permute_dims of permute_dims is
+//     composed into one (and removed when the composition is the identity);
+//   - add/subtract of a constant zero, multiply/divide by a constant one,
+//     when the result type equals the other operand's (no broadcasting);
+//   - batch_norm(y, gamma, beta, mean, var) where y = conv2d(x, w) (channels
+//     on axis 1) or y = dense(x, w) (channels last) is used only by the
+//     batch_norm, and w and the four statistics are constants, becomes
+//     add(conv2d(x, w'), b') with w' = w * s (per output channel),
+//     s = gamma / sqrt(var + eps), b' = beta - mean * s.
+// Constants are inline ones and tensors of the module's weights files (or of
+// PassContext::new_weights); new large constants go to ctx.new_weights as
+// "<weight>.bn_folded" / "<weight>.bn_bias" (made unique). Bindings left
+// unused (the old weight, an inner permute_dims) stay for
+// dead-code-elimination. Assumes the module verifies.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "../pass_registry.h"
+#include "constants.h"
+#include "mlcc/ops/op.h"
+#include "passes.h"
+
+namespace mlcc::transform {
+
+namespace {
+
+struct Stats {
+  int removed = 0, composed = 0, bn_folded = 0;
+  bool any() const { return removed || composed || bn_folded; }
+};
+
+// The permutation of a permute_dims binding (absent axes: reverse).
+std::vector<int64_t> permutationOf(const ir::GraphValue& v, size_t rank) {
+  std::vector<int64_t> perm;
+  if (!ops::hasAttr(v.attrs, "axes")) {
+    for (size_t i = rank; i-- > 0;) perm.push_back(static_cast<int64_t>(i));
+    return perm;
+  }
+  for (int64_t a : ops::attrInts(v.attrs, "axes")) perm.push_back(a < 0 ? a + static_cast<int64_t>(rank) : a);
+  return perm;
+}
+
+bool isIdentity(const std::vector<int64_t>& perm) {
+  for (size_t i = 0; i < perm.size(); ++i)
+    if (perm[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+class Canonicalizer {
+ public:
+  Canonicalizer(Constants& consts, Stats& stats) : consts_(consts), stats_(stats) {}
+
+  // One sweep of the no-op rules over `f`; returns whether anything changed.
+  bool removeNoOps(ir::GraphFunc& f) {
+    bool changed = false;
+    std::map<const ir::GraphVarNode*, ir::GraphValue> defs;  // op bindings seen so far
+    for (auto& block : f.blocks) {
+      std::vector<ir::Binding> kept;
+      for (auto& b : block.bindings) {
+        for (auto& a : b.value.args) a = resolve(a);
+        if (auto same = noOpOperand(b, defs)) {
+          subst_[b.var.get()] = same;
+          ++stats_.removed;
+          changed = true;
+          continue;
+        }
+        if (composePermutes(b, defs)) changed = true;
+        if (b.value.kind == ir::ValueKind::Op) defs[b.var.get()] = b.value;
+        kept.push_back(std::move(b));
+      }
+      block.bindings = std::move(kept);
+    }
+    for (auto& r : f.ret) r = resolve(r);
+    std::erase_if(f.blocks, [](const ir::BindingBlock& b) { return b.bindings.empty(); });
+    return changed;
+  }
+
+  // Folds each batch_norm of `f` whose producer qualifies; returns whether
+  // anything changed.
+  bool foldBatchNorms(ir::GraphFunc& f) {
+    std::map<const ir::GraphVarNode*, int> uses;
+    std::map<const ir::GraphVarNode*, const ir::Binding*> producer;
+    for (const auto& block : f.blocks)
+      for (const auto& b : block.bindings) {
+        producer[b.var.get()] = &b;
+        for (const auto& a : b.value.args) ++uses[a.get()];
+      }
+    for (const auto& r : f.ret) ++uses[r.get()];
+
+    std::map<const ir::GraphVarNode*, std::vector<ir::Binding>> replace;  // bn var -> new bindings
+    std::map<const ir::GraphVarNode*, bool> drop;                         // folded producers
+    for (const auto& block : f.blocks)
+      for (const auto& b : block.bindings) {
+        if (b.value.kind != ir::ValueKind::Op || b.value.callee != "batch_norm" || b.value.args.size() != 5)
+          continue;
+        const ir::GraphVar& y = b.value.args[0];
+        auto p = producer.find(y.get());
+        if (p == producer.end() || uses[y.get()] != 1 || drop.count(y.get())) continue;
+        auto folded = foldOne(b, *p->second);
+        if (folded.empty()) continue;
+        replace[b.var.get()] = std::move(folded);
+        drop[y.get()] = true;
+      }
+    if (replace.empty()) return false;
+    for (auto& block : f.blocks) {
+      std::vector<ir::Binding> out;
+      for (auto& b : block.bindings) {
+        if (drop.count(b.var.get())) continue;
+        auto r = replace.find(b.var.get());
+        if (r == replace.end()) {
+          out.push_back(std::move(b));
+          continue;
+        }
+        for (auto& nb : r->second) out.push_back(std::move(nb));
+      }
+      block.bindings = std::move(out);
+    }
+    stats_.bn_folded += static_cast<int>(replace.size());
+    return true;
+  }
+
+ private:
+  ir::GraphVar resolve(ir::GraphVar v) const {
+    for (auto it = subst_.find(v.get()); it != subst_.end(); it = subst_.find(v.get())) v = it->second;
+    return v;
+  }
+
+  // Whether `v` is a constant whose every element equals `value`.
+  bool isSplat(const ir::GraphVar& v, double value) {
+    if (!consts_.isConstant(v.get())) return false;
+    const ir::Tensor* t = consts_.value(v.get());
+    if (!t) return false;
+    for (int64_t i = 0; i < t->numel(); ++i)
+      if (t->at(i) != value) return false;
+    return true;
+  }
+
+  // The operand a no-op binding passes through, or null.
+  ir::GraphVar noOpOperand(const ir::Binding& b, const std::map<const ir::GraphVarNode*, ir::GraphValue>&) {
+    const ir::GraphValue& v = b.value;
+    if (v.kind == ir::ValueKind::Alias) return v.args.size() == 1 ? v.args[0] : nullptr;
+    if (v.kind != ir::ValueKind::Op) return nullptr;
+    const std::string& op = v.callee;
+    auto same = [&](size_t i) { return i < v.args.size() && sameTensorType(b.var->type, v.args[i]->type); };
+    if (op == "reshape" || op == "cast" || op == "broadcast_to") return same(0) ? v.args[0] : nullptr;
+    if (op == "permute_dims" && same(0) && isIdentity(permutationOf(v, v.args[0]->type.rank())))
+      return v.args[0];
+    if (v.args.size() != 2) return nullptr;
+    if (op == "add" || op == "subtract" || op == "multiply" || op == "divide") {
+      double neutral = (op == "add" || op == "subtract") ? 0.0 : 1.0;
+      bool commutative = op == "add" || op == "multiply";
+      if (same(0) && isSplat(v.args[1], neutral)) return v.args[0];
+      if (commutative && same(1) && isSplat(v.args[0], neutral)) return v.args[1];
+    }
+    return nullptr;
+  }
+
+  // permute_dims(permute_dims(x, p1), p2) -> permute_dims(x, p1∘p2) (the
+  // identity case is then removed by the next sweep).
+  bool composePermutes(ir::Binding& b, const std::map<const ir::GraphVarNode*, ir::GraphValue>& defs) {
+    if (b.value.kind != ir::ValueKind::Op || b.value.callee != "permute_dims" || b.value.args.size() != 1)
+      return false;
+    auto inner = defs.find(b.value.args[0].get());
+    if (inner == defs.end() || inner->second.callee != "permute_dims" || inner->second.args.size() != 1)
+      return false;
+    size_t rank = b.var->type.rank();
+    std::vector<int64_t> p1 = permutationOf(inner->second, rank), p2 = permutationOf(b.value, rank);
+    if (p1.size() != rank || p2.size() != rank) return false;
+    std::vector<int64_t> composed;
+    for (int64_t a : p2) composed.push_back(p1[a]);
+    b.value.args = inner->second.args;
+    b.value.attrs["axes"] = ir::AttrValue::ints(composed);
+    ++stats_.composed;
+    return true;
+  }
+
+  // The bindings that replace batch_norm binding `bn` whose operand is made
+  // by `prod`, or {} when it does not qualify.
+  std::vector<ir::Binding> foldOne(const ir::Binding& bn, const ir::Binding& prod) {
+    const ir::GraphValue& pv = prod.value;
+    if (pv.kind != ir::ValueKind::Op || (pv.callee != "conv2d" && pv.callee != "dense") ||
+        pv.args.size() != 2)
+      return {};
+    const ir::Type& yt = prod.var->type;
+    if (!yt.isTensor() || !ir::isFloat(yt.dtype)) return {};
+    int64_t rank = static_cast<int64_t>(yt.rank());
+    int64_t axis = ops::hasAttr(bn.value.attrs, "axis") ? ops::attrInt(bn.value.attrs, "axis") : 1;
+    if (axis < 0) axis += rank;
+    bool conv = pv.callee == "conv2d";
+    if (conv ? (rank != 4 || axis != 1) : axis != rank - 1) return {};
+    double eps = ops::hasAttr(bn.value.attrs, "epsilon") ? ops::attrFloat(bn.value.attrs, "epsilon") : 1e-5;
+
+    const ir::GraphVar& wvar = pv.args[1];
+    const ir::Tensor* w = consts_.isConstant(wvar.get()) ? consts_.value(wvar.get()) : nullptr;
+    if (!w || w->rank() < 1) return {};
+    int64_t channels = w->shape()[0];
+    const ir::Tensor* stats[4];
+    for (int i = 0; i < 4; ++i) {
+      const ir::GraphVar& s = bn.value.args[i + 1];
+      stats[i] = consts_.isConstant(s.get()) ? consts_.value(s.get()) : nullptr;
+      if (!stats[i] || stats[i]->numel() != channels) return {};
+    }
+    const ir::Tensor &gamma = *stats[0], &beta = *stats[1], &mean = *stats[2], &var = *stats[3];
+
+    ir::Tensor nw = ir::Tensor::zeros(w->dtype(), w->shape());
+    int64_t per = channels ? w->numel() / channels : 0;
+    std::vector<int64_t> bias_shape =
+        conv ? std::vector<int64_t>{channels, 1, 1} : std::vector<int64_t>{channels};
+    ir::Tensor bias = ir::Tensor::zeros(yt.dtype, bias_shape);
+    for (int64_t c = 0; c < channels; ++c) {
+      double s = gamma.at(c) / std::sqrt(var.at(c) + eps);
+      for (int64_t k = 0; k < per; ++k) nw.set(c * per + k, w->at(c * per + k) * s);
+      bias.set(c, beta.at(c) - mean.at(c) * s);
+    }
+
+    std::string base = weightName(wvar);
+    auto wconst = consts_.makeConstant(nw, base + ".bn_folded");
+    auto bconst = wconst ? consts_.makeConstant(bias, base + ".bn_bias") : std::nullopt;
+    if (!wconst || !bconst) return {};
+
+    std::vector<ir::Binding> out(4);
+    out[0].var = ir::makeGraphVar(wvar->name + "_bn", wvar->type);
+    out[0].value = *wconst;
+    out[1].var = ir::makeGraphVar(prod.var->name + "_bn", yt);
+    out[1].value = pv;
+    out[1].value.args[1] = out[0].var;
+    out[2].var = ir::makeGraphVar(bn.var->name + "_bias", ir::Type::tensor(yt.dtype, bias_shape));
+    out[2].value = *bconst;
+    out[3].var = bn.var;
+    out[3].value.kind = ir::ValueKind::Op;
+    out[3].value.callee = "add";
+    out[3].value.args = {out[1].var, out[2].var};
+    return out;
+  }
+
+  std::string weightName(const ir::GraphVar& v) const {
+    auto it = weight_names_.find(v.get());
+    return it != weight_names_.end() ? it->second : v->name;
+  }
+
+ public:
+  std::map<const ir::GraphVarNode*, std::string> weight_names_;  // const var -> its weights tensor
+
+ private:
+  Constants& consts_;
+  Stats& stats_;
+  std::map<const ir::GraphVarNode*, ir::GraphVar> subst_;
+};
+
+}  // namespace
+
+PassInfo makeCanonicalizePass() {
+  PassInfo p;
+  p.name = "canonicalize";
+  p.summary =
+      "Remove no-ops (aliases, identity reshape/cast/permute_dims, x+0, x*1) and fold batch_norm into "
+      "conv2d/dense";
+  p.run = [](ir::Module& m, const PassOptions&, PassContext& ctx) -> std::string {
+    Stats stats;
+    Constants consts(m, ctx);
+    for (auto& fn : m.functions) {
+      auto* g = std::get_if<ir::GraphFunc>(&fn);
+      if (!g) continue;
+      consts.scan(*g);
+      Canonicalizer c(consts, stats);
+      for (const auto& block : g->blocks)
+        for (const auto& b : block.bindings)
+          if (b.value.kind == ir::ValueKind::Const && !b.value.is_inline)
+            c.weight_names_[b.var.get()] = b.value.weight;
+      for (int round = 0; round < 16; ++round) {
+        bool changed = c.removeNoOps(*g);
+        changed = c.foldBatchNorms(*g) || changed;
+        if (!changed) break;
+      }
+    }
+    if (!stats.any()) return "";
+    return "removed " + std::to_string(stats.removed) + " no-op(s), composed " +
+           std::to_string(stats.composed) + " permute_dims pair(s), folded " +
+           std::to_string(stats.bn_folded) + " batch_norm(s)";
+  };
+  return p;
+}
+
+}  // namespace mlcc::transform
