@@ -11,6 +11,8 @@ std::vector<PassInfo> allPassInfos() {
       makeLegalizePass(),
       makeCanonicalizePass(),
       makeFoldConstantsPass(),
+      makeFuseByPatternPass(),
+      makeFuseOpsPass(),
   };
 }
 

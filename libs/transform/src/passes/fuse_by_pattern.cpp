@@ -1,0 +1,103 @@
+// fuse-by-pattern: outlines the op DAGs declared in a pattern file (YAML,
+// pattern.h, artifacts_schema/patterns.schema.json) into primitive
+// sub-functions for library dispatch, as TVM's FuseOpsByPattern:
+//
+//   graph @fused_dense_add_relu(%x, %w, %b) -> T
+//       attrs(codegen = "blas.dense_bias_relu", pattern = "dense_bias_relu", primitive = true)
+//
+// called from the graph (`%v = call @fused_dense_add_relu(%x, %w, %b)`);
+// legalize turns codegen-marked functions into call_extern of that kernel.
+// Parameters are the matched inputs in order of first use (constants
+// included; their bindings stay in the caller). Without `codegen` the
+// function has only primitive and pattern.
+//
+// The file comes from the option `patterns`, else PassContext::patterns_path
+// (--patterns); neither is an error. Patterns are tried in file order (put
+// larger patterns first); each is tried at every binding of each dataflow
+// block, in order, as its root (the pattern's last op). A binding matched
+// once is not matched again, and the values of a match's non-root ops must
+// be used only inside the match (otherwise they would be computed twice).
+// Functions with `primitive = true` are skipped.
+//
+// In a pipeline, fuse-by-pattern runs before fuse-ops: fuse-ops treats the
+// calls it makes as opaque and never looks inside primitive functions, so
+// the remaining ops are grouped around them.
+#include <algorithm>
+
+#include "../outline.h"
+#include "../pattern.h"
+#include "mlcc/support/diagnostic.h"
+#include "passes.h"
+
+namespace mlcc::transform {
+
+namespace {
+
+int fuseFunction(ir::GraphFunc& f, const std::vector<Pattern>& patterns, SubFunctionNamer& namer) {
+  UseInfo uses = UseInfo::of(f);
+  int groups = 0;
+  for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
+    const ir::BindingBlock& block = f.blocks[bi];
+    if (!block.dataflow) continue;
+    std::unordered_set<size_t> taken;
+    std::vector<OutlineGroup> list;
+    for (const auto& p : patterns) {
+      for (size_t r = 0; r < block.bindings.size(); ++r) {
+        auto m = matchPattern(p, block, r, taken);
+        if (!m) continue;
+        std::unordered_set<size_t> members(m->begin(), m->end());
+        bool closed = true;
+        for (size_t i : members) {
+          if (i == r) continue;
+          const auto* v = block.bindings[i].var.get();
+          if (uses.returned.count(v)) closed = false;
+          if (auto it = uses.uses.find(v); it != uses.uses.end())
+            for (const auto& u : it->second)
+              if (u.block != bi || !members.count(u.index)) closed = false;
+        }
+        if (!closed) continue;
+        OutlineGroup g;
+        g.members.assign(members.begin(), members.end());
+        std::sort(g.members.begin(), g.members.end());
+        g.attrs["primitive"] = ir::AttrValue(true);
+        g.attrs["pattern"] = ir::AttrValue(p.name);
+        if (!p.codegen.empty()) g.attrs["codegen"] = ir::AttrValue(p.codegen);
+        taken.insert(members.begin(), members.end());
+        list.push_back(std::move(g));
+      }
+    }
+    groups += outlineGroups(f, bi, list, uses, namer);
+  }
+  return groups;
+}
+
+}  // namespace
+
+PassInfo makeFuseByPatternPass() {
+  PassInfo p;
+  p.name = "fuse-by-pattern";
+  p.summary = "Outline op patterns declared in a YAML file into primitive sub-functions (library dispatch)";
+  p.options = {{"patterns", OptionKind::String, "", "pattern file (default: --patterns)"}};
+  p.run = [](ir::Module& m, const PassOptions& opts, PassContext& ctx) -> std::string {
+    std::string path = opts.getString("patterns");
+    if (path.empty()) path = ctx.patterns_path;
+    if (path.empty()) throw Error("no pattern file (pass option patterns=FILE or --patterns FILE)");
+    std::vector<Pattern> patterns = loadPatternFile(path);
+    SubFunctionNamer namer(m);
+    int groups = 0;
+    for (auto& fn : m.functions) {
+      auto* g = std::get_if<ir::GraphFunc>(&fn);
+      if (!g) continue;
+      auto it = g->attrs.find("primitive");
+      if (it != g->attrs.end() && it->second.isBool() && it->second.asBool()) continue;
+      groups += fuseFunction(*g, patterns, namer);
+    }
+    size_t new_funcs = namer.added().size();
+    for (auto& f : namer.added()) m.functions.push_back(std::move(f));
+    if (groups == 0) return "";
+    return std::to_string(groups) + " match(es), " + std::to_string(new_funcs) + " new sub-function(s)";
+  };
+  return p;
+}
+
+}  // namespace mlcc::transform

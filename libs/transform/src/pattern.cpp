@@ -1,0 +1,293 @@
+// The pattern language of fuse-by-pattern (see pattern.h): YAML parsing with
+// file:line:col errors, and matching.
+#include "pattern.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <cctype>
+#include <functional>
+#include <map>
+#include <unordered_map>
+
+#include "mlcc/ir/printer.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/support/diagnostic.h"
+#include "mlcc/support/file_io.h"
+
+namespace mlcc::transform {
+
+namespace {
+
+class Parser {
+ public:
+  Parser(const std::string& text, std::string file) : text_(text), file_(std::move(file)) {}
+
+  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& key, const std::string& msg) const {
+    int line = mark.line >= 0 ? mark.line + 1 : 0;
+    int col = mark.column >= 0 ? mark.column + 1 : 0;
+    throw Error(SourceLoc{file_, line, col}, (key.empty() ? "" : key + ": ") + msg,
+                line > 0 ? lineOf(text_, line) : "");
+  }
+
+  std::vector<Pattern> parse() {
+    YAML::Node root;
+    try {
+      root = YAML::Load(text_);
+    } catch (const YAML::Exception& e) {
+      fail(e.mark, "", "invalid YAML: " + e.msg);
+    }
+    if (!root.IsMap()) fail(root.Mark(), "", "a pattern file is a map with the key 'patterns'");
+    for (const auto& kv : root)
+      if (kv.first.Scalar() != "patterns")
+        fail(kv.first.Mark(), kv.first.Scalar(), "unknown key (a pattern file has only 'patterns')");
+    YAML::Node list = root["patterns"];
+    if (!list || !list.IsSequence()) fail(root.Mark(), "patterns", "missing, or not a list of patterns");
+    std::vector<Pattern> out;
+    std::map<std::string, bool> names;
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string key = "patterns[" + std::to_string(i) + "]";
+      Pattern p = parsePattern(list[i], key);
+      if (names.count(p.name))
+        fail(list[i]["name"].Mark(), key + ".name", "duplicate pattern name '" + p.name + "'");
+      names[p.name] = true;
+      out.push_back(std::move(p));
+    }
+    return out;
+  }
+
+ private:
+  std::string scalar(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsScalar()) fail(n.Mark(), key, "must be a string");
+    return n.Scalar();
+  }
+
+  Pattern parsePattern(const YAML::Node& n, const std::string& key) {
+    if (!n.IsMap()) fail(n.Mark(), key, "a pattern is a map with 'name', 'ops' and optional 'codegen'");
+    Pattern p;
+    for (const auto& kv : n) {
+      std::string k = kv.first.Scalar();
+      if (k != "name" && k != "ops" && k != "codegen")
+        fail(kv.first.Mark(), key + "." + k, "unknown key (expected name, ops, codegen)");
+    }
+    if (!n["name"]) fail(n.Mark(), key + ".name", "missing");
+    p.name = scalar(n["name"], key + ".name");
+    if (n["codegen"]) p.codegen = scalar(n["codegen"], key + ".codegen");
+    YAML::Node ops = n["ops"];
+    if (!ops) fail(n.Mark(), key + ".ops", "missing");
+    if (!ops.IsSequence() || ops.size() == 0)
+      fail(ops.Mark(), key + ".ops", "must be a non-empty list of ops");
+    std::map<std::string, int> named;
+    std::vector<bool> used(ops.size(), false);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      std::string okey = key + ".ops[" + std::to_string(i) + "]";
+      p.ops.push_back(parseOp(ops[i], okey, static_cast<int>(i), named, used));
+    }
+    for (size_t i = 0; i + 1 < ops.size(); ++i)
+      if (!used[i])
+        fail(ops[i].Mark(), key + ".ops[" + std::to_string(i) + "]",
+             "op '" + p.ops[i].op + "' does not feed the pattern's root (the last op)");
+    return p;
+  }
+
+  PatternOp parseOp(const YAML::Node& n, const std::string& key, int index, std::map<std::string, int>& named,
+                    std::vector<bool>& used) {
+    YAML::Node call = n, attrs;
+    std::string as;
+    if (n.IsMap()) {
+      for (const auto& kv : n) {
+        std::string k = kv.first.Scalar();
+        if (k != "op" && k != "as" && k != "attrs")
+          fail(kv.first.Mark(), key + "." + k, "unknown key (expected op, as, attrs)");
+      }
+      if (!n["op"]) fail(n.Mark(), key + ".op", "missing");
+      call = n["op"];
+      if (n["as"]) as = scalar(n["as"], key + ".as");
+      attrs = n["attrs"];
+    }
+    std::string text = scalar(call, n.IsMap() ? key + ".op" : key);
+    std::string ckey = n.IsMap() ? key + ".op" : key;
+    // OP(ARG, ...)
+    auto open = text.find('('), close = text.rfind(')');
+    auto trim = [](std::string s) {
+      while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.erase(s.begin());
+      while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+      return s;
+    };
+    if (open == std::string::npos || close == std::string::npos || close < open ||
+        trim(text.substr(close + 1)) != "")
+      fail(call.Mark(), ckey, "expected an op call like 'dense(x, w)', not '" + text + "'");
+    PatternOp op;
+    op.op = trim(text.substr(0, open));
+    const ops::OpDef* def = ops::findOp(op.op);
+    if (!def) fail(call.Mark(), ckey, "unknown op '" + op.op + "'");
+    std::string inner = trim(text.substr(open + 1, close - open - 1));
+    if (!inner.empty()) {
+      size_t start = 0;
+      while (true) {
+        size_t comma = inner.find(',', start);
+        std::string a =
+            trim(inner.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        bool ident = !a.empty();
+        for (char c : a)
+          ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.');
+        if (!ident) fail(call.Mark(), ckey, "bad argument '" + a + "' in '" + text + "'");
+        PatternArg arg;
+        if (a == "_") {
+          if (index == 0) fail(call.Mark(), ckey, "'_' (the previous op's result) in the first op");
+          arg.node = index - 1;
+        } else if (auto it = named.find(a); it != named.end()) {
+          arg.node = it->second;
+        } else {
+          arg.name = a;
+        }
+        if (arg.node >= 0) used[arg.node] = true;
+        op.args.push_back(arg);
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+    }
+    int n_args = static_cast<int>(op.args.size());
+    if (n_args < def->min_inputs || (def->max_inputs >= 0 && n_args > def->max_inputs))
+      fail(call.Mark(), ckey,
+           "op '" + op.op + "' takes " + std::to_string(def->min_inputs) +
+               (def->max_inputs == def->min_inputs ? "" : " or more") + " operand(s), not " +
+               std::to_string(n_args));
+    if (attrs) {
+      if (!attrs.IsMap()) fail(attrs.Mark(), key + ".attrs", "must be a map of attribute constraints");
+      for (const auto& kv : attrs) {
+        std::string name = kv.first.Scalar();
+        std::string akey = key + ".attrs." + name;
+        const ops::AttrSpec* spec = nullptr;
+        for (const auto& s : def->attrs)
+          if (s.name == name) spec = &s;
+        if (!spec) fail(kv.first.Mark(), akey, "op '" + op.op + "' has no attribute '" + name + "'");
+        op.attrs[name] = attrValue(kv.second, *spec, akey);
+      }
+    }
+    if (!as.empty()) {
+      if (as == "_" || named.count(as))
+        fail(n["as"].Mark(), key + ".as", "name '" + as + "' is already used");
+      named[as] = index;
+    }
+    return op;
+  }
+
+  ir::AttrValue attrValue(const YAML::Node& v, const ops::AttrSpec& spec, const std::string& key) const {
+    try {
+      switch (spec.kind) {
+        case ops::AttrKind::Int: return ir::AttrValue(v.as<int64_t>());
+        case ops::AttrKind::Float: return ir::AttrValue(v.as<double>());
+        case ops::AttrKind::Bool: return ir::AttrValue(v.as<bool>());
+        case ops::AttrKind::Str: return ir::AttrValue(v.as<std::string>());
+        case ops::AttrKind::Ints:
+        case ops::AttrKind::Dims: return ir::AttrValue::ints(v.as<std::vector<int64_t>>());
+        case ops::AttrKind::Floats: {
+          ir::AttrValue::List l;
+          for (double d : v.as<std::vector<double>>()) l.push_back(ir::AttrValue(d));
+          return ir::AttrValue(l);
+        }
+      }
+    } catch (const YAML::Exception&) {
+    }
+    fail(v.Mark(), key, std::string("must be ") + ops::attrKindName(spec.kind));
+  }
+
+  const std::string& text_;
+  std::string file_;
+};
+
+bool commutative(const std::string& op) {
+  return op == "add" || op == "multiply" || op == "maximum" || op == "minimum";
+}
+
+bool attrsMatch(const ops::OpDef& def, const ir::Attrs& given, const ir::Attrs& want) {
+  if (want.empty()) return true;
+  ir::Attrs attrs;
+  try {
+    attrs = ops::normalizeAttrs(def, given);
+  } catch (const Error&) {
+    return false;
+  }
+  for (const auto& [name, value] : want) {
+    auto it = attrs.find(name);
+    if (it == attrs.end()) return false;
+    if (value.isFloat()) {
+      if (!(it->second.isFloat() || it->second.isInt()) || ops::attrFloat(attrs, name) != value.asFloat())
+        return false;
+    } else if (ir::printAttrValue(it->second) != ir::printAttrValue(value)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+struct MatchState {
+  std::vector<size_t> at;  // pattern op -> binding index (npos: unmatched)
+  std::map<std::string, const ir::GraphVarNode*> wild;
+};
+
+}  // namespace
+
+std::vector<Pattern> parsePatterns(const std::string& text, const std::string& filename) {
+  return Parser(text, filename).parse();
+}
+
+std::vector<Pattern> loadPatternFile(const std::string& path) { return parsePatterns(readInput(path), path); }
+
+std::optional<std::vector<size_t>> matchPattern(const Pattern& p, const ir::BindingBlock& block, size_t root,
+                                                const std::unordered_set<size_t>& taken) {
+  constexpr size_t npos = static_cast<size_t>(-1);
+  std::unordered_map<const ir::GraphVarNode*, size_t> index;
+  for (size_t i = 0; i < block.bindings.size() && i <= root; ++i) index[block.bindings[i].var.get()] = i;
+
+  // Matches pattern op `pi` at binding `bi`; on failure `s` may be partly
+  // updated (callers copy it).
+  std::function<bool(int, size_t, MatchState&)> match = [&](int pi, size_t bi, MatchState& s) -> bool {
+    if (s.at[pi] != npos) return s.at[pi] == bi;
+    for (size_t k = 0; k < s.at.size(); ++k)
+      if (s.at[k] == bi) return false;  // a binding matches one pattern op
+    const ir::Binding& b = block.bindings[bi];
+    const PatternOp& po = p.ops[pi];
+    if (taken.count(bi) || b.value.kind != ir::ValueKind::Op || b.value.callee != po.op) return false;
+    if (b.value.args.size() != po.args.size()) return false;
+    const ops::OpDef* def = ops::findOp(po.op);
+    if (!def || !attrsMatch(*def, b.value.attrs, po.attrs)) return false;
+    s.at[pi] = bi;
+    auto matchArgs = [&](const std::vector<ir::GraphVar>& args, MatchState& st) {
+      for (size_t j = 0; j < args.size(); ++j) {
+        const PatternArg& pa = po.args[j];
+        if (pa.node >= 0) {
+          auto it = index.find(args[j].get());
+          if (it == index.end() || !match(pa.node, it->second, st)) return false;
+        } else {
+          auto [w, inserted] = st.wild.emplace(pa.name, args[j].get());
+          if (!inserted && w->second != args[j].get()) return false;
+        }
+      }
+      return true;
+    };
+    MatchState trial = s;
+    if (matchArgs(b.value.args, trial)) {
+      s = std::move(trial);
+      return true;
+    }
+    if (commutative(po.op) && b.value.args.size() == 2) {
+      trial = s;
+      std::vector<ir::GraphVar> swapped{b.value.args[1], b.value.args[0]};
+      if (matchArgs(swapped, trial)) {
+        s = std::move(trial);
+        return true;
+      }
+    }
+    s.at[pi] = npos;
+    return false;
+  };
+  MatchState s;
+  s.at.assign(p.ops.size(), npos);
+  if (!match(static_cast<int>(p.ops.size()) - 1, root, s)) return std::nullopt;
+  for (size_t a : s.at)
+    if (a == npos) return std::nullopt;
+  return s.at;
+}
+
+}  // namespace mlcc::transform

@@ -1,0 +1,441 @@
+// Fusion: fuse-ops groups op bindings by op pattern kind (chains, diamonds,
+// reductions ending groups, opaque ops alone, max-depth, multi-output
+// groups, ResNet-18's blocks) and fuse-by-pattern outlines declared op DAGs
+// for library dispatch. Every case is interpreted before and after.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "mlcc/frontend/onnx.h"
+#include "mlcc/interp/interpreter.h"
+#include "mlcc/ir/parser.h"
+#include "mlcc/ir/printer.h"
+#include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/support/diagnostic.h"
+#include "mlcc/support/npy.h"
+#include "mlcc/transform/pass.h"
+#include "tensor_files.h"
+
+using namespace mlcc;
+using namespace mlcc::transform;
+
+namespace {
+
+std::vector<interp::NamedTensor> runModule(const ir::Module& m,
+                                           const std::vector<interp::NamedTensor>& inputs) {
+  interp::Interpreter in(m);
+  return in.run("main", inputs);
+}
+
+std::vector<interp::NamedTensor> randomInputs(const ir::Module& m) {
+  interp::Interpreter in(m);
+  std::vector<interp::NamedTensor> inputs;
+  uint64_t seed = 1;
+  for (const auto& spec : in.inputs("main")) {
+    std::vector<int64_t> shape;
+    for (const auto& d : spec.shape) {
+      const auto* imm = d->as<ir::IntImmNode>();
+      shape.push_back(imm ? imm->value : 3);
+    }
+    inputs.push_back({spec.name, interp::randomTensor(spec.dtype, shape, seed++)});
+  }
+  return inputs;
+}
+
+void expectSameOutputs(const std::vector<interp::NamedTensor>& a, const std::vector<interp::NamedTensor>& b) {
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].tensor.numel(), b[i].tensor.numel());
+    for (int64_t k = 0; k < a[i].tensor.numel(); ++k)
+      ASSERT_EQ(a[i].tensor.at(k), b[i].tensor.at(k)) << i << " " << k;
+  }
+}
+
+// Parses `text`, runs `pipeline` (verifying), checks the meaning is kept and
+// returns the printed result.
+std::string fuse(const std::string& text, const std::string& pipeline, const std::string& patterns = "") {
+  ops::installIrHooks();
+  ir::Module m = ir::parseModule(text, "m.ir");
+  auto inputs = randomInputs(m);
+  auto before = runModule(m, inputs);
+  PassContext ctx;
+  ctx.verify_each = true;
+  ctx.patterns_path = patterns;
+  runPipeline(m, parsePipeline(pipeline), ctx);
+  ir::verifyModule(m);
+  std::string printed = ir::printModule(m);
+  auto after = runModule(m, inputs);
+  expectSameOutputs(before, after);
+  // Printing and parsing back gives the same text.
+  EXPECT_EQ(ir::printModule(ir::parseModule(printed, "fused.ir")), printed);
+  return printed;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// The text of function `name` in a printed module.
+std::string function(const std::string& text, const std::string& name) {
+  size_t p = text.find("graph @" + name + "(");
+  if (p == std::string::npos) return "";
+  return text.substr(p, text.find("\n}\n", p) + 3 - p);
+}
+
+const char* kConvBlock = R"(mlcc.ir 1
+
+graph @main(%x: f32[1, 2, 4, 4], %w: f32[3, 2, 3, 3], %r: f32[1, 3, 4, 4]) -> f32[1, 3, 4, 4] {
+  dataflow {
+    %b: f32[1, 3, 1, 1] = const [0.5, -1.0, 2.0]
+    %c: f32[1, 3, 4, 4] = conv2d(%x, %w, padding = [1, 1, 1, 1])
+    %cb: f32[1, 3, 4, 4] = add(%c, %b)
+    %s: f32[1, 3, 4, 4] = add(%cb, %r)
+    %y: f32[1, 3, 4, 4] = relu(%s)
+  }
+  return %y
+}
+)";
+
+}  // namespace
+
+TEST(FuseOps, ConvBiasResidualReluIsOneGroup) {
+  std::string out = fuse(kConvBlock, "fuse-ops");
+  EXPECT_NE(out.find("%y: f32[1, 3, 4, 4] = call @fused_conv2d_add_add_relu(%x, %w, %b, %r)"),
+            std::string::npos)
+      << out;
+  std::string f = function(out, "fused_conv2d_add_add_relu");
+  EXPECT_NE(f.find("-> f32[1, 3, 4, 4] attrs(primitive = true) {"), std::string::npos) << out;
+  EXPECT_NE(f.find("%b: f32[1, 3, 1, 1]"), std::string::npos) << f;  // the constant is a parameter
+  EXPECT_NE(out.find("%b: f32[1, 3, 1, 1] = const [0.5, -1, 2]"), std::string::npos) << out;
+  EXPECT_EQ(count(out, "graph @"), 2) << out;
+}
+
+TEST(FuseOps, ChainsOfElementwiseOpsAndMaxDepth) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[n, 4]) -> f32[n, 4] {
+  dataflow {
+    %a: f32[n, 4] = relu(%x)
+    %b: f32[n, 4] = exp(%a)
+    %c: f32[n, 4] = negative(%b)
+    %d: f32[n, 4] = abs(%c)
+    %e: f32[n, 4] = sigmoid(%d)
+  }
+  return %e
+}
+)";
+  std::string all = fuse(text, "fuse-ops");
+  EXPECT_NE(all.find("%e: f32[n, 4] = call @fused_relu_exp_negative_abs_sigmoid(%x)"), std::string::npos)
+      << all;
+  std::string two = fuse(text, "fuse-ops{max-depth=2}");
+  EXPECT_EQ(count(two, "call @"), 3) << two;  // 5 ops, at most 2 per group
+  for (const char* name : {"fused_relu_exp", "fused_negative_abs", "fused_sigmoid"})
+    EXPECT_NE(two.find(std::string("graph @") + name + "("), std::string::npos) << two;
+  std::string one = fuse(text, "fuse-ops{max-depth=1}");
+  EXPECT_EQ(count(one, "call @"), 5) << one;
+  EXPECT_THROW(fuse(text, "fuse-ops{max-depth=0}"), Error);
+}
+
+TEST(FuseOps, DiamondFusesIntoItsPostDominator) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[2, 4]) -> f32[2, 4] {
+  dataflow {
+    %a: f32[2, 4] = exp(%x)
+    %b: f32[2, 4] = relu(%a)
+    %c: f32[2, 4] = negative(%a)
+    %d: f32[2, 4] = add(%b, %c)
+  }
+  return %d
+}
+)";
+  std::string out = fuse(text, "fuse-ops");
+  EXPECT_NE(out.find("%d: f32[2, 4] = call @fused_exp_relu_negative_add(%x)"), std::string::npos) << out;
+  EXPECT_EQ(count(out, "call @"), 1) << out;
+}
+
+TEST(FuseOps, ProducerOfTwoGroupsIsComputedOnce) {
+  // %a feeds an opaque softmax and a relu chain: it has no post-dominator in
+  // the block, so it is its own group and both consumers read its output.
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[2, 4]) -> (f32[2, 4], f32[2, 4]) {
+  dataflow {
+    %a: f32[2, 4] = exp(%x)
+    %s: f32[2, 4] = softmax(%a)
+    %t: f32[2, 4] = relu(%a)
+    %u: f32[2, 4] = negative(%t)
+  }
+  return (%s, %u)
+}
+)";
+  std::string out = fuse(text, "fuse-ops");
+  EXPECT_EQ(count(out, "= exp("), 1) << out;
+  EXPECT_NE(out.find("%a: f32[2, 4] = call @fused_exp(%x)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%s: f32[2, 4] = call @fused_softmax(%a)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%u: f32[2, 4] = call @fused_relu_negative(%a)"), std::string::npos) << out;
+}
+
+TEST(FuseOps, ReductionEndsAGroup) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[2, 4]) -> f32[2] {
+  dataflow {
+    %a: f32[2, 4] = exp(%x)
+    %s: f32[2] = sum(%a, axes = [1])
+    %r: f32[2] = relu(%s)
+  }
+  return %r
+}
+)";
+  std::string out = fuse(text, "fuse-ops");
+  EXPECT_NE(out.find("%s: f32[2] = call @fused_exp_sum(%x)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%r: f32[2] = call @fused_relu(%s)"), std::string::npos) << out;
+}
+
+TEST(FuseOps, OpaqueOpsStayAlone) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[2, 4]) -> f32[2, 4] {
+  dataflow {
+    %a: f32[2, 4] = relu(%x)
+    %s: f32[2, 4] = softmax(%a)
+    %b: f32[2, 4] = exp(%s)
+  }
+  return %b
+}
+)";
+  std::string out = fuse(text, "fuse-ops");
+  EXPECT_NE(out.find("= call @fused_relu(%x)"), std::string::npos) << out;
+  EXPECT_NE(out.find("= call @fused_softmax(%a)"), std::string::npos) << out;
+  EXPECT_NE(out.find("= call @fused_exp(%s)"), std::string::npos) << out;
+}
+
+TEST(FuseOps, MultiOutputGroupReturnsATuple) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[2, 4]) -> (f32[2, 4], f32[2, 4]) {
+  dataflow {
+    %a: f32[2, 4] = exp(%x)
+    %b: f32[2, 4] = add(%a, %x)
+  }
+  return (%a, %b)
+}
+)";
+  std::string out = fuse(text, "fuse-ops");
+  std::string f = function(out, "fused_exp_add");
+  EXPECT_NE(f.find("-> (f32[2, 4], f32[2, 4]) attrs(primitive = true)"), std::string::npos) << out;
+  EXPECT_NE(f.find("return (%a, %b)"), std::string::npos) << out;
+  EXPECT_NE(out.find("= call @fused_exp_add(%x)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%a: f32[2, 4] = %fused_exp_add_out[0]"), std::string::npos) << out;
+  EXPECT_NE(out.find("%b: f32[2, 4] = %fused_exp_add_out[1]"), std::string::npos) << out;
+}
+
+TEST(FuseOps, InjectiveOpsFuseAndSameGroupsShareAFunction) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[2, 6], %y: f32[2, 6]) -> (f32[3, 4], f32[3, 4]) {
+  dataflow {
+    %a: f32[2, 6] = relu(%x)
+    %r: f32[3, 4] = reshape(%a, shape = [3, 4])
+    %e: f32[3, 4] = exp(%r)
+    %b: f32[2, 6] = relu(%y)
+    %q: f32[3, 4] = reshape(%b, shape = [3, 4])
+    %f: f32[3, 4] = exp(%q)
+  }
+  return (%e, %f)
+}
+)";
+  std::string out = fuse(text, "fuse-ops");
+  EXPECT_NE(out.find("%e: f32[3, 4] = call @fused_relu_reshape_exp(%x)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%f: f32[3, 4] = call @fused_relu_reshape_exp(%y)"), std::string::npos) << out;
+  EXPECT_EQ(count(out, "graph @"), 2) << out;
+}
+
+TEST(FuseOps, LeavesPrimitiveCallsAlone) {
+  std::string out = fuse(kConvBlock, "fuse-ops,fuse-ops");
+  EXPECT_EQ(count(out, "graph @"), 2) << out;
+}
+
+// --- ResNet-18 ----------------------------------------------------------
+
+namespace {
+
+struct Counts {
+  int ops = 0, groups = 0;
+};
+
+Counts countMain(const ir::Module& m) {
+  Counts c;
+  for (const auto& block : m.findGraph("main")->blocks)
+    for (const auto& b : block.bindings) {
+      if (b.value.kind == ir::ValueKind::Op) ++c.ops;
+      if (b.value.kind == ir::ValueKind::CallGraph) ++c.groups;
+    }
+  return c;
+}
+
+}  // namespace
+
+TEST(FuseOps, ResNet18AndMobileNetV2) {
+  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
+  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
+                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
+                                dir.path() + "', '--only', 'resnet18', 'mobilenetv2']))",
+                            dir.path()),
+            0);
+  ops::installIrHooks();
+  for (std::string name : {"resnet18", "mobilenetv2"}) {
+    auto imported = frontend::importOnnxFile(dir.file(name + ".onnx"));
+    frontend::writeImportedModel(imported, dir.file(name + ".ir"), "");
+    ir::Module m = ir::parseModuleFile(dir.file(name + ".ir"));
+    Counts before = countMain(m);
+    PassContext ctx;
+    ctx.verify_each = true;
+    runPipeline(m, parsePipeline("fuse-ops"), ctx);
+    Counts after = countMain(m);
+    std::cout << name << ": " << before.ops << " graph ops -> " << after.groups
+              << " fused groups (kernels)\n";
+    EXPECT_EQ(after.ops, 0);
+    EXPECT_LE(after.groups * 2, before.ops) << name;
+    if (name == "resnet18") {
+      std::string text = ir::printModule(m);
+      // Every residual block's second convolution takes bias, residual and relu.
+      EXPECT_GE(count(text, "graph @fused_conv2d_add_add_relu"), 1) << text;
+      EXPECT_GE(count(text, "= call @fused_conv2d_add_add_relu"), 8) << text;
+      NpyArray input = readNpy(dir.file(name + ".input.npy"));
+      ir::Tensor x = ir::Tensor::copyOf(ir::DType::f32, input.shape, input.data);
+      ir::Module original = ir::parseModuleFile(dir.file(name + ".ir"));
+      auto ref = runModule(original, {{"input", x}});
+      auto got = runModule(m, {{"input", x}});
+      expectSameOutputs(ref, got);
+    }
+  }
+}
+
+// --- fuse-by-pattern ----------------------------------------------------
+
+namespace {
+
+const char* kDense = R"(mlcc.ir 1
+
+graph @main(%x: f32[2, 8], %w: f32[4, 8], %w2: f32[4, 4]) -> (f32[2, 4], f32[2, 4]) {
+  dataflow {
+    %b: f32[4] = const [1.0, 2.0, 3.0, 4.0]
+    %d: f32[2, 4] = dense(%x, %w)
+    %db: f32[2, 4] = add(%b, %d)
+    %y: f32[2, 4] = relu(%db)
+    %d2: f32[2, 4] = dense(%y, %w2)
+    %z: f32[2, 4] = exp(%d2)
+    %m: f32[2, 4] = matmul(%y, %w2)
+    %n: f32[2, 4] = negative(%m)
+  }
+  return (%z, %n)
+}
+)";
+
+std::string patternFile(const std::string& name) { return std::string(MLCC_SOURCE_DIR) + "/" + name; }
+
+}  // namespace
+
+TEST(FuseByPattern, BlasPatternsWithCodegen) {
+  std::string out = fuse(kDense, "fuse-by-pattern,fuse-ops", patternFile("pipelines/patterns/blas.yaml"));
+  // add(%b, %d) matches add(_, b) with swapped operands.
+  EXPECT_NE(out.find("%y: f32[2, 4] = call @fused_dense_add_relu(%x, %w, %b)"), std::string::npos) << out;
+  EXPECT_NE(
+      function(out, "fused_dense_add_relu")
+          .find("attrs(codegen = \"blas.dense_bias_relu\", pattern = \"dense_bias_relu\", primitive = true)"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find("%d2: f32[2, 4] = call @fused_dense(%y, %w2)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%m: f32[2, 4] = call @fused_matmul(%y, %w2)"), std::string::npos) << out;
+  // fuse-ops groups the rest around the library calls.
+  EXPECT_NE(out.find("%z: f32[2, 4] = call @fused_exp(%d2)"), std::string::npos) << out;
+  EXPECT_NE(function(out, "fused_exp").find("attrs(primitive = true)"), std::string::npos) << out;
+  EXPECT_EQ(count(out, "codegen = "), 3) << out;
+}
+
+TEST(FuseByPattern, CublasAndNoDoubleMatch) {
+  std::string out =
+      fuse(kDense, "fuse-by-pattern{patterns=" + patternFile("pipelines/patterns/cublas.yaml") + "}");
+  EXPECT_NE(out.find("call @fused_dense_add_relu(%x, %w, %b)"), std::string::npos) << out;
+  EXPECT_NE(out.find("codegen = \"cublas.dense_bias_relu\""), std::string::npos) << out;
+  // Each dense is matched once: by the largest pattern that fits.
+  EXPECT_EQ(count(out, "= dense("), 2) << out;  // inside the two sub-functions only
+  EXPECT_EQ(count(out, "codegen = \"cublas.dense\""), 1) << out;
+}
+
+TEST(FuseByPattern, InnerValuesUsedOutsideAreNotMatched) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[2, 8], %w: f32[4, 8], %b: f32[4]) -> (f32[2, 4], f32[2, 4]) {
+  dataflow {
+    %d: f32[2, 4] = dense(%x, %w)
+    %db: f32[2, 4] = add(%d, %b)
+    %y: f32[2, 4] = relu(%db)
+  }
+  return (%y, %db)
+}
+)";
+  std::string out = fuse(text, "fuse-by-pattern", patternFile("pipelines/patterns/blas.yaml"));
+  EXPECT_NE(out.find("%db: f32[2, 4] = call @fused_dense_add(%x, %w, %b)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%y: f32[2, 4] = relu(%db)"), std::string::npos) << out;
+}
+
+TEST(FuseByPattern, AttributeConstraints) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[1, 4, 4, 4], %w: f32[4, 4, 1, 1], %dw: f32[4, 1, 3, 3]) -> f32[1, 4, 4, 4] {
+  dataflow {
+    %c: f32[1, 4, 4, 4] = conv2d(%x, %w)
+    %r: f32[1, 4, 4, 4] = relu(%c)
+    %g: f32[1, 4, 4, 4] = conv2d(%r, %dw, padding = [1, 1, 1, 1], groups = 4)
+    %s: f32[1, 4, 4, 4] = relu(%g)
+  }
+  return %s
+}
+)";
+  std::string out =
+      fuse(text, "fuse-by-pattern", std::string(MLCC_TEST_DATA_DIR) + "/transform/patterns/conv.yaml");
+  EXPECT_NE(out.find("%r: f32[1, 4, 4, 4] = call @fused_conv2d_relu(%x, %w)"), std::string::npos) << out;
+  EXPECT_NE(out.find("codegen = \"dnn.conv2d_relu\", pattern = \"conv_relu\""), std::string::npos) << out;
+  EXPECT_NE(out.find("%g: f32[1, 4, 4, 4] = conv2d(%r, %dw"), std::string::npos)
+      << out;  // groups = 4: no match
+}
+
+TEST(FuseByPattern, PatternFileErrorsNameFileLineAndKey) {
+  auto error = [](const std::string& name) {
+    std::string path = std::string(MLCC_TEST_DATA_DIR) + "/transform/patterns/" + name;
+    ir::Module m = ir::parseModule(kDense, "m.ir");
+    PassContext ctx;
+    ctx.patterns_path = path;
+    try {
+      runPipeline(m, parsePipeline("fuse-by-pattern"), ctx);
+    } catch (const Error& e) {
+      std::string f = e.format();
+      return f.substr(f.find("/patterns/") + 10);
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error("bad_op.yaml").substr(0, 75),
+            "bad_op.yaml:6:9: error: patterns[0].ops[1]: unknown op 'dens'\n      - dens(_, b)");
+  EXPECT_EQ(error("bad_attr.yaml").substr(0, 74),
+            "bad_attr.yaml:6:25: error: patterns[0].ops[0].attrs.groups: must be an int");
+  EXPECT_EQ(
+      error("bad_attr_name.yaml").substr(0, 95),
+      "bad_attr_name.yaml:7:11: error: patterns[0].ops[0].attrs.group: op 'conv2d' has no attribute 'group'");
+  EXPECT_EQ(error("bad_key.yaml").substr(0, 81),
+            "bad_key.yaml:4:5: error: patterns[0].codgen: unknown key (expected name, ops, codegen)");
+  EXPECT_EQ(error("bad_yaml.yaml").substr(0, 40), "bad_yaml.yaml:5:9: error: invalid YAML: ");
+  EXPECT_EQ(error("bad_arity.yaml").substr(0, 87),
+            "bad_arity.yaml:5:9: error: patterns[0].ops[0]: op 'dense' takes 2 operand(s), not 1");
+  EXPECT_EQ(error("bad_root.yaml").substr(0, 99),
+            "bad_root.yaml:5:9: error: patterns[0].ops[0]: op 'dense' does not feed the pattern's root (the "
+            "last op)");
+  EXPECT_NE(error("missing.yaml").find("missing.yaml"), std::string::npos);
+}
