@@ -3,6 +3,9 @@
 // kernels: im2col (col2im for the transpose) around the blocked f32 GEMM.
 #include <algorithm>
 
+#include "legalize_util_nn.h"
+#include "mlcc/ir/builder.h"
+#include "mlcc/ir/te.h"
 #include "nn_util.h"
 #include "op_families.h"
 
@@ -162,6 +165,32 @@ int64_t flopsConv2d(const std::vector<Type>& inputs, const Type& output, const i
   return 2 * staticCount(output.shape) * staticCount({ws[1], ws[2], ws[3]});
 }
 
+// As TVM's topi conv2d_nchw: a `pad` stage (only when some padding is
+// nonzero), then one reduce stage "conv2d" over (c, kh, kw) of the group:
+//   out[n, o, y, x] = sum pad[n, g(o) * Cg + c, y * sh + kh * dh, x * sw + kw * dw]
+//                         * w[o, c, kh, kw],   g(o) = o / (O / groups).
+// f16/bf16 accumulate in f32, then a cast stage rounds (as the kernel does).
+ir::PrimFunc legalizeConv2d(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  using namespace ir::build;
+  ConvAttrs a = convAttrs(attrs, "conv2d", false);
+  ir::te::FuncBuilder fb("conv2d");
+  ir::Buffer x = fb.input("x", inputs[0]), w = fb.input("w", inputs[1]);
+  DType acc = nnlegal::accDType(output.dtype);
+  ir::Buffer xp =
+      nnlegal::padStage(fb, "pad", x, {0, 0, a.pt, a.pl}, {0, 0, a.pb, a.pr}, ir::te::constant(x->dtype, 0));
+  PrimExpr cg = w->shape[1];
+  PrimExpr og = dimFloorDiv(w->shape[0], dimConst(a.groups));
+  ir::Buffer y = fb.reduce("conv2d", output.shape, acc, {cg, w->shape[2], w->shape[3]}, ir::te::ReduceOp::Sum,
+                           [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                             PrimExpr c = a.groups == 1 ? PrimExpr(r[0]) : (i[1] / og) * cg + r[0];
+                             PrimExpr ih = nnlegal::mulC(i[2], a.sh) + nnlegal::mulC(r[1], a.dh);
+                             PrimExpr iw = nnlegal::mulC(i[3], a.sw) + nnlegal::mulC(r[2], a.dw);
+                             return nnlegal::castTo(acc, load(xp, {i[0], c, ih, iw})) *
+                                    nnlegal::castTo(acc, load(w, {i[1], r[0], r[1], r[2]}));
+                           });
+  return fb.build({nnlegal::castStage(fb, "conv2d_cast", y, output.dtype)});
+}
+
 // ---- conv2d_transpose ---------------------------------------------------------
 
 Type inferConv2dTranspose(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
@@ -247,6 +276,44 @@ int64_t flopsConv2dTranspose(const std::vector<Type>& inputs, const Type&, const
   return 2 * staticCount(inputs[0].shape) * staticCount({ws[1], ws[2], ws[3]});
 }
 
+// One reduce stage "conv2d_transpose" over the input channels of the group
+// and the kernel taps, gathering the input element each output element
+// receives (the kernel scatters x[ih] to oh = ih * s - pad + kh * d):
+//   out[n, o, y, x] = sum x[n, g * Cg + c, ty / sh, tx / sw] * w[g * Cg + c, o % Og, kh, kw]
+// with ty = y + pt - kh * dh (and tx likewise), counted only where ty is a
+// multiple of sh and ty / sh lies in the input (a guarded load).
+ir::PrimFunc legalizeConv2dTranspose(const std::vector<Type>& inputs, const Type& output,
+                                     const ir::Attrs& attrs) {
+  using namespace ir::build;
+  ConvAttrs a = convAttrs(attrs, "conv2d_transpose", true);
+  ir::te::FuncBuilder fb("conv2d_transpose");
+  ir::Buffer x = fb.input("x", inputs[0]), w = fb.input("w", inputs[1]);
+  DType acc = nnlegal::accDType(output.dtype);
+  PrimExpr cg = dimFloorDiv(x->shape[1], dimConst(a.groups));
+  PrimExpr og = w->shape[1];
+  // The input index along one axis and its validity.
+  auto source = [&](const PrimExpr& o, const PrimExpr& k, int64_t s, int64_t pad, int64_t d,
+                    const PrimExpr& limit, PrimExpr* idx) {
+    PrimExpr t = nnlegal::addC(o, pad) - nnlegal::mulC(k, d);
+    *idx = s == 1 ? t : t / s;
+    PrimExpr ok = nnlegal::inRange(*idx, limit);
+    return s == 1 ? ok : (eq(t % s, int64_t{0}) && ok);
+  };
+  ir::Buffer y =
+      fb.reduce("conv2d_transpose", output.shape, acc, {cg, w->shape[2], w->shape[3]}, ir::te::ReduceOp::Sum,
+                [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                  PrimExpr c = a.groups == 1 ? PrimExpr(r[0]) : (i[1] / og) * cg + r[0];
+                  PrimExpr oc = a.groups == 1 ? PrimExpr(i[1]) : i[1] % og;
+                  PrimExpr ih, iw;
+                  PrimExpr ok = source(i[2], r[1], a.sh, a.pt, a.dh, x->shape[2], &ih) &&
+                                source(i[3], r[2], a.sw, a.pl, a.dw, x->shape[3], &iw);
+                  PrimExpr xv = nnlegal::guardedLoad(x, {i[0], c, ih, iw}, {false, false, true, true}, ok,
+                                                     ir::te::constant(x->dtype, 0));
+                  return nnlegal::castTo(acc, xv) * nnlegal::castTo(acc, load(w, {c, oc, r[1], r[2]}));
+                });
+  return fb.build({nnlegal::castStage(fb, "conv2d_transpose_cast", y, output.dtype)});
+}
+
 std::vector<AttrSpec> convSpecs(bool transpose) {
   std::vector<AttrSpec> specs{
       {"strides", AttrKind::Ints, ir::AttrValue::ints({1, 1})},
@@ -262,9 +329,9 @@ std::vector<AttrSpec> convSpecs(bool transpose) {
 
 void registerConvOps(std::vector<OpDef>& ops) {
   ops.push_back({"conv2d", 2, 2, OpPattern::OutEwiseFusable, convSpecs(false), inferConv2d, computeConv2d,
-                 flopsConv2d});
+                 flopsConv2d, legalizeConv2d});
   ops.push_back({"conv2d_transpose", 2, 2, OpPattern::OutEwiseFusable, convSpecs(true), inferConv2dTranspose,
-                 computeConv2dTranspose, flopsConv2dTranspose});
+                 computeConv2dTranspose, flopsConv2dTranspose, legalizeConv2dTranspose});
 }
 
 }  // namespace mlcc::ops

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 
+#include "legalize_util_nn.h"
+#include "mlcc/ir/builder.h"
+#include "mlcc/ir/te.h"
 #include "nn_util.h"
 #include "op_families.h"
 
@@ -282,6 +285,54 @@ int64_t flopsMatmul(const std::vector<Type>& inputs, const Type& output, const i
   return 2 * staticCount(output.shape) * k;
 }
 
+// out[batch..., m, n] = sum over k of a[batch..., m, k] * b[batch..., k, n]
+// with numpy's 1-D promotion (a [K]: no m axis; b [K]: no n axis) and batch
+// broadcasting (an operand's batch dimension 1 is read at index 0). One
+// reduce stage over k; f16/bf16 accumulate in f32 and a cast stage rounds,
+// integers accumulate (wrapping) in their own dtype, as the kernel does.
+ir::PrimFunc legalizeMatmul(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  using namespace ir::build;
+  const Type& at = inputs[0];
+  const Type& bt = inputs[1];
+  ir::te::FuncBuilder fb("matmul");
+  ir::Buffer a = fb.input("a", at), b = fb.input("b", bt);
+  DType acc = nnlegal::accDType(output.dtype);
+  size_t ra = at.rank(), rb = bt.rank(), ro = output.rank();
+  size_t obatch = ro - (ra >= 2 ? 1 : 0) - (rb >= 2 ? 1 : 0);
+  // The operand's batch indices: its batch dims align with the output's last ones.
+  auto batchIndices = [&](const Type& t, const ir::te::Indices& i) {
+    std::vector<ir::PrimExpr> idx;
+    size_t nb = t.rank() - 2;
+    for (size_t d = 0; d < nb; ++d) {
+      if (isConstDim(t.shape[d], 1))
+        idx.push_back(dimConst(0));
+      else
+        idx.push_back(i[obatch - nb + d]);
+    }
+    return idx;
+  };
+  ir::Buffer y = fb.reduce("matmul", output.shape, acc, {at.shape.back()}, ir::te::ReduceOp::Sum,
+                           [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                             std::vector<ir::PrimExpr> ai, bi;
+                             if (ra == 1) {
+                               ai = {r[0]};
+                             } else {
+                               ai = batchIndices(at, i);
+                               ai.push_back(i[obatch]);
+                               ai.push_back(r[0]);
+                             }
+                             if (rb == 1) {
+                               bi = {r[0]};
+                             } else {
+                               bi = batchIndices(bt, i);
+                               bi.push_back(r[0]);
+                               bi.push_back(i[obatch + (ra >= 2 ? 1 : 0)]);
+                             }
+                             return nnlegal::castTo(acc, load(a, ai)) * nnlegal::castTo(acc, load(b, bi));
+                           });
+  return fb.build({nnlegal::castStage(fb, "matmul_cast", y, output.dtype)});
+}
+
 // ---- dense ------------------------------------------------------------------
 
 Type inferDense(const std::vector<Type>& inputs, const ir::Attrs&) {
@@ -323,11 +374,37 @@ int64_t flopsDense(const std::vector<Type>& inputs, const Type& output, const ir
   return 2 * staticCount(output.shape) * staticCount({inputs[1].shape[1]});
 }
 
+// out[..., j] = sum over k of x[..., k] * w[j, k]: one reduce stage over k.
+ir::PrimFunc legalizeDense(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  using namespace ir::build;
+  ir::te::FuncBuilder fb("dense");
+  ir::Buffer x = fb.input("x", inputs[0]), w = fb.input("w", inputs[1]);
+  DType acc = nnlegal::accDType(output.dtype);
+  size_t ro = output.rank();
+  ir::Buffer y =
+      fb.reduce("dense", output.shape, acc, {inputs[0].shape.back()}, ir::te::ReduceOp::Sum,
+                [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                  std::vector<ir::PrimExpr> xi(i.begin(), i.end() - 1);
+                  xi.push_back(r[0]);
+                  return nnlegal::castTo(acc, load(x, xi)) * nnlegal::castTo(acc, load(w, {i[ro - 1], r[0]}));
+                });
+  return fb.build({nnlegal::castStage(fb, "dense_cast", y, output.dtype)});
+}
+
 }  // namespace
 
 void registerLinalgOps(std::vector<OpDef>& ops) {
-  ops.push_back({"matmul", 2, 2, OpPattern::OutEwiseFusable, {}, inferMatmul, computeMatmul, flopsMatmul});
-  ops.push_back({"dense", 2, 2, OpPattern::OutEwiseFusable, {}, inferDense, computeDense, flopsDense});
+  ops.push_back({"matmul",
+                 2,
+                 2,
+                 OpPattern::OutEwiseFusable,
+                 {},
+                 inferMatmul,
+                 computeMatmul,
+                 flopsMatmul,
+                 legalizeMatmul});
+  ops.push_back(
+      {"dense", 2, 2, OpPattern::OutEwiseFusable, {}, inferDense, computeDense, flopsDense, legalizeDense});
 }
 
 }  // namespace mlcc::ops

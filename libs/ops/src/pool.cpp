@@ -4,6 +4,9 @@
 #include <algorithm>
 #include <limits>
 
+#include "legalize_util_nn.h"
+#include "mlcc/ir/builder.h"
+#include "mlcc/ir/te.h"
 #include "nn_util.h"
 #include "op_families.h"
 
@@ -140,6 +143,74 @@ std::vector<Tensor> computePool(const std::vector<Tensor>& inputs, const ir::Att
   return {out};
 }
 
+// One reduce stage named after the op over the window taps (kh, kw), reading
+// the input through guarded loads (padding and ceil_mode's overhanging
+// windows read -inf for max, 0 for avg; no guard where every window lies
+// inside the input). avg_pool2d then divides by the kernel's count, written
+// from the output index: the taps inside the input, or with
+// count_include_pad those inside the padded extent [-pad_begin, in + pad_end)
+// (PyTorch clips ceil_mode windows to it); 0 where the count is 0. avg
+// accumulates f16/bf16 in f32 (as the kernel); max is exact in any dtype.
+template <bool kAvg>
+ir::PrimFunc legalizePool(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  using namespace ir::build;
+  const char* op = kAvg ? "avg_pool2d" : "max_pool2d";
+  PoolAttrs a = poolAttrs(attrs, op, kAvg);
+  ir::te::FuncBuilder fb(op);
+  ir::Buffer x = fb.input("x", inputs[0]);
+  DType acc = kAvg ? nnlegal::accDType(output.dtype) : output.dtype;
+  const PrimExpr &H = x->shape[2], &W = x->shape[3], &OH = output.shape[2], &OW = output.shape[3];
+  bool hin = nnlegal::windowsInside(H, OH, a.kh, a.sh, a.pt, a.dh);
+  bool win = nnlegal::windowsInside(W, OW, a.kw, a.sw, a.pl, a.dw);
+  PrimExpr fill =
+      kAvg ? ir::te::constant(x->dtype, 0) : ir::te::reduceIdentity(ir::te::ReduceOp::Max, x->dtype);
+  ir::Buffer y = fb.reduce(
+      op, output.shape, acc, {dimConst(a.kh), dimConst(a.kw)},
+      kAvg ? ir::te::ReduceOp::Sum : ir::te::ReduceOp::Max,
+      [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+        PrimExpr ih = nnlegal::addC(nnlegal::mulC(i[2], a.sh), -a.pt) + nnlegal::mulC(r[0], a.dh);
+        PrimExpr iw = nnlegal::addC(nnlegal::mulC(i[3], a.sw), -a.pl) + nnlegal::mulC(r[1], a.dw);
+        PrimExpr ok;
+        if (!hin) ok = nnlegal::inRange(ih, H);
+        if (!win) ok = ok ? (ok && nnlegal::inRange(iw, W)) : nnlegal::inRange(iw, W);
+        PrimExpr v = ok ? nnlegal::guardedLoad(x, {i[0], i[1], ih, iw}, {false, false, !hin, !win}, ok, fill)
+                        : load(x, {i[0], i[1], ih, iw});
+        return nnlegal::castTo(acc, v);
+      });
+  if constexpr (!kAvg) {
+    return fb.build({y});
+  } else {
+    // The divisor's factor along one axis.
+    auto count = [&](const PrimExpr& o, const PrimExpr& in, const PrimExpr& out, int64_t k, int64_t s,
+                     int64_t pbeg, int64_t pend, int64_t d) -> PrimExpr {
+      if (a.count_include_pad) {
+        PrimExpr limit = dimAdd(in, dimConst(pbeg + pend));
+        if (nnlegal::windowsInside(limit, out, k, s, 0, d)) return nullptr;
+        return nnlegal::validTaps(nnlegal::mulC(o, s), k, d, limit);
+      }
+      if (nnlegal::windowsInside(in, out, k, s, pbeg, d)) return nullptr;
+      return nnlegal::validTaps(nnlegal::addC(nnlegal::mulC(o, s), -pbeg), k, d, in);
+    };
+    ir::Buffer z =
+        fb.compute(op + std::string("_divide"), output.shape, output.dtype, [&](const ir::te::Indices& i) {
+          PrimExpr ch = count(i[2], H, OH, a.kh, a.sh, a.pt, a.pb, a.dh);
+          PrimExpr cw = count(i[3], W, OW, a.kw, a.sw, a.pl, a.pr, a.dw);
+          PrimExpr sum = load(y, {i[0], i[1], i[2], i[3]});
+          PrimExpr v;
+          if (ch == nullptr && cw == nullptr) {
+            v = sum / ir::te::constant(acc, static_cast<double>(a.kh * a.kw));
+          } else {
+            PrimExpr c = ch != nullptr && cw != nullptr ? ch * cw
+                         : ch != nullptr                ? nnlegal::mulC(ch, a.kw)
+                                                        : nnlegal::mulC(cw, a.kh);
+            v = makeSelect(c > 0, sum / ir::makeCast(acc, c), ir::te::constant(acc, 0));
+          }
+          return nnlegal::castTo(output.dtype, v);
+        });
+    return fb.build({z});
+  }
+}
+
 template <bool kAvg>
 int64_t flopsPool(const std::vector<Type>&, const Type& output, const ir::Attrs& attrs) {
   auto k = attrInts(attrs, "pool_size");
@@ -191,6 +262,32 @@ std::vector<Tensor> computeGlobalPool(const std::vector<Tensor>& inputs, const i
   }
   if (tx.dtype() != DType::f32) out = nn::fromF32(tx.dtype(), oshape, o);
   return {out};
+}
+
+// One reduce stage named after the op over (h, w); the average divides by
+// h * w in a second stage (f16/bf16 sum in f32, as the kernel).
+template <bool kAvg>
+ir::PrimFunc legalizeGlobalPool(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  using namespace ir::build;
+  const char* op = kAvg ? "global_avg_pool2d" : "global_max_pool2d";
+  ir::te::FuncBuilder fb(op);
+  ir::Buffer x = fb.input("x", inputs[0]);
+  DType acc = kAvg ? nnlegal::accDType(output.dtype) : output.dtype;
+  ir::Buffer y = fb.reduce(op, output.shape, acc, {x->shape[2], x->shape[3]},
+                           kAvg ? ir::te::ReduceOp::Sum : ir::te::ReduceOp::Max,
+                           [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                             return nnlegal::castTo(acc, load(x, {i[0], i[1], r[0], r[1]}));
+                           });
+  if constexpr (!kAvg) {
+    return fb.build({y});
+  } else {
+    PrimExpr hw = ir::makeCast(acc, dimMul(x->shape[2], x->shape[3]));
+    ir::Buffer z =
+        fb.compute(op + std::string("_divide"), output.shape, output.dtype, [&](const ir::te::Indices& i) {
+          return nnlegal::castTo(output.dtype, load(y, {i[0], i[1], i[2], i[3]}) / hw);
+        });
+    return fb.build({z});
+  }
 }
 
 int64_t flopsInput(const std::vector<Type>& inputs, const Type&, const ir::Attrs&) {
@@ -257,13 +354,60 @@ std::vector<Tensor> computeAdaptiveAvgPool(const std::vector<Tensor>& inputs, co
   return {out};
 }
 
+// PyTorch's bins [floor(i * in / out), ceil((i + 1) * in / out)) have
+// variable extents: one reduce stage "adaptive_avg_pool2d" over the largest
+// window of each axis, guarded to the output element's own bin, then a
+// stage dividing by the bin's size.
+ir::PrimFunc legalizeAdaptiveAvgPool(const std::vector<Type>& inputs, const Type& output,
+                                     const ir::Attrs& attrs) {
+  using namespace ir::build;
+  const char* op = "adaptive_avg_pool2d";
+  auto size = adaptiveSize(attrs, op);
+  ir::te::FuncBuilder fb(op);
+  ir::Buffer x = fb.input("x", inputs[0]);
+  DType acc = nnlegal::accDType(output.dtype);
+  const PrimExpr &H = x->shape[2], &W = x->shape[3];
+  // The largest bin of an axis: exact for a constant input size, else the
+  // bound ceil(in / out) + 1.
+  auto maxWindow = [](const PrimExpr& in, int64_t out) {
+    int64_t n;
+    if (!ir::asConstInt(in, &n))
+      return dimAdd(dimFloorDiv(dimAdd(in, dimConst(out - 1)), dimConst(out)), dimConst(1));
+    int64_t m = 0;
+    for (int64_t i = 0; i < out; ++i) m = std::max(m, ((i + 1) * n + out - 1) / out - i * n / out);
+    return dimConst(m);
+  };
+  auto binStart = [](const PrimExpr& o, const PrimExpr& in, int64_t out) { return (o * in) / out; };
+  auto binEnd = [](const PrimExpr& o, const PrimExpr& in, int64_t out) {
+    return ((o + 1) * in + (out - 1)) / out;
+  };
+  ir::Buffer y = fb.reduce(op, output.shape, acc, {maxWindow(H, size[0]), maxWindow(W, size[1])},
+                           ir::te::ReduceOp::Sum, [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                             PrimExpr ih = binStart(i[2], H, size[0]) + r[0];
+                             PrimExpr iw = binStart(i[3], W, size[1]) + r[1];
+                             PrimExpr ok = nnlegal::less(ih, binEnd(i[2], H, size[0])) &&
+                                           nnlegal::less(iw, binEnd(i[3], W, size[1]));
+                             PrimExpr v =
+                                 nnlegal::guardedLoad(x, {i[0], i[1], ih, iw}, {false, false, true, true}, ok,
+                                                      ir::te::constant(x->dtype, 0));
+                             return nnlegal::castTo(acc, v);
+                           });
+  ir::Buffer z =
+      fb.compute(std::string(op) + "_divide", output.shape, output.dtype, [&](const ir::te::Indices& i) {
+        PrimExpr count = (binEnd(i[2], H, size[0]) - binStart(i[2], H, size[0])) *
+                         (binEnd(i[3], W, size[1]) - binStart(i[3], W, size[1]));
+        return nnlegal::castTo(output.dtype, load(y, {i[0], i[1], i[2], i[3]}) / ir::makeCast(acc, count));
+      });
+  return fb.build({z});
+}
+
 }  // namespace
 
 void registerPoolOps(std::vector<OpDef>& ops) {
   ops.push_back({"max_pool2d", 1, 1, OpPattern::Opaque, poolSpecs(false), inferPool<false>,
-                 computePool<false>, flopsPool<false>});
+                 computePool<false>, flopsPool<false>, legalizePool<false>});
   ops.push_back({"avg_pool2d", 1, 1, OpPattern::Opaque, poolSpecs(true), inferPool<true>, computePool<true>,
-                 flopsPool<true>});
+                 flopsPool<true>, legalizePool<true>});
   ops.push_back({"global_avg_pool2d",
                  1,
                  1,
@@ -271,7 +415,8 @@ void registerPoolOps(std::vector<OpDef>& ops) {
                  {},
                  inferGlobalPool<true>,
                  computeGlobalPool<true>,
-                 flopsInput});
+                 flopsInput,
+                 legalizeGlobalPool<true>});
   ops.push_back({"global_max_pool2d",
                  1,
                  1,
@@ -279,10 +424,11 @@ void registerPoolOps(std::vector<OpDef>& ops) {
                  {},
                  inferGlobalPool<false>,
                  computeGlobalPool<false>,
-                 flopsInput});
+                 flopsInput,
+                 legalizeGlobalPool<false>});
   ops.push_back({"adaptive_avg_pool2d", 1, 1, OpPattern::Opaque,
                  std::vector<AttrSpec>{{"output_size", AttrKind::Ints, std::nullopt}}, inferAdaptiveAvgPool,
-                 computeAdaptiveAvgPool, flopsInput});
+                 computeAdaptiveAvgPool, flopsInput, legalizeAdaptiveAvgPool});
 }
 
 }  // namespace mlcc::ops
