@@ -2,13 +2,16 @@
 // each fused group into one prim func; library-dispatched groups become
 // call_extern.
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 
+#include "mlcc/ir/module_io.h"
+#include "mlcc/ir/parser.h"
 #include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
-#include "mlcc/transform/module_io.h"
 #include "mlcc/transform/pass.h"
 
 int main(int argc, char** argv) {
@@ -38,7 +41,10 @@ int main(int argc, char** argv) {
     }
     mlcc::transform::Pipeline pipeline = mlcc::transform::parsePipeline(passes, "--passes");
     std::string path = input.empty() ? "-" : input;
-    mlcc::ir::Module m = mlcc::transform::readModule(path);
+    mlcc::ops::installIrHooks();
+    mlcc::ir::SourceMap map;
+    mlcc::ir::Module m = mlcc::ir::parseModuleFile(path, &map);
+    mlcc::ir::verifyModule(m, &map);
     mlcc::transform::NewWeights new_weights;
     mlcc::transform::PassContext ctx;
     ctx.verify_each = verify_each;
@@ -52,7 +58,13 @@ int main(int argc, char** argv) {
       if (!e.loc().file.empty()) throw;
       throw mlcc::Error(mlcc::SourceLoc{mlcc::displayName(path), 0, 0}, e.message());
     }
-    mlcc::transform::writeModule(m, output, &new_weights);
+    if (!new_weights.tensors.empty())
+      throw mlcc::Error("the pipeline made new constants; run constant folding in mlcc-fuse");
+    // The weights stay where they are: name them relative to the output's directory.
+    for (auto& f : m.weight_files)
+      if (!std::filesystem::path(f).is_absolute())
+        f = mlcc::ir::weightsPathFromIr(mlcc::resolvePath(m.base_dir, f), output, false);
+    mlcc::ir::writeModuleWithWeights(m, output, "", {});
     return 0;
   });
 }
