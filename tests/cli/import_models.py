@@ -146,6 +146,36 @@ save("constant_pow_where", [
 save("flatten_transpose", [N("Transpose", ["x"], ["t"], perm=[2, 0, 1]), N("Flatten", ["t"], ["y"], axis=1)], x,
      [4, 6], x.transpose(2, 0, 1).reshape(4, 6), expect=["permute_dims", "reshape"])
 
+# Ops lowered to other ops: Trilu (mask + where), EyeLike (a constant),
+# DepthToSpace/SpaceToDepth (reshape + permute_dims + reshape), Celu (elu).
+xt = r(2, 3, 5)
+save("trilu_lower_k", [N("Trilu", ["x", "k"], ["y"], upper=0)], xt, [2, 3, 5], np.tril(xt, 1), opset=14,
+     inits=[("k", np.array(1, np.int64))], expect=["where"])
+save("trilu_upper_eyelike", [N("Trilu", ["x"], ["u"]), N("EyeLike", ["e0"], ["e"], k=-1),
+                             N("Add", ["u", "e"], ["y"])], xt[0], [3, 5], np.triu(xt[0]) + np.eye(3, 5, -1),
+     opset=14, inits=[("e0", np.zeros((3, 5), np.float32))], expect=["where"])
+xd = r(1, 8, 2, 3)
+def d2s(x, b, mode):
+    n, c, h, w = x.shape
+    if mode == "DCR":
+        t = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        t = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return t.reshape(n, c // (b * b), h * b, w * b)
+save("depth_to_space_dcr", [N("DepthToSpace", ["x"], ["y"], blocksize=2)], xd, [1, 2, 4, 6], d2s(xd, 2, "DCR"),
+     expect=["permute_dims"])
+save("depth_to_space_crd", [N("DepthToSpace", ["x"], ["y"], blocksize=2, mode="CRD")], xd, [1, 2, 4, 6],
+     d2s(xd, 2, "CRD"))
+xs = r(1, 2, 4, 6)
+save("space_to_depth", [N("SpaceToDepth", ["x"], ["y"], blocksize=2)], xs, [1, 8, 2, 3],
+     xs.reshape(1, 2, 2, 2, 3, 2).transpose(0, 3, 5, 1, 2, 4).reshape(1, 8, 2, 3))
+save("celu", [N("Celu", ["x"], ["y"], alpha=0.5)], x, [2, 3, 4],
+     np.maximum(x, 0) + np.minimum(0, 0.5 * (np.exp(x / 0.5) - 1)), opset=12, expect=["elu"])
+# A Split of a constant folds, so the shape arithmetic on its parts does too.
+save("split_constant_shape", [N("Split", ["sh", "s"], ["a", "b"]), N("Concat", ["b", "a"], ["t"], axis=0),
+                              N("Reshape", ["x", "t"], ["y"])], x, [4, 6], x.reshape(4, 6),
+     inits=[("sh", np.array([6, 4], np.int64)), ("s", np.array([1, 1], np.int64))], expect=["reshape"])
+
 # Errors: unsupported ops listed all at once.
 g = helper.make_graph(
     [N("NonZero", ["x"], ["a"], name="nz_a"), N("NonZero", ["x"], ["b"], name="nz_b"),

@@ -275,8 +275,10 @@ def _npy_bytes(arr):
 # ----------------------------------------------------------------------------
 
 
-def generate(name, out_dir, opset):
-    builder, seed = MODELS[name]
+def generate(name, out_dir, opset, models=None):
+    """Export model NAME of MODELS (or of the given name -> (builder, seed)
+    table, e.g. tests/models/unseen.py's) with its input and PyTorch output."""
+    builder, seed = (models or MODELS)[name]
     t0 = time.perf_counter()
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(1000 + seed)

@@ -109,7 +109,7 @@ TEST(FuseOps, ConvBiasResidualReluIsOneGroup) {
   std::string f = function(out, "fused_conv2d_add_add_relu");
   EXPECT_NE(f.find("-> f32[1, 3, 4, 4] attrs(primitive = true) {"), std::string::npos) << out;
   EXPECT_NE(f.find("%b: f32[1, 3, 1, 1]"), std::string::npos) << f;  // the constant is a parameter
-  EXPECT_NE(out.find("%b: f32[1, 3, 1, 1] = const [0.5, -1, 2]"), std::string::npos) << out;
+  EXPECT_NE(out.find("%b: f32[1, 3, 1, 1] = const [0.5, -1.0, 2.0]"), std::string::npos) << out;
   EXPECT_EQ(count(out, "graph @"), 2) << out;
 }
 
@@ -418,24 +418,25 @@ TEST(FuseByPattern, PatternFileErrorsNameFileLineAndKey) {
       runPipeline(m, parsePipeline("fuse-by-pattern"), ctx);
     } catch (const Error& e) {
       std::string f = e.format();
-      return f.substr(f.find("/patterns/") + 10);
+      f = f.substr(0, f.find('\n'));  // the first line, without the file's directory
+      size_t dir = f.find(path);
+      return dir == std::string::npos ? f : f.replace(dir, path.size(), name);
     }
     return std::string("no error");
   };
-  EXPECT_EQ(error("bad_op.yaml").substr(0, 75),
-            "bad_op.yaml:6:9: error: patterns[0].ops[1]: unknown op 'dens'\n      - dens(_, b)");
-  EXPECT_EQ(error("bad_attr.yaml").substr(0, 74),
+  EXPECT_EQ(error("bad_op.yaml"), "bad_op.yaml:6:9: error: patterns[0].ops[1]: unknown op 'dens'");
+  EXPECT_EQ(error("bad_attr.yaml"),
             "bad_attr.yaml:6:25: error: patterns[0].ops[0].attrs.groups: must be an int");
   EXPECT_EQ(
-      error("bad_attr_name.yaml").substr(0, 95),
+      error("bad_attr_name.yaml"),
       "bad_attr_name.yaml:7:11: error: patterns[0].ops[0].attrs.group: op 'conv2d' has no attribute 'group'");
-  EXPECT_EQ(error("bad_key.yaml").substr(0, 81),
+  EXPECT_EQ(error("bad_key.yaml"),
             "bad_key.yaml:4:5: error: patterns[0].codgen: unknown key (expected name, ops, codegen)");
-  EXPECT_EQ(error("bad_yaml.yaml").substr(0, 40), "bad_yaml.yaml:5:9: error: invalid YAML: ");
-  EXPECT_EQ(error("bad_arity.yaml").substr(0, 87),
+  EXPECT_EQ(error("bad_yaml.yaml"), "bad_yaml.yaml:6:1: error: invalid YAML: end of sequence flow not found");
+  EXPECT_EQ(error("bad_arity.yaml"),
             "bad_arity.yaml:5:9: error: patterns[0].ops[0]: op 'dense' takes 2 operand(s), not 1");
-  EXPECT_EQ(error("bad_root.yaml").substr(0, 99),
+  EXPECT_EQ(error("bad_root.yaml"),
             "bad_root.yaml:5:9: error: patterns[0].ops[0]: op 'dense' does not feed the pattern's root (the "
             "last op)");
-  EXPECT_NE(error("missing.yaml").find("missing.yaml"), std::string::npos);
+  EXPECT_NE(error("missing.yaml").find("missing.yaml"), std::string::npos) << error("missing.yaml");
 }

@@ -120,6 +120,23 @@ std::vector<int64_t> concreteShape(const ir::Type& t, const SymEnv& env) {
   return s;
 }
 
+// `a` with the symbolic dimensions of expression items (a `dims` attribute
+// such as reshape's or broadcast_to's shape) replaced by their values, so the
+// op's kernel sees a concrete shape; unbound ones are left for it to report.
+ir::AttrValue bindAttr(const ir::AttrValue& a, const SymEnv& env, bool* changed) {
+  if (a.isExpr()) {
+    if (auto v = evalDim(a.asExpr(), env)) {
+      *changed = true;
+      return ir::AttrValue(*v);
+    }
+    return a;
+  }
+  if (!a.isList()) return a;
+  ir::AttrValue::List l;
+  for (const auto& item : a.asList()) l.push_back(bindAttr(item, env, changed));
+  return ir::AttrValue(std::move(l));
+}
+
 std::string describe(const ir::Binding& b) {
   const auto& v = b.value;
   std::string what;
@@ -202,7 +219,12 @@ struct Interpreter::Impl {
         return t.fields[v.index];
       }
       case ir::ValueKind::Op: {
-        std::vector<ir::Tensor> outs = ops::computeOp(v.callee, tensorArgs(v.args.size()), v.attrs);
+        const ir::Attrs* attrs = &v.attrs;
+        ir::Attrs bound;
+        bool changed = false;
+        for (const auto& [k, a] : v.attrs) bound.emplace(k, bindAttr(a, env, &changed));
+        if (changed) attrs = &bound;
+        std::vector<ir::Tensor> outs = ops::computeOp(v.callee, tensorArgs(v.args.size()), *attrs);
         if (!b.var->type.isTuple()) {
           if (outs.size() != 1)
             throw Error("op gave " + std::to_string(outs.size()) + " results, expected one");

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "elementwise_util.h"
+#include "legalize_util_ew.h"
 #include "mlcc/ir/float_bits.h"
 #include "op_families.h"
 
@@ -550,14 +551,224 @@ OpDef castOp() {
   return d;
 }
 
+// ---------------------------------------------------------------------------
+// Legalization (TensorIR compute definitions). Each op is one compute stage
+// named after the op; f16/bf16 values are staged through f32 exactly where
+// the kernels above stage them, so the results round the same way.
+
+using ir::PrimExpr;
+using namespace ir::build;
+
+PrimExpr call(const char* name, const PrimExpr& x) { return ir::makeCall(name, {x}); }
+PrimExpr neg(const PrimExpr& x) { return ir::makeUnary(ir::UnaryOp::Neg, x); }
+PrimExpr sel(const PrimExpr& c, const PrimExpr& t, const PrimExpr& f) { return ir::makeSelect(c, t, f); }
+PrimExpr f32(double v) { return ir::makeFloat(v, DType::f32); }
+
+// x -> f(x) on the f32 (float) or own-dtype (integer) value of each element.
+using ScalarFn = std::function<PrimExpr(const ir::Attrs&, const PrimExpr& x)>;
+
+LegalizeFn legalizeUnary(const std::string& name, ScalarFn f) {
+  return [name, f](const std::vector<Type>& in, const Type& out, const ir::Attrs& attrs) {
+    ir::te::FuncBuilder fb(name);
+    ir::Buffer x = fb.input("x", in[0]);
+    DType t = in[0].dtype;
+    ir::Buffer y = fb.compute(name, out.shape, out.dtype, [&](const ir::te::Indices& i) {
+      PrimExpr v = load(x, {i.begin(), i.end()});
+      if (!ir::isFloat(t)) return f(attrs, v);
+      PrimExpr r = f(attrs, lew::toF32(v));
+      return r->dtype == DType::boolean ? r : lew::fromF32(r, out.dtype);
+    });
+    return fb.build({y});
+  };
+}
+
+// Broadcasting op over all operands: f(values), where float operands of a
+// `stage` op are given as f32 and an f32 result is cast back to the output dtype.
+using NaryFn = std::function<PrimExpr(const ir::Attrs&, const std::vector<PrimExpr>& v)>;
+
+LegalizeFn legalizeBroadcast(const std::string& name, std::vector<std::string> names, bool stage, NaryFn f) {
+  return [name, names, stage, f](const std::vector<Type>& in, const Type& out, const ir::Attrs& attrs) {
+    ir::te::FuncBuilder fb(name);
+    std::vector<ir::Buffer> bufs;
+    for (size_t k = 0; k < in.size(); ++k) bufs.push_back(fb.input(names[k], in[k]));
+    ir::Buffer y = fb.compute(name, out.shape, out.dtype, [&](const ir::te::Indices& i) {
+      std::vector<PrimExpr> v;
+      for (const auto& b : bufs) {
+        PrimExpr e = lew::loadBroadcast(b, out.shape, i);
+        v.push_back(stage && lew::isHalf(e->dtype) ? lew::toF32(e) : e);
+      }
+      PrimExpr r = f(attrs, v);
+      return ir::isFloat(r->dtype) ? lew::fromF32(r, out.dtype) : r;
+    });
+    return fb.build({y});
+  };
+}
+
+OpDef& opNamed(std::vector<OpDef>& ops, const std::string& name) {
+  for (auto& d : ops)
+    if (d.name == name) return d;
+  throw Error("internal: op '" + name + "' is not registered");
+}
+
+ScalarFn intrinsic(const char* fn) {
+  return [fn](const ir::Attrs&, const PrimExpr& x) { return call(fn, x); };
+}
+
+float attrF32(const ir::Attrs& a, const char* name) { return static_cast<float>(attrFloat(a, name)); }
+
+void legalizeUnaryOps(std::vector<OpDef>& ops) {
+  auto set = [&](const char* name, ScalarFn f) { opNamed(ops, name).legalize = legalizeUnary(name, f); };
+  set("relu", [](const ir::Attrs&, const PrimExpr& x) {
+    PrimExpr zero = lew::lit(x, 0);
+    return sel(lew::lt(x, zero), zero, x);  // keeps NaN
+  });
+  set("abs", [](const ir::Attrs&, const PrimExpr& x) { return sel(lew::lt(x, lew::lit(x, 0)), neg(x), x); });
+  set("negative", [](const ir::Attrs&, const PrimExpr& x) { return neg(x); });
+  set("sign", [](const ir::Attrs&, const PrimExpr& x) {
+    PrimExpr zero = lew::lit(x, 0);
+    return sel(lew::gt(x, zero), lew::lit(x, 1),
+               sel(lew::lt(x, zero), lew::lit(x, -1), x));  // keeps 0 and NaN
+  });
+  set("leaky_relu", [](const ir::Attrs& a, const PrimExpr& x) {
+    return sel(lew::lt(x, f32(0)), f32(attrF32(a, "alpha")) * x, x);
+  });
+  set("elu", [](const ir::Attrs& a, const PrimExpr& x) {
+    return sel(lew::lt(x, f32(0)), f32(attrF32(a, "alpha")) * call("expm1", x), x);
+  });
+  set("selu", [](const ir::Attrs& a, const PrimExpr& x) {
+    return f32(attrF32(a, "gamma")) * sel(lew::le(x, f32(0)), f32(attrF32(a, "alpha")) * call("expm1", x), x);
+  });
+  set("gelu", [](const ir::Attrs& a, const PrimExpr& x) {
+    if (attrStr(a, "approximate") == "tanh") {
+      PrimExpr k = f32(static_cast<float>(std::sqrt(2.0 / kPi)));
+      return f32(0.5) * x * (f32(1) + call("tanh", k * (x + f32(0.044715f) * x * x * x)));
+    }
+    PrimExpr inv_sqrt2 = f32(static_cast<float>(1.0 / std::sqrt(2.0)));
+    return f32(0.5) * x * (f32(1) + call("erf", x * inv_sqrt2));
+  });
+  set("sigmoid", [](const ir::Attrs&, const PrimExpr& x) { return f32(1) / (f32(1) + call("exp", neg(x))); });
+  set("hard_sigmoid", [](const ir::Attrs& a, const PrimExpr& x) {
+    PrimExpr v = f32(attrF32(a, "alpha")) * x + f32(attrF32(a, "beta"));
+    return lew::stdMax(f32(0), lew::stdMin(f32(1), v));
+  });
+  set("hard_swish", [](const ir::Attrs&, const PrimExpr& x) {
+    return x * lew::stdMax(f32(0), lew::stdMin(f32(1), x / f32(6) + f32(0.5)));
+  });
+  set("silu", [](const ir::Attrs&, const PrimExpr& x) { return x / (f32(1) + call("exp", neg(x))); });
+  set("softplus", [](const ir::Attrs&, const PrimExpr& x) {
+    return lew::stdMax(x, f32(0)) + call("log1p", call("exp", neg(call("abs", x))));
+  });
+  set("softsign", [](const ir::Attrs&, const PrimExpr& x) { return x / (f32(1) + call("abs", x)); });
+  for (const char* fn :
+       {"tanh", "exp",  "log",  "sqrt",  "rsqrt", "erf",   "sin",   "cos",  "tan",   "asin",  "acos",
+        "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "floor", "ceil", "round", "isnan", "isinf"})
+    set(fn, intrinsic(fn));  // round: nearbyint, half to even, as the kernel
+  set("reciprocal", [](const ir::Attrs&, const PrimExpr& x) { return f32(1) / x; });
+  set("logical_not", [](const ir::Attrs&, const PrimExpr& x) { return ir::makeUnary(ir::UnaryOp::Not, x); });
+}
+
+void legalizeBinaryOps(std::vector<OpDef>& ops) {
+  auto set = [&](const char* name, bool stage,
+                 std::function<PrimExpr(const ir::Attrs&, PrimExpr, PrimExpr)> f) {
+    opNamed(ops, name).legalize = legalizeBroadcast(
+        name, {"a", "b"}, stage,
+        [f](const ir::Attrs& at, const std::vector<PrimExpr>& v) { return f(at, v[0], v[1]); });
+  };
+  set("add", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return a + b; });
+  set("subtract", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return a - b; });
+  set("multiply", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return a * b; });
+  set("divide", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) {
+    return ir::isFloat(a->dtype) ? a / b : lew::truncDiv(a, b);  // integers truncate toward zero
+  });
+  set("maximum", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::nanMaximum(a, b); });
+  set("minimum", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::nanMinimum(a, b); });
+  set("power", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) {
+    if (!ir::isFloat(a->dtype))
+      throw Error("op 'power': integer operands (" + std::string(ir::dtypeName(a->dtype)) +
+                  ") are not supported yet");
+    return ir::makeCall("pow", {a, b});
+  });
+  set("mod", true, [](const ir::Attrs& at, PrimExpr a, PrimExpr b) {
+    bool fm = attrBool(at, "fmod");
+    if (!ir::isFloat(a->dtype)) return fm ? lew::truncMod(a, b) : lew::floorMod(a, b);
+    PrimExpr r = ir::makeCall("fmod", {a, b});
+    if (fm) return r;
+    PrimExpr zero = f32(0);  // python %: the sign of the divisor
+    return sel(lew::land(ne(r, zero), ne(lew::lt(b, zero), lew::lt(r, zero))), r + b, r);
+  });
+  // Comparisons are exact on f16/bf16 values: no staging.
+  set("equal", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return eq(a, b); });
+  set("not_equal", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return ne(a, b); });
+  set("less", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::lt(a, b); });
+  set("less_equal", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::le(a, b); });
+  set("greater", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::gt(a, b); });
+  set("greater_equal", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::ge(a, b); });
+  set("logical_and", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::land(a, b); });
+  set("logical_or", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::lor(a, b); });
+  set("logical_xor", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return ne(a, b); });
+  opNamed(ops, "where").legalize = legalizeBroadcast(
+      "where", {"cond", "x", "y"}, false,
+      [](const ir::Attrs&, const std::vector<PrimExpr>& v) { return sel(v[0], v[1], v[2]); });
+}
+
+// clip's integer bounds, as the kernel: the integers within [lo, hi],
+// saturated to the dtype.
+int64_t clipIntBound(double v, DType t) {
+  double tmin = t == DType::i8 ? -128.0 : t == DType::i32 ? -2147483648.0 : -9223372036854775808.0;
+  double tmax = t == DType::i8 ? 127.0 : t == DType::i32 ? 2147483647.0 : 9223372036854775807.0;
+  int64_t imin = t == DType::i8 ? -128 : t == DType::i32 ? INT32_MIN : INT64_MIN;
+  int64_t imax = t == DType::i8 ? 127 : t == DType::i32 ? INT32_MAX : INT64_MAX;
+  return v <= tmin ? imin : v >= tmax ? imax : static_cast<int64_t>(v);
+}
+
+PrimExpr clipValue(const ir::Attrs& a, const PrimExpr& x) {
+  bool has_lo = hasAttr(a, "min"), has_hi = hasAttr(a, "max");
+  PrimExpr lo, hi;
+  if (ir::isFloat(x->dtype)) {  // f32 here (f16/bf16 staged)
+    if (has_lo) lo = f32(static_cast<float>(attrFloat(a, "min")));
+    if (has_hi) hi = f32(static_cast<float>(attrFloat(a, "max")));
+  } else {
+    if (has_lo) lo = ir::makeInt(clipIntBound(std::ceil(attrFloat(a, "min")), x->dtype), x->dtype);
+    if (has_hi) hi = ir::makeInt(clipIntBound(std::floor(attrFloat(a, "max")), x->dtype), x->dtype);
+  }
+  // The kernel's v < l ? l : v > h ? h : v.
+  PrimExpr r = has_hi ? sel(lew::gt(x, hi), hi, x) : x;
+  return has_lo ? sel(lew::lt(x, lo), lo, r) : r;
+}
+
+PrimExpr castValue(const PrimExpr& x, DType to) {
+  if (x->dtype == to) return x;
+  if (to == DType::boolean) return ne(x, lew::lit(x, 0));  // NaN is true, as numpy
+  // float -> int saturates (NaN -> 0) and truncates toward zero in TIR as in
+  // the kernel; int -> int wraps; everything else rounds to nearest even.
+  return ir::makeCast(to, x);
+}
+
+void legalizeOtherOps(std::vector<OpDef>& ops) {
+  opNamed(ops, "clip").legalize = legalizeUnary("clip", clipValue);
+  opNamed(ops, "cast").legalize = [](const std::vector<Type>& in, const Type& out, const ir::Attrs&) {
+    ir::te::FuncBuilder fb("cast");
+    ir::Buffer x = fb.input("x", in[0]);
+    ir::Buffer y = fb.compute("cast", out.shape, out.dtype, [&](const ir::te::Indices& i) {
+      return castValue(load(x, {i.begin(), i.end()}), out.dtype);
+    });
+    return fb.build({y});
+  };
+}
+
 }  // namespace
 
 void registerElementwiseOps(std::vector<OpDef>& ops) {
-  registerUnary(ops);
-  registerBinary(ops);
-  ops.push_back(whereOp());
-  ops.push_back(clipOp());
-  ops.push_back(castOp());
+  std::vector<OpDef> mine;
+  registerUnary(mine);
+  registerBinary(mine);
+  mine.push_back(whereOp());
+  mine.push_back(clipOp());
+  mine.push_back(castOp());
+  legalizeUnaryOps(mine);
+  legalizeBinaryOps(mine);
+  legalizeOtherOps(mine);
+  for (auto& d : mine) ops.push_back(std::move(d));
 }
 
 }  // namespace mlcc::ops

@@ -7,7 +7,9 @@
 #include <cstring>
 #include <set>
 
+#include "legalize_util_mv.h"
 #include "manipulate_util.h"
+#include "mlcc/ir/builder.h"
 #include "op_families.h"
 
 namespace mlcc::ops {
@@ -569,7 +571,244 @@ std::vector<Tensor> computeTile(const std::vector<Tensor>& inputs, const ir::Att
   return {detail::gatherByTables(x, out_shape, tables)};
 }
 
-OpDef injective(std::string name, std::vector<AttrSpec> attrs, InferFn infer, ComputeFn compute) {
+// ---- legalization (TensorIR compute definitions) ---------------------------
+//
+// Every op here is one compute stage named after the op (split: one per
+// field) whose element is a load of the input at an index formula of the
+// output index. Selects evaluate both arms, so every load that a select may
+// discard reads a clamped (in-bounds) index.
+
+namespace lm = legal_mv;
+
+ir::PrimFunc legalizeReshape(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  const Type& x = inputs[0];
+  bool same = x.rank() == output.rank();
+  for (size_t d = 0; same && d < x.rank(); ++d) same = dimEqual(x.shape[d], output.shape[d]);
+  return lm::singleStage("reshape", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
+    if (same) return ir::makeLoad(in[0], o);
+    return ir::makeLoad(in[0], lm::unflatten(lm::flatten(o, output.shape), x.shape));
+  });
+}
+
+ir::PrimFunc legalizePermute(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  std::vector<int64_t> perm = permutation(inputs[0], attrs);
+  return lm::singleStage("permute_dims", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
+    std::vector<PrimExpr> src(perm.size());
+    for (size_t k = 0; k < perm.size(); ++k) src[perm[k]] = o[k];
+    return ir::makeLoad(in[0], src);
+  });
+}
+
+// squeeze / expand_dims: the input index is the output index without the
+// unit axes that only one side has. `kept[d]`: input axis d maps to an output
+// axis (squeeze), or output axis d maps to an input axis (expand_dims).
+ir::PrimFunc legalizeSqueeze(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  const Type& x = inputs[0];
+  std::vector<bool> drop(x.rank(), false);
+  if (hasAttr(attrs, "axes")) {
+    for (int64_t a : distinctAxes(attrInts(attrs, "axes"), static_cast<int64_t>(x.rank()), "squeeze"))
+      drop[a] = true;
+  } else {
+    for (size_t i = 0; i < x.rank(); ++i) drop[i] = isConstDim(x.shape[i], 1);
+  }
+  return lm::singleStage("squeeze", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
+    std::vector<PrimExpr> src;
+    size_t next = 0;
+    for (size_t d = 0; d < x.rank(); ++d) src.push_back(drop[d] ? lm::idx(0) : o[next++]);
+    return ir::makeLoad(in[0], src);
+  });
+}
+
+ir::PrimFunc legalizeExpandDims(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  int64_t out_rank = static_cast<int64_t>(output.rank());
+  std::vector<bool> inserted(static_cast<size_t>(out_rank), false);
+  for (int64_t a : distinctAxes(attrInts(attrs, "axes"), out_rank, "expand_dims")) inserted[a] = true;
+  return lm::singleStage("expand_dims", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
+    std::vector<PrimExpr> src;
+    for (int64_t d = 0; d < out_rank; ++d)
+      if (!inserted[d]) src.push_back(o[d]);
+    return ir::makeLoad(in[0], src);
+  });
+}
+
+ir::PrimFunc legalizeBroadcastTo(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  const Type& x = inputs[0];
+  size_t lead = output.rank() - x.rank();
+  return lm::singleStage("broadcast_to", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
+    std::vector<PrimExpr> src;
+    for (size_t d = 0; d < x.rank(); ++d) src.push_back(isConstDim(x.shape[d], 1) ? lm::idx(0) : o[lead + d]);
+    return ir::makeLoad(in[0], src);
+  });
+}
+
+// concat: operand k covers [offset_k, offset_k + dim_k) of the axis; a chain
+// of selects from the last operand back, each load clamped into its operand.
+ir::PrimFunc legalizeConcat(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  int64_t axis = normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(output.rank()), "concat");
+  return lm::singleStage("concat", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
+    std::vector<size_t> used;  // operands with a possibly non-empty axis
+    std::vector<PrimExpr> begin;
+    PrimExpr offset = lm::idx(0);
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      if (!isConstDim(inputs[k].shape[axis], 0)) {
+        used.push_back(k);
+        begin.push_back(offset);
+      }
+      offset = lm::add(offset, inputs[k].shape[axis]);
+    }
+    if (used.empty()) return ir::te::constant(output.dtype, 0);  // the output is empty
+    auto operandIndex = [&](size_t u) {
+      std::vector<PrimExpr> src = o;
+      src[axis] = lm::sub(o[axis], begin[u]);
+      return src;
+    };
+    auto clamped = [&](size_t u) {
+      std::vector<PrimExpr> src = operandIndex(u);
+      src[axis] = lm::clampIndex(src[axis], inputs[used[u]].shape[axis]);
+      return ir::makeLoad(in[used[u]], src);
+    };
+    PrimExpr value = clamped(used.size() - 1);
+    for (size_t u = used.size() - 1; u-- > 0;) {
+      using namespace ir::build;
+      PrimExpr end = lm::add(begin[u], inputs[used[u]].shape[axis]);
+      value = ir::makeSelect(lm::lt(o[axis], end), clamped(u), value);
+    }
+    return value;
+  });
+}
+
+ir::PrimFunc legalizeSplit(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  const Type& x = inputs[0];
+  int64_t axis = normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(x.rank()), "split");
+  ir::te::FuncBuilder fb("split");
+  ir::Buffer in = fb.input("x", x);
+  std::vector<ir::Buffer> outs, computed;
+  int64_t offset = 0;
+  for (const Type& field : output.fields) {
+    if (lm::hasZeroDim(field.shape)) {  // an empty field gets no stage (no loop of extent 0)
+      outs.push_back(ir::makeBuffer("split", field.dtype, field.shape));
+    } else {
+      outs.push_back(fb.compute("split", field.shape, field.dtype, [&](const ir::te::Indices& i) {
+        std::vector<PrimExpr> src = lm::exprs(i);
+        src[axis] = lm::add(src[axis], lm::idx(offset));
+        return ir::makeLoad(in, src);
+      }));
+      computed.push_back(outs.back());
+    }
+    offset += lm::constValue(field.shape[axis]);
+  }
+  ir::PrimFunc f = fb.build(computed);
+  f.params.resize(1);
+  f.params.insert(f.params.end(), outs.begin(), outs.end());
+  return f;
+}
+
+// strided_slice: begin/end/strides are normalized at lowering time for static
+// dimensions exactly as the kernel does (sliceRange); a symbolic axis may
+// only be kept whole or reversed whole (as type inference allows).
+ir::PrimFunc legalizeStridedSlice(const std::vector<Type>& inputs, const Type& output,
+                                  const ir::Attrs& attrs) {
+  const Type& x = inputs[0];
+  std::vector<SliceAxis> slices = sliceAxes(static_cast<int64_t>(x.rank()), attrs);
+  return lm::singleStage("strided_slice", inputs, output,
+                         [&](const auto& in, const std::vector<PrimExpr>& o) {
+                           std::vector<PrimExpr> src = o;
+                           for (const SliceAxis& s : slices) {
+                             int64_t dim;
+                             if (!ir::asConstInt(x.shape[s.axis], &dim)) {
+                               if (isFullReverse(s))
+                                 src[s.axis] = lm::sub(lm::sub(x.shape[s.axis], lm::idx(1)), o[s.axis]);
+                               continue;  // a full slice keeps the index
+                             }
+                             int64_t start, count;
+                             sliceRange(dim, s, &start, &count);
+                             src[s.axis] = lm::add(lm::idx(start), lm::mul(o[s.axis], lm::idx(s.step)));
+                           }
+                           return ir::makeLoad(in[0], src);
+                         });
+}
+
+// take: out[pre, j, post] = x[pre, wrap(indices[j]), post]. Negative indices
+// wrap once (index + dim) as in the kernel; an index still out of range is
+// clamped into the axis, since TensorIR cannot raise an error where the
+// kernel throws.
+ir::PrimFunc legalizeTake(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  const Type& x = inputs[0];
+  const Type& indices = inputs[1];
+  size_t axis =
+      static_cast<size_t>(normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(x.rank()), "take"));
+  const PrimExpr& dim = x.shape[axis];
+  return lm::singleStage("take", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
+    using namespace ir::build;
+    std::vector<PrimExpr> j(o.begin() + static_cast<std::ptrdiff_t>(axis),
+                            o.begin() + static_cast<std::ptrdiff_t>(axis + indices.rank()));
+    PrimExpr v = ir::makeLoad(in[1], j);
+    if (v->dtype != ir::DType::i64) v = ir::makeCast(ir::DType::i64, v);
+    v = ir::makeSelect(lm::lt(v, lm::idx(0)), v + dim, v);
+    std::vector<PrimExpr> src(o.begin(), o.begin() + static_cast<std::ptrdiff_t>(axis));
+    src.push_back(lm::clampIndex(v, dim));
+    src.insert(src.end(), o.begin() + static_cast<std::ptrdiff_t>(axis + indices.rank()), o.end());
+    return ir::makeLoad(in[0], src);
+  });
+}
+
+// pad: c = o - before per axis; constant mode selects the pad value outside
+// the input (guarded load), edge clamps c, reflect folds c into one period
+// 2 * (dim - 1) and mirrors its second half (numpy; dim 1 reads index 0).
+ir::PrimFunc legalizePad(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  const Type& x = inputs[0];
+  const std::string& mode = attrStr(attrs, "mode");
+  std::vector<int64_t> pads = attrInts(attrs, "pad_width");
+  PrimExpr fill = ir::te::constant(x.dtype, attrFloat(attrs, "pad_value"));
+  size_t rank = x.rank();
+  return lm::singleStage("pad", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
+    using namespace ir::build;
+    if (mode == "constant" && lm::hasZeroDim(x.shape)) return fill;  // nothing to read
+    std::vector<PrimExpr> src;
+    PrimExpr inside;
+    for (size_t d = 0; d < rank; ++d) {
+      const PrimExpr& dim = x.shape[d];
+      PrimExpr c = lm::sub(o[d], lm::idx(pads[d]));
+      if (pads[d] <= 0 && pads[d + rank] <= 0) {  // no padding on this axis: always inside
+        src.push_back(c);
+        continue;
+      }
+      if (mode == "constant") {
+        PrimExpr ok = lm::both(lm::ge(c, lm::idx(0)), lm::lt(c, dim));
+        inside = inside ? lm::both(inside, ok) : ok;
+        src.push_back(c);
+      } else if (mode == "edge") {
+        src.push_back(lm::clampIndex(c, dim));
+      } else {  // reflect
+        int64_t n;
+        if (ir::asConstInt(dim, &n) && n == 1) {
+          src.push_back(lm::idx(0));
+          continue;
+        }
+        PrimExpr last = lm::sub(dim, lm::idx(1));
+        PrimExpr period = lm::maxOf(lm::mul(lm::idx(2), last), lm::idx(1));  // dim 1 at run time: 0 % 1
+        if (ir::asConstInt(dim, &n)) period = lm::idx(2 * (n - 1));
+        PrimExpr m = lm::floorMod(c, period);
+        src.push_back(ir::makeSelect(lm::lt(m, dim), m, lm::sub(period, m)));
+      }
+    }
+    if (inside) return ir::te::guardedLoad(in[0], src, inside, fill);
+    return ir::makeLoad(in[0], src);
+  });
+}
+
+ir::PrimFunc legalizeTile(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  const Type& x = inputs[0];
+  return lm::singleStage("tile", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
+    if (lm::hasZeroDim(x.shape)) return ir::te::constant(x.dtype, 0);  // the output is empty
+    std::vector<PrimExpr> src;
+    for (size_t d = 0; d < x.rank(); ++d) src.push_back(lm::floorMod(o[d], x.shape[d]));
+    return ir::makeLoad(in[0], src);
+  });
+}
+
+OpDef injective(std::string name, std::vector<AttrSpec> attrs, InferFn infer, ComputeFn compute,
+                LegalizeFn legalize) {
   OpDef def;
   def.name = std::move(name);
   def.pattern = OpPattern::Injective;
@@ -577,6 +816,7 @@ OpDef injective(std::string name, std::vector<AttrSpec> attrs, InferFn infer, Co
   def.infer = std::move(infer);
   def.compute = std::move(compute);
   def.flops = zeroFlops;
+  def.legalize = std::move(legalize);
   return def;
 }
 
@@ -585,35 +825,39 @@ OpDef injective(std::string name, std::vector<AttrSpec> attrs, InferFn infer, Co
 void registerManipulateOps(std::vector<OpDef>& ops) {
   using K = AttrKind;
   const std::optional<ir::AttrValue> required;
-  ops.push_back(injective("reshape", {{"shape", K::Dims, required}}, inferReshape, computeReshape));
-  ops.push_back(injective("permute_dims", {{"axes", K::Ints, required, true}}, inferPermute, computePermute));
-  ops.push_back(injective("squeeze", {{"axes", K::Ints, required, true}}, inferSqueeze,
-                          reshapeLike(inferSqueeze, "squeeze")));
-  ops.push_back(injective("expand_dims", {{"axes", K::Ints, required}}, inferExpandDims,
-                          reshapeLike(inferExpandDims, "expand_dims")));
   ops.push_back(
-      injective("broadcast_to", {{"shape", K::Dims, required}}, inferBroadcastTo, computeBroadcastTo));
-  OpDef concat = injective("concat", {{"axis", K::Int, required}}, inferConcat, computeConcat);
+      injective("reshape", {{"shape", K::Dims, required}}, inferReshape, computeReshape, legalizeReshape));
+  ops.push_back(injective("permute_dims", {{"axes", K::Ints, required, true}}, inferPermute, computePermute,
+                          legalizePermute));
+  ops.push_back(injective("squeeze", {{"axes", K::Ints, required, true}}, inferSqueeze,
+                          reshapeLike(inferSqueeze, "squeeze"), legalizeSqueeze));
+  ops.push_back(injective("expand_dims", {{"axes", K::Ints, required}}, inferExpandDims,
+                          reshapeLike(inferExpandDims, "expand_dims"), legalizeExpandDims));
+  ops.push_back(injective("broadcast_to", {{"shape", K::Dims, required}}, inferBroadcastTo,
+                          computeBroadcastTo, legalizeBroadcastTo));
+  OpDef concat =
+      injective("concat", {{"axis", K::Int, required}}, inferConcat, computeConcat, legalizeConcat);
   concat.max_inputs = -1;
   ops.push_back(std::move(concat));
   ops.push_back(injective("split",
                           {{"axis", K::Int, ir::AttrValue(int64_t{0})}, {"sizes", K::Ints, required}},
-                          inferSplit, computeSplit));
+                          inferSplit, computeSplit, legalizeSplit));
   ops.push_back(injective("strided_slice",
                           {{"axes", K::Ints, required},
                            {"begin", K::Ints, required},
                            {"end", K::Ints, required},
                            {"strides", K::Ints, required, true}},
-                          inferStridedSlice, computeStridedSlice));
-  OpDef take = injective("take", {{"axis", K::Int, ir::AttrValue(int64_t{0})}}, inferTake, computeTake);
+                          inferStridedSlice, computeStridedSlice, legalizeStridedSlice));
+  OpDef take =
+      injective("take", {{"axis", K::Int, ir::AttrValue(int64_t{0})}}, inferTake, computeTake, legalizeTake);
   take.min_inputs = take.max_inputs = 2;
   ops.push_back(std::move(take));
   ops.push_back(injective("pad",
                           {{"pad_width", K::Ints, required},
                            {"mode", K::Str, ir::AttrValue("constant")},
                            {"pad_value", K::Float, ir::AttrValue(0.0)}},
-                          inferPad, computePad));
-  ops.push_back(injective("tile", {{"repeats", K::Ints, required}}, inferTile, computeTile));
+                          inferPad, computePad, legalizePad));
+  ops.push_back(injective("tile", {{"repeats", K::Ints, required}}, inferTile, computeTile, legalizeTile));
 }
 
 }  // namespace mlcc::ops

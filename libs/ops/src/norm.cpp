@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "elementwise_util.h"
+#include "legalize_util_ew.h"
 #include "op_families.h"
 
 namespace mlcc::ops {
@@ -72,6 +73,104 @@ int64_t axisOf(const ir::Attrs& a, int64_t rank, const std::string& op) {
   return axis;
 }
 
+// ---------------------------------------------------------------------------
+// Legalization. As the kernels: values in f32 (f16/bf16 cast on load and the
+// result cast back once); the reductions accumulate in f32 where the kernels
+// use double, so results agree to f32 rounding.
+
+using ir::PrimExpr;
+using namespace ir::build;
+namespace te = ir::te;
+
+PrimExpr f32(double v) { return ir::makeFloat(v, DType::f32); }
+std::vector<PrimExpr> idxOf(const te::Indices& i) { return {i.begin(), i.end()}; }
+
+// softmax: a max stage, an exp-sum stage, then exp(x - max) / sum;
+// log_softmax: (x - max) - log(sum).
+ir::PrimFunc legalizeSoftmax(const std::string& name, bool log_form, const Type& x_type, const ir::Attrs& a) {
+  te::FuncBuilder fb(name);
+  ir::Buffer x = fb.input("x", x_type);
+  size_t axis = static_cast<size_t>(axisOf(a, static_cast<int64_t>(x_type.rank()), name));
+  std::vector<bool> red(x_type.rank(), false);
+  red[axis] = true;
+  lew::AxesReduce plan = lew::planAxesReduce(x_type.shape, red, false);
+  auto xAt = [&](const te::Indices& i, const te::Indices& r) {
+    return lew::toF32(load(x, plan.inputIndices(i, r)));
+  };
+  ir::Buffer mx = fb.reduce(name + "_max", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Max, xAt);
+  ir::Buffer sum = fb.reduce(name + "_expsum", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Sum,
+                             [&](const te::Indices& i, const te::Indices& r) {
+                               return ir::makeCall("exp", {xAt(i, r) - load(mx, idxOf(i))});
+                             });
+  ir::Buffer y = fb.compute(name, x_type.shape, x_type.dtype, [&](const te::Indices& i) {
+    std::vector<PrimExpr> s = plan.statIndices(i);
+    PrimExpr d = lew::toF32(load(x, idxOf(i))) - load(mx, s);
+    PrimExpr v = log_form ? d - ir::makeCall("log", {load(sum, s)})
+                          : ir::makeCall("exp", {d}) * (f32(1) / load(sum, s));
+    return lew::fromF32(v, x_type.dtype);
+  });
+  return fb.build({y});
+}
+
+// layer_norm: sum and squared-deviation stages over axes axis.., then
+// (x - mean) * rsqrt(var + eps) * gamma + beta.
+ir::PrimFunc legalizeLayerNorm(const std::vector<Type>& in, const ir::Attrs& a) {
+  const Type& x_type = in[0];
+  te::FuncBuilder fb("layer_norm");
+  ir::Buffer x = fb.input("x", x_type), g = fb.input("gamma", in[1]), b = fb.input("beta", in[2]);
+  size_t axis = static_cast<size_t>(axisOf(a, static_cast<int64_t>(x_type.rank()), "layer_norm"));
+  std::vector<bool> red(x_type.rank(), false);
+  for (size_t d = axis; d < red.size(); ++d) red[d] = true;
+  lew::AxesReduce plan = lew::planAxesReduce(x_type.shape, red, false);
+  PrimExpr n = ir::makeCast(DType::f32, plan.count);
+  auto xAt = [&](const te::Indices& i, const te::Indices& r) {
+    return lew::toF32(load(x, plan.inputIndices(i, r)));
+  };
+  ir::Buffer sum =
+      fb.reduce("layer_norm_sum", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Sum, xAt);
+  ir::Buffer sq = fb.reduce("layer_norm_sqdev", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Sum,
+                            [&](const te::Indices& i, const te::Indices& r) {
+                              PrimExpr dlt = xAt(i, r) - load(sum, idxOf(i)) / n;
+                              return dlt * dlt;
+                            });
+  float eps = static_cast<float>(attrFloat(a, "epsilon"));
+  ir::Buffer y = fb.compute("layer_norm", x_type.shape, x_type.dtype, [&](const te::Indices& i) {
+    std::vector<PrimExpr> s = plan.statIndices(i);
+    std::vector<PrimExpr> p(i.begin() + static_cast<std::ptrdiff_t>(axis), i.end());
+    PrimExpr mean = load(sum, s) / n;
+    PrimExpr inv = ir::makeCall("rsqrt", {load(sq, s) / n + f32(eps)});
+    PrimExpr v =
+        (lew::toF32(load(x, idxOf(i))) - mean) * inv * lew::toF32(load(g, p)) + lew::toF32(load(b, p));
+    return lew::fromF32(v, x_type.dtype);
+  });
+  return fb.build({y});
+}
+
+// batch_norm: per-channel scale = gamma * rsqrt(var + eps) and shift =
+// beta - mean * scale stages (as the kernel folds them), then x * scale + shift.
+ir::PrimFunc legalizeBatchNorm(const std::vector<Type>& in, const ir::Attrs& a) {
+  const Type& x_type = in[0];
+  te::FuncBuilder fb("batch_norm");
+  static const char* kNames[] = {"x", "gamma", "beta", "mean", "var"};
+  std::vector<ir::Buffer> p;
+  for (size_t k = 0; k < 5; ++k) p.push_back(fb.input(kNames[k], in[k]));
+  size_t axis = static_cast<size_t>(axisOf(a, static_cast<int64_t>(x_type.rank()), "batch_norm"));
+  float eps = static_cast<float>(attrFloat(a, "epsilon"));
+  auto at = [&](size_t k, const PrimExpr& c) { return lew::toF32(load(p[k], {c})); };
+  const PrimExpr& channels = x_type.shape[axis];
+  ir::Buffer scale = fb.compute("batch_norm_scale", {channels}, DType::f32, [&](const te::Indices& c) {
+    return at(1, c[0]) * ir::makeCall("rsqrt", {at(4, c[0]) + f32(eps)});
+  });
+  ir::Buffer shift = fb.compute("batch_norm_shift", {channels}, DType::f32, [&](const te::Indices& c) {
+    return at(2, c[0]) - at(3, c[0]) * load(scale, {c[0]});
+  });
+  ir::Buffer y = fb.compute("batch_norm", x_type.shape, x_type.dtype, [&](const te::Indices& i) {
+    PrimExpr v = lew::toF32(load(p[0], idxOf(i))) * load(scale, {i[axis]}) + load(shift, {i[axis]});
+    return lew::fromF32(v, x_type.dtype);
+  });
+  return fb.build({y});
+}
+
 void addSoftmax(std::vector<OpDef>& ops, const std::string& name, bool log_form) {
   OpDef d;
   d.name = name;
@@ -89,6 +188,9 @@ void addSoftmax(std::vector<OpDef>& ops, const std::string& name, bool log_form)
     Tensor y = Tensor::zeros(DType::f32, x.shape());
     softmaxRows(x.data<float>(), y.mutableData<float>(), ew::split3(x.shape(), axis, axis + 1), log_form);
     return std::vector<Tensor>{ew::fromF32(y, in[0].dtype())};
+  };
+  d.legalize = [name, log_form](const std::vector<Type>& in, const Type&, const ir::Attrs& a) {
+    return legalizeSoftmax(name, log_form, in[0], a);
   };
   // max, subtract, exp, sum, divide (or subtract)
   d.flops = [](const std::vector<Type>& in, const Type&, const ir::Attrs&) {
@@ -153,6 +255,9 @@ OpDef layerNormOp() {
     }
     return std::vector<Tensor>{ew::fromF32(y, in[0].dtype())};
   };
+  d.legalize = [](const std::vector<Type>& in, const Type&, const ir::Attrs& a) {
+    return legalizeLayerNorm(in, a);
+  };
   // mean, variance (subtract, square, add), normalize, scale, shift
   d.flops = [](const std::vector<Type>& in, const Type&, const ir::Attrs&) {
     return 8 * staticCount(in[0].shape);
@@ -205,6 +310,9 @@ OpDef batchNormOp() {
         for (int64_t j = 0; j < s.inner; ++j) py[base + j] = px[base + j] * sc + sh;
       }
     return std::vector<Tensor>{ew::fromF32(y, in[0].dtype())};
+  };
+  d.legalize = [](const std::vector<Type>& in, const Type&, const ir::Attrs& a) {
+    return legalizeBatchNorm(in, a);
   };
   // folded to one multiply-add per element (plus per-channel work)
   d.flops = [](const std::vector<Type>& in, const Type&, const ir::Attrs&) {

@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "elementwise_util.h"
+#include "legalize_util_ew.h"
 #include "op_families.h"
 
 namespace mlcc::ops {
@@ -195,6 +196,110 @@ Tensor reduceCompute(RedKind k, const Tensor& in, const ir::Attrs& attrs, const 
   return out;
 }
 
+// ---------------------------------------------------------------------------
+// Legalization. Float sums/products/means accumulate in f32 (the kernel:
+// double), so results agree to f32 rounding; f16/bf16 are staged through
+// f32 as in the kernel. Integer sums and products wrap in their own dtype
+// (the same residue as the kernel's i64 accumulation); integer means sum in
+// i64 and truncate toward zero. Float max/min propagate NaN (the kernel's
+// combine) though TIR's max/min ignore it: a second stage flags reductions
+// that saw a NaN.
+
+using ir::PrimExpr;
+using namespace ir::build;
+
+ir::PrimFunc legalizeReduce(const std::string& name, RedKind k, const Type& x_type, const Type& out,
+                            const ir::Attrs& a) {
+  namespace te = ir::te;
+  te::FuncBuilder fb(name);
+  ir::Buffer x = fb.input("x", x_type);
+  std::vector<bool> red = ew::reducedAxes(a, static_cast<int64_t>(x_type.rank()), name);
+  lew::AxesReduce plan = lew::planAxesReduce(x_type.shape, red, attrBool(a, "keepdims"));
+  DType t = x_type.dtype;
+  auto xAt = [&](const te::Indices& i, const te::Indices& r) { return load(x, plan.inputIndices(i, r)); };
+  auto same = [&](const te::Indices& i) { return std::vector<PrimExpr>(i.begin(), i.end()); };
+
+  if (k == RedKind::Max || k == RedKind::Min) {
+    te::ReduceOp op = k == RedKind::Max ? te::ReduceOp::Max : te::ReduceOp::Min;
+    if (!ir::isFloat(t)) return fb.build({fb.reduce(name, plan.out_shape, t, plan.extents, op, xAt)});
+    ir::Buffer nan = lew::anyNaN(fb, name + "_isnan", plan,
+                                 [&](const std::vector<PrimExpr>& idx) { return load(x, idx); });
+    ir::Buffer acc = fb.reduce(name + "_acc", plan.out_shape, t, plan.extents, op, xAt);
+    ir::Buffer y = fb.compute(name, out.shape, t, [&](const te::Indices& i) {
+      return ir::makeSelect(lew::gt(load(nan, same(i)), ir::makeInt(0, DType::i8)),
+                            ir::makeFloat(std::numeric_limits<double>::quiet_NaN(), t), load(acc, same(i)));
+    });
+    return fb.build({y});
+  }
+
+  te::ReduceOp op = k == RedKind::Prod ? te::ReduceOp::Prod : te::ReduceOp::Sum;
+  if (ir::isFloat(t)) {
+    bool direct = t == DType::f32 && k != RedKind::Mean;
+    ir::Buffer acc =
+        fb.reduce(direct ? name : name + "_acc", plan.out_shape, DType::f32, plan.extents, op,
+                  [&](const te::Indices& i, const te::Indices& r) { return lew::toF32(xAt(i, r)); });
+    if (direct) return fb.build({acc});
+    ir::Buffer y = fb.compute(name, out.shape, t, [&](const te::Indices& i) {
+      PrimExpr v = load(acc, same(i));
+      if (k == RedKind::Mean) v = v / ir::makeCast(DType::f32, plan.count);
+      return lew::fromF32(v, t);
+    });
+    return fb.build({y});
+  }
+  if (k != RedKind::Mean) return fb.build({fb.reduce(name, plan.out_shape, t, plan.extents, op, xAt)});
+  ir::Buffer acc = fb.reduce(
+      name + "_acc", plan.out_shape, DType::i64, plan.extents, op,
+      [&](const te::Indices& i, const te::Indices& r) { return ir::makeCast(DType::i64, xAt(i, r)); });
+  ir::Buffer y = fb.compute(name, out.shape, t, [&](const te::Indices& i) {
+    return ir::makeCast(t, lew::truncDiv(load(acc, same(i)), plan.count));
+  });
+  return fb.build({y});
+}
+
+// argmax/argmin: the extreme value (a max/min stage; TIR's max/min skip
+// NaN), a NaN flag for floats, then the first (or, with select_last_index,
+// the last) index holding it: the kernel picks the first NaN (or the last)
+// when there is one, else the first (last) extreme value, and 0 for an empty axis.
+ir::PrimFunc legalizeArg(const std::string& name, bool is_max, const Type& x_type, const Type& out,
+                         const ir::Attrs& a) {
+  namespace te = ir::te;
+  te::FuncBuilder fb(name);
+  ir::Buffer x = fb.input("x", x_type);
+  int64_t rank = static_cast<int64_t>(x_type.rank());
+  size_t axis = static_cast<size_t>(normalizeAxis(attrInt(a, "axis"), rank, name.c_str()));
+  std::vector<bool> red(x_type.rank(), false);
+  red[axis] = true;
+  lew::AxesReduce plan = lew::planAxesReduce(x_type.shape, red, attrBool(a, "keepdims"));
+  bool last = attrBool(a, "select_last_index");
+  DType t = x_type.dtype;
+  auto xAt = [&](const te::Indices& i, const te::Indices& r) { return load(x, plan.inputIndices(i, r)); };
+  auto same = [&](const te::Indices& i) { return std::vector<PrimExpr>(i.begin(), i.end()); };
+
+  ir::Buffer nan;
+  if (ir::isFloat(t))
+    nan = lew::anyNaN(fb, name + "_isnan", plan,
+                      [&](const std::vector<PrimExpr>& idx) { return load(x, idx); });
+  ir::Buffer ext = fb.reduce(name + (is_max ? "_max" : "_min"), plan.out_shape, t, plan.extents,
+                             is_max ? te::ReduceOp::Max : te::ReduceOp::Min, xAt);
+  const PrimExpr& mid = x_type.shape[axis];
+  // first: min over matching k (init min(mid-1, 0)... i.e. 0 for an empty axis);
+  // last: max over matching k (init 0).
+  PrimExpr init = last ? ir::makeInt(0) : maximum(mid - ir::makeInt(1), ir::makeInt(0));
+  PrimExpr none = ir::makeInt(last ? -1 : std::numeric_limits<int64_t>::max());
+  ir::Buffer y = fb.reduce(
+      name, out.shape, DType::i64, plan.extents, last ? te::ReduceOp::Max : te::ReduceOp::Min,
+      [&](const te::Indices& i, const te::Indices& r) {
+        PrimExpr v = xAt(i, r);
+        PrimExpr match = eq(v, load(ext, same(i)));
+        if (nan)
+          match = ir::makeSelect(lew::gt(load(nan, same(i)), ir::makeInt(0, DType::i8)),
+                                 ir::makeCall("isnan", {v}), match);
+        return ir::makeSelect(match, PrimExpr(r[0]), none);
+      },
+      init);
+  return fb.build({y});
+}
+
 int64_t inputElems(const std::vector<Type>& in, const Type&, const ir::Attrs&) {
   return staticCount(in[0].shape);
 }
@@ -220,6 +325,9 @@ void addReduce(std::vector<OpDef>& ops, const std::string& name, RedKind k) {
   };
   d.compute = [name, k](const std::vector<Tensor>& in, const ir::Attrs& a) {
     return std::vector<Tensor>{reduceCompute(k, in[0], a, name)};
+  };
+  d.legalize = [name, k](const std::vector<Type>& in, const Type& out, const ir::Attrs& a) {
+    return legalizeReduce(name, k, in[0], out, a);
   };
   d.flops = inputElems;
   ops.push_back(std::move(d));
@@ -283,6 +391,9 @@ void addArg(std::vector<OpDef>& ops, const std::string& name, bool is_max) {
       else if (attrBool(a, "keepdims"))
         s.push_back(dimConst(1));
     return Type::tensor(DType::i64, s);
+  };
+  d.legalize = [name, is_max](const std::vector<Type>& in, const Type& out, const ir::Attrs& a) {
+    return legalizeArg(name, is_max, in[0], out, a);
   };
   d.compute = [is_max](const std::vector<Tensor>& in, const ir::Attrs& a) {
     const Tensor& x = in[0];

@@ -13,7 +13,9 @@
 #include <cmath>
 #include <cstring>
 
+#include "legalize_util_mv.h"
 #include "manipulate_util.h"
+#include "mlcc/ir/builder.h"
 #include "mlcc/ir/float_bits.h"
 #include "op_families.h"
 
@@ -178,6 +180,146 @@ int64_t resizeFlops(const std::vector<Type>&, const Type& output, const ir::Attr
   return 6 * elems;
 }
 
+// ---- legalization (TensorIR compute definition) ----------------------------
+//
+// The source coordinate of output index o along an axis is the rational
+// p / q (q > 0, p an integer expression of o and the input size), so the
+// integer parts (floor, rounding, clamping) are exact integer arithmetic in
+// TensorIR:
+//   half_pixel          ((2o + 1) * in - out) / (2 * out)
+//   pytorch_half_pixel  the same when out > 1, else 0
+//   align_corners       o * (in - 1) / (out - 1) when out > 1, else 0
+//   asymmetric          o * in / out
+// The kernel computes the coordinate in double, which can land just beside
+// an integer or a tie that the exact value hits (half_pixel 3 -> 5 gives
+// 0.9999999999999998 for 1). For a static input size the lowering compares
+// the formula with the kernel's table for every output index and patches the
+// indices (and linear weights) that differ with selects on the output index,
+// so the results match the kernel exactly; a symbolic input size keeps the
+// exact formula.
+//   nearest  floor p / q, ceil (p + q - 1) / q, round_prefer_floor
+//            (2p + q - 1) / 2q, round_prefer_ceil (2p + q) / 2q, clamped
+//            into [0, in - 1]; any dtype (pure data movement).
+//   linear   p clamped into [0, (in - 1) q], i0 = p / q, i1 = min(i0 + 1,
+//            in - 1), weight of i1 f32(p - i0 q) / f32(q); the three lerps in
+//            f32 in the kernel's order, f16/bf16 loaded through casts and the
+//            result rounded to the dtype once.
+
+namespace lm = legal_mv;
+using ir::PrimExpr;
+
+struct Rational {
+  PrimExpr p;
+  int64_t q;
+};
+
+Rational sourceRational(const PrimExpr& o, const PrimExpr& in, int64_t out, const std::string& mode) {
+  if (out <= 0) return {lm::idx(0), 1};
+  if (mode == "half_pixel" || (mode == "pytorch_half_pixel" && out > 1))
+    return {lm::sub(lm::mul(lm::add(lm::mul(lm::idx(2), o), lm::idx(1)), in), lm::idx(out)), 2 * out};
+  if (mode == "align_corners" && out > 1) return {lm::mul(o, lm::sub(in, lm::idx(1))), out - 1};
+  if (mode == "asymmetric") return {lm::mul(o, in), out};
+  return {lm::idx(0), 1};  // pytorch_half_pixel / align_corners with out <= 1
+}
+
+PrimExpr nearestFormula(const PrimExpr& o, const PrimExpr& in, int64_t out, const ir::Attrs& attrs) {
+  Rational r = sourceRational(o, in, out, attrStr(attrs, "coordinate_transformation_mode"));
+  const std::string& rounding = attrStr(attrs, "rounding_method");
+  PrimExpr two_p = lm::mul(lm::idx(2), r.p), i;
+  if (rounding == "floor")
+    i = lm::floorDiv(r.p, lm::idx(r.q));
+  else if (rounding == "ceil")
+    i = lm::floorDiv(lm::add(r.p, lm::idx(r.q - 1)), lm::idx(r.q));
+  else if (rounding == "round_prefer_floor")
+    i = lm::floorDiv(lm::add(two_p, lm::idx(r.q - 1)), lm::idx(2 * r.q));
+  else
+    i = lm::floorDiv(lm::add(two_p, lm::idx(r.q)), lm::idx(2 * r.q));
+  return lm::clampIndex(i, in);
+}
+
+// select(o == k, value_k, e) for each patched output index k.
+template <class T>
+PrimExpr patch(PrimExpr e, const PrimExpr& o, const std::vector<std::pair<int64_t, T>>& fixes,
+               ir::DType dtype) {
+  for (const auto& [k, v] : fixes)
+    e = ir::makeSelect(lm::eq(o, lm::idx(k)), ir::te::constant(dtype, static_cast<double>(v)), e);
+  return e;
+}
+
+PrimExpr nearestIndex(const PrimExpr& o, const PrimExpr& in, int64_t out, const ir::Attrs& attrs) {
+  PrimExpr e = nearestFormula(o, in, out, attrs);
+  int64_t n;
+  if (!ir::asConstInt(in, &n)) return e;
+  std::vector<int64_t> kernel = nearestIndices(n, out, attrs);
+  std::vector<std::pair<int64_t, int64_t>> fixes;
+  for (int64_t k = 0; k < out; ++k)
+    if (lm::constValue(nearestFormula(lm::idx(k), in, out, attrs)) != kernel[k])
+      fixes.push_back({k, kernel[k]});
+  return patch(e, o, fixes, ir::DType::i64);
+}
+
+struct LinearExprs {
+  PrimExpr i0, i1, w;  // w: f32
+};
+
+LinearExprs linearFormula(const PrimExpr& o, const PrimExpr& in, int64_t out, const std::string& mode) {
+  using namespace ir::build;
+  Rational r = sourceRational(o, in, out, mode);
+  PrimExpr q = lm::idx(r.q);
+  PrimExpr p = lm::maxOf(lm::minOf(r.p, lm::mul(lm::sub(in, lm::idx(1)), q)), lm::idx(0));
+  PrimExpr i0 = lm::floorDiv(p, q);
+  PrimExpr num = lm::sub(p, lm::mul(i0, q));
+  return {i0, nullptr, ir::makeCast(ir::DType::f32, num) / ir::makeFloat(static_cast<double>(r.q))};
+}
+
+LinearExprs linearAxis(const PrimExpr& o, const PrimExpr& in, int64_t out, const std::string& mode) {
+  using namespace ir::build;
+  LinearExprs e = linearFormula(o, in, out, mode);
+  int64_t n;
+  if (ir::asConstInt(in, &n)) {
+    std::vector<LinearTap> kernel = linearTaps(n, out, mode);
+    std::vector<std::pair<int64_t, int64_t>> fix_i;
+    std::vector<std::pair<int64_t, float>> fix_w;
+    for (int64_t k = 0; k < out; ++k) {
+      Rational r = sourceRational(lm::idx(k), in, out, mode);
+      int64_t p = std::clamp<int64_t>(lm::constValue(r.p), 0, (n - 1) * r.q);
+      int64_t i0 = p / r.q;                                                  // p >= 0
+      float w = static_cast<float>(p - i0 * r.q) / static_cast<float>(r.q);  // as the interpreter's f32
+      if (i0 != kernel[k].i0) fix_i.push_back({k, kernel[k].i0});
+      if (w != kernel[k].w) fix_w.push_back({k, kernel[k].w});
+    }
+    e.i0 = patch(e.i0, o, fix_i, ir::DType::i64);
+    e.w = patch(e.w, o, fix_w, ir::DType::f32);
+  }
+  e.i1 = lm::minOf(lm::add(e.i0, lm::idx(1)), lm::sub(in, lm::idx(1)));
+  return e;
+}
+
+ir::PrimFunc legalizeResize(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  const Type& x = inputs[0];
+  std::vector<int64_t> size = attrInts(attrs, "size");
+  const std::string& mode = attrStr(attrs, "coordinate_transformation_mode");
+  const bool linear = attrStr(attrs, "method") == "linear";
+  return lm::singleStage("resize2d", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
+    using namespace ir::build;
+    if (lm::hasZeroDim(x.shape)) return ir::te::constant(x.dtype, 0);  // the output is empty
+    if (!linear)
+      return ir::makeLoad(in[0], {o[0], o[1], nearestIndex(o[2], x.shape[2], size[0], attrs),
+                                  nearestIndex(o[3], x.shape[3], size[1], attrs)});
+    LinearExprs ty = linearAxis(o[2], x.shape[2], size[0], mode);
+    LinearExprs tx = linearAxis(o[3], x.shape[3], size[1], mode);
+    auto at = [&](const PrimExpr& r, const PrimExpr& c) {
+      PrimExpr v = ir::makeLoad(in[0], {o[0], o[1], r, c});
+      return x.dtype == ir::DType::f32 ? v : ir::makeCast(ir::DType::f32, v);
+    };
+    auto lerp = [](const PrimExpr& a, const PrimExpr& b, const PrimExpr& w) { return a + w * (b - a); };
+    PrimExpr top = lerp(at(ty.i0, tx.i0), at(ty.i0, tx.i1), tx.w);
+    PrimExpr bottom = lerp(at(ty.i1, tx.i0), at(ty.i1, tx.i1), tx.w);
+    PrimExpr v = lerp(top, bottom, ty.w);
+    return x.dtype == ir::DType::f32 ? v : ir::makeCast(x.dtype, v);
+  });
+}
+
 }  // namespace
 
 void registerResizeOps(std::vector<OpDef>& ops) {
@@ -191,6 +333,7 @@ void registerResizeOps(std::vector<OpDef>& ops) {
   def.infer = inferResize;
   def.compute = computeResize;
   def.flops = resizeFlops;
+  def.legalize = legalizeResize;
   ops.push_back(std::move(def));
 }
 

@@ -91,21 +91,23 @@ class Parser {
 
   PatternOp parseOp(const YAML::Node& n, const std::string& key, int index, std::map<std::string, int>& named,
                     std::vector<bool>& used) {
-    YAML::Node call = n, attrs;
+    // (yaml-cpp: assigning to a Node writes through to the node it refers
+    // to, so nodes are only ever initialized here.)
+    bool is_map = n.IsMap();
     std::string as;
-    if (n.IsMap()) {
+    if (is_map) {
       for (const auto& kv : n) {
         std::string k = kv.first.Scalar();
         if (k != "op" && k != "as" && k != "attrs")
           fail(kv.first.Mark(), key + "." + k, "unknown key (expected op, as, attrs)");
       }
       if (!n["op"]) fail(n.Mark(), key + ".op", "missing");
-      call = n["op"];
       if (n["as"]) as = scalar(n["as"], key + ".as");
-      attrs = n["attrs"];
     }
-    std::string text = scalar(call, n.IsMap() ? key + ".op" : key);
-    std::string ckey = n.IsMap() ? key + ".op" : key;
+    const YAML::Node call = is_map ? n["op"] : n;
+    const YAML::Node attrs = is_map ? n["attrs"] : YAML::Node();
+    std::string text = scalar(call, is_map ? key + ".op" : key);
+    std::string ckey = is_map ? key + ".op" : key;
     // OP(ARG, ...)
     auto open = text.find('('), close = text.rfind(')');
     auto trim = [](std::string s) {
@@ -152,7 +154,7 @@ class Parser {
            "op '" + op.op + "' takes " + std::to_string(def->min_inputs) +
                (def->max_inputs == def->min_inputs ? "" : " or more") + " operand(s), not " +
                std::to_string(n_args));
-    if (attrs) {
+    if (is_map && attrs) {
       if (!attrs.IsMap()) fail(attrs.Mark(), key + ".attrs", "must be a map of attribute constraints");
       for (const auto& kv : attrs) {
         std::string name = kv.first.Scalar();
@@ -232,7 +234,15 @@ std::vector<Pattern> parsePatterns(const std::string& text, const std::string& f
   return Parser(text, filename).parse();
 }
 
-std::vector<Pattern> loadPatternFile(const std::string& path) { return parsePatterns(readInput(path), path); }
+std::vector<Pattern> loadPatternFile(const std::string& path) {
+  std::string text;
+  try {
+    text = readInput(path);
+  } catch (const Error& e) {
+    throw Error("pattern file '" + path + "': " + e.message());
+  }
+  return parsePatterns(text, path);
+}
 
 std::optional<std::vector<size_t>> matchPattern(const Pattern& p, const ir::BindingBlock& block, size_t root,
                                                 const std::unordered_set<size_t>& taken) {

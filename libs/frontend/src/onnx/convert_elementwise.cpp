@@ -117,6 +117,17 @@ void registerElementwiseConverters(ConverterTable& t) {
   t["Elu"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {c.im.emit("elu", {c.in(0)}, {{"alpha", floatAttr(c.attrFloat("alpha", 1.0f))}}, c.outName())};
   };
+  t["Celu"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    // celu(x, a) = max(0, x) + min(0, a·(exp(x/a) − 1)) = a · elu(x / a, 1).
+    double alpha = floatAttr(c.attrFloat("alpha", 1.0f));
+    if (alpha == 0.0) c.fail("alpha must not be 0");
+    const ValuePtr& x = c.in(0);
+    std::string n = c.outName();
+    if (alpha == 1.0) return {c.im.emit("elu", {x}, {{"alpha", 1.0}}, n)};
+    auto a = c.im.scalar(x->type.dtype, alpha, n + "_alpha");
+    auto e = c.im.emit("elu", {c.im.emit("divide", {x, a}, {}, n + "_scaled")}, {{"alpha", 1.0}}, n + "_elu");
+    return {c.im.emit("multiply", {e, a}, {}, n)};
+  };
   t["Selu"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     ir::Attrs a;
     if (c.hasAttr("alpha")) a["alpha"] = static_cast<double>(c.attrFloat("alpha", 0));

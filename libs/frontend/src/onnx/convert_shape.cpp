@@ -103,9 +103,15 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     for (size_t i = 0; i < 2; ++i)
       size[i] = static_cast<int64_t>(std::floor(static_cast<double>(in[2 + i]) * scales[2 + i]));
   } else if (!upsample && c.hasInput(sizes_i)) {
-    auto sz = c.constInts(sizes_i, "sizes");
-    if (sz.size() != 4) c.fail("sizes must have 4 values");
-    size = {sz[2], sz[3]};
+    // Exporters build sizes as Concat(Shape(x)[:2], [oh, ow]): with a
+    // symbolic batch only the spatial entries are constants.
+    auto sz = symElements(c.in(sizes_i));
+    if (!sz) c.fail("sizes must be known at import");
+    if (sz->size() != 4) c.fail("sizes must have 4 values");
+    for (size_t i = 0; i < 2; ++i) {
+      if (!ops::dimEqual((*sz)[i], x->type.shape[i])) c.fail("only the spatial dimensions may be resized");
+      if (!ir::asConstInt((*sz)[2 + i], &size[i])) c.fail("the spatial sizes must be constants");
+    }
   } else {
     c.fail("needs constant scales or sizes");
   }
@@ -283,6 +289,21 @@ void registerShapeConverters(ConverterTable& t) {
     if (sizes.size() != n)
       c.fail(std::to_string(sizes.size()) + " split sizes for " + std::to_string(n) + " outputs");
     if (n == 1) return {x};
+    if (x->constant) {
+      // Fold a constant input part by part (a tuple is never folded), so that
+      // shape arithmetic on the parts stays known at import.
+      std::vector<ValuePtr> outs;
+      int64_t begin = 0;
+      for (size_t i = 0; i < n; ++i) {
+        outs.push_back(c.im.emit("strided_slice", {x},
+                                 {{"axes", ir::AttrValue::ints({axis})},
+                                  {"begin", ir::AttrValue::ints({begin})},
+                                  {"end", ir::AttrValue::ints({begin + sizes[i]})}},
+                                 c.outName(i)));
+        begin += sizes[i];
+      }
+      return outs;
+    }
     auto tup = c.im.emit("split", {x}, {{"axis", axis}, {"sizes", ir::AttrValue::ints(sizes)}},
                          (c.name().empty() ? c.outName() : c.name()) + "_parts");
     std::vector<ValuePtr> outs;
@@ -367,6 +388,77 @@ void registerShapeConverters(ConverterTable& t) {
                       {{"pad_width", ir::AttrValue::ints(pads)}, {"mode", mode}, {"pad_value", value}},
                       c.outName())};
   };
+  t["Trilu"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    // where(mask, x, 0) with a constant mask over the last two (static) dims.
+    const ValuePtr& x = c.in(0);
+    size_t r = x->type.rank();
+    if (r < 2) c.fail("input rank must be at least 2");
+    int64_t rows, cols;
+    if (!ir::asConstInt(x->type.shape[r - 2], &rows) || !ir::asConstInt(x->type.shape[r - 1], &cols))
+      c.fail("needs static last two dimensions (bind them with --shape)");
+    int64_t k = c.hasInput(1) ? c.constInts(1, "k").at(0) : 0;
+    bool upper = c.attrInt("upper", 1) != 0;
+    ir::Tensor mask = ir::Tensor::zeros(ir::DType::boolean, {rows, cols});
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        if (upper ? j - i >= k : j - i <= k) mask.set(i * cols + j, 1.0);
+    std::string n = c.outName();
+    auto zero = c.im.scalar(x->type.dtype, 0.0, n + "_zero");
+    return {c.im.emit("where", {c.im.constant(std::move(mask), n + "_mask"), x, zero}, {}, n)};
+  };
+  t["EyeLike"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr& x = c.in(0);
+    std::vector<int64_t> shape;
+    if (x->type.rank() != 2 || !ops::staticShape(x->type.shape, &shape))
+      c.fail("needs a static 2-D input (bind it with --shape)");
+    ir::DType dt = c.hasAttr("dtype")
+                       ? dtypeFromOnnx(static_cast<int>(c.attrInt("dtype", 1)), "EyeLike dtype")
+                       : x->type.dtype;
+    int64_t k = c.attrInt("k", 0);
+    ir::Tensor out = ir::Tensor::zeros(dt, shape);
+    for (int64_t i = 0; i < shape[0]; ++i)
+      if (i + k >= 0 && i + k < shape[1]) out.set(i * shape[1] + i + k, 1.0);
+    return {c.im.constant(std::move(out), c.outName())};
+  };
+  for (const char* op : {"DepthToSpace", "SpaceToDepth"}) {
+    bool to_space = std::string(op) == "DepthToSpace";
+    t[op] = [to_space](NodeCtx& c) -> std::vector<ValuePtr> {
+      // reshape → permute_dims → reshape, as the ONNX definitions.
+      const ValuePtr& x = c.in(0);
+      if (x->type.rank() != 4) c.fail("only 4-D (NCHW) inputs are supported");
+      int64_t b = c.attrInt("blocksize", 0), ch, h, w;
+      if (b <= 0) c.fail("blocksize must be positive");
+      const auto& s = x->type.shape;
+      if (!ir::asConstInt(s[1], &ch) || !ir::asConstInt(s[2], &h) || !ir::asConstInt(s[3], &w))
+        c.fail("needs static C, H and W (bind them with --shape)");
+      auto I = [](int64_t v) { return ir::makeInt(v); };
+      std::string n = c.outName();
+      std::vector<PrimExpr> mid, out;
+      std::vector<int64_t> perm;
+      if (to_space) {
+        if (ch % (b * b) != 0) c.fail("channels are not a multiple of blocksize²");
+        int64_t oc = ch / (b * b);
+        if (c.attrStr("mode", "DCR") == "CRD") {
+          mid = {s[0], I(oc), I(b), I(b), I(h), I(w)};
+          perm = {0, 1, 4, 2, 5, 3};
+        } else if (c.attrStr("mode", "DCR") == "DCR") {
+          mid = {s[0], I(b), I(b), I(oc), I(h), I(w)};
+          perm = {0, 3, 4, 1, 5, 2};
+        } else {
+          c.fail("mode '" + c.attrStr("mode", "") + "' is not supported (DCR, CRD are)");
+        }
+        out = {s[0], I(oc), I(h * b), I(w * b)};
+      } else {
+        if (h % b != 0 || w % b != 0) c.fail("H and W are not multiples of blocksize");
+        mid = {s[0], I(ch), I(h / b), I(b), I(w / b), I(b)};
+        perm = {0, 3, 5, 1, 2, 4};
+        out = {s[0], I(ch * b * b), I(h / b), I(w / b)};
+      }
+      auto r = reshapeTo(c, x, mid, n + "_split");
+      auto p = c.im.emit("permute_dims", {r}, {{"axes", ir::AttrValue::ints(perm)}}, n + "_perm");
+      return {reshapeTo(c, p, out, n)};
+    };
+  }
   t["Resize"] = [](NodeCtx& c) { return resize(c, false); };
   t["Upsample"] = [](NodeCtx& c) { return resize(c, true); };
 }

@@ -39,6 +39,33 @@ MLCC_BUILD_BINARY(&&, And)
 MLCC_BUILD_BINARY(||, Or)
 #undef MLCC_BUILD_BINARY
 
+// Named comparisons and logic. Prefer them to the operators when both
+// operands are PrimExprs: then std::shared_ptr's own comparison operators
+// win overload resolution and compare pointers (a bool, not an expression).
+template <class A, class B>
+PrimExpr lt(const A& a, const B& b) {
+  return makeBinary(BinaryOp::LT, lit(a), lit(b));
+}
+template <class A, class B>
+PrimExpr le(const A& a, const B& b) {
+  return makeBinary(BinaryOp::LE, lit(a), lit(b));
+}
+template <class A, class B>
+PrimExpr gt(const A& a, const B& b) {
+  return makeBinary(BinaryOp::GT, lit(a), lit(b));
+}
+template <class A, class B>
+PrimExpr ge(const A& a, const B& b) {
+  return makeBinary(BinaryOp::GE, lit(a), lit(b));
+}
+template <class A, class B>
+PrimExpr land(const A& a, const B& b) {
+  return makeBinary(BinaryOp::And, lit(a), lit(b));
+}
+template <class A, class B>
+PrimExpr lor(const A& a, const B& b) {
+  return makeBinary(BinaryOp::Or, lit(a), lit(b));
+}
 template <class A, class B>
 PrimExpr eq(const A& a, const B& b) {
   return makeBinary(BinaryOp::EQ, lit(a), lit(b));

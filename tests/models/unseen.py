@@ -1,0 +1,379 @@
+#!/usr/bin/python3
+"""Generate models the importer has never seen (not in the public suite).
+
+Same CLI, files and determinism as generate.py, whose export code this reuses:
+
+    /usr/bin/python3 tests/models/unseen.py --out DIR
+    /usr/bin/python3 tests/models/unseen.py --out DIR --only squeezenet unet
+
+For every model NAME this writes NAME.onnx, NAME.input.npy, NAME.output.npy
+and DIR/manifest.json.  Names ending in _op11 / _op17 are the same model as
+the name without the suffix, exported at that opset (torch 1.13 exports up
+to opset 17); the others use --opset (default 13).  Inputs are small
+(mostly 1x3x64x64) so the models run fast in the interpreter.  alexnet
+needs 224x224 (its AdaptiveAvgPool2d(6) exports only when the feature map is
+a multiple of 6); vgg11 is left out: at 64x64 its AdaptiveAvgPool2d(7) sees
+a 2x2 map, which torch.onnx cannot export, and at 224x224 it is too big to
+interpret quickly.  text_triu only exports at opset >= 14 (aten::triu).
+"""
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from collections import OrderedDict
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import generate as gen  # noqa: E402  (the public suite's export code)
+
+import numpy as np  # noqa: E402
+import onnx  # noqa: E402
+import torch  # noqa: E402
+import torch.nn as nn  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+import torchvision  # noqa: E402
+from torchvision import models as tvm  # noqa: E402
+
+
+def _img(g, h=64, w=None, c=3):
+    return torch.randn(1, c, h, w or h, generator=g, dtype=torch.float32)
+
+
+def _randomize_norms(model):
+    """GroupNorm/InstanceNorm affine params start at 1/0 (generate.py's
+    make_nontrivial only randomizes them to ~N(0, 0.02)); give them sane
+    nontrivial values.  Called by builders; seeded by torch.manual_seed."""
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, (nn.GroupNorm, nn.modules.instancenorm._InstanceNorm)) and m.affine:
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.normal_(0, 0.1)
+            if isinstance(m, nn.PReLU):
+                m.weight.uniform_(0.05, 0.5)
+    return model
+
+
+# --- torchvision classifiers at small inputs ---
+
+def build_squeezenet(g):
+    return tvm.squeezenet1_1(weights=None, num_classes=10), _img(g), None
+
+
+def build_shufflenet(g):
+    return tvm.shufflenet_v2_x0_5(weights=None, num_classes=10), _img(g), None
+
+
+def build_mnasnet(g):
+    return tvm.mnasnet0_5(weights=None, num_classes=10), _img(g), None
+
+
+def build_efficientnet(g):
+    return tvm.efficientnet_b0(weights=None, num_classes=10), _img(g), None
+
+
+def build_regnet(g):
+    return tvm.regnet_y_400mf(weights=None, num_classes=10), _img(g), None
+
+
+def build_densenet(g):
+    # densenet121's structure (BN-ReLU-Conv dense layers, concat, transitions
+    # with AvgPool) at a small config.
+    m = tvm.DenseNet(growth_rate=8, block_config=(2, 2, 2, 2), num_init_features=16, bn_size=2,
+                     num_classes=10)
+    return m, _img(g), None
+
+
+def build_densenet121(g):
+    return tvm.densenet121(weights=None, num_classes=10), _img(g), None
+
+
+def build_googlenet(g):
+    m = tvm.googlenet(weights=None, aux_logits=False, init_weights=True, num_classes=10)
+    return m, _img(g), None
+
+
+def build_convnext_tiny(g):
+    return tvm.convnext_tiny(weights=None, num_classes=10), _img(g), None
+
+
+def build_convnext(g):
+    # convnext_tiny's block (7x7 depthwise conv, permute to channels-last,
+    # LayerNorm, MLP, layer scale, permute back) at small widths/depths.
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    cfg = [CNBlockConfig(16, 32, 1), CNBlockConfig(32, 64, 1), CNBlockConfig(64, None, 1)]
+    return ConvNeXt(cfg, num_classes=10), _img(g, 32), None
+
+
+def build_vit(g):
+    from torchvision.models.vision_transformer import VisionTransformer
+    m = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32,
+                          mlp_dim=64, num_classes=10)
+    return m, _img(g, 32), None
+
+
+def build_alexnet(g):
+    # The classifier's AdaptiveAvgPool2d(6) only exports when the feature map
+    # is a multiple of 6: 224x224 is the smallest such input.
+    return tvm.alexnet(weights=None, num_classes=10), _img(g, 224), None
+
+
+# --- hand-written models ---
+
+class TextMHA(nn.Module):
+    """Token embedding, nn.MultiheadAttention with a key_padding_mask from
+    ids == 0 (pad) and a causal attn_mask, masked mean pooling, head."""
+
+    def __init__(self, vocab=50, d=32, heads=4, n=10, triu=False):
+        super().__init__()
+        self.triu = triu
+        self.emb = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.randn(1, 12, d) * 0.02)
+        self.attn = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.norm = nn.LayerNorm(d)
+        self.head = nn.Linear(d, n)
+
+    def forward(self, ids):
+        t = ids.shape[1]
+        pad = ids == 0
+        if self.triu:  # Trilu (opset >= 14) and EyeLike
+            causal = torch.triu(torch.ones(t, t, dtype=torch.bool), diagonal=1)
+            causal = causal & ~torch.eye(t, dtype=torch.bool)
+        else:  # Range + Unsqueeze + Greater
+            pos = torch.arange(t)
+            causal = pos.unsqueeze(0) > pos.unsqueeze(1)
+        x = self.emb(ids) + self.pos[:, :t]
+        a, _ = self.attn(x, x, x, key_padding_mask=pad, attn_mask=causal, need_weights=False)
+        x = self.norm(x + a)
+        keep = (~pad).unsqueeze(-1).to(x.dtype)
+        x = (x * keep).sum(dim=1) / keep.sum(dim=1).clamp(min=1.0)
+        return F.log_softmax(self.head(x), dim=-1)
+
+
+def build_text_mha(g):
+    ids = torch.randint(1, 50, (2, 12), generator=g, dtype=torch.int64)
+    ids[0, 9:] = 0  # padding at the end of the first sequence
+    ids[1, 11:] = 0
+    return TextMHA(), ids, None
+
+
+def build_text_triu(g):
+    m, ids, dyn = build_text_mha(g)
+    return TextMHA(triu=True), ids, dyn
+
+
+class UNetBlock(nn.Module):
+    """Down (conv, maxpool), up with ConvTranspose2d, skip concat, and
+    F.interpolate nearest / bilinear (align_corners False and True)."""
+
+    def __init__(self, c=8):
+        super().__init__()
+        self.enc1 = nn.Sequential(nn.Conv2d(3, c, 3, padding=1), nn.BatchNorm2d(c), nn.ReLU())
+        self.enc2 = nn.Sequential(nn.Conv2d(c, 2 * c, 3, padding=1), nn.ReLU())
+        self.mid = nn.Conv2d(2 * c, 2 * c, 3, padding=1)
+        self.up = nn.ConvTranspose2d(2 * c, c, 2, stride=2)
+        self.up2 = nn.ConvTranspose2d(2 * c, c, 3, stride=2, padding=1, output_padding=1)
+        self.dec = nn.Conv2d(3 * c, c, 3, padding=1)
+        self.out = nn.Conv2d(3 * c, 4, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)  # c, H
+        e2 = self.enc2(F.max_pool2d(e1, 2))  # 2c, H/2
+        m = self.mid(F.max_pool2d(e2, 2))  # 2c, H/4
+        u = self.up(m)  # c, H/2
+        d = F.relu(self.dec(torch.cat([u, e2], dim=1)))  # c, H/2
+        n = F.interpolate(d, scale_factor=2.0, mode="nearest")  # c, H
+        b = F.interpolate(self.up2(m), size=e1.shape[-2:], mode="bilinear", align_corners=False)
+        a = F.interpolate(m[:, :c_of(m)], scale_factor=4.0, mode="bilinear", align_corners=True)
+        return self.out(torch.cat([n, b + a, e1], dim=1))
+
+
+def c_of(m):
+    return m.shape[1] // 2
+
+
+def build_unet(g):
+    return UNetBlock(), _img(g, 32), None
+
+
+class OpMix(nn.Module):
+    """A grab bag of ops that export to Pad(reflect/edge), InstanceNorm,
+    GroupNorm (InstanceNormalization + Reshape), PReLU, HardSwish, SiLU,
+    Mish, Softplus, LogSoftmax, Split/Chunk, Gather with negative indices,
+    Slice with steps (and negative steps via flip), Expand, Tile, Where,
+    clamp, pow/sqrt, ELU/LeakyReLU/Hardsigmoid and mean/var reductions."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 8, 3)
+        self.inorm = nn.InstanceNorm2d(8, affine=True)
+        self.gnorm = nn.GroupNorm(2, 8)
+        self.prelu = nn.PReLU(8)
+        self.prelu1 = nn.PReLU()
+        self.conv2 = nn.Conv2d(8, 8, 3, groups=2)
+        self.lin = nn.Linear(4, 6)
+
+    def forward(self, x):
+        x = F.pad(x, (1, 1, 1, 1), mode="reflect")
+        x = self.conv1(x)  # 8 x H x W
+        x = self.prelu(self.inorm(x))
+        x = F.pad(x, (2, 0, 1, 1), mode="replicate")
+        x = self.prelu1(self.gnorm(self.conv2(x)))
+        a, b = torch.chunk(x, 2, dim=1)
+        p, q, r = torch.split(x, [2, 3, 3], dim=1)
+        y = F.hardswish(a) + F.silu(b) + F.mish(a) * F.softplus(b)
+        y = y + F.elu(a) - F.leaky_relu(b, 0.1) + F.hardsigmoid(a)
+        z = torch.cat([p * 0.5, torch.clamp(q, -1.0, 1.0), torch.where(r > 0, r, r * r)], dim=1)
+        z = z[:, :, ::2, 1::3]  # Slice with steps
+        z = torch.flip(z, dims=[3])  # Slice with a negative step
+        y = y[:, :, ::2, 1::3]
+        last = z[:, -1]  # Gather with a negative index
+        idx = torch.tensor([-1, 0, -2])
+        sel = z.index_select(1, idx % z.shape[1]) + z[:, [-1, 0, -2]]
+        w = (last.unsqueeze(1).expand(-1, 4, -1, -1) + y).repeat(1, 2, 1, 1)  # Expand, Tile
+        v = torch.cat([w, sel, z], dim=1)  # 8 + 3 + 8 channels
+        mu = v.mean(dim=(2, 3), keepdim=True)
+        sd = torch.sqrt(((v - mu) ** 2).mean(dim=(2, 3), keepdim=True) + 1e-5)
+        v = (v - mu) / sd
+        h = self.lin(v[..., :4].reshape(1, -1, 4))
+        return F.log_softmax(h.flatten(1), dim=-1)
+
+
+def build_opmix(g):
+    return OpMix(), _img(g, 16), None
+
+
+class Unsupported(nn.Module):
+    """Ops outside the op set (CumSum, TopK, Einsum): the import must fail
+    listing all of them, not give a wrong answer."""
+
+    def forward(self, x):
+        c = torch.cumsum(x, dim=1)
+        t = torch.topk(x, 2, dim=1).values
+        return torch.einsum("bi,bj->bij", c, t).flatten(1)
+
+
+def build_unsupported(g):
+    return Unsupported(), torch.randn(2, 5, generator=g), None
+
+
+def _dynamic_batch(builder, seq=False):
+    """The model with a symbolic batch (and sequence) dimension."""
+    def b(g):
+        m, x, _ = builder(g)
+        axes = {0: "batch", 1: "seq"} if seq else {0: "batch"}
+        return m, x, {"input": axes, "output": {0: "batch"}}
+    return b
+
+
+def _with_norms(builder):
+    def b(g):
+        m, x, dyn = builder(g)
+        return _randomize_norms(m), x, dyn
+    return b
+
+
+# name -> (builder, seed), as generate.MODELS.
+BASE = OrderedDict([
+    ("squeezenet", (build_squeezenet, 101)),
+    ("shufflenet", (build_shufflenet, 102)),
+    ("mnasnet", (build_mnasnet, 103)),
+    ("efficientnet", (build_efficientnet, 104)),
+    ("regnet", (build_regnet, 105)),
+    ("densenet", (build_densenet, 106)),
+    ("densenet121", (build_densenet121, 107)),
+    ("googlenet", (build_googlenet, 108)),
+    ("convnext", (build_convnext, 109)),
+    ("convnext_tiny", (build_convnext_tiny, 110)),
+    ("vit", (build_vit, 111)),
+    ("alexnet", (build_alexnet, 112)),
+    ("text_mha", (build_text_mha, 114)),
+    ("text_triu", (build_text_triu, 117)),
+    ("unet", (_with_norms(build_unet), 115)),
+    ("opmix", (_with_norms(build_opmix), 116)),
+    ("unsupported", (build_unsupported, 118)),
+    # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
+    # MHA reshapes) must stay symbolic.
+    ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),
+    ("vit_dyn", (_dynamic_batch(build_vit), 111)),
+    ("text_mha_dyn", (_dynamic_batch(build_text_mha), 114)),
+    ("text_mha_dynseq", (_dynamic_batch(build_text_mha, seq=True), 114)),
+    ("unet_dyn", (_dynamic_batch(_with_norms(build_unet)), 115)),
+])
+# Variants exported at another opset: name -> (base, opset).
+VARIANTS = OrderedDict([
+    ("opmix_op11", ("opmix", 11)),
+    ("unet_op11", ("unet", 11)),
+    ("text_mha_op11", ("text_mha", 11)),
+    ("squeezenet_op11", ("squeezenet", 11)),
+    ("opmix_op17", ("opmix", 17)),
+    ("unet_op17", ("unet", 17)),
+    ("text_mha_op17", ("text_mha", 17)),
+    ("vit_op17", ("vit", 17)),
+    ("text_triu_op17", ("text_triu", 17)),
+    ("convnext_op17", ("convnext", 17)),
+])
+MODELS = OrderedDict(BASE)
+for _v, (_b, _o) in VARIANTS.items():
+    MODELS[_v] = BASE[_b]
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True, help="output directory (created if missing)")
+    ap.add_argument("--only", nargs="+", metavar="NAME", choices=list(MODELS),
+                    help="generate only these models (%s)" % ", ".join(MODELS))
+    ap.add_argument("--opset", type=int, default=gen.DEFAULT_OPSET,
+                    help="ONNX opset of models without an _opNN suffix (default %d)" % gen.DEFAULT_OPSET)
+    ap.add_argument("--keep-going", action="store_true",
+                    help="report a model that fails to export and go on (exit 1 at the end)")
+    ap.add_argument("--quiet", action="store_true", help="no per-model progress lines")
+    args = ap.parse_args(argv)
+
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    os.makedirs(args.out, exist_ok=True)
+    names = args.only or list(MODELS)
+
+    manifest_path = os.path.join(args.out, "manifest.json")
+    manifest = {"models": {}}
+    if args.only and os.path.exists(manifest_path):
+        try:
+            with open(manifest_path) as f:
+                manifest["models"] = json.load(f).get("models", {})
+        except (OSError, ValueError):
+            pass
+
+    failed = []
+    for name in names:
+        opset = VARIANTS[name][1] if name in VARIANTS else args.opset
+        try:
+            entry, elapsed = gen.generate(name, args.out, opset, models=MODELS)
+        except Exception as e:  # noqa: BLE001 -- torch.onnx raises many kinds
+            if not args.keep_going:
+                raise
+            first = (str(e).strip().splitlines() or [type(e).__name__])[0]
+            print("%-16s export failed: %s: %s" % (name, type(e).__name__, first[:200]), flush=True)
+            failed.append(name)
+            continue
+        manifest["models"][name] = entry
+        if not args.quiet:
+            ops = ", ".join("%s:%d" % kv for kv in entry["ops"].items())
+            print("%-16s op%-2d %6.2fs %4d nodes  %s" % (name, opset, elapsed, entry["num_nodes"], ops),
+                  flush=True)
+
+    manifest["versions"] = {
+        "torch": torch.__version__,
+        "torchvision": torchvision.__version__,
+        "onnx": onnx.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+    }
+    manifest["models"] = dict(sorted(manifest["models"].items(), key=lambda kv: list(MODELS).index(kv[0])))
+    gen._write_atomic(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode())
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
