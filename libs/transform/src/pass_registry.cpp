@@ -7,12 +7,8 @@ namespace mlcc::transform {
 
 std::vector<PassInfo> allPassInfos() {
   return {
-      makeDeadCodeEliminationPass(),
-      makeLegalizePass(),
-      makeCanonicalizePass(),
-      makeFoldConstantsPass(),
-      makeFuseByPatternPass(),
-      makeFuseOpsPass(),
+      makeDeadCodeEliminationPass(), makeLegalizePass(),      makeCanonicalizePass(),
+      makeFoldConstantsPass(),       makeFuseByPatternPass(), makeFuseOpsPass(),
   };
 }
 
