@@ -143,6 +143,17 @@ if $py -c 'import torch, torchvision, onnx' 2>/dev/null; then
       echo "     $m TensorIR interpretation time: $(echo "$end - $start" | bc) s"
       check "$m lowered matches PyTorch" compare "$tmp/out_$m/output.npy" "$tmp/models/$m.output.npy"
     done
+    # Library dispatch: groups with a codegen attribute become call_extern.
+    if [[ $have_fuse == 1 && -f $tmp/mlp.ir ]]; then
+      check "mlp fuses with BLAS patterns" "$bin/mlcc-fuse" -q "$tmp/mlp.ir" --passes 'fuse-by-pattern,fuse-ops' \
+        --patterns "$src/pipelines/patterns/blas.yaml" -o "$tmp/mlp.blas.ir"
+      check "mlp BLAS groups lower" run 0 "$tmp/mlp.blas.ir" -o "$tmp/mlp.blas.lowered.ir"
+      check "mlp dense+bias+relu is call_extern" contains "$tmp/mlp.blas.lowered.ir" 'call_extern "blas.dense_bias_relu"(%input, %fc1.weight, %fc1.bias)'
+      check "mlp dense+bias is call_extern" contains "$tmp/mlp.blas.lowered.ir" 'call_extern "blas.dense_bias"('
+      check "mlp BLAS sub-functions removed" bash -c "! grep -q '^graph @fused' '$tmp/mlp.blas.lowered.ir'"
+      "$bin/mlcc-inspect" --summary --json "$tmp/mlp.blas.lowered.ir" >"$tmp/mlp.blas.summary.json"
+      check "mlp BLAS summary counts only call_tir/call_extern" only_lowered "$tmp/mlp.blas.summary.json"
+    fi
   else
     echo "FAIL generating the public models:"; tail -5 "$tmp/gen.log"; fails=$((fails + 1))
   fi
