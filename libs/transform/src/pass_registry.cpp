@@ -6,10 +6,17 @@
 namespace mlcc::transform {
 
 std::vector<PassInfo> allPassInfos() {
+  // One pass per line, sorted, so additions merge cleanly.
+  // clang-format off
   return {
-      makeDeadCodeEliminationPass(), makeFuseByPatternPass(), makeFuseOpsPass(),
-      makeCanonicalizePass(),        makeFoldConstantsPass(),
+      makeCanonicalizePass(),
+      makeDeadCodeEliminationPass(),
+      makeFoldConstantsPass(),
+      makeFuseByPatternPass(),
+      makeFuseOpsPass(),
+      makeLegalizePass(),
   };
+  // clang-format on
 }
 
 }  // namespace mlcc::transform

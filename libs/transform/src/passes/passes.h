@@ -6,9 +6,10 @@
 namespace mlcc::transform {
 
 PassInfo makeDeadCodeEliminationPass();  // dead_code_elimination.cpp
-PassInfo makeFuseByPatternPass();        // fuse_by_pattern.cpp
-PassInfo makeFuseOpsPass();              // fuse_ops.cpp
+PassInfo makeLegalizePass();             // legalize.cpp (+ fuse_tir.cpp)
 PassInfo makeCanonicalizePass();         // canonicalize.cpp
 PassInfo makeFoldConstantsPass();        // fold_constants.cpp
+PassInfo makeFuseByPatternPass();        // fuse_by_pattern.cpp
+PassInfo makeFuseOpsPass();              // fuse_ops.cpp
 
 }  // namespace mlcc::transform

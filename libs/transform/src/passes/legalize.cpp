@@ -1,0 +1,207 @@
+// legalize: lowers graph ops to TensorIR (TVM's LegalizeOps + FuseTIR).
+//
+// In every graph function that is not itself a fused group:
+// - an op binding `%y: T = op(args, attrs)` becomes `%y: T = call_tir @op(args)`
+//   with a new prim func from the op's compute definition (ops::legalizeOp);
+// - a call of a primitive sub-function (`primitive = true`, no `codegen`)
+//   becomes one call_tir of the prim func FuseTIR merges from the group's ops
+//   (fuse_tir.cpp);
+// - a call of a codegen-marked sub-function (`codegen = "blas.dense_bias"`)
+//   becomes `call_extern "blas.dense_bias"(args, attrs)`, with the attributes
+//   of the group's ops (defaults filled in) for the library kernel; a key two
+//   ops set differently is spelt `<op>_<key>` for the later one.
+// Primitive sub-functions no longer called are then removed.
+//
+// Prim funcs are named after their ops (`relu`, `fused_conv2d_add_relu`) and
+// deduplicated structurally (names ignored): repeated blocks of a network
+// share their prim funcs, and distinct bodies with the same name are
+// numbered `_1`, `_2`, ... (avoiding the names of the module's functions).
+// Symbolic dimensions stay symbolic. Ops with no compute definition yet make
+// the pass fail with an error naming the op and the binding.
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "../pass_registry.h"
+#include "fuse_tir.h"
+#include "mlcc/ir/structural.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/support/diagnostic.h"
+#include "passes.h"
+
+namespace mlcc::transform {
+
+namespace {
+
+bool attrTrue(const ir::Attrs& attrs, const std::string& key) {
+  auto it = attrs.find(key);
+  return it != attrs.end() && it->second.isBool() && it->second.asBool();
+}
+
+const std::string* codegenOf(const ir::GraphFunc& g) {
+  auto it = g.attrs.find("codegen");
+  return it != g.attrs.end() && it->second.isString() ? &it->second.asString() : nullptr;
+}
+
+// New prim funcs, deduplicated structurally; final names are given later.
+class PrimTable {
+ public:
+  size_t add(ir::PrimFunc f) {
+    uint64_t h = ir::structuralHash(f);
+    auto [lo, hi] = by_hash_.equal_range(h);
+    for (auto it = lo; it != hi; ++it)
+      if (ir::structuralEqual(funcs_[it->second], f)) {
+        ++reused_;
+        return it->second;
+      }
+    funcs_.push_back(std::move(f));
+    by_hash_.emplace(h, funcs_.size() - 1);
+    return funcs_.size() - 1;
+  }
+  std::vector<ir::PrimFunc>& funcs() { return funcs_; }
+  int reused() const { return reused_; }
+
+ private:
+  std::vector<ir::PrimFunc> funcs_;
+  std::unordered_multimap<uint64_t, size_t> by_hash_;
+  int reused_ = 0;
+};
+
+// Placeholder callee of the i-th new prim func until names are final
+// (a name no parsed module can have).
+std::string placeholder(size_t i) { return std::string("\x01") + std::to_string(i); }
+
+bool attrEqual(const ir::AttrValue& a, const ir::AttrValue& b) {
+  if (a.v.index() != b.v.index()) return false;
+  if (a.isList()) {
+    if (a.asList().size() != b.asList().size()) return false;
+    for (size_t i = 0; i < a.asList().size(); ++i)
+      if (!attrEqual(a.asList()[i], b.asList()[i])) return false;
+    return true;
+  }
+  if (a.isExpr()) return ir::structuralEqual(a.asExpr(), b.asExpr());
+  if (a.isBool()) return a.asBool() == b.asBool();
+  if (a.isInt()) return a.asInt() == b.asInt();
+  if (a.isFloat()) return a.asFloat() == b.asFloat();
+  if (a.isString()) return a.asString() == b.asString();
+  return a.asRef() == b.asRef();
+}
+
+ir::Attrs externAttrs(const ir::GraphFunc& group) {
+  ir::Attrs out;
+  for (const auto& block : group.blocks)
+    for (const auto& b : block.bindings) {
+      if (b.value.kind != ir::ValueKind::Op) continue;
+      const ops::OpDef* def = ops::findOp(b.value.callee);
+      ir::Attrs attrs = def ? ops::normalizeAttrs(*def, b.value.attrs) : b.value.attrs;
+      for (const auto& [k, v] : attrs) {
+        auto it = out.find(k);
+        if (it == out.end())
+          out.emplace(k, v);
+        else if (!attrEqual(it->second, v))
+          out[b.value.callee + "_" + k] = v;
+      }
+    }
+  return out;
+}
+
+struct Stats {
+  int ops = 0, groups = 0, externs = 0;
+};
+
+void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, Stats& stats) {
+  for (auto& block : f.blocks)
+    for (auto& b : block.bindings) {
+      ir::GraphValue& v = b.value;
+      try {
+        if (v.kind == ir::ValueKind::Op) {
+          std::vector<ir::Type> types;
+          for (const auto& a : v.args) types.push_back(a->type);
+          size_t i = table.add(ops::legalizeOp(v.callee, types, v.attrs, v.callee));
+          v.kind = ir::ValueKind::CallTir;
+          v.callee = placeholder(i);
+          v.attrs.clear();
+          ++stats.ops;
+        } else if (v.kind == ir::ValueKind::CallGraph) {
+          const ir::GraphFunc* group = m.findGraph(v.callee);
+          if (!group || !attrTrue(group->attrs, "primitive")) continue;
+          if (const std::string* codegen = codegenOf(*group)) {
+            v.kind = ir::ValueKind::CallExtern;
+            v.attrs = externAttrs(*group);
+            v.callee = *codegen;
+            ++stats.externs;
+          } else {
+            size_t i = table.add(fuseTir(*group));
+            v.kind = ir::ValueKind::CallTir;
+            v.callee = placeholder(i);
+            v.attrs.clear();
+            ++stats.groups;
+          }
+        }
+      } catch (const Error& e) {
+        throw Error("legalize: in @" + f.name + ", binding %" + b.var->name + ": " + e.message());
+      }
+    }
+}
+
+std::string runLegalize(ir::Module& m) {
+  PrimTable table;
+  Stats stats;
+  std::set<std::string> groups;  // primitive sub-functions: lowered into their callers
+  for (auto& fn : m.functions)
+    if (auto* g = std::get_if<ir::GraphFunc>(&fn); g && attrTrue(g->attrs, "primitive"))
+      groups.insert(g->name);
+  for (auto& fn : m.functions)
+    if (auto* g = std::get_if<ir::GraphFunc>(&fn); g && !groups.count(g->name))
+      legalizeFunction(*g, m, table, stats);
+  // Remove the primitive sub-functions nothing calls any more.
+  std::set<std::string> called;
+  for (const auto& fn : m.functions)
+    if (const auto* g = std::get_if<ir::GraphFunc>(&fn); g && !groups.count(g->name))
+      for (const auto& block : g->blocks)
+        for (const auto& b : block.bindings)
+          if (b.value.kind == ir::ValueKind::CallGraph) called.insert(b.value.callee);
+  size_t before = m.functions.size();
+  std::erase_if(m.functions, [&](const ir::Function& fn) {
+    const std::string& name = ir::functionName(fn);
+    return groups.count(name) && !called.count(name);
+  });
+  size_t removed = before - m.functions.size();
+  // Final names: the base name, else base_1, base_2, ...
+  std::set<std::string> used;
+  for (const auto& fn : m.functions) used.insert(ir::functionName(fn));
+  std::vector<std::string> names;
+  for (auto& f : table.funcs()) {
+    std::string name = f.name;
+    for (int k = 1; used.count(name); ++k) name = f.name + "_" + std::to_string(k);
+    used.insert(name);
+    names.push_back(name);
+    f.name = name;
+  }
+  std::unordered_map<std::string, const std::string*> rename;
+  for (size_t i = 0; i < names.size(); ++i) rename[placeholder(i)] = &names[i];
+  for (auto& fn : m.functions)
+    if (auto* g = std::get_if<ir::GraphFunc>(&fn))
+      for (auto& block : g->blocks)
+        for (auto& b : block.bindings)
+          if (b.value.kind == ir::ValueKind::CallTir)
+            if (auto it = rename.find(b.value.callee); it != rename.end()) b.value.callee = *it->second;
+  for (auto& f : table.funcs()) m.functions.emplace_back(std::move(f));
+  if (stats.ops == 0 && stats.groups == 0 && stats.externs == 0 && removed == 0) return "";
+  return "lowered " + std::to_string(stats.ops) + " op(s) and " + std::to_string(stats.groups) +
+         " fused group(s) into " + std::to_string(names.size()) + " prim func(s) (" +
+         std::to_string(table.reused()) + " reused), " + std::to_string(stats.externs) +
+         " call_extern, removed " + std::to_string(removed) + " sub-function(s)";
+}
+
+}  // namespace
+
+PassInfo makeLegalizePass() {
+  PassInfo p;
+  p.name = "legalize";
+  p.summary = "Lower graph ops to call_tir of TensorIR prim funcs; merge each fused group into one (FuseTIR)";
+  p.run = [](ir::Module& m, const PassOptions&, PassContext&) { return runLegalize(m); };
+  return p;
+}
+
+}  // namespace mlcc::transform

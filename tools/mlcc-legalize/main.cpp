@@ -1,0 +1,70 @@
+// mlcc-legalize: lower graph ops to TensorIR prim funcs (call_tir), merging
+// each fused group into one prim func; library-dispatched groups become
+// call_extern.
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <iostream>
+
+#include "mlcc/ir/module_io.h"
+#include "mlcc/ir/parser.h"
+#include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/support/diagnostic.h"
+#include "mlcc/support/file_io.h"
+#include "mlcc/support/tool.h"
+#include "mlcc/transform/pass.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "mlcc-legalize: lower graph ops to TensorIR prim funcs (call_tir); each fused group becomes one "
+      "prim func (FuseTIR), each library-dispatched group a call_extern.",
+      "mlcc-legalize"};
+  app.footer(R"(Examples:
+  mlcc-legalize fused.ir -o lowered.ir            # weights stay where fused.ir names them
+  mlcc-legalize fused.ir -o lowered.ir -v         # say what each pass did, and how long it took
+  mlcc-import m.onnx | mlcc-fuse | mlcc-legalize > lowered.ir
+  mlcc-legalize --list-passes                     # the passes --passes may name)");
+  std::string input, output = "-", passes = "legalize";
+  bool list = false, verify_each = false, verbose = false, quiet = false;
+  app.add_option("input", input, "IR file ('-' or none: stdin)");
+  app.add_option("-o,--output", output, "IR output file ('-': stdout)");
+  app.add_option("--passes", passes, "Pass pipeline, e.g. 'legalize,dead-code-elimination'")
+      ->capture_default_str();
+  app.add_flag("--list-passes", list, "List the passes and their options, then exit");
+  app.add_flag("--verify-each", verify_each, "Run the IR verifier after every pass");
+  app.add_flag("-v,--verbose", verbose, "Say what each pass did, with timings, on stderr");
+  app.add_flag("-q,--quiet", quiet, "No progress output");
+  return mlcc::runTool(app, argc, argv, [&]() -> int {
+    if (list) {
+      std::cout << mlcc::transform::listPasses();
+      return 0;
+    }
+    mlcc::transform::Pipeline pipeline = mlcc::transform::parsePipeline(passes, "--passes");
+    std::string path = input.empty() ? "-" : input;
+    mlcc::ops::installIrHooks();
+    mlcc::ir::SourceMap map;
+    mlcc::ir::Module m = mlcc::ir::parseModuleFile(path, &map);
+    mlcc::ir::verifyModule(m, &map);
+    mlcc::transform::NewWeights new_weights;
+    mlcc::transform::PassContext ctx;
+    ctx.verify_each = verify_each;
+    ctx.verbose = verbose && !quiet;
+    ctx.log = &std::cerr;
+    ctx.new_weights = &new_weights;
+    try {
+      mlcc::transform::runPipeline(m, pipeline, ctx);
+      mlcc::ir::verifyModule(m);
+    } catch (const mlcc::Error& e) {
+      if (!e.loc().file.empty()) throw;
+      throw mlcc::Error(mlcc::SourceLoc{mlcc::displayName(path), 0, 0}, e.message());
+    }
+    if (!new_weights.tensors.empty())
+      throw mlcc::Error("the pipeline made new constants; run constant folding in mlcc-fuse");
+    // The weights stay where they are: name them relative to the output's directory.
+    for (auto& f : m.weight_files)
+      if (!std::filesystem::path(f).is_absolute())
+        f = mlcc::ir::weightsPathFromIr(mlcc::resolvePath(m.base_dir, f), output, false);
+    mlcc::ir::writeModuleWithWeights(m, output, "", {});
+    return 0;
+  });
+}
