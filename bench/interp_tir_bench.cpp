@@ -68,15 +68,20 @@ int main(int argc, char** argv) {
   auto want = [&](const char* n) { return filter.empty() || std::strstr(n, filter.c_str()); };
   std::mt19937 rng(1);
   try {
-    if (want("conv")) {
-      ir::Attrs a{{"strides", AttrValue::ints({1, 1})},
-                  {"padding", AttrValue::ints({1, 1, 1, 1})},
+    // conv2d layers: ResNet-18's 3x3 layer at 56x56, its stride-2 stem and a
+    // stride-2 3x3 layer.
+    auto conv = [&](const char* label, std::vector<int64_t> x, std::vector<int64_t> w, int64_t s, int64_t p) {
+      ir::Attrs a{{"strides", AttrValue::ints({s, s})},
+                  {"padding", AttrValue::ints({p, p, p, p})},
                   {"dilation", AttrValue::ints({1, 1})},
                   {"groups", AttrValue(int64_t{1})}};
-      bench("conv2d 1x64x56x56 k3 (MAC)", "conv2d",
-            {randomF32(rng, {1, 64, 56, 56}), randomF32(rng, {64, 64, 3, 3})}, a,
-            1.0 * 64 * 56 * 56 * 64 * 9);
-    }
+      int64_t oh = (x[2] + 2 * p - w[2]) / s + 1, ow = (x[3] + 2 * p - w[3]) / s + 1;
+      double macs = 1.0 * x[0] * w[0] * oh * ow * w[1] * w[2] * w[3];
+      bench(label, "conv2d", {randomF32(rng, x), randomF32(rng, w)}, a, macs);
+    };
+    if (want("conv")) conv("conv2d 1x64x56x56 k3 (MAC)", {1, 64, 56, 56}, {64, 64, 3, 3}, 1, 1);
+    if (want("conv7")) conv("conv2d 1x3x224x224 k7s2 (MAC)", {1, 3, 224, 224}, {64, 3, 7, 7}, 2, 3);
+    if (want("convs2")) conv("conv2d 1x64x56x56 k3s2 (MAC)", {1, 64, 56, 56}, {128, 64, 3, 3}, 2, 1);
     if (want("matmul"))
       bench("matmul 256^3 (MAC)", "matmul", {randomF32(rng, {256, 256}), randomF32(rng, {256, 256})}, {},
             256.0 * 256 * 256);
