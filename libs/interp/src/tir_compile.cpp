@@ -147,6 +147,8 @@ SPtr Compiler::stmt(const ir::Stmt& s) {
   if (!s) return std::make_unique<SNop>();
   switch (s->kind) {
     case ir::StmtKind::For: {
+      if (!no_nests)
+        if (SPtr n = nest(s)) return n;
       auto* f = s->as<ir::ForNode>();
       IPtr extent = intExpr(f->extent);
       int slot = varSlot(f->loop_var);
@@ -164,6 +166,8 @@ SPtr Compiler::stmt(const ir::Stmt& s) {
     }
     case ir::StmtKind::Store: {
       auto* st = s->as<ir::StoreNode>();
+      if (int cs = cursor(st->buffer, st->indices); cs >= 0)
+        return cursorStore(st->buffer->dtype, bufferId(st->buffer), cs, st->value);
       Index idx = index(st->buffer, st->indices);
       switch (st->buffer->dtype) {
         case DType::f32: return std::make_unique<SStoreF<DType::f32>>(std::move(idx), floatExpr(st->value));
@@ -296,7 +300,8 @@ std::unique_ptr<CompiledPrimFunc> CompiledPrimFunc::compile(const ir::PrimFunc& 
     // Symbolic variables: the whole-dimension vars of the parameters' shapes.
     for (const auto& p : f.params)
       for (const auto& d : p->shape)
-        if (auto* v = d->as<ir::VarNode>()) cf->c_.slots.emplace(v, static_cast<int>(cf->c_.slots.size()));
+        if (auto* v = d->as<ir::VarNode>())
+          if (!cf->c_.slots.count(v)) cf->c_.slots.emplace(v, cf->c_.newSlot());
     for (const auto& p : f.params) cf->c_.bufferId(p);
     for (const auto& a : f.allocs) cf->alloc_ids_.push_back(cf->c_.bufferId(a));
     cf->body_ = cf->c_.stmt(f.body);
@@ -364,8 +369,8 @@ void CompiledPrimFunc::bindShapes(const std::vector<const std::vector<int64_t>*>
 std::vector<std::vector<int64_t>> CompiledPrimFunc::paramShapes(
     const std::vector<const std::vector<int64_t>*>& known) const {
   try {
-    std::vector<int64_t> slots(c_.slots.size(), 0);
-    std::vector<char> bound(c_.slots.size(), 0);
+    std::vector<int64_t> slots(c_.num_slots, 0);
+    std::vector<char> bound(c_.num_slots, 0);
     bindShapes(known, slots, bound);
     tir::Frame frame{slots.data(), nullptr};
     std::vector<std::vector<int64_t>> out;
@@ -395,8 +400,8 @@ void CompiledPrimFunc::run(const std::vector<ir::Tensor*>& args) const {
   try {
     std::vector<const std::vector<int64_t>*> known;
     for (size_t i = 0; i < args.size(); ++i) known.push_back(&args[i]->shape());
-    std::vector<int64_t> slots(c_.slots.size(), 0);
-    std::vector<char> bound(c_.slots.size(), 0);
+    std::vector<int64_t> slots(c_.num_slots, 0);
+    std::vector<char> bound(c_.num_slots, 0);
     bindShapes(known, slots, bound);
     std::vector<tir::BufRt> bufs(c_.buffers.size());
     tir::Frame frame{slots.data(), bufs.data()};

@@ -13,11 +13,24 @@ namespace mlcc::interp {
 
 namespace tir {
 
+// While compiling the leaf of a loop nest (tir_nest.cpp): the buffer
+// accesses with affine indices, each read/written through a cursor slot
+// holding its byte offset, which the nest advances incrementally.
+struct NestAccess {
+  int buf;
+  std::vector<Affine> idx;
+  int slot;  // the cursor: byte offset into f.bufs[buf].base
+};
+struct NestScope {
+  std::vector<NestAccess> accesses;
+};
+
 // Compiles expressions and statements of one prim func, assigning a slot to
 // each variable and an id to each buffer as it meets them.
 class Compiler {
  public:
   int varSlot(const ir::Var& v);  // existing slot, or a new one
+  int newSlot() { return num_slots++; }
   int bufferId(const ir::Buffer& b);
   IPtr intExpr(const ir::PrimExpr& e);    // integer or bool dtype
   FPtr floatExpr(const ir::PrimExpr& e);  // f32, f16 or bf16
@@ -27,7 +40,21 @@ class Compiler {
   // Adds scale * e to `out` when e is affine in bound i64 variables.
   bool affine(const ir::PrimExpr& e, Affine& out, int64_t scale);
 
+  // A perfect loop nest ending in a simple block or store, compiled to
+  // advance cursors instead of computing indices (tir_nest.cpp); nullptr
+  // when `s` is no such nest.
+  SPtr nest(const ir::Stmt& s);
+  // The cursor slot of buffer[indices...] inside a nest's leaf, or -1.
+  int cursor(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices);
+  // Loads and stores through cursors (tir_nest.cpp).
+  FPtr cursorFloatLoad(ir::DType t, int buf, int slot);
+  IPtr cursorIntLoad(ir::DType t, int buf, int slot);
+  SPtr cursorStore(ir::DType t, int buf, int slot, const ir::PrimExpr& value);
+
   std::unordered_map<const ir::VarNode*, int> slots;
+  int num_slots = 0;           // variables' slots and cursor slots
+  NestScope* scope = nullptr;  // set while compiling a nest's leaf
+  bool no_nests = false;       // set while compiling a nest's fallback
   std::unordered_map<const ir::BufferNode*, int> buffer_ids;
   std::vector<BufInfo> buffers;
   // Each buffer's shape as compiled expressions, by id.

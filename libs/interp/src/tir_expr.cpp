@@ -399,8 +399,11 @@ FPtr floatBinary(BinaryOp op, FPtr a, FPtr b) {
 }  // namespace
 
 int Compiler::varSlot(const ir::Var& v) {
-  auto [it, inserted] = slots.emplace(v.get(), static_cast<int>(slots.size()));
-  return it->second;
+  auto it = slots.find(v.get());
+  if (it != slots.end()) return it->second;
+  int s = newSlot();
+  slots.emplace(v.get(), s);
+  return s;
 }
 
 int Compiler::bufferId(const ir::Buffer& b) {
@@ -453,6 +456,8 @@ IPtr Compiler::intExpr(const ir::PrimExpr& e) {
     }
     case K::Load: {
       auto* l = e->as<ir::LoadNode>();
+      if (int cs = cursor(l->buffer, l->indices); cs >= 0)
+        return cursorIntLoad(l->buffer->dtype, bufferId(l->buffer), cs);
       Index idx = index(l->buffer, l->indices);
       switch (l->buffer->dtype) {
         case DType::i8: return std::make_unique<ILoad<int8_t>>(std::move(idx));
@@ -512,6 +517,8 @@ FPtr Compiler::floatExpr(const ir::PrimExpr& e) {
     }
     case K::Load: {
       auto* l = e->as<ir::LoadNode>();
+      if (int cs = cursor(l->buffer, l->indices); cs >= 0)
+        return cursorFloatLoad(l->buffer->dtype, bufferId(l->buffer), cs);
       Index idx = index(l->buffer, l->indices);
       switch (l->buffer->dtype) {
         case DType::f32: return std::make_unique<FLoad<DType::f32>>(std::move(idx));
