@@ -70,7 +70,7 @@ Examples:
 
     mlcc::transform::NewWeights new_weights;
     mlcc::transform::PassContext ctx;
-    ctx.verify_each = verify_each;
+    ctx.verify_each = ctx.verify_each || verify_each;
     ctx.verbose = verbose;
     ctx.log = &std::cerr;
     ctx.new_weights = &new_weights;

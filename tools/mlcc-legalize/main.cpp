@@ -47,7 +47,7 @@ int main(int argc, char** argv) {
     mlcc::ir::verifyModule(m, &map);
     mlcc::transform::NewWeights new_weights;
     mlcc::transform::PassContext ctx;
-    ctx.verify_each = verify_each;
+    ctx.verify_each = ctx.verify_each || verify_each;
     ctx.verbose = verbose && !quiet;
     ctx.log = &std::cerr;
     ctx.new_weights = &new_weights;

@@ -48,7 +48,13 @@ struct NewWeights {
 };
 
 struct PassContext {
-  bool verify_each = false;           // run the verifier after every pass
+  // Run the verifier after every pass: always in debug builds, else when
+  // a tool's --verify-each (or a test) asks for it.
+#ifdef NDEBUG
+  bool verify_each = false;
+#else
+  bool verify_each = true;
+#endif
   bool verbose = false;               // -v: per-pass time and what changed, on `log`
   std::ostream* log = nullptr;        // where -v output goes (stderr in tools)
   NewWeights* new_weights = nullptr;  // where folded constants go; null: folding writes inline only
