@@ -338,34 +338,65 @@ def generate(name, out_dir, opset, models=None):
     return entry, elapsed
 
 
-def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def argument_parser(description, models):
+    """The options both generators share: --out and --only (names of `models`)."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--out", required=True, help="output directory (created if missing)")
-    ap.add_argument("--only", nargs="+", metavar="NAME", choices=list(MODELS),
-                    help="generate only these models (%s)" % ", ".join(MODELS))
+    ap.add_argument("--only", nargs="+", metavar="NAME", choices=list(models),
+                    help="generate only these models (%s)" % ", ".join(models))
+    return ap
+
+
+def set_deterministic():
+    """One intra-op thread (results must not depend on the core count),
+    deterministic kernels."""
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+
+
+def previous_models(manifest_path, only, opset=None):
+    """The models of an existing manifest that a run with --only keeps ({}
+    without --only, or when the manifest is missing, unreadable, or, given
+    `opset`, of another opset)."""
+    if not only or not os.path.exists(manifest_path):
+        return {}
+    try:
+        with open(manifest_path) as f:
+            old = json.load(f)
+        if opset is None or old.get("opset") == opset:
+            return old.get("models", {})
+    except (OSError, ValueError):
+        pass
+    return {}
+
+
+def write_manifest(manifest_path, manifest, models):
+    """Adds the tool versions, orders the entries as `models` and writes the
+    manifest atomically."""
+    manifest["versions"] = {
+        "torch": torch.__version__,
+        "torchvision": torchvision.__version__,
+        "onnx": onnx.__version__,
+        "numpy": np.__version__,
+        "python": platform.python_version(),
+    }
+    manifest["models"] = dict(sorted(manifest["models"].items(), key=lambda kv: list(models).index(kv[0])))
+    _write_atomic(manifest_path, (json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode())
+
+
+def main(argv=None):
+    ap = argument_parser(__doc__.split("\n\n")[0], MODELS)
     ap.add_argument("--opset", type=int, default=DEFAULT_OPSET,
                     help="ONNX opset version (default %d)" % DEFAULT_OPSET)
     ap.add_argument("--quiet", action="store_true", help="no per-model progress lines")
     args = ap.parse_args(argv)
 
-    # Determinism: one intra-op thread (results must not depend on the core
-    # count), deterministic kernels.
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
-
+    set_deterministic()
     os.makedirs(args.out, exist_ok=True)
     names = args.only or list(MODELS)
 
     manifest_path = os.path.join(args.out, "manifest.json")
-    manifest = {"models": {}}
-    if args.only and os.path.exists(manifest_path):
-        try:
-            with open(manifest_path) as f:
-                old = json.load(f)
-            if old.get("opset") == args.opset:
-                manifest["models"] = old.get("models", {})
-        except (OSError, ValueError):
-            pass
+    manifest = {"models": previous_models(manifest_path, args.only, args.opset)}
 
     for name in names:
         entry, elapsed = generate(name, args.out, args.opset)
@@ -375,15 +406,7 @@ def main(argv=None):
             print("%-12s %6.2fs  %4d nodes  %s" % (name, elapsed, entry["num_nodes"], ops), flush=True)
 
     manifest["opset"] = args.opset
-    manifest["versions"] = {
-        "torch": torch.__version__,
-        "torchvision": torchvision.__version__,
-        "onnx": onnx.__version__,
-        "numpy": np.__version__,
-        "python": platform.python_version(),
-    }
-    manifest["models"] = dict(sorted(manifest["models"].items(), key=lambda kv: list(MODELS).index(kv[0])))
-    _write_atomic(manifest_path, (json.dumps(manifest, indent=2, sort_keys=False) + "\n").encode())
+    write_manifest(manifest_path, manifest, MODELS)
     return 0
 
 

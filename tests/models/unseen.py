@@ -17,19 +17,13 @@ a 2x2 map, which torch.onnx cannot export, and at 224x224 it is too big to
 interpret quickly.  text_triu only exports at opset >= 14 (aten::triu).
 """
 
-import argparse
-import json
 import os
-import platform
 import sys
-import time
 from collections import OrderedDict
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import generate as gen  # noqa: E402  (the public suite's export code)
 
-import numpy as np  # noqa: E402
-import onnx  # noqa: E402
 import torch  # noqa: E402
 import torch.nn as nn  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
@@ -320,10 +314,7 @@ for _v, (_b, _o) in VARIANTS.items():
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--out", required=True, help="output directory (created if missing)")
-    ap.add_argument("--only", nargs="+", metavar="NAME", choices=list(MODELS),
-                    help="generate only these models (%s)" % ", ".join(MODELS))
+    ap = gen.argument_parser(__doc__.split("\n\n")[0], MODELS)
     ap.add_argument("--opset", type=int, default=gen.DEFAULT_OPSET,
                     help="ONNX opset of models without an _opNN suffix (default %d)" % gen.DEFAULT_OPSET)
     ap.add_argument("--keep-going", action="store_true",
@@ -331,19 +322,12 @@ def main(argv=None):
     ap.add_argument("--quiet", action="store_true", help="no per-model progress lines")
     args = ap.parse_args(argv)
 
-    torch.set_num_threads(1)
-    torch.use_deterministic_algorithms(True)
+    gen.set_deterministic()
     os.makedirs(args.out, exist_ok=True)
     names = args.only or list(MODELS)
 
     manifest_path = os.path.join(args.out, "manifest.json")
-    manifest = {"models": {}}
-    if args.only and os.path.exists(manifest_path):
-        try:
-            with open(manifest_path) as f:
-                manifest["models"] = json.load(f).get("models", {})
-        except (OSError, ValueError):
-            pass
+    manifest = {"models": gen.previous_models(manifest_path, args.only)}
 
     failed = []
     for name in names:
@@ -363,15 +347,7 @@ def main(argv=None):
             print("%-16s op%-2d %6.2fs %4d nodes  %s" % (name, opset, elapsed, entry["num_nodes"], ops),
                   flush=True)
 
-    manifest["versions"] = {
-        "torch": torch.__version__,
-        "torchvision": torchvision.__version__,
-        "onnx": onnx.__version__,
-        "numpy": np.__version__,
-        "python": platform.python_version(),
-    }
-    manifest["models"] = dict(sorted(manifest["models"].items(), key=lambda kv: list(MODELS).index(kv[0])))
-    gen._write_atomic(manifest_path, (json.dumps(manifest, indent=2) + "\n").encode())
+    gen.write_manifest(manifest_path, manifest, MODELS)
     return 1 if failed else 0
 
 

@@ -11,6 +11,7 @@
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
+#include "numpy_reference.h"
 
 namespace mlcc::test {
 
@@ -89,6 +90,40 @@ void expectLegalizeMatchesKernel(const std::string& op, const std::vector<ir::Te
   checkOnce(op, operands, attrs, expected, nullptr, opts);
   if (opts.also_symbolic_batch && sharedBatch(operands))
     checkOnce(op, operands, attrs, expected, ir::makeVar("n"), opts);
+}
+
+void expectSymbolicSpatialMatchesKernel(const char* op, const std::vector<ir::Tensor>& operands,
+                                        const ir::Attrs& attrs, double tol) {
+  SCOPED_TRACE(std::string(op) + " with symbolic h, w on " + shapeText(operands[0].shape()));
+  std::vector<ir::Type> types;
+  for (const auto& t : operands) types.push_back(ir::Type::tensor(t.dtype(), t.shape()));
+  types[0].shape[2] = ir::makeVar("h");
+  types[0].shape[3] = ir::makeVar("w");
+  std::vector<ir::Tensor> expected = ops::computeOp(op, operands, attrs);
+  ir::Module m;
+  try {
+    m.functions.push_back(ops::legalizeOp(op, types, attrs, "f"));
+    ir::verifyModule(m);
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.format();
+    return;
+  }
+  std::vector<ir::Tensor> args = operands;
+  ir::Tensor out = ir::Tensor::zeros(expected[0].dtype(), expected[0].shape());
+  std::vector<ir::Tensor*> ptrs;
+  for (auto& a : args) ptrs.push_back(&a);
+  ptrs.push_back(&out);
+  interp::Interpreter(m).runPrim("f", ptrs);
+  for (int64_t i = 0; i < out.numel(); ++i)
+    ASSERT_NEAR(out.at(i), expected[0].at(i), tol * (1 + std::abs(expected[0].at(i)))) << i;
+}
+
+void expectEveryOpHasALegalization(const std::vector<const char*>& ops) {
+  for (const char* op : ops) {
+    const auto* def = ops::findOp(op);
+    ASSERT_NE(def, nullptr) << op;
+    EXPECT_TRUE(static_cast<bool>(def->legalize)) << op;
+  }
 }
 
 }  // namespace mlcc::test

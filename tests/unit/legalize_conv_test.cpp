@@ -19,7 +19,9 @@ using mlcc::ir::AttrValue;
 using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
+using mlcc::test::expectEveryOpHasALegalization;
 using mlcc::test::expectLegalizeMatchesKernel;
+using mlcc::test::expectSymbolicSpatialMatchesKernel;
 using mlcc::test::LegalizeCheckOptions;
 using mlcc::test::randomTensor;
 
@@ -49,44 +51,9 @@ void check(const char* op, const Conv& c) {
                               opts);
 }
 
-// Legalizes `op` with symbolic input height and width (h, w), verifies the
-// prim func and runs it on `operands` (whose first is the NCHW input),
-// comparing with the kernel.
-void checkSymbolicSpatial(const char* op, const std::vector<Tensor>& operands, const Attrs& attrs,
-                          double tol = 1e-4) {
-  SCOPED_TRACE(std::string(op) + " with symbolic h, w on " + mlcc::test::shapeText(operands[0].shape()));
-  std::vector<Type> types;
-  for (const auto& t : operands) types.push_back(Type::tensor(t.dtype(), t.shape()));
-  types[0].shape[2] = mlcc::ir::makeVar("h");
-  types[0].shape[3] = mlcc::ir::makeVar("w");
-  std::vector<Tensor> expected = mlcc::ops::computeOp(op, operands, attrs);
-  mlcc::ir::Module m;
-  try {
-    m.functions.push_back(mlcc::ops::legalizeOp(op, types, attrs, "f"));
-    mlcc::ir::verifyModule(m);
-  } catch (const mlcc::Error& e) {
-    ADD_FAILURE() << e.format();
-    return;
-  }
-  std::vector<Tensor> args = operands;
-  Tensor out = Tensor::zeros(expected[0].dtype(), expected[0].shape());
-  std::vector<Tensor*> ptrs;
-  for (auto& a : args) ptrs.push_back(&a);
-  ptrs.push_back(&out);
-  mlcc::interp::Interpreter(m).runPrim("f", ptrs);
-  for (int64_t i = 0; i < out.numel(); ++i)
-    ASSERT_NEAR(out.at(i), expected[0].at(i), tol * (1 + std::abs(expected[0].at(i)))) << i;
-}
-
 }  // namespace
 
-TEST(LegalizeConv, EveryOpHasALegalization) {
-  for (const char* op : {"conv2d", "conv2d_transpose"}) {
-    const auto* def = mlcc::ops::findOp(op);
-    ASSERT_NE(def, nullptr) << op;
-    EXPECT_TRUE(static_cast<bool>(def->legalize)) << op;
-  }
-}
+TEST(LegalizeConv, EveryOpHasALegalization) { expectEveryOpHasALegalization({"conv2d", "conv2d_transpose"}); }
 
 TEST(LegalizeConv, Conv2dBasicAndPointwise) {
   check("conv2d", {.x = {2, 3, 6, 6}, .w = {4, 3, 3, 3}});
@@ -153,11 +120,12 @@ TEST(LegalizeConv, SymbolicSpatialDims) {
   std::mt19937 rng(9);
   for (int64_t h : {7, 8}) {
     Tensor x = randomTensor(rng, DType::f32, {1, 4, h, h + 1});
-    checkSymbolicSpatial("conv2d", {x, randomTensor(rng, DType::f32, {4, 2, 3, 3})},
-                         {{"padding", AttrValue::ints({1, 0, 1, 2})},
-                          {"strides", AttrValue::ints({2, 2})},
-                          {"groups", AttrValue(int64_t{2})}});
-    checkSymbolicSpatial("conv2d_transpose", {x, randomTensor(rng, DType::f32, {4, 3, 3, 3})},
-                         {{"padding", AttrValue::ints({1, 0, 1, 0})}, {"strides", AttrValue::ints({2, 2})}});
+    expectSymbolicSpatialMatchesKernel("conv2d", {x, randomTensor(rng, DType::f32, {4, 2, 3, 3})},
+                                       {{"padding", AttrValue::ints({1, 0, 1, 2})},
+                                        {"strides", AttrValue::ints({2, 2})},
+                                        {"groups", AttrValue(int64_t{2})}});
+    expectSymbolicSpatialMatchesKernel(
+        "conv2d_transpose", {x, randomTensor(rng, DType::f32, {4, 3, 3, 3})},
+        {{"padding", AttrValue::ints({1, 0, 1, 0})}, {"strides", AttrValue::ints({2, 2})}});
   }
 }

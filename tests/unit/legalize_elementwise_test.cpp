@@ -27,12 +27,7 @@ namespace {
 
 // f16/bf16 results must match exactly: the lowering stages them through f32
 // just where the kernels do, so every value rounds the same way.
-LegalizeCheckOptions halfOpts() {
-  LegalizeCheckOptions o;
-  o.rtol = 0;
-  o.atol = 0;
-  return o;
-}
+LegalizeCheckOptions halfOpts() { return {.rtol = 0, .atol = 0}; }
 
 // Float values with NaN, infinities, signed zeros and halves (rounding ties).
 Tensor specialFloats(DType t) {

@@ -12,25 +12,16 @@
 using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
+using mlcc::test::expectEveryOpHasALegalization;
 using mlcc::test::expectLegalizeMatchesKernel;
 using mlcc::test::LegalizeCheckOptions;
 using mlcc::test::randomTensor;
 
 namespace {
 
-LegalizeCheckOptions f32Tol() {
-  LegalizeCheckOptions o;
-  o.rtol = 1e-4;
-  o.atol = 1e-5;
-  return o;
-}
+LegalizeCheckOptions f32Tol() { return {.rtol = 1e-4, .atol = 1e-5}; }
 
-LegalizeCheckOptions f16Tol() {
-  LegalizeCheckOptions o;
-  o.rtol = 2e-3;
-  o.atol = 2e-3;
-  return o;
-}
+LegalizeCheckOptions f16Tol() { return {.rtol = 2e-3, .atol = 2e-3}; }
 
 void checkMatmul(std::vector<int64_t> as, std::vector<int64_t> bs, DType dt = DType::f32) {
   std::mt19937 rng(static_cast<unsigned>(as.size() * 31 + bs.size() * 7 + as.back()));
@@ -41,13 +32,7 @@ void checkMatmul(std::vector<int64_t> as, std::vector<int64_t> bs, DType dt = DT
 
 }  // namespace
 
-TEST(LegalizeLinalg, EveryOpHasALegalization) {
-  for (const char* op : {"matmul", "dense"}) {
-    const auto* def = mlcc::ops::findOp(op);
-    ASSERT_NE(def, nullptr) << op;
-    EXPECT_TRUE(static_cast<bool>(def->legalize)) << op;
-  }
-}
+TEST(LegalizeLinalg, EveryOpHasALegalization) { expectEveryOpHasALegalization({"matmul", "dense"}); }
 
 TEST(LegalizeLinalg, Matmul2D) {
   checkMatmul({3, 5}, {5, 4});

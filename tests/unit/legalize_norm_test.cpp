@@ -16,24 +16,14 @@ using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
 using mlcc::test::expectLegalizeMatchesKernel;
+using mlcc::test::kHalfAccumulationOptions;
 using mlcc::test::LegalizeCheckOptions;
 using mlcc::test::randomTensor;
 
 namespace {
 
 LegalizeCheckOptions f32Opts() {  // f32 accumulation vs the kernels' double
-  LegalizeCheckOptions o;
-  o.rtol = 1e-5;
-  o.atol = 2e-6;
-  return o;
-}
-// f16/bf16: exact in practice, but f32 accumulation (the kernels: double)
-// may round an f16 result to the neighbouring value.
-LegalizeCheckOptions halfOpts() {
-  LegalizeCheckOptions o;
-  o.rtol = 1e-3;
-  o.atol = 1e-3;
-  return o;
+  return {.rtol = 1e-5, .atol = 2e-6};
 }
 
 TEST(LegalizeNorm, SoftmaxAndLogSoftmax) {
@@ -43,8 +33,10 @@ TEST(LegalizeNorm, SoftmaxAndLogSoftmax) {
       SCOPED_TRACE(std::string(op) + " axis " + std::to_string(axis));
       mlcc::ir::Attrs attrs = {{"axis", AttrValue(axis)}};
       expectLegalizeMatchesKernel(op, {randomTensor(rng, DType::f32, {2, 3, 5}, -5, 5)}, attrs, f32Opts());
-      expectLegalizeMatchesKernel(op, {randomTensor(rng, DType::f16, {2, 3, 5}, -5, 5)}, attrs, halfOpts());
-      expectLegalizeMatchesKernel(op, {randomTensor(rng, DType::bf16, {2, 3, 5}, -5, 5)}, attrs, halfOpts());
+      expectLegalizeMatchesKernel(op, {randomTensor(rng, DType::f16, {2, 3, 5}, -5, 5)}, attrs,
+                                  kHalfAccumulationOptions);
+      expectLegalizeMatchesKernel(op, {randomTensor(rng, DType::bf16, {2, 3, 5}, -5, 5)}, attrs,
+                                  kHalfAccumulationOptions);
     }
   // Default axis (-1).
   expectLegalizeMatchesKernel("softmax", {randomTensor(rng, DType::f32, {4, 7})}, {}, f32Opts());
@@ -61,7 +53,7 @@ TEST(LegalizeNorm, LayerNorm) {
       mlcc::ir::Attrs attrs = {{"axis", AttrValue(axis)}, {"epsilon", AttrValue(1e-3)}};
       expectLegalizeMatchesKernel(
           "layer_norm", {randomTensor(rng, t, shape), randomTensor(rng, t, ps), randomTensor(rng, t, ps)},
-          attrs, t == DType::f32 ? f32Opts() : halfOpts());
+          attrs, t == DType::f32 ? f32Opts() : kHalfAccumulationOptions);
     }
   }
   // Over all axes (axis 0: the reduced extent includes the symbolic batch
@@ -84,7 +76,7 @@ TEST(LegalizeNorm, BatchNorm) {
       std::vector<Tensor> in = {randomTensor(rng, t, shape), randomTensor(rng, t, {c}),
                                 randomTensor(rng, t, {c}), randomTensor(rng, t, {c}),
                                 randomTensor(rng, t, {c}, 0.1, 2.0)};
-      LegalizeCheckOptions o = t == DType::f32 ? f32Opts() : halfOpts();
+      LegalizeCheckOptions o = t == DType::f32 ? f32Opts() : kHalfAccumulationOptions;
       o.also_symbolic_batch = false;  // the vectors do not share the batch dim
       expectLegalizeMatchesKernel("batch_norm", in, {{"axis", AttrValue(axis)}}, o);
     }

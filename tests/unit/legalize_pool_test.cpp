@@ -19,7 +19,9 @@ using mlcc::ir::AttrValue;
 using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
+using mlcc::test::expectEveryOpHasALegalization;
 using mlcc::test::expectLegalizeMatchesKernel;
+using mlcc::test::expectSymbolicSpatialMatchesKernel;
 using mlcc::test::LegalizeCheckOptions;
 using mlcc::test::randomTensor;
 
@@ -36,10 +38,7 @@ struct Pool {
 };
 
 LegalizeCheckOptions tol(DType dt) {
-  LegalizeCheckOptions o;
-  o.rtol = dt == DType::f32 ? 1e-5 : 4e-3;
-  o.atol = dt == DType::f32 ? 1e-6 : 4e-3;
-  return o;
+  return {.rtol = dt == DType::f32 ? 1e-5 : 4e-3, .atol = dt == DType::f32 ? 1e-6 : 4e-3};
 }
 
 void check(const Pool& p) {
@@ -57,44 +56,11 @@ void check(const Pool& p) {
   }
 }
 
-// Legalizes `op` with symbolic input height and width (h, w), verifies the
-// prim func and runs it on `operands` (whose first is the NCHW input),
-// comparing with the kernel.
-void checkSymbolicSpatial(const char* op, const std::vector<Tensor>& operands, const Attrs& attrs,
-                          double tol = 1e-4) {
-  SCOPED_TRACE(std::string(op) + " with symbolic h, w on " + mlcc::test::shapeText(operands[0].shape()));
-  std::vector<Type> types;
-  for (const auto& t : operands) types.push_back(Type::tensor(t.dtype(), t.shape()));
-  types[0].shape[2] = mlcc::ir::makeVar("h");
-  types[0].shape[3] = mlcc::ir::makeVar("w");
-  std::vector<Tensor> expected = mlcc::ops::computeOp(op, operands, attrs);
-  mlcc::ir::Module m;
-  try {
-    m.functions.push_back(mlcc::ops::legalizeOp(op, types, attrs, "f"));
-    mlcc::ir::verifyModule(m);
-  } catch (const mlcc::Error& e) {
-    ADD_FAILURE() << e.format();
-    return;
-  }
-  std::vector<Tensor> args = operands;
-  Tensor out = Tensor::zeros(expected[0].dtype(), expected[0].shape());
-  std::vector<Tensor*> ptrs;
-  for (auto& a : args) ptrs.push_back(&a);
-  ptrs.push_back(&out);
-  mlcc::interp::Interpreter(m).runPrim("f", ptrs);
-  for (int64_t i = 0; i < out.numel(); ++i)
-    ASSERT_NEAR(out.at(i), expected[0].at(i), tol * (1 + std::abs(expected[0].at(i)))) << i;
-}
-
 }  // namespace
 
 TEST(LegalizePool, EveryOpHasALegalization) {
-  for (const char* op :
-       {"max_pool2d", "avg_pool2d", "global_avg_pool2d", "global_max_pool2d", "adaptive_avg_pool2d"}) {
-    const auto* def = mlcc::ops::findOp(op);
-    ASSERT_NE(def, nullptr) << op;
-    EXPECT_TRUE(static_cast<bool>(def->legalize)) << op;
-  }
+  expectEveryOpHasALegalization(
+      {"max_pool2d", "avg_pool2d", "global_avg_pool2d", "global_max_pool2d", "adaptive_avg_pool2d"});
 }
 
 TEST(LegalizePool, Basic) {
@@ -197,17 +163,18 @@ TEST(LegalizePool, SymbolicSpatialDims) {
   Attrs ceil{{"pool_size", AttrValue::ints({2, 2})}, {"ceil_mode", AttrValue(true)}};
   for (int64_t h : {7, 8}) {
     Tensor x = randomTensor(rng, DType::f32, {1, 3, h, h + 1});
-    checkSymbolicSpatial("max_pool2d", {x}, padded);
+    expectSymbolicSpatialMatchesKernel("max_pool2d", {x}, padded);
     for (bool cip : {false, true}) {
       Attrs a = padded;
       a["count_include_pad"] = AttrValue(cip);
-      checkSymbolicSpatial("avg_pool2d", {x}, a);
+      expectSymbolicSpatialMatchesKernel("avg_pool2d", {x}, a);
       a = ceil;
       a["count_include_pad"] = AttrValue(cip);
-      checkSymbolicSpatial("avg_pool2d", {x}, a);
+      expectSymbolicSpatialMatchesKernel("avg_pool2d", {x}, a);
     }
-    checkSymbolicSpatial("global_avg_pool2d", {x}, {});
-    checkSymbolicSpatial("global_max_pool2d", {x}, {});
-    checkSymbolicSpatial("adaptive_avg_pool2d", {x}, {{"output_size", AttrValue::ints({3, 2})}});
+    expectSymbolicSpatialMatchesKernel("global_avg_pool2d", {x}, {});
+    expectSymbolicSpatialMatchesKernel("global_max_pool2d", {x}, {});
+    expectSymbolicSpatialMatchesKernel("adaptive_avg_pool2d", {x},
+                                       {{"output_size", AttrValue::ints({3, 2})}});
   }
 }

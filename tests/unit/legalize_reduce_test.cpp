@@ -19,24 +19,14 @@ using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 using mlcc::ir::Type;
 using mlcc::test::expectLegalizeMatchesKernel;
+using mlcc::test::kHalfAccumulationOptions;
 using mlcc::test::LegalizeCheckOptions;
 using mlcc::test::randomTensor;
 
 namespace {
 
 LegalizeCheckOptions f32Sums() {  // f32 accumulation vs the kernel's double
-  LegalizeCheckOptions o;
-  o.rtol = 1e-5;
-  o.atol = 1e-5;
-  return o;
-}
-// f16/bf16: exact in practice, but f32 accumulation (the kernels: double)
-// may round an f16 result to the neighbouring value.
-LegalizeCheckOptions halfOpts() {
-  LegalizeCheckOptions o;
-  o.rtol = 1e-3;
-  o.atol = 1e-3;
-  return o;
+  return {.rtol = 1e-5, .atol = 1e-5};
 }
 
 TEST(LegalizeReduce, AxisSetsKeepdimsAndDTypes) {
@@ -54,9 +44,9 @@ TEST(LegalizeReduce, AxisSetsKeepdimsAndDTypes) {
         for (DType t : {DType::i8, DType::i32, DType::i64})
           expectLegalizeMatchesKernel(op, {randomTensor(rng, t, {2, 3, 4, 2}, -100, 100)}, attrs);
         expectLegalizeMatchesKernel(op, {randomTensor(rng, DType::f16, {2, 3, 4, 2}, 0.5, 1.5)}, attrs,
-                                    halfOpts());
+                                    kHalfAccumulationOptions);
         expectLegalizeMatchesKernel(op, {randomTensor(rng, DType::bf16, {2, 3, 4, 2}, 0.5, 1.5)}, attrs,
-                                    halfOpts());
+                                    kHalfAccumulationOptions);
       }
 }
 

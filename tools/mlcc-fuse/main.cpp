@@ -6,8 +6,6 @@
 #include <set>
 
 #include "mlcc/ir/module_io.h"
-#include "mlcc/ir/parser.h"
-#include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
@@ -64,9 +62,7 @@ Examples:
 
     mlcc::ops::installIrHooks();
     const std::string in_path = input.empty() ? "-" : input;
-    mlcc::ir::SourceMap map;
-    mlcc::ir::Module m = mlcc::ir::parseModuleFile(in_path, &map);
-    mlcc::ir::verifyModule(m, &map);
+    mlcc::ir::Module m = mlcc::ir::readVerifiedModule(in_path);
 
     mlcc::transform::NewWeights new_weights;
     mlcc::transform::PassContext ctx;
@@ -89,12 +85,7 @@ Examples:
     std::erase_if(new_weights.tensors, [&](const auto& t) { return !named.count(t.first); });
 
     // The input's weights files, named relative to the output's directory.
-    std::vector<std::string> inputs_abs;
-    for (auto& f : m.weight_files) {
-      std::string resolved = mlcc::resolvePath(m.base_dir, f);
-      inputs_abs.push_back(fs::absolute(resolved).lexically_normal().string());
-      if (!fs::path(f).is_absolute()) f = mlcc::ir::weightsPathFromIr(resolved, output, false);
-    }
+    const std::vector<std::string> inputs_abs = mlcc::ir::rebaseWeightPaths(m, output);
     const bool keep_absolute = fs::path(weights).is_absolute();
     if (weights.empty()) weights = mlcc::ir::defaultWeightsPath(output, "fused");
     if (!new_weights.tensors.empty()) {

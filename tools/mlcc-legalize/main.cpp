@@ -2,11 +2,9 @@
 // each fused group into one prim func; library-dispatched groups become
 // call_extern.
 #include <CLI/CLI.hpp>
-#include <filesystem>
 #include <iostream>
 
 #include "mlcc/ir/module_io.h"
-#include "mlcc/ir/parser.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
@@ -42,9 +40,7 @@ int main(int argc, char** argv) {
     mlcc::transform::Pipeline pipeline = mlcc::transform::parsePipeline(passes, "--passes");
     std::string path = input.empty() ? "-" : input;
     mlcc::ops::installIrHooks();
-    mlcc::ir::SourceMap map;
-    mlcc::ir::Module m = mlcc::ir::parseModuleFile(path, &map);
-    mlcc::ir::verifyModule(m, &map);
+    mlcc::ir::Module m = mlcc::ir::readVerifiedModule(path);
     mlcc::transform::NewWeights new_weights;
     mlcc::transform::PassContext ctx;
     ctx.verify_each = ctx.verify_each || verify_each;
@@ -61,9 +57,7 @@ int main(int argc, char** argv) {
     if (!new_weights.tensors.empty())
       throw mlcc::Error("the pipeline made new constants; run constant folding in mlcc-fuse");
     // The weights stay where they are: name them relative to the output's directory.
-    for (auto& f : m.weight_files)
-      if (!std::filesystem::path(f).is_absolute())
-        f = mlcc::ir::weightsPathFromIr(mlcc::resolvePath(m.base_dir, f), output, false);
+    mlcc::ir::rebaseWeightPaths(m, output);
     mlcc::ir::writeModuleWithWeights(m, output, "", {});
     return 0;
   });

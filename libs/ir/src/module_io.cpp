@@ -1,4 +1,4 @@
-// Writing a module with new constants (see module_io.h).
+// Reading and writing a module file (see module_io.h).
 #include "mlcc/ir/module_io.h"
 
 #include <filesystem>
@@ -6,6 +6,7 @@
 #include <system_error>
 
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/verifier.h"
 #include "mlcc/ir/weights.h"
 #include "mlcc/support/file_io.h"
 #include "mlcc/support/safetensors.h"
@@ -13,6 +14,14 @@
 namespace mlcc::ir {
 
 namespace fs = std::filesystem;
+
+Module readVerifiedModule(const std::string& path, SourceMap* source_map) {
+  SourceMap local;
+  if (!source_map) source_map = &local;
+  Module m = parseModuleFile(path, source_map);
+  verifyModule(m, source_map);
+  return m;
+}
 
 bool isInlineConstant(DType dtype, const std::vector<int64_t>& shape) {
   int64_t n = 1;
@@ -41,6 +50,16 @@ std::string weightsPathFromIr(const std::string& path, const std::string& ir_pat
       .lexically_normal()
       .lexically_proximate(fs::absolute(ir_dir).lexically_normal())
       .string();
+}
+
+std::vector<std::string> rebaseWeightPaths(Module& module, const std::string& ir_path) {
+  std::vector<std::string> absolute;
+  for (auto& f : module.weight_files) {
+    std::string resolved = resolvePath(module.base_dir, f);
+    absolute.push_back(fs::absolute(resolved).lexically_normal().string());
+    if (!fs::path(f).is_absolute()) f = weightsPathFromIr(resolved, ir_path, false);
+  }
+  return absolute;
 }
 
 void writeModuleWithWeights(Module& module, const std::string& ir_path, const std::string& weights_path,

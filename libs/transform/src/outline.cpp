@@ -183,4 +183,25 @@ int outlineGroups(ir::GraphFunc& f, size_t block_index, const std::vector<Outlin
   return outlined;
 }
 
+std::string outlineModule(ir::Module& m, const std::string& what, const GroupFinder& find) {
+  SubFunctionNamer namer(m);
+  int groups = 0;
+  for (auto& fn : m.functions) {
+    auto* f = std::get_if<ir::GraphFunc>(&fn);
+    if (!f) continue;
+    auto it = f->attrs.find("primitive");
+    if (it != f->attrs.end() && it->second.isBool() && it->second.asBool()) continue;
+    UseInfo uses = UseInfo::of(*f);
+    for (size_t bi = 0; bi < f->blocks.size(); ++bi) {
+      const ir::BindingBlock& block = f->blocks[bi];
+      if (!block.dataflow) continue;
+      groups += outlineGroups(*f, bi, find(block, bi, uses), uses, namer);
+    }
+  }
+  size_t new_funcs = namer.added().size();
+  for (auto& f : namer.added()) m.functions.push_back(std::move(f));
+  if (groups == 0) return "";
+  return std::to_string(groups) + " " + what + ", " + std::to_string(new_funcs) + " new sub-function(s)";
+}
+
 }  // namespace mlcc::transform

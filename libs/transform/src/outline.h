@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -67,5 +68,16 @@ struct OutlineGroup {
 // is. Returns the number of groups outlined.
 int outlineGroups(ir::GraphFunc& f, size_t block, const std::vector<OutlineGroup>& groups,
                   const UseInfo& uses, SubFunctionNamer& namer);
+
+// The groups to outline in one dataflow block (`block` is f.blocks[block_index]).
+using GroupFinder = std::function<std::vector<OutlineGroup>(const ir::BindingBlock& block, size_t block_index,
+                                                            const UseInfo& uses)>;
+
+// The body of an outlining pass: for each graph function of `m` that is not
+// primitive, outlines the groups `find` gives for each of its dataflow blocks
+// (UseInfo taken once per function), then appends the new sub-functions to
+// the module. Returns "" when nothing was outlined, else
+// "<N> <what>, <M> new sub-function(s)".
+std::string outlineModule(ir::Module& m, const std::string& what, const GroupFinder& find);
 
 }  // namespace mlcc::transform

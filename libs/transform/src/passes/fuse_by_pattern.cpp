@@ -33,42 +33,36 @@ namespace mlcc::transform {
 
 namespace {
 
-int fuseFunction(ir::GraphFunc& f, const std::vector<Pattern>& patterns, SubFunctionNamer& namer) {
-  UseInfo uses = UseInfo::of(f);
-  int groups = 0;
-  for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
-    const ir::BindingBlock& block = f.blocks[bi];
-    if (!block.dataflow) continue;
-    std::unordered_set<size_t> taken;
-    std::vector<OutlineGroup> list;
-    for (const auto& p : patterns) {
-      for (size_t r = 0; r < block.bindings.size(); ++r) {
-        auto m = matchPattern(p, block, r, taken);
-        if (!m) continue;
-        std::unordered_set<size_t> members(m->begin(), m->end());
-        bool closed = true;
-        for (size_t i : members) {
-          if (i == r) continue;
-          const auto* v = block.bindings[i].var.get();
-          if (uses.returned.count(v)) closed = false;
-          if (auto it = uses.uses.find(v); it != uses.uses.end())
-            for (const auto& u : it->second)
-              if (u.block != bi || !members.count(u.index)) closed = false;
-        }
-        if (!closed) continue;
-        OutlineGroup g;
-        g.members.assign(members.begin(), members.end());
-        std::sort(g.members.begin(), g.members.end());
-        g.attrs["primitive"] = ir::AttrValue(true);
-        g.attrs["pattern"] = ir::AttrValue(p.name);
-        if (!p.codegen.empty()) g.attrs["codegen"] = ir::AttrValue(p.codegen);
-        taken.insert(members.begin(), members.end());
-        list.push_back(std::move(g));
+std::vector<OutlineGroup> findMatches(const std::vector<Pattern>& patterns, const ir::BindingBlock& block,
+                                      size_t bi, const UseInfo& uses) {
+  std::unordered_set<size_t> taken;
+  std::vector<OutlineGroup> list;
+  for (const auto& p : patterns) {
+    for (size_t r = 0; r < block.bindings.size(); ++r) {
+      auto m = matchPattern(p, block, r, taken);
+      if (!m) continue;
+      std::unordered_set<size_t> members(m->begin(), m->end());
+      bool closed = true;
+      for (size_t i : members) {
+        if (i == r) continue;
+        const auto* v = block.bindings[i].var.get();
+        if (uses.returned.count(v)) closed = false;
+        if (auto it = uses.uses.find(v); it != uses.uses.end())
+          for (const auto& u : it->second)
+            if (u.block != bi || !members.count(u.index)) closed = false;
       }
+      if (!closed) continue;
+      OutlineGroup g;
+      g.members.assign(members.begin(), members.end());
+      std::sort(g.members.begin(), g.members.end());
+      g.attrs["primitive"] = ir::AttrValue(true);
+      g.attrs["pattern"] = ir::AttrValue(p.name);
+      if (!p.codegen.empty()) g.attrs["codegen"] = ir::AttrValue(p.codegen);
+      taken.insert(members.begin(), members.end());
+      list.push_back(std::move(g));
     }
-    groups += outlineGroups(f, bi, list, uses, namer);
   }
-  return groups;
+  return list;
 }
 
 }  // namespace
@@ -83,19 +77,9 @@ PassInfo makeFuseByPatternPass() {
     if (path.empty()) path = ctx.patterns_path;
     if (path.empty()) throw Error("no pattern file (pass option patterns=FILE or --patterns FILE)");
     std::vector<Pattern> patterns = loadPatternFile(path);
-    SubFunctionNamer namer(m);
-    int groups = 0;
-    for (auto& fn : m.functions) {
-      auto* g = std::get_if<ir::GraphFunc>(&fn);
-      if (!g) continue;
-      auto it = g->attrs.find("primitive");
-      if (it != g->attrs.end() && it->second.isBool() && it->second.asBool()) continue;
-      groups += fuseFunction(*g, patterns, namer);
-    }
-    size_t new_funcs = namer.added().size();
-    for (auto& f : namer.added()) m.functions.push_back(std::move(f));
-    if (groups == 0) return "";
-    return std::to_string(groups) + " match(es), " + std::to_string(new_funcs) + " new sub-function(s)";
+    return outlineModule(m, "match(es)", [&](const ir::BindingBlock& block, size_t bi, const UseInfo& uses) {
+      return findMatches(patterns, block, bi, uses);
+    });
   };
   return p;
 }

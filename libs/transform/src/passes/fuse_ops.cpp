@@ -179,38 +179,31 @@ class Partitioner {
   std::vector<Group> groups_;
 };
 
-int fuseFunction(ir::GraphFunc& f, int64_t max_depth, SubFunctionNamer& namer) {
-  UseInfo uses = UseInfo::of(f);
-  int groups = 0;
-  for (size_t bi = 0; bi < f.blocks.size(); ++bi) {
-    const ir::BindingBlock& block = f.blocks[bi];
-    if (!block.dataflow) continue;
-    auto escapes = [&](const ir::GraphVar& v) {
-      if (uses.returned.count(v.get())) return true;
-      auto it = uses.uses.find(v.get());
-      if (it == uses.uses.end()) return false;
-      return std::any_of(it->second.begin(), it->second.end(),
-                         [&](const UseInfo::Use& u) { return u.block != bi; });
-    };
-    DataflowGraph g = DataflowGraph::build(block, escapes);
-    PostDomTree t = PostDomTree::build(g);
-    Partitioner part(g, t, max_depth);
-    part.run();
-    std::map<size_t, OutlineGroup> by_root;
-    for (size_t i = 0; i < block.bindings.size(); ++i) {
-      if (block.bindings[i].value.kind != ir::ValueKind::Op) continue;
-      OutlineGroup& og = by_root[part.root(i)];
-      og.members.push_back(i);
-      og.attrs["primitive"] = ir::AttrValue(true);
-    }
-    std::vector<OutlineGroup> list;
-    for (auto& [r, og] : by_root) list.push_back(std::move(og));
-    std::sort(list.begin(), list.end(), [](const OutlineGroup& a, const OutlineGroup& b) {
-      return a.members.back() < b.members.back();
-    });
-    groups += outlineGroups(f, bi, list, uses, namer);
+std::vector<OutlineGroup> findGroups(int64_t max_depth, const ir::BindingBlock& block, size_t bi,
+                                     const UseInfo& uses) {
+  auto escapes = [&](const ir::GraphVar& v) {
+    if (uses.returned.count(v.get())) return true;
+    auto it = uses.uses.find(v.get());
+    if (it == uses.uses.end()) return false;
+    return std::any_of(it->second.begin(), it->second.end(),
+                       [&](const UseInfo::Use& u) { return u.block != bi; });
+  };
+  DataflowGraph g = DataflowGraph::build(block, escapes);
+  PostDomTree t = PostDomTree::build(g);
+  Partitioner part(g, t, max_depth);
+  part.run();
+  std::map<size_t, OutlineGroup> by_root;
+  for (size_t i = 0; i < block.bindings.size(); ++i) {
+    if (block.bindings[i].value.kind != ir::ValueKind::Op) continue;
+    OutlineGroup& og = by_root[part.root(i)];
+    og.members.push_back(i);
+    og.attrs["primitive"] = ir::AttrValue(true);
   }
-  return groups;
+  std::vector<OutlineGroup> list;
+  for (auto& [r, og] : by_root) list.push_back(std::move(og));
+  std::sort(list.begin(), list.end(),
+            [](const OutlineGroup& a, const OutlineGroup& b) { return a.members.back() < b.members.back(); });
+  return list;
 }
 
 }  // namespace
@@ -223,19 +216,9 @@ PassInfo makeFuseOpsPass() {
   p.run = [](ir::Module& m, const PassOptions& opts, PassContext&) -> std::string {
     int64_t max_depth = opts.getInt("max-depth");
     if (max_depth < 1) throw Error("max-depth must be at least 1, not " + std::to_string(max_depth));
-    SubFunctionNamer namer(m);
-    int groups = 0;
-    for (auto& fn : m.functions) {
-      auto* g = std::get_if<ir::GraphFunc>(&fn);
-      if (!g) continue;
-      auto it = g->attrs.find("primitive");
-      if (it != g->attrs.end() && it->second.isBool() && it->second.asBool()) continue;
-      groups += fuseFunction(*g, max_depth, namer);
-    }
-    size_t new_funcs = namer.added().size();
-    for (auto& f : namer.added()) m.functions.push_back(std::move(f));
-    if (groups == 0) return "";
-    return std::to_string(groups) + " group(s), " + std::to_string(new_funcs) + " new sub-function(s)";
+    return outlineModule(m, "group(s)", [&](const ir::BindingBlock& block, size_t bi, const UseInfo& uses) {
+      return findGroups(max_depth, block, bi, uses);
+    });
   };
   return p;
 }

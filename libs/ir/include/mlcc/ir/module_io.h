@@ -1,6 +1,7 @@
-// Writing a module with new constants: the rule for which constants stay
-// inline in the IR, and the atomic write of a sidecar weights file plus the
-// IR naming it (used by mlcc-import and mlcc-fuse).
+// Reading and writing a module file: parse-and-verify, the rule for which
+// constants stay inline in the IR, the renaming of weights files for a new
+// output directory, and the atomic write of a sidecar weights file plus the
+// IR naming it (used by mlcc-import, mlcc-fuse and mlcc-legalize).
 #pragma once
 
 #include <cstdint>
@@ -10,9 +11,14 @@
 
 #include "mlcc/ir/graph.h"
 #include "mlcc/ir/module.h"
+#include "mlcc/ir/parser.h"
 #include "mlcc/ir/tensor.h"
 
 namespace mlcc::ir {
+
+// Parses the IR file at `path` ("-": stdin) and verifies it, reporting
+// errors at their source locations (the map is kept in `source_map` when given).
+Module readVerifiedModule(const std::string& path, SourceMap* source_map = nullptr);
 
 // Whether a constant of this dtype and shape is written inline in the IR
 // (small: at most 16 elements, or an integer vector of at most 64, e.g. a
@@ -31,6 +37,12 @@ std::string defaultWeightsPath(const std::string& ir_path, const std::string& de
 // directory (the current directory for stdout), unless `path` is absolute
 // and `keep_absolute` is set.
 std::string weightsPathFromIr(const std::string& path, const std::string& ir_path, bool keep_absolute);
+
+// Renames the module's weights files for an IR written to `ir_path`: each
+// relative name (relative to module.base_dir) becomes relative to the output's
+// directory (see weightsPathFromIr); absolute names stay. Returns every
+// weights file as an absolute, normalized path, in module.weight_files order.
+std::vector<std::string> rebaseWeightPaths(Module& module, const std::string& ir_path);
 
 // Writes `tensors` (when there are any) to `weights_path` and appends that
 // file to module.weight_files (see weightsPathFromIr), then writes the IR to `ir_path` ("-":
