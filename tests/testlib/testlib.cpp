@@ -6,6 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "mlcc/ir/parser.h"
+#include "mlcc/ir/verifier.h"
+
 namespace mlcc::test {
 
 std::string dataPath(const std::string& rel) { return std::string(MLCC_TEST_DATA_DIR) + "/" + rel; }
@@ -19,6 +22,18 @@ std::string readFile(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+ir::Module parseVerified(const std::string& body) {
+  ir::Module m = ir::parseModule("mlcc.ir 1\n" + body, "test.ir");
+  ir::verifyModule(m);
+  return m;
+}
+
+ir::Tensor iota(ir::DType t, std::vector<int64_t> shape, double scale, double offset) {
+  ir::Tensor x = ir::Tensor::zeros(t, std::move(shape));
+  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, offset + scale * static_cast<double>(i % 17));
+  return x;
 }
 
 }  // namespace mlcc::test

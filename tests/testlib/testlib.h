@@ -2,6 +2,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
+
+#include "mlcc/ir/module.h"
+#include "mlcc/ir/tensor.h"
 
 namespace mlcc::test {
 
@@ -10,5 +14,12 @@ std::string dataPath(const std::string& rel);
 
 // Reads a whole file; fails the current test (and returns "") when it can't.
 std::string readFile(const std::string& path);
+
+// Parses `body` after an "mlcc.ir 1" header line and verifies it.
+ir::Module parseVerified(const std::string& body);
+
+// A tensor whose element i is offset + scale * (i % 17): varied, small,
+// exactly representable values.
+ir::Tensor iota(ir::DType t, std::vector<int64_t> shape, double scale = 1.0, double offset = 0.0);
 
 }  // namespace mlcc::test

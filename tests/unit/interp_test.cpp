@@ -10,6 +10,7 @@
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/support/diagnostic.h"
+#include "testlib.h"
 
 namespace {
 
@@ -18,17 +19,8 @@ using mlcc::interp::NamedTensor;
 using mlcc::ir::DType;
 using mlcc::ir::Tensor;
 
-mlcc::ir::Module parse(const std::string& body) {
-  mlcc::ir::Module m = mlcc::ir::parseModule("mlcc.ir 1\n" + body, "test.ir");
-  mlcc::ir::verifyModule(m);
-  return m;
-}
-
-Tensor iota(DType t, std::vector<int64_t> shape, double scale = 1.0, double offset = 0.0) {
-  Tensor x = Tensor::zeros(t, std::move(shape));
-  for (int64_t i = 0; i < x.numel(); ++i) x.set(i, offset + scale * static_cast<double>(i % 17));
-  return x;
-}
+using mlcc::test::iota;
+mlcc::ir::Module parse(const std::string& body) { return mlcc::test::parseVerified(body); }
 
 // Runs `entry` and returns the output named `name`.
 Tensor runOne(const mlcc::ir::Module& m, const std::string& entry, std::vector<NamedTensor> in,
