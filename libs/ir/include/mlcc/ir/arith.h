@@ -1,0 +1,75 @@
+// Integer index arithmetic: simplification and bounds of i64 expressions
+// over loop variables with known ranges. Schedule primitives use it to keep
+// rewritten indices readable (`(%i0 * 4 + %i1) * 8 + %i2` becomes
+// `%i0 * 32 + %i1 * 8 + %i2`; `(%f * 16 + %j) / 16` becomes `%f` when
+// 0 <= %j < 16), to compute the region a loop nest touches (compute_at,
+// cache_read) and to prove predicates (split of a non-divisible extent).
+//
+//   Analyzer az;
+//   az.bind(i, 0, 16);              // i in [0, 16)
+//   PrimExpr s = az.simplify(e);
+//   auto b = az.bounds(e);          // {min, max} as expressions, or nullopt
+//   bool always = az.canProve(lt(e, 256));
+//
+// Variables without a range are symbols: they stay in the bounds (the
+// bounds of `n * 4 + i` with i in [0, 4) are [n * 4, n * 4 + 3]).
+// Simplification keeps the meaning for every value of every variable:
+// rewrites that need a range (floordiv/floormod) use only the bound ranges.
+#pragma once
+
+#include <optional>
+#include <unordered_map>
+
+#include "mlcc/ir/expr.h"
+
+namespace mlcc::ir {
+
+struct IntBounds {
+  PrimExpr min;  // inclusive
+  PrimExpr max;  // inclusive
+};
+
+class Analyzer {
+ public:
+  // `v` ranges over [min, min + extent).
+  void bind(const Var& v, PrimExpr min, PrimExpr extent);
+  void bind(const Var& v, int64_t min, int64_t extent) { bind(v, makeInt(min), makeInt(extent)); }
+  void unbind(const Var& v);
+  bool isBound(const Var& v) const { return ranges_.count(v.get()) != 0; }
+
+  // An equivalent expression in normal form: constants folded, sums of
+  // products with constant coefficients collected (terms in first-seen
+  // order, constant last), identities removed, floordiv/floormod by a
+  // positive constant resolved where the bound ranges allow.
+  // Non-integer expressions are returned with only their integer
+  // sub-expressions simplified.
+  PrimExpr simplify(const PrimExpr& e) const;
+
+  // Inclusive bounds of an i64 expression over the bound ranges, in terms
+  // of the unbound symbols; nullopt when some part cannot be bounded
+  // (loads, non-constant divisors, products of two ranged variables).
+  std::optional<IntBounds> bounds(const PrimExpr& e) const;
+  // Constant bounds, when both ends fold to constants.
+  std::optional<std::pair<int64_t, int64_t>> constBounds(const PrimExpr& e) const;
+
+  // Whether a bool expression (comparisons of i64 expressions, && and ||)
+  // holds for every value in the bound ranges. False when unsure.
+  bool canProve(const PrimExpr& cond) const;
+
+  struct Range {
+    PrimExpr min, extent;
+  };
+  const std::unordered_map<const VarNode*, Range>& ranges() const { return ranges_; }
+
+ private:
+  std::unordered_map<const VarNode*, Range> ranges_;
+};
+
+// Simplification without any ranges.
+PrimExpr simplify(const PrimExpr& e);
+
+// Floor division and modulo on int64 (the IR's integer `/` and `%`).
+int64_t floorDiv(int64_t a, int64_t b);
+int64_t floorMod(int64_t a, int64_t b);
+
+}  // namespace mlcc::ir

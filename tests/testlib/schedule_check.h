@@ -1,0 +1,28 @@
+// Helpers of the schedule tests: every primitive is checked by running the
+// prim func before and after it through the interpreter on the same inputs.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <string>
+
+#include "mlcc/ir/stmt.h"
+
+namespace mlcc::test {
+
+// The only prim func of a module parsed (and verified) from `body` (the
+// text after the "mlcc.ir 1" header line).
+ir::PrimFunc parsePrim(const std::string& body);
+
+// Runs both prim funcs on the same random parameters (symbolic dimensions
+// take the values in `dims`, by name, default 5) and expects every
+// parameter to end up equal: |a - b| <= tol * (1 + |a|). Returns whether
+// they matched (a GoogleTest failure is added otherwise).
+bool expectSameMeaning(const ir::PrimFunc& before, const ir::PrimFunc& after, double tol = 1e-5,
+                       const std::map<std::string, int64_t>& dims = {}, uint64_t seed = 1);
+
+// Expects `fn` to throw mlcc::schedule::ScheduleError whose message
+// contains `text`.
+void expectScheduleError(const std::function<void()>& fn, const std::string& text);
+
+}  // namespace mlcc::test

@@ -1,0 +1,114 @@
+// Index arithmetic: simplification keeps the value, bounds contain every
+// value, and the rewrites that make scheduled indices readable happen.
+#include "mlcc/ir/arith.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "mlcc/ir/builder.h"
+#include "mlcc/ir/printer.h"
+
+using namespace mlcc::ir;
+using namespace mlcc::ir::build;
+
+namespace {
+
+// Evaluates an i64 expression with the given variable values.
+int64_t eval(const PrimExpr& e, const std::map<const VarNode*, int64_t>& env) {
+  if (const auto* i = e->as<IntImmNode>()) return i->value;
+  if (const auto* v = e->as<VarNode>()) return env.at(v);
+  if (const auto* u = e->as<UnaryNode>()) return -eval(u->a, env);
+  const auto* b = e->as<BinaryNode>();
+  int64_t x = eval(b->a, env), y = eval(b->b, env);
+  switch (b->op) {
+    case BinaryOp::Add: return x + y;
+    case BinaryOp::Sub: return x - y;
+    case BinaryOp::Mul: return x * y;
+    case BinaryOp::Div: return floorDiv(x, y);
+    case BinaryOp::Mod: return floorMod(x, y);
+    case BinaryOp::Min: return std::min(x, y);
+    case BinaryOp::Max: return std::max(x, y);
+    default: ADD_FAILURE() << "unexpected operator"; return 0;
+  }
+}
+
+TEST(Arith, CollectsLinearTerms) {
+  Var a = makeVar("a"), b = makeVar("b"), c = makeVar("c");
+  EXPECT_EQ(printExpr(simplify((a * 4 + b) * 8 + c)), "a * 32 + b * 8 + c");
+  EXPECT_EQ(printExpr(simplify(a + 3 - a + b * 0 + 2)), "5");
+  EXPECT_EQ(printExpr(simplify(a * 1 + 0)), "a");
+  EXPECT_EQ(printExpr(simplify(a - b * 2 - 1)), "a - b * 2 - 1");
+}
+
+TEST(Arith, ResolvesDivModWithRanges) {
+  Var f = makeVar("f"), j = makeVar("j");
+  Analyzer az;
+  az.bind(j, 0, 16);
+  EXPECT_EQ(printExpr(az.simplify((f * 16 + j) / 16)), "f");
+  EXPECT_EQ(printExpr(az.simplify((f * 16 + j) % 16)), "j");
+  EXPECT_EQ(printExpr(az.simplify(j / 16)), "0");
+  // Without a range for j nothing is assumed.
+  EXPECT_EQ(printExpr(simplify((f * 16 + j) / 16)), "(f * 16 + j) / 16");
+  EXPECT_EQ(printExpr(simplify((f / 4) / 8)), "f / 32");
+}
+
+TEST(Arith, BoundsAndProofs) {
+  Var i = makeVar("i"), k = makeVar("k"), n = makeVar("n");
+  Analyzer az;
+  az.bind(i, 0, 4);
+  az.bind(k, 0, 8);
+  auto b = az.bounds(n * 4 + i);
+  ASSERT_TRUE(b);
+  EXPECT_EQ(printExpr(b->min), "n * 4");
+  EXPECT_EQ(printExpr(b->max), "n * 4 + 3");
+  auto cb = az.constBounds(i * 8 - k + 2);
+  ASSERT_TRUE(cb);
+  EXPECT_EQ(cb->first, -5);
+  EXPECT_EQ(cb->second, 26);
+  EXPECT_TRUE(az.canProve(lt(i * 8 + k, 32)));
+  EXPECT_FALSE(az.canProve(lt(i * 8 + k, 31)));
+  EXPECT_FALSE(az.canProve(lt(i, n)));
+  EXPECT_FALSE(az.bounds(load(makeBuffer("A", DType::i64, {lit(4)}), {i})));
+}
+
+// Random expressions: the simplified form has the same value everywhere in
+// the bound ranges, and the bounds contain every value.
+TEST(Arith, RandomExpressionsKeepTheirValue) {
+  std::mt19937 rng(7);
+  Var v[3] = {makeVar("x"), makeVar("y"), makeVar("z")};
+  int64_t ext[3] = {3, 5, 8};
+  Analyzer az;
+  for (int i = 0; i < 3; ++i) az.bind(v[i], 0, ext[i]);
+  std::function<PrimExpr(int)> gen = [&](int depth) -> PrimExpr {
+    int pick = std::uniform_int_distribution<int>(0, depth > 3 ? 1 : 7)(rng);
+    if (pick == 0) return v[rng() % 3];
+    if (pick == 1) return lit(int64_t(rng() % 9) - 2);
+    PrimExpr a = gen(depth + 1), b = gen(depth + 1);
+    switch (pick) {
+      case 2: return a + b;
+      case 3: return a - b;
+      case 4: return a * lit(int64_t(rng() % 5) + 1);
+      case 5: return a / lit(int64_t(rng() % 6) + 1);
+      case 6: return a % lit(int64_t(rng() % 6) + 1);
+      default: return minimum(a, b);
+    }
+  };
+  for (int trial = 0; trial < 400; ++trial) {
+    PrimExpr e = gen(0);
+    PrimExpr s = az.simplify(e);
+    auto b = az.constBounds(e);
+    for (int64_t x = 0; x < ext[0]; ++x)
+      for (int64_t y = 0; y < ext[1]; ++y)
+        for (int64_t z = 0; z < ext[2]; ++z) {
+          std::map<const VarNode*, int64_t> env{{v[0].get(), x}, {v[1].get(), y}, {v[2].get(), z}};
+          int64_t want = eval(e, env);
+          ASSERT_EQ(eval(s, env), want) << printExpr(e) << " simplified to " << printExpr(s);
+          if (b) {
+            ASSERT_TRUE(b->first <= want && want <= b->second) << printExpr(e);
+          }
+        }
+  }
+}
+
+}  // namespace
