@@ -72,7 +72,7 @@ std::string twoStagesWith(const std::string& body) {
 
 // --- compute_at ------------------------------------------------------------------
 
-TEST(ComputeAt, ProducerUnderTheOuterLoop) {
+TEST(ScheduleComputeAt, ProducerUnderTheOuterLoop) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -101,7 +101,7 @@ TEST(ComputeAt, ProducerUnderTheOuterLoop) {
             "}\n");
 }
 
-TEST(ComputeAt, ProducerUnderTheInnerLoop) {
+TEST(ScheduleComputeAt, ProducerUnderTheInnerLoop) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -119,7 +119,7 @@ TEST(ComputeAt, ProducerUnderTheInnerLoop) {
 )"));
 }
 
-TEST(ComputeAt, PreserveUnitLoops) {
+TEST(ScheduleComputeAt, PreserveUnitLoops) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -143,7 +143,7 @@ TEST(ComputeAt, PreserveUnitLoops) {
             std::string::npos);
 }
 
-TEST(ComputeAt, RootLeavesTheBlockWhereItIs) {
+TEST(ScheduleComputeAt, RootLeavesTheBlockWhereItIs) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   BlockRV b = sch.getBlock("B");
@@ -180,7 +180,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 }
 )";
 
-TEST(ComputeAt, StencilUnderTheInnerSplitLoop) {
+TEST(ScheduleComputeAt, StencilUnderTheInnerSplitLoop) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -208,7 +208,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 )");
 }
 
-TEST(ComputeAt, StencilUnderTheOuterSplitLoop) {
+TEST(ScheduleComputeAt, StencilUnderTheOuterSplitLoop) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -238,7 +238,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 
 // The consumer's loop split 3 x 6 (non-divisible, with a predicate): the
 // region of the last iteration leaves B's domain, so B gets a predicate.
-TEST(ComputeAt, RegionLeavingTheDomainGetsAPredicate) {
+TEST(ScheduleComputeAt, RegionLeavingTheDomainGetsAPredicate) {
   const char* text = R"(
 prim @stencil(%a: f32[18], %c: f32[16]) {
   alloc_buffer %b: f32[18]
@@ -320,7 +320,7 @@ prim @dense_relu(%x: f32[4, 8], %w: f32[6, 8], %out: f32[4, 6]) {
 }
 )";
 
-TEST(ComputeAt, ReductionProducerKeepsItsReduceLoop) {
+TEST(ScheduleComputeAt, ReductionProducerKeepsItsReduceLoop) {
   ir::PrimFunc f = parsePrim(kDenseRelu);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("relu"));
@@ -386,7 +386,7 @@ const char* kBlockBN = R"(
       }
 )";
 
-TEST(ComputeAt, SymbolicExtent) {
+TEST(ScheduleComputeAt, SymbolicExtent) {
   ir::PrimFunc f = parsePrim(kTwoStagesN);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -412,7 +412,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
                {{"n", 3}});
 }
 
-TEST(ComputeAt, SymbolicRegionExtentIsRefused) {
+TEST(ScheduleComputeAt, SymbolicRegionExtentIsRefused) {
   const char* text = R"(
 prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   alloc_buffer %b: f32[n, 16]
@@ -446,7 +446,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   sch.computeAt(b, loops[1]);  // one row and one column per iteration
 }
 
-TEST(ComputeAt, IllegalUsesAreRefused) {
+TEST(ScheduleComputeAt, IllegalUsesAreRefused) {
   // A second consumer outside the loop.
   std::string three = kTwoStages;
   three.insert(three.rfind('}'), R"(
@@ -483,7 +483,7 @@ TEST(ComputeAt, IllegalUsesAreRefused) {
   EXPECT_EQ(sch.func().trace.insts.size(), 4u);
 }
 
-TEST(ComputeAt, ParameterOutputsAndBlocksSharingANestAreRefused) {
+TEST(ScheduleComputeAt, ParameterOutputsAndBlocksSharingANestAreRefused) {
   const char* text = R"(
 prim @f(%a: f32[8], %b: f32[8], %c: f32[8]) {
   for %i in 0..8 {
@@ -572,7 +572,7 @@ const char* kDenseBlock = R"(
         }
 )";
 
-TEST(ReverseComputeAt, EpilogueUnderTheMatmulRowLoop) {
+TEST(ScheduleReverseComputeAt, EpilogueUnderTheMatmulRowLoop) {
   ir::PrimFunc f = parsePrim(kDenseBiasRelu);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("dense"));
@@ -608,7 +608,7 @@ prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 
 )");
 }
 
-TEST(ReverseComputeAt, EpilogueUnderTheMatmulColumnLoop) {
+TEST(ScheduleReverseComputeAt, EpilogueUnderTheMatmulColumnLoop) {
   ir::PrimFunc f = parsePrim(kDenseBiasRelu);
   Schedule sch(f);
   sch.reverseComputeInline(sch.getBlock("relu"));
@@ -635,7 +635,7 @@ prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 
 }
 
 // The producer's loop split in IR: the consumer follows the tile.
-TEST(ReverseComputeAt, ConsumerFollowsASplitProducer) {
+TEST(ScheduleReverseComputeAt, ConsumerFollowsASplitProducer) {
   const char* text = R"(
 prim @f(%a: f32[10], %c: f32[10]) {
   alloc_buffer %b: f32[10]
@@ -687,7 +687,7 @@ prim @f(%a: f32[10], %c: f32[10]) {
 )");
 }
 
-TEST(ReverseComputeAt, SymbolicExtent) {
+TEST(ScheduleReverseComputeAt, SymbolicExtent) {
   ir::PrimFunc f = parsePrim(kTwoStagesN);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("B"));
@@ -716,7 +716,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
                {{"n", 2}});
 }
 
-TEST(ReverseComputeAt, IllegalUsesAreRefused) {
+TEST(ScheduleReverseComputeAt, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseBiasRelu));
   BlockRV dense = sch.getBlock("dense"), bias = sch.getBlock("bias"), relu = sch.getBlock("relu");
   auto loops = sch.getLoops(dense);
@@ -793,7 +793,7 @@ prim @pad_conv(%a: f32[8], %w: f32[3], %c: f32[8]) {
 }
 )";
 
-TEST(ComputeInline, PaddingIntoConvolution) {
+TEST(ScheduleComputeInline, PaddingIntoConvolution) {
   ir::PrimFunc f = parsePrim(kPadConv);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("pad"));
@@ -816,7 +816,7 @@ prim @pad_conv(%a: f32[8], %w: f32[3], %c: f32[8]) {
   expectScheduleError([&] { sch.getBlock("pad"); }, "no block \"pad\"");
 }
 
-TEST(ComputeInline, ReadRegionsAreMapped) {
+TEST(ScheduleComputeInline, ReadRegionsAreMapped) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
@@ -835,7 +835,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 )");
 }
 
-TEST(ComputeInline, TwoStages) {
+TEST(ScheduleComputeInline, TwoStages) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
@@ -854,7 +854,7 @@ prim @f(%a: f32[8, 16], %c: f32[8, 16]) {
 )");
 }
 
-TEST(ComputeInline, SymbolicShapes) {
+TEST(ScheduleComputeInline, SymbolicShapes) {
   ir::PrimFunc f = parsePrim(kTwoStagesN);
   const char* expected = R"(
 prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
@@ -880,7 +880,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   expectResult(f, rev, renamed, {{"n", 4}});
 }
 
-TEST(ComputeInline, IllegalUsesAreRefused) {
+TEST(ScheduleComputeInline, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseBiasRelu));
   expectScheduleError([&] { sch.computeInline(sch.getBlock("dense")); },
                       "in prim @dense_bias_relu: cannot inline block \"dense\": it is a reduction");
@@ -898,7 +898,7 @@ TEST(ComputeInline, IllegalUsesAreRefused) {
 
 // --- reverse_compute_inline --------------------------------------------------------
 
-TEST(ReverseComputeInline, ReluIntoAdd) {
+TEST(ScheduleReverseComputeInline, ReluIntoAdd) {
   const char* text = R"(
 prim @add_relu(%a: f32[4, 6], %b: f32[4, 6], %c: f32[4, 6]) {
   alloc_buffer %t: f32[4, 6]
@@ -940,7 +940,7 @@ prim @add_relu(%a: f32[4, 6], %b: f32[4, 6], %c: f32[4, 6]) {
 )");
 }
 
-TEST(ReverseComputeInline, IllegalUsesAreRefused) {
+TEST(ScheduleReverseComputeInline, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseRelu));
   expectScheduleError([&] { sch.reverseComputeInline(sch.getBlock("relu")); },
                       "cannot reverse-inline block \"relu\": its producer block \"dense\" is a reduction");
@@ -978,7 +978,7 @@ prim @f(%a: f32[8], %c: f32[8]) {
 }
 )";
 
-TEST(Hazards, OverwrittenInputsAreRefused) {
+TEST(ScheduleComputeHazards, OverwrittenInputsAreRefused) {
   Schedule sch(parsePrim(kOverwrite));
   BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
   expectScheduleError(
@@ -996,7 +996,7 @@ TEST(Hazards, OverwrittenInputsAreRefused) {
                       "producer and it");
 }
 
-TEST(Hazards, PredicatesThatSkipIterationsAreRefused) {
+TEST(ScheduleComputeHazards, PredicatesThatSkipIterationsAreRefused) {
   std::string text = kTwoStages;
   text.insert(text.find("        reads(%a"), "        where(%i % 2 == 0)\n");
   Schedule sch(parsePrim(text));
@@ -1019,7 +1019,7 @@ TEST(Hazards, PredicatesThatSkipIterationsAreRefused) {
 
 // A reduction without an init (accumulating into a zeroed buffer) cannot be
 // recomputed, but a consumer can still follow it.
-TEST(Hazards, ReductionWithoutInit) {
+TEST(ScheduleComputeHazards, ReductionWithoutInit) {
   const char* text = R"(
 prim @f(%x: f32[4, 8], %out: f32[4]) {
   alloc_buffer %s: f32[4]
@@ -1070,7 +1070,7 @@ prim @f(%x: f32[4, 8], %out: f32[4]) {
 )");
 }
 
-TEST(Hazards, SeveralWritersAndReaders) {
+TEST(ScheduleComputeHazards, SeveralWritersAndReaders) {
   // B2 updates %b in place after B; D reads %t besides C.
   std::string text = kTwoStages;
   text.insert(text.find("  for %i in 0..8 {\n    for %j in 0..16 {\n      block \"C\""), R"(  for %i in 0..8 {
@@ -1173,7 +1173,7 @@ prim @f(%a: f32[8], %c: f32[8], %d: f32[8]) {
   EXPECT_TRUE(ir::structuralEqual(replayTrace(jf, s3.func().trace), s3.func()));
 }
 
-TEST(Hazards, ConsumerReadingMoreThanTheLoopWrites) {
+TEST(ScheduleComputeHazards, ConsumerReadingMoreThanTheLoopWrites) {
   const char* text = R"(
 prim @f(%a: f32[8], %c: f32[8]) {
   alloc_buffer %b: f32[8]
@@ -1275,7 +1275,7 @@ prim @fused_conv2d_add_relu(%x: f32[1, 2, 6, 6], %w: f32[3, 2, 3, 3], %b: f32[1,
 }
 )";
 
-TEST(Legalized, ConvolutionWithPaddingAndEpilogue) {
+TEST(ScheduleComputeLegalized, ConvolutionWithPaddingAndEpilogue) {
   ir::PrimFunc f = parsePrim(kLegalizedConv);
   // Pad computed per output row, bias+relu folded and moved under the row loop.
   Schedule sch(f);
@@ -1346,7 +1346,7 @@ prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
 }
 )";
 
-TEST(Legalized, SoftmaxReductionsUnderTheRowLoop) {
+TEST(ScheduleComputeLegalized, SoftmaxReductionsUnderTheRowLoop) {
   ir::PrimFunc f = parsePrim(kLegalizedSoftmax);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("softmax"));
@@ -1396,7 +1396,7 @@ prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
 
 // --- sample_compute_location -------------------------------------------------------
 
-TEST(SampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
+TEST(ScheduleSampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
   for (const char* text : {kTwoStages, kStencil, kDenseRelu}) {
     ir::PrimFunc f = parsePrim(text);
     std::string producer = text == kDenseRelu ? "dense" : "B";
@@ -1418,7 +1418,7 @@ TEST(SampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
   }
 }
 
-TEST(SampleComputeLocation, SamplesAreRecordedAndReplay) {
+TEST(ScheduleSampleComputeLocation, SamplesAreRecordedAndReplay) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   std::set<int64_t> seen;
   for (uint64_t seed = 0; seed < 16; ++seed) {
@@ -1435,7 +1435,7 @@ TEST(SampleComputeLocation, SamplesAreRecordedAndReplay) {
   EXPECT_EQ(seen, (std::set<int64_t>{-1, 0, 1}));
 }
 
-TEST(SampleComputeLocation, OnlyLegalLoopsAreCandidates) {
+TEST(ScheduleSampleComputeLocation, OnlyLegalLoopsAreCandidates) {
   // B's consumers C and D: only the loop enclosing both qualifies.
   const char* text = R"(
 prim @f(%a: f32[8, 4], %c: f32[8, 4], %d: f32[8, 4]) {
