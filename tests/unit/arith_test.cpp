@@ -69,6 +69,13 @@ TEST(Arith, BoundsAndProofs) {
   EXPECT_TRUE(az.canProve(lt(i * 8 + k, 32)));
   EXPECT_FALSE(az.canProve(lt(i * 8 + k, 31)));
   EXPECT_FALSE(az.canProve(lt(i, n)));
+  // One constant end of the bounds is enough.
+  Var j = makeVar("j");
+  az.bind(j, lit(0), n);
+  EXPECT_TRUE(az.canProve(lt(j, n)));
+  EXPECT_TRUE(az.canProve(ge(j, 0)));
+  EXPECT_FALSE(az.canProve(lt(j, n - 1)));
+  EXPECT_FALSE(az.canProve(eq(j, n)));
   EXPECT_FALSE(az.bounds(load(makeBuffer("A", DType::i64, {lit(4)}), {i})));
 }
 

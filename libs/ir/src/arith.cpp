@@ -445,16 +445,19 @@ bool Analyzer::canProve(const PrimExpr& cond) const {
   if (b->op == BinaryOp::And) return canProve(b->a) && canProve(b->b);
   if (b->op == BinaryOp::Or) return canProve(b->a) || canProve(b->b);
   if (!isComparison(b->op) || !isIndex(b->a) || !isIndex(b->b)) return false;
-  auto d = constBounds(makeBinary(BinaryOp::Sub, b->a, b->b));  // a - b
+  // Bounds of a - b; one constant end is enough for an inequality (with i in
+  // [0, n), i - n lies in [-n, -1], so i < n holds).
+  auto d = bounds(makeBinary(BinaryOp::Sub, b->a, b->b));
   if (!d) return false;
-  auto [lo, hi] = *d;
+  int64_t lo, hi;
+  const bool has_lo = constOf(d->min, &lo), has_hi = constOf(d->max, &hi);
   switch (b->op) {
-    case BinaryOp::LT: return hi < 0;
-    case BinaryOp::LE: return hi <= 0;
-    case BinaryOp::GT: return lo > 0;
-    case BinaryOp::GE: return lo >= 0;
-    case BinaryOp::EQ: return lo == 0 && hi == 0;
-    case BinaryOp::NE: return lo > 0 || hi < 0;
+    case BinaryOp::LT: return has_hi && hi < 0;
+    case BinaryOp::LE: return has_hi && hi <= 0;
+    case BinaryOp::GT: return has_lo && lo > 0;
+    case BinaryOp::GE: return has_lo && lo >= 0;
+    case BinaryOp::EQ: return has_lo && has_hi && lo == 0 && hi == 0;
+    case BinaryOp::NE: return (has_lo && lo > 0) || (has_hi && hi < 0);
     default: return false;
   }
 }
