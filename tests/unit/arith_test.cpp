@@ -51,6 +51,10 @@ TEST(Arith, ResolvesDivModWithRanges) {
   // Without a range for j nothing is assumed.
   EXPECT_EQ(printExpr(simplify((f * 16 + j) / 16)), "(f * 16 + j) / 16");
   EXPECT_EQ(printExpr(simplify((f / 4) / 8)), "f / 32");
+  // A value split into quotient and remainder and put back together.
+  EXPECT_EQ(printExpr(simplify(f / 8 * 8 + f % 8)), "f");
+  EXPECT_EQ(printExpr(simplify((f / 8 * 16 + f % 8 * 2) + j)), "f * 2 + j");
+  EXPECT_EQ(printExpr(simplify(f / 8 * 8 + f % 4)), "f / 8 * 8 + f % 4");
 }
 
 TEST(Arith, BoundsAndProofs) {

@@ -141,7 +141,7 @@ class Simplifier {
 
   PrimExpr operator()(const PrimExpr& e) {
     if (!e) return e;
-    if (isIndex(e) && isLinearOp(e)) return fromLinear(linear(e));
+    if (isIndex(e) && isLinearOp(e)) return fromLinear(mergeDivMod(linear(e)));
     switch (e->kind) {
       case ExprKind::IntImm:
       case ExprKind::FloatImm:
@@ -189,6 +189,36 @@ class Simplifier {
       }
     }
     return e;
+  }
+
+  // Folds (x / c) * (k * c) + (x % c) * k into x * k (floor division and
+  // modulo: x == x / c * c + x % c for every x), e.g. a fused loop split back.
+  Linear mergeDivMod(Linear l) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < l.terms.size() && !changed; ++i) {
+        const auto* div = l.terms[i].atom->as<BinaryNode>();
+        int64_t c;
+        if (!div || div->op != BinaryOp::Div || !constOf(div->b, &c) || c <= 0) continue;
+        for (size_t j = 0; j < l.terms.size() && !changed; ++j) {
+          const auto* mod = l.terms[j].atom->as<BinaryNode>();
+          int64_t k = l.terms[j].coeff, c2;
+          if (!mod || mod->op != BinaryOp::Mod || !constOf(mod->b, &c2) || c2 != c || k == 0 ||
+              l.terms[i].coeff != k * c || !sameExpr(div->a, mod->a))
+            continue;
+          // x takes the place of the quotient term.
+          Linear merged;
+          merged.constant = l.constant;
+          for (size_t t = 0; t < l.terms.size(); ++t) {
+            if (t == i) merged.add(linear(div->a), k);
+            if (t != i && t != j) merged.add(l.terms[t].atom, l.terms[t].coeff);
+          }
+          l = std::move(merged);
+          changed = true;
+        }
+      }
+    }
+    return l;
   }
 
   // The linear form of an index expression (children simplified).
