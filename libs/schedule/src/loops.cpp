@@ -84,6 +84,13 @@ Stmt mapChildBlocks(const Stmt& s, const std::function<Stmt(const BlockNode&)>& 
   return mapStmtChildren(s, [&](const Stmt& c) { return mapChildBlocks(c, fn); });
 }
 
+std::vector<const BlockNode*> blocksUnder(const ForNode& loop) {
+  // childBlocks(s) of a block gives the blocks inside it: a body that is a
+  // block is that block.
+  if (const auto* b = loop.body->as<BlockNode>()) return {b};
+  return childBlocks(loop.body);
+}
+
 const StoreNode* storeOutsideBlocks(const Stmt& s) {
   if (!s || s->as<BlockNode>()) return nullptr;
   if (const auto* st = s->as<StoreNode>()) return st;

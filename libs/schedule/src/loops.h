@@ -32,6 +32,9 @@ ir::Stmt substituteLoopVars(const ir::Stmt& s, const VarMap& vars, ir::Analyzer 
 // replaced by fn(block).
 ir::Stmt mapChildBlocks(const ir::Stmt& s, const std::function<ir::Stmt(const ir::BlockNode&)>& fn);
 
+// The blocks under a loop, not nested in another block, in program order.
+std::vector<const ir::BlockNode*> blocksUnder(const ir::ForNode& loop);
+
 // The first store under `s` that is not inside a block, or nullptr.
 const ir::StoreNode* storeOutsideBlocks(const ir::Stmt& s);
 
