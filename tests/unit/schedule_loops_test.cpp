@@ -811,6 +811,106 @@ prim @mm(%A: f32[12, 10], %B: f32[10, 16], %C: f32[12, 16]) {
 }
 )";
 
+// A softmax row by row: three blocks under one loop.
+const char* kSoftmax = R"(
+prim @softmax(%x: f32[n, 10], %y: f32[n, 10]) {
+  alloc_buffer %maxv: f32[n]
+  alloc_buffer %sum: f32[n]
+  for %i in 0..n {
+    for %k in 0..10 {
+      block "max" (%vi = spatial(n, %i), %vk = reduce(10, %k)) {
+        reads(%x[%vi, %vk])
+        writes(%maxv[%vi])
+        init {
+          %maxv[%vi] = -inf
+        }
+        %maxv[%vi] = max(%maxv[%vi], %x[%vi, %vk])
+      }
+    }
+    for %k in 0..10 {
+      block "sum" (%vi = spatial(n, %i), %vk = reduce(10, %k)) {
+        reads(%x[%vi, %vk], %maxv[%vi])
+        writes(%sum[%vi])
+        init {
+          %sum[%vi] = 0.0
+        }
+        %sum[%vi] = %sum[%vi] + exp(%x[%vi, %vk] - %maxv[%vi])
+      }
+    }
+    for %j in 0..10 {
+      block "normalize" (%vi = spatial(n, %i), %vj = spatial(10, %j)) {
+        reads(%x[%vi, %vj], %maxv[%vi], %sum[%vi])
+        writes(%y[%vi, %vj])
+        %y[%vi, %vj] = exp(%x[%vi, %vj] - %maxv[%vi]) / %sum[%vi]
+      }
+    }
+  }
+}
+)";
+
+TEST(ScheduleLoops, SoftmaxRows) {
+  ir::PrimFunc f = parsePrim(kSoftmax);
+  Schedule sch(f);
+  auto rows = sch.getLoops(sch.getBlock("max"));
+  sch.parallel(rows[0]);  // every block under it is spatial in %i
+  auto k = sch.split(rows[1], {std::nullopt, int64_t{4}});
+  sch.unroll(k[1]);
+  auto j = sch.getLoops(sch.getBlock("normalize"));
+  auto jj = sch.split(j[1], {std::nullopt, int64_t{8}});
+  sch.vectorize(jj[1]);
+  expectScheduled(f, sch, R"(
+prim @softmax(%x: f32[n, 10], %y: f32[n, 10]) {
+  alloc_buffer %maxv: f32[n]
+  alloc_buffer %sum: f32[n]
+  for %i in 0..n parallel {
+    for %k_0 in 0..3 {
+      for %k_1 in 0..4 unrolled {
+        block "max" (%vi = spatial(n, %i), %vk = reduce(10, %k_0 * 4 + %k_1)) {
+          where(%k_0 * 4 + %k_1 < 10)
+          reads(%x[%vi, %vk])
+          writes(%maxv[%vi])
+          init {
+            %maxv[%vi] = -inf
+          }
+          %maxv[%vi] = max(%maxv[%vi], %x[%vi, %vk])
+        }
+      }
+    }
+    for %k in 0..10 {
+      block "sum" (%vi = spatial(n, %i), %vk = reduce(10, %k)) {
+        reads(%x[%vi, %vk], %maxv[%vi])
+        writes(%sum[%vi])
+        init {
+          %sum[%vi] = 0.0
+        }
+        %sum[%vi] = %sum[%vi] + exp(%x[%vi, %vk] - %maxv[%vi])
+      }
+    }
+    for %j_0 in 0..2 {
+      for %j_1 in 0..8 vectorized {
+        block "normalize" (%vi = spatial(n, %i), %vj = spatial(10, %j_0 * 8 + %j_1)) {
+          where(%j_0 * 8 + %j_1 < 10)
+          reads(%x[%vi, %vj], %maxv[%vi], %sum[%vi])
+          writes(%y[%vi, %vj])
+          %y[%vi, %vj] = exp(%x[%vi, %vj] - %maxv[%vi]) / %sum[%vi]
+        }
+      }
+    }
+  }
+}
+)",
+                  1e-5, {{"n", 6}});
+  // The row loop holds three sibling loops: no fuse or reorder through it.
+  expectScheduleError([&] { sch.fuse({rows[0], k[0]}); }, "the body of loop %i is not exactly loop %k_0");
+  expectScheduleError(
+      [&] {
+        sch.reorder({k[0], rows[0]});
+      },
+      "the body of loop %i is not exactly the next loop");
+  expectScheduleError([&] { sch.vectorize(sch.getLoops(sch.getBlock("sum"))[1]); },
+                      "cannot vectorize loop %k: it carries a reduction of block \"sum\"");
+}
+
 // Random sequences of loop primitives (illegal ones are refused and change
 // nothing) keep the meaning and replay exactly.
 TEST(ScheduleLoops, RandomSchedulesKeepTheMeaning) {
