@@ -236,6 +236,106 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 )");
 }
 
+// The same with the consumer's loop split by the schedule.
+TEST(ScheduleComputeAt, StencilUnderALoopSplitByTheSchedule) {
+  const char* text = R"(
+prim @stencil(%a: f32[18], %c: f32[16]) {
+  alloc_buffer %b: f32[18]
+  for %i in 0..18 {
+    block "B" (%vi = spatial(18, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..16 {
+    block "C" (%vi = spatial(16, %i)) {
+      reads(%b[%vi +: 3])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
+    }
+  }
+}
+)";
+  ir::PrimFunc f = parsePrim(text);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  auto tiles = sch.split(loops[0], {std::nullopt, int64_t{4}});
+  sch.computeAt(sch.getBlock("B"), tiles[1]);
+  expectResult(f, sch, R"(
+prim @stencil(%a: f32[18], %c: f32[16]) {
+  alloc_buffer %b: f32[18]
+  for %io in 0..4 {
+    for %ii in 0..4 {
+      for %ax0 in 0..3 {
+        block "B" (%vi = spatial(18, %io * 4 + %ii + %ax0)) {
+          reads(%a[%vi])
+          writes(%b[%vi])
+          %b[%vi] = %a[%vi] * 2.0
+        }
+      }
+      block "C" (%vi = spatial(16, %io * 4 + %ii)) {
+        reads(%b[%vi +: 3])
+        writes(%c[%vi])
+        %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
+      }
+    }
+  }
+}
+)");
+}
+
+// A non-divisible split of the producer: the consumer follows each tile,
+// with the split's predicate.
+TEST(ScheduleReverseComputeAt, ConsumerFollowsATileOfANonDivisibleSplit) {
+  const char* text = R"(
+prim @f(%a: f32[10], %c: f32[10]) {
+  alloc_buffer %b: f32[10]
+  for %i in 0..10 {
+    block "B" (%vi = spatial(10, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..10 {
+    block "C" (%vi = spatial(10, %i)) {
+      reads(%b[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + 1.0
+    }
+  }
+}
+)";
+  ir::PrimFunc f = parsePrim(text);
+  Schedule sch(f);
+  auto tiles = sch.split(sch.getLoops(sch.getBlock("B"))[0], {std::nullopt, int64_t{4}});
+  sch.reverseComputeAt(sch.getBlock("C"), tiles[0]);
+  expectResult(f, sch, R"(
+prim @f(%a: f32[10], %c: f32[10]) {
+  alloc_buffer %b: f32[10]
+  for %io in 0..3 {
+    for %ii in 0..4 {
+      block "B" (%vi = spatial(10, %io * 4 + %ii)) {
+        where(%io * 4 + %ii < 10)
+        reads(%a[%vi])
+        writes(%b[%vi])
+        %b[%vi] = %a[%vi] * 2.0
+      }
+    }
+    for %ax0 in 0..4 {
+      block "C" (%vi = spatial(10, %io * 4 + %ax0)) {
+        where(%io * 4 + %ax0 < 10)
+        reads(%b[%vi])
+        writes(%c[%vi])
+        %c[%vi] = %b[%vi] + 1.0
+      }
+    }
+  }
+}
+)");
+}
+
 // The consumer's loop split 3 x 6 (non-divisible, with a predicate): the
 // region of the last iteration leaves B's domain, so B gets a predicate.
 TEST(ScheduleComputeAt, RegionLeavingTheDomainGetsAPredicate) {
