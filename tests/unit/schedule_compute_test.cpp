@@ -1494,6 +1494,127 @@ prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
                {{"n", 3}});
 }
 
+// --- with the other primitives -------------------------------------------------------
+
+const char* kMatmul = R"(
+prim @mm(%a: f32[16, 12], %b: f32[12, 8], %c: f32[16, 8]) {
+  for %i in 0..16 {
+    for %j in 0..8 {
+      for %k in 0..12 {
+        block "mm" (%vi = spatial(16, %i), %vj = spatial(8, %j), %vk = reduce(12, %k)) {
+          reads(%a[%vi, %vk], %b[%vk, %vj])
+          writes(%c[%vi, %vj])
+          init {
+            %c[%vi, %vj] = 0.0
+          }
+          %c[%vi, %vj] = %c[%vi, %vj] + %a[%vi, %vk] * %b[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+)";
+
+// GPU-style tiling: operand tiles copied to shared memory per reduction
+// step, the accumulator tile written back from local memory per output tile.
+TEST(ScheduleComputePipeline, TiledMatmulWithSharedAndLocalCaches) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  BlockRV mm = sch.getBlock("mm");
+  auto loops = sch.getLoops(mm);
+  auto i = sch.split(loops[0], {std::nullopt, int64_t{4}});
+  auto j = sch.split(loops[1], {std::nullopt, int64_t{4}});
+  auto k = sch.split(loops[2], {std::nullopt, int64_t{4}});
+  sch.reorder({i[0], j[0], k[0], i[1], j[1], k[1]});
+  BlockRV as = sch.cacheRead(mm, 0, ir::StorageScope::shared);
+  BlockRV bs = sch.cacheRead(mm, 1, ir::StorageScope::shared);
+  BlockRV cl = sch.cacheWrite(mm, 0, ir::StorageScope::local);
+  sch.computeAt(as, k[0]);
+  sch.computeAt(bs, k[0]);
+  sch.reverseComputeAt(cl, j[0]);
+  expectResult(f, sch, R"(
+prim @mm(%a: f32[16, 12], %b: f32[12, 8], %c: f32[16, 8]) {
+  alloc_buffer %a_shared: f32[16, 12] shared
+  alloc_buffer %b_shared: f32[12, 8] shared
+  alloc_buffer %c_local: f32[16, 8] local
+  for %i_0 in 0..4 {
+    for %j_0 in 0..2 {
+      for %k_0 in 0..3 {
+        for %ax0 in 0..4 {
+          for %ax1 in 0..4 {
+            block "b_shared" (%v0 = spatial(12, %k_0 * 4 + %ax0), %v1 = spatial(8, %j_0 * 4 + %ax1)) {
+              reads(%b[%v0, %v1])
+              writes(%b_shared[%v0, %v1])
+              %b_shared[%v0, %v1] = %b[%v0, %v1]
+            }
+          }
+        }
+        for %ax0 in 0..4 {
+          for %ax1 in 0..4 {
+            block "a_shared" (%v0 = spatial(16, %i_0 * 4 + %ax0), %v1 = spatial(12, %k_0 * 4 + %ax1)) {
+              reads(%a[%v0, %v1])
+              writes(%a_shared[%v0, %v1])
+              %a_shared[%v0, %v1] = %a[%v0, %v1]
+            }
+          }
+        }
+        for %i_1 in 0..4 {
+          for %j_1 in 0..4 {
+            for %k_1 in 0..4 {
+              block "mm" (%vi = spatial(16, %i_0 * 4 + %i_1), %vj = spatial(8, %j_0 * 4 + %j_1), %vk = reduce(12, %k_0 * 4 + %k_1)) {
+                reads(%a_shared[%vi, %vk], %b_shared[%vk, %vj])
+                writes(%c_local[%vi, %vj])
+                init {
+                  %c_local[%vi, %vj] = 0.0
+                }
+                %c_local[%vi, %vj] = %c_local[%vi, %vj] + %a_shared[%vi, %vk] * %b_shared[%vk, %vj]
+              }
+            }
+          }
+        }
+      }
+      for %ax0 in 0..4 {
+        for %ax1 in 0..4 {
+          block "c_local" (%v0 = spatial(16, %i_0 * 4 + %ax0), %v1 = spatial(8, %j_0 * 4 + %ax1)) {
+            reads(%c_local[%v0, %v1])
+            writes(%c[%v0, %v1])
+            %c[%v0, %v1] = %c_local[%v0, %v1]
+          }
+        }
+      }
+    }
+  }
+}
+)");
+  // The accumulator is not final inside the reduction loop.
+  Schedule bad(f);
+  BlockRV mm2 = bad.getBlock("mm");
+  BlockRV cl2 = bad.cacheWrite(mm2, 0, ir::StorageScope::local);
+  auto l2 = bad.getLoops(mm2);
+  expectScheduleError([&] { bad.reverseComputeAt(cl2, l2[2]); }, "reduces over loop %k");
+}
+
+// Sampled compute locations of a cache copy, replayed and mutated.
+TEST(ScheduleComputePipeline, SampledLocationsOfACacheCopy) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    Schedule sch(f, seed);
+    BlockRV mm = sch.getBlock("mm");
+    BlockRV as = sch.cacheRead(mm, 0, ir::StorageScope::shared);
+    LoopRV l = sch.sampleComputeLocation(as);
+    sch.computeAt(as, l);
+    expectSameMeaning(f, sch.func());
+    EXPECT_TRUE(ir::structuralEqual(replayTrace(f, sch.func().trace), sch.func()));
+    // Every other decision replays to an equivalent program too.
+    for (int64_t d = -1; d < 3; ++d) {
+      ir::Trace t = sch.func().trace;
+      for (auto& inst : t.insts)
+        if (inst.name == "sample_compute_location") inst.decision = ir::AttrValue(d);
+      expectSameMeaning(f, replayTrace(f, t));
+    }
+  }
+}
+
 // --- sample_compute_location -------------------------------------------------------
 
 TEST(ScheduleSampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
