@@ -36,6 +36,7 @@ struct CodegenStats {
   uint64_t planned_bytes = 0;       // the workspace of the memory plan
   uint64_t intermediate_bytes = 0;  // the sum of all intermediates (without reuse)
   uint64_t weight_bytes = 0;        // embedded weights
+  std::vector<std::string> kernel_names;  // by kernel id (prim funcs and library kernels)
 };
 
 // Throws mlcc::Error (naming the function/block) for what it cannot compile:
