@@ -39,7 +39,8 @@ int main(int argc, char** argv) {
       "the graph entry compiled ahead of time over a static memory plan, and the weights embedded. "
       "mlcc-link turns the object into model.so.",
       "mlcc-codegen"};
-  app.footer(R"(The module must be legalized (mlcc-legalize: only call_tir and call_extern in the entry) and have
+  app.footer(
+      R"(The module must be legalized (mlcc-legalize: only call_tir and call_extern in the entry) and have
 static shapes (mlcc-import --shape NAME=DIMS binds dynamic ones). Without -o, the object goes to
 model.o and --emit ll|asm to stdout; -o - writes to stdout.
 
@@ -54,15 +55,20 @@ Examples:
   int opt_level = 3;
   bool verbose = false, quiet = false;
   app.add_option("input", input, "IR file ('-' or none: stdin)");
-  app.add_option("-o,--output", output, "Output file (default: model.o for obj, stdout for ll/asm; '-': stdout)");
-  app.add_option("--target", target, "Target: 'llvm' (with options, e.g. 'llvm -mcpu=znver4')")->capture_default_str();
+  app.add_option("-o,--output", output,
+                 "Output file (default: model.o for obj, stdout for ll/asm; '-': stdout)");
+  app.add_option("--target", target, "Target: 'llvm' (with options, e.g. 'llvm -mcpu=znver4')")
+      ->capture_default_str();
   app.add_option("--mcpu", mcpu, "CPU to compile for (also -mcpu=CPU; default: the host, e.g. with AVX-512)");
-  app.add_option("-O", opt_level, "Optimization level 0..3 (-O0 ... -O3)")->check(CLI::Range(0, 3))->capture_default_str();
+  app.add_option("-O", opt_level, "Optimization level 0..3 (-O0 ... -O3)")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
   app.add_option("--emit", emit_text, "What to write: obj, ll (LLVM IR) or asm")
       ->check(CLI::IsMember({"obj", "ll", "asm"}))
       ->capture_default_str();
   app.add_option("--entry", entry, "The graph function to compile (default: @main or the entry)");
-  app.add_flag("-v,--verbose", verbose, "Print the kernels, the memory plan, the weights and the compile time");
+  app.add_flag("-v,--verbose", verbose,
+               "Print the kernels, the memory plan, the weights and the compile time");
   app.add_flag("-q,--quiet", quiet, "No progress output");
   // Accept -mcpu=X (LLVM's spelling) as --mcpu=X.
   std::vector<std::string> args(argv, argv + argc);
@@ -98,7 +104,9 @@ Examples:
       std::cerr << "memory plan: " << st.planned_bytes << " bytes planned for " << st.intermediate_bytes
                 << " bytes of intermediates";
       if (st.intermediate_bytes > 0)
-        std::cerr << " (" << (100.0 * static_cast<double>(st.planned_bytes) / static_cast<double>(st.intermediate_bytes))
+        std::cerr << " ("
+                  << (100.0 * static_cast<double>(st.planned_bytes) /
+                      static_cast<double>(st.intermediate_bytes))
                   << "%)";
       std::cerr << "\nembedded weights: " << st.weight_bytes << " bytes\n";
       std::cerr << "compile time: " << secs << " s\n";

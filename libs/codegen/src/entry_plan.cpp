@@ -26,12 +26,12 @@ struct Storage {
   enum class Kind { input, constant, computed };
   Kind kind = Kind::computed;
   TensorDesc desc;
-  int input = -1;                      // input
+  int input = -1;                         // input
   const ir::GraphValue* value = nullptr;  // constant: its binding's value
-  int constant = -1;                   // constant: index in plan.constants, once used
-  int first = 0, last = 0;             // computed: live range in binding indices
-  int output = -1;                     // computed: the output it is written to
-  uint64_t offset = 0;                 // computed, not an output: workspace offset
+  int constant = -1;                      // constant: index in plan.constants, once used
+  int first = 0, last = 0;                // computed: live range in binding indices
+  int output = -1;                        // computed: the output it is written to
+  uint64_t offset = 0;                    // computed, not an output: workspace offset
 };
 
 const char* const kExterns[] = {"blas.dense", "blas.dense_bias", "blas.dense_bias_relu", "blas.matmul"};
@@ -56,7 +56,8 @@ class Planner {
     for (size_t i = 0; i < g_.params.size(); ++i) {
       const ir::GraphVar& p = g_.params[i];
       if (!p->type.isTensor())
-        throw Error("@" + g_.name + ": parameter %" + p->name + " is a tuple; codegen takes tensor inputs only");
+        throw Error("@" + g_.name + ": parameter %" + p->name +
+                    " is a tuple; codegen takes tensor inputs only");
       Storage s;
       s.kind = Storage::Kind::input;
       s.desc = desc(p->name, p->type, "parameter %" + p->name);
@@ -93,8 +94,8 @@ class Planner {
     for (const auto& dim : t.shape) {
       int64_t v = 0;
       if (!ir::asConstInt(dim, &v))
-        throw Error("symbolic shapes are not supported by codegen yet: " + who + " has type " + ir::printType(t) +
-                    "; import with --shape NAME=DIMS (e.g. --shape input=1x3x224x224)");
+        throw Error("symbolic shapes are not supported by codegen yet: " + who + " has type " +
+                    ir::printType(t) + "; import with --shape NAME=DIMS (e.g. --shape input=1x3x224x224)");
       d.shape.push_back(v);
     }
     d.bytes = static_cast<uint64_t>(numel(d.shape)) * static_cast<uint64_t>(ir::dtypeBytes(t.dtype));
@@ -176,8 +177,7 @@ class Planner {
         refs_[b.var.get()] = Ref{c, {}};
         return;
       }
-      case ir::ValueKind::Op:
-        throw Error("op " + v.callee + " was not legalized: run mlcc-legalize first");
+      case ir::ValueKind::Op: throw Error("op " + v.callee + " was not legalized: run mlcc-legalize first");
       case ir::ValueKind::CallGraph:
         throw Error("call of graph function @" + v.callee +
                     ": codegen compiles call_tir and call_extern only; run mlcc-legalize first");
@@ -197,8 +197,9 @@ class Planner {
     refs_[b.var.get()] = fresh(b.var->name, b.var->type, index, outs);
     args.insert(args.end(), outs.begin(), outs.end());
     if (args.size() != f->params.size())
-      throw Error("@" + f->name + " takes " + std::to_string(f->params.size()) + " buffers, the call passes " +
-                  std::to_string(v.args.size()) + " inputs and " + std::to_string(outs.size()) + " outputs");
+      throw Error("@" + f->name + " takes " + std::to_string(f->params.size()) +
+                  " buffers, the call passes " + std::to_string(v.args.size()) + " inputs and " +
+                  std::to_string(outs.size()) + " outputs");
     for (size_t i = 0; i < args.size(); ++i) {
       const ir::Buffer& p = f->params[i];
       const TensorDesc& d = storage_[args[i]].desc;
@@ -243,7 +244,9 @@ class Planner {
     auto shape = [&](int k) -> const std::vector<int64_t>& { return storage_[args[k]].desc.shape; };
     auto bad = [&](const std::string& why) {
       std::string ops;
-      for (int a : args) ops += (ops.empty() ? "" : ", ") + storage_[a].desc.name + "[" + shapeText(storage_[a].desc.shape) + "]";
+      for (int a : args)
+        ops +=
+            (ops.empty() ? "" : ", ") + storage_[a].desc.name + "[" + shapeText(storage_[a].desc.shape) + "]";
       return Error("call_extern \"" + sym + "\": " + why + " (" + ops + ")");
     };
     EntryStep s;
@@ -273,8 +276,9 @@ class Planner {
       s.K = a.back();
       s.M = a[a.size() - 2];
       s.N = bb.back();
-      if (bb[bb.size() - 2] != s.K) throw bad("a has K = " + std::to_string(s.K) + " columns but b has " +
-                                              std::to_string(bb[bb.size() - 2]) + " rows");
+      if (bb[bb.size() - 2] != s.K)
+        throw bad("a has K = " + std::to_string(s.K) + " columns but b has " +
+                  std::to_string(bb[bb.size() - 2]) + " rows");
       std::vector<int64_t> abatch(a.begin(), a.end() - 2), bbatch(bb.begin(), bb.end() - 2);
       while (!abatch.empty() && abatch.front() == 1) abatch.erase(abatch.begin());
       while (!bbatch.empty() && bbatch.front() == 1) bbatch.erase(bbatch.begin());
@@ -287,7 +291,8 @@ class Planner {
       }
       dims = (s.B > 1 ? std::to_string(s.B) + "x" : "") + shapeText({s.M, s.N, s.K});
     }
-    if (numel(storage_[args.back()].desc.shape) != s.B * s.M * s.N) throw bad("the output size does not match");
+    if (numel(storage_[args.back()].desc.shape) != s.B * s.M * s.N)
+      throw bad("the output size does not match");
     double flops = 2.0 * s.B * s.M * s.N * s.K + (s.bias ? s.M * s.N : 0) + (s.relu ? s.M * s.N : 0);
     s.kernel = kernelId(sym + " " + dims, "", flops);
     addStep(std::move(s), args);

@@ -37,7 +37,7 @@ struct Location {
 // A constant the entry uses (each weight once, however often it is bound).
 struct EntryConstant {
   TensorDesc desc;
-  std::string weight;                      // a weights-file tensor; "" for inline data
+  std::string weight;                       // a weights-file tensor; "" for inline data
   const std::vector<uint8_t>* inline_data;  // inline: the binding's data (lives in the module)
 };
 
@@ -69,8 +69,8 @@ struct EntryPlan {
   std::vector<EntryConstant> constants;
   std::vector<EntryKernel> kernels;
   std::vector<EntryStep> steps;
-  MemoryPlan memory;            // workspace_bytes and sum_bytes (the intermediates without reuse)
-  int intermediates = 0;        // how many tensors live in the workspace
+  MemoryPlan memory;      // workspace_bytes and sum_bytes (the intermediates without reuse)
+  int intermediates = 0;  // how many tensors live in the workspace
 };
 
 // Plans graph function `entry` of `m` ("": ir::defaultEntry). Throws

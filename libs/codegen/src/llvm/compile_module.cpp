@@ -30,7 +30,8 @@ std::string kernelSymbol(const std::string& name, std::set<std::string>& used) {
 
 }  // namespace
 
-CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit, const std::string& output_path) {
+CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
+                           const std::string& output_path) {
   EntryPlan plan = planEntry(m, opts.entry);
   std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(opts);
   llvm::LLVMContext ctx;
@@ -55,7 +56,8 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
 
   std::string problems;
   llvm::raw_string_ostream ps(problems);
-  if (llvm::verifyModule(mod, &ps)) throw Error("codegen produced invalid LLVM IR (a bug in mlcc): " + problems);
+  if (llvm::verifyModule(mod, &ps))
+    throw Error("codegen produced invalid LLVM IR (a bug in mlcc): " + problems);
   optimizeModule(mod, *tm, opts.opt_level);
 
   llvm::SmallString<0> buffer;

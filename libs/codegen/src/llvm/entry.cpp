@@ -12,8 +12,8 @@
 
 namespace mlcc::codegen {
 
-llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan, const std::vector<llvm::Function*>& kernels,
-                          const EmbeddedWeights& weights) {
+llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
+                          const std::vector<llvm::Function*>& kernels, const EmbeddedWeights& weights) {
   llvm::LLVMContext& c = mod.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(c);
   llvm::Type* i8 = llvm::Type::getInt8Ty(c);
@@ -64,13 +64,15 @@ llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan, const std::v
     switch (s.kind) {
       case EntryStep::Kind::kernel: {
         for (size_t i = 0; i < s.args.size(); ++i)
-          b.CreateStore(where(s.args[i]), b.CreateConstInBoundsGEP2_64(llvm::ArrayType::get(ptr, max_args), args, 0, i));
+          b.CreateStore(where(s.args[i]),
+                        b.CreateConstInBoundsGEP2_64(llvm::ArrayType::get(ptr, max_args), args, 0, i));
         llvm::Function* k = kernels.at(s.kernel);
         profiled(s.kernel, [&] { b.CreateCall(k, {args, ctx}); });
         break;
       }
       case EntryStep::Kind::blas_dense: {
-        llvm::Value* bias = s.bias ? where(s.args[2]) : llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c));
+        llvm::Value* bias =
+            s.bias ? where(s.args[2]) : llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c));
         llvm::Value* x = where(s.args[0]);
         llvm::Value* w = where(s.args[1]);
         llvm::Value* y = where(s.args.back());
@@ -91,7 +93,8 @@ llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan, const std::v
         break;
       }
       case EntryStep::Kind::copy:
-        if (s.bytes > 0) b.CreateMemCpy(where(s.args[1]), llvm::MaybeAlign(), where(s.args[0]), llvm::MaybeAlign(), s.bytes);
+        if (s.bytes > 0)
+          b.CreateMemCpy(where(s.args[1]), llvm::MaybeAlign(), where(s.args[0]), llvm::MaybeAlign(), s.bytes);
         break;
     }
   }

@@ -29,8 +29,8 @@ EmbeddedWeights embedWeights(llvm::Module& mod, const ir::Module& m, const Entry
 //   i32 @mlcc_entry(ptr inputs, ptr outputs, ptr workspace, ptr ctx)
 // running the plan's steps; `kernels` holds the function of each kernel id
 // (null for library kernels).
-llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan, const std::vector<llvm::Function*>& kernels,
-                          const EmbeddedWeights& weights);
+llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
+                          const std::vector<llvm::Function*>& kernels, const EmbeddedWeights& weights);
 
 // The global `mlcc_abi_model_v1` of abi.h describing the plan and `entry`.
 void emitModelInfo(llvm::Module& mod, const EntryPlan& plan, llvm::Function* entry);

@@ -45,28 +45,32 @@ void emitModelInfo(llvm::Module& mod, const EntryPlan& plan, llvm::Function* ent
   llvm::Type* f64 = llvm::Type::getDoubleTy(c);
   auto* tensor_ty = llvm::StructType::create(c, {ptr, i32, i32, ptr}, "mlcc_abi_tensor");
   auto* kernel_ty = llvm::StructType::create(c, {ptr, f64}, "mlcc_abi_kernel");
-  auto* model_ty = llvm::StructType::create(c, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr}, "mlcc_abi_model");
+  auto* model_ty =
+      llvm::StructType::create(c, {i32, i32, i32, i32, ptr, ptr, ptr, i64, ptr}, "mlcc_abi_model");
 
   auto tensors = [&](const std::vector<TensorDesc>& ts, const char* what) -> llvm::Constant* {
     if (ts.empty()) return llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c));
     std::vector<llvm::Constant*> items;
     for (const TensorDesc& t : ts) {
       std::vector<uint64_t> dims(t.shape.begin(), t.shape.end());
-      llvm::Constant* shape = dims.empty() ? llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c))
-                                           : privateGlobal(mod, llvm::ConstantDataArray::get(c, dims), "shape");
+      llvm::Constant* shape = dims.empty()
+                                  ? llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c))
+                                  : privateGlobal(mod, llvm::ConstantDataArray::get(c, dims), "shape");
       items.push_back(llvm::ConstantStruct::get(
           tensor_ty, {cstring(mod, t.name), llvm::ConstantInt::get(i32, abiDType(t.dtype)),
                       llvm::ConstantInt::get(i32, static_cast<int64_t>(t.shape.size())), shape}));
     }
-    return privateGlobal(mod, llvm::ConstantArray::get(llvm::ArrayType::get(tensor_ty, items.size()), items), what);
+    return privateGlobal(mod, llvm::ConstantArray::get(llvm::ArrayType::get(tensor_ty, items.size()), items),
+                         what);
   };
   llvm::Constant* kernels = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c));
   if (!plan.kernels.empty()) {
     std::vector<llvm::Constant*> items;
     for (const EntryKernel& k : plan.kernels)
-      items.push_back(llvm::ConstantStruct::get(kernel_ty, {cstring(mod, k.name), llvm::ConstantFP::get(f64, k.flops)}));
-    kernels = privateGlobal(mod, llvm::ConstantArray::get(llvm::ArrayType::get(kernel_ty, items.size()), items),
-                            "kernels");
+      items.push_back(
+          llvm::ConstantStruct::get(kernel_ty, {cstring(mod, k.name), llvm::ConstantFP::get(f64, k.flops)}));
+    kernels = privateGlobal(
+        mod, llvm::ConstantArray::get(llvm::ArrayType::get(kernel_ty, items.size()), items), "kernels");
   }
   llvm::Constant* model = llvm::ConstantStruct::get(
       model_ty, {llvm::ConstantInt::get(i32, MLCC_ABI_VERSION),

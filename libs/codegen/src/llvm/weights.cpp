@@ -1,4 +1,6 @@
 // Embedding the constants the entry uses as one aligned read-only global.
+#include "mlcc/ir/weights.h"
+
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/DerivedTypes.h>
 
@@ -6,7 +8,6 @@
 #include <optional>
 
 #include "llvm/entry_emitter.h"
-#include "mlcc/ir/weights.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::codegen {
@@ -35,8 +36,8 @@ EmbeddedWeights embedWeights(llvm::Module& mod, const ir::Module& m, const Entry
                   c.desc.name);
     std::memcpy(blob.data() + out.offsets[i], w.data.data(), c.desc.bytes);
   }
-  llvm::Constant* init = llvm::ConstantDataArray::getRaw(llvm::StringRef(blob.data(), blob.size()), blob.size(),
-                                                         llvm::Type::getInt8Ty(mod.getContext()));
+  llvm::Constant* init = llvm::ConstantDataArray::getRaw(
+      llvm::StringRef(blob.data(), blob.size()), blob.size(), llvm::Type::getInt8Ty(mod.getContext()));
   out.global = new llvm::GlobalVariable(mod, init->getType(), /*isConstant=*/true,
                                         llvm::GlobalValue::InternalLinkage, init, "mlcc_weights");
   out.global->setAlignment(llvm::Align(64));
