@@ -33,6 +33,7 @@ llvm::Value* libmCall(KernelEmitter& e, const char* name, std::vector<llvm::Valu
     f->setDoesNotThrow();
     f->setWillReturn();
     f->setNoSync();
+    f->addFnAttr(llvm::Attribute::Speculatable);  // so that predicated loop bodies vectorize
   }
   auto* c = e.b.CreateCall(callee, args);
   c->setDoesNotAccessMemory();

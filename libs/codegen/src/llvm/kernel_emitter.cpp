@@ -134,7 +134,10 @@ void KernelEmitter::loop(const ir::ForNode& f) {
            ": cuda-scheduled function: compile with the cuda target");
     case ir::LoopKind::parallel: parallelLoop(f); return;
     case ir::LoopKind::vectorized:
+      // Not fully unrolled first: the loop vectorizer handles predicated
+      // bodies (masked loads/stores) that straight-line code would leave scalar.
       md.push_back(flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(b.getTrue())));
+      md.push_back(flag("llvm.loop.unroll.disable"));
       break;
     case ir::LoopKind::unrolled: md.push_back(flag("llvm.loop.unroll.full")); break;
     case ir::LoopKind::serial: break;
