@@ -50,19 +50,33 @@ check "the module fuses and legalizes" test -s "$tmp/l.ir"
 check "it has the prim funcs the script names" contains "$tmp/l.ir" "^prim @fused_dense_add_relu("
 
 cat >"$tmp/s.sched" <<'SCHED'
-# Pack the dense weight into 16-row panels, transpose an intermediate,
-# and block the conv weight's output channels.
+# Pack the dense weight into 16-row panels and tile the dense; transpose an
+# intermediate; fuse and split the relu; block the conv weight's output
+# channels and stage its operands through caches.
 schedule @fused_dense_add_relu {
   %b0 = get_block("dense")
   %l1, %l2, %l3 = get_loops(%b0)
   transform_layout(%b0, "w", [o, i], [o / 16, i, o % 16])
-  %b4 = get_block("add")
-  transform_layout(%b4, "a", [i, j], [j, i])
+  %l4, %l5 = split(%l2, [-1, 16])
+  %l6, %l7 = split(%l3, [8, -1])
+  reorder([%l4, %l6, %l7, %l5])
+  parallel(%l1)
+  vectorize(%l5)
+  %b8 = get_block("add")
+  transform_layout(%b8, "a", [i, j], [j, i])
+  %b9 = get_block("relu")
+  %l10, %l11 = get_loops(%b9)
+  %l12 = fuse([%l10, %l11])
+  %l13, %l14 = split(%l12, [-1, 64])
+  parallel(%l13)
+  unroll(%l14)
 }
 
 schedule @fused_conv2d_relu {
   %b0 = get_block("conv2d")  # comments anywhere
   transform_layout(%b0, "k", [o, i, h, w], [o / 4, i, h, w, o % 4])
+  %b1 = cache_read(%b0, 0, "shared")
+  %b2 = cache_write(%b0, 0, "local")
 }
 SCHED
 check "script applies" run 0 "$tmp/l.ir" --trace "$tmp/s.sched" --rules none -o "$tmp/s.ir" -v
@@ -70,6 +84,7 @@ check "-v: script for each function it names" contains "$tmp/err" "^@fused_dense
 check "-v: script (conv)" contains "$tmp/err" "^@fused_conv2d_relu: script$"
 check "the trace is recorded" contains "$tmp/s.ir" '    transform_layout(%b0, "w", \[o, i\], \[o / 16, i, o % 16\])'
 check "the weight is packed" contains "$tmp/s.ir" "alloc_buffer %w_layout: f32\[4, 32, 16\]"
+check "the dense is tiled" contains "$tmp/s.ir" "for %i1_1 in 0..16 vectorized {"
 check "scheduled module validates" "$bin/mlcc-inspect" --validate "$tmp/s.ir"
 check "unscheduled module runs" "$bin/mlcc-run" -q "$tmp/l.ir" --seed 3 --output-dir "$tmp/before"
 check "scheduled module runs" "$bin/mlcc-run" -q "$tmp/s.ir" --seed 3 --output-dir "$tmp/after"
