@@ -97,7 +97,7 @@ check "one-function script" run 0 "$tmp/l.ir" --trace "$tmp/one.sched" --rules n
 check "-v: the other is left alone" contains "$tmp/err" "^@fused_dense_add_relu: none$"
 # A second script appends to the traces, renaming clashing variables.
 check "script on a scheduled module" run 0 "$tmp/s.ir" --trace "$tmp/one.sched" --rules none -o "$tmp/two.ir"
-check "appended to the trace" contains "$tmp/two.ir" '    %b1 = get_block("relu")'
+check "appended to the trace, %b0 renamed" contains "$tmp/two.ir" '    %b3 = get_block("relu")'
 
 check "--rules none leaves traces empty" run 0 "$tmp/l.ir" --rules none -o "$tmp/none.ir"
 check "no trace with --rules none" lacks "$tmp/none.ir" "trace {"
