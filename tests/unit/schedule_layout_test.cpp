@@ -364,4 +364,31 @@ prim @h(%a: f32[8], %c: f32[8], %d: f32[8]) {
   expectSameMeaning(parsePrim(text), sch.func());
 }
 
+TEST(ScheduleLayout, RefusesACopyForANestedBlock) {
+  const char* text = R"(
+prim @n(%a: f32[8], %b: f32[8]) {
+  block "outer" () {
+    reads(%a[0 +: 8])
+    writes(%b[0 +: 8])
+    for %i in 0..8 {
+      block "inner" (%vi = spatial(8, %i)) {
+        reads(%a[%vi])
+        writes(%b[%vi])
+        %b[%vi] = %a[%vi] + 1.0
+      }
+    }
+  }
+}
+)";
+  Schedule sch(parsePrim(text));
+  BlockRV inner = sch.getBlock("inner");
+  auto from = vars({"x"});
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(inner, "a", from, exprs({"x % 4", "x / 4"}));
+      },
+      "cannot give block \"inner\" a layout-converted copy of parameter %a: it is nested in "
+      "block \"outer\"");
+}
+
 }  // namespace

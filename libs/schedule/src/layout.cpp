@@ -19,7 +19,8 @@
 // A parameter keeps its layout (the signature is fixed): a new intermediate
 // `<name>_layout` in the new layout is filled by a copy block (its own loop
 // nest at the start of the function) and the given block reads it instead.
-// That needs the parameter to be read-only in the function.
+// That needs the parameter to be read-only in the function, and the block
+// not nested in another block (whose regions would not name the copy).
 #include <algorithm>
 #include <functional>
 #include <set>
@@ -381,10 +382,14 @@ std::vector<RVValue> applyTransformLayout(ScheduleState& s, const InstArgs& args
       args.fail("cannot transform the layout of parameter %" + buf->name + ": " + ScheduleState::describe(b) +
                 " writes it (a parameter gets a layout-converted copy, which needs it to be read-only)");
   });
+  auto path = findBlock(s.func.body, block_name);
+  if (const BlockNode* outer = enclosingBlock(*path))
+    args.fail("cannot give " + ScheduleState::describe(block) + " a layout-converted copy of parameter %" +
+              buf->name + ": it is nested in " + ScheduleState::describe(*outer) +
+              ", whose regions would not name the copy");
   const std::string name = freshIn(buffer_names, buf->name + "_layout");
   Buffer packed = makeBuffer(name, buf->dtype, shape, StorageScope::global);
   AccessRewriter rw(buf, packed, m);
-  auto path = findBlock(s.func.body, block_name);
   Stmt body = replaceAt(*path, rw.stmt(path->target(), Analyzer()));
   std::vector<Stmt> items{copyNest(buf, packed, m, freshIn(block_names, name))};
   for (const auto& x : flattenSeq(body)) items.push_back(x);
