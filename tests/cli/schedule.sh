@@ -99,6 +99,24 @@ check "-v: the other is left alone" contains "$tmp/err" "^@fused_dense_add_relu:
 check "script on a scheduled module" run 0 "$tmp/s.ir" --trace "$tmp/one.sched" --rules none -o "$tmp/two.ir"
 check "appended to the trace, %b0 renamed" contains "$tmp/two.ir" '    %b3 = get_block("relu")'
 
+# Sampling: a given decision is used, a missing one is sampled (with --seed) and recorded.
+cat >"$tmp/sample.sched" <<'SCHED'
+schedule @fused_conv2d_relu {
+  %b0 = get_block("relu")
+  %l1, %l2, %l3, %l4 = get_loops(%b0)
+  %v5, %v6 = sample_perfect_tile(%l2, n = 2, max_innermost_factor = 4) decision [2, 4]
+  %l7, %l8 = split(%l2, [%v5, %v6])
+  %v9 = sample_categorical(candidates = [0, 16, 64], probs = [0.2, 0.3, 0.5])
+  annotate(%l7, "pragma_auto_unroll_max_step", %v9)
+}
+SCHED
+check "sampling script" run 0 "$tmp/l.ir" --trace "$tmp/sample.sched" --rules none --seed 5 -o "$tmp/sample.ir"
+check "the given decision is kept" contains "$tmp/sample.ir" "sample_perfect_tile(%l2, max_innermost_factor = 4, n = 2) decision \[2, 4\]$"
+check "the sampled decision is recorded" contains "$tmp/sample.ir" "sample_categorical(.*) decision [0-2]$"
+check "sampling is deterministic per seed" bash -c "'$tool' '$tmp/l.ir' --trace '$tmp/sample.sched' --rules none --seed 5 | cmp -s - '$tmp/sample.ir'"
+check "sampled module runs" "$bin/mlcc-run" -q "$tmp/sample.ir" --seed 3 --output-dir "$tmp/sampled"
+check "same outputs after sampling" same_outputs "$tmp/before" "$tmp/sampled"
+
 check "--rules none leaves traces empty" run 0 "$tmp/l.ir" --rules none -o "$tmp/none.ir"
 check "no trace with --rules none" lacks "$tmp/none.ir" "trace {"
 check "--rules none changes nothing" cmp -s "$tmp/none.ir" "$tmp/l.ir"
@@ -124,6 +142,8 @@ bad "bad argument" 'schedule @fused_dense_add_relu {\n  %l0 = get_loops("dense")
   "/bad.sched:2:3: error: in prim @fused_dense_add_relu: get_loops: argument 1 must be a block"
 bad "refused primitive" 'schedule @fused_dense_add_relu {\n  %b0 = get_block("dense")\n  transform_layout(%b0, "w", [o, i], [o / 16, i])\n}\n' \
   "/bad.sched:3:3: error: in prim @fused_dense_add_relu: transform_layout: index variable o must appear"
+bad "invalid decision" 'schedule @fused_conv2d_relu {\n  %b0 = get_block("relu")\n  %l1, %l2, %l3, %l4 = get_loops(%b0)\n  %v5, %v6 = sample_perfect_tile(%l2, n = 2) decision [3, 3]\n}\n' \
+  "/bad.sched:4:3: error: in prim @fused_conv2d_relu: sample_perfect_tile: decision \\[3, 3\\]"
 bad "unknown function" '# comment\nschedule @fused_dense {\n}\n' \
   "/bad.sched:2:10: error: no prim func @fused_dense in the module"
 bad "graph function" 'schedule @main {\n}\n' "/bad.sched:1:10: error: @main is a graph function, not a prim func"
