@@ -1,7 +1,7 @@
 // Trace properties, for 20 seeds on a matmul, a conv with a relu consumer and
 // an elementwise chain, each scheduled with sampling instructions
-// (sample_perfect_tile + split, sample_categorical for an unroll annotation)
-// and deterministic primitives:
+// (sample_perfect_tile + split, sample_categorical for an unroll annotation,
+// sample_compute_location + compute_at) and deterministic primitives:
 //   - the scheduled function keeps the meaning of the unscheduled one;
 //   - printing and re-parsing it gives the same function, trace included;
 //   - replaying its trace on the unscheduled function reproduces it exactly;
@@ -146,7 +146,8 @@ void scheduleMatmul(Schedule& s) {
 }
 
 // Conv + relu: the conv weight packed by output-channel blocks, the relu's
-// channel and column loops tiled (sampled).
+// channel and column loops tiled (sampled), the conv computed at a sampled
+// loop of the relu.
 void scheduleConv(Schedule& s) {
   BlockRV conv = s.getBlock("conv");
   s.transformLayout(conv, "w", {ir::makeVar("o"), ir::makeVar("i"), ir::makeVar("h"), ir::makeVar("w")},
@@ -158,15 +159,22 @@ void scheduleConv(Schedule& s) {
   auto f = s.split(l[1], {tf[0], tf[1]});
   auto tq = s.samplePerfectTile(l[3], 2, 8);
   auto q = s.split(l[3], {tq[0], tq[1]});
+  LoopRV at = s.sampleComputeLocation(conv);
+  s.computeAt(conv, at);
   annotateUnroll(s, f[0]);
 }
 
-// Elementwise chain B -> C -> D: D's columns tiled (sampled).
+// Elementwise chain B -> C -> D: D's columns tiled (sampled), C and B each
+// computed at a sampled loop of their consumer.
 void scheduleChain(Schedule& s) {
   BlockRV d = s.getBlock("D");
   auto l = s.getLoops(d);
   auto t = s.samplePerfectTile(l[1], 2, 8);
   auto j = s.split(l[1], {t[0], t[1]});
+  BlockRV c = s.getBlock("C");
+  s.computeAt(c, s.sampleComputeLocation(c));
+  BlockRV b = s.getBlock("B");
+  s.computeAt(b, s.sampleComputeLocation(b));
   annotateUnroll(s, l[0]);
 }
 
