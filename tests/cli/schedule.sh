@@ -99,6 +99,30 @@ check "-v: the other is left alone" contains "$tmp/err" "^@fused_dense_add_relu:
 check "script on a scheduled module" run 0 "$tmp/s.ir" --trace "$tmp/one.sched" --rules none -o "$tmp/two.ir"
 check "appended to the trace, %b0 renamed" contains "$tmp/two.ir" '    %b3 = get_block("relu")'
 
+# Compute locations: inline the transposed add, the dense at a sampled loop
+# of the relu, the conv under the relu's rows.
+cat >"$tmp/compute.sched" <<'SCHED'
+schedule @fused_dense_add_relu {
+  %b0 = get_block("dense")
+  transform_layout(%b0, "w", [o, i], [o / 16, i, o % 16])
+  %b1 = get_block("add")
+  transform_layout(%b1, "a", [i, j], [j, i])
+  compute_inline(%b1)
+  %l2 = sample_compute_location(%b0)
+  compute_at(%b0, %l2)
+}
+schedule @fused_conv2d_relu {
+  %b0 = get_block("conv2d")
+  %b1 = get_block("relu")
+  %l2, %l3, %l4, %l5 = get_loops(%b1)
+  compute_at(%b0, %l4)
+}
+SCHED
+check "compute script" run 0 "$tmp/l.ir" --trace "$tmp/compute.sched" --rules none --seed 2 -o "$tmp/compute.ir"
+check "the add is inlined" lacks "$tmp/compute.ir" 'block "add"'
+check "compute-scheduled module runs" "$bin/mlcc-run" -q "$tmp/compute.ir" --seed 3 --output-dir "$tmp/computed"
+check "same outputs after compute_at/compute_inline" same_outputs "$tmp/before" "$tmp/computed"
+
 # Sampling: a given decision is used, a missing one is sampled (with --seed) and recorded.
 cat >"$tmp/sample.sched" <<'SCHED'
 schedule @fused_conv2d_relu {
