@@ -97,7 +97,7 @@ std::vector<RVValue> applySplit(ScheduleState& s, const InstArgs& args, std::opt
   combined = az.simplify(combined);
   PrimExpr predicate = lt(combined, extent);
   const bool guarded = !az.canProve(predicate);
-  if (guarded) checkOnlyBlocks(s, loop, "split with a predicate");
+  if (guarded) checkOnlyBlocks(s, loop, "split " + name + " by factors that do not divide its extent");
 
   Stmt body = substituteLoopVars(loop.body, {{v, combined}}, az);
   if (guarded) {
