@@ -353,8 +353,8 @@ prim @dense_relu(%x: f32[4, 8], %w: f32[6, 8], %out: f32[4, 6]) {
 )");
 }
 
-TEST(ComputeAt, SymbolicExtent) {
-  const char* text = R"(
+// The two stages over a symbolic number of rows.
+const char* kTwoStagesN = R"(
 prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   alloc_buffer %b: f32[n, 16]
   for %i in 0..n {
@@ -377,20 +377,27 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   }
 }
 )";
-  ir::PrimFunc f = parsePrim(text);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("C"));
-  sch.computeAt(sch.getBlock("B"), loops[0]);
-  expectResult(f, sch, R"(
-prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
-  alloc_buffer %b: f32[n, 16]
-  for %i in 0..n {
-    for %ax0 in 0..16 {
+
+const char* kBlockBN = R"(
       block "B" (%vi = spatial(n, %i), %vj = spatial(16, %ax0)) {
         reads(%a[%vi, %vj])
         writes(%b[%vi, %vj])
         %b[%vi, %vj] = %a[%vi, %vj] * 2.0
       }
+)";
+
+TEST(ComputeAt, SymbolicExtent) {
+  ir::PrimFunc f = parsePrim(kTwoStagesN);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  sch.computeAt(sch.getBlock("B"), loops[0]);
+  expectResult(f, sch,
+               R"(
+prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
+  alloc_buffer %b: f32[n, 16]
+  for %i in 0..n {
+    for %ax0 in 0..16 {)" +
+                   std::string(kBlockBN) + R"(
     }
     for %j in 0..16 {
       block "C" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
@@ -680,6 +687,35 @@ prim @f(%a: f32[10], %c: f32[10]) {
 )");
 }
 
+TEST(ReverseComputeAt, SymbolicExtent) {
+  ir::PrimFunc f = parsePrim(kTwoStagesN);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("B"));
+  sch.reverseComputeAt(sch.getBlock("C"), loops[0]);
+  expectResult(f, sch, R"(
+prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
+  alloc_buffer %b: f32[n, 16]
+  for %i in 0..n {
+    for %j in 0..16 {
+      block "B" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
+      }
+    }
+    for %ax0 in 0..16 {
+      block "C" (%vi = spatial(n, %i), %vj = spatial(16, %ax0)) {
+        reads(%b[%vi, %vj])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
+      }
+    }
+  }
+}
+)",
+               {{"n", 2}});
+}
+
 TEST(ReverseComputeAt, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseBiasRelu));
   BlockRV dense = sch.getBlock("dense"), bias = sch.getBlock("bias"), relu = sch.getBlock("relu");
@@ -799,7 +835,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 )");
 }
 
-TEST(ComputeInline, TwoStagesAndSymbolicShapes) {
+TEST(ComputeInline, TwoStages) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
@@ -816,6 +852,32 @@ prim @f(%a: f32[8, 16], %c: f32[8, 16]) {
   }
 }
 )");
+}
+
+TEST(ComputeInline, SymbolicShapes) {
+  ir::PrimFunc f = parsePrim(kTwoStagesN);
+  const char* expected = R"(
+prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
+  for %i in 0..n {
+    for %j in 0..16 {
+      block "C" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %a[%vi, %vj] * 2.0 + 1.0
+      }
+    }
+  }
+}
+)";
+  Schedule sch(f);
+  sch.computeInline(sch.getBlock("B"));
+  expectResult(f, sch, expected, {{"n", 4}});
+  // Folding C into B instead gives the same program, under B's name.
+  Schedule rev(f);
+  rev.reverseComputeInline(rev.getBlock("C"));
+  std::string renamed = expected;
+  renamed.replace(renamed.find("\"C\""), 3, "\"B\"");
+  expectResult(f, rev, renamed, {{"n", 4}});
 }
 
 TEST(ComputeInline, IllegalUsesAreRefused) {
@@ -884,6 +946,452 @@ TEST(ReverseComputeInline, IllegalUsesAreRefused) {
                       "cannot reverse-inline block \"relu\": its producer block \"dense\" is a reduction");
   expectScheduleError([&] { sch.reverseComputeInline(sch.getBlock("dense")); },
                       "cannot reverse-inline block \"dense\": it is a reduction");
+}
+
+// --- hazards: moving a computation past a block that interferes --------------------
+
+// X overwrites %a, which B reads, between B and its consumer C.
+const char* kOverwrite = R"(
+prim @f(%a: f32[8], %c: f32[8]) {
+  alloc_buffer %b: f32[8]
+  for %i in 0..8 {
+    block "B" (%vi = spatial(8, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..8 {
+    block "X" (%vi = spatial(8, %i)) {
+      reads()
+      writes(%a[%vi])
+      %a[%vi] = 0.5
+    }
+  }
+  for %i in 0..8 {
+    block "C" (%vi = spatial(8, %i)) {
+      reads(%b[%vi], %a[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + %a[%vi]
+    }
+  }
+}
+)";
+
+TEST(Hazards, OverwrittenInputsAreRefused) {
+  Schedule sch(parsePrim(kOverwrite));
+  BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
+  expectScheduleError(
+      [&] { sch.computeAt(b, sch.getLoops(c)[0]); },
+      "cannot compute block \"B\" at loop %i: block \"X\" writes %a, which it reads, before that "
+      "loop's iterations end");
+  expectScheduleError([&] { sch.reverseComputeAt(c, sch.getLoops(b)[0]); },
+                      "cannot reverse-compute block \"C\" at loop %i: block \"X\" writes %a, which it reads, "
+                      "outside that loop but before it");
+  expectScheduleError(
+      [&] { sch.computeInline(b); },
+      "cannot inline block \"B\": block \"X\" writes %a, which it reads, in or after its loop nest");
+  expectScheduleError([&] { sch.reverseComputeInline(c); },
+                      "cannot reverse-inline block \"C\": block \"X\" writes %a, which it reads, between its "
+                      "producer and it");
+}
+
+TEST(Hazards, PredicatesThatSkipIterationsAreRefused) {
+  std::string text = kTwoStages;
+  text.insert(text.find("        reads(%a"), "        where(%i % 2 == 0)\n");
+  Schedule sch(parsePrim(text));
+  BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
+  expectScheduleError([&] { sch.computeInline(b); },
+                      "cannot inline block \"B\": its predicate %i % 2 == 0 may skip part of its domain");
+  expectScheduleError(
+      [&] { sch.computeAt(b, sch.getLoops(c)[0]); },
+      "cannot compute block \"B\" at loop %i: its predicate %i % 2 == 0 is not a bound on its "
+      "iteration variables");
+  expectScheduleError(
+      [&] { sch.reverseComputeAt(c, sch.getLoops(b)[0]); },
+      "its producer block \"B\" has predicate %i % 2 == 0, which is not a bound on an index of %b "
+      "it writes");
+  expectScheduleError(
+      [&] { sch.reverseComputeInline(c); },
+      "cannot reverse-inline block \"C\": its producer's predicate %i % 2 == 0 may skip part of its "
+      "domain");
+}
+
+// A reduction without an init (accumulating into a zeroed buffer) cannot be
+// recomputed, but a consumer can still follow it.
+TEST(Hazards, ReductionWithoutInit) {
+  const char* text = R"(
+prim @f(%x: f32[4, 8], %out: f32[4]) {
+  alloc_buffer %s: f32[4]
+  for %i in 0..4 {
+    for %k in 0..8 {
+      block "sum" (%vi = spatial(4, %i), %vk = reduce(8, %k)) {
+        reads(%x[%vi, %vk])
+        writes(%s[%vi])
+        %s[%vi] = %s[%vi] + %x[%vi, %vk]
+      }
+    }
+  }
+  for %i in 0..4 {
+    block "copy" (%vi = spatial(4, %i)) {
+      reads(%s[%vi])
+      writes(%out[%vi])
+      %out[%vi] = %s[%vi]
+    }
+  }
+}
+)";
+  ir::PrimFunc f = parsePrim(text);
+  Schedule sch(f);
+  BlockRV sum = sch.getBlock("sum"), copy = sch.getBlock("copy");
+  expectScheduleError(
+      [&] { sch.computeAt(sum, sch.getLoops(copy)[0]); },
+      "cannot compute block \"sum\" at loop %i: it is a reduction without an init, which cannot be "
+      "recomputed");
+  sch.reverseComputeAt(copy, sch.getLoops(sum)[0]);
+  expectResult(f, sch, R"(
+prim @f(%x: f32[4, 8], %out: f32[4]) {
+  alloc_buffer %s: f32[4]
+  for %i in 0..4 {
+    for %k in 0..8 {
+      block "sum" (%vi = spatial(4, %i), %vk = reduce(8, %k)) {
+        reads(%x[%vi, %vk])
+        writes(%s[%vi])
+        %s[%vi] = %s[%vi] + %x[%vi, %vk]
+      }
+    }
+    block "copy" (%vi = spatial(4, %i)) {
+      reads(%s[%vi])
+      writes(%out[%vi])
+      %out[%vi] = %s[%vi]
+    }
+  }
+}
+)");
+}
+
+TEST(Hazards, SeveralWritersAndReaders) {
+  // B2 updates %b in place after B; D reads %t besides C.
+  std::string text = kTwoStages;
+  text.insert(text.find("  for %i in 0..8 {\n    for %j in 0..16 {\n      block \"C\""), R"(  for %i in 0..8 {
+    for %j in 0..16 {
+      block "B2" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
+        reads(%b[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = %b[%vi, %vj] + 3.0
+      }
+    }
+  }
+)");
+  Schedule sch(parsePrim(text));
+  BlockRV b = sch.getBlock("B"), b2 = sch.getBlock("B2"), c = sch.getBlock("C");
+  expectScheduleError([&] { sch.computeInline(b); },
+                      "cannot inline block \"B\": block \"B2\" also writes %b");
+  expectScheduleError([&] { sch.computeInline(b2); },
+                      "cannot inline block \"B2\": it reads %b, which it writes");
+  expectScheduleError([&] { sch.reverseComputeInline(c); },
+                      "cannot reverse-inline block \"C\": %b is written by 2 blocks, not by one producer");
+  expectScheduleError([&] { sch.computeAt(b, sch.getLoops(c)[0]); },
+                      "cannot compute block \"B\" at loop %i: block \"B2\" also writes %b");
+
+  // Two blocks under the producer's loop write what the consumer reads.
+  const char* two = R"(
+prim @f(%a: f32[8], %c: f32[8]) {
+  alloc_buffer %b: f32[8]
+  for %i in 0..8 {
+    block "B" (%vi = spatial(8, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+    block "B2" (%vi = spatial(8, %i)) {
+      reads(%b[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %b[%vi] + 3.0
+    }
+  }
+  for %i in 0..8 {
+    block "C" (%vi = spatial(8, %i)) {
+      reads(%b[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + 1.0
+    }
+  }
+}
+)";
+  Schedule s2(parsePrim(two));
+  BlockRV c2 = s2.getBlock("C");
+  expectScheduleError(
+      [&] { s2.reverseComputeAt(c2, s2.getLoops(s2.getBlock("B"))[0]); },
+      "cannot reverse-compute block \"C\" at loop %i: block \"B\" and block \"B2\" under that "
+      "loop both write %b, which it reads");
+
+  // Two intermediates read by one consumer; an intermediate with two readers.
+  const char* join = R"(
+prim @f(%a: f32[8], %c: f32[8], %d: f32[8]) {
+  alloc_buffer %t: f32[8]
+  alloc_buffer %u: f32[8]
+  for %i in 0..8 {
+    block "T" (%vi = spatial(8, %i)) {
+      reads(%a[%vi])
+      writes(%t[%vi])
+      %t[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..8 {
+    block "U" (%vi = spatial(8, %i)) {
+      reads(%t[%vi])
+      writes(%u[%vi])
+      %u[%vi] = %t[%vi] + 1.0
+    }
+  }
+  for %i in 0..8 {
+    block "C" (%vi = spatial(8, %i)) {
+      reads(%t[%vi], %u[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %t[%vi] * %u[%vi]
+    }
+  }
+  for %i in 0..8 {
+    block "D" (%vi = spatial(8, %i)) {
+      reads(%u[%vi])
+      writes(%d[%vi])
+      %d[%vi] = %u[%vi] - 1.0
+    }
+  }
+}
+)";
+  ir::PrimFunc jf = parsePrim(join);
+  Schedule s3(jf);
+  expectScheduleError([&] { s3.reverseComputeInline(s3.getBlock("C")); },
+                      "cannot reverse-inline block \"C\": it reads several intermediate buffers (%t, %u)");
+  expectScheduleError([&] { s3.reverseComputeInline(s3.getBlock("U")); },
+                      "cannot reverse-inline block \"U\": block \"C\" also reads %t");
+  // Inlining T into both readers is fine.
+  s3.computeInline(s3.getBlock("T"));
+  expectSameMeaning(jf, s3.func());
+  EXPECT_TRUE(ir::structuralEqual(replayTrace(jf, s3.func().trace), s3.func()));
+}
+
+TEST(Hazards, ConsumerReadingMoreThanTheLoopWrites) {
+  const char* text = R"(
+prim @f(%a: f32[8], %c: f32[8]) {
+  alloc_buffer %b: f32[8]
+  for %i in 0..4 {
+    block "B" (%vi = spatial(4, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..8 {
+    block "C" (%vi = spatial(8, %i)) {
+      reads(%b[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + 1.0
+    }
+  }
+}
+)";
+  Schedule sch(parsePrim(text));
+  BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
+  expectScheduleError(
+      [&] { sch.reverseComputeAt(c, sch.getLoops(b)[0]); },
+      "cannot reverse-compute block \"C\" at loop %i: the blocks under that loop do not write all "
+      "of %b that it reads");
+  expectScheduleError([&] { sch.reverseComputeInline(c); },
+                      "cannot reverse-inline block \"C\": its producer block \"B\" covers only part of %b");
+  expectScheduleError([&] { sch.computeInline(b); }, "cannot inline block \"B\": it covers only part of %b");
+}
+
+// --- prim funcs as mlcc-legalize writes them ----------------------------------------
+
+const char* kLegalizedConv = R"(
+prim @fused_conv2d_add_relu(%x: f32[1, 2, 6, 6], %w: f32[3, 2, 3, 3], %b: f32[1, 3, 1, 1], %r: f32[1, 3, 6, 6]) {
+  alloc_buffer %c: f32[1, 3, 6, 6]
+  alloc_buffer %pad: f32[1, 2, 8, 8]
+  alloc_buffer %cb: f32[1, 3, 6, 6]
+  for %i0 in 0..1 {
+    for %i1 in 0..2 {
+      for %i2 in 0..8 {
+        for %i3 in 0..8 {
+          block "pad" (%v0 = spatial(1, %i0), %v1 = spatial(2, %i1), %v2 = spatial(8, %i2), %v3 = spatial(8, %i3)) {
+            reads(%x[%v0, %v1, max(min(%v2 - 1, 5), 0), max(min(%v3 - 1, 5), 0)])
+            writes(%pad[%v0, %v1, %v2, %v3])
+            %pad[%v0, %v1, %v2, %v3] = select(%v2 - 1 >= 0 && %v2 - 1 < 6 && (%v3 - 1 >= 0 && %v3 - 1 < 6), %x[%v0, %v1, max(min(%v2 - 1, 5), 0), max(min(%v3 - 1, 5), 0)], 0.0)
+          }
+        }
+      }
+    }
+  }
+  for %i0 in 0..1 {
+    for %i1 in 0..3 {
+      for %i2 in 0..6 {
+        for %i3 in 0..6 {
+          for %k0 in 0..2 {
+            for %k1 in 0..3 {
+              for %k2 in 0..3 {
+                block "conv2d" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), %v3 = spatial(6, %i3), %vk0 = reduce(2, %k0), %vk1 = reduce(3, %k1), %vk2 = reduce(3, %k2)) {
+                  reads(%pad[%v0, %vk0, %v2 + %vk1, %v3 + %vk2], %w[%v1, %vk0, %vk1, %vk2])
+                  writes(%c[%v0, %v1, %v2, %v3])
+                  init {
+                    %c[%v0, %v1, %v2, %v3] = 0.0
+                  }
+                  %c[%v0, %v1, %v2, %v3] = %c[%v0, %v1, %v2, %v3] + %pad[%v0, %vk0, %v2 + %vk1, %v3 + %vk2] * %w[%v1, %vk0, %vk1, %vk2]
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  for %i0 in 0..1 {
+    for %i1 in 0..3 {
+      for %i2 in 0..6 {
+        for %i3 in 0..6 {
+          block "add" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), %v3 = spatial(6, %i3)) {
+            reads(%c[%v0, %v1, %v2, %v3], %b[%v0, %v1, 0, 0])
+            writes(%cb[%v0, %v1, %v2, %v3])
+            %cb[%v0, %v1, %v2, %v3] = %c[%v0, %v1, %v2, %v3] + %b[%v0, %v1, 0, 0]
+          }
+        }
+      }
+    }
+  }
+  for %i0 in 0..1 {
+    for %i1 in 0..3 {
+      for %i2 in 0..6 {
+        for %i3 in 0..6 {
+          block "relu" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), %v3 = spatial(6, %i3)) {
+            reads(%cb[%v0, %v1, %v2, %v3])
+            writes(%r[%v0, %v1, %v2, %v3])
+            %r[%v0, %v1, %v2, %v3] = select(%cb[%v0, %v1, %v2, %v3] < 0.0, 0.0, %cb[%v0, %v1, %v2, %v3])
+          }
+        }
+      }
+    }
+  }
+}
+)";
+
+TEST(Legalized, ConvolutionWithPaddingAndEpilogue) {
+  ir::PrimFunc f = parsePrim(kLegalizedConv);
+  // Pad computed per output row, bias+relu folded and moved under the row loop.
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("conv2d"));
+  sch.computeAt(sch.getBlock("pad"), loops[2]);
+  sch.reverseComputeInline(sch.getBlock("relu"));
+  sch.reverseComputeAt(sch.getBlock("add"), loops[2]);
+  expectSameMeaning(f, sch.func());
+  EXPECT_TRUE(ir::structuralEqual(replayTrace(f, sch.func().trace), sch.func()));
+  std::string text = ir::printFunction(sch.func());
+  // One input channel block of 2 x 3 rows x 8 columns of padding per output row.
+  EXPECT_NE(
+      text.find("block \"pad\" (%v0 = spatial(1, %i0), %v1 = spatial(2, %ax0), %v2 = spatial(8, %i2 + %ax1), "
+                "%v3 = spatial(8, %ax2))"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("block \"add\" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), "
+                      "%v3 = spatial(6, %ax0))"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("alloc_buffer %cb"), std::string::npos) << text;
+
+  // Or the padding inlined into the convolution.
+  Schedule inl(f);
+  inl.computeInline(inl.getBlock("pad"));
+  inl.reverseComputeInline(inl.getBlock("relu"));
+  expectSameMeaning(f, inl.func());
+  EXPECT_TRUE(ir::structuralEqual(replayTrace(f, inl.func().trace), inl.func()));
+}
+
+const char* kLegalizedSoftmax = R"(
+prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
+  alloc_buffer %softmax_max: f32[n]
+  alloc_buffer %softmax_expsum: f32[n]
+  for %i0 in 0..n {
+    for %k0 in 0..8 {
+      block "softmax_max" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %k0)) {
+        reads(%dr[%v0, %vk0])
+        writes(%softmax_max[%v0])
+        init {
+          %softmax_max[%v0] = -inf
+        }
+        %softmax_max[%v0] = max(%softmax_max[%v0], %dr[%v0, %vk0])
+      }
+    }
+  }
+  for %i0 in 0..n {
+    for %k0 in 0..8 {
+      block "softmax_expsum" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %k0)) {
+        reads(%dr[%v0, %vk0], %softmax_max[%v0])
+        writes(%softmax_expsum[%v0])
+        init {
+          %softmax_expsum[%v0] = 0.0
+        }
+        %softmax_expsum[%v0] = %softmax_expsum[%v0] + exp(%dr[%v0, %vk0] - %softmax_max[%v0])
+      }
+    }
+  }
+  for %i0 in 0..n {
+    for %i1 in 0..8 {
+      block "softmax" (%v0 = spatial(n, %i0), %v1 = spatial(8, %i1)) {
+        reads(%dr[%v0, %v1], %softmax_max[%v0], %softmax_expsum[%v0])
+        writes(%s[%v0, %v1])
+        %s[%v0, %v1] = exp(%dr[%v0, %v1] - %softmax_max[%v0]) * (1.0 / %softmax_expsum[%v0])
+      }
+    }
+  }
+}
+)";
+
+TEST(Legalized, SoftmaxReductionsUnderTheRowLoop) {
+  ir::PrimFunc f = parsePrim(kLegalizedSoftmax);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("softmax"));
+  BlockRV mx = sch.getBlock("softmax_max"), sum = sch.getBlock("softmax_expsum");
+  // The max feeds the sum, which is not under the loop yet.
+  expectScheduleError([&] { sch.computeAt(mx, loops[0]); },
+                      "its consumer block \"softmax_expsum\" is not under that loop");
+  sch.computeAt(sum, loops[0]);
+  sch.computeAt(mx, loops[0]);
+  expectResult(f, sch, R"(
+prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
+  alloc_buffer %softmax_max: f32[n]
+  alloc_buffer %softmax_expsum: f32[n]
+  for %i0 in 0..n {
+    for %ax0 in 0..8 {
+      block "softmax_max" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %ax0)) {
+        reads(%dr[%v0, %vk0])
+        writes(%softmax_max[%v0])
+        init {
+          %softmax_max[%v0] = -inf
+        }
+        %softmax_max[%v0] = max(%softmax_max[%v0], %dr[%v0, %vk0])
+      }
+    }
+    for %ax0 in 0..8 {
+      block "softmax_expsum" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %ax0)) {
+        reads(%dr[%v0, %vk0], %softmax_max[%v0])
+        writes(%softmax_expsum[%v0])
+        init {
+          %softmax_expsum[%v0] = 0.0
+        }
+        %softmax_expsum[%v0] = %softmax_expsum[%v0] + exp(%dr[%v0, %vk0] - %softmax_max[%v0])
+      }
+    }
+    for %i1 in 0..8 {
+      block "softmax" (%v0 = spatial(n, %i0), %v1 = spatial(8, %i1)) {
+        reads(%dr[%v0, %v1], %softmax_max[%v0], %softmax_expsum[%v0])
+        writes(%s[%v0, %v1])
+        %s[%v0, %v1] = exp(%dr[%v0, %v1] - %softmax_max[%v0]) * (1.0 / %softmax_expsum[%v0])
+      }
+    }
+  }
+}
+)",
+               {{"n", 3}});
 }
 
 // --- sample_compute_location -------------------------------------------------------
@@ -972,6 +1480,8 @@ prim @f(%a: f32[8, 4], %c: f32[8, 4], %d: f32[8, 4]) {
   BlockRV b2 = sch2.getBlock("B");
   bad.inputs = {ir::TraceRef{b2.name}};
   expectScheduleError([&] { sch2.apply(bad); }, "has 1 candidate loop (decisions -1 for the root to 0)");
+  bad.decision = ir::AttrValue("i");
+  expectScheduleError([&] { sch2.apply(bad); }, "the decision must be an integer, not \"i\"");
 }
 
 }  // namespace
