@@ -706,4 +706,61 @@ prim @nested(%a: f32[4, 8], %b: f32[4, 8]) {
       "cannot reorder loop %j: block \"outer\" lies between the loops");
 }
 
+// --- annotate ----------------------------------------------------------------
+
+TEST(ScheduleAnnotate, LoopsAndBlocks) {
+  ir::PrimFunc f = parsePrim(kAdd);
+  Schedule sch(f);
+  BlockRV b = sch.getBlock("add");
+  auto loops = sch.getLoops(b);
+  sch.annotate(loops[0], "pragma_auto_unroll_max_step", int64_t{16});
+  sch.annotate(loops[0], "pragma_unroll_explicit", true);
+  sch.annotate(b, "meta_schedule.tiling_structure", "SSRSRS");
+  sch.annotate(b, "note", ir::AttrValue::ints({1, 2}));
+  sch.unannotate(b, "note");
+  expectScheduled(f, sch, R"(
+prim @add(%a: f32[16, 32], %b: f32[16, 32], %c: f32[16, 32]) {
+  for %i in 0..16 attrs(pragma_auto_unroll_max_step = 16, pragma_unroll_explicit = true) {
+    for %j in 0..32 {
+      block "add" (%vi = spatial(16, %i), %vj = spatial(32, %j)) attrs(meta_schedule.tiling_structure = "SSRSRS") {
+        reads(%a[%vi, %vj], %b[%vi, %vj])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
+      }
+    }
+  }
+}
+)");
+  // Re-annotating replaces the value; annotations survive a split (on the
+  // outer loop) and a fuse (from the outermost loop).
+  sch.annotate(loops[0], "pragma_auto_unroll_max_step", int64_t{64});
+  auto parts = sch.split(loops[0], {int64_t{4}, std::nullopt});
+  LoopRV fused = sch.fuse(parts);
+  sch.unannotate(fused, "pragma_unroll_explicit");
+  std::string text = ir::printFunction(sch.func());
+  EXPECT_NE(text.find("for %i_0_i_1_fused in 0..16 attrs(pragma_auto_unroll_max_step = 64) {"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(ir::printTrace(sch.func().trace).find("annotate(%l1, \"pragma_auto_unroll_max_step\", 64)"),
+            std::string::npos);
+}
+
+TEST(ScheduleAnnotate, Errors) {
+  Schedule sch(parsePrim(kAdd));
+  BlockRV b = sch.getBlock("add");
+  auto loops = sch.getLoops(b);
+  expectScheduleError([&] { sch.unannotate(loops[1], "pragma_auto_unroll_max_step"); },
+                      "cannot unannotate loop %j: it has no annotation \"pragma_auto_unroll_max_step\"");
+  expectScheduleError([&] { sch.unannotate(b, "x"); },
+                      "cannot unannotate block \"add\": it has no annotation \"x\"");
+  expectScheduleError([&] { sch.annotate(b, "two words", int64_t{1}); },
+                      "annotate: \"two words\" is not an annotation key");
+  expectScheduleError([&] { sch.annotate(b, "a..b", int64_t{1}); }, "is not an annotation key");
+  expectScheduleError(
+      [&] {
+        sch.apply(ir::TraceInst{"annotate", {ir::TraceRef{"l1"}, "k"}, {}, {}, {}});
+      },
+      "annotate: takes 3 positional arguments, not 2");
+}
+
 }  // namespace
