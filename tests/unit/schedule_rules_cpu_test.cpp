@@ -9,6 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <iostream>
 #include <functional>
 #include <map>
 
@@ -158,6 +160,7 @@ Scheduled scheduleAndCheck(const std::string& graph, const std::string& name, do
     EXPECT_TRUE(before && after) << r.func;
     if (!before || !after) continue;
     SCOPED_TRACE("prim @" + r.func + " (rule " + r.rule + ")\n" + ir::printFunction(*after));
+    if (std::getenv("MLCC_TEST_PRINT")) std::cout << "rule " << r.rule << ":\n" << ir::printFunction(*after) << "\n";
     test::expectSameMeaning(*before, *after, tol, {{"n", 3}});
     test::expectSameMeaning(*before, *after, tol, {{"n", 5}}, 2);
     ir::PrimFunc replayed = replayTrace(*before, after->trace);

@@ -12,6 +12,10 @@ namespace mlcc::schedule::cpu {
 
 using namespace ir;
 
+void noteRefusal(const ScheduleError& e) {
+  if (std::getenv("MLCC_RULES_DEBUG")) std::cerr << "rules: refused: " << e.message() << "\n";
+}
+
 bool applyAtomically(Schedule& sch, const Target& target, bool (*rule)(Schedule&, const Target&)) {
   Schedule trial(sch.func());
   try {
@@ -19,7 +23,7 @@ bool applyAtomically(Schedule& sch, const Target& target, bool (*rule)(Schedule&
   } catch (const ScheduleError& e) {
     // A primitive refused a step the rule expected to be legal: the rule
     // does not apply to this function (the next one is tried).
-    if (std::getenv("MLCC_RULES_DEBUG")) std::cerr << "rule gave up: " << e.message() << "\n";
+    if (std::getenv("MLCC_RULES_DEBUG")) std::cerr << "rules: gave up: " << e.message() << "\n";
     return false;
   }
   sch = std::move(trial);
@@ -244,14 +248,25 @@ bool parallelizeOutermost(Schedule& sch, const BlockRV& block) {
   return attempt([&] { sch.parallel(loops[0]); });
 }
 
-std::optional<LoopRV> firstReduceLoop(Schedule& sch, const BlockRV& block) {
-  auto loops = sch.getLoops(block);
+std::optional<size_t> firstReduceLoop(Schedule& sch, const BlockRV& block, const std::vector<LoopRV>& loops) {
   const BlockNode& b = blockNode(sch, block);
-  for (const auto& l : loops) {
-    const VarNode* lv = sch.loopVar(l).get();
+  for (size_t i = 0; i < loops.size(); ++i) {
+    const VarNode* lv = sch.loopVar(loops[i]).get();
     for (const auto& iv : b.iter_vars)
-      if (iv.kind == IterKind::reduce && usesVar(iv.binding, lv)) return l;
+      if (iv.kind == IterKind::reduce && usesVar(iv.binding, lv)) return i;
   }
+  return std::nullopt;
+}
+
+std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block) {
+  auto loops = sch.getLoops(block);
+  auto first = firstReduceLoop(sch, block, loops);
+  if (!first) return std::nullopt;
+  BlockRV init{""};
+  if (attempt([&] { init = sch.decomposeReduction(block, loops[*first]); })) return init;
+  // Where decompose_reduction takes the loop the init goes into rather
+  // than the one it goes before: the loop right above the reduction.
+  if (*first > 0 && attempt([&] { init = sch.decomposeReduction(block, loops[*first - 1]); })) return init;
   return std::nullopt;
 }
 

@@ -101,12 +101,15 @@ std::vector<LoopRV> tileLoop(Schedule& sch, const LoopRV& loop, const std::vecto
 std::vector<std::string> inlineInjectiveBlocks(Schedule& sch, const std::vector<std::string>& keep = {});
 
 // Tries a primitive: false (nothing changed) when it throws ScheduleError.
+// With MLCC_RULES_DEBUG set in the environment, refusals are printed.
+void noteRefusal(const ScheduleError& e);
 template <class F>
 bool attempt(F&& f) {
   try {
     f();
     return true;
-  } catch (const ScheduleError&) {
+  } catch (const ScheduleError& e) {
+    noteRefusal(e);
     return false;
   }
 }
@@ -134,9 +137,13 @@ bool vectorizeInnermost(Schedule& sch, const BlockRV& block);
 // primitive checks) and has more than one iteration.
 bool parallelizeOutermost(Schedule& sch, const BlockRV& block);
 
-// The outermost loop of the block's nest that a reduce iteration variable
-// depends on (where decompose_reduction puts the init), or nullopt.
-std::optional<LoopRV> firstReduceLoop(Schedule& sch, const BlockRV& block);
+// The index in `loops` (the block's, from getLoops) of the outermost loop a
+// reduce iteration variable depends on, or nullopt.
+std::optional<size_t> firstReduceLoop(Schedule& sch, const BlockRV& block, const std::vector<LoopRV>& loops);
+
+// decompose_reduction of the block at its first reduce loop; returns the
+// init block, or nullopt when it was refused.
+std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block);
 
 // The multi-level (SSRSRS) tiling of a matmul-like or GEMV-like block named
 // `anchor` with its injective producers inlined and its epilogue moved under

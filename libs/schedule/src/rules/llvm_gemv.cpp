@@ -63,14 +63,10 @@ bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const Target&
   BlockRV rf = sch.rfactor(k[1], static_cast<int>(out_rank));
 
   // The loops over the outputs, above the partial sums' reduction.
-  auto first_reduce = firstReduceLoop(sch, rf);
-  if (!first_reduce) return false;
-  std::vector<LoopRV> outer;
-  for (const auto& l : sch.getLoops(rf)) {
-    if (sch.loopVar(l) == sch.loopVar(*first_reduce)) break;
-    outer.push_back(l);
-  }
-  if (outer.empty()) return false;
+  auto rf_loops = sch.getLoops(rf);
+  auto first_reduce = firstReduceLoop(sch, rf, rf_loops);
+  if (!first_reduce || *first_reduce == 0) return false;
+  std::vector<LoopRV> outer(rf_loops.begin(), rf_loops.begin() + *first_reduce);
   LoopRV row = outer.size() > 1 ? sch.fuse(outer) : outer[0];
 
   // The final sums and the epilogue, per output, right after its partial sums.
@@ -89,10 +85,7 @@ bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const Target&
     after_anchor |= is_final;
   }
   parallelizeLoops(sch, {row}, work);
-  if (auto r = firstReduceLoop(sch, rf)) {
-    BlockRV init{""};
-    if (attempt([&] { init = sch.decomposeReduction(rf, *r); })) vectorizeInnermost(sch, init);
-  }
+  if (auto init = decomposeReduction(sch, rf)) vectorizeInnermost(sch, *init);
   sch.vectorize(k[1]);
   return true;
 }

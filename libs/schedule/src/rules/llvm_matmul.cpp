@@ -153,10 +153,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
   }
 
   parallelizeLoops(sch, s0, work);
-  if (!r0.empty()) {
-    BlockRV init{""};
-    if (attempt([&] { init = sch.decomposeReduction(blk, r0[0]); })) vectorizeInnermost(sch, init);
-  }
+  if (auto init = decomposeReduction(sch, blk)) vectorizeInnermost(sch, *init);
   if (vec) sch.vectorize(dims[*vec].parts[3]);
   if (row) sch.unroll(dims[*row].parts[3]);
   return true;

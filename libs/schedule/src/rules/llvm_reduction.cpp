@@ -78,10 +78,7 @@ int64_t productOrUnknown(Schedule& sch, const std::vector<LoopRV>& loops) {
 }
 
 void decomposeAndVectorizeInit(Schedule& sch, const BlockRV& block) {
-  auto r = firstReduceLoop(sch, block);
-  if (!r) return;
-  BlockRV init{""};
-  if (attempt([&] { init = sch.decomposeReduction(block, *r); })) vectorizeInnermost(sch, init);
+  if (auto init = decomposeReduction(sch, block)) vectorizeInnermost(sch, *init);
 }
 
 // A reduction block on its own (see the header comment).
