@@ -224,6 +224,15 @@ bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const Target& targ
   return true;
 }
 
+void scheduleStandalone(Schedule& sch, const BlockRV& block, const Stage& stage, const Target& target) {
+  if (stage.info.kind == BlockKind::Injective)
+    scheduleSpatialNest(sch, block, target);
+  else if (stage.info.kind == BlockKind::Reduction)
+    scheduleReductionNest(sch, block, target);
+  else
+    parallelizeOutermost(sch, block);
+}
+
 bool vectorizeInnermost(Schedule& sch, const BlockRV& block) {
   auto loops = sch.getLoops(block);
   if (loops.empty()) return false;

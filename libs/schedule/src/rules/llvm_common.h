@@ -128,6 +128,17 @@ std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>&
 // not in such a nest (nothing changed).
 bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const Target& target);
 
+// A reduction block alone in its simple nest (llvm_reduction.cpp): spatial
+// loops fused and parallel, the innermost one vectorized (moved inside the
+// reduce loops) when it walks the innermost dimension of the output and of
+// every input, the init decomposed out.
+void scheduleReductionNest(Schedule& sch, const BlockRV& block, const Target& target);
+
+// A block left on its own by a rule: scheduleSpatialNest for an injective
+// block, scheduleReductionNest for a reduction, else its outermost loop
+// parallel.
+void scheduleStandalone(Schedule& sch, const BlockRV& block, const Stage& stage, const Target& target);
+
 // Vectorizes the innermost loop of `block` when it has a constant extent
 // > 1 and walks the block's innermost output dimension (and only it);
 // otherwise leaves it. Returns whether it vectorized.

@@ -6,12 +6,14 @@
 // loop (dense: W[j, k]), the reduction is vectorized through rfactor: k is
 // split into [k_o, k_i] (k_i a vector, recorded as a sample_perfect_tile
 // decision), rfactor(k_i) makes a block of vector partial sums
-// rf[.., j, k_i] (vectorized along k_i, contiguous loads of both operands),
-// and the original block adds up the k_i partial sums; both, with the
-// epilogue, sit under the (fused, parallel) output loop.
+// rf[.., j, k_i] (vectorized along k_i, contiguous loads of both operands)
+// and the original block adds up the k_i partial sums. The partial sums are
+// computed at the (fused, parallel) output loop of the final sums, and the
+// epilogue follows each output under the same loop.
 // Otherwise (depthwise conv: the output's innermost dimension walks the
 // input) the block gets the matmul rule's multi-level tiling without
 // register rows (llvm_matmul.cpp).
+#include "../tree.h"
 #include "llvm_common.h"
 
 namespace mlcc::schedule::cpu {
@@ -62,31 +64,54 @@ bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const Target&
   auto k = tileLoop(sch, loops[kd], {*k_extent / kf, kf});
   BlockRV rf = sch.rfactor(k[1], static_cast<int>(out_rank));
 
-  // The loops over the outputs, above the partial sums' reduction.
-  auto rf_loops = sch.getLoops(rf);
-  auto first_reduce = firstReduceLoop(sch, rf, rf_loops);
-  if (!first_reduce || *first_reduce == 0) return false;
-  std::vector<LoopRV> outer(rf_loops.begin(), rf_loops.begin() + *first_reduce);
+  // The final sums (the original block) loop over the outputs, then over
+  // the lanes; each output's partial sums are computed right before them.
+  auto wb_loops = sch.getLoops(blk);
+  auto wb_reduce = firstReduceLoop(sch, blk, wb_loops);
+  if (!wb_reduce || *wb_reduce == 0) return false;
+  std::vector<LoopRV> outer(wb_loops.begin(), wb_loops.begin() + *wb_reduce);
   LoopRV row = outer.size() > 1 ? sch.fuse(outer) : outer[0];
+  sch.computeAt(rf, row);
 
-  // The final sums and the epilogue, per output, right after its partial sums.
+  // Under the row: the partial sums' reduce loops outside, the lanes inside.
+  std::vector<LoopRV> reduce_loops, lane_loops;
+  {
+    auto rf_loops = sch.getLoops(rf);
+    const BlockNode& r = blockNode(sch, rf);
+    bool below = false;
+    for (const auto& l : rf_loops) {
+      const VarNode* lv = sch.loopVar(l).get();
+      if (lv == sch.loopVar(row).get()) {
+        below = true;
+        continue;
+      }
+      if (!below) continue;
+      bool reduces = false;
+      for (const auto& iv : r.iter_vars) reduces |= iv.kind == IterKind::reduce && usesVar(iv.binding, lv);
+      (reduces ? reduce_loops : lane_loops).push_back(l);
+    }
+  }
+  if (lane_loops.size() != 1) return false;
+  std::vector<LoopRV> order = reduce_loops;
+  order.push_back(lane_loops[0]);
+  if (order.size() > 1) sch.reorder(order);
+
+  // The epilogue, per output, after its final sum.
   bool after_anchor = false;
   for (const Stage& st : stagesOf(sch.func())) {
+    if (st.name == anchor) {
+      after_anchor = true;
+      continue;
+    }
     if (st.name == blockName(sch, rf)) continue;
     BlockRV e = sch.getBlock(st.name);
-    const bool is_final = st.name == anchor;
-    if ((is_final || after_anchor) && attempt([&] { sch.reverseComputeAt(e, row); })) {
-      if (!is_final) vectorizeInnermost(sch, e);
-    } else if (st.info.kind == BlockKind::Injective) {
-      scheduleSpatialNest(sch, e, target);
-    } else {
-      parallelizeOutermost(sch, e);
-    }
-    after_anchor |= is_final;
+    if (!(after_anchor && attempt([&] { sch.reverseComputeAt(e, row); })))
+      scheduleStandalone(sch, e, st, target);
   }
   parallelizeLoops(sch, {row}, work);
   if (auto init = decomposeReduction(sch, rf)) vectorizeInnermost(sch, *init);
-  sch.vectorize(k[1]);
+  decomposeReduction(sch, blk);
+  sch.vectorize(lane_loops[0]);
   return true;
 }
 

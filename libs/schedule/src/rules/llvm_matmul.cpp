@@ -143,13 +143,10 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
     }
     BlockRV e = sch.getBlock(st.name);
     if (after_anchor && tile && st.info.kind == BlockKind::Injective &&
-        attempt([&] { sch.reverseComputeAt(e, *tile); })) {
+        attempt([&] { sch.reverseComputeAt(e, *tile); }))
       vectorizeInnermost(sch, e);
-    } else if (st.info.kind == BlockKind::Injective) {
-      scheduleSpatialNest(sch, e, target);
-    } else {
-      parallelizeOutermost(sch, e);
-    }
+    else
+      scheduleStandalone(sch, e, st, target);
   }
 
   parallelizeLoops(sch, s0, work);

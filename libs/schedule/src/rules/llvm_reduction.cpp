@@ -81,6 +81,8 @@ void decomposeAndVectorizeInit(Schedule& sch, const BlockRV& block) {
   if (auto init = decomposeReduction(sch, block)) vectorizeInnermost(sch, *init);
 }
 
+}  // namespace
+
 // A reduction block on its own (see the header comment).
 void scheduleReductionNest(Schedule& sch, const BlockRV& blk, const Target& target) {
   if (!simpleNest(sch, blk)) {
@@ -124,6 +126,8 @@ void scheduleReductionNest(Schedule& sch, const BlockRV& blk, const Target& targ
   decomposeAndVectorizeInit(sch, blk);
   if (vec) sch.vectorize(*vec);
 }
+
+namespace {
 
 // The last block `out` computes rows from the earlier blocks' results (see
 // the header comment). Returns the blocks it moved under the row loop;
@@ -202,11 +206,7 @@ bool applyReductionRule(Schedule& sch, const Target& target) {
   }
   for (const Stage& st : stages) {
     if (std::count(done.begin(), done.end(), st.name)) continue;
-    BlockRV b = sch.getBlock(st.name);
-    if (st.info.kind == BlockKind::Reduction)
-      scheduleReductionNest(sch, b, target);
-    else
-      scheduleSpatialNest(sch, b, target);
+    scheduleStandalone(sch, sch.getBlock(st.name), st, target);
   }
   return true;
 }
