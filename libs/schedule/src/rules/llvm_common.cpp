@@ -56,6 +56,7 @@ std::vector<Stage> stagesOf(const PrimFunc& f) {
     Stage st;
     st.name = b.name;
     st.info = analyzeBlock(b);
+    st.padding = st.info.kind == BlockKind::Injective && isPadding(b);
     auto writes = writeBuffers(b);
     st.writes_intermediate = !writes.empty();
     for (const auto& w : writes)
@@ -63,6 +64,31 @@ std::vector<Stage> stagesOf(const PrimFunc& f) {
     out.push_back(std::move(st));
   });
   return out;
+}
+
+namespace {
+
+bool hasLoad(const PrimExpr& e) {
+  if (!e) return false;
+  if (e->as<LoadNode>()) return true;
+  if (const auto* b = e->as<BinaryNode>()) return hasLoad(b->a) || hasLoad(b->b);
+  if (const auto* u = e->as<UnaryNode>()) return hasLoad(u->a);
+  if (const auto* s = e->as<SelectNode>()) return hasLoad(s->cond) || hasLoad(s->true_value) || hasLoad(s->false_value);
+  if (const auto* c = e->as<CastNode>()) return hasLoad(c->value);
+  if (const auto* c = e->as<CallNode>())
+    return std::any_of(c->args.begin(), c->args.end(), [](const PrimExpr& a) { return hasLoad(a); });
+  return false;
+}
+
+}  // namespace
+
+bool isPadding(const BlockNode& b) {
+  const auto* store = b.body ? b.body->as<StoreNode>() : nullptr;
+  const auto* sel = store ? store->value->as<SelectNode>() : nullptr;
+  if (!sel || hasLoad(sel->cond)) return false;
+  for (const auto& iv : b.iter_vars)
+    if (usesVar(sel->cond, iv.var.get())) return true;
+  return false;
 }
 
 int64_t functionWork(const PrimFunc& f) {

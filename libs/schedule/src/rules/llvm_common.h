@@ -37,7 +37,7 @@ bool applyAtomically(Schedule& sch, const Target& target, bool (*rule)(Schedule&
 // --- tuning constants ---------------------------------------------------------
 // Parallel loops get at least this many iterations per core (when the
 // extents allow), for load balance.
-inline constexpr int64_t kParallelChunksPerCore = 4;
+inline constexpr int64_t kParallelChunksPerCore = 2;
 // Loop nests with less work than this (iterations of the block) stay serial.
 inline constexpr int64_t kMinParallelWork = 2048;
 // Register tile: at most this many rows of vectors accumulated at once.
@@ -62,12 +62,20 @@ struct Stage {
   std::string name;
   BlockInfo info;
   bool writes_intermediate = false;  // writes only function-level allocs
+  bool padding = false;              // see isPadding
 };
 std::vector<Stage> stagesOf(const ir::PrimFunc& f);
 
 // The iterations of all blocks of a function (the product of each block's
 // iteration extents, summed); -1 when some extent is symbolic.
 int64_t functionWork(const ir::PrimFunc& f);
+
+// Whether an injective block pads: its value is a select on a condition of
+// its iteration variables alone (`select(%v2 - 1 >= 0 && ..., %x[..], 0.0)`).
+// Inlined into a convolution, that condition and the clamped loads would run
+// for every multiply-add (TVM's CPU rules do not inline such blocks either);
+// the rules compute it per outer tile instead.
+bool isPadding(const ir::BlockNode& b);
 
 // Whether a block (by name) sits in a loop nest that binds each of its
 // iteration variables, in order, to exactly one loop (and has no others).

@@ -12,17 +12,24 @@
 //   - S2 = 1 (the accumulators of the register tile stay in registers over
 //     the whole reduction); R1: the small reduce loops (kh, kw) whole, large
 //     ones by up to 16;
-//   - S0 takes enough outer iterations for the cores; fused and parallel;
-//     S1 the rest of the tile.
+//   - S0 takes enough iterations for the cores (num_cores * 2), from one
+//     dimension when one has that many (no index division in the parallel
+//     loop), else from the outer dimensions; fused and parallel. S1 the
+//     rest of the tile.
 // The sizes are recorded as sample_perfect_tile decisions (a tuner can
-// mutate them). Injective producers (padding) and intermediate epilogue
-// stages are inlined; the remaining epilogue is computed under the last S1
-// loop (right after its tile is reduced, while it is in cache) and
-// vectorized; the reduction's init is decomposed out and vectorized.
+// mutate them). Intermediate injective stages are inlined, except padding
+// (llvm_common.h, isPadding), which is computed under the innermost S0 loop
+// (the part of the padded input each parallel tile reads, right before it);
+// the remaining epilogue is computed under the last S1 loop (right after
+// its tile is reduced, while it is in cache) and vectorized; the
+// reduction's init is decomposed out and vectorized.
 // Extents that are symbolic or 1 are not split (they stay in S0).
 // Only divisors are used, so no predicates appear.
 // Weight layout packing is not done (see the report of this part).
 #include <algorithm>
+#include <set>
+
+#include "../tree.h"
 
 #include "llvm_common.h"
 
@@ -50,13 +57,18 @@ int64_t productOrUnknown(const std::vector<Dim>& dims) {
 }  // namespace
 
 bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target& target, bool register_rows) {
-  inlineInjectiveBlocks(sch, {anchor});
+  std::vector<std::string> keep{anchor};
+  for (const Stage& st : stagesOf(sch.func()))
+    if (st.padding) keep.push_back(st.name);
+  inlineInjectiveBlocks(sch, keep);
   BlockRV blk = sch.getBlock(anchor);
   if (!simpleNest(sch, blk)) return false;
   auto loops = sch.getLoops(blk);
   const BlockNode& b = blockNode(sch, blk);
   const BlockInfo info = analyzeBlock(b);
   if (info.kind != BlockKind::MatmulLike && info.kind != BlockKind::Gemv) return false;
+  const BufferNode* a_buffer = info.a->buffer.get();  // (the loads die with the tiling)
+  const BufferNode* b_buffer = info.b->buffer.get();
   std::vector<Dim> dims;
   for (const auto& l : loops) dims.push_back({l, constExtent(sch, l), {}});
 
@@ -84,20 +96,25 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
   }
   const int64_t work = productOrUnknown(dims);
 
-  // Tile sizes, outermost dimension first; S0 takes iterations until there
-  // are enough for the cores.
+  // Tile sizes. S0 takes enough iterations for the cores: from a single
+  // dimension when one has enough (the outermost such; the parallel loop
+  // then needs no index division), else from the outer dimensions first.
   const int64_t wanted = static_cast<int64_t>(target.num_cores) * kParallelChunksPerCore;
+  auto rest = [&](size_t d) { return *dims[d].extent / (d == vec ? vf : d == row ? rf : 1); };
+  std::optional<size_t> single;
+  for (size_t d : info.spatial)
+    if (!single && dims[d].extent && rest(d) >= wanted) single = d;
   int64_t parallel_iters = 1;
+  std::vector<int64_t> s0_factor(dims.size(), 1);
   for (size_t d : info.spatial) {
     Dim& dim = dims[d];
     if (!dim.extent || *dim.extent <= 1) continue;
-    int64_t s3 = d == vec ? vf : d == row ? rf : 1;
-    int64_t rest = *dim.extent / s3;
-    int64_t s0 = parallel_iters >= wanted
-                     ? 1
-                     : smallestDivisorAtLeast(rest, (wanted + parallel_iters - 1) / parallel_iters);
+    int64_t s0 = 1;
+    if (single ? d == *single : parallel_iters < wanted)
+      s0 = smallestDivisorAtLeast(rest(d), (wanted + parallel_iters - 1) / parallel_iters);
     parallel_iters *= s0;
-    dim.parts = tileLoop(sch, dim.loop, {s0, rest / s0, 1, s3});
+    s0_factor[d] = s0;
+    dim.parts = tileLoop(sch, dim.loop, {s0, rest(d) / s0, 1, *dim.extent / rest(d)});
   }
   for (size_t d : info.reduce) {
     Dim& dim = dims[d];
@@ -131,10 +148,29 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
     order.insert(order.end(), level->begin(), level->end());
   if (order.size() > 1) sch.reorder(order);
 
-  // The epilogue: under the last S1 loop, where each register tile is done.
-  std::optional<LoopRV> tile = !s1.empty()   ? std::optional(s1.back())
+  // Padding: per outer (parallel) tile, right before it is read. The
+  // epilogue: under the last S1 loop, where each register tile is done.
+  std::optional<LoopRV> tile = !s1.empty() ? std::optional(s1.back())
                                : !s0.empty() ? std::optional(s0.back())
                                              : std::nullopt;
+  // Padding goes under S0 only when each parallel iteration pads its own
+  // part: every dimension S0 splits indexes the padded operand (a split of
+  // the output channels would have all iterations pad the same input).
+  auto pad_per_tile = [&](const std::string& pad) {
+    if (s0.empty()) return false;
+    std::set<const BufferNode*> written;
+    forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
+      if (x.name == pad)
+        for (const auto& w : writeBuffers(x)) written.insert(w.get());
+    });
+    for (size_t p = 0; p < info.spatial.size(); ++p) {
+      const Dim& dim = dims[info.spatial[p]];
+      if (dim.parts.empty() || s0_factor[info.spatial[p]] <= 1) continue;
+      bool uses = (written.count(a_buffer) && info.a_uses[p]) || (written.count(b_buffer) && info.b_uses[p]);
+      if (!uses) return false;
+    }
+    return true;
+  };
   bool after_anchor = false;
   for (const Stage& st : stagesOf(sch.func())) {
     if (st.name == anchor) {
@@ -142,8 +178,10 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
       continue;
     }
     BlockRV e = sch.getBlock(st.name);
-    if (after_anchor && tile && st.info.kind == BlockKind::Injective &&
-        attempt([&] { sch.reverseComputeAt(e, *tile); }))
+    if (!after_anchor && st.padding && pad_per_tile(st.name) && attempt([&] { sch.computeAt(e, s0.back()); }))
+      vectorizeInnermost(sch, e);
+    else if (after_anchor && tile && st.info.kind == BlockKind::Injective &&
+             attempt([&] { sch.reverseComputeAt(e, *tile); }))
       vectorizeInnermost(sch, e);
     else
       scheduleStandalone(sch, e, st, target);
