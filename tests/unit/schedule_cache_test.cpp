@@ -150,6 +150,27 @@ prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
   expectGood(kMatmul, sch);
 }
 
+// As a GPU matmul schedule starts: shared-memory copies of the operands
+// with padded rows, a local accumulator, its init decomposed.
+TEST(ScheduleCache, MatmulPipeline) {
+  Schedule sch(parsePrim(kMatmul));
+  BlockRV c = sch.getBlock("C");
+  BlockRV a_shared = sch.cacheRead(c, 0, ir::StorageScope::shared);
+  BlockRV b_shared = sch.cacheRead(c, 1, ir::StorageScope::shared);
+  sch.cacheWrite(c, 0, ir::StorageScope::local);
+  sch.storageAlign(a_shared, 0, -2, 32, 8);
+  sch.storageAlign(b_shared, 0, -2, 32, 8);
+  BlockRV init = sch.decomposeReduction(c, sch.getLoops(c)[1]);
+  sch.setScope(init, 0, ir::StorageScope::global);  // the accumulator, back in global memory
+  std::string text = ir::printFunction(sch.func());
+  EXPECT_NE(text.find("alloc_buffer %A_shared: f32[64, 72] shared\n"
+                      "  alloc_buffer %B_shared: f32[64, 72] shared\n"
+                      "  alloc_buffer %C_local: f32[64, 64]\n"),
+            std::string::npos)
+      << text;
+  expectGood(kMatmul, sch);
+}
+
 TEST(ScheduleCache, CachesOfAnIntermediate) {
   Schedule sch(parsePrim(kRowSum));
   BlockRV d = sch.getBlock("D");
@@ -466,6 +487,11 @@ TEST(ScheduleStorage, StorageAlignPadsTheInnermostDimension) {
       << text;
   expectGood(kTwoStages, sch);
 
+  Schedule negative(parsePrim(kTwoStages));
+  negative.storageAlign(negative.getBlock("B"), 0, -2, 8, 4);  // 30 -> 36
+  EXPECT_NE(ir::printFunction(negative.func()).find("alloc_buffer %b: f32[8, 36]\n"), std::string::npos);
+  expectGood(kTwoStages, negative);
+
   Schedule exact(parsePrim(kTwoStages));
   exact.storageAlign(exact.getBlock("B"), 0, 0, 15, 0);  // 30 is already a multiple of 15
   EXPECT_NE(ir::printFunction(exact.func()).find("alloc_buffer %b: f32[8, 30]\n"), std::string::npos);
@@ -484,6 +510,10 @@ TEST(ScheduleStorage, Refusals) {
                       "set_scope: write index 1 is out of range: block \"B\" has 1 write region(s)");
   expectScheduleError([&] { sch.storageAlign(b, 0, 1, 32, 1); },
                       "storage_align is supported on the second-innermost axis only");
+  expectScheduleError([&] { sch.storageAlign(b, 0, -1, 32, 1); },
+                      "storage_align is supported on the second-innermost axis only");
+  expectScheduleError([&] { sch.storageAlign(b, 0, -3, 32, 1); },
+                      "storage_align: axis -3 is out of range for %b of rank 2");
   expectScheduleError([&] { sch.storageAlign(b, 0, 2, 32, 1); },
                       "storage_align: axis 2 is out of range for %b of rank 2");
   expectScheduleError([&] { sch.storageAlign(b, 0, 0, 0, 0); }, "factor must be positive, not 0");

@@ -141,6 +141,29 @@ prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
   expectGood(kMatmul, sch);
 }
 
+// Every loop above the reduce loops is legal; the reduce loops are not.
+TEST(ScheduleDecomposeReduction, AtEachLoop) {
+  for (const char* text : {kMatmul, kSplitMatmul}) {
+    Schedule probe(parsePrim(text));
+    size_t count = probe.getLoops(probe.getBlock("C")).size();
+    for (size_t i = 0; i < count; ++i) {
+      SCOPED_TRACE(i);
+      Schedule sch(parsePrim(text));
+      BlockRV c = sch.getBlock("C");
+      auto loops = sch.getLoops(c);
+      if (i < 2) {
+        sch.decomposeReduction(c, loops[i]);
+        expectGood(text, sch);
+      } else {
+        expectScheduleError(
+            [&] { sch.decomposeReduction(c, loops[i]); },
+            "binds reduce iteration variable %vk of block \"C\"; the init would run again in each "
+            "of its iterations");
+      }
+    }
+  }
+}
+
 TEST(ScheduleDecomposeReduction, AtTheOuterLoop) {
   Schedule sch(parsePrim(kSplitMatmul));
   BlockRV c = sch.getBlock("C");
@@ -380,14 +403,14 @@ prim @shared(%A: f32[8, 4], %D: f32[8]) {
       "decompose_reduction: block \"D\" accesses %S under loop %i, which the init of block \"S\" "
       "writes");
 
-  // A predicate on the reduce loop.
+  // A condition on the reduce loops that fails where the init runs.
   Schedule pred(parsePrim(R"(
-prim @pred(%A: f32[8, 60], %S: f32[8]) {
+prim @pred(%A: f32[8, 64], %S: f32[8]) {
   for %i in 0..8 {
     for %k0 in 0..4 {
       for %k1 in 0..16 {
-        block "S" (%vi = spatial(8, %i), %vk = reduce(60, %k0 * 16 + %k1)) {
-          where(%k0 * 16 + %k1 < 60)
+        block "S" (%vi = spatial(8, %i), %vk = reduce(64, %k0 * 16 + %k1)) {
+          where(%k0 * 16 + %k1 >= 4)
           reads(%A[%vi, %vk])
           writes(%S[%vi])
           init {
@@ -403,8 +426,46 @@ prim @pred(%A: f32[8, 60], %S: f32[8]) {
   BlockRV ps = pred.getBlock("S");
   expectScheduleError(
       [&] { pred.decomposeReduction(ps, pred.getLoops(ps)[0]); },
-      "the predicate of block \"S\" depends on loop %k0, which binds a reduce iteration variable");
+      "decompose_reduction: the predicate of block \"S\" has a condition on loops %k0, %k1 that may not hold "
+      "where its init runs");
   EXPECT_EQ(pred.func().trace.insts.size(), 2u);
+}
+
+// A non-divisible split of the reduce loop: its condition holds where the
+// init runs, so the init block goes without it; a spatial condition stays.
+const char* kNonDivisible = R"(
+prim @sum(%A: f32[60, 60], %S: f32[60]) {
+  for %i0 in 0..4 {
+    for %i1 in 0..16 {
+      for %k0 in 0..4 {
+        for %k1 in 0..16 {
+          block "S" (%vi = spatial(60, %i0 * 16 + %i1), %vk = reduce(60, %k0 * 16 + %k1)) {
+            where(%i0 * 16 + %i1 < 60 && %k0 * 16 + %k1 < 60)
+            reads(%A[%vi, %vk])
+            writes(%S[%vi])
+            init {
+              %S[%vi] = 0.0
+            }
+            %S[%vi] = %S[%vi] + %A[%vi, %vk]
+          }
+        }
+      }
+    }
+  }
+}
+)";
+
+TEST(ScheduleDecomposeReduction, NonDivisibleSplits) {
+  Schedule sch(parsePrim(kNonDivisible));
+  BlockRV s = sch.getBlock("S");
+  sch.decomposeReduction(s, sch.getLoops(s)[0]);
+  std::string got = ir::printFunction(sch.func());
+  EXPECT_NE(got.find("block \"S_init\" (%vi = spatial(60, %i0_init * 16 + %i1_init)) {\n"
+                     "        where(%i0_init * 16 + %i1_init < 60)\n"
+                     "        reads()\n"),
+            std::string::npos)
+      << got;
+  expectGood(kNonDivisible, sch);
 }
 
 // --- rfactor -----------------------------------------------------------------------
@@ -469,6 +530,27 @@ TEST(ScheduleRFactor, OuterPartAtTheLastAxis) {
   // The rf block is a reduction of its own: decompose it.
   sch.decomposeReduction(rf, sch.getLoops(rf)[2]);
   expectGood(kSplitMatmul, sch);
+}
+
+// Non-divisible splits of both loops: every partial result is still
+// initialized (for either part of k), so rfactor keeps the predicate.
+TEST(ScheduleRFactor, NonDivisibleSplits) {
+  for (int part : {2, 3}) {
+    for (int axis : {0, -1}) {
+      Schedule sch(parsePrim(kNonDivisible));
+      BlockRV s = sch.getBlock("S");
+      BlockRV rf = sch.rfactor(sch.getLoops(s)[part], axis);
+      std::string got = ir::printFunction(sch.func());
+      EXPECT_NE(
+          got.find(part == 3 ? "alloc_buffer %S_rf: f32[" + std::string(axis == 0 ? "16, 60" : "60, 16") + "]"
+                             : "alloc_buffer %S_rf: f32[" + std::string(axis == 0 ? "4, 60" : "60, 4") + "]"),
+          std::string::npos)
+          << got;
+      EXPECT_NE(got.find("where(%i0 * 16 + %i1 < 60 && %k0 * 16 + %k1 < 60)"), std::string::npos) << got;
+      sch.decomposeReduction(rf, sch.getLoops(rf)[1]);
+      expectGood(kNonDivisible, sch);
+    }
+  }
 }
 
 // A single reduce loop: the rf block has no reduce variable left, so each
@@ -556,8 +638,8 @@ TEST(ScheduleRFactor, Refusals) {
   expectScheduleError([&] { sch.rfactor(loops[0], 0); },
                       "rfactor: loop %i binds no reduce iteration variable of any block");
   expectScheduleError([&] { sch.rfactor(loops[3], 3); },
-                      "rfactor: factor_axis 3 is out of range [0, 2] for %C");
-  expectScheduleError([&] { sch.rfactor(loops[3], -1); }, "factor_axis -1 is out of range");
+                      "rfactor: factor_axis 3 is out of range [-3, 2] for %C");
+  expectScheduleError([&] { sch.rfactor(loops[3], -4); }, "factor_axis -4 is out of range");
 
   auto refuse = [](const std::string& text, const std::string& message) {
     SCOPED_TRACE(text);
@@ -585,15 +667,16 @@ prim @r(%A: f32[8, 16], %S: f32[8]) {
   refuse(head + "init {\n %S[%vi] = 0.0\n }\n %S[%vi] = %S[%vi] + %S[%vi] * %A[%vi, %vk]" + tail,
          "rfactor: block \"S\" reads %S other than as its accumulator");
 
-  // The predicate of a non-divisible split of the reduce loop.
+  // A split of a 10-long reduce loop by 16: the partial results of %k1 from
+  // 10 on are never initialized.
   refuse(
       R"(
-prim @pred(%A: f32[8, 60], %S: f32[8]) {
+prim @pred(%A: f32[8, 10], %S: f32[8]) {
   for %i in 0..8 {
-    for %k0 in 0..4 {
+    for %k0 in 0..1 {
       for %k1 in 0..16 {
-        block "S" (%vi = spatial(8, %i), %vk = reduce(60, %k0 * 16 + %k1)) {
-          where(%k0 * 16 + %k1 < 60)
+        block "S" (%vi = spatial(8, %i), %vk = reduce(10, %k0 * 16 + %k1)) {
+          where(%k0 * 16 + %k1 < 10)
           reads(%A[%vi, %vk])
           writes(%S[%vi])
           init {
@@ -606,7 +689,9 @@ prim @pred(%A: f32[8, 60], %S: f32[8]) {
   }
 }
 )",
-      "rfactor: the predicate of block \"S\" depends on loop %k0, which binds a reduce iteration variable");
+      "rfactor: the predicate of block \"S\" has a condition on loops %k0, %k1 that may skip the first "
+      "iteration "
+      "for some value of loop %k1; some partial results would stay uninitialized");
 
   // A loop fused from a spatial and a reduce one.
   refuse(R"(

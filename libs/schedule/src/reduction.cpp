@@ -7,27 +7,32 @@
 // (the spatial iteration variables with their bindings, the reduce ones
 // replaced by 0, where the init runs) in a copy of the loops from %l2
 // inwards that the spatial bindings use, inserted right before %l2; the
-// block loses its init. Refused when a loop at or above %l2 binds a reduce
-// iteration variable (the init would run again in each of its iterations),
-// when a loop from %l2 inwards of extent > 1 binds nothing (the original
-// re-runs the init for each of its iterations), when the block's predicate
-// or a copied loop's extent depends on a reduce loop, when the init is not
-// plain stores, loads what it stores, or when another block under %l2
-// accesses what the init stores or writes what it loads.
+// block loses its init. The block's predicate goes along, without its
+// conditions on reduce loops, which must provably hold where the init runs
+// (as a non-divisible split of a reduce loop makes them). Refused when a
+// loop at or above %l2 binds a reduce iteration variable (the init would run
+// again in each of its iterations), when a loop from %l2 inwards of extent
+// > 1 binds nothing (the original re-runs the init for each of its
+// iterations), when a copied loop's extent depends on a reduce loop, when
+// the init is not plain stores or loads what it stores, or when another
+// block under %l2 accesses what the init stores or writes what it loads.
 //
 // rfactor takes a loop %l1 that binds (part of) a reduce iteration variable
 // of exactly one block, a reduction `init { C[I] = e } C[I] = C[I] op f`
 // with op one of + * max min and e its identity. It makes an intermediate
 // `<C>_rf` (C's shape with the loop's extent inserted at factor_axis, in
-// [0, rank]) and a block `<name>_rf`, which takes the original block's place
-// in its loop nest and reduces into `<C>_rf` with %l1's value as a new
-// spatial iteration variable (every other loop that binds a reduce variable
-// becomes a reduce iteration variable of its own). The original block (same
-// name) moves to a new nest right after its top-level nest, where it reduces
-// `<C>_rf` over that dimension into C, with its init. Returns the rf block.
-// Refused: a block nested in another block, loops binding both spatial and
-// reduce variables, loops of extent > 1 that bind nothing, a predicate or a
-// reduce loop extent that depends on a reduce loop or another loop, other
+// [-rank - 1, rank], negative counting from the end) and a block
+// `<name>_rf`, which takes the original block's place in its loop nest and
+// reduces into `<C>_rf` with %l1's value as a new spatial iteration
+// variable (every other loop that binds a reduce variable becomes a reduce
+// iteration variable of its own). The original block (same name) moves to a
+// new nest right after its top-level nest, where it reduces `<C>_rf` over
+// that dimension into C, with its init. Returns the rf block. Refused: a
+// block nested in another block, loops binding both spatial and reduce
+// variables, loops of extent > 1 that bind nothing, a condition of the
+// predicate on reduce loops that might skip the first iteration of the
+// other reduce loops for some value of %l1 (leaving a partial result
+// uninitialized), a reduce loop extent that depends on another loop, other
 // blocks in the same top-level nest that access C, and anything that is not
 // such a reduction.
 //
@@ -77,6 +82,52 @@ std::vector<LoopUse> classifyLoops(const InstArgs& args, const BlockNode& b,
     uses.push_back(u);
   }
   return uses;
+}
+
+// The && conjuncts of a predicate (none for null).
+std::vector<PrimExpr> conjuncts(const PrimExpr& p) {
+  if (!p) return {};
+  if (const auto* b = p->as<BinaryNode>(); b && b->op == BinaryOp::And) {
+    std::vector<PrimExpr> out = conjuncts(b->a), rest = conjuncts(b->b);
+    out.insert(out.end(), rest.begin(), rest.end());
+    return out;
+  }
+  return {p};
+}
+
+PrimExpr conjoin(const std::vector<PrimExpr>& cs) {
+  PrimExpr out;
+  for (const auto& c : cs) out = out ? build::land(out, c) : c;
+  return out;
+}
+
+bool usesAnyLoop(const PrimExpr& e, const std::vector<const ForNode*>& loops) {
+  return std::any_of(loops.begin(), loops.end(),
+                     [&](const ForNode* f) { return usesVar(e, f->loop_var.get()); });
+}
+
+// For messages: "loop %k0" or "loops %k0, %k1", those of `loops` that `e` uses.
+std::string describeLoopsIn(const PrimExpr& e, const std::vector<const ForNode*>& loops) {
+  std::string names;
+  int n = 0;
+  for (const ForNode* f : loops)
+    if (usesVar(e, f->loop_var.get())) names += (n++ ? ", %" : "%") + f->loop_var->name;
+  return (n == 1 ? "loop " : "loops ") + names;
+}
+
+// An analyzer that knows the ranges of the loops.
+Analyzer loopRanges(const std::vector<const ForNode*>& loops) {
+  Analyzer az;
+  for (const ForNode* f : loops) az.bind(f->loop_var, makeInt(0), f->extent);
+  return az;
+}
+
+// `e` with the given loops' variables replaced by 0 (except `keep`).
+PrimExpr atZero(const PrimExpr& e, const std::vector<const ForNode*>& loops, const ForNode* keep = nullptr) {
+  Substituter zero;
+  for (const ForNode* f : loops)
+    if (f != keep) zero.mapVar(f->loop_var, makeInt(0));
+  return zero(e);
 }
 
 bool isUnitLoop(const ForNode& f) {
@@ -165,15 +216,29 @@ std::vector<RVValue> applyDecomposeReduction(ScheduleState& s, const InstArgs& a
       outer.mapVar(v, makeInt(0));
     }
   }
-  auto checkNoReduceLoop = [&](const PrimExpr& e, const std::string& what) {
-    for (const ForNode* f : reduce_loops)
-      if (usesVar(e, f->loop_var.get()))
-        args.fail(what + " depends on " + ScheduleState::describe(f->loop_var) +
-                  ", which binds a reduce iteration variable");
-  };
-  if (b.predicate) checkNoReduceLoop(b.predicate, "the predicate of " + ScheduleState::describe(b));
   for (const auto& [nv, f] : copied)
-    checkNoReduceLoop(f->extent, "the extent of " + ScheduleState::describe(f->loop_var));
+    if (usesAnyLoop(f->extent, reduce_loops))
+      args.fail("the extent of " + ScheduleState::describe(f->loop_var) +
+                " depends on a loop that binds a reduce iteration variable");
+
+  // The predicate: conditions on the reduce loops are dropped when they hold
+  // where the original runs the init (all reduce loops at 0, where the
+  // reduce variables are 0); the others stay, on the copied loops.
+  std::vector<PrimExpr> kept;
+  Analyzer ranges = loopRanges(loops);
+  for (const auto& c : conjuncts(b.predicate)) {
+    if (!usesAnyLoop(c, reduce_loops)) {
+      kept.push_back(outer(c));
+      continue;
+    }
+    bool holds = ranges.canProve(atZero(c, reduce_loops));
+    for (const auto& iv : b.iter_vars)
+      if (iv.kind == IterKind::reduce)
+        holds = holds && ranges.canProve(build::eq(atZero(iv.binding, reduce_loops), 0));
+    if (!holds)
+      args.fail("the predicate of " + ScheduleState::describe(b) + " has a condition on " +
+                describeLoopsIn(c, reduce_loops) + " that may not hold where its init runs");
+  }
 
   // Other blocks under `at` must not touch what the init writes, nor
   // write what it reads: the init now runs before all of them.
@@ -203,7 +268,7 @@ std::vector<RVValue> applyDecomposeReduction(ScheduleState& s, const InstArgs& a
   std::vector<Access> accesses = accessesIn(init);
   std::string init_name = uniqueBlockName(s.func, name + "_init");
   Stmt nest = makeBlock(init_name, ivs, pointRegions(accesses, false), pointRegions(accesses, true), init,
-                        nullptr, b.predicate ? outer(b.predicate) : nullptr);
+                        nullptr, conjoin(kept));
   for (size_t i = copied.size(); i-- > 0;) {
     const ForNode* f = copied[i].second;
     nest = makeFor(copied[i].first, outer(f->extent), nest, f->loop_kind, f->thread_tag);
@@ -296,7 +361,7 @@ std::vector<RVValue> applyRFactor(ScheduleState& s, const InstArgs& args, std::o
   args.expectCount(1);
   args.allowAttrs({"factor_axis"});
   const Var lv = args.loop(0);
-  const int64_t factor_axis = args.intAttr("factor_axis", 0);
+  int64_t factor_axis = args.intAttr("factor_axis", 0);
   StmtPath loop_path = *findLoop(s.func.body, lv.get());
   const ForNode& rf_loop = *loop_path.target()->as<ForNode>();
 
@@ -330,19 +395,25 @@ std::vector<RVValue> applyRFactor(ScheduleState& s, const InstArgs& args, std::o
                 " binds both spatial and reduce iteration variables of " + what);
     if (u.reduce) reduce_loops.push_back(u.loop);
   }
-  for (const ForNode* f : reduce_loops) {
-    if (b.predicate && usesVar(b.predicate, f->loop_var.get()))
-      args.fail("the predicate of " + what + " depends on " + ScheduleState::describe(f->loop_var) +
-                ", which binds a reduce iteration variable; some partial results might stay uninitialized");
+  // The rf block keeps the predicate. Each partial result (a value of the
+  // rf loop) must still be initialized: a condition on the reduce loops must
+  // hold where the other reduce loops are 0, for every value of the rf loop.
+  Analyzer ranges = loopRanges(loops);
+  for (const auto& c : conjuncts(b.predicate))
+    if (usesAnyLoop(c, reduce_loops) && !ranges.canProve(atZero(c, reduce_loops, &rf_loop)))
+      args.fail("the predicate of " + what + " has a condition on " + describeLoopsIn(c, reduce_loops) +
+                " that may skip the first iteration for some value of " + ScheduleState::describe(lv) +
+                "; some partial results would stay uninitialized");
+  for (const ForNode* f : reduce_loops)
     for (const ForNode* g : loops)
       if (usesVar(f->extent, g->loop_var.get()))
         args.fail("the extent of " + ScheduleState::describe(f->loop_var) + " depends on " +
                   ScheduleState::describe(g->loop_var));
-  }
   const int64_t rank = static_cast<int64_t>(red.out->shape.size());
-  if (factor_axis < 0 || factor_axis > rank)
-    args.fail("factor_axis " + std::to_string(factor_axis) + " is out of range [0, " + std::to_string(rank) +
-              "] for %" + red.out->name);
+  if (factor_axis < -rank - 1 || factor_axis > rank)
+    args.fail("factor_axis " + std::to_string(factor_axis) + " is out of range [" +
+              std::to_string(-rank - 1) + ", " + std::to_string(rank) + "] for %" + red.out->name);
+  if (factor_axis < 0) factor_axis += rank + 1;
   const Stmt& nest = path.nodes[topLevelIndex(path)];
   for (bool writes : {true, false})
     if (const BlockNode* o = otherBlockAccessing(nest, &b, red.out, writes))
