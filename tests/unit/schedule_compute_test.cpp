@@ -72,7 +72,7 @@ std::string twoStagesWith(const std::string& body) {
 
 // --- compute_at ------------------------------------------------------------------
 
-TEST(ComputeAt, ProducerUnderTheOuterLoop) {
+TEST(ScheduleComputeAt, ProducerUnderTheOuterLoop) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -101,7 +101,7 @@ TEST(ComputeAt, ProducerUnderTheOuterLoop) {
             "}\n");
 }
 
-TEST(ComputeAt, ProducerUnderTheInnerLoop) {
+TEST(ScheduleComputeAt, ProducerUnderTheInnerLoop) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -119,7 +119,7 @@ TEST(ComputeAt, ProducerUnderTheInnerLoop) {
 )"));
 }
 
-TEST(ComputeAt, PreserveUnitLoops) {
+TEST(ScheduleComputeAt, PreserveUnitLoops) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -143,7 +143,7 @@ TEST(ComputeAt, PreserveUnitLoops) {
             std::string::npos);
 }
 
-TEST(ComputeAt, RootLeavesTheBlockWhereItIs) {
+TEST(ScheduleComputeAt, RootLeavesTheBlockWhereItIs) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   BlockRV b = sch.getBlock("B");
@@ -180,7 +180,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 }
 )";
 
-TEST(ComputeAt, StencilUnderTheInnerSplitLoop) {
+TEST(ScheduleComputeAt, StencilUnderTheInnerSplitLoop) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -208,7 +208,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 )");
 }
 
-TEST(ComputeAt, StencilUnderTheOuterSplitLoop) {
+TEST(ScheduleComputeAt, StencilUnderTheOuterSplitLoop) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -236,9 +236,109 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 )");
 }
 
+// The same with the consumer's loop split by the schedule.
+TEST(ScheduleComputeAt, StencilUnderALoopSplitByTheSchedule) {
+  const char* text = R"(
+prim @stencil(%a: f32[18], %c: f32[16]) {
+  alloc_buffer %b: f32[18]
+  for %i in 0..18 {
+    block "B" (%vi = spatial(18, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..16 {
+    block "C" (%vi = spatial(16, %i)) {
+      reads(%b[%vi +: 3])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
+    }
+  }
+}
+)";
+  ir::PrimFunc f = parsePrim(text);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  auto tiles = sch.split(loops[0], {std::nullopt, int64_t{4}});
+  sch.computeAt(sch.getBlock("B"), tiles[1]);
+  expectResult(f, sch, R"(
+prim @stencil(%a: f32[18], %c: f32[16]) {
+  alloc_buffer %b: f32[18]
+  for %io in 0..4 {
+    for %ii in 0..4 {
+      for %ax0 in 0..3 {
+        block "B" (%vi = spatial(18, %io * 4 + %ii + %ax0)) {
+          reads(%a[%vi])
+          writes(%b[%vi])
+          %b[%vi] = %a[%vi] * 2.0
+        }
+      }
+      block "C" (%vi = spatial(16, %io * 4 + %ii)) {
+        reads(%b[%vi +: 3])
+        writes(%c[%vi])
+        %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
+      }
+    }
+  }
+}
+)");
+}
+
+// A non-divisible split of the producer: the consumer follows each tile,
+// with the split's predicate.
+TEST(ScheduleReverseComputeAt, ConsumerFollowsATileOfANonDivisibleSplit) {
+  const char* text = R"(
+prim @f(%a: f32[10], %c: f32[10]) {
+  alloc_buffer %b: f32[10]
+  for %i in 0..10 {
+    block "B" (%vi = spatial(10, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..10 {
+    block "C" (%vi = spatial(10, %i)) {
+      reads(%b[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + 1.0
+    }
+  }
+}
+)";
+  ir::PrimFunc f = parsePrim(text);
+  Schedule sch(f);
+  auto tiles = sch.split(sch.getLoops(sch.getBlock("B"))[0], {std::nullopt, int64_t{4}});
+  sch.reverseComputeAt(sch.getBlock("C"), tiles[0]);
+  expectResult(f, sch, R"(
+prim @f(%a: f32[10], %c: f32[10]) {
+  alloc_buffer %b: f32[10]
+  for %io in 0..3 {
+    for %ii in 0..4 {
+      block "B" (%vi = spatial(10, %io * 4 + %ii)) {
+        where(%io * 4 + %ii < 10)
+        reads(%a[%vi])
+        writes(%b[%vi])
+        %b[%vi] = %a[%vi] * 2.0
+      }
+    }
+    for %ax0 in 0..4 {
+      block "C" (%vi = spatial(10, %io * 4 + %ax0)) {
+        where(%io * 4 + %ax0 < 10)
+        reads(%b[%vi])
+        writes(%c[%vi])
+        %c[%vi] = %b[%vi] + 1.0
+      }
+    }
+  }
+}
+)");
+}
+
 // The consumer's loop split 3 x 6 (non-divisible, with a predicate): the
 // region of the last iteration leaves B's domain, so B gets a predicate.
-TEST(ComputeAt, RegionLeavingTheDomainGetsAPredicate) {
+TEST(ScheduleComputeAt, RegionLeavingTheDomainGetsAPredicate) {
   const char* text = R"(
 prim @stencil(%a: f32[18], %c: f32[16]) {
   alloc_buffer %b: f32[18]
@@ -320,7 +420,7 @@ prim @dense_relu(%x: f32[4, 8], %w: f32[6, 8], %out: f32[4, 6]) {
 }
 )";
 
-TEST(ComputeAt, ReductionProducerKeepsItsReduceLoop) {
+TEST(ScheduleComputeAt, ReductionProducerKeepsItsReduceLoop) {
   ir::PrimFunc f = parsePrim(kDenseRelu);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("relu"));
@@ -386,7 +486,7 @@ const char* kBlockBN = R"(
       }
 )";
 
-TEST(ComputeAt, SymbolicExtent) {
+TEST(ScheduleComputeAt, SymbolicExtent) {
   ir::PrimFunc f = parsePrim(kTwoStagesN);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -412,7 +512,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
                {{"n", 3}});
 }
 
-TEST(ComputeAt, SymbolicRegionExtentIsRefused) {
+TEST(ScheduleComputeAt, SymbolicRegionExtentIsRefused) {
   const char* text = R"(
 prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   alloc_buffer %b: f32[n, 16]
@@ -446,7 +546,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   sch.computeAt(b, loops[1]);  // one row and one column per iteration
 }
 
-TEST(ComputeAt, IllegalUsesAreRefused) {
+TEST(ScheduleComputeAt, IllegalUsesAreRefused) {
   // A second consumer outside the loop.
   std::string three = kTwoStages;
   three.insert(three.rfind('}'), R"(
@@ -483,7 +583,7 @@ TEST(ComputeAt, IllegalUsesAreRefused) {
   EXPECT_EQ(sch.func().trace.insts.size(), 4u);
 }
 
-TEST(ComputeAt, ParameterOutputsAndBlocksSharingANestAreRefused) {
+TEST(ScheduleComputeAt, ParameterOutputsAndBlocksSharingANestAreRefused) {
   const char* text = R"(
 prim @f(%a: f32[8], %b: f32[8], %c: f32[8]) {
   for %i in 0..8 {
@@ -572,7 +672,7 @@ const char* kDenseBlock = R"(
         }
 )";
 
-TEST(ReverseComputeAt, EpilogueUnderTheMatmulRowLoop) {
+TEST(ScheduleReverseComputeAt, EpilogueUnderTheMatmulRowLoop) {
   ir::PrimFunc f = parsePrim(kDenseBiasRelu);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("dense"));
@@ -608,7 +708,7 @@ prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 
 )");
 }
 
-TEST(ReverseComputeAt, EpilogueUnderTheMatmulColumnLoop) {
+TEST(ScheduleReverseComputeAt, EpilogueUnderTheMatmulColumnLoop) {
   ir::PrimFunc f = parsePrim(kDenseBiasRelu);
   Schedule sch(f);
   sch.reverseComputeInline(sch.getBlock("relu"));
@@ -635,7 +735,7 @@ prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 
 }
 
 // The producer's loop split in IR: the consumer follows the tile.
-TEST(ReverseComputeAt, ConsumerFollowsASplitProducer) {
+TEST(ScheduleReverseComputeAt, ConsumerFollowsASplitProducer) {
   const char* text = R"(
 prim @f(%a: f32[10], %c: f32[10]) {
   alloc_buffer %b: f32[10]
@@ -687,7 +787,7 @@ prim @f(%a: f32[10], %c: f32[10]) {
 )");
 }
 
-TEST(ReverseComputeAt, SymbolicExtent) {
+TEST(ScheduleReverseComputeAt, SymbolicExtent) {
   ir::PrimFunc f = parsePrim(kTwoStagesN);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("B"));
@@ -716,7 +816,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
                {{"n", 2}});
 }
 
-TEST(ReverseComputeAt, IllegalUsesAreRefused) {
+TEST(ScheduleReverseComputeAt, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseBiasRelu));
   BlockRV dense = sch.getBlock("dense"), bias = sch.getBlock("bias"), relu = sch.getBlock("relu");
   auto loops = sch.getLoops(dense);
@@ -793,7 +893,7 @@ prim @pad_conv(%a: f32[8], %w: f32[3], %c: f32[8]) {
 }
 )";
 
-TEST(ComputeInline, PaddingIntoConvolution) {
+TEST(ScheduleComputeInline, PaddingIntoConvolution) {
   ir::PrimFunc f = parsePrim(kPadConv);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("pad"));
@@ -816,7 +916,7 @@ prim @pad_conv(%a: f32[8], %w: f32[3], %c: f32[8]) {
   expectScheduleError([&] { sch.getBlock("pad"); }, "no block \"pad\"");
 }
 
-TEST(ComputeInline, ReadRegionsAreMapped) {
+TEST(ScheduleComputeInline, ReadRegionsAreMapped) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
@@ -835,7 +935,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 )");
 }
 
-TEST(ComputeInline, TwoStages) {
+TEST(ScheduleComputeInline, TwoStages) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
@@ -854,7 +954,7 @@ prim @f(%a: f32[8, 16], %c: f32[8, 16]) {
 )");
 }
 
-TEST(ComputeInline, SymbolicShapes) {
+TEST(ScheduleComputeInline, SymbolicShapes) {
   ir::PrimFunc f = parsePrim(kTwoStagesN);
   const char* expected = R"(
 prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
@@ -880,7 +980,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   expectResult(f, rev, renamed, {{"n", 4}});
 }
 
-TEST(ComputeInline, IllegalUsesAreRefused) {
+TEST(ScheduleComputeInline, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseBiasRelu));
   expectScheduleError([&] { sch.computeInline(sch.getBlock("dense")); },
                       "in prim @dense_bias_relu: cannot inline block \"dense\": it is a reduction");
@@ -898,7 +998,7 @@ TEST(ComputeInline, IllegalUsesAreRefused) {
 
 // --- reverse_compute_inline --------------------------------------------------------
 
-TEST(ReverseComputeInline, ReluIntoAdd) {
+TEST(ScheduleReverseComputeInline, ReluIntoAdd) {
   const char* text = R"(
 prim @add_relu(%a: f32[4, 6], %b: f32[4, 6], %c: f32[4, 6]) {
   alloc_buffer %t: f32[4, 6]
@@ -940,7 +1040,7 @@ prim @add_relu(%a: f32[4, 6], %b: f32[4, 6], %c: f32[4, 6]) {
 )");
 }
 
-TEST(ReverseComputeInline, IllegalUsesAreRefused) {
+TEST(ScheduleReverseComputeInline, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseRelu));
   expectScheduleError([&] { sch.reverseComputeInline(sch.getBlock("relu")); },
                       "cannot reverse-inline block \"relu\": its producer block \"dense\" is a reduction");
@@ -978,7 +1078,7 @@ prim @f(%a: f32[8], %c: f32[8]) {
 }
 )";
 
-TEST(Hazards, OverwrittenInputsAreRefused) {
+TEST(ScheduleComputeHazards, OverwrittenInputsAreRefused) {
   Schedule sch(parsePrim(kOverwrite));
   BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
   expectScheduleError(
@@ -996,7 +1096,7 @@ TEST(Hazards, OverwrittenInputsAreRefused) {
                       "producer and it");
 }
 
-TEST(Hazards, PredicatesThatSkipIterationsAreRefused) {
+TEST(ScheduleComputeHazards, PredicatesThatSkipIterationsAreRefused) {
   std::string text = kTwoStages;
   text.insert(text.find("        reads(%a"), "        where(%i % 2 == 0)\n");
   Schedule sch(parsePrim(text));
@@ -1019,7 +1119,7 @@ TEST(Hazards, PredicatesThatSkipIterationsAreRefused) {
 
 // A reduction without an init (accumulating into a zeroed buffer) cannot be
 // recomputed, but a consumer can still follow it.
-TEST(Hazards, ReductionWithoutInit) {
+TEST(ScheduleComputeHazards, ReductionWithoutInit) {
   const char* text = R"(
 prim @f(%x: f32[4, 8], %out: f32[4]) {
   alloc_buffer %s: f32[4]
@@ -1070,7 +1170,7 @@ prim @f(%x: f32[4, 8], %out: f32[4]) {
 )");
 }
 
-TEST(Hazards, SeveralWritersAndReaders) {
+TEST(ScheduleComputeHazards, SeveralWritersAndReaders) {
   // B2 updates %b in place after B; D reads %t besides C.
   std::string text = kTwoStages;
   text.insert(text.find("  for %i in 0..8 {\n    for %j in 0..16 {\n      block \"C\""), R"(  for %i in 0..8 {
@@ -1173,7 +1273,7 @@ prim @f(%a: f32[8], %c: f32[8], %d: f32[8]) {
   EXPECT_TRUE(ir::structuralEqual(replayTrace(jf, s3.func().trace), s3.func()));
 }
 
-TEST(Hazards, ConsumerReadingMoreThanTheLoopWrites) {
+TEST(ScheduleComputeHazards, ConsumerReadingMoreThanTheLoopWrites) {
   const char* text = R"(
 prim @f(%a: f32[8], %c: f32[8]) {
   alloc_buffer %b: f32[8]
@@ -1275,7 +1375,7 @@ prim @fused_conv2d_add_relu(%x: f32[1, 2, 6, 6], %w: f32[3, 2, 3, 3], %b: f32[1,
 }
 )";
 
-TEST(Legalized, ConvolutionWithPaddingAndEpilogue) {
+TEST(ScheduleComputeLegalized, ConvolutionWithPaddingAndEpilogue) {
   ir::PrimFunc f = parsePrim(kLegalizedConv);
   // Pad computed per output row, bias+relu folded and moved under the row loop.
   Schedule sch(f);
@@ -1346,7 +1446,7 @@ prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
 }
 )";
 
-TEST(Legalized, SoftmaxReductionsUnderTheRowLoop) {
+TEST(ScheduleComputeLegalized, SoftmaxReductionsUnderTheRowLoop) {
   ir::PrimFunc f = parsePrim(kLegalizedSoftmax);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("softmax"));
@@ -1394,9 +1494,130 @@ prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
                {{"n", 3}});
 }
 
+// --- with the other primitives -------------------------------------------------------
+
+const char* kMatmul = R"(
+prim @mm(%a: f32[16, 12], %b: f32[12, 8], %c: f32[16, 8]) {
+  for %i in 0..16 {
+    for %j in 0..8 {
+      for %k in 0..12 {
+        block "mm" (%vi = spatial(16, %i), %vj = spatial(8, %j), %vk = reduce(12, %k)) {
+          reads(%a[%vi, %vk], %b[%vk, %vj])
+          writes(%c[%vi, %vj])
+          init {
+            %c[%vi, %vj] = 0.0
+          }
+          %c[%vi, %vj] = %c[%vi, %vj] + %a[%vi, %vk] * %b[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+)";
+
+// GPU-style tiling: operand tiles copied to shared memory per reduction
+// step, the accumulator tile written back from local memory per output tile.
+TEST(ScheduleComputePipeline, TiledMatmulWithSharedAndLocalCaches) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  BlockRV mm = sch.getBlock("mm");
+  auto loops = sch.getLoops(mm);
+  auto i = sch.split(loops[0], {std::nullopt, int64_t{4}});
+  auto j = sch.split(loops[1], {std::nullopt, int64_t{4}});
+  auto k = sch.split(loops[2], {std::nullopt, int64_t{4}});
+  sch.reorder({i[0], j[0], k[0], i[1], j[1], k[1]});
+  BlockRV as = sch.cacheRead(mm, 0, ir::StorageScope::shared);
+  BlockRV bs = sch.cacheRead(mm, 1, ir::StorageScope::shared);
+  BlockRV cl = sch.cacheWrite(mm, 0, ir::StorageScope::local);
+  sch.computeAt(as, k[0]);
+  sch.computeAt(bs, k[0]);
+  sch.reverseComputeAt(cl, j[0]);
+  expectResult(f, sch, R"(
+prim @mm(%a: f32[16, 12], %b: f32[12, 8], %c: f32[16, 8]) {
+  alloc_buffer %a_shared: f32[16, 12] shared
+  alloc_buffer %b_shared: f32[12, 8] shared
+  alloc_buffer %c_local: f32[16, 8] local
+  for %i_0 in 0..4 {
+    for %j_0 in 0..2 {
+      for %k_0 in 0..3 {
+        for %ax0 in 0..4 {
+          for %ax1 in 0..4 {
+            block "b_shared" (%v0 = spatial(12, %k_0 * 4 + %ax0), %v1 = spatial(8, %j_0 * 4 + %ax1)) {
+              reads(%b[%v0, %v1])
+              writes(%b_shared[%v0, %v1])
+              %b_shared[%v0, %v1] = %b[%v0, %v1]
+            }
+          }
+        }
+        for %ax0 in 0..4 {
+          for %ax1 in 0..4 {
+            block "a_shared" (%v0 = spatial(16, %i_0 * 4 + %ax0), %v1 = spatial(12, %k_0 * 4 + %ax1)) {
+              reads(%a[%v0, %v1])
+              writes(%a_shared[%v0, %v1])
+              %a_shared[%v0, %v1] = %a[%v0, %v1]
+            }
+          }
+        }
+        for %i_1 in 0..4 {
+          for %j_1 in 0..4 {
+            for %k_1 in 0..4 {
+              block "mm" (%vi = spatial(16, %i_0 * 4 + %i_1), %vj = spatial(8, %j_0 * 4 + %j_1), %vk = reduce(12, %k_0 * 4 + %k_1)) {
+                reads(%a_shared[%vi, %vk], %b_shared[%vk, %vj])
+                writes(%c_local[%vi, %vj])
+                init {
+                  %c_local[%vi, %vj] = 0.0
+                }
+                %c_local[%vi, %vj] = %c_local[%vi, %vj] + %a_shared[%vi, %vk] * %b_shared[%vk, %vj]
+              }
+            }
+          }
+        }
+      }
+      for %ax0 in 0..4 {
+        for %ax1 in 0..4 {
+          block "c_local" (%v0 = spatial(16, %i_0 * 4 + %ax0), %v1 = spatial(8, %j_0 * 4 + %ax1)) {
+            reads(%c_local[%v0, %v1])
+            writes(%c[%v0, %v1])
+            %c[%v0, %v1] = %c_local[%v0, %v1]
+          }
+        }
+      }
+    }
+  }
+}
+)");
+  // The accumulator is not final inside the reduction loop.
+  Schedule bad(f);
+  BlockRV mm2 = bad.getBlock("mm");
+  BlockRV cl2 = bad.cacheWrite(mm2, 0, ir::StorageScope::local);
+  auto l2 = bad.getLoops(mm2);
+  expectScheduleError([&] { bad.reverseComputeAt(cl2, l2[2]); }, "reduces over loop %k");
+}
+
+// Sampled compute locations of a cache copy, replayed and mutated.
+TEST(ScheduleComputePipeline, SampledLocationsOfACacheCopy) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    Schedule sch(f, seed);
+    BlockRV mm = sch.getBlock("mm");
+    BlockRV as = sch.cacheRead(mm, 0, ir::StorageScope::shared);
+    LoopRV l = sch.sampleComputeLocation(as);
+    sch.computeAt(as, l);
+    expectSameMeaning(f, sch.func());
+    EXPECT_TRUE(ir::structuralEqual(replayTrace(f, sch.func().trace), sch.func()));
+    // Every other decision replays to an equivalent program too.
+    for (int64_t d = -1; d < 3; ++d) {
+      ir::Trace t = sch.func().trace;
+      for (auto& inst : t.insts)
+        if (inst.name == "sample_compute_location") inst.decision = ir::AttrValue(d);
+      expectSameMeaning(f, replayTrace(f, t));
+    }
+  }
+}
+
 // --- sample_compute_location -------------------------------------------------------
 
-TEST(SampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
+TEST(ScheduleSampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
   for (const char* text : {kTwoStages, kStencil, kDenseRelu}) {
     ir::PrimFunc f = parsePrim(text);
     std::string producer = text == kDenseRelu ? "dense" : "B";
@@ -1418,7 +1639,7 @@ TEST(SampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
   }
 }
 
-TEST(SampleComputeLocation, SamplesAreRecordedAndReplay) {
+TEST(ScheduleSampleComputeLocation, SamplesAreRecordedAndReplay) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   std::set<int64_t> seen;
   for (uint64_t seed = 0; seed < 16; ++seed) {
@@ -1435,7 +1656,7 @@ TEST(SampleComputeLocation, SamplesAreRecordedAndReplay) {
   EXPECT_EQ(seen, (std::set<int64_t>{-1, 0, 1}));
 }
 
-TEST(SampleComputeLocation, OnlyLegalLoopsAreCandidates) {
+TEST(ScheduleSampleComputeLocation, OnlyLegalLoopsAreCandidates) {
   // B's consumers C and D: only the loop enclosing both qualifies.
   const char* text = R"(
 prim @f(%a: f32[8, 4], %c: f32[8, 4], %d: f32[8, 4]) {

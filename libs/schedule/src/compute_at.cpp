@@ -257,10 +257,10 @@ BinaryOp flip(BinaryOp op) {
 bool keepsDomain(const Restriction& r, const PrimExpr& extent, const Analyzer& az) {
   using namespace build;
   switch (r.op) {
-    case BinaryOp::LT: return proves(az, ge(r.bound, extent));
-    case BinaryOp::LE: return proves(az, ge(r.bound, extent - 1));
-    case BinaryOp::GT: return proves(az, lt(r.bound, 0));
-    case BinaryOp::GE: return proves(az, le(r.bound, 0));
+    case BinaryOp::LT: return az.canProve(ge(r.bound, extent));
+    case BinaryOp::LE: return az.canProve(ge(r.bound, extent - 1));
+    case BinaryOp::GT: return az.canProve(lt(r.bound, 0));
+    case BinaryOp::GE: return az.canProve(le(r.bound, 0));
     default: return false;
   }
 }
@@ -334,7 +334,7 @@ Stmt reverseComputeAtBody(const ScheduleState& s, const std::string& name, const
     // The producer's predicate may only bound the indices it writes.
     std::vector<Restriction> found;
     for (const auto& cond : conjuncts(p.predicate)) {
-      if (proves(all_az, cond)) continue;
+      if (all_az.canProve(cond)) continue;
       const auto* cmp = cond->as<BinaryNode>();
       bool ok = false;
       if (cmp && (cmp->op == BinaryOp::LT || cmp->op == BinaryOp::LE || cmp->op == BinaryOp::GT ||
@@ -371,8 +371,8 @@ Stmt reverseComputeAtBody(const ScheduleState& s, const std::string& name, const
       const PrimExpr& dom = c.iter_vars[kc].extent;
       auto ib = in_az.bounds(idx[d]);
       auto fb = all_az.bounds(idx[d]);
-      bool covers = ib && fb && proves(all_az, build::le(fb->min, 0)) &&
-                    proves(all_az, build::ge(fb->max, build::lit(dom) - 1));
+      bool covers = ib && fb && all_az.canProve(build::le(fb->min, 0)) &&
+                    all_az.canProve(build::ge(fb->max, build::lit(dom) - 1));
       for (const auto& r : found)
         if (r.dim == d) covers &= keepsDomain(r, dom, all_az);
       if (!covers) m.fail("the blocks under that loop do not write all of %" + buf->name + " that it reads");
