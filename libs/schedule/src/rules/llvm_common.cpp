@@ -73,7 +73,8 @@ bool hasLoad(const PrimExpr& e) {
   if (e->as<LoadNode>()) return true;
   if (const auto* b = e->as<BinaryNode>()) return hasLoad(b->a) || hasLoad(b->b);
   if (const auto* u = e->as<UnaryNode>()) return hasLoad(u->a);
-  if (const auto* s = e->as<SelectNode>()) return hasLoad(s->cond) || hasLoad(s->true_value) || hasLoad(s->false_value);
+  if (const auto* s = e->as<SelectNode>())
+    return hasLoad(s->cond) || hasLoad(s->true_value) || hasLoad(s->false_value);
   if (const auto* c = e->as<CastNode>()) return hasLoad(c->value);
   if (const auto* c = e->as<CallNode>())
     return std::any_of(c->args.begin(), c->args.end(), [](const PrimExpr& a) { return hasLoad(a); });

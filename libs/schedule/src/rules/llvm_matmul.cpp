@@ -30,7 +30,6 @@
 #include <set>
 
 #include "../tree.h"
-
 #include "llvm_common.h"
 
 namespace mlcc::schedule::cpu {
@@ -150,7 +149,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
 
   // Padding: per outer (parallel) tile, right before it is read. The
   // epilogue: under the last S1 loop, where each register tile is done.
-  std::optional<LoopRV> tile = !s1.empty() ? std::optional(s1.back())
+  std::optional<LoopRV> tile = !s1.empty()   ? std::optional(s1.back())
                                : !s0.empty() ? std::optional(s0.back())
                                              : std::nullopt;
   // Padding goes under S0 only when each parallel iteration pads its own
