@@ -454,6 +454,33 @@ graph @main(%x: f32[1, 32, 14, 14]) -> f32[1, 32, 1, 1] {
             loopsOf(f, "global_avg_pool2d_divide").loops.front());
 }
 
+TEST(ScheduleRulesCpu, SymbolicRowsSoftmaxAndMiddleAxisSum) {
+  const char* graph = R"(mlcc.ir 1
+graph @main(%x: f32[n, 10], %z: f32[8, 3, 40]) -> (f32[n, 10], f32[8, 40]) {
+  dataflow {
+    %s: f32[n, 10] = softmax(%x, axis = -1)
+    %r: f32[8, 40] = sum(%z, axes = [1])
+  }
+  return (%s, %r)
+}
+)";
+  auto s = scheduleAndCheck(graph, "fused_softmax");
+  EXPECT_EQ(s.rule, "reduction");
+  // The n rows in parallel, each with its reductions; 10 columns: vectors of 5.
+  auto out = loopsOf(s.after, "softmax");
+  EXPECT_EQ(out.loops.front()->loop_kind, ir::LoopKind::parallel);
+  EXPECT_EQ(out.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(out).back(), 5);
+  EXPECT_EQ(loopsOf(s.after, "softmax_max").loops.front(), out.loops.front());
+  // A sum over the middle axis: the output columns walk the input's last
+  // dimension, so they are the vector, inside the reduction.
+  auto sum = scheduleAndCheck(graph, "fused_sum");
+  EXPECT_EQ(sum.rule, "reduction");
+  auto l = loopsOf(sum.after, "sum");
+  EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(l).back(), 8);
+}
+
 // --- injective -----------------------------------------------------------------------
 
 TEST(ScheduleRulesCpu, ElementwiseChainIsOneVectorizedParallelLoop) {
@@ -493,6 +520,23 @@ graph @main(%x: f32[n, 13, 7]) -> f32[n, 7, 13] {
   EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized);
   EXPECT_EQ(extents(l).back(), 7);  // 91 = 7 * 13: a divisor, no predicate
   EXPECT_EQ(l.loops.front()->loop_kind, ir::LoopKind::parallel);
+}
+
+TEST(ScheduleRulesCpu, ConcatOfAnInlinedProducerWithSymbolicRows) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[n, 4], %y: f32[n, 6]) -> f32[n, 10] {
+  dataflow {
+    %e: f32[n, 4] = exp(%x)
+    %c: f32[n, 10] = concat(%e, %y, axis = 1)
+  }
+  return %c
+}
+)",
+                            "fused_exp_concat");
+  EXPECT_EQ(s.rule, "injective");
+  EXPECT_EQ(blockNames(s.after), std::vector<std::string>{"concat"});
+  EXPECT_EQ(innermostKind(s.after, "concat"), ir::LoopKind::vectorized);
+  EXPECT_EQ(outermostKind(s.after, "concat"), ir::LoopKind::parallel);
 }
 
 TEST(ScheduleRulesCpu, RuleNamesAndAlreadyScheduledFunctions) {

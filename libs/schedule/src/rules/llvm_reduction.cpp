@@ -160,11 +160,15 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
       inner(loops.begin() + rows, loops.end());
 
   std::vector<std::string> moved;
+  std::vector<BlockRV> moved_rvs;
   for (auto it = earlier.rbegin(); it != earlier.rend(); ++it) {
     BlockRV p = sch.getBlock(*it);
-    if (attempt([&] { sch.computeAt(p, row_loops.back()); })) moved.push_back(*it);
+    if (attempt([&] { sch.computeAt(p, row_loops.back()); })) {
+      moved.push_back(*it);
+      moved_rvs.push_back(p);
+    }
   }
-  for (const auto& name : moved) decomposeAndVectorizeInit(sch, sch.getBlock(name));
+  for (const auto& p : moved_rvs) decomposeAndVectorizeInit(sch, p);
 
   const int64_t elements = productOrUnknown(sch, inner);
   if (contiguous && elements > 1) {
