@@ -160,8 +160,10 @@ bool parallelizeOutermost(Schedule& sch, const BlockRV& block);
 // reduce iteration variable depends on, or nullopt.
 std::optional<size_t> firstReduceLoop(Schedule& sch, const BlockRV& block, const std::vector<LoopRV>& loops);
 
-// decompose_reduction of the block at its first reduce loop; returns the
-// init block, or nullopt when it was refused.
+// decompose_reduction of the block: the init right before its first reduce
+// loop (TVM's usage), else, where the primitive refuses a reduce loop there,
+// before the loop right above it. Returns the init block, or nullopt when
+// both were refused (e.g. another block under that loop reads the output).
 std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block);
 
 // The multi-level (SSRSRS) tiling of a matmul-like or GEMV-like block named

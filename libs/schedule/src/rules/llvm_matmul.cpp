@@ -22,7 +22,8 @@
 // (the part of the padded input each parallel tile reads, right before it);
 // the remaining epilogue is computed under the last S1 loop (right after
 // its tile is reduced, while it is in cache) and vectorized; the
-// reduction's init is decomposed out and vectorized.
+// reduction's init is decomposed out and vectorized where
+// decompose_reduction allows it.
 // Extents that are symbolic or 1 are not split (they stay in S0).
 // Only divisors are used, so no predicates appear.
 // Weight layout packing is not done (see the report of this part).
@@ -147,14 +148,11 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
     order.insert(order.end(), level->begin(), level->end());
   if (order.size() > 1) sch.reorder(order);
 
-  // Padding: per outer (parallel) tile, right before it is read. The
-  // epilogue: under the last S1 loop, where each register tile is done.
-  std::optional<LoopRV> tile = !s1.empty()   ? std::optional(s1.back())
-                               : !s0.empty() ? std::optional(s0.back())
-                                             : std::nullopt;
-  // Padding goes under S0 only when each parallel iteration pads its own
-  // part: every dimension S0 splits indexes the padded operand (a split of
-  // the output channels would have all iterations pad the same input).
+  // Padding goes under the innermost S0 loop (right before it is read)
+  // only when each parallel iteration pads its own part: every dimension
+  // with S0 iterations indexes the padded operand (a split of the output
+  // channels would have all iterations pad the same input). The epilogue
+  // goes under the last S1 loop, where each register tile is done.
   auto pad_per_tile = [&](const std::string& pad) {
     if (s0.empty()) return false;
     std::set<const BufferNode*> written;
@@ -164,12 +162,16 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
     });
     for (size_t p = 0; p < info.spatial.size(); ++p) {
       const Dim& dim = dims[info.spatial[p]];
-      if (dim.parts.empty() || s0_factor[info.spatial[p]] <= 1) continue;
-      bool uses = (written.count(a_buffer) && info.a_uses[p]) || (written.count(b_buffer) && info.b_uses[p]);
-      if (!uses) return false;
+      const bool parallel_part = dim.extent ? s0_factor[info.spatial[p]] > 1 : true;
+      if (parallel_part && !(written.count(a_buffer) && info.a_uses[p]) &&
+          !(written.count(b_buffer) && info.b_uses[p]))
+        return false;
     }
     return true;
   };
+  std::optional<LoopRV> tile = !s1.empty()   ? std::optional(s1.back())
+                               : !s0.empty() ? std::optional(s0.back())
+                                             : std::nullopt;
   bool after_anchor = false;
   for (const Stage& st : stagesOf(sch.func())) {
     if (st.name == anchor) {
@@ -187,6 +189,9 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
   }
 
   parallelizeLoops(sch, s0, work);
+  // decompose_reduction refuses while the epilogue sits under the loop the
+  // init would go before (llvm_common.h, decomposeReduction): then the init
+  // stays in the block.
   if (auto init = decomposeReduction(sch, blk)) vectorizeInnermost(sch, *init);
   if (vec) sch.vectorize(dims[*vec].parts[3]);
   if (row) sch.unroll(dims[*row].parts[3]);
