@@ -221,6 +221,47 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
   EXPECT_NE(trace.find("max_innermost_factor = 64, n = 2) decision [4, 16]"), std::string::npos) << trace;
 }
 
+// A tuner mutates the recorded tile sizes: the same trace with other
+// decisions replays to another program with the same meaning.
+TEST(ScheduleRulesCpu, MutatedTileDecisionsReplayToTheSameMeaning) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
+  dataflow {
+    %d: f32[32, 48] = dense(%x, %w)
+    %a: f32[32, 48] = add(%d, %b)
+    %y: f32[32, 48] = relu(%a)
+  }
+  return %y
+}
+)",
+                            "fused_dense_add_relu");
+  // Decisions for i (32), j (48) and k (64).
+  struct Mutation {
+    std::vector<int64_t> i, j, k;
+  };
+  std::vector<Mutation> mutations = {{{1, 1, 4, 8}, {2, 2, 2, 6}, {1, 64}},
+                                     {{2, 2, 2, 4}, {3, 2, 1, 8}, {64, 1}},
+                                     {{8, 1, 1, 4}, {1, 6, 2, 4}, {4, 16}},
+                                     {{1, 2, 4, 4}, {6, 1, 1, 8}, {2, 32}}};
+  int changed = 0;
+  for (const auto& m : mutations) {
+    ir::Trace trace = s.after.trace;
+    int spatial = 0;
+    for (auto& inst : trace.insts) {
+      if (inst.name != "sample_perfect_tile") continue;
+      if (inst.decision->asList().size() == 2)
+        inst.decision = ir::AttrValue::ints(m.k);
+      else
+        inst.decision = ir::AttrValue::ints(spatial++ == 0 ? m.i : m.j);
+    }
+    SCOPED_TRACE(ir::printTrace(trace));
+    ir::PrimFunc mutated = replayTrace(s.before, trace);
+    test::expectSameMeaning(s.before, mutated, 1e-4);
+    changed += !ir::structuralEqual(mutated, s.after);
+  }
+  EXPECT_EQ(changed, 4);
+}
+
 TEST(ScheduleRulesCpu, BatchMatmul) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%a: f32[2, 16, 32], %b: f32[2, 32, 24]) -> f32[2, 16, 24] {
