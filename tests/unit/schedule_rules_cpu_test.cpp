@@ -170,6 +170,9 @@ Scheduled scheduleAndCheck(const std::string& graph, const std::string& name, do
     if (r.func == name) out = {*before, *after, r.rule};
   }
   EXPECT_FALSE(out.rule.empty()) << "no prim func @" << name;
+  // The scheduled module (traces included) prints and parses back.
+  std::string printed = ir::printModule(m);
+  EXPECT_EQ(ir::printModule(ir::parseModule(printed, "scheduled.ir")), printed);
   return out;
 }
 
