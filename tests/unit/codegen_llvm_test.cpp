@@ -536,6 +536,27 @@ prim @t(%A: f32[256], %C: f32[256]) {
     EXPECT_NE(k.llvmIR().find(std::string("v_") + fn), std::string::npos) << fn << "\n" << k.llvmIR();
 }
 
+// Vector math variants follow the target CPU: no AVX-512 calls for haswell.
+TEST(CodegenLLVM, VectorMathFollowsTargetCPU) {
+  ir::PrimFunc f = parsePrim(R"(
+prim @t(%A: f32[256], %C: f32[256]) {
+  for %i in 0..256 vectorized {
+    block "C" (%vi = spatial(256, %i)) {
+      reads(%A[%vi])
+      writes(%C[%vi])
+      %C[%vi] = tanh(%A[%vi])
+    }
+  }
+}
+)");
+  codegen::LLVMOptions haswell;
+  haswell.mcpu = "haswell";
+  codegen::JitKernel k = codegen::JitKernel::compile(f, haswell);
+  EXPECT_NE(k.llvmIR().find("_ZGVdN8v_tanhf"), std::string::npos) << k.llvmIR();
+  EXPECT_EQ(k.llvmIR().find("_ZGVeN16v_"), std::string::npos) << k.llvmIR();
+  expectCompiledMatches(f, 4e-7, {}, haswell);
+}
+
 TEST(CodegenLLVM, RefusesWhatItCannotCompile) {
   ir::PrimFunc cuda = parsePrim(R"(
 prim @g(%A: f32[64], %B: f32[64]) {
