@@ -23,10 +23,10 @@
 namespace mlcc::codegen {
 
 struct LLVMOptions {
-  std::string mcpu;    // "" or "native": the host CPU
-  int opt_level = 3;   // 0..3
-  std::string entry;   // the graph function to compile; "": the default entry
-  int num_threads = 0; // JIT only: threads for parallel loops (0: the machine's cores)
+  std::string mcpu;     // "" or "native": the host CPU
+  int opt_level = 3;    // 0..3
+  std::string entry;    // the graph function to compile; "": the default entry
+  int num_threads = 0;  // JIT only: threads for parallel loops (0: the machine's cores)
 };
 
 enum class Emit { obj, ll, asm_text };
@@ -40,7 +40,8 @@ struct CodegenStats {
 
 // Throws mlcc::Error (naming the function/block) for what it cannot compile:
 // symbolic shapes, graph ops that were not legalized, unknown externs.
-CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit, const std::string& output_path);
+CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
+                           const std::string& output_path);
 
 class JitKernel {
  public:
