@@ -68,8 +68,8 @@ void mlcc_rt_set_error(mlcc_rt_context* ctx, const char* message);
 void mlcc_rt_blas_dense(mlcc_rt_context* ctx, const float* x, const float* w, const float* bias, float* out,
                         int64_t M, int64_t N, int64_t K, int32_t relu);
 /* out[B, M, N] = a[B, M, K] * b[B, K, N] (B = 1 for plain matmul). */
-void mlcc_rt_blas_matmul(mlcc_rt_context* ctx, const float* a, const float* b, float* out, int64_t B, int64_t M,
-                         int64_t N, int64_t K);
+void mlcc_rt_blas_matmul(mlcc_rt_context* ctx, const float* a, const float* b, float* out, int64_t B,
+                         int64_t M, int64_t N, int64_t K);
 
 #ifdef __cplusplus
 }
