@@ -275,7 +275,7 @@ and --profile apply to compiled models only.)");
       dims[a.substr(0, eq)] = v;
     }
 
-    if (path != "-" && mlcc::host::isElfFile(path)) {
+    if (path != "-" && (mlcc::host::isElfFile(path) || path.ends_with(".so"))) {
       if (!entry.empty() || !dims.empty()) {
         std::cerr << "mlcc-run: --entry and --dim apply to IR files, not to a compiled model\n";
         return 2;
