@@ -270,6 +270,43 @@ prim @rowsum(%A: f32[19, 45], %D: f32[19]) {
   expectCompiledMatches(sch.func(), 1e-5);
 }
 
+// If/else statements inside a vectorized loop, and a reduction whose
+// vectorized loop runs over the reduce axis (float sums stay in order).
+TEST(CodegenLLVM, IfElseAndVectorizedReduceAxis) {
+  const char* text = R"(
+prim @ifs(%A: f32[12, 40], %B: f32[12, 40], %S: f32[12]) {
+  for %i in 0..12 {
+    for %j in 0..40 vectorized {
+      block "B" (%vi = spatial(12, %i), %vj = spatial(40, %j)) {
+        reads(%A[%vi, %vj])
+        writes(%B[%vi, %vj])
+        if %A[%vi, %vj] > 0.25 {
+          %B[%vi, %vj] = %A[%vi, %vj] * 2.0
+        } else {
+          if %vj % 3 == 1 {
+            %B[%vi, %vj] = -1.0
+          }
+        }
+      }
+    }
+  }
+  for %i in 0..12 {
+    for %k in 0..40 vectorized {
+      block "S" (%vi = spatial(12, %i), %vk = reduce(40, %k)) {
+        reads(%B[%vi, %vk])
+        writes(%S[%vi])
+        init {
+          %S[%vi] = 0.0
+        }
+        %S[%vi] = %S[%vi] + %B[%vi, %vk] * %B[%vi, %vk]
+      }
+    }
+  }
+}
+)";
+  expectCompiledMatches(parsePrim(text));
+}
+
 // Function allocations above the stack limit are heap-allocated (and zeroed).
 TEST(CodegenLLVM, LargeAllocation) {
   const char* text = R"(
