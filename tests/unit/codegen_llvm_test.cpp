@@ -657,11 +657,15 @@ graph @main(%x: f32[1, 3, 16, 16], %w1: f32[8, 3, 3, 3], %b1: f32[1, 8, 1, 1], %
   transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), pctx);
   schedule::applyDefaultRules(m, schedule::Target::parse("llvm"));
   ir::verifyModule(m);
-  int prims = 0;
+  int prims = 0, parallel_and_vectorized = 0;
   for (const auto& fn : m.functions)
     if (const auto* p = std::get_if<ir::PrimFunc>(&fn)) {
       ++prims;
+      const std::string text = ir::printFunction(*p);
+      if (text.find(" parallel {") != std::string::npos && text.find(" vectorized {") != std::string::npos)
+        ++parallel_and_vectorized;
       expectCompiledMatches(*p, 1e-4);
     }
-  EXPECT_GE(prims, 3);
+  EXPECT_GE(prims, 5);
+  EXPECT_GE(parallel_and_vectorized, 3);  // the rules' loops are what got compiled
 }
