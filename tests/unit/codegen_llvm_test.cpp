@@ -203,10 +203,11 @@ TEST(CodegenLLVM, ParallelLoops) {
   schedule::Schedule sch(parsePrim(kElementwise));
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.parallel(loops[0]);
-  expectCompiledMatches(sch.func(), 1e-5);
-  codegen::LLVMOptions one;
-  one.num_threads = 1;
-  expectCompiledMatches(sch.func(), 1e-5, {}, one);
+  for (int threads : {0, 1, 3, 8}) {  // 0: the machine's cores
+    codegen::LLVMOptions opts;
+    opts.num_threads = threads;
+    expectCompiledMatches(sch.func(), 1e-5, {}, opts);
+  }
   codegen::JitKernel k = codegen::JitKernel::compile(sch.func());
   EXPECT_NE(k.llvmIR().find("mlcc_rt_parallel_for"), std::string::npos);
 }
@@ -216,7 +217,9 @@ TEST(CodegenLLVM, NestedParallelLoops) {
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.parallel(loops[0]);
   sch.parallel(loops[1]);
-  expectCompiledMatches(sch.func(), 1e-5);
+  codegen::LLVMOptions opts;
+  opts.num_threads = 4;
+  expectCompiledMatches(sch.func(), 1e-5, {}, opts);
 }
 
 // Matmul tiled as a CPU schedule would: split, reorder, parallel, vectorize,
