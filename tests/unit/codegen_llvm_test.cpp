@@ -210,6 +210,7 @@ TEST(CodegenLLVM, ParallelLoops) {
   }
   codegen::JitKernel k = codegen::JitKernel::compile(sch.func());
   EXPECT_NE(k.llvmIR().find("mlcc_rt_parallel_for"), std::string::npos);
+  EXPECT_EQ(k.llvmIR(), codegen::JitKernel::compile(sch.func()).llvmIR());  // deterministic
 }
 
 TEST(CodegenLLVM, NestedParallelLoops) {
