@@ -212,7 +212,9 @@ void runCompiled(const std::string& path, const std::map<std::string, std::strin
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"mlcc-run: run a model's IR (any stage) through the reference interpreter.", "mlcc-run"};
+  CLI::App app{
+      "mlcc-run: run a model's IR (any stage) through the reference interpreter, or a compiled model.so.",
+      "mlcc-run"};
   app.footer(R"(Examples:
   mlcc-run lowered.ir --input x=x.npy --output-dir out/   # writes out/<output name>.npy
   mlcc-run model.ir                                       # random inputs (--seed), prints a summary
