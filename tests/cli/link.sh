@@ -192,6 +192,16 @@ IR
   check "compiled, same random inputs" run 0 "$tmp/chain.so" --seed 5 --output-dir "$tmp/cc"
   out=$(ls "$tmp/ci")
   check "compiled matches interpreted" compare "$tmp/cc/$out" "$tmp/ci/$out"
+  if [[ -x $bin/mlcc-schedule ]]; then  # parallel loops of generated code on the pool
+    "$bin/mlcc-schedule" -q "$tmp/chain.low.ir" --target llvm -o "$tmp/chain.s.ir"
+    check "scheduled IR has parallel loops" contains "$tmp/chain.s.ir" "parallel"
+    check "scheduled codegen" "$bin/mlcc-codegen" "$tmp/chain.s.ir" --target llvm -o "$tmp/chain.s.o"
+    check "scheduled links" "$bin/mlcc-link" "$tmp/chain.s.o" -o "$tmp/chain.s.so"
+    for t in 1 2 3; do
+      check "scheduled, $t threads" run 0 "$tmp/chain.s.so" --seed 5 --threads $t --output-dir "$tmp/cs$t"
+      check "scheduled matches interpreted, $t threads" compare "$tmp/cs$t/$out" "$tmp/ci/$out"
+    done
+  fi
   check "profile of generated kernels" run 0 "$tmp/chain.so" --bench 3 --profile -q
   check "profile names a prim func" contains "$tmp/out" "^fused_\\|^matmul\\|^tanh"
   check "C example runs generated code" bash -c "'$ex' '$tmp/chain.so' --fill 0.25 >'$tmp/ex.txt'"
