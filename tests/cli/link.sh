@@ -78,6 +78,13 @@ check "linker's message shown" contains "$tmp/err" "undefined reference to .mlcc
 check "old output untouched" bash -c "[[ \$(cat '$tmp/keep.so') == old ]]"
 check "nothing half-written" bash -c "[[ -z \$(ls -A '$tmp' | grep '^\\.keep') ]]"
 check "no such output directory" run 1 "$small/model.o" -o "$tmp/no/dir/model.so"
+mkdir -p "$tmp/inst/bin" "$tmp/inst/lib"  # an installed layout: <prefix>/bin and <prefix>/lib
+cp "$bin/mlcc-link" "$tmp/inst/bin/"
+check "installed, no runtime" bash -c "! '$tmp/inst/bin/mlcc-link' '$small/model.o' -o '$tmp/i.so' 2>'$tmp/err'"
+check "no runtime message" contains "$tmp/err" "cannot find libmlcc_runtime.a (looked at .*inst/lib/libmlcc_runtime.a)"
+check "--runtime" "$tmp/inst/bin/mlcc-link" "$small/model.o" -o "$tmp/i.so" --runtime "$bin/../lib/libmlcc_runtime.a"
+cp "$bin/../lib/libmlcc_runtime.a" "$tmp/inst/lib/"
+check "installed runtime found" "$tmp/inst/bin/mlcc-link" "$small/model.o" -o "$tmp/i.so"
 check "usage: no -o" run 2 "$small/model.o"
 check "help documents embedded weights" run 0 --help
 check "help says self-contained" contains "$tmp/out" "weights in"
