@@ -78,6 +78,13 @@ check "linker's message shown" contains "$tmp/err" "undefined reference to .mlcc
 check "old output untouched" bash -c "[[ \$(cat '$tmp/keep.so') == old ]]"
 check "nothing half-written" bash -c "[[ -z \$(ls -A '$tmp' | grep '^\\.keep') ]]"
 check "no such output directory" run 1 "$small/model.o" -o "$tmp/no/dir/model.so"
+mkdir -p "$tmp/inst/bin" "$tmp/inst/lib"  # an installed layout: <prefix>/bin and <prefix>/lib
+cp "$bin/mlcc-link" "$tmp/inst/bin/"
+check "installed, no runtime" bash -c "! '$tmp/inst/bin/mlcc-link' '$small/model.o' -o '$tmp/i.so' 2>'$tmp/err'"
+check "no runtime message" contains "$tmp/err" "cannot find libmlcc_runtime.a (looked at .*inst/lib/libmlcc_runtime.a)"
+check "--runtime" "$tmp/inst/bin/mlcc-link" "$small/model.o" -o "$tmp/i.so" --runtime "$bin/../lib/libmlcc_runtime.a"
+cp "$bin/../lib/libmlcc_runtime.a" "$tmp/inst/lib/"
+check "installed runtime found" "$tmp/inst/bin/mlcc-link" "$small/model.o" -o "$tmp/i.so"
 check "usage: no -o" run 2 "$small/model.o"
 check "help documents embedded weights" run 0 --help
 check "help says self-contained" contains "$tmp/out" "weights in"
@@ -170,5 +177,44 @@ check "ABI mismatch message" contains "$tmp/err" "model ABI version 99 does not 
 check "usage: --bench on IR" run 2 "$src/tests/cli/inspect/mm.ir" --bench 3
 check "usage: --threads 0" run 2 "$small/model.so" --threads 0
 check "usage: --dim on model.so" run 2 "$small/model.so" --dim n=3
+
+# --- a model.so from mlcc-codegen (when built): same random inputs as its IR,
+# interpreted and compiled; profile names the prim funcs
+if [[ -x $bin/mlcc-codegen && -x $bin/mlcc-legalize ]]; then
+  cat >"$tmp/chain.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[64, 48], %w: f32[48, 32]) -> f32[64, 32] {
+  dataflow {
+    %y: f32[64, 32] = matmul(%x, %w)
+    %z: f32[64, 32] = tanh(%y)
+  }
+  return %z
+}
+IR
+  "$bin/mlcc-legalize" "$tmp/chain.ir" -o "$tmp/chain.low.ir"
+  check "codegen" "$bin/mlcc-codegen" "$tmp/chain.low.ir" --target llvm -o "$tmp/chain.o"
+  check "codegen output links" "$bin/mlcc-link" "$tmp/chain.o" -o "$tmp/chain.so"
+  check "interpreted, random inputs" run 0 "$tmp/chain.low.ir" --seed 5 --output-dir "$tmp/ci"
+  check "compiled, same random inputs" run 0 "$tmp/chain.so" --seed 5 --output-dir "$tmp/cc"
+  out=$(ls "$tmp/ci")
+  check "compiled matches interpreted" compare "$tmp/cc/$out" "$tmp/ci/$out"
+  if [[ -x $bin/mlcc-schedule ]]; then  # parallel loops of generated code on the pool
+    "$bin/mlcc-schedule" -q "$tmp/chain.low.ir" --target llvm -o "$tmp/chain.s.ir"
+    check "scheduled IR has parallel loops" contains "$tmp/chain.s.ir" "parallel"
+    check "scheduled codegen" "$bin/mlcc-codegen" "$tmp/chain.s.ir" --target llvm -o "$tmp/chain.s.o"
+    check "scheduled links" "$bin/mlcc-link" "$tmp/chain.s.o" -o "$tmp/chain.s.so"
+    for t in 1 2 3; do
+      check "scheduled, $t threads" run 0 "$tmp/chain.s.so" --seed 5 --threads $t --output-dir "$tmp/cs$t"
+      check "scheduled matches interpreted, $t threads" compare "$tmp/cs$t/$out" "$tmp/ci/$out"
+    done
+  fi
+  check "profile of generated kernels" run 0 "$tmp/chain.so" --bench 3 --profile -q
+  check "profile names a prim func" contains "$tmp/out" "^fused_\\|^matmul\\|^tanh"
+  check "C example runs generated code" bash -c "'$ex' '$tmp/chain.so' --fill 0.25 >'$tmp/ex.txt'"
+  check "C example lists both inputs" contains "$tmp/ex.txt" "input 1: w f32\\[48, 32\\]"
+else
+  echo "skip: mlcc-codegen not built"
+fi
 
 finish link
