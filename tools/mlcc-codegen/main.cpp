@@ -120,7 +120,7 @@ Examples:
                   << 100.0 * static_cast<double>(st.planned_bytes) / static_cast<double>(all) << "%)"
                   << std::defaultfloat;
       std::cerr << "\nembedded weights: " << st.weight_bytes << " bytes\n";
-      std::cerr << "compile time: " << secs << " s\n";
+      std::cerr << "compile time: " << std::fixed << std::setprecision(3) << secs << " s\n";
     }
     return 0;
   });
