@@ -210,10 +210,10 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
   ASSERT_GE(relu.loops.size(), 3u);
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(relu.loops[i], dense.loops[i]) << "relu is not under the S1 loops";
   EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
-  // The rule tries to decompose the init out (before the reduction loops,
-  // else before the loop above them); with the epilogue under that loop
-  // decompose_reduction refuses both, and the init stays in the block.
-  EXPECT_EQ(blockNames(f), (std::vector<std::string>{"dense", "relu"}));
+  // The init is decomposed out right before the reduce-outer loop (R0), into
+  // its own vectorized register tile.
+  EXPECT_EQ(blockNames(f), (std::vector<std::string>{"dense_init", "dense", "relu"}));
+  EXPECT_EQ(innermostKind(f, "dense_init"), ir::LoopKind::vectorized);
   // The tile sizes are sampling decisions a tuner can change.
   std::string trace = traceText(f);
   EXPECT_NE(trace.find("sample_perfect_tile(%"), std::string::npos) << trace;

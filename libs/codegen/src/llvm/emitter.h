@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "llvm/kernel_emitter.h"
 #include "mlcc/ir/stmt.h"
 
 namespace mlcc::codegen {
@@ -31,12 +32,14 @@ struct BufferBinding {
 class KernelEmitter {
  public:
   KernelEmitter(llvm::Module& mod, const ir::PrimFunc& f);
-  llvm::Function* emit(const std::string& symbol);
+  llvm::Function* emit(const std::string& symbol, KernelInfo* info);
 
   // ---- expressions (emit_expr.cpp) ----
   llvm::Value* expr(const ir::PrimExpr& e);
   llvm::Type* regType(ir::DType t);
   llvm::Value* cast(llvm::Value* v, ir::DType from, ir::DType to);
+  // f32 a * b +/- c as llvm.fmuladd (null when `bn` is not of that form).
+  llvm::Value* multiplyAdd(const ir::BinaryNode& bn);
 
   // ---- 16-bit floats (emit_float16.cpp) ----
   // `v` (a float) rounded to the precision of `t` (no-op for f32).
@@ -56,10 +59,11 @@ class KernelEmitter {
   void collectBuffers();
   llvm::Value* load(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices);
   void store(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices, llvm::Value* v);
-  // Storage for a function alloc or block alloc_buffer: a zeroed alloca in
-  // the entry block when small, else calloc'd (freed by the returned call
-  // list's owner through freeAll). Binds buf.
-  void allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free);
+  // Storage for a function alloc or block alloc_buffer, zeroed: an alloca
+  // in the entry block when small, else the next scratch buffer of args
+  // (function allocs when info is set), else calloc'd (to be freed through
+  // freeAll). Binds buf.
+  void allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level = false);
   void freeAll(const std::vector<llvm::Value*>& to_free);
 
   // ---- statements (kernel_emitter.cpp) ----
@@ -86,6 +90,8 @@ class KernelEmitter {
 
   llvm::Function* fn = nullptr;       // the function being emitted into
   llvm::Value* rt_ctx = nullptr;      // the runtime context argument
+  llvm::Value* args = nullptr;        // the kernel's argument array
+  KernelInfo* info = nullptr;         // scratch buffers come from args when set
   llvm::BasicBlock* entry = nullptr;  // where allocas go
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars;
   std::unordered_map<const ir::BufferNode*, BufferBinding> buffers;
