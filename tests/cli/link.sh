@@ -140,6 +140,9 @@ check "profile scale row" contains "$tmp/out" "^scale_add  *7 "
 check "profile copy row: flops unknown" contains "$tmp/out" "^copy_h  *7 .*  -$"
 check "profile one run" run 0 "$small/model.so" --profile -q
 check "profile one call" contains "$tmp/out" "^dense_relu  *1 "
+check "profile with json" run 0 "$big/model.so" --bench 2 --profile --json
+check "json stays parseable" py "$tmp/out" <<<'import json, sys; json.load(open(sys.argv[1]))'
+check "profile table on stderr" contains "$tmp/err" "^dense_relu  *2 "
 check "threads reported" run 0 "$small/model.so" --threads 3 --json
 check "threads in json" contains "$tmp/out" '"threads": 3'
 
