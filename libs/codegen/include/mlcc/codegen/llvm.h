@@ -23,24 +23,26 @@
 namespace mlcc::codegen {
 
 struct LLVMOptions {
-  std::string mcpu;    // "" or "native": the host CPU
-  int opt_level = 3;   // 0..3
-  std::string entry;   // the graph function to compile; "": the default entry
-  int num_threads = 0; // JIT only: threads for parallel loops (0: the machine's cores)
+  std::string mcpu;     // "" or "native": the host CPU
+  int opt_level = 3;    // 0..3
+  std::string entry;    // the graph function to compile; "": the default entry
+  int num_threads = 0;  // JIT only: threads for parallel loops (0: the machine's cores)
 };
 
 enum class Emit { obj, ll, asm_text };
 
 struct CodegenStats {
   int kernels = 0;
-  uint64_t planned_bytes = 0;       // the workspace of the memory plan
-  uint64_t intermediate_bytes = 0;  // the sum of all intermediates (without reuse)
-  uint64_t weight_bytes = 0;        // embedded weights
+  uint64_t planned_bytes = 0;             // the workspace of the memory plan
+  uint64_t intermediate_bytes = 0;        // the sum of all intermediates (without reuse)
+  uint64_t weight_bytes = 0;              // embedded weights
+  std::vector<std::string> kernel_names;  // by kernel id (prim funcs and library kernels)
 };
 
 // Throws mlcc::Error (naming the function/block) for what it cannot compile:
 // symbolic shapes, graph ops that were not legalized, unknown externs.
-CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit, const std::string& output_path);
+CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
+                           const std::string& output_path);
 
 class JitKernel {
  public:

@@ -51,6 +51,9 @@ typedef struct {
   int (*entry)(const void* const* inputs, void* const* outputs, void* workspace, mlcc_rt_context* ctx);
 } mlcc_abi_model;
 
+/* The model, defined by model.o (const data); the runtime reads it at load. */
+extern const mlcc_abi_model mlcc_abi_model_v1;
+
 /* Runs fn(closure, begin, end) over [0, n) split into chunks on the thread
  * pool of ctx's model; returns when all are done. Nested calls (from inside
  * a chunk) run serially. Generated code outlines `parallel` loops into fn. */
@@ -68,8 +71,8 @@ void mlcc_rt_set_error(mlcc_rt_context* ctx, const char* message);
 void mlcc_rt_blas_dense(mlcc_rt_context* ctx, const float* x, const float* w, const float* bias, float* out,
                         int64_t M, int64_t N, int64_t K, int32_t relu);
 /* out[B, M, N] = a[B, M, K] * b[B, K, N] (B = 1 for plain matmul). */
-void mlcc_rt_blas_matmul(mlcc_rt_context* ctx, const float* a, const float* b, float* out, int64_t B, int64_t M,
-                         int64_t N, int64_t K);
+void mlcc_rt_blas_matmul(mlcc_rt_context* ctx, const float* a, const float* b, float* out, int64_t B,
+                         int64_t M, int64_t N, int64_t K);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,84 @@
+// compileModule (llvm.h): the kernels the entry calls (emitKernel), the
+// embedded weights, the entry and the model description in one LLVM module,
+// optimized and written atomically as an object file, LLVM IR or assembly.
+#include <llvm/ADT/SmallString.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <cctype>
+#include <set>
+
+#include "llvm/entry_emitter.h"
+#include "llvm/kernel_emitter.h"
+#include "mlcc/support/diagnostic.h"
+#include "mlcc/support/file_io.h"
+
+namespace mlcc::codegen {
+
+namespace {
+
+// A symbol for prim func `name`: mlcc_kernel_<name> with characters other
+// than [A-Za-z0-9_] replaced by '_', made unique with a suffix.
+std::string kernelSymbol(const std::string& name, std::set<std::string>& used) {
+  std::string s = "mlcc_kernel_";
+  for (char ch : name) s += std::isalnum(static_cast<unsigned char>(ch)) ? ch : '_';
+  std::string r = s;
+  for (int k = 1; !used.insert(r).second; ++k) r = s + "_" + std::to_string(k);
+  return r;
+}
+
+}  // namespace
+
+CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
+                           const std::string& output_path) {
+  EntryPlan plan = planEntry(m, opts.entry);
+  std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(opts);
+  llvm::LLVMContext ctx;
+  llvm::Module mod("mlcc_model", ctx);
+  mod.setTargetTriple(tm->getTargetTriple().str());
+  mod.setDataLayout(tm->createDataLayout());
+
+  CodegenStats stats;
+  std::vector<llvm::Function*> kernels(plan.kernels.size(), nullptr);
+  std::set<std::string> used;
+  for (size_t i = 0; i < plan.kernels.size(); ++i) {
+    const EntryKernel& k = plan.kernels[i];
+    stats.kernel_names.push_back(k.name);
+    if (k.prim.empty()) continue;
+    llvm::Function* fn = emitKernel(mod, *m.findPrim(k.prim), kernelSymbol(k.prim, used));
+    fn->setLinkage(llvm::GlobalValue::InternalLinkage);
+    kernels[i] = fn;
+  }
+  EmbeddedWeights weights = embedWeights(mod, m, plan);
+  llvm::Function* entry = emitEntry(mod, plan, kernels, weights);
+  emitModelInfo(mod, plan, entry);
+
+  std::string problems;
+  llvm::raw_string_ostream ps(problems);
+  if (llvm::verifyModule(mod, &ps))
+    throw Error("codegen produced invalid LLVM IR (a bug in mlcc): " + problems);
+  optimizeModule(mod, *tm, opts.opt_level);
+
+  llvm::SmallString<0> buffer;
+  llvm::raw_svector_ostream os(buffer);
+  if (emit == Emit::ll) {
+    mod.print(os, nullptr);
+  } else {
+    llvm::legacy::PassManager pm;
+    auto type = emit == Emit::obj ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
+    if (tm->addPassesToEmitFile(pm, os, nullptr, type))
+      throw Error("LLVM cannot emit " + std::string(emit == Emit::obj ? "an object file" : "assembly") +
+                  " for this target");
+    pm.run(mod);
+  }
+  writeOutputAtomic(output_path, std::string_view(buffer.data(), buffer.size()));
+
+  stats.kernels = static_cast<int>(plan.kernels.size());
+  stats.planned_bytes = plan.memory.workspace_bytes;
+  stats.intermediate_bytes = plan.memory.sum_bytes;
+  stats.weight_bytes = weights.bytes;
+  return stats;
+}
+
+}  // namespace mlcc::codegen
