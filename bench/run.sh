@@ -41,7 +41,11 @@ if [[ $build_tools == 1 ]]; then
     if printf '%s\n' "${known[@]}" | grep -qx -- "$t"; then targets+=("$t"); else echo "bench: no target $t in this tree" >&2; fi
   done
   echo "bench: building ${targets[*]}" >&2
-  cmake --build "$build" -j2 --target "${targets[@]}" >&2
+  keep_going=()
+  [[ -f $build/build.ninja ]] && keep_going=(-- -k 0)
+  # A target that fails to build leaves its stage to be reported as missing (or stale).
+  cmake --build "$build" -j2 --target "${targets[@]}" "${keep_going[@]}" >&2 ||
+    echo "bench: some targets failed to build (see above); the suite runs with what was built" >&2
 fi
 
 # The virtual environment (python3 -m venv; PyPI packages).
