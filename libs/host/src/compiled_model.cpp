@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 
+#include "mlcc/host/elf.h"
 #include "mlcc/runtime.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -40,13 +40,7 @@ std::string typeText(ir::DType dtype, const std::vector<int64_t>& shape) {
   return s + "]";
 }
 
-bool isElfFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  char magic[4] = {};
-  return f.read(magic, 4) && std::equal(magic, magic + 4,
-                                        "\x7f"
-                                        "ELF");
-}
+bool isElfFile(const std::string& path) { return readElfInfo(path).elf; }
 
 struct CompiledModel::Impl {
   std::string path;
@@ -66,7 +60,10 @@ CompiledModel::CompiledModel(const std::string& path) : impl_(std::make_unique<I
   I.path = path;
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) throw I.error("no such file");
-  if (!isElfFile(path)) throw I.error("not a compiled model (not an ELF shared library)");
+  const ElfInfo elf = readElfInfo(path);
+  if (!elf.elf) throw I.error("not a compiled model (not an ELF shared library)");
+  if (elf.type == kElfRelocatable)
+    throw I.error("an object file, not a compiled model: link it first (mlcc-link model.o -o model.so)");
   // A path without '/' would be looked up in the library search path.
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   I.handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "mlcc/host/elf.h"
 #include "mlcc/host/process.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -45,27 +46,18 @@ struct TempFile {
 }  // namespace
 
 void checkObjectFile(const std::string& path) {
+  const SourceLoc loc{path, 0, 0};
   std::error_code ec;
-  if (!fs::exists(path, ec)) throw Error(SourceLoc{path, 0, 0}, "no such file");
-  if (fs::is_directory(path, ec)) throw Error(SourceLoc{path, 0, 0}, "is a directory, not an object file");
-  std::ifstream f(path, std::ios::binary);
-  unsigned char h[18] = {};
-  if (!f || !f.read(reinterpret_cast<char*>(h), sizeof h)) {
-    if (!f.is_open()) throw Error(SourceLoc{path, 0, 0}, "cannot read: " + std::string(std::strerror(errno)));
-    throw Error(SourceLoc{path, 0, 0}, "not an object file (too short to be ELF)");
-  }
-  if (std::memcmp(h,
-                  "\x7f"
-                  "ELF",
-                  4) != 0)
-    throw Error(SourceLoc{path, 0, 0}, "not an object file (not ELF)");
-  const int type = h[16] | (h[17] << 8);  // e_type, little-endian
-  if (h[4] != 2 || h[5] != 1) throw Error(SourceLoc{path, 0, 0}, "not a 64-bit little-endian ELF object");
-  if (type != 1)  // ET_REL
-    throw Error(SourceLoc{path, 0, 0}, std::string("not an object file (an ELF ") +
-                                           (type == 3 ? "shared library or executable" : "file") +
-                                           " of type " + std::to_string(type) +
-                                           ", expected a relocatable .o)");
+  if (!fs::exists(path, ec)) throw Error(loc, "no such file");
+  if (fs::is_directory(path, ec)) throw Error(loc, "is a directory, not an object file");
+  const ElfInfo elf = readElfInfo(path);
+  if (!elf.readable) throw Error(loc, "cannot read: " + std::string(std::strerror(errno)));
+  if (!elf.elf) throw Error(loc, "not an object file (not ELF)");
+  if (!elf.elf64_le) throw Error(loc, "not a 64-bit little-endian ELF object");
+  if (elf.type != kElfRelocatable)
+    throw Error(loc, std::string("not an object file (an ELF ") +
+                         (elf.type == kElfShared ? "shared library or executable" : "file") + " of type " +
+                         std::to_string(elf.type) + ", expected a relocatable .o from mlcc-codegen)");
 }
 
 std::string defaultRuntimeLibrary() {

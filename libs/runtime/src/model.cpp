@@ -96,7 +96,7 @@ mlcc_model* mlcc_model_load(void) {
     m->ctx.stats.resize(abi.num_kernels);
     const int threads = mlcc::rt::defaultThreads();
     m->ctx.pool = std::make_unique<mlcc::rt::ThreadPool>(threads);
-    openblas_set_num_threads(threads);
+    openblas_set_num_threads(1);  // the pool parallelizes GEMMs (blas.cpp)
     return m;
   } catch (const std::exception& e) {
     if (m) {
@@ -167,7 +167,6 @@ int mlcc_model_set_threads(mlcc_model* m, int n) {
   } catch (const std::exception& e) {
     return fail(std::string("mlcc_model_set_threads: ") + e.what());
   }
-  openblas_set_num_threads(n);
   return 0;
 }
 

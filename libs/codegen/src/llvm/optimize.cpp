@@ -6,9 +6,45 @@
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/TargetParser/Triple.h>
 
+#include <mutex>
+#include <string>
+#include <vector>
+
 #include "llvm/kernel_emitter.h"
 
 namespace mlcc::codegen {
+
+namespace {
+
+// LLVM 19's LIBMVEC-X86 table knows sin, cos, tan, exp, log and pow; glibc's
+// libmvec has the other f32 functions the math intrinsics call too, in SSE
+// (b, 4 lanes), AVX2 (d, 8) and AVX-512 (e, 16) variants.
+void addLibmvecF32(llvm::TargetLibraryInfoImpl& tlii) {
+  static const char* const unary[] = {"expf",  "exp2f", "expm1f", "logf",   "log2f", "log1pf", "tanhf",
+                                      "erff",  "sinf",  "cosf",   "tanf",   "asinf", "acosf",  "atanf",
+                                      "sinhf", "coshf", "asinhf", "acoshf", "atanhf"};
+  static const char* const binary[] = {"powf", "atan2f"};
+  static std::vector<std::string> names;  // VecDesc keeps StringRefs
+  static std::vector<llvm::VecDesc> descs;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    const std::pair<char, int> isas[] = {{'b', 4}, {'d', 8}, {'e', 16}};
+    names.reserve(3 * 2 * (std::size(unary) + std::size(binary)));
+    auto add = [&](const char* fn, const char* params) {
+      for (auto [isa, lanes] : isas) {
+        names.push_back(std::string("_ZGV") + isa + "N" + std::to_string(lanes) + params + "_" + fn);
+        const std::string& vec = names.back();
+        names.push_back("_ZGV_LLVM_N" + std::to_string(lanes) + params);
+        descs.emplace_back(fn, vec, llvm::ElementCount::getFixed(lanes), false, names.back());
+      }
+    };
+    for (const char* fn : unary) add(fn, "v");
+    for (const char* fn : binary) add(fn, "vv");
+  });
+  tlii.addVectorizableFunctions(descs);
+}
+
+}  // namespace
 
 void optimizeModule(llvm::Module& mod, llvm::TargetMachine& tm, int opt_level) {
   mod.setTargetTriple(tm.getTargetTriple().str());
@@ -27,6 +63,7 @@ void optimizeModule(llvm::Module& mod, llvm::TargetMachine& tm, int opt_level) {
   llvm::TargetLibraryInfoImpl tlii(llvm::Triple(mod.getTargetTriple()));
   tlii.addVectorizableFunctionsFromVecLib(llvm::TargetLibraryInfoImpl::LIBMVEC_X86,
                                           llvm::Triple(mod.getTargetTriple()));
+  addLibmvecF32(tlii);
   fam.registerPass([&] { return llvm::TargetLibraryAnalysis(tlii); });
 
   pb.registerModuleAnalyses(mam);
