@@ -45,6 +45,8 @@ QUICK_MODELS = ["mlp", "cnn"]
 SIZES = [256, 512, 1024, 2048]
 TOOL_TIMEOUT_S = 900
 DEBIAN_PYTHON = "/usr/bin/python3"  # has torch/torchvision/onnx for generate.py
+# mlcc-fuse's default pipeline with library dispatch first (used with --patterns).
+PATTERN_PIPELINE = "canonicalize,fold-constants,fuse-by-pattern,fuse-ops,dead-code-elimination"
 
 # Targets of issue 6 on the 2-core AVX-512 machine.
 MAX_MODEL_RATIO = 3.0
@@ -124,7 +126,8 @@ def compile_chain(tools, onnx_path, work, shapes=(), patterns=None):
     ir = {s: work / f"{s}.ir" for s in ("import", "fuse", "legalize", "schedule")}
     steps = [
         ("import", "mlcc-import", [onnx_path, "-o", ir["import"]] + [a for s in shapes for a in ("--shape", s)]),
-        ("fuse", "mlcc-fuse", [ir["import"], "-o", ir["fuse"]] + (["--patterns", patterns] if patterns else [])),
+        ("fuse", "mlcc-fuse", [ir["import"], "-o", ir["fuse"]] +
+         (["--passes", PATTERN_PIPELINE, "--patterns", patterns] if patterns else [])),
         ("legalize", "mlcc-legalize", [ir["fuse"], "-o", ir["legalize"]]),
         ("schedule", "mlcc-schedule", [ir["legalize"], "--target", "llvm", "-o", ir["schedule"]]),
         ("codegen", "mlcc-codegen", [ir["schedule"], "--target", "llvm", "-o", work / "model.o"]),
@@ -153,10 +156,10 @@ def mlcc_outputs(tools, so, inputs, out_dir):
     return {p.stem: np.load(p) for p in sorted(out_dir.glob("*.npy"))}
 
 
-def mlcc_latency(tools, so, inputs, runs, threads):
-    """`mlcc-run model.so --bench N --json --threads T` -> timing record."""
-    r = tools.json("mlcc-run", "mlcc-run",
-                   [so] + input_args(inputs) + ["--bench", runs, "--json", "--threads", threads])
+def mlcc_latency(tools, so, inputs, runs, warmup, threads):
+    """`mlcc-run model.so --bench N --warmup W --json --threads T` -> timing record."""
+    r = tools.json("mlcc-run", "mlcc-run", [so] + input_args(inputs) +
+                   ["--bench", runs, "--warmup", warmup, "--json", "--threads", threads])
     missing = [k for k in ("median_ms", "min_ms", "mean_ms", "runs") if k not in r]
     if missing:
         raise StageError("mlcc-run", f"mlcc-run --json lacks {', '.join(missing)}: {json.dumps(r)}")
@@ -265,7 +268,7 @@ def bench_model(tools, name, entry, model_dir, work, args):
         rec["mlcc"][key] = None
         if so is not None:
             try:
-                rec["mlcc"][key] = mlcc_latency(tools, so, inputs, args.runs, t)
+                rec["mlcc"][key] = mlcc_latency(tools, so, inputs, args.runs, args.warmup, t)
             except StageError as e:
                 rec["error"] = rec["error"] or e.record()
         m, o = rec["mlcc"][key], rec["ort"][key]
@@ -339,7 +342,7 @@ def bench_matmul_size(tools, n, peak, blas, work, args):
         if so is not None:
             log(f"[matmul {n}] timing, {t} thread(s)")
             try:
-                rec["mlcc"][key] = mlcc_latency(tools, so, inputs, matmul_runs(n, args), t)
+                rec["mlcc"][key] = mlcc_latency(tools, so, inputs, matmul_runs(n, args), args.warmup, t)
             except StageError as e:
                 rec["error"] = rec["error"] or e.record()
         m = rec["mlcc"][key]
@@ -603,7 +606,7 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int_list, help="matmul sizes (default 256,512,1024,2048)")
     ap.add_argument("--threads", type=int_list, default=[1, 2], help="thread counts (default 1,2)")
     ap.add_argument("--runs", type=int, help="timed runs per model latency (default 50; --quick 5)")
-    ap.add_argument("--warmup", type=int, help="ONNX Runtime warm-up runs (default 5; --quick 2)")
+    ap.add_argument("--warmup", type=int, help="untimed warm-up runs, mlcc and ONNX Runtime (default 5; --quick 2)")
     ap.add_argument("--patterns", help="mlcc-fuse --patterns FILE (e.g. pipelines/patterns/blas.yaml)")
     ap.add_argument("--no-chart", action="store_true", help="do not draw bench.png")
     args = ap.parse_args(argv)
