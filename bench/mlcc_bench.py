@@ -307,9 +307,19 @@ def matmul_runs(n, args):
     return 3 if args.quick else base
 
 
-def bench_matmul_size(tools, n, peak, blas, work, args):
-    rec = {"n": n, "flops": 2.0 * n**3, "mlcc": {}, "mlcc_gflops": {}, "openblas_gflops": {}, "vs_openblas": {},
-           "vs_peak": {}, "compile_s": {}, "check": None, "error": None}
+def openblas_latency(tools, n, threads, args):
+    """bench/blas_bench for one size and thread count -> (timing record, GFLOPS, config)."""
+    r = tools.json("openblas", "blas_bench", ["--json", "--sizes", n, "--threads", threads] +
+                   (["--quick"] if args.quick else []))
+    (x,) = r["results"]
+    timing = {"median_ms": x["median_ms"], "min_ms": x["min_ms"], "mean_ms": x["mean_ms"], "runs": x["calls"],
+              "threads": x["threads"]}
+    return timing, x["gflops"], r["config"]
+
+
+def bench_matmul_size(tools, n, peak, work, args, result):
+    rec = {"n": n, "flops": 2.0 * n**3, "mlcc": {}, "openblas": {}, "mlcc_gflops": {}, "openblas_gflops": {},
+           "vs_openblas": {}, "vs_peak": {}, "compile_s": {}, "check": None, "error": None}
     d = work / f"matmul_{n}"
     d.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(n)
@@ -336,11 +346,15 @@ def bench_matmul_size(tools, n, peak, blas, work, args):
         rec["error"] = e.record()
         so = None
         log(f"[matmul {n}] {e}")
-    for t in args.threads:
+    for t in args.threads:  # OpenBLAS and mlcc back to back, under the same load
         key = str(t)
-        rec["mlcc"][key] = None
+        log(f"[matmul {n}] timing, {t} thread(s)")
+        rec["mlcc"][key] = rec["openblas"][key] = ob = None
+        try:
+            rec["openblas"][key], ob, result["openblas"] = openblas_latency(tools, n, t, args)
+        except StageError as e:
+            result["error"] = result["error"] or e.record()
         if so is not None:
-            log(f"[matmul {n}] timing, {t} thread(s)")
             try:
                 rec["mlcc"][key] = mlcc_latency(tools, so, inputs, matmul_runs(n, args), args.warmup, t)
             except StageError as e:
@@ -348,7 +362,6 @@ def bench_matmul_size(tools, n, peak, blas, work, args):
         m = rec["mlcc"][key]
         g = rec["flops"] / (m["median_ms"] * 1e-3) / 1e9 if m else None
         rec["mlcc_gflops"][key] = g
-        ob = next((r["gflops"] for r in blas["results"] if r["n"] == n and r["threads"] == t), None) if blas else None
         rec["openblas_gflops"][key] = ob
         rec["vs_openblas"][key] = g / ob if g and ob else None
         pk = (peak["gflops_1"] if t == 1 else peak["gflops_all"]) if peak else None
@@ -358,23 +371,15 @@ def bench_matmul_size(tools, n, peak, blas, work, args):
 
 def bench_matmul(tools, args, work):
     result = {"openblas": None, "error": None, "sizes": []}
-    peak = blas = None
+    peak = None
     log("measuring the FMA peak")
     try:
         peak = tools.json("fma_peak", "fma_peak", ["--json", "--threads", max(args.threads)] +
                           (["--quick"] if args.quick else []))
     except StageError as e:
         result["error"] = e.record()
-    log("timing OpenBLAS")
-    try:
-        blas = tools.json("openblas", "blas_bench",
-                          ["--json", "--sizes", ",".join(map(str, args.sizes)), "--threads",
-                           ",".join(map(str, args.threads))] + (["--quick"] if args.quick else []))
-        result["openblas"] = blas["config"]
-    except StageError as e:
-        result["error"] = result["error"] or e.record()
     for n in args.sizes:
-        result["sizes"].append(bench_matmul_size(tools, n, peak, blas, work, args))
+        result["sizes"].append(bench_matmul_size(tools, n, peak, work, args, result))
     return peak, result
 
 
