@@ -39,15 +39,15 @@ typedef enum {
 } mlcc_dtype;
 
 typedef struct {
-  const char* name;      /* the graph input/output name */
+  const char* name; /* the graph input/output name */
   mlcc_dtype dtype;
   int32_t ndim;
-  const int64_t* shape;  /* ndim dimensions; valid while the model is loaded */
+  const int64_t* shape; /* ndim dimensions; valid while the model is loaded */
 } mlcc_tensor_info;
 
 typedef struct {
-  const char* name;      /* the prim func (or library kernel) */
-  int64_t calls;         /* since profiling was enabled */
+  const char* name; /* the prim func (or library kernel) */
+  int64_t calls;    /* since profiling was enabled */
   int64_t total_ns;
   double flops_per_call; /* 0 when unknown */
 } mlcc_kernel_profile;

@@ -170,6 +170,9 @@ Scheduled scheduleAndCheck(const std::string& graph, const std::string& name, do
     if (r.func == name) out = {*before, *after, r.rule};
   }
   EXPECT_FALSE(out.rule.empty()) << "no prim func @" << name;
+  // The scheduled module (traces included) prints and parses back.
+  std::string printed = ir::printModule(m);
+  EXPECT_EQ(ir::printModule(ir::parseModule(printed, "scheduled.ir")), printed);
   return out;
 }
 
@@ -207,10 +210,10 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
   ASSERT_GE(relu.loops.size(), 3u);
   for (size_t i = 0; i < 3; ++i) EXPECT_EQ(relu.loops[i], dense.loops[i]) << "relu is not under the S1 loops";
   EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
-  // The rule tries to decompose the init out (before the reduction loops,
-  // else before the loop above them); with the epilogue under that loop
-  // decompose_reduction refuses both, and the init stays in the block.
-  EXPECT_EQ(blockNames(f), (std::vector<std::string>{"dense", "relu"}));
+  // The init is decomposed out right before the reduce-outer loop (R0), into
+  // its own vectorized register tile.
+  EXPECT_EQ(blockNames(f), (std::vector<std::string>{"dense_init", "dense", "relu"}));
+  EXPECT_EQ(innermostKind(f, "dense_init"), ir::LoopKind::vectorized);
   // The tile sizes are sampling decisions a tuner can change.
   std::string trace = traceText(f);
   EXPECT_NE(trace.find("sample_perfect_tile(%"), std::string::npos) << trace;
@@ -219,6 +222,47 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
   EXPECT_NE(trace.find("max_innermost_factor = 64, n = 4) decision [2, 3, 1, 8]"), std::string::npos)
       << trace;
   EXPECT_NE(trace.find("max_innermost_factor = 64, n = 2) decision [4, 16]"), std::string::npos) << trace;
+}
+
+// A tuner mutates the recorded tile sizes: the same trace with other
+// decisions replays to another program with the same meaning.
+TEST(ScheduleRulesCpu, MutatedTileDecisionsReplayToTheSameMeaning) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
+  dataflow {
+    %d: f32[32, 48] = dense(%x, %w)
+    %a: f32[32, 48] = add(%d, %b)
+    %y: f32[32, 48] = relu(%a)
+  }
+  return %y
+}
+)",
+                            "fused_dense_add_relu");
+  // Decisions for i (32), j (48) and k (64).
+  struct Mutation {
+    std::vector<int64_t> i, j, k;
+  };
+  std::vector<Mutation> mutations = {{{1, 1, 4, 8}, {2, 2, 2, 6}, {1, 64}},
+                                     {{2, 2, 2, 4}, {3, 2, 1, 8}, {64, 1}},
+                                     {{8, 1, 1, 4}, {1, 6, 2, 4}, {4, 16}},
+                                     {{1, 2, 4, 4}, {6, 1, 1, 8}, {2, 32}}};
+  int changed = 0;
+  for (const auto& m : mutations) {
+    ir::Trace trace = s.after.trace;
+    int spatial = 0;
+    for (auto& inst : trace.insts) {
+      if (inst.name != "sample_perfect_tile") continue;
+      if (inst.decision->asList().size() == 2)
+        inst.decision = ir::AttrValue::ints(m.k);
+      else
+        inst.decision = ir::AttrValue::ints(spatial++ == 0 ? m.i : m.j);
+    }
+    SCOPED_TRACE(ir::printTrace(trace));
+    ir::PrimFunc mutated = replayTrace(s.before, trace);
+    test::expectSameMeaning(s.before, mutated, 1e-4);
+    changed += !ir::structuralEqual(mutated, s.after);
+  }
+  EXPECT_EQ(changed, 4);
 }
 
 TEST(ScheduleRulesCpu, BatchMatmul) {
@@ -626,12 +670,15 @@ TEST(ScheduleRulesCpu, ResNet18ScheduledMatchesPyTorch) {
             << " s\n";
   std::map<std::string, int> rules;
   for (const auto& r : report) ++rules[r.rule];
-  EXPECT_EQ(rules["none"], 0);
-  EXPECT_EQ(rules["fallback"], 0);
-  EXPECT_GE(rules["matmul"], 15);    // the convolutions and the classifier
+  EXPECT_EQ(rules["matmul"], 15);    // the convolutions (with bias, residual, relu)
+  EXPECT_EQ(rules["gemv"], 1);       // the batch-1 classifier
   EXPECT_EQ(rules["reduction"], 2);  // max pool, global average pool
-  for (const auto& f : m.functions)
-    if (const auto* p = std::get_if<ir::PrimFunc>(&f)) EXPECT_FALSE(p->trace.empty()) << p->name;
+  EXPECT_EQ(rules["injective"], 1);  // flatten
+  EXPECT_EQ(report.size(), 19u);
+  for (const auto& f : m.functions) {
+    const auto* p = std::get_if<ir::PrimFunc>(&f);
+    EXPECT_TRUE(!p || !p->trace.empty()) << p->name;
+  }
 
   NpyArray input = readNpy(dir.file("resnet18.input.npy"));
   NpyArray output = readNpy(dir.file("resnet18.output.npy"));

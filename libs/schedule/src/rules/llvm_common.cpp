@@ -299,10 +299,15 @@ std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block) {
   auto first = firstReduceLoop(sch, block, loops);
   if (!first) return std::nullopt;
   BlockRV init{""};
-  if (attempt([&] { init = sch.decomposeReduction(block, loops[*first]); })) return init;
-  // Where decompose_reduction takes the loop the init goes into rather
-  // than the one it goes before: the loop right above the reduction.
-  if (*first > 0 && attempt([&] { init = sch.decomposeReduction(block, loops[*first - 1]); })) return init;
+  // Before the first reduce loop (TVM's usage), else before the loop right
+  // above it. The init block is returned when it has loops of its own.
+  for (size_t at : {*first, *first - 1}) {
+    if (at > *first) break;  // *first == 0: no loop above
+    if (attempt([&] { init = sch.decomposeReduction(block, loops[at]); })) {
+      if (sch.getLoops(init).size() > at) return init;
+      return std::nullopt;
+    }
+  }
   return std::nullopt;
 }
 

@@ -162,8 +162,9 @@ std::optional<size_t> firstReduceLoop(Schedule& sch, const BlockRV& block, const
 
 // decompose_reduction of the block: the init right before its first reduce
 // loop (TVM's usage), else, where the primitive refuses a reduce loop there,
-// before the loop right above it. Returns the init block, or nullopt when
-// both were refused (e.g. another block under that loop reads the output).
+// before the loop right above it. Returns the init block when it has loops
+// of its own (to vectorize); nullopt when it has none, or when both were
+// refused (e.g. another block under that loop reads the output).
 std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block);
 
 // The multi-level (SSRSRS) tiling of a matmul-like or GEMV-like block named
