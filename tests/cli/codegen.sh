@@ -47,6 +47,8 @@ check "-v: memory plan" contains "$tmp/err" '^memory plan: 128 bytes planned for
 check "-v: weights" contains "$tmp/err" '^embedded weights: 0 bytes'
 check "-v: compile time" contains "$tmp/err" '^compile time: [0-9.e-]* s'
 check "the object links" "$bin/mlcc-link" "$tmp/small.o" -o "$tmp/small.so"
+check "deterministic" bash -c "'$tool' '$tmp/small.low.ir' -o '$tmp/small2.o' && cmp -s '$tmp/small.o' '$tmp/small2.o'"
+check "-o - writes the object to stdout" bash -c "'$tool' '$tmp/small.low.ir' -o - | cmp -s - '$tmp/small.o'"
 
 # --- errors: exit 1, a clear message, no output ---
 check "--target cuda exits 1" run 1 "$tmp/small.low.ir" --target cuda -o "$tmp/x.o"
@@ -102,7 +104,7 @@ if [[ $pyok == 1 ]]; then
         in=$d/scheduled.ir
       fi
       start=$(date +%s.%N)
-      check "$m compiles" "$tool" "$in" --target llvm -o "$d/model.o" -v
+      check "$m compiles" run 0 "$in" --target llvm -o "$d/model.o" -v
       end=$(date +%s.%N)
       echo "     $m codegen: $(echo "$end - $start" | bc) s; $(grep -E '^(memory plan|embedded weights)' "$tmp/err" 2>/dev/null | tr '\n' ';')"
       check "$m links" "$bin/mlcc-link" "$d/model.o" -o "$d/model.so"

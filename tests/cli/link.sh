@@ -171,4 +171,33 @@ check "usage: --bench on IR" run 2 "$src/tests/cli/inspect/mm.ir" --bench 3
 check "usage: --threads 0" run 2 "$small/model.so" --threads 0
 check "usage: --dim on model.so" run 2 "$small/model.so" --dim n=3
 
+# --- a model.so from mlcc-codegen (when built): same random inputs as its IR,
+# interpreted and compiled; profile names the prim funcs
+if [[ -x $bin/mlcc-codegen && -x $bin/mlcc-legalize ]]; then
+  cat >"$tmp/chain.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[64, 48], %w: f32[48, 32]) -> f32[64, 32] {
+  dataflow {
+    %y: f32[64, 32] = matmul(%x, %w)
+    %z: f32[64, 32] = tanh(%y)
+  }
+  return %z
+}
+IR
+  "$bin/mlcc-legalize" "$tmp/chain.ir" -o "$tmp/chain.low.ir"
+  check "codegen" "$bin/mlcc-codegen" "$tmp/chain.low.ir" --target llvm -o "$tmp/chain.o"
+  check "codegen output links" "$bin/mlcc-link" "$tmp/chain.o" -o "$tmp/chain.so"
+  check "interpreted, random inputs" run 0 "$tmp/chain.low.ir" --seed 5 --output-dir "$tmp/ci"
+  check "compiled, same random inputs" run 0 "$tmp/chain.so" --seed 5 --output-dir "$tmp/cc"
+  out=$(ls "$tmp/ci")
+  check "compiled matches interpreted" compare "$tmp/cc/$out" "$tmp/ci/$out"
+  check "profile of generated kernels" run 0 "$tmp/chain.so" --bench 3 --profile -q
+  check "profile names a prim func" contains "$tmp/out" "^fused_\\|^matmul\\|^tanh"
+  check "C example runs generated code" bash -c "'$ex' '$tmp/chain.so' --fill 0.25 >'$tmp/ex.txt'"
+  check "C example lists both inputs" contains "$tmp/ex.txt" "input 1: w f32\\[48, 32\\]"
+else
+  echo "skip: mlcc-codegen not built"
+fi
+
 finish link

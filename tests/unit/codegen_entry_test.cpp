@@ -209,7 +209,11 @@ graph @main(%x: f32[2, 8]) -> (f32[2, 8], f32[2, 8], f32[2, 8], f32[3], (f32[2, 
   return (%n, %u, %x, %c, %t)
 }
 )");
-  expectSameOutputs(m, lowered(m, "legalize"), dir, "tuples");
+  codegen::CodegenStats st;
+  expectSameOutputs(m, lowered(m, "legalize"), dir, "tuples", &st);
+  // %a (= %b = %u = both fields of %t) is written straight into output u: no intermediates.
+  EXPECT_EQ(st.intermediate_bytes, 0u);
+  EXPECT_EQ(st.weight_bytes, 3u * 4);
 }
 
 TEST(CodegenEntry, BlasDispatch) {

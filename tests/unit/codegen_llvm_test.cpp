@@ -45,6 +45,7 @@ std::vector<int64_t> shapeOf(const ir::Buffer& b) {
 // The interpreter's results and the compiled kernel's on the same inputs.
 struct Runs {
   std::vector<ir::Tensor> interpreted, compiled;
+  std::string llvm_ir;  // the optimized kernel
 };
 
 Runs runBoth(const ir::PrimFunc& f, const Filler& fill = {}, uint64_t seed = 3,
@@ -67,6 +68,7 @@ Runs runBoth(const ir::PrimFunc& f, const Filler& fill = {}, uint64_t seed = 3,
   std::vector<void*> args;
   for (auto& t : r.compiled) args.push_back(t.mutableBytes());
   k.run(args);
+  r.llvm_ir = k.llvmIR();
   return r;
 }
 
@@ -97,8 +99,8 @@ void expectCompiledMatches(const ir::PrimFunc& f, double tol = 0, const Filler& 
 }
 
 bool hasVectorCode(const std::string& ir, const std::string& elem = "float") {
-  for (int lanes : {8, 16, 32, 64})
-    if (ir.find("<" + std::to_string(lanes) + " x " + elem + ">") != std::string::npos) return true;
+  for (const char* lanes : {"<8 x ", "<16 x ", "<32 x ", "<64 x "})
+    if (ir.find(std::string(lanes).append(elem).append(">")) != std::string::npos) return true;
   return false;
 }
 
@@ -502,6 +504,9 @@ TEST(CodegenLLVM, MathIntrinsicsWithinFewUlp) {
         ADD_FAILURE() << e.format();
         continue;
       }
+      if (std::string(kind) == "vectorized") {
+        EXPECT_TRUE(hasVectorCode(r.llvm_ir)) << r.llvm_ir;
+      }
       int64_t worst = 0, at = 0;
       for (int64_t i = 0; i < 300; ++i) {
         int64_t d = ulps(r.interpreted[2].data<float>()[i], r.compiled[2].data<float>()[i]);
@@ -529,6 +534,27 @@ prim @t(%A: f32[256], %C: f32[256]) {
   codegen::JitKernel k = codegen::JitKernel::compile(f);
   for (const char* fn : {"tanhf", "erff", "expf"})
     EXPECT_NE(k.llvmIR().find(std::string("v_") + fn), std::string::npos) << fn << "\n" << k.llvmIR();
+}
+
+// Vector math variants follow the target CPU: no AVX-512 calls for haswell.
+TEST(CodegenLLVM, VectorMathFollowsTargetCPU) {
+  ir::PrimFunc f = parsePrim(R"(
+prim @t(%A: f32[256], %C: f32[256]) {
+  for %i in 0..256 vectorized {
+    block "C" (%vi = spatial(256, %i)) {
+      reads(%A[%vi])
+      writes(%C[%vi])
+      %C[%vi] = tanh(%A[%vi])
+    }
+  }
+}
+)");
+  codegen::LLVMOptions haswell;
+  haswell.mcpu = "haswell";
+  codegen::JitKernel k = codegen::JitKernel::compile(f, haswell);
+  EXPECT_NE(k.llvmIR().find("_ZGVdN8v_tanhf"), std::string::npos) << k.llvmIR();
+  EXPECT_EQ(k.llvmIR().find("_ZGVeN16v_"), std::string::npos) << k.llvmIR();
+  expectCompiledMatches(f, 4e-7, {}, haswell);
 }
 
 TEST(CodegenLLVM, RefusesWhatItCannotCompile) {

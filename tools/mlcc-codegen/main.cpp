@@ -3,6 +3,7 @@
 // embedded weights, as an object file for mlcc-link (or LLVM IR / assembly).
 #include <CLI/CLI.hpp>
 #include <chrono>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -104,10 +105,10 @@ Examples:
       std::cerr << "memory plan: " << st.planned_bytes << " bytes planned for " << st.intermediate_bytes
                 << " bytes of intermediates";
       if (st.intermediate_bytes > 0)
-        std::cerr << " ("
-                  << (100.0 * static_cast<double>(st.planned_bytes) /
-                      static_cast<double>(st.intermediate_bytes))
-                  << "%)";
+        std::cerr << " (" << std::fixed << std::setprecision(1)
+                  << 100.0 * static_cast<double>(st.planned_bytes) /
+                         static_cast<double>(st.intermediate_bytes)
+                  << "%)" << std::defaultfloat;
       std::cerr << "\nembedded weights: " << st.weight_bytes << " bytes\n";
       std::cerr << "compile time: " << secs << " s\n";
     }

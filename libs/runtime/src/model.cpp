@@ -160,7 +160,7 @@ int mlcc_model_run(mlcc_model* m, const void* const* inputs, void* const* output
 int mlcc_model_set_threads(mlcc_model* m, int n) {
   if (!m) return fail("model is NULL");
   if (n < 1) return fail("mlcc_model_set_threads: thread count must be >= 1, got " + std::to_string(n));
-  if (n == m->ctx.pool->threads()) return 0;
+  if (m->ctx.pool && n == m->ctx.pool->threads()) return 0;
   try {
     m->ctx.pool.reset();
     m->ctx.pool = std::make_unique<mlcc::rt::ThreadPool>(n);

@@ -25,10 +25,17 @@ constexpr int kYieldIterations = 2000;
 
 ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
   workers_.reserve(threads_ - 1);
-  for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
+  try {
+    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
+  } catch (...) {  // a thread could not be started: stop those that were
+    stopWorkers();
+    throw;
+  }
 }
 
-ThreadPool::~ThreadPool() {
+ThreadPool::~ThreadPool() { stopWorkers(); }
+
+void ThreadPool::stopWorkers() {
   stop_.store(true);
   { std::lock_guard<std::mutex> lk(mu_); }
   cv_.notify_all();

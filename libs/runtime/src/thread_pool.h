@@ -30,6 +30,7 @@ class ThreadPool {
 
  private:
   void workerLoop(int index);
+  void stopWorkers();  // joins every worker
   void runChunk(int chunk);
 
   int threads_;
