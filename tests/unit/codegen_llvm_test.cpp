@@ -162,7 +162,9 @@ prim @scale(%A: f32[5, 37], %B: f32[5, 37]) {
 
 }  // namespace
 
-TEST(CodegenLLVM, Elementwise) { expectCompiledMatches(parsePrim(kElementwise)); }
+// f32 products feeding an add are fused (fmuladd), so results may differ
+// from the interpreter's in the last bits: float comparisons allow 1e-5.
+TEST(CodegenLLVM, Elementwise) { expectCompiledMatches(parsePrim(kElementwise), 1e-5); }
 
 TEST(CodegenLLVM, ReductionWithInit) { expectCompiledMatches(parsePrim(kMatmul), 1e-5); }
 
@@ -201,12 +203,14 @@ TEST(CodegenLLVM, ParallelLoops) {
   schedule::Schedule sch(parsePrim(kElementwise));
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.parallel(loops[0]);
-  expectCompiledMatches(sch.func());
-  codegen::LLVMOptions one;
-  one.num_threads = 1;
-  expectCompiledMatches(sch.func(), 0, {}, one);
+  for (int threads : {0, 1, 3, 8}) {  // 0: the machine's cores
+    codegen::LLVMOptions opts;
+    opts.num_threads = threads;
+    expectCompiledMatches(sch.func(), 1e-5, {}, opts);
+  }
   codegen::JitKernel k = codegen::JitKernel::compile(sch.func());
   EXPECT_NE(k.llvmIR().find("mlcc_rt_parallel_for"), std::string::npos);
+  EXPECT_EQ(k.llvmIR(), codegen::JitKernel::compile(sch.func()).llvmIR());  // deterministic
 }
 
 TEST(CodegenLLVM, NestedParallelLoops) {
@@ -214,7 +218,9 @@ TEST(CodegenLLVM, NestedParallelLoops) {
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.parallel(loops[0]);
   sch.parallel(loops[1]);
-  expectCompiledMatches(sch.func(), 1e-5);
+  codegen::LLVMOptions opts;
+  opts.num_threads = 4;
+  expectCompiledMatches(sch.func(), 1e-5, {}, opts);
 }
 
 // Matmul tiled as a CPU schedule would: split, reorder, parallel, vectorize,
@@ -232,7 +238,9 @@ TEST(CodegenLLVM, ScheduledMatmul) {
   sch.decomposeReduction(c, j[0]);
   const ir::PrimFunc& f = sch.func();
   expectCompiledMatches(f, 1e-5);
-  EXPECT_TRUE(hasVectorCode(codegen::JitKernel::compile(f).llvmIR()));
+  const std::string ir = codegen::JitKernel::compile(f).llvmIR();
+  EXPECT_TRUE(hasVectorCode(ir)) << ir;
+  EXPECT_NE(ir.find("fmuladd.v"), std::string::npos) << ir;  // vector FMAs
 }
 
 // A predicate from a non-divisible split, plus a block-level local
@@ -268,6 +276,43 @@ prim @rowsum(%A: f32[19, 45], %D: f32[19]) {
   sch.split(loops[1], {std::nullopt, int64_t{8}});
   sch.cacheWrite(s, 0, ir::StorageScope::local);
   expectCompiledMatches(sch.func(), 1e-5);
+}
+
+// If/else statements inside a vectorized loop, and a reduction whose
+// vectorized loop runs over the reduce axis (float sums stay in order).
+TEST(CodegenLLVM, IfElseAndVectorizedReduceAxis) {
+  const char* text = R"(
+prim @ifs(%A: f32[12, 40], %B: f32[12, 40], %S: f32[12]) {
+  for %i in 0..12 {
+    for %j in 0..40 vectorized {
+      block "B" (%vi = spatial(12, %i), %vj = spatial(40, %j)) {
+        reads(%A[%vi, %vj])
+        writes(%B[%vi, %vj])
+        if %A[%vi, %vj] > 0.25 {
+          %B[%vi, %vj] = %A[%vi, %vj] * 2.0
+        } else {
+          if %vj % 3 == 1 {
+            %B[%vi, %vj] = -1.0
+          }
+        }
+      }
+    }
+  }
+  for %i in 0..12 {
+    for %k in 0..40 vectorized {
+      block "S" (%vi = spatial(12, %i), %vk = reduce(40, %k)) {
+        reads(%B[%vi, %vk])
+        writes(%S[%vi])
+        init {
+          %S[%vi] = 0.0
+        }
+        %S[%vi] = %S[%vi] + %B[%vi, %vk] * %B[%vi, %vk]
+      }
+    }
+  }
+}
+)";
+  expectCompiledMatches(parsePrim(text), 1e-5);
 }
 
 // Function allocations above the stack limit are heap-allocated (and zeroed).
@@ -616,11 +661,15 @@ graph @main(%x: f32[1, 3, 16, 16], %w1: f32[8, 3, 3, 3], %b1: f32[1, 8, 1, 1], %
   transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), pctx);
   schedule::applyDefaultRules(m, schedule::Target::parse("llvm"));
   ir::verifyModule(m);
-  int prims = 0;
+  int prims = 0, parallel_and_vectorized = 0;
   for (const auto& fn : m.functions)
     if (const auto* p = std::get_if<ir::PrimFunc>(&fn)) {
       ++prims;
+      const std::string text = ir::printFunction(*p);
+      if (text.find(" parallel {") != std::string::npos && text.find(" vectorized {") != std::string::npos)
+        ++parallel_and_vectorized;
       expectCompiledMatches(*p, 1e-4);
     }
-  EXPECT_GE(prims, 3);
+  EXPECT_GE(prims, 5);
+  EXPECT_GE(parallel_and_vectorized, 3);  // the rules' loops are what got compiled
 }

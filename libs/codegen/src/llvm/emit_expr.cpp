@@ -4,6 +4,11 @@
 // rounded to f16/bf16 after each operation, saturating float-to-int casts
 // (NaN -> 0), ordered float comparisons (!= is unordered), fmin/fmax.
 //
+// f32 `a * b + c` and `a * b - c` (one expression, as C's -ffp-contract=on)
+// become llvm.fmuladd: an FMA where the CPU has one, so results may differ
+// from the interpreter's separately rounded product in the last bits. f16
+// and bf16 products are rounded first, as in the interpreter.
+//
 // Integer division or modulo by zero, an error in the interpreter, gives 0
 // in compiled code (generated code cannot report it; it does not trap).
 #include "llvm/emitter.h"
@@ -76,6 +81,33 @@ llvm::Value* KernelEmitter::cast(llvm::Value* v, DType from, DType to) {
   return b.CreateSExtOrTrunc(v, regType(to));
 }
 
+namespace {
+
+const ir::BinaryNode* f32Multiply(const ir::PrimExpr& e) {
+  auto* m = e->as<ir::BinaryNode>();
+  return m && m->op == BinaryOp::Mul && m->dtype == DType::f32 ? m : nullptr;
+}
+
+}  // namespace
+
+llvm::Value* KernelEmitter::multiplyAdd(const ir::BinaryNode& bn) {
+  if (bn.dtype != DType::f32 || (bn.op != BinaryOp::Add && bn.op != BinaryOp::Sub)) return nullptr;
+  const ir::BinaryNode* m = f32Multiply(bn.a);
+  const bool mul_first = m != nullptr;
+  if (!m) m = f32Multiply(bn.b);
+  if (!m) return nullptr;
+  llvm::Value* x = expr(m->a);
+  llvm::Value* y = expr(m->b);
+  llvm::Value* c = expr(mul_first ? bn.b : bn.a);
+  if (bn.op == BinaryOp::Sub) {
+    if (mul_first)
+      c = b.CreateFNeg(c);  // x*y - c
+    else
+      x = b.CreateFNeg(x);  // c - x*y
+  }
+  return b.CreateIntrinsic(b.getFloatTy(), llvm::Intrinsic::fmuladd, {x, y, c});
+}
+
 llvm::Value* KernelEmitter::expr(const ir::PrimExpr& e) {
   using K = ir::ExprKind;
   const DType t = e->dtype;
@@ -91,6 +123,7 @@ llvm::Value* KernelEmitter::expr(const ir::PrimExpr& e) {
     case K::Binary: {
       auto* bn = e->as<ir::BinaryNode>();
       const DType at = bn->a->dtype;
+      if (llvm::Value* fused = multiplyAdd(*bn)) return fused;
       llvm::Value* x = expr(bn->a);
       llvm::Value* y = expr(bn->b);
       if (ir::isFloat(at)) {

@@ -37,6 +37,8 @@ class KernelEmitter {
   llvm::Value* expr(const ir::PrimExpr& e);
   llvm::Type* regType(ir::DType t);
   llvm::Value* cast(llvm::Value* v, ir::DType from, ir::DType to);
+  // f32 a * b +/- c as llvm.fmuladd (null when `bn` is not of that form).
+  llvm::Value* multiplyAdd(const ir::BinaryNode& bn);
 
   // ---- 16-bit floats (emit_float16.cpp) ----
   // `v` (a float) rounded to the precision of `t` (no-op for f32).

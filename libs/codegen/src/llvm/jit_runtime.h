@@ -1,6 +1,6 @@
 // The runtime functions of abi.h for kernels compiled in memory by
 // JitKernel (the model runtime, libs/runtime, serves model.so instead):
-// mlcc_rt_parallel_for runs chunks on std::threads, mlcc_rt_set_error
+// mlcc_rt_parallel_for runs chunks on a thread pool, mlcc_rt_set_error
 // records the message for JitKernel::run to throw.
 #pragma once
 
