@@ -621,6 +621,8 @@ def main(argv=None):
     models = args.models.split(",") if args.models else (QUICK_MODELS if args.quick else PUBLIC_MODELS)
     if not set(models) <= set(PUBLIC_MODELS):
         ap.error(f"unknown model(s): {', '.join(sorted(set(models) - set(PUBLIC_MODELS)))}")
+    if (args.runs is not None and args.runs < 1) or (args.warmup is not None and args.warmup < 0):
+        ap.error("--runs must be >= 1 and --warmup >= 0")
     args.sizes = args.sizes or ([256] if args.quick else SIZES)
     args.runs = args.runs or (5 if args.quick else 50)
     args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
