@@ -8,7 +8,9 @@ timed stage by stage, one output checked against PyTorch's, then the latency of
 model.so (`mlcc-run model.so --bench N --json --threads T`) and of ONNX Runtime
 (intra_op_num_threads=T, sequential execution, all graph optimizations; the
 median of N runs after warm-up) in the same run, at each thread count, and
-their ratio (mlcc / ORT) with the geometric mean over the models.
+their ratio (mlcc / ORT) with the geometric mean over the models. Contestants
+are measured in turn over --rounds rounds (default 3), so that a change in the
+load of a shared machine affects them alike.
 
 Matmul: C = A B for square fp32 matrices (256..2048): mlcc's generated code
 (an ONNX MatMul graph through the same chain, default schedules, checked
@@ -174,6 +176,37 @@ def timing_from(samples_ms, threads):
             "mean_ms": statistics.fmean(samples_ms), "runs": len(samples_ms), "threads": threads}
 
 
+def combine(timings):
+    """One record from several rounds: the median of their medians, the least
+    minimum, the mean over all runs."""
+    if len(timings) == 1:
+        return timings[0]
+    runs = sum(t["runs"] for t in timings)
+    return {"median_ms": statistics.median(t["median_ms"] for t in timings),
+            "min_ms": min(t["min_ms"] for t in timings),
+            "mean_ms": sum(t["mean_ms"] * t["runs"] for t in timings) / runs, "runs": runs,
+            "threads": timings[0]["threads"]}
+
+
+def alternate(measures, rounds, runs):
+    """Measures each contestant `rounds` times in turn (A B A B ...), the runs
+    split over the rounds, so that a change in the load of a shared machine
+    hits all of them alike. measures: {name: f(runs) -> timing}. Returns
+    ({name: combined timing, None when it failed}, the first error record)."""
+    per_round = max(1, math.ceil(runs / rounds))
+    got, failed, error = {k: [] for k in measures}, set(), None
+    for _ in range(rounds):
+        for name, measure in measures.items():
+            if name in failed:
+                continue
+            try:
+                got[name].append(measure(per_round))
+            except StageError as e:
+                failed.add(name)
+                error = error or e.record()
+    return {k: None if k in failed or not v else combine(v) for k, v in got.items()}, error
+
+
 def ort_latency(onnx_path, feeds, runs, warmup, threads):
     """ONNX Runtime on the CPU: T intra-op threads, sequential execution, all
     graph optimizations; the median of `runs` timed runs after warm-up."""
@@ -260,17 +293,12 @@ def bench_model(tools, name, entry, model_dir, work, args):
     for t in args.threads:
         key = str(t)
         log(f"[{name}] timing, {t} thread(s)")
-        try:
-            rec["ort"][key] = ort_latency(onnx_path, feeds, args.runs, args.warmup, t)
-        except StageError as e:
-            rec["ort"][key] = None
-            rec["error"] = rec["error"] or e.record()
-        rec["mlcc"][key] = None
+        measures = {"ort": lambda runs: ort_latency(onnx_path, feeds, runs, args.warmup, t)}
         if so is not None:
-            try:
-                rec["mlcc"][key] = mlcc_latency(tools, so, inputs, args.runs, args.warmup, t)
-            except StageError as e:
-                rec["error"] = rec["error"] or e.record()
+            measures["mlcc"] = lambda runs: mlcc_latency(tools, so, inputs, runs, args.warmup, t)
+        got, error = alternate(measures, args.rounds, args.runs)
+        rec["ort"][key], rec["mlcc"][key] = got["ort"], got.get("mlcc")
+        rec["error"] = rec["error"] or error
         m, o = rec["mlcc"][key], rec["ort"][key]
         rec["ratio"][key] = m["median_ms"] / o["median_ms"] if m and o else None
     return rec
@@ -307,14 +335,15 @@ def matmul_runs(n, args):
     return 3 if args.quick else base
 
 
-def openblas_latency(tools, n, threads, args):
-    """bench/blas_bench for one size and thread count -> (timing record, GFLOPS, config)."""
+def openblas_latency(tools, n, threads, args, result):
+    """bench/blas_bench for one size and thread count (1 s of calls over all
+    rounds) -> timing record; its library config goes to result["openblas"]."""
     r = tools.json("openblas", "blas_bench", ["--json", "--sizes", n, "--threads", threads] +
-                   (["--quick"] if args.quick else []))
+                   (["--quick"] if args.quick else ["--min-time", 1.0 / args.rounds]))
     (x,) = r["results"]
-    timing = {"median_ms": x["median_ms"], "min_ms": x["min_ms"], "mean_ms": x["mean_ms"], "runs": x["calls"],
-              "threads": x["threads"]}
-    return timing, x["gflops"], r["config"]
+    result["openblas"] = r["config"]
+    return {"median_ms": x["median_ms"], "min_ms": x["min_ms"], "mean_ms": x["mean_ms"], "runs": x["calls"],
+            "threads": x["threads"]}
 
 
 def bench_matmul_size(tools, n, peak, work, args, result):
@@ -346,23 +375,21 @@ def bench_matmul_size(tools, n, peak, work, args, result):
         rec["error"] = e.record()
         so = None
         log(f"[matmul {n}] {e}")
-    for t in args.threads:  # OpenBLAS and mlcc back to back, under the same load
+    gflops = lambda timing: rec["flops"] / (timing["median_ms"] * 1e-3) / 1e9 if timing else None
+    for t in args.threads:  # OpenBLAS and mlcc in turn, under the same load
         key = str(t)
         log(f"[matmul {n}] timing, {t} thread(s)")
-        rec["mlcc"][key] = rec["openblas"][key] = ob = None
-        try:
-            rec["openblas"][key], ob, result["openblas"] = openblas_latency(tools, n, t, args)
-        except StageError as e:
-            result["error"] = result["error"] or e.record()
+        measures = {"openblas": lambda runs: openblas_latency(tools, n, t, args, result)}
         if so is not None:
-            try:
-                rec["mlcc"][key] = mlcc_latency(tools, so, inputs, matmul_runs(n, args), args.warmup, t)
-            except StageError as e:
-                rec["error"] = rec["error"] or e.record()
-        m = rec["mlcc"][key]
-        g = rec["flops"] / (m["median_ms"] * 1e-3) / 1e9 if m else None
-        rec["mlcc_gflops"][key] = g
-        rec["openblas_gflops"][key] = ob
+            measures["mlcc"] = lambda runs: mlcc_latency(tools, so, inputs, runs, args.warmup, t)
+        got, error = alternate(measures, args.rounds, matmul_runs(n, args))
+        rec["openblas"][key], rec["mlcc"][key] = got["openblas"], got.get("mlcc")
+        if error and error["stage"] == "openblas":
+            result["error"] = result["error"] or error
+        elif error:
+            rec["error"] = rec["error"] or error
+        g = rec["mlcc_gflops"][key] = gflops(rec["mlcc"][key])
+        ob = rec["openblas_gflops"][key] = gflops(rec["openblas"][key])
         rec["vs_openblas"][key] = g / ob if g and ob else None
         pk = (peak["gflops_1"] if t == 1 else peak["gflops_all"]) if peak else None
         rec["vs_peak"][key] = g / pk if g and pk else None
@@ -451,7 +478,9 @@ def print_table(doc):
     print(f"mlcc benchmarks: {m['cpu']}, {m['cores']} cores, {m['isa']}, load {m.get('load_average')}"
           f"{'  [--quick]' if doc['quick'] else ''}")
     if doc["models"]:
-        print(f"\nModel latency (median of {doc['config']['runs']} runs, ms; ratio = mlcc / ONNX Runtime)")
+        rounds = doc["config"]["rounds"]
+        print(f"\nModel latency (ms, median of {doc['config']['runs']} runs" +
+              (f" in {rounds} alternating rounds" if rounds > 1 else "") + "; ratio = mlcc / ONNX Runtime)")
         head = f"{'model':<13}{'compile s':>10}"
         for t in threads:
             head += f"{f'mlcc {t}T':>11}{f'ORT {t}T':>10}{'ratio':>7}"
@@ -611,6 +640,8 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int_list, help="matmul sizes (default 256,512,1024,2048)")
     ap.add_argument("--threads", type=int_list, default=[1, 2], help="thread counts (default 1,2)")
     ap.add_argument("--runs", type=int, help="timed runs per model latency (default 50; --quick 5)")
+    ap.add_argument("--rounds", type=int, help="rounds per latency measurement, contestants in turn (default 3; "
+                    "--quick 1); the reported median is the median of the rounds' medians")
     ap.add_argument("--warmup", type=int, help="untimed warm-up runs, mlcc and ONNX Runtime (default 5; --quick 2)")
     ap.add_argument("--patterns", help="mlcc-fuse --patterns FILE (e.g. pipelines/patterns/blas.yaml)")
     ap.add_argument("--no-chart", action="store_true", help="do not draw bench.png")
@@ -621,8 +652,9 @@ def main(argv=None):
     models = args.models.split(",") if args.models else (QUICK_MODELS if args.quick else PUBLIC_MODELS)
     if not set(models) <= set(PUBLIC_MODELS):
         ap.error(f"unknown model(s): {', '.join(sorted(set(models) - set(PUBLIC_MODELS)))}")
-    if (args.runs is not None and args.runs < 1) or (args.warmup is not None and args.warmup < 0):
-        ap.error("--runs must be >= 1 and --warmup >= 0")
+    if any(v is not None and v < 1 for v in (args.runs, args.rounds)) or (args.warmup or 0) < 0:
+        ap.error("--runs and --rounds must be >= 1, --warmup >= 0")
+    args.rounds = args.rounds or (1 if args.quick else 3)
     args.sizes = args.sizes or ([256] if args.quick else SIZES)
     args.runs = args.runs or (5 if args.quick else 50)
     args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
@@ -634,7 +666,7 @@ def main(argv=None):
     tools = Tools(args.bin)
 
     doc = {"schema_version": 1, "created_utc": "", "quick": args.quick, "machine": machine_info(),
-           "config": {"runs": args.runs, "threads": args.threads, "models": models if "models" in parts else [],
+           "config": {"runs": args.runs, "rounds": args.rounds, "threads": args.threads, "models": models if "models" in parts else [],
                       "sizes": args.sizes if "matmul" in parts else [], "patterns": args.patterns},
            "versions": versions(tools), "peak": None, "models": [], "geomean_ratio": {},
            "matmul": {"openblas": None, "error": None, "sizes": []}, "targets": []}
