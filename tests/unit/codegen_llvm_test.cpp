@@ -315,7 +315,9 @@ prim @ifs(%A: f32[12, 40], %B: f32[12, 40], %S: f32[12]) {
   expectCompiledMatches(parsePrim(text), 1e-5);
 }
 
-// Function allocations above the stack limit are heap-allocated (and zeroed).
+// Allocations above the stack limit: function-level ones are scratch buffers
+// the caller passes, block-level ones calloc'd; both zeroed as in the
+// interpreter.
 TEST(CodegenLLVM, LargeAllocation) {
   const char* text = R"(
 prim @big(%A: f32[256, 128], %B: f32[256, 128]) {
@@ -343,7 +345,40 @@ prim @big(%A: f32[256, 128], %B: f32[256, 128]) {
 )";
   ir::PrimFunc f = parsePrim(text);
   expectCompiledMatches(f);
-  EXPECT_NE(codegen::JitKernel::compile(f).llvmIR().find("calloc"), std::string::npos);
+  EXPECT_EQ(codegen::JitKernel::compile(f).llvmIR().find("calloc"), std::string::npos);  // scratch
+  // A large block-level buffer is calloc'd (and zeroed on each execution).
+  ir::PrimFunc g = parsePrim(R"(
+prim @bigblock(%A: f32[256, 128], %B: f32[256, 128]) {
+  for %r in 0..2 {
+    block "R" (%vr = spatial(2, %r)) {
+      reads(%A[0 +: 256, 0 +: 128])
+      writes(%B[0 +: 256, 0 +: 128])
+      alloc_buffer %T: f32[256, 128]
+      for %i in 0..256 {
+        for %j in 0..128 {
+          block "T" (%vi = spatial(256, %i), %vj = spatial(128, %j), %vq = spatial(2, %vr)) {
+            where(%i < 150 - %vr * 50)
+            reads(%A[%vi, %vj])
+            writes(%T[%vi, %vj])
+            %T[%vi, %vj] = %A[%vi, %vj] + cast<f32>(%vq)
+          }
+        }
+      }
+      for %i in 0..256 {
+        for %j in 0..128 {
+          block "B" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
+            reads(%T[%vi, %vj], %B[%vi, %vj])
+            writes(%B[%vi, %vj])
+            %B[%vi, %vj] = %B[%vi, %vj] + %T[%vi, %vj]
+          }
+        }
+      }
+    }
+  }
+}
+)");
+  expectCompiledMatches(g);
+  EXPECT_NE(codegen::JitKernel::compile(g).llvmIR().find("calloc"), std::string::npos);
 }
 
 // Integer floor division and modulo (negative operands and divisors, by

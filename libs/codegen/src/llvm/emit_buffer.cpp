@@ -1,7 +1,9 @@
 // Buffer accesses of a kernel: row-major element addresses, typed loads and
 // stores with alias scopes (every buffer of a kernel is its own memory: the
 // parameters never overlap each other or the allocations), and storage for
-// function allocs and block alloc_buffers.
+// function allocs and block alloc_buffers: up to 64 KiB on the stack, else
+// scratch buffers passed by the caller (function allocs, see KernelInfo) or
+// calloc'd memory (block alloc_buffers, or without KernelInfo).
 //
 // Alignment: only the natural alignment of the element type is assumed
 // (parameters come from the caller, which need not align them).
@@ -13,7 +15,7 @@ namespace mlcc::codegen {
 
 namespace {
 
-// Stack storage up to this size; larger buffers are calloc'd.
+// Stack storage up to this size.
 constexpr uint64_t kMaxStackBytes = 64 * 1024;
 
 void walkBlocks(const ir::Stmt& s, const std::function<void(const ir::BlockNode&)>& fn) {
@@ -137,7 +139,7 @@ void KernelEmitter::store(const ir::Buffer& buf, const std::vector<ir::PrimExpr>
   tagAccess(st, bb);
 }
 
-void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free) {
+void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level) {
   BufferBinding& bb = buffers[buf.get()];
   bb.shape = staticShape(buf);
   uint64_t n = 1;
@@ -150,6 +152,18 @@ void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& t
     a->setAlignment(llvm::Align(64));
     b.CreateMemSet(a, b.getInt8(0), bytes, llvm::MaybeAlign(64));
     bb.base = a;
+    return;
+  }
+  if (function_level && info) {
+    const size_t slot = func.params.size() + info->scratch_bytes.size();
+    info->scratch_bytes.push_back(bytes);
+    auto* p = b.CreateAlignedLoad(b.getPtrTy(), b.CreateConstInBoundsGEP1_64(b.getPtrTy(), args, slot),
+                                  llvm::Align(8), buf->name);
+    p->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx, {}));
+    p->setMetadata(llvm::LLVMContext::MD_align,
+                   llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(b.getInt64(64))}));
+    b.CreateMemSet(p, b.getInt8(0), bytes, llvm::MaybeAlign(64));
+    bb.base = p;
     return;
   }
   llvm::FunctionCallee calloc = mod.getOrInsertFunction("calloc", b.getPtrTy(), i64, i64);

@@ -17,6 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "llvm/kernel_emitter.h"
 #include "mlcc/ir/stmt.h"
 
 namespace mlcc::codegen {
@@ -31,7 +32,7 @@ struct BufferBinding {
 class KernelEmitter {
  public:
   KernelEmitter(llvm::Module& mod, const ir::PrimFunc& f);
-  llvm::Function* emit(const std::string& symbol);
+  llvm::Function* emit(const std::string& symbol, KernelInfo* info);
 
   // ---- expressions (emit_expr.cpp) ----
   llvm::Value* expr(const ir::PrimExpr& e);
@@ -58,10 +59,11 @@ class KernelEmitter {
   void collectBuffers();
   llvm::Value* load(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices);
   void store(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices, llvm::Value* v);
-  // Storage for a function alloc or block alloc_buffer: a zeroed alloca in
-  // the entry block when small, else calloc'd (freed by the returned call
-  // list's owner through freeAll). Binds buf.
-  void allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free);
+  // Storage for a function alloc or block alloc_buffer, zeroed: an alloca
+  // in the entry block when small, else the next scratch buffer of args
+  // (function allocs when info is set), else calloc'd (to be freed through
+  // freeAll). Binds buf.
+  void allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level = false);
   void freeAll(const std::vector<llvm::Value*>& to_free);
 
   // ---- statements (kernel_emitter.cpp) ----
@@ -88,6 +90,8 @@ class KernelEmitter {
 
   llvm::Function* fn = nullptr;       // the function being emitted into
   llvm::Value* rt_ctx = nullptr;      // the runtime context argument
+  llvm::Value* args = nullptr;        // the kernel's argument array
+  KernelInfo* info = nullptr;         // scratch buffers come from args when set
   llvm::BasicBlock* entry = nullptr;  // where allocas go
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars;
   std::unordered_map<const ir::BufferNode*, BufferBinding> buffers;

@@ -1,5 +1,7 @@
 // JitKernel: one prim func emitted, optimized (-O pipeline, libmvec) and
-// compiled in memory with ORC LLJIT, for tests and the tuner. Kernels find
+// compiled in memory with ORC LLJIT, for tests and the tuner. Its scratch
+// buffers (large function allocations) are allocated once per JitKernel;
+// runs of one JitKernel are serialized. Kernels find
 // libm/libc in the process, libmvec loaded from glibc, and the JIT's own
 // runtime functions (jit_runtime.h).
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -7,6 +9,8 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cstdlib>
+#include <mutex>
 #include <thread>
 
 #include "llvm/jit_runtime.h"
@@ -18,6 +22,8 @@ namespace mlcc::codegen {
 
 struct JitKernel::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
+  std::vector<std::unique_ptr<std::byte, void (*)(void*)>> scratch;  // KernelInfo's buffers
+  std::mutex run_mutex;                                              // runs share the scratch
   void (*fn)(void* const*, void*) = nullptr;
   std::string ir;
   std::string name;
@@ -51,7 +57,14 @@ JitKernel JitKernel::compile(const ir::PrimFunc& f, const LLVMOptions& opts) {
   mod->setTargetTriple(tm->getTargetTriple().str());
   mod->setDataLayout(tm->createDataLayout());
   const std::string symbol = "mlcc_jit_kernel";
-  emitKernel(*mod, f, symbol);
+  KernelInfo info;
+  emitKernel(*mod, f, symbol, &info);
+  for (uint64_t bytes : info.scratch_bytes) {
+    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+    if (!p)
+      throw Error("prim func @" + f.name + ": out of memory for a " + std::to_string(bytes) + "-byte buffer");
+    impl->scratch.emplace_back(static_cast<std::byte*>(p), &std::free);
+  }
   std::string verify;
   llvm::raw_string_ostream vs(verify);
   if (llvm::verifyModule(*mod, &vs))
@@ -94,9 +107,12 @@ void JitKernel::run(const std::vector<void*>& args) const {
   if (args.size() != impl_->num_params)
     throw Error("prim func @" + impl_->name + " expects " + std::to_string(impl_->num_params) +
                 " arguments, got " + std::to_string(args.size()));
+  std::lock_guard<std::mutex> lock(impl_->run_mutex);
+  std::vector<void*> all = args;
+  for (const auto& s : impl_->scratch) all.push_back(s.get());
   JitContext ctx;
   ctx.num_threads = impl_->num_threads;
-  impl_->fn(args.data(), &ctx);
+  impl_->fn(all.data(), &ctx);
   if (!ctx.error.empty()) throw Error("prim func @" + impl_->name + ": " + ctx.error);
 }
 

@@ -1,9 +1,8 @@
 // One prim func as an LLVM kernel `void @sym(ptr noalias %args, ptr %ctx)`:
-// parameters are loaded from args, function allocs are allocated (zeroed)
-// on entry and freed on exit, statements become control flow. Loops run
-// over [0, extent): serial loops plainly, `unrolled` loops with
-// llvm.loop.unroll.full, `vectorized` loops with llvm.loop.vectorize.enable
-// (the loop vectorizer then emits vector code with a scalar tail), and
+// parameters (and scratch buffers, see KernelInfo) are loaded from args,
+// function allocs are allocated (zeroed) on entry and freed on exit, statements become control flow. Loops
+// run over [0, extent): serial loops plainly, `unrolled` loops with llvm.loop.unroll.full, `vectorized` loops
+// with llvm.loop.vectorize.enable (the loop vectorizer then emits vector code with a scalar tail), and
 // `parallel` loops are outlined (emit_parallel.cpp). Blocks bind their
 // iteration variables, skip when the `where` predicate is false, allocate
 // their alloc_buffers (zeroed per execution) and run `init` when every
@@ -24,8 +23,9 @@ void KernelEmitter::fail(const std::string& message) const {
   throw Error(where + ": " + message);
 }
 
-llvm::Function* KernelEmitter::emit(const std::string& sym) {
+llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_info) {
   symbol = sym;
+  info = kernel_info;
   llvm::Type* ptr = b.getPtrTy();
   auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr}, false);
   if (mod.getFunction(symbol)) fail("symbol @" + symbol + " is defined twice");
@@ -34,7 +34,7 @@ llvm::Function* KernelEmitter::emit(const std::string& sym) {
   fn->addParamAttr(0, llvm::Attribute::NoAlias);
   fn->addParamAttr(0, llvm::Attribute::NoCapture);
   fn->addParamAttr(0, llvm::Attribute::ReadOnly);
-  llvm::Value* args = fn->getArg(0);
+  args = fn->getArg(0);
   args->setName("args");
   rt_ctx = fn->getArg(1);
   rt_ctx->setName("ctx");
@@ -53,7 +53,7 @@ llvm::Function* KernelEmitter::emit(const std::string& sym) {
     bb.base = base;
   }
   std::vector<llvm::Value*> to_free;
-  for (const auto& a : func.allocs) allocate(a, to_free);
+  for (const auto& a : func.allocs) allocate(a, to_free, true);
   stmt(func.body);
   freeAll(to_free);
   b.CreateRetVoid();
@@ -188,9 +188,11 @@ void KernelEmitter::block(const ir::BlockNode& blk) {
   block_name = outer_name;
 }
 
-llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol) {
+llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol,
+                           KernelInfo* info) {
+  if (info) info->scratch_bytes.clear();
   KernelEmitter e(mod, f);
-  return e.emit(symbol);
+  return e.emit(symbol, info);
 }
 
 }  // namespace mlcc::codegen
