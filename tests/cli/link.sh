@@ -78,6 +78,13 @@ check "linker's message shown" contains "$tmp/err" "undefined reference to .mlcc
 check "old output untouched" bash -c "[[ \$(cat '$tmp/keep.so') == old ]]"
 check "nothing half-written" bash -c "[[ -z \$(ls -A '$tmp' | grep '^\\.keep') ]]"
 check "no such output directory" run 1 "$small/model.o" -o "$tmp/no/dir/model.so"
+mkdir -p "$tmp/inst/bin" "$tmp/inst/lib"  # an installed layout: <prefix>/bin and <prefix>/lib
+cp "$bin/mlcc-link" "$tmp/inst/bin/"
+check "installed, no runtime" bash -c "! '$tmp/inst/bin/mlcc-link' '$small/model.o' -o '$tmp/i.so' 2>'$tmp/err'"
+check "no runtime message" contains "$tmp/err" "cannot find libmlcc_runtime.a (looked at .*inst/lib/libmlcc_runtime.a)"
+check "--runtime" "$tmp/inst/bin/mlcc-link" "$small/model.o" -o "$tmp/i.so" --runtime "$bin/../lib/libmlcc_runtime.a"
+cp "$bin/../lib/libmlcc_runtime.a" "$tmp/inst/lib/"
+check "installed runtime found" "$tmp/inst/bin/mlcc-link" "$small/model.o" -o "$tmp/i.so"
 check "usage: no -o" run 2 "$small/model.o"
 check "help documents embedded weights" run 0 --help
 check "help says self-contained" contains "$tmp/out" "weights in"
@@ -133,6 +140,9 @@ check "profile scale row" contains "$tmp/out" "^scale_add  *7 "
 check "profile copy row: flops unknown" contains "$tmp/out" "^copy_h  *7 .*  -$"
 check "profile one run" run 0 "$small/model.so" --profile -q
 check "profile one call" contains "$tmp/out" "^dense_relu  *1 "
+check "profile with json" run 0 "$big/model.so" --bench 2 --profile --json
+check "json stays parseable" py "$tmp/out" <<<'import json, sys; json.load(open(sys.argv[1]))'
+check "profile table on stderr" contains "$tmp/err" "^dense_relu  *2 "
 check "threads reported" run 0 "$small/model.so" --threads 3 --json
 check "threads in json" contains "$tmp/out" '"threads": 3'
 
@@ -192,6 +202,16 @@ IR
   check "compiled, same random inputs" run 0 "$tmp/chain.so" --seed 5 --output-dir "$tmp/cc"
   out=$(ls "$tmp/ci")
   check "compiled matches interpreted" compare "$tmp/cc/$out" "$tmp/ci/$out"
+  if [[ -x $bin/mlcc-schedule ]]; then  # parallel loops of generated code on the pool
+    "$bin/mlcc-schedule" -q "$tmp/chain.low.ir" --target llvm -o "$tmp/chain.s.ir"
+    check "scheduled IR has parallel loops" contains "$tmp/chain.s.ir" "parallel"
+    check "scheduled codegen" "$bin/mlcc-codegen" "$tmp/chain.s.ir" --target llvm -o "$tmp/chain.s.o"
+    check "scheduled links" "$bin/mlcc-link" "$tmp/chain.s.o" -o "$tmp/chain.s.so"
+    for t in 1 2 3; do
+      check "scheduled, $t threads" run 0 "$tmp/chain.s.so" --seed 5 --threads $t --output-dir "$tmp/cs$t"
+      check "scheduled matches interpreted, $t threads" compare "$tmp/cs$t/$out" "$tmp/ci/$out"
+    done
+  fi
   check "profile of generated kernels" run 0 "$tmp/chain.so" --bench 3 --profile -q
   check "profile names a prim func" contains "$tmp/out" "^fused_\\|^matmul\\|^tanh"
   check "C example runs generated code" bash -c "'$ex' '$tmp/chain.so' --fill 0.25 >'$tmp/ex.txt'"

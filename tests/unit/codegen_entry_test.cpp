@@ -216,6 +216,50 @@ graph @main(%x: f32[2, 8]) -> (f32[2, 8], f32[2, 8], f32[2, 8], f32[3], (f32[2, 
   EXPECT_EQ(st.weight_bytes, 3u * 4);
 }
 
+TEST(CodegenEntry, MultiOutputPrimFunc) {
+  TempDir dir;
+  ir::Module m = makeModule(dir, R"(
+graph @main(%x: f32[4, 8]) -> (f32[4, 8], f32[4, 8]) {
+  dataflow {
+    %t: (f32[4, 8], f32[4, 8]) = call_tir @two(%x)
+    %a: f32[4, 8] = %t[0]
+    %b: f32[4, 8] = %t[1]
+    %c: f32[4, 8] = call_tir @sum(%a, %b)
+  }
+  return (%c, %b)
+}
+
+prim @two(%x: f32[4, 8], %e: f32[4, 8], %n: f32[4, 8]) {
+  for %i in 0..4 {
+    for %j in 0..8 {
+      block "two" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
+        reads(%x[%vi, %vj])
+        writes(%e[%vi, %vj], %n[%vi, %vj])
+        %e[%vi, %vj] = exp(%x[%vi, %vj])
+        %n[%vi, %vj] = 0.0 - %x[%vi, %vj]
+      }
+    }
+  }
+}
+
+prim @sum(%a: f32[4, 8], %b: f32[4, 8], %c: f32[4, 8]) {
+  for %i in 0..4 {
+    for %j in 0..8 {
+      block "sum" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
+        reads(%a[%vi, %vj], %b[%vi, %vj])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
+      }
+    }
+  }
+}
+)");
+  codegen::CodegenStats st;
+  expectSameOutputs(m, m, dir, "multi", &st);
+  EXPECT_EQ(st.kernels, 2);
+  EXPECT_EQ(st.intermediate_bytes, 4u * 8 * 4);  // %a; %b is written into output b
+}
+
 TEST(CodegenEntry, BlasDispatch) {
   TempDir dir;
   ir::Module m = makeModule(

@@ -1,6 +1,8 @@
 // mlcc-codegen: compile a legalized (usually scheduled) module for the CPU
 // with LLVM: the kernels, the graph entry over a static memory plan and the
 // embedded weights, as an object file for mlcc-link (or LLVM IR / assembly).
+#include <unistd.h>
+
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <iomanip>
@@ -84,6 +86,11 @@ Examples:
     if (!mcpu.empty()) opts.mcpu = mcpu;
     opts.opt_level = opt_level;
     opts.entry = entry;
+    const bool show_progress = !quiet && isatty(STDERR_FILENO);
+    if (show_progress)
+      opts.progress = [](const std::string& what) {
+        std::cerr << "\rmlcc-codegen: " << what << "\x1b[K" << std::flush;
+      };
     auto emit = emit_text == "ll"    ? mlcc::codegen::Emit::ll
                 : emit_text == "asm" ? mlcc::codegen::Emit::asm_text
                                      : mlcc::codegen::Emit::obj;
@@ -95,9 +102,11 @@ Examples:
     try {
       st = mlcc::codegen::compileModule(m, opts, emit, output);
     } catch (const mlcc::Error& e) {
+      if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
       if (!e.loc().file.empty()) throw;
       throw mlcc::Error(mlcc::SourceLoc{mlcc::displayName(path), 0, 0}, e.message());
     }
+    if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
     if (verbose && !quiet) {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::cerr << "kernels: " << st.kernels << "\n";

@@ -128,9 +128,11 @@ struct CompiledOptions {
 };
 
 // The --profile table: each kernel's calls, total time, share of the runs'
-// time and GFLOPS (when the kernel's flop count is known).
-void printProfile(const std::vector<mlcc::host::KernelProfile>& prof, double run_ms) {
-  std::printf("%-32s %8s %12s %7s %9s\n", "kernel", "calls", "total ms", "share", "GFLOPS");
+// time and GFLOPS (when the kernel's flop count is known); on stderr with --json.
+void printProfile(std::FILE* out, const std::vector<mlcc::host::KernelProfile>& prof, double run_ms) {
+  int w = 32;  // the kernel column: as wide as the longest name
+  for (const auto& k : prof) w = std::max(w, static_cast<int>(k.name.size()));
+  std::fprintf(out, "%-*s %8s %12s %7s %9s\n", w, "kernel", "calls", "total ms", "share", "GFLOPS");
   double kernels_ms = 0;
   for (const auto& k : prof) {
     const double ms = static_cast<double>(k.total_ns) / 1e6;
@@ -139,12 +141,12 @@ void printProfile(const std::vector<mlcc::host::KernelProfile>& prof, double run
     if (k.flops_per_call > 0 && k.total_ns > 0)
       std::snprintf(gflops, sizeof gflops, "%.2f",
                     k.flops_per_call * static_cast<double>(k.calls) / static_cast<double>(k.total_ns));
-    std::printf("%-32s %8lld %12.3f %6.1f%% %9s\n", k.name.c_str(), static_cast<long long>(k.calls), ms,
-                run_ms > 0 ? 100.0 * ms / run_ms : 0.0, gflops);
+    std::fprintf(out, "%-*s %8lld %12.3f %6.1f%% %9s\n", w, k.name.c_str(), static_cast<long long>(k.calls),
+                 ms, run_ms > 0 ? 100.0 * ms / run_ms : 0.0, gflops);
   }
-  std::printf("%-32s %8s %12.3f %6.1f%%\n", "(all kernels)", "", kernels_ms,
-              run_ms > 0 ? 100.0 * kernels_ms / run_ms : 0.0);
-  std::printf("%-32s %8s %12.3f\n", "(runs)", "", run_ms);
+  std::fprintf(out, "%-*s %8s %12.3f %6.1f%%\n", w, "(all kernels)", "", kernels_ms,
+               run_ms > 0 ? 100.0 * kernels_ms / run_ms : 0.0);
+  std::fprintf(out, "%-*s %8s %12.3f\n", w, "(runs)", "", run_ms);
 }
 
 // Runs a compiled model.so: inputs by name (or random), optional benchmark
@@ -198,21 +200,23 @@ void runCompiled(const std::string& path, const std::map<std::string, std::strin
     std::printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"mean_ms\": %.6f, \"runs\": %d, \"threads\": %d}\n",
                 stats.median_ms, stats.min_ms, stats.mean_ms, stats.runs, model.threads());
   } else if (opt.bench > 0) {
-    std::printf("bench: %d runs, %d threads: median %.3f ms, min %.3f ms, mean %.3f ms\n", stats.runs,
-                model.threads(), stats.median_ms, stats.min_ms, stats.mean_ms);
+    std::printf("bench: %d runs, %d thread%s: median %.3f ms, min %.3f ms, mean %.3f ms\n", stats.runs,
+                model.threads(), model.threads() == 1 ? "" : "s", stats.median_ms, stats.min_ms,
+                stats.mean_ms);
   }
   if (opt.profile) {
     double total = 0;
     for (double v : ms) total += v;
-    if (opt.json) std::fflush(stdout);
-    printProfile(model.profile(), total);
+    printProfile(opt.json ? stderr : stdout, model.profile(), total);  // stdout stays JSON
   }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"mlcc-run: run a model's IR (any stage) through the reference interpreter.", "mlcc-run"};
+  CLI::App app{
+      "mlcc-run: run a model's IR (any stage) through the reference interpreter, or a compiled model.so.",
+      "mlcc-run"};
   app.footer(R"(Examples:
   mlcc-run lowered.ir --input x=x.npy --output-dir out/   # writes out/<output name>.npy
   mlcc-run model.ir                                       # random inputs (--seed), prints a summary

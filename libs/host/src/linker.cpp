@@ -70,7 +70,8 @@ std::string defaultRuntimeLibrary() {
   std::string looked;
   for (const auto& c : candidates) {
     if (fs::is_regular_file(c, ec)) return fs::weakly_canonical(c, ec).string();
-    looked += (looked.empty() ? "" : ", ") + c.lexically_normal().string();
+    const std::string shown = c.lexically_normal().string();
+    if (looked.find(shown) == std::string::npos) looked += (looked.empty() ? "" : ", ") + shown;
   }
   throw Error("cannot find libmlcc_runtime.a (looked at " + looked + "); give it with --runtime");
 }

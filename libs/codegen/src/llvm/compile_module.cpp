@@ -32,6 +32,9 @@ std::string kernelSymbol(const std::string& name, std::set<std::string>& used) {
 
 CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
                            const std::string& output_path) {
+  auto progress = [&](const std::string& what) {
+    if (opts.progress) opts.progress(what);
+  };
   EntryPlan plan = planEntry(m, opts.entry);
   std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(opts);
   llvm::LLVMContext ctx;
@@ -46,10 +49,12 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
     const EntryKernel& k = plan.kernels[i];
     stats.kernel_names.push_back(k.name);
     if (k.prim.empty()) continue;
+    progress("kernel " + std::to_string(i + 1) + "/" + std::to_string(plan.kernels.size()) + " @" + k.prim);
     llvm::Function* fn = emitKernel(mod, *m.findPrim(k.prim), kernelSymbol(k.prim, used));
     fn->setLinkage(llvm::GlobalValue::InternalLinkage);
     kernels[i] = fn;
   }
+  progress("weights");
   EmbeddedWeights weights = embedWeights(mod, m, plan);
   llvm::Function* entry = emitEntry(mod, plan, kernels, weights);
   emitModelInfo(mod, plan, entry);
@@ -58,7 +63,11 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
   llvm::raw_string_ostream ps(problems);
   if (llvm::verifyModule(mod, &ps))
     throw Error("codegen produced invalid LLVM IR (a bug in mlcc): " + problems);
+  progress("optimizing (-O" + std::to_string(opts.opt_level) + ")");
   optimizeModule(mod, *tm, opts.opt_level);
+  progress(emit == Emit::ll    ? "writing LLVM IR"
+           : emit == Emit::obj ? "emitting the object"
+                               : "emitting assembly");
 
   llvm::SmallString<0> buffer;
   llvm::raw_svector_ostream os(buffer);

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct LLVMOptions {
   int opt_level = 3;    // 0..3
   std::string entry;    // the graph function to compile; "": the default entry
   int num_threads = 0;  // JIT only: threads for parallel loops (0: the machine's cores)
+  // compileModule only: called with what it starts next ("kernel 3/19 @f",
+  // "optimizing", "emitting obj"); tools show it on a terminal.
+  std::function<void(const std::string&)> progress;
 };
 
 enum class Emit { obj, ll, asm_text };
