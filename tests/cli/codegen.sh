@@ -59,6 +59,20 @@ check "unlegalized op: message" contains "$tmp/err" "small.ir: error: @main, bin
 sed 's/f32\[4, 8\]/f32[n, 8]/g' "$tmp/small.ir" | "$bin/mlcc-legalize" -o "$tmp/sym.low.ir"
 check "symbolic shape exits 1" run 1 "$tmp/sym.low.ir" -o "$tmp/x.o"
 check "symbolic shape: message" contains "$tmp/err" "symbolic shapes are not supported by codegen yet: .*--shape"
+cat >"$tmp/ext.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[4, 8], %w: f32[2, 8]) -> f32[4, 2] {
+  dataflow {
+    %y: f32[4, 2] = call_extern "blas.conv"(%x, %w)
+  }
+  return %y
+}
+IR
+check "unknown extern exits 1" run 1 "$tmp/ext.ir" -o "$tmp/x.o"
+check "unknown extern: message" contains "$tmp/err" 'binding %y: unknown extern "blas.conv" (codegen knows blas.dense'
+check "unknown --entry exits 1" run 1 "$tmp/small.low.ir" --entry nosuch -o "$tmp/x.o"
+check "unknown --entry: message" contains "$tmp/err" "no graph function @nosuch"
 check "missing file exits 1" run 1 "$tmp/nosuch.ir" -o "$tmp/x.o"
 printf 'mlcc.ir 1\ngraph @main(%%x: f32[4]) -> f32[4] {\n  return %%nope\n}\n' >"$tmp/bad.ir"
 check "bad IR exits 1 at FILE:LINE:COL" run 1 "$tmp/bad.ir" -o "$tmp/x.o"

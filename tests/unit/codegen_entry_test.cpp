@@ -260,6 +260,52 @@ prim @sum(%a: f32[4, 8], %b: f32[4, 8], %c: f32[4, 8]) {
   EXPECT_EQ(st.intermediate_bytes, 4u * 8 * 4);  // %a; %b is written into output b
 }
 
+// A kernel's function-level allocation above the stack limit is a scratch
+// buffer in the workspace, live during its call only (no calloc at run time).
+TEST(CodegenEntry, KernelScratchInWorkspace) {
+  TempDir dir;
+  ir::Module m = makeModule(dir, R"(
+graph @main(%x: f32[256, 128]) -> f32[256, 128] {
+  dataflow {
+    %y: f32[256, 128] = call_tir @big(%x)
+    %z: f32[256, 128] = call_tir @big(%y)
+  }
+  return %z
+}
+
+prim @big(%A: f32[256, 128], %B: f32[256, 128]) {
+  alloc_buffer %T: f32[256, 128]
+  for %i in 0..256 {
+    for %j in 0..128 {
+      block "T" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
+        where(%i < 200)
+        reads(%A[%vi, %vj])
+        writes(%T[%vi, %vj])
+        %T[%vi, %vj] = %A[%vi, %vj] + 1.0
+      }
+    }
+  }
+  for %i in 0..256 {
+    for %j in 0..128 {
+      block "B" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
+        reads(%T[%vi, %vj])
+        writes(%B[%vi, %vj])
+        %B[%vi, %vj] = %T[%vi, %vj] * 2.0
+      }
+    }
+  }
+}
+)");
+  codegen::CodegenStats st;
+  expectSameOutputs(m, m, dir, "scratch", &st);
+  const uint64_t t = 256 * 128 * 4;
+  EXPECT_EQ(st.intermediate_bytes, t);  // %y
+  EXPECT_EQ(st.scratch_bytes, 2 * t);   // one per call
+  EXPECT_EQ(st.planned_bytes, 2 * t);   // %y and one scratch at a time
+  codegen::compileModule(m, {}, codegen::Emit::ll, dir.file("scratch.ll"));
+  EXPECT_EQ(test::readFile(dir.file("scratch.ll")).find("calloc"), std::string::npos);
+}
+
 TEST(CodegenEntry, BlasDispatch) {
   TempDir dir;
   ir::Module m = makeModule(

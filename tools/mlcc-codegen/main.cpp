@@ -111,15 +111,16 @@ Examples:
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::cerr << "kernels: " << st.kernels << "\n";
       for (const auto& k : st.kernel_names) std::cerr << "  " << k << "\n";
+      const uint64_t all = st.intermediate_bytes + st.scratch_bytes;
       std::cerr << "memory plan: " << st.planned_bytes << " bytes planned for " << st.intermediate_bytes
                 << " bytes of intermediates";
-      if (st.intermediate_bytes > 0)
+      if (st.scratch_bytes > 0) std::cerr << " + " << st.scratch_bytes << " bytes of kernel scratch";
+      if (all > 0)
         std::cerr << " (" << std::fixed << std::setprecision(1)
-                  << 100.0 * static_cast<double>(st.planned_bytes) /
-                         static_cast<double>(st.intermediate_bytes)
-                  << "%)" << std::defaultfloat;
+                  << 100.0 * static_cast<double>(st.planned_bytes) / static_cast<double>(all) << "%)"
+                  << std::defaultfloat;
       std::cerr << "\nembedded weights: " << st.weight_bytes << " bytes\n";
-      std::cerr << "compile time: " << secs << " s\n";
+      std::cerr << "compile time: " << std::fixed << std::setprecision(3) << secs << " s\n";
     }
     return 0;
   });

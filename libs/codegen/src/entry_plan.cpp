@@ -32,6 +32,7 @@ struct Storage {
   int first = 0, last = 0;                // computed: live range in binding indices
   int output = -1;                        // computed: the output it is written to
   uint64_t offset = 0;                    // computed, not an output: workspace offset
+  bool scratch = false;                   // computed: a kernel's scratch buffer, not a graph value
 };
 
 const char* const kExterns[] = {"blas.dense", "blas.dense_bias", "blas.dense_bias_relu", "blas.matmul"};
@@ -50,7 +51,10 @@ int64_t numel(const std::vector<int64_t>& s, size_t begin = 0, size_t end = SIZE
 
 class Planner {
  public:
-  Planner(const ir::Module& m, const ir::GraphFunc& g) : m_(m), g_(g) { plan_.entry = g.name; }
+  Planner(const ir::Module& m, const ir::GraphFunc& g, const ScratchFn& scratch)
+      : m_(m), g_(g), scratch_(scratch) {
+    plan_.entry = g.name;
+  }
 
   EntryPlan run() {
     for (size_t i = 0; i < g_.params.size(); ++i) {
@@ -209,6 +213,16 @@ class Planner {
         throw Error("parameter %" + p->name + " of @" + f->name + " is " + ir::printType(pt) + " but gets %" +
                     d.name + " of " + std::string(ir::dtypeName(d.dtype)) + "[" + shapeText(d.shape) + "]");
     }
+    auto [it, first_call] = scratch_sizes_.try_emplace(f->name);
+    if (first_call && scratch_) it->second = scratch_(*f);
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      Storage sc;
+      sc.desc.name = f->name + ".scratch" + std::to_string(i);
+      sc.desc.bytes = it->second[i];
+      sc.first = sc.last = index;
+      sc.scratch = true;
+      args.push_back(add(std::move(sc)));
+    }
     EntryStep s;
     s.kind = EntryStep::Kind::kernel;
     s.kernel = kernelId(f->name, f->name, static_cast<double>(ir::primFuncFlops(*f)));
@@ -338,9 +352,12 @@ class Planner {
       if (s.kind != Storage::Kind::computed || s.output >= 0) continue;
       live.push_back({s.desc.bytes, s.first, s.last});
       which.push_back(static_cast<int>(c));
+      if (s.scratch)
+        plan_.scratch_bytes += s.desc.bytes;
+      else
+        ++plan_.intermediates;
     }
     plan_.memory = planMemory(live, 64);
-    plan_.intermediates = static_cast<int>(live.size());
     for (size_t i = 0; i < which.size(); ++i) storage_[which[i]].offset = plan_.memory.offsets[i];
   }
 
@@ -379,18 +396,20 @@ class Planner {
   std::map<std::string, int> weights_;     // weight name -> storage
   std::map<std::string, int> kernel_ids_;  // kernel name -> id
   std::vector<std::vector<int>> step_storage_;
+  const ScratchFn& scratch_;
+  std::map<std::string, std::vector<uint64_t>> scratch_sizes_;  // prim func -> its scratch buffers
 };
 
 }  // namespace
 
-EntryPlan planEntry(const ir::Module& m, const std::string& entry) {
+EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch) {
   std::string name = entry.empty() ? ir::defaultEntry(m) : entry;
   const ir::GraphFunc* g = m.findGraph(name);
   if (!g) {
     if (m.findPrim(name)) throw Error("entry @" + name + " is a prim func; codegen compiles a graph entry");
     throw Error("no graph function @" + name + " in the module");
   }
-  return Planner(m, *g).run();
+  return Planner(m, *g, scratch).run();
 }
 
 }  // namespace mlcc::codegen

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -53,7 +54,7 @@ struct EntryStep {
   enum class Kind { kernel, blas_dense, blas_matmul, copy };
   Kind kind = Kind::kernel;
   int kernel = -1;  // kernel id (not for copies)
-  // kernel: one per prim func parameter (inputs, then outputs);
+  // kernel: one per prim func parameter (inputs, then outputs), then its scratch buffers;
   // blas_dense: x, w, [bias,] out; blas_matmul: a, b, out; copy: source, destination.
   std::vector<Location> args;
   std::string what;  // for errors and comments: "%y = call_tir @f"
@@ -69,15 +70,23 @@ struct EntryPlan {
   std::vector<EntryConstant> constants;
   std::vector<EntryKernel> kernels;
   std::vector<EntryStep> steps;
-  MemoryPlan memory;      // workspace_bytes and sum_bytes (the intermediates without reuse)
-  int intermediates = 0;  // how many tensors live in the workspace
+  // The workspace: intermediates and kernels' scratch buffers. sum_bytes
+  // counts both without reuse; scratch_bytes is the scratch part of it.
+  MemoryPlan memory;
+  uint64_t scratch_bytes = 0;
+  int intermediates = 0;  // how many graph tensors live in the workspace
 };
+
+// The scratch buffers kernel `prim` needs after its parameters (bytes each),
+// asked once per prim func the entry calls; each lives in the workspace for
+// the duration of its call.
+using ScratchFn = std::function<std::vector<uint64_t>(const ir::PrimFunc& prim)>;
 
 // Plans graph function `entry` of `m` ("": ir::defaultEntry). Throws
 // mlcc::Error naming the binding for what codegen cannot compile: graph ops
 // that were not legalized, calls of graph functions, symbolic shapes,
 // unknown externs or extern operands BLAS cannot take, and prim funcs whose
 // parameters do not match their call.
-EntryPlan planEntry(const ir::Module& m, const std::string& entry);
+EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch = {});
 
 }  // namespace mlcc::codegen

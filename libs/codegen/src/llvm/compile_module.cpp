@@ -7,6 +7,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <cctype>
+#include <map>
 #include <set>
 
 #include "llvm/entry_emitter.h"
@@ -35,6 +36,8 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
   auto progress = [&](const std::string& what) {
     if (opts.progress) opts.progress(what);
   };
+  // Plan once to check the entry and find its kernels, emit them (learning
+  // their scratch buffers), then plan the workspace with the scratch too.
   EntryPlan plan = planEntry(m, opts.entry);
   std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(opts);
   llvm::LLVMContext ctx;
@@ -42,17 +45,25 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
   mod.setTargetTriple(tm->getTargetTriple().str());
   mod.setDataLayout(tm->createDataLayout());
 
-  CodegenStats stats;
-  std::vector<llvm::Function*> kernels(plan.kernels.size(), nullptr);
+  std::map<std::string, llvm::Function*> functions;
+  std::map<std::string, std::vector<uint64_t>> scratch;
   std::set<std::string> used;
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const EntryKernel& k = plan.kernels[i];
-    stats.kernel_names.push_back(k.name);
     if (k.prim.empty()) continue;
     progress("kernel " + std::to_string(i + 1) + "/" + std::to_string(plan.kernels.size()) + " @" + k.prim);
-    llvm::Function* fn = emitKernel(mod, *m.findPrim(k.prim), kernelSymbol(k.prim, used));
+    KernelInfo info;
+    llvm::Function* fn = emitKernel(mod, *m.findPrim(k.prim), kernelSymbol(k.prim, used), &info);
     fn->setLinkage(llvm::GlobalValue::InternalLinkage);
-    kernels[i] = fn;
+    functions[k.prim] = fn;
+    scratch[k.prim] = info.scratch_bytes;
+  }
+  plan = planEntry(m, opts.entry, [&](const ir::PrimFunc& f) { return scratch.at(f.name); });
+  CodegenStats stats;
+  std::vector<llvm::Function*> kernels;
+  for (const EntryKernel& k : plan.kernels) {
+    stats.kernel_names.push_back(k.name);
+    kernels.push_back(k.prim.empty() ? nullptr : functions.at(k.prim));
   }
   progress("weights");
   EmbeddedWeights weights = embedWeights(mod, m, plan);
@@ -85,7 +96,8 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
 
   stats.kernels = static_cast<int>(plan.kernels.size());
   stats.planned_bytes = plan.memory.workspace_bytes;
-  stats.intermediate_bytes = plan.memory.sum_bytes;
+  stats.intermediate_bytes = plan.memory.sum_bytes - plan.scratch_bytes;
+  stats.scratch_bytes = plan.scratch_bytes;
   stats.weight_bytes = weights.bytes;
   return stats;
 }

@@ -37,9 +37,10 @@ enum class Emit { obj, ll, asm_text };
 
 struct CodegenStats {
   int kernels = 0;
-  uint64_t planned_bytes = 0;             // the workspace of the memory plan
-  uint64_t intermediate_bytes = 0;        // the sum of all intermediates (without reuse)
-  uint64_t weight_bytes = 0;              // embedded weights
+  uint64_t planned_bytes = 0;       // the workspace of the memory plan
+  uint64_t intermediate_bytes = 0;  // the sum of all intermediates (without reuse)
+  uint64_t scratch_bytes = 0;       // kernels' scratch buffers, also in the workspace (sum, without reuse)
+  uint64_t weight_bytes = 0;        // embedded weights
   std::vector<std::string> kernel_names;  // by kernel id (prim funcs and library kernels)
 };
 
