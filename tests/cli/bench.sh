@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# The benchmark suite's parts that need no timing: bench/fma_peak and
+# bench/blas_bench run and print sane JSON (positive GFLOPS, a correct sgemm),
+# reject bad arguments (exit 2); bench/mlcc_bench.py in --quick mode (Debian's
+# Python: no ONNX Runtime, so its timings are recorded as missing) writes a
+# bench.json that matches artifacts_schema/bench.schema.json, with the mlp and
+# a 64x64 matmul through the whole chain checked against PyTorch/numpy when the
+# chain's tools are built (else the missing tool is named). No timing asserts.
+set -uo pipefail
+bin=$1
+src=$2
+tool=$bin/fma_peak
+source "$src/tests/cli/lib/common.sh"
+schema=$src/artifacts_schema/bench.schema.json
+
+check "fma_peak --quick --json" run 0 --quick --json --threads 2
+check "fma_peak reports positive GFLOPS" py "$tmp/out" <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))
+assert r["isa"] in ("avx512", "avx2"), r
+assert r["threads"] == 2, r
+for k in ("gflops_1", "gflops_all"):
+    assert math.isfinite(r[k]) and 0 < r[k] < 1e5, r
+assert {p["isa"] for p in r["per_isa"]} >= {r["isa"]}, r
+PY
+check "fma_peak table" run 0 --quick
+check "fma_peak table names the peak" contains "$tmp/out" "^peak: .* GFLOPS"
+check "fma_peak --threads 0 is a usage error" run 2 --threads 0
+check "fma_peak unknown argument is a usage error" run 2 --bogus
+
+tool=$bin/blas_bench
+check "blas_bench --quick --json" run 0 --quick --json --sizes 64,100 --threads 1,all
+check "blas_bench results are correct and positive" py "$tmp/out" <<'PY'
+import json, math, os, sys
+r = json.load(open(sys.argv[1]))
+assert r["library"] == "openblas" and "OpenBLAS" in r["config"], r
+res = r["results"]
+assert [(x["n"], x["threads"]) for x in res] == [(64, 1), (64, os.cpu_count()), (100, 1), (100, os.cpu_count())], res
+for x in res:
+    assert x["calls"] >= 2 and 0 < x["min_ms"] <= x["median_ms"], x
+    assert math.isfinite(x["gflops"]) and x["gflops"] > 0, x
+    assert x["max_rel_err"] < 1e-4, x
+PY
+check "blas_bench --sizes x is a usage error" run 2 --sizes x
+check "blas_bench --threads 0 is a usage error" run 2 --threads 0
+
+# The driver through its real code path, with Debian's Python.
+/usr/bin/python3 "$src/bench/mlcc_bench.py" --bin "$bin" --src "$src" --out "$tmp/b" --quick --models mlp \
+  --sizes 64 --runs 2 --no-chart >"$tmp/drv.out" 2>"$tmp/drv.err"
+rc=$?
+check "mlcc_bench.py --quick exits 0" test $rc -eq 0 || sed 's/^/    /' "$tmp/drv.err" | tail -20
+check "mlcc_bench.py prints the targets" contains "$tmp/drv.out" "^Targets"
+check "bench.json matches the schema" py "$tmp/b/bench.json" "$schema" "$bin" <<'PY'
+import json, os, sys, jsonschema
+doc = json.load(open(sys.argv[1]))
+jsonschema.validate(doc, json.load(open(sys.argv[2])))
+assert doc["quick"] and doc["peak"]["gflops_1"] > 0, doc["peak"]
+assert [t["name"] for t in doc["targets"]] == ["models_within_3x", "geomean_within_2x", "matmul_1024_vs_openblas",
+                                                "resnet18_compile_time"]
+(mm,) = doc["matmul"]["sizes"]
+assert mm["n"] == 64 and mm["openblas_gflops"]["1"] > 0, mm
+(mlp,) = doc["models"]
+# Without ONNX Runtime the ORT timings are missing, never invented.
+assert mlp["ort"] == {"1": None, "2": None} and mlp["ratio"] == {"1": None, "2": None}, mlp
+chain = ["mlcc-import", "mlcc-fuse", "mlcc-legalize", "mlcc-schedule", "mlcc-codegen", "mlcc-link"]
+missing = [t for t in chain if not os.access(os.path.join(sys.argv[3], t), os.X_OK)]
+for rec in (mm, mlp):
+    if missing:  # the first missing tool's stage is named
+        assert rec["error"] and missing[0] in rec["error"]["message"], rec["error"]
+        assert rec["check"] is None
+    else:  # compiled, checked against the reference, timed
+        assert rec["check"] and rec["check"]["ok"], rec
+        assert set(rec["compile_s"]) == {"import", "fuse", "legalize", "schedule", "codegen", "link", "total"}
+        assert rec["mlcc"]["1"]["median_ms"] > 0, rec
+print("  chain tools missing:", ", ".join(missing) or "none")
+PY
+check "a broken bench.json fails the schema" py "$tmp/b/bench.json" "$schema" <<'PY'
+import json, sys, jsonschema
+doc = json.load(open(sys.argv[1]))
+del doc["targets"]
+doc["models"][0]["ratio"]["1"] = "fast"
+try:
+    jsonschema.validate(doc, json.load(open(sys.argv[2])))
+except jsonschema.ValidationError:
+    sys.exit(0)
+sys.exit(1)
+PY
+check "mlcc_bench.py rejects an unknown model (exit 2)" \
+  bash -c "/usr/bin/python3 '$src/bench/mlcc_bench.py' --bin '$bin' --src '$src' --out '$tmp/c' --models nope 2>/dev/null; test \$? -eq 2"
+
+finish bench
