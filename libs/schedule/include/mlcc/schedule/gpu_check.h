@@ -1,0 +1,40 @@
+// Whether a scheduled prim func can run on a GPU (the cuda target): every
+// computation lies in a kernel, thread extents and shared memory respect
+// the target's limits, and no thread-bound loop carries a reduction.
+//
+//   verifyGpuFunc(func, Target::parse("cuda"));   // throws mlcc::Error
+//
+// A kernel is a loop nest under an outermost loop bound to a thread axis;
+// loops outside kernels are host loops. The rules checked, each reported
+// with the offending block or loop:
+//  - every block is under a loop bound to blockIdx.* and one bound to
+//    threadIdx.*; blockIdx loops are not nested in threadIdx loops;
+//  - threadIdx.* and vthread loops have constant extents (blockIdx ones may
+//    be symbolic), within CUDA's per-axis limits; within a kernel a thread
+//    axis has one extent wherever it is bound (loops bound to the same axis,
+//    nested or not, are the same hardware index), and the product of the
+//    threadIdx extents is at most Target::max_threads_per_block;
+//  - no thread-bound loop feeds a reduce iteration variable of a block
+//    (threads run in parallel; a reduction across them needs a separate
+//    combining step), and a reduction block that writes a buffer outside
+//    `local` does not run redundantly on threads whose index it ignores
+//    (concurrent read-modify-writes of the same element);
+//  - a block under two nested loops bound to the same axis does not use
+//    the outer one (on the GPU both are the same index);
+//  - the shared memory a kernel needs is at most
+//    Target::max_shared_memory_bytes: for a function-level `shared` buffer
+//    the box a thread block touches (blockIdx fixed, every other loop of the
+//    kernel over its range), for a block-level one its declared size;
+//  - `local` buffers (per thread) are used by one kernel only.
+#pragma once
+
+#include "mlcc/ir/stmt.h"
+#include "mlcc/schedule/rules.h"
+
+namespace mlcc::schedule {
+
+// Throws mlcc::Error ("in prim @f: block \"dense\" ...") on the first
+// violation.
+void verifyGpuFunc(const ir::PrimFunc& func, const Target& target);
+
+}  // namespace mlcc::schedule

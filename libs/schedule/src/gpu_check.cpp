@@ -1,0 +1,359 @@
+// The GPU validity check of scheduled prim funcs (see gpu_check.h).
+#include "mlcc/schedule/gpu_check.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "mlcc/ir/arith.h"
+#include "mlcc/ir/dtype.h"
+#include "mlcc/ir/substitute.h"
+#include "mlcc/support/diagnostic.h"
+
+namespace mlcc::schedule {
+
+using namespace ir;
+
+namespace {
+
+void forEachVar(const PrimExpr& e, const std::function<void(const VarNode*)>& fn) {
+  if (!e) return;
+  switch (e->kind) {
+    case ExprKind::IntImm:
+    case ExprKind::FloatImm: return;
+    case ExprKind::Var: fn(static_cast<const VarNode*>(e.get())); return;
+    case ExprKind::Binary: {
+      const auto* n = e->as<BinaryNode>();
+      forEachVar(n->a, fn);
+      forEachVar(n->b, fn);
+      return;
+    }
+    case ExprKind::Unary: forEachVar(e->as<UnaryNode>()->a, fn); return;
+    case ExprKind::Select: {
+      const auto* n = e->as<SelectNode>();
+      forEachVar(n->cond, fn);
+      forEachVar(n->true_value, fn);
+      forEachVar(n->false_value, fn);
+      return;
+    }
+    case ExprKind::Cast: forEachVar(e->as<CastNode>()->value, fn); return;
+    case ExprKind::Load:
+      for (const auto& i : e->as<LoadNode>()->indices) forEachVar(i, fn);
+      return;
+    case ExprKind::Call:
+      for (const auto& a : e->as<CallNode>()->args) forEachVar(a, fn);
+      return;
+  }
+}
+
+bool isThreadIdx(const std::string& tag) { return tag.rfind("threadIdx.", 0) == 0; }
+bool isBlockIdx(const std::string& tag) { return tag.rfind("blockIdx.", 0) == 0; }
+
+int64_t tagLimit(const std::string& tag) {
+  if (tag == "threadIdx.x" || tag == "threadIdx.y") return 1024;
+  if (tag == "threadIdx.z") return 64;
+  if (tag == "blockIdx.y" || tag == "blockIdx.z") return 65535;
+  if (tag == "blockIdx.x") return (int64_t{1} << 31) - 1;
+  return int64_t{1} << 62;  // vthread
+}
+
+std::string loopName(const ForNode* f) { return "%" + f->loop_var->name; }
+
+// One dimension of the box an access touches: inclusive bounds, or unknown.
+struct DimBounds {
+  PrimExpr lo, hi;  // null: unknown
+};
+
+struct Kernel {
+  const ForNode* root = nullptr;
+  std::string first_block;                     // for messages
+  std::map<std::string, const ForNode*> tags;  // thread tag -> a loop bound to it (constant extent)
+  // Function-level shared buffers: the boxes of their accesses.
+  std::map<const BufferNode*, std::vector<std::vector<DimBounds>>> shared_boxes;
+  std::vector<Buffer> shared_order;
+  // Shared buffers allocated by blocks of the kernel.
+  std::vector<Buffer> block_shared;
+};
+
+class Checker {
+ public:
+  Checker(const PrimFunc& f, const Target& t) : f_(f), t_(t) {}
+
+  void run() {
+    for (const auto& b : f_.allocs) function_allocs_.insert(b.get());
+    visit(f_.body);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const {
+    throw Error("in prim @" + f_.name + ": " + message);
+  }
+
+  std::string kernelName() const {
+    return "the kernel at loop " + loopName(kernel_->root) +
+           (kernel_->first_block.empty() ? "" : " (block \"" + kernel_->first_block + "\")");
+  }
+
+  void visit(const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::For: visitFor(*s->as<ForNode>()); return;
+      case StmtKind::Block: visitBlock(*s->as<BlockNode>()); return;
+      case StmtKind::Seq:
+        for (const auto& c : s->as<SeqNode>()->stmts) visit(c);
+        return;
+      case StmtKind::If: {
+        const auto* i = s->as<IfNode>();
+        visit(i->then_case);
+        visit(i->else_case);
+        return;
+      }
+      case StmtKind::Store:
+        if (!kernel_ || blocks_.empty())
+          fail("a store to %" + s->as<StoreNode>()->buffer->name + " is outside any GPU kernel");
+        return;
+    }
+  }
+
+  void visitFor(const ForNode& f) {
+    bool starts_kernel = false;
+    if (f.loop_kind == LoopKind::thread_binding) {
+      if (!kernel_) {
+        kernel_.emplace();
+        kernel_->root = &f;
+        starts_kernel = true;
+      }
+      checkThreadLoop(f);
+      thread_loops_.push_back(&f);
+    }
+    if (kernel_) kernel_loops_.push_back(&f);
+    visit(f.body);
+    if (kernel_) kernel_loops_.pop_back();
+    if (f.loop_kind == LoopKind::thread_binding) thread_loops_.pop_back();
+    if (starts_kernel) {
+      finishKernel();
+      kernel_.reset();
+    }
+  }
+
+  void checkThreadLoop(const ForNode& f) {
+    const std::string& tag = f.thread_tag;
+    std::string what = "loop " + loopName(&f) + " bound to " + tag;
+    if (isBlockIdx(tag))
+      for (const ForNode* outer : thread_loops_)
+        if (!isBlockIdx(outer->thread_tag))
+          fail(what + " is inside loop " + loopName(outer) + " bound to " + outer->thread_tag +
+               " (blockIdx loops must enclose the threadIdx loops of a kernel)");
+    int64_t extent;
+    bool constant = asConstInt(f.extent, &extent);
+    if (!constant) {
+      if (!isBlockIdx(tag)) fail(what + " has a non-constant extent (thread extents must be constants)");
+      return;
+    }
+    if (extent > tagLimit(tag))
+      fail(what + " has extent " + std::to_string(extent) + ", over the limit " +
+           std::to_string(tagLimit(tag)) + " of " + tag);
+    auto [it, fresh] = kernel_->tags.emplace(tag, &f);
+    int64_t before;
+    if (!fresh && asConstInt(it->second->extent, &before) && before != extent)
+      fail(what + " has extent " + std::to_string(extent) + ", but loop " + loopName(it->second) +
+           " of the same kernel binds " + tag + " with extent " + std::to_string(before) +
+           " (a thread axis has one extent per kernel)");
+  }
+
+  // The thread-bound loops an expression (of loop variables and enclosing
+  // blocks' iteration variables) depends on.
+  std::set<const ForNode*> threadDeps(const PrimExpr& e) const {
+    std::set<const ForNode*> out;
+    forEachVar(e, [&](const VarNode* v) {
+      for (const ForNode* l : thread_loops_)
+        if (l->loop_var.get() == v) out.insert(l);
+      auto it = deps_.find(v);
+      if (it != deps_.end()) out.insert(it->second.begin(), it->second.end());
+    });
+    return out;
+  }
+
+  void visitBlock(const BlockNode& b) {
+    std::string name = "block \"" + b.name + "\"";
+    bool has_block = false, has_thread = false;
+    for (const ForNode* l : thread_loops_) {
+      has_block |= isBlockIdx(l->thread_tag);
+      has_thread |= isThreadIdx(l->thread_tag);
+    }
+    if (!has_block || !has_thread)
+      fail(name + " is not inside a GPU kernel: it is not under " +
+           std::string(!has_block ? "a loop bound to blockIdx.*" : "a loop bound to threadIdx.*") +
+           " (every computation must be bound to GPU blocks and threads; schedule the function for the cuda "
+           "target, e.g. with the default rules)");
+    if (kernel_->first_block.empty()) kernel_->first_block = b.name;
+
+    // Thread dependencies of the iteration variables.
+    std::set<const ForNode*> spatial_deps, all_deps;
+    bool reduction = b.init != nullptr;
+    for (const auto& iv : b.iter_vars) {
+      auto d = threadDeps(iv.binding);
+      if (iv.kind == IterKind::reduce) {
+        reduction = true;
+        if (!d.empty())
+          fail(name + ": loop " + loopName(*d.begin()) + " bound to " + (*d.begin())->thread_tag +
+               " carries a reduction (iteration variable %" + iv.var->name +
+               " is reduced over it); bind only spatial loops");
+      } else {
+        spatial_deps.insert(d.begin(), d.end());
+      }
+      all_deps.insert(d.begin(), d.end());
+    }
+    auto pred = threadDeps(b.predicate);
+    all_deps.insert(pred.begin(), pred.end());
+    for (const ForNode* a : all_deps)
+      for (const ForNode* c : all_deps)
+        if (a != c && a->thread_tag == c->thread_tag)
+          fail(name + " uses loops " + loopName(a) + " and " + loopName(c) + ", both bound to " +
+               a->thread_tag + " (on the GPU they are the same index)");
+    if (reduction) {
+      bool global_write = false;
+      for (const auto& w : b.writes) global_write |= w.buffer->scope != StorageScope::local;
+      int64_t e;
+      for (const ForNode* l : thread_loops_)
+        if (global_write && !spatial_deps.count(l) && !(asConstInt(l->extent, &e) && e == 1))
+          fail(name + " is a reduction that every thread of loop " + loopName(l) + " (" + l->thread_tag +
+               ") runs on the same elements (concurrent updates of one element); its output must depend on "
+               "the thread index");
+    }
+
+    // The regions and the body see iteration variables as their bindings.
+    std::vector<const VarNode*> added;
+    for (const auto& iv : b.iter_vars) {
+      subst_[iv.var.get()] = ir::substitute(iv.binding, subst_);
+      deps_[iv.var.get()] = threadDeps(iv.binding);
+      added.push_back(iv.var.get());
+    }
+
+    // Accesses to shared and local buffers.
+    for (const auto* regions : {&b.reads, &b.writes})
+      for (const auto& r : *regions) noteAccess(b, r);
+    for (const auto& a : b.alloc_buffers) {
+      block_allocs_.insert(a.get());
+      if (a->scope == StorageScope::shared) kernel_->block_shared.push_back(a);
+    }
+
+    blocks_.push_back(&b);
+    visit(b.init);
+    visit(b.body);
+    blocks_.pop_back();
+    for (const auto* v : added) {
+      subst_.erase(v);
+      deps_.erase(v);
+    }
+  }
+
+  void noteAccess(const BlockNode& b, const BufferRegion& r) {
+    const BufferNode* buf = r.buffer.get();
+    if (block_allocs_.count(buf) || !function_allocs_.count(buf)) return;
+    if (buf->scope == StorageScope::local) {
+      auto [it, fresh] = local_kernel_.emplace(buf, kernel_->root);
+      if (!fresh && it->second != kernel_->root)
+        fail("local buffer %" + buf->name + " is used by block \"" + b.name + "\" in " + kernelName() +
+             " and by another kernel (a local buffer lives in the registers of one thread)");
+      return;
+    }
+    if (buf->scope != StorageScope::shared) return;
+    // The box one thread block touches: blockIdx loops (and host loops)
+    // fixed, every other loop of the kernel over its range.
+    Analyzer az;
+    for (const ForNode* l : kernel_loops_)
+      if (!isBlockIdx(l->thread_tag)) az.bind(l->loop_var, makeInt(0), l->extent);
+    std::vector<DimBounds> box;
+    for (const auto& rg : r.region) {
+      PrimExpr lo = ir::substitute(rg.min, subst_);
+      PrimExpr hi = ir::substitute(
+          makeBinary(BinaryOp::Sub, makeBinary(BinaryOp::Add, rg.min, rg.extent), makeInt(1)), subst_);
+      auto blo = az.bounds(lo), bhi = az.bounds(hi);
+      box.push_back(blo && bhi ? DimBounds{blo->min, bhi->max} : DimBounds{});
+    }
+    auto& boxes = kernel_->shared_boxes[buf];
+    if (boxes.empty()) kernel_->shared_order.push_back(r.buffer);
+    boxes.push_back(std::move(box));
+  }
+
+  // The extent of the union of the boxes along dimension d: the largest
+  // hi_i - lo_j + 1, or -1 when some difference is not a constant.
+  static int64_t unionExtent(const std::vector<std::vector<DimBounds>>& boxes, size_t d) {
+    int64_t extent = -1;
+    for (const auto& bi : boxes)
+      for (const auto& bj : boxes) {
+        int64_t diff;
+        if (!bi[d].hi || !bj[d].lo ||
+            !asConstInt(simplify(makeBinary(BinaryOp::Sub, bi[d].hi, bj[d].lo)), &diff))
+          return -1;
+        extent = std::max(extent, diff + 1);
+      }
+    return extent;
+  }
+
+  // Bytes a shared buffer takes in a thread block.
+  int64_t sharedBytes(const Buffer& buf, const std::vector<std::vector<DimBounds>>* boxes) const {
+    int64_t elems = 1;
+    for (size_t d = 0; d < buf->shape.size(); ++d) {
+      int64_t declared = -1;
+      asConstInt(buf->shape[d], &declared);
+      int64_t extent = boxes ? unionExtent(*boxes, d) : -1;
+      if (extent < 0 || (declared >= 0 && extent > declared)) extent = declared;
+      if (extent < 0)
+        fail("shared buffer %" + buf->name + " used in " + kernelName() +
+             " has a size that is not a constant (dimension " + std::to_string(d) + ")");
+      elems *= extent;
+    }
+    return elems * dtypeBytes(buf->dtype);
+  }
+
+  void finishKernel() {
+    int64_t threads = 1;
+    std::string parts;
+    for (const auto& [tag, loop] : kernel_->tags) {
+      if (!isThreadIdx(tag)) continue;
+      int64_t e = 1;
+      asConstInt(loop->extent, &e);
+      threads *= e;
+      parts += (parts.empty() ? "" : " * ") + tag + " " + std::to_string(e);
+    }
+    if (threads > t_.max_threads_per_block)
+      fail(kernelName() + " has " + std::to_string(threads) + " threads per block (" + parts +
+           "), over max_threads_per_block " + std::to_string(t_.max_threads_per_block));
+    int64_t bytes = 0;
+    std::string list;
+    auto add = [&](const Buffer& b, int64_t n) {
+      bytes += n;
+      list += (list.empty() ? "" : ", ") + ("%" + b->name) + " " + std::to_string(n);
+    };
+    for (const auto& b : kernel_->shared_order) add(b, sharedBytes(b, &kernel_->shared_boxes.at(b.get())));
+    for (const auto& b : kernel_->block_shared) add(b, sharedBytes(b, nullptr));
+    if (bytes > t_.max_shared_memory_bytes)
+      fail(kernelName() + " needs " + std::to_string(bytes) + " bytes of shared memory (" + list +
+           "), over max_shared_memory_bytes " + std::to_string(t_.max_shared_memory_bytes));
+  }
+
+  const PrimFunc& f_;
+  const Target& t_;
+  std::optional<Kernel> kernel_;
+  std::vector<const ForNode*> thread_loops_;            // enclosing thread-bound loops
+  std::vector<const ForNode*> kernel_loops_;            // enclosing loops inside the current kernel
+  std::vector<const BlockNode*> blocks_;                // enclosing blocks
+  std::unordered_map<const VarNode*, PrimExpr> subst_;  // iteration variable -> binding
+  std::unordered_map<const VarNode*, std::set<const ForNode*>> deps_;  // iteration variable -> thread loops
+  std::set<const BufferNode*> function_allocs_, block_allocs_;
+  std::map<const BufferNode*, const ForNode*> local_kernel_;
+};
+
+}  // namespace
+
+void verifyGpuFunc(const PrimFunc& func, const Target& target) {
+  if (target.kind != Target::Kind::cuda)
+    throw Error("verifyGpuFunc: target " + target.str() + " is not a GPU target");
+  Checker(func, target).run();
+}
+
+}  // namespace mlcc::schedule

@@ -1,0 +1,290 @@
+// The default cuda rules and the GPU validity check: verifyGpuFunc's rules
+// on hand-written functions, then each rule on prim funcs made the way
+// mlcc-legalize makes them (dense, matmul, conv2d + bias + relu, softmax,
+// layer_norm, pooling, elementwise chains, symbolic batches): the rule that
+// applies, a GPU-valid result with the same meaning, and a trace that
+// replays to it.
+#include <gtest/gtest.h>
+
+#include "mlcc/ir/printer.h"
+#include "mlcc/schedule/gpu_check.h"
+#include "mlcc/schedule/rules.h"
+#include "mlcc/schedule/schedule.h"
+#include "mlcc/support/diagnostic.h"
+#include "schedule_check.h"
+
+using namespace mlcc;
+using namespace mlcc::schedule;
+using mlcc::test::parsePrim;
+
+namespace {
+
+const Target kCuda = Target::parse("cuda");
+
+// Expects verifyGpuFunc to reject `text` with a message containing `what`.
+void expectGpuError(const std::string& text, const std::string& what, const Target& t = kCuda) {
+  ir::PrimFunc f = parsePrim(text);
+  try {
+    verifyGpuFunc(f, t);
+    ADD_FAILURE() << "expected a GPU check error containing '" << what << "' for\n" << ir::printFunction(f);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+// A row sum: one thread block per row, one thread per block.
+const char* kRowSumGpu = R"(
+prim @f(%a: f32[64, 32], %b: f32[64]) {
+  for %bx in 0..64 thread_binding(blockIdx.x) {
+    for %tx in 0..1 thread_binding(threadIdx.x) {
+      for %k in 0..32 {
+        block "sum" (%v0 = spatial(64, %bx + %tx), %vk = reduce(32, %k)) {
+          reads(%a[%v0, %vk])
+          writes(%b[%v0])
+          init {
+            %b[%v0] = 0.0
+          }
+          %b[%v0] = %b[%v0] + %a[%v0, %vk]
+        }
+      }
+    }
+  }
+}
+)";
+
+const char* kRowSum = R"(
+prim @f(%a: f32[64, 32], %b: f32[64]) {
+  for %i in 0..64 {
+    for %k in 0..32 {
+      block "sum" (%v0 = spatial(64, %i), %vk = reduce(32, %k)) {
+        reads(%a[%v0, %vk])
+        writes(%b[%v0])
+        init {
+          %b[%v0] = 0.0
+        }
+        %b[%v0] = %b[%v0] + %a[%v0, %vk]
+      }
+    }
+  }
+}
+)";
+
+}  // namespace
+
+// --- verifyGpuFunc -----------------------------------------------------------
+
+TEST(GpuCheck, AcceptsAKernel) { EXPECT_NO_THROW(verifyGpuFunc(parsePrim(kRowSumGpu), kCuda)); }
+
+TEST(GpuCheck, RejectsUnscheduledFunctions) {
+  expectGpuError(kRowSum,
+                 "block \"sum\" is not inside a GPU kernel: it is not under a loop bound to blockIdx.*");
+  expectGpuError(R"(
+prim @f(%a: f32[64], %b: f32[64]) {
+  for %bx in 0..64 thread_binding(blockIdx.x) {
+    block "copy" (%v0 = spatial(64, %bx)) {
+      reads(%a[%v0])
+      writes(%b[%v0])
+      %b[%v0] = %a[%v0]
+    }
+  }
+}
+)",
+                 "block \"copy\" is not inside a GPU kernel: it is not under a loop bound to threadIdx.*");
+}
+
+TEST(GpuCheck, RejectsThreadExtents) {
+  // symbolic thread extent
+  expectGpuError(R"(
+prim @f(%a: f32[n], %b: f32[n]) {
+  for %bx in 0..1 thread_binding(blockIdx.x) {
+    for %tx in 0..n thread_binding(threadIdx.x) {
+      block "copy" (%v0 = spatial(n, %tx)) {
+        reads(%a[%v0])
+        writes(%b[%v0])
+        %b[%v0] = %a[%v0]
+      }
+    }
+  }
+}
+)",
+                 "loop %tx bound to threadIdx.x has a non-constant extent");
+  // too many threads per block
+  const char* k2048 = R"(
+prim @f(%a: f32[2048], %b: f32[2048]) {
+  for %bx in 0..1 thread_binding(blockIdx.x) {
+    for %ty in 0..2 thread_binding(threadIdx.y) {
+      for %tx in 0..1024 thread_binding(threadIdx.x) {
+        block "copy" (%v0 = spatial(2048, %ty * 1024 + %tx)) {
+          reads(%a[%v0])
+          writes(%b[%v0])
+          %b[%v0] = %a[%v0]
+        }
+      }
+    }
+  }
+}
+)";
+  expectGpuError(
+      k2048,
+      "has 2048 threads per block (threadIdx.x 1024 * threadIdx.y 2), over max_threads_per_block 1024");
+  Target small = Target::parse("cuda -max-threads-per-block=256");
+  expectGpuError(R"(
+prim @f(%a: f32[512], %b: f32[512]) {
+  for %bx in 0..1 thread_binding(blockIdx.x) {
+    for %tx in 0..512 thread_binding(threadIdx.x) {
+      block "copy" (%v0 = spatial(512, %tx)) {
+        reads(%a[%v0])
+        writes(%b[%v0])
+        %b[%v0] = %a[%v0]
+      }
+    }
+  }
+}
+)",
+                 "512 threads per block", small);
+  // a thread axis with two extents in one kernel
+  expectGpuError(R"(
+prim @f(%a: f32[64], %b: f32[64], %c: f32[64]) {
+  for %bx in 0..2 thread_binding(blockIdx.x) {
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      block "b" (%v0 = spatial(64, %bx * 32 + %tx)) {
+        reads(%a[%v0])
+        writes(%b[%v0])
+        %b[%v0] = %a[%v0]
+      }
+    }
+    for %tx in 0..16 thread_binding(threadIdx.x) {
+      for %i in 0..2 {
+        block "c" (%v0 = spatial(64, %bx * 32 + %tx * 2 + %i)) {
+          reads(%a[%v0])
+          writes(%c[%v0])
+          %c[%v0] = %a[%v0]
+        }
+      }
+    }
+  }
+}
+)",
+                 "has extent 16, but loop %tx of the same kernel binds threadIdx.x with extent 32");
+  // blockIdx inside threadIdx
+  expectGpuError(R"(
+prim @f(%a: f32[64], %b: f32[64]) {
+  for %tx in 0..8 thread_binding(threadIdx.x) {
+    for %bx in 0..8 thread_binding(blockIdx.x) {
+      block "copy" (%v0 = spatial(64, %bx * 8 + %tx)) {
+        reads(%a[%v0])
+        writes(%b[%v0])
+        %b[%v0] = %a[%v0]
+      }
+    }
+  }
+}
+)",
+                 "loop %bx bound to blockIdx.x is inside loop %tx bound to threadIdx.x");
+}
+
+TEST(GpuCheck, RejectsReductionsAcrossThreads) {
+  expectGpuError(R"(
+prim @f(%a: f32[64, 32], %b: f32[64]) {
+  for %bx in 0..64 thread_binding(blockIdx.x) {
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      block "sum" (%v0 = spatial(64, %bx), %vk = reduce(32, %tx)) {
+        reads(%a[%v0, %vk])
+        writes(%b[%v0])
+        init {
+          %b[%v0] = 0.0
+        }
+        %b[%v0] = %b[%v0] + %a[%v0, %vk]
+      }
+    }
+  }
+}
+)",
+                 "block \"sum\": loop %tx bound to threadIdx.x carries a reduction (iteration variable %vk");
+  // every thread would update the same sums
+  expectGpuError(
+      R"(
+prim @f(%a: f32[64, 32], %b: f32[64]) {
+  for %bx in 0..64 thread_binding(blockIdx.x) {
+    for %tx in 0..4 thread_binding(threadIdx.x) {
+      for %k in 0..32 {
+        block "sum" (%v0 = spatial(64, %bx), %vk = reduce(32, %k)) {
+          reads(%a[%v0, %vk])
+          writes(%b[%v0])
+          init {
+            %b[%v0] = 0.0
+          }
+          %b[%v0] = %b[%v0] + %a[%v0, %vk]
+        }
+      }
+    }
+  }
+}
+)",
+      "block \"sum\" is a reduction that every thread of loop %tx (threadIdx.x) runs on the same elements");
+}
+
+TEST(GpuCheck, SharedMemoryPerThreadBlock) {
+  // A 1024 x 64 shared buffer of which each thread block uses 16 rows (4 KiB).
+  const char* kStaged = R"(
+prim @f(%a: f32[1024, 64], %b: f32[1024, 64]) {
+  alloc_buffer %s: f32[1024, 64] shared
+  for %bx in 0..64 thread_binding(blockIdx.x) {
+    for %tx in 0..64 thread_binding(threadIdx.x) {
+      for %i in 0..16 {
+        block "load" (%v0 = spatial(1024, %bx * 16 + %i), %v1 = spatial(64, %tx)) {
+          reads(%a[%v0, %v1])
+          writes(%s[%v0, %v1])
+          %s[%v0, %v1] = %a[%v0, %v1]
+        }
+      }
+    }
+    for %tx in 0..64 thread_binding(threadIdx.x) {
+      for %i in 0..16 {
+        block "use" (%v0 = spatial(1024, %bx * 16 + %i), %v1 = spatial(64, %tx)) {
+          reads(%s[%v0, 63 - %v1])
+          writes(%b[%v0, %v1])
+          %b[%v0, %v1] = %s[%v0, 63 - %v1]
+        }
+      }
+    }
+  }
+}
+)";
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(kStaged), kCuda));
+  // The same with 256 rows per thread block: 64 KiB.
+  std::string big = kStaged;
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"0..64 thread_binding(blockIdx", "0..4 thread_binding(blockIdx"},
+        {"%bx * 16", "%bx * 256"},
+        {"%i in 0..16", "%i in 0..256"}})
+    for (size_t p; (p = big.find(from)) != std::string::npos;) big.replace(p, from.size(), to);
+  expectGpuError(big, "needs 65536 bytes of shared memory (%s 65536), over max_shared_memory_bytes 49152");
+}
+
+TEST(GpuCheck, LocalBuffersBelongToOneKernel) {
+  expectGpuError(R"(
+prim @f(%a: f32[64], %b: f32[64]) {
+  alloc_buffer %t: f32[64] local
+  for %bx in 0..2 thread_binding(blockIdx.x) {
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      block "t" (%v0 = spatial(64, %bx * 32 + %tx)) {
+        reads(%a[%v0])
+        writes(%t[%v0])
+        %t[%v0] = %a[%v0]
+      }
+    }
+  }
+  for %bx in 0..2 thread_binding(blockIdx.x) {
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      block "b" (%v0 = spatial(64, %bx * 32 + %tx)) {
+        reads(%t[%v0])
+        writes(%b[%v0])
+        %b[%v0] = %t[%v0]
+      }
+    }
+  }
+}
+)",
+                 "local buffer %t is used by block \"b\"");
+}
