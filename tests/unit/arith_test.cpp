@@ -51,6 +51,10 @@ TEST(Arith, ResolvesDivModWithRanges) {
   // Without a range for j nothing is assumed.
   EXPECT_EQ(printExpr(simplify((f * 16 + j) / 16)), "(f * 16 + j) / 16");
   EXPECT_EQ(printExpr(simplify((f / 4) / 8)), "f / 32");
+  // A value split into quotient and remainder and put back together.
+  EXPECT_EQ(printExpr(simplify(f / 8 * 8 + f % 8)), "f");
+  EXPECT_EQ(printExpr(simplify((f / 8 * 16 + f % 8 * 2) + j)), "f * 2 + j");
+  EXPECT_EQ(printExpr(simplify(f / 8 * 8 + f % 4)), "f / 8 * 8 + f % 4");
 }
 
 TEST(Arith, BoundsAndProofs) {
@@ -69,6 +73,13 @@ TEST(Arith, BoundsAndProofs) {
   EXPECT_TRUE(az.canProve(lt(i * 8 + k, 32)));
   EXPECT_FALSE(az.canProve(lt(i * 8 + k, 31)));
   EXPECT_FALSE(az.canProve(lt(i, n)));
+  // One constant end of the bounds is enough.
+  Var j = makeVar("j");
+  az.bind(j, lit(0), n);
+  EXPECT_TRUE(az.canProve(lt(j, n)));
+  EXPECT_TRUE(az.canProve(ge(j, 0)));
+  EXPECT_FALSE(az.canProve(lt(j, n - 1)));
+  EXPECT_FALSE(az.canProve(eq(j, n)));
   EXPECT_FALSE(az.bounds(load(makeBuffer("A", DType::i64, {lit(4)}), {i})));
 }
 

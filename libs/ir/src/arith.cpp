@@ -141,7 +141,7 @@ class Simplifier {
 
   PrimExpr operator()(const PrimExpr& e) {
     if (!e) return e;
-    if (isIndex(e) && isLinearOp(e)) return fromLinear(linear(e));
+    if (isIndex(e) && isLinearOp(e)) return fromLinear(mergeDivMod(linear(e)));
     switch (e->kind) {
       case ExprKind::IntImm:
       case ExprKind::FloatImm:
@@ -189,6 +189,36 @@ class Simplifier {
       }
     }
     return e;
+  }
+
+  // Folds (x / c) * (k * c) + (x % c) * k into x * k (floor division and
+  // modulo: x == x / c * c + x % c for every x), e.g. a fused loop split back.
+  Linear mergeDivMod(Linear l) {
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t i = 0; i < l.terms.size() && !changed; ++i) {
+        const auto* div = l.terms[i].atom->as<BinaryNode>();
+        int64_t c;
+        if (!div || div->op != BinaryOp::Div || !constOf(div->b, &c) || c <= 0) continue;
+        for (size_t j = 0; j < l.terms.size() && !changed; ++j) {
+          const auto* mod = l.terms[j].atom->as<BinaryNode>();
+          int64_t k = l.terms[j].coeff, c2;
+          if (!mod || mod->op != BinaryOp::Mod || !constOf(mod->b, &c2) || c2 != c || k == 0 ||
+              l.terms[i].coeff != k * c || !sameExpr(div->a, mod->a))
+            continue;
+          // x takes the place of the quotient term.
+          Linear merged;
+          merged.constant = l.constant;
+          for (size_t t = 0; t < l.terms.size(); ++t) {
+            if (t == i) merged.add(linear(div->a), k);
+            if (t != i && t != j) merged.add(l.terms[t].atom, l.terms[t].coeff);
+          }
+          l = std::move(merged);
+          changed = true;
+        }
+      }
+    }
+    return l;
   }
 
   // The linear form of an index expression (children simplified).
@@ -445,16 +475,19 @@ bool Analyzer::canProve(const PrimExpr& cond) const {
   if (b->op == BinaryOp::And) return canProve(b->a) && canProve(b->b);
   if (b->op == BinaryOp::Or) return canProve(b->a) || canProve(b->b);
   if (!isComparison(b->op) || !isIndex(b->a) || !isIndex(b->b)) return false;
-  auto d = constBounds(makeBinary(BinaryOp::Sub, b->a, b->b));  // a - b
+  // Bounds of a - b; one constant end is enough for an inequality (with i in
+  // [0, n), i - n lies in [-n, -1], so i < n holds).
+  auto d = bounds(makeBinary(BinaryOp::Sub, b->a, b->b));
   if (!d) return false;
-  auto [lo, hi] = *d;
+  int64_t lo, hi;
+  const bool has_lo = constOf(d->min, &lo), has_hi = constOf(d->max, &hi);
   switch (b->op) {
-    case BinaryOp::LT: return hi < 0;
-    case BinaryOp::LE: return hi <= 0;
-    case BinaryOp::GT: return lo > 0;
-    case BinaryOp::GE: return lo >= 0;
-    case BinaryOp::EQ: return lo == 0 && hi == 0;
-    case BinaryOp::NE: return lo > 0 || hi < 0;
+    case BinaryOp::LT: return has_hi && hi < 0;
+    case BinaryOp::LE: return has_hi && hi <= 0;
+    case BinaryOp::GT: return has_lo && lo > 0;
+    case BinaryOp::GE: return has_lo && lo >= 0;
+    case BinaryOp::EQ: return has_lo && has_hi && lo == 0 && hi == 0;
+    case BinaryOp::NE: return (has_lo && lo > 0) || (has_hi && hi < 0);
     default: return false;
   }
 }

@@ -1,0 +1,123 @@
+// Helpers shared by the loop primitives (see loops.h).
+#include "loops.h"
+
+#include "mlcc/ir/substitute.h"
+#include "state.h"
+
+namespace mlcc::schedule {
+
+using namespace ir;
+
+namespace {
+
+// `s` (a For, Seq or If) with its statement children mapped by fn; the node
+// is shared when nothing changed. Blocks and stores are returned as they are.
+Stmt mapStmtChildren(const Stmt& s, const std::function<Stmt(const Stmt&)>& fn) {
+  switch (s->kind) {
+    case StmtKind::For: {
+      ForParts f(*s->as<ForNode>());
+      Stmt body = fn(f.body);
+      if (body == f.body) return s;
+      f.body = body;
+      return f.build();
+    }
+    case StmtKind::Seq: {
+      std::vector<Stmt> items;
+      bool changed = false;
+      for (const auto& c : s->as<SeqNode>()->stmts) {
+        items.push_back(fn(c));
+        changed |= items.back() != c;
+      }
+      return changed ? makeSeq(std::move(items)) : s;
+    }
+    case StmtKind::If: {
+      const auto* i = s->as<IfNode>();
+      Stmt t = fn(i->then_case), e = i->else_case ? fn(i->else_case) : nullptr;
+      return t == i->then_case && e == i->else_case ? s : makeIf(i->cond, t, e);
+    }
+    case StmtKind::Block:
+    case StmtKind::Store: break;
+  }
+  return s;
+}
+
+Stmt simplifyBindings(const Stmt& s, Analyzer& az) {
+  if (const auto* f = s->as<ForNode>()) {
+    az.bind(f->loop_var, makeInt(0), f->extent);
+    Stmt out = mapStmtChildren(s, [&](const Stmt& c) { return simplifyBindings(c, az); });
+    az.unbind(f->loop_var);
+    return out;
+  }
+  if (const auto* b = s->as<BlockNode>()) {
+    BlockParts p(*b);
+    for (auto& iv : p.iter_vars) iv.binding = az.simplify(iv.binding);
+    if (p.predicate) {
+      p.predicate = az.simplify(p.predicate);
+      int64_t v;
+      if (asConstInt(p.predicate, &v) && v != 0) p.predicate = nullptr;
+    }
+    return p.build();
+  }
+  return mapStmtChildren(s, [&](const Stmt& c) { return simplifyBindings(c, az); });
+}
+
+}  // namespace
+
+Analyzer contextAnalyzer(const StmtPath& path, size_t depth) {
+  Analyzer az;
+  for (size_t i = 0; i < depth && i < path.nodes.size(); ++i) {
+    if (const auto* f = path.nodes[i]->as<ForNode>()) az.bind(f->loop_var, makeInt(0), f->extent);
+    if (const auto* b = path.nodes[i]->as<BlockNode>())
+      for (const auto& iv : b->iter_vars) az.bind(iv.var, makeInt(0), iv.extent);
+  }
+  return az;
+}
+
+Stmt substituteLoopVars(const Stmt& s, const VarMap& vars, Analyzer az) {
+  Substituter sub;
+  for (const auto& [from, to] : vars) sub.mapVar(from, to);
+  return simplifyBindings(sub(s), az);
+}
+
+Stmt mapChildBlocks(const Stmt& s, const std::function<Stmt(const BlockNode&)>& fn) {
+  if (const auto* b = s->as<BlockNode>()) return fn(*b);
+  return mapStmtChildren(s, [&](const Stmt& c) { return mapChildBlocks(c, fn); });
+}
+
+std::vector<const BlockNode*> blocksUnder(const ForNode& loop) {
+  // childBlocks(s) of a block gives the blocks inside it: a body that is a
+  // block is that block.
+  if (const auto* b = loop.body->as<BlockNode>()) return {b};
+  return childBlocks(loop.body);
+}
+
+const StoreNode* storeOutsideBlocks(const Stmt& s) {
+  if (!s || s->as<BlockNode>()) return nullptr;
+  if (const auto* st = s->as<StoreNode>()) return st;
+  for (const auto& c : children(s))
+    if (const auto* st = storeOutsideBlocks(c)) return st;
+  return nullptr;
+}
+
+void checkOnlyBlocks(const ScheduleState& s, const ForNode& loop, const std::string& what) {
+  if (const auto* st = storeOutsideBlocks(loop.body))
+    s.fail("cannot " + what + " " + ScheduleState::describe(loop.loop_var) + ": it has a store to %" +
+           st->buffer->name + " outside any block");
+}
+
+std::string kindText(const ForNode& loop) {
+  if (loop.loop_kind == LoopKind::thread_binding) return "thread_binding(" + loop.thread_tag + ")";
+  return loopKindName(loop.loop_kind);
+}
+
+PrimExpr mulExtent(const ScheduleState& s, const PrimExpr& a, const PrimExpr& b) {
+  int64_t x, y, p;
+  if (asConstInt(a, &x) && asConstInt(b, &y)) {
+    if (__builtin_mul_overflow(x, y, &p))
+      s.fail("the loop extents " + std::to_string(x) + " * " + std::to_string(y) + " overflow i64");
+    return makeInt(p);
+  }
+  return simplify(makeBinary(BinaryOp::Mul, a, b));
+}
+
+}  // namespace mlcc::schedule

@@ -1,0 +1,549 @@
+// The loop primitives: split, fuse, reorder, loop kinds (parallel,
+// vectorize, unroll, bind) and annotations. Each is checked for the loop
+// structure it makes, the meaning (interpreter), trace replay, and the
+// errors of illegal uses.
+#include <gtest/gtest.h>
+
+#include "schedule_loops_check.h"
+
+using namespace mlcc;
+using namespace mlcc::schedule;
+using namespace mlcc::test;
+
+namespace {
+
+// --- split -------------------------------------------------------------------
+
+TEST(ScheduleSplit, DivisibleSplitOfASpatialLoop) {
+  ir::PrimFunc f = parsePrim(kAdd);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("add"));
+  auto ij = sch.split(loops[1], {int64_t{4}, std::nullopt});
+  ASSERT_EQ(ij.size(), 2u);
+  EXPECT_EQ(sch.loopVar(ij[0])->name, "j_0");
+  expectScheduled(f, sch, R"(
+prim @add(%a: f32[16, 32], %b: f32[16, 32], %c: f32[16, 32]) {
+  for %i in 0..16 {
+    for %j_0 in 0..4 {
+      for %j_1 in 0..8 {
+        block "add" (%vi = spatial(16, %i), %vj = spatial(32, %j_0 * 8 + %j_1)) {
+          reads(%a[%vi, %vj], %b[%vi, %vj])
+          writes(%c[%vi, %vj])
+          %c[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
+        }
+      }
+    }
+  }
+}
+)");
+  EXPECT_NE(ir::printTrace(sch.func().trace).find("%l3, %l4 = split(%l2, [4, -1])"), std::string::npos)
+      << ir::printTrace(sch.func().trace);
+}
+
+TEST(ScheduleSplit, ThreeWaySplitOfTheReduction) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  auto k = sch.split(loops[2], {std::nullopt, int64_t{4}, int64_t{2}});
+  EXPECT_EQ(sch.loopVar(k[2])->name, "k_2");
+  expectScheduled(f, sch, R"(
+prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
+  for %i in 0..64 {
+    for %j in 0..64 {
+      for %k_0 in 0..8 {
+        for %k_1 in 0..4 {
+          for %k_2 in 0..2 {
+            block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k_0 * 8 + %k_1 * 2 + %k_2)) {
+              reads(%A[%vi, %vk], %B[%vk, %vj])
+              writes(%C[%vi, %vj])
+              init {
+                %C[%vi, %vj] = 0.0
+              }
+              %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+            }
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(ScheduleSplit, NonDivisibleSplitGetsAPredicate) {
+  ir::PrimFunc f = parsePrim(kRowSum);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("sum"));
+  sch.split(loops[1], {std::nullopt, int64_t{4}});
+  const char* expected = R"(
+prim @rowsum(%x: f32[6, 10], %y: f32[6]) {
+  for %i in 0..6 {
+    for %k_0 in 0..3 {
+      for %k_1 in 0..4 {
+        block "sum" (%vi = spatial(6, %i), %vk = reduce(10, %k_0 * 4 + %k_1)) {
+          where(%k_0 * 4 + %k_1 < 10)
+          reads(%x[%vi, %vk])
+          writes(%y[%vi])
+          init {
+            %y[%vi] = 0.0
+          }
+          %y[%vi] = %y[%vi] + %x[%vi, %vk]
+        }
+      }
+    }
+  }
+}
+)";
+  expectScheduled(f, sch, expected);
+
+  // A product larger than the extent without an inferred factor: the same.
+  Schedule sch2(f);
+  sch2.split(sch2.getLoops(sch2.getBlock("sum"))[1], {int64_t{3}, int64_t{4}});
+  expectScheduled(f, sch2, expected);
+}
+
+TEST(ScheduleSplit, SplittingTwiceKeepsOnePredicate) {
+  ir::PrimFunc f = parsePrim(kRowSum);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("sum"));
+  auto k = sch.split(loops[1], {std::nullopt, int64_t{4}});
+  sch.split(k[1], {int64_t{2}, int64_t{2}});
+  expectScheduled(f, sch, R"(
+prim @rowsum(%x: f32[6, 10], %y: f32[6]) {
+  for %i in 0..6 {
+    for %k_0 in 0..3 {
+      for %k_1_0 in 0..2 {
+        for %k_1_1 in 0..2 {
+          block "sum" (%vi = spatial(6, %i), %vk = reduce(10, %k_0 * 4 + %k_1_0 * 2 + %k_1_1)) {
+            where(%k_0 * 4 + %k_1_0 * 2 + %k_1_1 < 10)
+            reads(%x[%vi, %vk])
+            writes(%y[%vi])
+            init {
+              %y[%vi] = 0.0
+            }
+            %y[%vi] = %y[%vi] + %x[%vi, %vk]
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(ScheduleSplit, SymbolicExtent) {
+  ir::PrimFunc f = parsePrim(kSymbolic);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("relu"));
+  sch.split(loops[0], {std::nullopt, int64_t{4}});
+  const char* expected = R"(
+prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
+  for %i_0 in 0..(n + 3) / 4 {
+    for %i_1 in 0..4 {
+      for %j in 0..8 {
+        block "relu" (%vi = spatial(n, %i_0 * 4 + %i_1), %vj = spatial(8, %j)) {
+          where(%i_0 * 4 + %i_1 < n)
+          reads(%x[%vi, %vj])
+          writes(%y[%vi, %vj])
+          %y[%vi, %vj] = max(%x[%vi, %vj], 0.0)
+        }
+      }
+    }
+  }
+}
+)";
+  for (int64_t n : {1, 4, 5, 11}) expectScheduled(f, sch, expected, 0, {{"n", n}});
+
+  // Inferring the outer factor: the inner one is symbolic.
+  Schedule sch2(f);
+  sch2.split(sch2.getLoops(sch2.getBlock("relu"))[0], {int64_t{2}, std::nullopt});
+  expectScheduled(f, sch2, R"(
+prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
+  for %i_0 in 0..2 {
+    for %i_1 in 0..(n + 1) / 2 {
+      for %j in 0..8 {
+        block "relu" (%vi = spatial(n, %i_0 * ((n + 1) / 2) + %i_1), %vj = spatial(8, %j)) {
+          where(%i_0 * ((n + 1) / 2) + %i_1 < n)
+          reads(%x[%vi, %vj])
+          writes(%y[%vi, %vj])
+          %y[%vi, %vj] = max(%x[%vi, %vj], 0.0)
+        }
+      }
+    }
+  }
+}
+)",
+                  0, {{"n", 7}});
+
+  // A single inferred factor needs no predicate.
+  Schedule sch3(f);
+  sch3.split(sch3.getLoops(sch3.getBlock("relu"))[0], {std::nullopt});
+  EXPECT_EQ(ir::printFunction(sch3.func()).find("where"), std::string::npos)
+      << ir::printFunction(sch3.func());
+}
+
+TEST(ScheduleSplit, Errors) {
+  ir::PrimFunc f = parsePrim(kRowSum);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("sum"));
+  expectScheduleError(
+      [&] {
+        sch.split(loops[1], {int64_t{2}, int64_t{4}});
+      },
+      "in prim @rowsum: cannot split loop %k: the factors [2, 4] multiply to 8, less than its extent 10");
+  expectScheduleError(
+      [&] {
+        sch.split(loops[1], {std::nullopt, std::nullopt});
+      },
+      "at most one factor may be -1");
+  expectScheduleError(
+      [&] {
+        sch.split(loops[1], {int64_t{0}, std::nullopt});
+      },
+      "cannot split loop %k: factor 0 in [0, -1] is less than 1");
+  expectScheduleError([&] { sch.split(loops[1], {}); }, "non-empty list of factors");
+
+  ir::PrimFunc g = parsePrim(kSymbolic);
+  Schedule sch2(g);
+  auto l2 = sch2.getLoops(sch2.getBlock("relu"));
+  expectScheduleError(
+      [&] {
+        sch2.split(l2[0], {int64_t{4}, int64_t{4}});
+      },
+      "cannot split loop %i: the factors [4, 4] multiply to 16, which may not cover its extent n "
+      "(write -1 for one factor to infer it)");
+  // The old loop is gone after a split.
+  sch2.split(l2[0], {std::nullopt, int64_t{2}});
+  expectScheduleError(
+      [&] {
+        sch2.split(l2[0], {std::nullopt, int64_t{2}});
+      },
+      "loop %i is no longer in the function");
+}
+
+TEST(ScheduleSplit, RefusesAPredicateOverStoresOutsideBlocks) {
+  ir::PrimFunc f = parsePrim(R"(
+prim @raw(%x: f32[10], %y: f32[10]) {
+  for %i in 0..10 {
+    %x[%i] = 1.0
+    block "copy" (%vi = spatial(10, %i)) {
+      reads(%x[%vi])
+      writes(%y[%vi])
+      %y[%vi] = %x[%vi]
+    }
+  }
+}
+)");
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("copy"));
+  expectScheduleError(
+      [&] {
+        sch.split(loops[0], {int64_t{3}, int64_t{4}});
+      },
+      "cannot split with a predicate loop %i: it has a store to %x outside any block");
+  expectScheduleError([&] { sch.parallel(loops[0]); },
+                      "cannot parallelize loop %i: it has a store to %x outside any block");
+  sch.split(loops[0], {int64_t{5}, int64_t{2}});  // exact: no predicate needed
+  expectSameMeaning(f, sch.func());
+}
+
+// --- fuse --------------------------------------------------------------------
+
+// Two blocks under one loop, and a loop whose extent depends on another.
+const char* kTwoBlocks = R"(
+prim @two(%a: f32[8, 4], %b: f32[8, 4], %c: f32[8, 4]) {
+  for %i in 0..8 {
+    for %j in 0..4 {
+      block "B" (%vi = spatial(8, %i), %vj = spatial(4, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
+      }
+    }
+    for %j in 0..4 {
+      block "C" (%vi = spatial(8, %i), %vj = spatial(4, %j)) {
+        reads(%b[%vi, %vj])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
+      }
+    }
+  }
+}
+)";
+
+const char* kTriangle = R"(
+prim @tri(%a: f32[8, 8], %b: f32[8, 8]) {
+  for %i in 0..8 {
+    for %j in 0..%i + 1 {
+      block "T" (%vi = spatial(8, %i), %vj = spatial(8, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = %a[%vi, %vj] * 3.0
+      }
+    }
+  }
+}
+)";
+
+TEST(ScheduleFuse, TwoSpatialLoops) {
+  ir::PrimFunc f = parsePrim(kAdd);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("add"));
+  LoopRV fused = sch.fuse(loops);
+  EXPECT_EQ(sch.loopVar(fused)->name, "i_j_fused");
+  expectScheduled(f, sch, R"(
+prim @add(%a: f32[16, 32], %b: f32[16, 32], %c: f32[16, 32]) {
+  for %f in 0..512 {
+    block "add" (%vi = spatial(16, %f / 32), %vj = spatial(32, %f % 32)) {
+      reads(%a[%vi, %vj], %b[%vi, %vj])
+      writes(%c[%vi, %vj])
+      %c[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
+    }
+  }
+}
+)");
+  EXPECT_NE(ir::printTrace(sch.func().trace).find("%l3 = fuse([%l1, %l2])"), std::string::npos);
+}
+
+TEST(ScheduleFuse, ThreeLoopsWithTheReduction) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  sch.fuse(sch.getLoops(sch.getBlock("C")));
+  expectScheduled(f, sch, R"(
+prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
+  for %f in 0..262144 {
+    block "C" (%vi = spatial(64, %f / 4096), %vj = spatial(64, %f / 64 % 64), %vk = reduce(64, %f % 64)) {
+      reads(%A[%vi, %vk], %B[%vk, %vj])
+      writes(%C[%vi, %vj])
+      init {
+        %C[%vi, %vj] = 0.0
+      }
+      %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+    }
+  }
+}
+)");
+}
+
+TEST(ScheduleFuse, SymbolicExtentAndSplitBack) {
+  ir::PrimFunc f = parsePrim(kSymbolic);
+  Schedule sch(f);
+  LoopRV fused = sch.fuse(sch.getLoops(sch.getBlock("relu")));
+  expectScheduled(f, sch, R"(
+prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
+  for %f in 0..n * 8 {
+    block "relu" (%vi = spatial(n, %f / 8), %vj = spatial(8, %f % 8)) {
+      reads(%x[%vi, %vj])
+      writes(%y[%vi, %vj])
+      %y[%vi, %vj] = max(%x[%vi, %vj], 0.0)
+    }
+  }
+}
+)",
+                  0, {{"n", 3}});
+  // The usual GPU fallback: fuse, then split by the thread count.
+  auto bt = sch.split(fused, {std::nullopt, int64_t{32}});
+  expectSameMeaning(f, sch.func(), 0, {{"n", 7}});
+  EXPECT_TRUE(ir::structuralEqual(replayTrace(f, sch.func().trace), sch.func()));
+  (void)bt;
+}
+
+TEST(ScheduleFuse, FusingASplitBack) {
+  ir::PrimFunc f = parsePrim(kAdd);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("add"));
+  auto parts = sch.split(loops[1], {int64_t{4}, int64_t{8}});
+  LoopRV j = sch.fuse(parts);
+  EXPECT_EQ(sch.loopVar(j)->name, "j_0_j_1_fused");
+  expectScheduled(f, sch, kAdd);
+}
+
+TEST(ScheduleFuse, SingleLoopIsUnchanged) {
+  ir::PrimFunc f = parsePrim(kAdd);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("add"));
+  LoopRV l = sch.fuse({loops[1]});
+  EXPECT_EQ(sch.loopVar(l), sch.loopVar(loops[1]));
+  expectScheduled(f, sch, kAdd);
+}
+
+TEST(ScheduleFuse, Errors) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  expectScheduleError(
+      [&] {
+        sch.fuse({loops[0], loops[2]});
+      },
+      "cannot fuse loop %i and loop %k: the body of loop %i is not exactly loop %k");
+  expectScheduleError(
+      [&] {
+        sch.fuse({loops[1], loops[0]});
+      },
+      "cannot fuse loop %j and loop %i: the body of loop %j is not exactly loop %i");
+  expectScheduleError([&] { sch.fuse({loops[0], loops[0]}); }, "cannot fuse: loop %i is given twice");
+  expectScheduleError([&] { sch.fuse({}); }, "fuse: needs at least one loop");
+  sch.unroll(loops[2]);
+  expectScheduleError(
+      [&] {
+        sch.fuse({loops[1], loops[2]});
+      },
+      "cannot fuse loop %k: it is unrolled; fuse loops before changing their kind");
+
+  ir::PrimFunc g = parsePrim(kTwoBlocks);
+  Schedule sch2(g);
+  auto bl = sch2.getLoops(sch2.getBlock("B"));
+  expectScheduleError([&] { sch2.fuse(bl); }, "the body of loop %i is not exactly loop %j");
+
+  ir::PrimFunc t = parsePrim(kTriangle);
+  Schedule sch3(t);
+  expectScheduleError([&] { sch3.fuse(sch3.getLoops(sch3.getBlock("T"))); },
+                      "cannot fuse loop %j: its extent depends on loop %i");
+}
+
+// --- loop kinds --------------------------------------------------------------
+
+TEST(ScheduleLoopKind, ParallelVectorizeUnroll) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  sch.parallel(loops[0]);
+  sch.vectorize(loops[1]);
+  sch.unroll(loops[2]);
+  expectScheduled(f, sch, R"(
+prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
+  for %i in 0..64 parallel {
+    for %j in 0..64 vectorized {
+      for %k in 0..64 unrolled {
+        block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k)) {
+          reads(%A[%vi, %vk], %B[%vk, %vj])
+          writes(%C[%vi, %vj])
+          init {
+            %C[%vi, %vj] = 0.0
+          }
+          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+)");
+  EXPECT_NE(ir::printTrace(sch.func().trace).find("  parallel(%l1)\n  vectorize(%l2)\n  unroll(%l3)\n"),
+            std::string::npos)
+      << ir::printTrace(sch.func().trace);
+}
+
+TEST(ScheduleLoopKind, BindAFusedSplitLoop) {
+  ir::PrimFunc f = parsePrim(kSymbolic);
+  Schedule sch(f);
+  LoopRV fused = sch.fuse(sch.getLoops(sch.getBlock("relu")));
+  auto bt = sch.split(fused, {std::nullopt, int64_t{32}});
+  sch.bind(bt[0], "blockIdx.x");
+  sch.bind(bt[1], "threadIdx.x");
+  expectScheduled(f, sch, R"(
+prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
+  for %b in 0..(n * 8 + 31) / 32 thread_binding(blockIdx.x) {
+    for %t in 0..32 thread_binding(threadIdx.x) {
+      block "relu" (%vi = spatial(n, (%b * 32 + %t) / 8), %vj = spatial(8, %t % 8)) {
+        where(%b * 32 + %t < n * 8)
+        reads(%x[%vi, %vj])
+        writes(%y[%vi, %vj])
+        %y[%vi, %vj] = max(%x[%vi, %vj], 0.0)
+      }
+    }
+  }
+}
+)",
+                  0, {{"n", 5}});
+  EXPECT_NE(ir::printTrace(sch.func().trace).find("bind(%l5, \"threadIdx.x\")"), std::string::npos);
+}
+
+TEST(ScheduleLoopKind, SiblingLoopsMayShareAThreadTag) {
+  ir::PrimFunc f = parsePrim(kTwoBlocks);
+  Schedule sch(f);
+  auto b = sch.getLoops(sch.getBlock("B"));
+  auto c = sch.getLoops(sch.getBlock("C"));
+  sch.bind(b[0], "blockIdx.x");
+  sch.bind(b[1], "threadIdx.x");
+  sch.bind(c[1], "threadIdx.x");
+  expectSameMeaning(f, sch.func());
+  EXPECT_TRUE(ir::structuralEqual(replayTrace(f, sch.func().trace), sch.func()));
+  expectScheduleError(
+      [&] { sch.bind(sch.getLoops(sch.getBlock("C"))[1], "threadIdx.y"); },
+      "cannot bind loop %j: it is thread_binding(threadIdx.x), and only serial loops change their kind");
+}
+
+const char* kBroadcastAgain = R"(
+prim @again(%a: f32[4], %b: f32[4]) {
+  for %r in 0..3 {
+    for %j in 0..4 {
+      block "copy" (%vj = spatial(4, %j)) {
+        reads(%a[%vj])
+        writes(%b[%vj])
+        %b[%vj] = %a[%vj] + 1.0
+      }
+    }
+  }
+}
+)";
+
+const char* kOpaque = R"(
+prim @opaque(%a: f32[8], %b: f32[8]) {
+  for %i in 0..8 {
+    block "o" (%vi = opaque(8, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi]
+    }
+  }
+}
+)";
+
+TEST(ScheduleLoopKind, Errors) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  expectScheduleError([&] { sch.vectorize(loops[2]); },
+                      "in prim @mm: cannot vectorize loop %k: it carries a reduction of block \"C\" "
+                      "(iteration variable %vk)");
+  expectScheduleError([&] { sch.parallel(loops[2]); }, "cannot parallelize loop %k: it carries a reduction");
+  expectScheduleError([&] { sch.bind(loops[2], "threadIdx.x"); },
+                      "cannot bind loop %k: it carries a reduction");
+  expectScheduleError([&] { sch.bind(loops[0], "threadIdx.w"); },
+                      "cannot bind loop %i to \"threadIdx.w\": not a thread axis");
+  sch.bind(loops[0], "threadIdx.x");
+  expectScheduleError([&] { sch.bind(loops[0], "threadIdx.x"); },
+                      "cannot bind loop %i: it is already thread_binding(threadIdx.x)");
+  expectScheduleError([&] { sch.bind(loops[1], "threadIdx.x"); },
+                      "cannot bind loop %j to threadIdx.x: loop %i on the same path is already bound to it");
+  sch.parallel(loops[1]);
+  expectScheduleError([&] { sch.parallel(loops[1]); }, "cannot parallelize loop %j: it is already parallel");
+  expectScheduleError([&] { sch.vectorize(loops[1]); },
+                      "cannot vectorize loop %j: it is parallel, and only serial loops change their kind");
+  sch.unroll(loops[2]);
+  expectScheduleError([&] { sch.unroll(loops[2]); }, "cannot unroll loop %k: it is already unrolled");
+  // A split or fused loop needs its kind set afterwards.
+  expectScheduleError(
+      [&] {
+        sch.split(loops[1], {int64_t{2}, std::nullopt});
+      },
+      "cannot split loop %j: it is parallel; split loop %j before changing its kind");
+
+  ir::PrimFunc g = parsePrim(kBroadcastAgain);
+  Schedule sch2(g);
+  auto l2 = sch2.getLoops(sch2.getBlock("copy"));
+  expectScheduleError([&] { sch2.parallel(l2[0]); },
+                      "cannot parallelize loop %r: block \"copy\" under it does not depend on it, so every "
+                      "iteration would redo the same writes");
+  sch2.unroll(l2[0]);  // fine: unrolling keeps the order
+  sch2.vectorize(l2[1]);
+  expectSameMeaning(g, sch2.func());
+
+  ir::PrimFunc o = parsePrim(kOpaque);
+  Schedule sch3(o);
+  expectScheduleError(
+      [&] { sch3.parallel(sch3.getLoops(sch3.getBlock("o"))[0]); },
+      "cannot parallelize loop %i: it is bound to the opaque iteration variable %vi of block \"o\"");
+}
+
+}  // namespace
