@@ -546,4 +546,221 @@ TEST(ScheduleLoopKind, Errors) {
       "cannot parallelize loop %i: it is bound to the opaque iteration variable %vi of block \"o\"");
 }
 
+// --- reorder -----------------------------------------------------------------
+
+TEST(ScheduleReorder, SwapsTheOuterAndInnerLoop) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  sch.reorder({loops[2], loops[0]});
+  expectScheduled(f, sch, R"(
+prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
+  for %k in 0..64 {
+    for %j in 0..64 {
+      for %i in 0..64 {
+        block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k)) {
+          reads(%A[%vi, %vk], %B[%vk, %vj])
+          writes(%C[%vi, %vj])
+          init {
+            %C[%vi, %vj] = 0.0
+          }
+          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+)");
+  EXPECT_NE(ir::printTrace(sch.func().trace).find("reorder([%l3, %l1])"), std::string::npos);
+}
+
+TEST(ScheduleReorder, TilesAMatmul) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  auto i = sch.split(loops[0], {std::nullopt, int64_t{8}});
+  auto j = sch.split(loops[1], {std::nullopt, int64_t{16}});
+  auto k = sch.split(loops[2], {std::nullopt, int64_t{4}});
+  sch.reorder({i[0], j[0], k[0], i[1], k[1], j[1]});
+  sch.parallel(i[0]);
+  sch.vectorize(j[1]);
+  expectScheduled(f, sch, R"(
+prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
+  for %i_0 in 0..8 parallel {
+    for %j_0 in 0..4 {
+      for %k_0 in 0..16 {
+        for %i_1 in 0..8 {
+          for %k_1 in 0..4 {
+            for %j_1 in 0..16 vectorized {
+              block "C" (%vi = spatial(64, %i_0 * 8 + %i_1), %vj = spatial(64, %j_0 * 16 + %j_1), %vk = reduce(64, %k_0 * 4 + %k_1)) {
+                reads(%A[%vi, %vk], %B[%vk, %vj])
+                writes(%C[%vi, %vj])
+                init {
+                  %C[%vi, %vj] = 0.0
+                }
+                %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+)");
+}
+
+TEST(ScheduleReorder, LoopsBetweenStayInPlace) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  sch.unroll(loops[1]);
+  sch.reorder({loops[2], loops[0]});
+  sch.reorder({loops[2]});  // one loop: nothing moves
+  std::string text = ir::printFunction(sch.func());
+  EXPECT_NE(text.find("for %k in 0..64 {\n    for %j in 0..64 unrolled {\n      for %i in 0..64 {"),
+            std::string::npos)
+      << text;
+  expectSameMeaning(f, sch.func());
+}
+
+TEST(ScheduleReorder, Errors) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  expectScheduleError([&] { sch.reorder({loops[1], loops[1]}); }, "cannot reorder: loop %j is given twice");
+  expectScheduleError([&] { sch.reorder({}); }, "reorder: needs at least one loop");
+
+  ir::PrimFunc g = parsePrim(kTwoBlocks);
+  Schedule sch2(g);
+  auto b = sch2.getLoops(sch2.getBlock("B"));
+  auto c = sch2.getLoops(sch2.getBlock("C"));
+  expectScheduleError(
+      [&] {
+        sch2.reorder({b[1], c[1]});
+      },
+      "cannot reorder loop %j and loop %j: they are not nested in one another");
+  expectScheduleError(
+      [&] {
+        sch2.reorder({b[1], b[0]});
+      },
+      "cannot reorder: the body of loop %i is not exactly the next loop (the loops must be perfectly "
+      "nested)");
+
+  ir::PrimFunc t = parsePrim(kTriangle);
+  Schedule sch3(t);
+  auto tl = sch3.getLoops(sch3.getBlock("T"));
+  expectScheduleError(
+      [&] {
+        sch3.reorder({tl[1], tl[0]});
+      },
+      "cannot reorder: the extent of loop %j depends on loop %i, which would be inside it");
+
+  ir::PrimFunc o = parsePrim(R"(
+prim @opaque2(%a: f32[4, 8], %b: f32[4, 8]) {
+  for %i in 0..4 {
+    for %j in 0..8 {
+      block "o" (%vi = spatial(4, %i), %vj = opaque(8, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = %a[%vi, %vj]
+      }
+    }
+  }
+}
+)");
+  Schedule sch4(o);
+  auto ol = sch4.getLoops(sch4.getBlock("o"));
+  expectScheduleError(
+      [&] {
+        sch4.reorder({ol[1], ol[0]});
+      },
+      "cannot reorder loop %j: it is bound to the opaque iteration variable %vj of block \"o\"");
+
+  // A block between two loops.
+  ir::PrimFunc n = parsePrim(R"(
+prim @nested(%a: f32[4, 8], %b: f32[4, 8]) {
+  for %i in 0..4 {
+    block "outer" (%vi = spatial(4, %i)) {
+      reads(%a[%vi, 0 +: 8])
+      writes(%b[%vi, 0 +: 8])
+      for %j in 0..8 {
+        block "inner" (%wi = spatial(4, %vi), %wj = spatial(8, %j)) {
+          reads(%a[%wi, %wj])
+          writes(%b[%wi, %wj])
+          %b[%wi, %wj] = %a[%wi, %wj]
+        }
+      }
+    }
+  }
+}
+)");
+  Schedule sch5(n);
+  BlockRV inner = sch5.getBlock("inner");
+  auto j = sch5.getLoops(inner);
+  auto i = sch5.getLoops(sch5.getBlock("outer"));
+  expectScheduleError(
+      [&] {
+        sch5.reorder({j[0], i[0]});
+      },
+      "cannot reorder loop %j: block \"outer\" lies between the loops");
+}
+
+// --- annotate ----------------------------------------------------------------
+
+TEST(ScheduleAnnotate, LoopsAndBlocks) {
+  ir::PrimFunc f = parsePrim(kAdd);
+  Schedule sch(f);
+  BlockRV b = sch.getBlock("add");
+  auto loops = sch.getLoops(b);
+  sch.annotate(loops[0], "pragma_auto_unroll_max_step", int64_t{16});
+  sch.annotate(loops[0], "pragma_unroll_explicit", true);
+  sch.annotate(b, "meta_schedule.tiling_structure", "SSRSRS");
+  sch.annotate(b, "note", ir::AttrValue::ints({1, 2}));
+  sch.unannotate(b, "note");
+  expectScheduled(f, sch, R"(
+prim @add(%a: f32[16, 32], %b: f32[16, 32], %c: f32[16, 32]) {
+  for %i in 0..16 attrs(pragma_auto_unroll_max_step = 16, pragma_unroll_explicit = true) {
+    for %j in 0..32 {
+      block "add" (%vi = spatial(16, %i), %vj = spatial(32, %j)) attrs(meta_schedule.tiling_structure = "SSRSRS") {
+        reads(%a[%vi, %vj], %b[%vi, %vj])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
+      }
+    }
+  }
+}
+)");
+  // Re-annotating replaces the value; annotations survive a split (on the
+  // outer loop) and a fuse (from the outermost loop).
+  sch.annotate(loops[0], "pragma_auto_unroll_max_step", int64_t{64});
+  auto parts = sch.split(loops[0], {int64_t{4}, std::nullopt});
+  LoopRV fused = sch.fuse(parts);
+  sch.unannotate(fused, "pragma_unroll_explicit");
+  std::string text = ir::printFunction(sch.func());
+  EXPECT_NE(text.find("for %i_0_i_1_fused in 0..16 attrs(pragma_auto_unroll_max_step = 64) {"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(ir::printTrace(sch.func().trace).find("annotate(%l1, \"pragma_auto_unroll_max_step\", 64)"),
+            std::string::npos);
+}
+
+TEST(ScheduleAnnotate, Errors) {
+  Schedule sch(parsePrim(kAdd));
+  BlockRV b = sch.getBlock("add");
+  auto loops = sch.getLoops(b);
+  expectScheduleError([&] { sch.unannotate(loops[1], "pragma_auto_unroll_max_step"); },
+                      "cannot unannotate loop %j: it has no annotation \"pragma_auto_unroll_max_step\"");
+  expectScheduleError([&] { sch.unannotate(b, "x"); },
+                      "cannot unannotate block \"add\": it has no annotation \"x\"");
+  expectScheduleError([&] { sch.annotate(b, "two words", int64_t{1}); },
+                      "annotate: \"two words\" is not an annotation key");
+  expectScheduleError([&] { sch.annotate(b, "a..b", int64_t{1}); }, "is not an annotation key");
+  expectScheduleError(
+      [&] {
+        sch.apply(ir::TraceInst{"annotate", {ir::TraceRef{"l1"}, "k"}, {}, {}, {}});
+      },
+      "annotate: takes 3 positional arguments, not 2");
+}
+
 }  // namespace
