@@ -6,12 +6,18 @@
 // replays to it.
 #include <gtest/gtest.h>
 
+#include <iostream>
+
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/structural.h"
+#include "mlcc/ops/op.h"
 #include "mlcc/schedule/gpu_check.h"
 #include "mlcc/schedule/rules.h"
 #include "mlcc/schedule/schedule.h"
 #include "mlcc/support/diagnostic.h"
+#include "mlcc/transform/pass.h"
 #include "schedule_check.h"
+#include "testlib.h"
 
 using namespace mlcc;
 using namespace mlcc::schedule;
@@ -221,7 +227,38 @@ prim @f(%a: f32[64, 32], %b: f32[64]) {
   }
 }
 )",
-      "block \"sum\" is a reduction that every thread of loop %tx (threadIdx.x) runs on the same elements");
+      "block \"sum\" is a reduction that every threadIdx.x of the kernel at loop %bx (block \"sum\") runs on "
+      "the same "
+      "elements");
+  // the same when the block is outside the threadIdx.y loop of its kernel
+  expectGpuError(R"(
+prim @f(%a: f32[64, 32], %b: f32[64], %c: f32[64, 32]) {
+  for %bx in 0..16 thread_binding(blockIdx.x) {
+    for %tx in 0..4 thread_binding(threadIdx.x) {
+      for %ty in 0..32 thread_binding(threadIdx.y) {
+        block "copy" (%v0 = spatial(64, %bx * 4 + %tx), %v1 = spatial(32, %ty)) {
+          reads(%a[%v0, %v1])
+          writes(%c[%v0, %v1])
+          %c[%v0, %v1] = %a[%v0, %v1]
+        }
+      }
+    }
+    for %tx in 0..4 thread_binding(threadIdx.x) {
+      for %k in 0..32 {
+        block "sum" (%v0 = spatial(64, %bx * 4 + %tx), %vk = reduce(32, %k)) {
+          reads(%c[%v0, %vk])
+          writes(%b[%v0])
+          init {
+            %b[%v0] = 0.0
+          }
+          %b[%v0] = %b[%v0] + %c[%v0, %vk]
+        }
+      }
+    }
+  }
+}
+)",
+                 "block \"sum\" is a reduction that every threadIdx.y of the kernel at loop %bx");
 }
 
 TEST(GpuCheck, SharedMemoryPerThreadBlock) {
@@ -287,4 +324,76 @@ prim @f(%a: f32[64], %b: f32[64]) {
 }
 )",
                  "local buffer %t is used by block \"b\"");
+}
+
+// --- the rules on legalized functions -------------------------------------------
+
+namespace {
+
+// The prim funcs of a graph after fuse-ops and legalize.
+ir::Module lowered(const std::string& graph) {
+  ops::installIrHooks();
+  ir::Module m = test::parseVerified(graph);
+  transform::PassContext ctx;
+  ctx.verify_each = true;
+  transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), ctx);
+  return m;
+}
+
+std::vector<ir::PrimFunc> prims(const ir::Module& m) {
+  std::vector<ir::PrimFunc> out;
+  for (const auto& f : m.functions)
+    if (const auto* p = std::get_if<ir::PrimFunc>(&f)) out.push_back(*p);
+  return out;
+}
+
+// Schedules every prim func of the lowered graph with the cuda rules and
+// checks each: the rule expected for it (by function name; "" to skip), a
+// GPU-valid result, the same meaning, and a trace that replays to it.
+// Returns the rule per function.
+std::map<std::string, std::string> checkRules(const std::string& graph,
+                                              const std::map<std::string, std::string>& expected,
+                                              const std::map<std::string, int64_t>& dims = {},
+                                              const Target& target = kCuda, bool print = false) {
+  ir::Module m = lowered(graph);
+  std::vector<ir::PrimFunc> before = prims(m);
+  auto report = applyDefaultRules(m, target);
+  std::vector<ir::PrimFunc> after = prims(m);
+  std::map<std::string, std::string> rules;
+  for (const auto& r : report) rules[r.func] = r.rule;
+  EXPECT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < after.size() && i < before.size(); ++i) {
+    const ir::PrimFunc& f = after[i];
+    SCOPED_TRACE(f.name + " scheduled by " + rules[f.name]);
+    if (print) std::cout << ir::printFunction(f) << "\n";
+    auto it = expected.find(f.name);
+    if (it != expected.end()) EXPECT_EQ(rules[f.name], it->second);
+    try {
+      verifyGpuFunc(f, target);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what() << "\n" << ir::printFunction(f);
+    }
+    test::expectSameMeaning(before[i], f, 1e-4, dims);
+    ir::PrimFunc replayed = replayTrace(before[i], f.trace);
+    EXPECT_TRUE(ir::structuralEqual(replayed, f)) << ir::printFunction(replayed) << "\nvs\n"
+                                                  << ir::printFunction(f);
+  }
+  return rules;
+}
+
+const char* kElementwise = R"(
+graph @main(%x: f32[4, 1000], %y: f32[1000]) -> f32[4, 1000] attrs(entry = true) {
+  dataflow {
+    %a: f32[4, 1000] = exp(%x)
+    %b: f32[4, 1000] = add(%a, %y)
+    %c: f32[4, 1000] = relu(%b)
+  }
+  return %c
+}
+)";
+
+}  // namespace
+
+TEST(CudaRules, ElementwiseChainFallback) {
+  checkRules(kElementwise, {{"fused_exp_add_relu", "Fallback"}}, {}, kCuda, true);
 }

@@ -69,7 +69,10 @@ struct DimBounds {
 struct Kernel {
   const ForNode* root = nullptr;
   std::string first_block;                     // for messages
-  std::map<std::string, const ForNode*> tags;  // thread tag -> a loop bound to it (constant extent)
+  std::map<std::string, const ForNode*> tags;  // thread tag -> a loop bound to it (constant if any is)
+  // Reduction blocks writing outside `local`, with the thread axes their
+  // outputs depend on.
+  std::vector<std::pair<std::string, std::set<std::string>>> reductions;
   // Function-level shared buffers: the boxes of their accesses.
   std::map<const BufferNode*, std::vector<std::vector<DimBounds>>> shared_boxes;
   std::vector<Buffer> shared_order;
@@ -147,9 +150,9 @@ class Checker {
           fail(what + " is inside loop " + loopName(outer) + " bound to " + outer->thread_tag +
                " (blockIdx loops must enclose the threadIdx loops of a kernel)");
     int64_t extent;
-    bool constant = asConstInt(f.extent, &extent);
-    if (!constant) {
+    if (!asConstInt(f.extent, &extent)) {
       if (!isBlockIdx(tag)) fail(what + " has a non-constant extent (thread extents must be constants)");
+      kernel_->tags.emplace(tag, &f);
       return;
     }
     if (extent > tagLimit(tag))
@@ -157,10 +160,14 @@ class Checker {
            std::to_string(tagLimit(tag)) + " of " + tag);
     auto [it, fresh] = kernel_->tags.emplace(tag, &f);
     int64_t before;
-    if (!fresh && asConstInt(it->second->extent, &before) && before != extent)
+    if (fresh) return;
+    if (!asConstInt(it->second->extent, &before)) {
+      it->second = &f;
+    } else if (before != extent) {
       fail(what + " has extent " + std::to_string(extent) + ", but loop " + loopName(it->second) +
            " of the same kernel binds " + tag + " with extent " + std::to_string(before) +
            " (a thread axis has one extent per kernel)");
+    }
   }
 
   // The thread-bound loops an expression (of loop variables and enclosing
@@ -216,12 +223,9 @@ class Checker {
     if (reduction) {
       bool global_write = false;
       for (const auto& w : b.writes) global_write |= w.buffer->scope != StorageScope::local;
-      int64_t e;
-      for (const ForNode* l : thread_loops_)
-        if (global_write && !spatial_deps.count(l) && !(asConstInt(l->extent, &e) && e == 1))
-          fail(name + " is a reduction that every thread of loop " + loopName(l) + " (" + l->thread_tag +
-               ") runs on the same elements (concurrent updates of one element); its output must depend on "
-               "the thread index");
+      std::set<std::string> covered;
+      for (const ForNode* l : spatial_deps) covered.insert(l->thread_tag);
+      if (global_write) kernel_->reductions.push_back({b.name, covered});
     }
 
     // The regions and the body see iteration variables as their bindings.
@@ -311,6 +315,16 @@ class Checker {
   }
 
   void finishKernel() {
+    // On the GPU every thread of the kernel runs each block; a reduction
+    // must give each of them its own elements.
+    for (const auto& [block, covered] : kernel_->reductions)
+      for (const auto& [tag, loop] : kernel_->tags) {
+        int64_t e;
+        if (covered.count(tag) || (asConstInt(loop->extent, &e) && e == 1)) continue;
+        fail("block \"" + block + "\" is a reduction that every " + tag + " of " + kernelName() +
+             " runs on the same elements (concurrent updates of one element): its output must depend on " +
+             tag);
+      }
     int64_t threads = 1;
     std::string parts;
     for (const auto& [tag, loop] : kernel_->tags) {

@@ -17,8 +17,9 @@
 //  - no thread-bound loop feeds a reduce iteration variable of a block
 //    (threads run in parallel; a reduction across them needs a separate
 //    combining step), and a reduction block that writes a buffer outside
-//    `local` does not run redundantly on threads whose index it ignores
-//    (concurrent read-modify-writes of the same element);
+//    `local` depends on every thread axis its kernel binds (with extent
+//    > 1): on the GPU every thread runs every block of its kernel, and
+//    threads updating the same element would race;
 //  - a block under two nested loops bound to the same axis does not use
 //    the outer one (on the GPU both are the same index);
 //  - the shared memory a kernel needs is at most
