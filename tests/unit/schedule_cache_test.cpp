@@ -466,6 +466,11 @@ TEST(ScheduleStorage, StorageAlignPadsTheInnermostDimension) {
       << text;
   expectGood(kTwoStages, sch);
 
+  Schedule negative(parsePrim(kTwoStages));
+  negative.storageAlign(negative.getBlock("B"), 0, -2, 8, 4);  // 30 -> 36
+  EXPECT_NE(ir::printFunction(negative.func()).find("alloc_buffer %b: f32[8, 36]\n"), std::string::npos);
+  expectGood(kTwoStages, negative);
+
   Schedule exact(parsePrim(kTwoStages));
   exact.storageAlign(exact.getBlock("B"), 0, 0, 15, 0);  // 30 is already a multiple of 15
   EXPECT_NE(ir::printFunction(exact.func()).find("alloc_buffer %b: f32[8, 30]\n"), std::string::npos);
@@ -484,6 +489,10 @@ TEST(ScheduleStorage, Refusals) {
                       "set_scope: write index 1 is out of range: block \"B\" has 1 write region(s)");
   expectScheduleError([&] { sch.storageAlign(b, 0, 1, 32, 1); },
                       "storage_align is supported on the second-innermost axis only");
+  expectScheduleError([&] { sch.storageAlign(b, 0, -1, 32, 1); },
+                      "storage_align is supported on the second-innermost axis only");
+  expectScheduleError([&] { sch.storageAlign(b, 0, -3, 32, 1); },
+                      "storage_align: axis -3 is out of range for %b of rank 2");
   expectScheduleError([&] { sch.storageAlign(b, 0, 2, 32, 1); },
                       "storage_align: axis 2 is out of range for %b of rank 2");
   expectScheduleError([&] { sch.storageAlign(b, 0, 0, 0, 0); }, "factor must be positive, not 0");

@@ -8,8 +8,9 @@
 // set_scope gives the buffer a new storage scope: a new buffer node with the
 // scope replaces the old one everywhere (accesses, regions, allocation).
 //
-// storage_align makes the stride of dimension `axis` be factor * k + offset
-// (to avoid shared-memory bank conflicts). Buffers have no strides here, so
+// storage_align makes the stride of dimension `axis` (negative: counted from
+// the end, -2 is the second-innermost) be factor * k + offset (to avoid
+// shared-memory bank conflicts). Buffers have no strides here, so
 // it pads instead: `axis` must be the second-innermost dimension, whose
 // stride is the innermost extent, and the allocation's innermost extent
 // becomes the smallest s >= extent with s % factor == offset. Accesses are
@@ -61,9 +62,10 @@ std::vector<RVValue> applyStorageAlign(ScheduleState& s, const InstArgs& args, s
   int64_t axis = requiredInt(args, "axis"), factor = requiredInt(args, "factor"),
           offset = requiredInt(args, "offset");
   const int64_t rank = static_cast<int64_t>(buf->shape.size());
-  if (axis < 0 || axis >= rank)
+  if (axis < -rank || axis >= rank)
     args.fail("axis " + std::to_string(axis) + " is out of range for %" + buf->name + " of rank " +
               std::to_string(rank));
+  if (axis < 0) axis += rank;
   if (axis != rank - 2)
     args.fail("storage_align is supported on the second-innermost axis only (axis " +
               std::to_string(rank - 2) + " of %" + buf->name + "), not axis " + std::to_string(axis));

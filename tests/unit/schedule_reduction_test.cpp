@@ -1,0 +1,748 @@
+// Reduction primitives: decompose_reduction and rfactor. Each is checked for
+// the loop structure it makes, for keeping the function's meaning
+// (interpreter), for trace replay, and for its refusals.
+#include <gtest/gtest.h>
+
+#include "mlcc/ir/printer.h"
+#include "mlcc/ir/structural.h"
+#include "mlcc/schedule/schedule.h"
+#include "schedule_check.h"
+
+using namespace mlcc;
+using namespace mlcc::schedule;
+using mlcc::test::expectSameMeaning;
+using mlcc::test::expectScheduleError;
+using mlcc::test::parsePrim;
+
+namespace {
+
+const char* kMatmul = R"(
+prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
+  for %i in 0..64 {
+    for %j in 0..64 {
+      for %k in 0..64 {
+        block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k)) {
+          reads(%A[%vi, %vk], %B[%vk, %vj])
+          writes(%C[%vi, %vj])
+          init {
+            %C[%vi, %vj] = 0.0
+          }
+          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+)";
+
+// The matmul with k split into %k0 * 16 + %k1 (as split would make it).
+const char* kSplitMatmul = R"(
+prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
+  for %i in 0..64 {
+    for %j in 0..64 {
+      for %k0 in 0..4 {
+        for %k1 in 0..16 {
+          block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k0 * 16 + %k1)) {
+            reads(%A[%vi, %vk], %B[%vk, %vj])
+            writes(%C[%vi, %vj])
+            init {
+              %C[%vi, %vj] = 0.0
+            }
+            %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+          }
+        }
+      }
+    }
+  }
+}
+)";
+
+// A row sum into an intermediate, then a scaling of it.
+const char* kRowSum = R"(
+prim @rowsum(%A: f32[16, 32], %D: f32[16]) {
+  alloc_buffer %S: f32[16]
+  for %i in 0..16 {
+    for %k in 0..32 {
+      block "S" (%vi = spatial(16, %i), %vk = reduce(32, %k)) {
+        reads(%A[%vi, %vk])
+        writes(%S[%vi])
+        init {
+          %S[%vi] = 0.0
+        }
+        %S[%vi] = %S[%vi] + %A[%vi, %vk]
+      }
+    }
+  }
+  for %i in 0..16 {
+    block "D" (%vi = spatial(16, %i)) {
+      reads(%S[%vi])
+      writes(%D[%vi])
+      %D[%vi] = %S[%vi] * 0.5
+    }
+  }
+}
+)";
+
+// The scheduled function keeps the meaning and replays from its trace.
+void expectGood(const char* text, const Schedule& sch) {
+  ir::PrimFunc before = parsePrim(text);
+  expectSameMeaning(before, sch.func(), 1e-5);
+  ir::PrimFunc replayed = replayTrace(before, sch.func().trace);
+  EXPECT_TRUE(ir::structuralEqual(replayed, sch.func())) << ir::printFunction(replayed) << "\nvs\n"
+                                                         << ir::printFunction(sch.func());
+}
+
+// The scheduled function is `expected` (traces aside).
+void expectStructure(const Schedule& sch, const char* expected) {
+  ir::PrimFunc want = parsePrim(expected);
+  EXPECT_TRUE(ir::structuralEqual(sch.func(), want, {.compare_traces = false}))
+      << "got:\n"
+      << ir::printFunction(sch.func()) << "\nexpected:\n"
+      << ir::printFunction(want);
+}
+
+// --- decompose_reduction -------------------------------------------------------
+
+TEST(ScheduleDecomposeReduction, AtTheInnerSpatialLoop) {
+  Schedule sch(parsePrim(kMatmul));
+  BlockRV c = sch.getBlock("C");
+  auto loops = sch.getLoops(c);
+  BlockRV init = sch.decomposeReduction(c, loops[1]);
+  EXPECT_EQ(sch.getLoops(init).size(), 2u);
+  expectStructure(sch, R"(
+prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
+  for %i in 0..64 {
+    for %j_init in 0..64 {
+      block "C_init" (%vi = spatial(64, %i), %vj = spatial(64, %j_init)) {
+        reads()
+        writes(%C[%vi, %vj])
+        %C[%vi, %vj] = 0.0
+      }
+    }
+    for %j in 0..64 {
+      for %k in 0..64 {
+        block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k)) {
+          reads(%A[%vi, %vk], %B[%vk, %vj])
+          writes(%C[%vi, %vj])
+          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+)");
+  EXPECT_EQ(ir::printTrace(sch.func().trace),
+            "trace {\n"
+            "  %b0 = get_block(\"C\")\n"
+            "  %l1, %l2, %l3 = get_loops(%b0)\n"
+            "  %b4 = decompose_reduction(%b0, %l2)\n"
+            "  %l5, %l6 = get_loops(%b4)\n"
+            "}\n");
+  expectGood(kMatmul, sch);
+}
+
+TEST(ScheduleDecomposeReduction, AtTheOuterLoop) {
+  Schedule sch(parsePrim(kSplitMatmul));
+  BlockRV c = sch.getBlock("C");
+  sch.decomposeReduction(c, sch.getLoops(c)[0]);
+  expectStructure(sch, R"(
+prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
+  for %i_init in 0..64 {
+    for %j_init in 0..64 {
+      block "C_init" (%vi = spatial(64, %i_init), %vj = spatial(64, %j_init)) {
+        reads()
+        writes(%C[%vi, %vj])
+        %C[%vi, %vj] = 0.0
+      }
+    }
+  }
+  for %i in 0..64 {
+    for %j in 0..64 {
+      for %k0 in 0..4 {
+        for %k1 in 0..16 {
+          block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k0 * 16 + %k1)) {
+            reads(%A[%vi, %vk], %B[%vk, %vj])
+            writes(%C[%vi, %vj])
+            %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+          }
+        }
+      }
+    }
+  }
+}
+)");
+  expectGood(kSplitMatmul, sch);
+}
+
+// With the reduce loop between the spatial ones, only the loops above it
+// are legal; the reduce loop under the chosen one is not copied, the
+// spatial loop under it is.
+TEST(ScheduleDecomposeReduction, ReduceLoopInTheMiddle) {
+  const char* text = R"(
+prim @rowsum2(%A: f32[8, 6, 4], %S: f32[8, 4]) {
+  for %i in 0..8 {
+    for %k in 0..6 {
+      for %j in 0..4 {
+        block "S" (%vi = spatial(8, %i), %vk = reduce(6, %k), %vj = spatial(4, %j)) {
+          reads(%A[%vi, %vk, %vj])
+          writes(%S[%vi, %vj])
+          init {
+            %S[%vi, %vj] = -inf
+          }
+          %S[%vi, %vj] = max(%S[%vi, %vj], %A[%vi, %vk, %vj])
+        }
+      }
+    }
+  }
+}
+)";
+  Schedule sch(parsePrim(text));
+  BlockRV s = sch.getBlock("S");
+  auto loops = sch.getLoops(s);
+  expectScheduleError(
+      [&] { sch.decomposeReduction(s, loops[1]); },
+      "decompose_reduction: loop %k binds reduce iteration variable %vk of block \"S\"; the init "
+      "would run again in each of its iterations");
+  expectScheduleError([&] { sch.decomposeReduction(s, loops[2]); },
+                      "decompose_reduction: loop %k (above loop %j) binds reduce iteration variable %vk");
+  sch.decomposeReduction(s, loops[0]);
+  expectStructure(sch, R"(
+prim @rowsum2(%A: f32[8, 6, 4], %S: f32[8, 4]) {
+  for %i_init in 0..8 {
+    for %j_init in 0..4 {
+      block "S_init" (%vi = spatial(8, %i_init), %vj = spatial(4, %j_init)) {
+        reads()
+        writes(%S[%vi, %vj])
+        %S[%vi, %vj] = -inf
+      }
+    }
+  }
+  for %i in 0..8 {
+    for %k in 0..6 {
+      for %j in 0..4 {
+        block "S" (%vi = spatial(8, %i), %vk = reduce(6, %k), %vj = spatial(4, %j)) {
+          reads(%A[%vi, %vk, %vj])
+          writes(%S[%vi, %vj])
+          %S[%vi, %vj] = max(%S[%vi, %vj], %A[%vi, %vk, %vj])
+        }
+      }
+    }
+  }
+}
+)");
+  expectGood(text, sch);
+}
+
+// A split spatial loop with a predicate: the init block keeps the
+// predicate, on the copied loop.
+TEST(ScheduleDecomposeReduction, KeepsThePredicate) {
+  const char* text = R"(
+prim @sum(%A: f32[60, 8], %S: f32[60]) {
+  for %i0 in 0..4 {
+    for %i1 in 0..16 {
+      for %k in 0..8 {
+        block "S" (%vi = spatial(60, %i0 * 16 + %i1), %vk = reduce(8, %k)) {
+          where(%i0 * 16 + %i1 < 60)
+          reads(%A[%vi, %vk])
+          writes(%S[%vi])
+          init {
+            %S[%vi] = 0.0
+          }
+          %S[%vi] = %S[%vi] + %A[%vi, %vk]
+        }
+      }
+    }
+  }
+}
+)";
+  Schedule sch(parsePrim(text));
+  BlockRV s = sch.getBlock("S");
+  sch.decomposeReduction(s, sch.getLoops(s)[1]);
+  expectStructure(sch, R"(
+prim @sum(%A: f32[60, 8], %S: f32[60]) {
+  for %i0 in 0..4 {
+    for %i1_init in 0..16 {
+      block "S_init" (%vi = spatial(60, %i0 * 16 + %i1_init)) {
+        where(%i0 * 16 + %i1_init < 60)
+        reads()
+        writes(%S[%vi])
+        %S[%vi] = 0.0
+      }
+    }
+    for %i1 in 0..16 {
+      for %k in 0..8 {
+        block "S" (%vi = spatial(60, %i0 * 16 + %i1), %vk = reduce(8, %k)) {
+          where(%i0 * 16 + %i1 < 60)
+          reads(%A[%vi, %vk])
+          writes(%S[%vi])
+          %S[%vi] = %S[%vi] + %A[%vi, %vk]
+        }
+      }
+    }
+  }
+}
+)");
+  expectGood(text, sch);
+}
+
+// An init that reads a buffer: its read region is its load.
+TEST(ScheduleDecomposeReduction, InitThatReads) {
+  const char* text = R"(
+prim @biased(%A: f32[8, 4], %bias: f32[8], %S: f32[8]) {
+  for %i in 0..8 {
+    for %k in 0..4 {
+      block "S" (%vi = spatial(8, %i), %vk = reduce(4, %k)) {
+        reads(%bias[%vi], %A[%vi, %vk])
+        writes(%S[%vi])
+        init {
+          %S[%vi] = %bias[%vi]
+        }
+        %S[%vi] = %S[%vi] + %A[%vi, %vk]
+      }
+    }
+  }
+}
+)";
+  Schedule sch(parsePrim(text));
+  BlockRV s = sch.getBlock("S");
+  sch.decomposeReduction(s, sch.getLoops(s)[0]);
+  std::string got = ir::printFunction(sch.func());
+  EXPECT_NE(got.find("reads(%bias[%vi])\n      writes(%S[%vi])\n      %S[%vi] = %bias[%vi]\n"),
+            std::string::npos)
+      << got;
+  expectGood(text, sch);
+}
+
+TEST(ScheduleDecomposeReduction, Refusals) {
+  Schedule sch(parsePrim(kRowSum));
+  BlockRV s = sch.getBlock("S"), d = sch.getBlock("D");
+  auto s_loops = sch.getLoops(s);
+  auto d_loops = sch.getLoops(d);
+  expectScheduleError([&] { sch.decomposeReduction(d, d_loops[0]); },
+                      "decompose_reduction: block \"D\" has no init");
+  expectScheduleError([&] { sch.decomposeReduction(s, d_loops[0]); },
+                      "decompose_reduction: loop %i is not a loop above block \"S\"");
+  expectScheduleError([&] { sch.decomposeReduction(s, s_loops[1]); },
+                      "loop %k binds reduce iteration variable %vk of block \"S\"");
+
+  // A loop that binds nothing: the original re-runs the init in each of its
+  // iterations, the decomposed one would not.
+  Schedule idle(parsePrim(R"(
+prim @idle(%A: f32[8, 4], %S: f32[8]) {
+  for %i in 0..8 {
+    for %u in 0..2 {
+      for %k in 0..4 {
+        block "S" (%vi = spatial(8, %i), %vk = reduce(4, %k)) {
+          reads(%A[%vi, %vk])
+          writes(%S[%vi])
+          init {
+            %S[%vi] = 0.0
+          }
+          %S[%vi] = %S[%vi] + %A[%vi, %vk]
+        }
+      }
+    }
+  }
+}
+)"));
+  BlockRV is = idle.getBlock("S");
+  expectScheduleError(
+      [&] { idle.decomposeReduction(is, idle.getLoops(is)[0]); },
+      "decompose_reduction: loop %u binds no iteration variable of block \"S\", so the block and "
+      "its init run again for each of its iterations");
+
+  // Another block under the loop reads what the init writes.
+  Schedule shared(parsePrim(R"(
+prim @shared(%A: f32[8, 4], %D: f32[8]) {
+  alloc_buffer %S: f32[8]
+  for %i in 0..8 {
+    for %k in 0..4 {
+      block "S" (%vi = spatial(8, %i), %vk = reduce(4, %k)) {
+        reads(%A[%vi, %vk])
+        writes(%S[%vi])
+        init {
+          %S[%vi] = 0.0
+        }
+        %S[%vi] = %S[%vi] + %A[%vi, %vk]
+      }
+    }
+    block "D" (%vi = spatial(8, %i)) {
+      reads(%S[%vi])
+      writes(%D[%vi])
+      %D[%vi] = %S[%vi] * 2.0
+    }
+  }
+}
+)"));
+  BlockRV ss = shared.getBlock("S");
+  expectScheduleError(
+      [&] { shared.decomposeReduction(ss, shared.getLoops(ss)[0]); },
+      "decompose_reduction: block \"D\" accesses %S under loop %i, which the init of block \"S\" "
+      "writes");
+
+  // A condition on the reduce loops that fails where the init runs.
+  Schedule pred(parsePrim(R"(
+prim @pred(%A: f32[8, 64], %S: f32[8]) {
+  for %i in 0..8 {
+    for %k0 in 0..4 {
+      for %k1 in 0..16 {
+        block "S" (%vi = spatial(8, %i), %vk = reduce(64, %k0 * 16 + %k1)) {
+          where(%k0 * 16 + %k1 >= 4)
+          reads(%A[%vi, %vk])
+          writes(%S[%vi])
+          init {
+            %S[%vi] = 0.0
+          }
+          %S[%vi] = %S[%vi] + %A[%vi, %vk]
+        }
+      }
+    }
+  }
+}
+)"));
+  BlockRV ps = pred.getBlock("S");
+  expectScheduleError(
+      [&] { pred.decomposeReduction(ps, pred.getLoops(ps)[0]); },
+      "decompose_reduction: the predicate of block \"S\" has a condition on loops %k0, %k1 that may not hold "
+      "where its init runs");
+  EXPECT_EQ(pred.func().trace.insts.size(), 2u);
+}
+
+// A non-divisible split of the reduce loop: its condition holds where the
+// init runs, so the init block goes without it; a spatial condition stays.
+const char* kNonDivisible = R"(
+prim @sum(%A: f32[60, 60], %S: f32[60]) {
+  for %i0 in 0..4 {
+    for %i1 in 0..16 {
+      for %k0 in 0..4 {
+        for %k1 in 0..16 {
+          block "S" (%vi = spatial(60, %i0 * 16 + %i1), %vk = reduce(60, %k0 * 16 + %k1)) {
+            where(%i0 * 16 + %i1 < 60 && %k0 * 16 + %k1 < 60)
+            reads(%A[%vi, %vk])
+            writes(%S[%vi])
+            init {
+              %S[%vi] = 0.0
+            }
+            %S[%vi] = %S[%vi] + %A[%vi, %vk]
+          }
+        }
+      }
+    }
+  }
+}
+)";
+
+TEST(ScheduleDecomposeReduction, NonDivisibleSplits) {
+  Schedule sch(parsePrim(kNonDivisible));
+  BlockRV s = sch.getBlock("S");
+  sch.decomposeReduction(s, sch.getLoops(s)[0]);
+  std::string got = ir::printFunction(sch.func());
+  EXPECT_NE(got.find("block \"S_init\" (%vi = spatial(60, %i0_init * 16 + %i1_init)) {\n"
+                     "        where(%i0_init * 16 + %i1_init < 60)\n"
+                     "        reads()\n"),
+            std::string::npos)
+      << got;
+  expectGood(kNonDivisible, sch);
+}
+
+// --- rfactor -----------------------------------------------------------------------
+
+TEST(ScheduleRFactor, InnerPartOfASplitReduction) {
+  Schedule sch(parsePrim(kSplitMatmul));
+  BlockRV c = sch.getBlock("C");
+  auto loops = sch.getLoops(c);
+  BlockRV rf = sch.rfactor(loops[3], 0);
+  EXPECT_EQ(sch.getLoops(rf).size(), 4u);
+  EXPECT_EQ(sch.getLoops(c).size(), 3u);  // the original block, in its new nest
+  expectStructure(sch, R"(
+prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
+  alloc_buffer %C_rf: f32[16, 64, 64]
+  for %i in 0..64 {
+    for %j in 0..64 {
+      for %k0 in 0..4 {
+        for %k1 in 0..16 {
+          block "C_rf" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk1 = spatial(16, %k1), %vk0 = reduce(4, %k0)) {
+            reads(%A[%vi, %vk0 * 16 + %vk1], %B[%vk0 * 16 + %vk1, %vj])
+            writes(%C_rf[%vk1, %vi, %vj])
+            init {
+              %C_rf[%vk1, %vi, %vj] = 0.0
+            }
+            %C_rf[%vk1, %vi, %vj] = %C_rf[%vk1, %vi, %vj] + %A[%vi, %vk0 * 16 + %vk1] * %B[%vk0 * 16 + %vk1, %vj]
+          }
+        }
+      }
+    }
+  }
+  for %ax0 in 0..64 {
+    for %ax1 in 0..64 {
+      for %ax2 in 0..16 {
+        block "C" (%vi = spatial(64, %ax0), %vj = spatial(64, %ax1), %vk1 = reduce(16, %ax2)) {
+          reads(%C_rf[%vk1, %vi, %vj])
+          writes(%C[%vi, %vj])
+          init {
+            %C[%vi, %vj] = 0.0
+          }
+          %C[%vi, %vj] = %C[%vi, %vj] + %C_rf[%vk1, %vi, %vj]
+        }
+      }
+    }
+  }
+}
+)");
+  expectGood(kSplitMatmul, sch);
+}
+
+TEST(ScheduleRFactor, OuterPartAtTheLastAxis) {
+  Schedule sch(parsePrim(kSplitMatmul));
+  BlockRV c = sch.getBlock("C");
+  BlockRV rf = sch.rfactor(sch.getLoops(c)[2], 2);
+  std::string got = ir::printFunction(sch.func());
+  EXPECT_NE(got.find("alloc_buffer %C_rf: f32[64, 64, 4]\n"), std::string::npos) << got;
+  EXPECT_NE(
+      got.find("block \"C_rf\" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk0 = spatial(4, %k0), %vk1 = "
+               "reduce(16, %k1))"),
+      std::string::npos)
+      << got;
+  EXPECT_NE(got.find("%C[%vi, %vj] = %C[%vi, %vj] + %C_rf[%vi, %vj, %vk0]"), std::string::npos) << got;
+  // The rf block is a reduction of its own: decompose it.
+  sch.decomposeReduction(rf, sch.getLoops(rf)[2]);
+  expectGood(kSplitMatmul, sch);
+}
+
+// Non-divisible splits of both loops: every partial result is still
+// initialized (for either part of k), so rfactor keeps the predicate.
+TEST(ScheduleRFactor, NonDivisibleSplits) {
+  for (int part : {2, 3}) {
+    for (int axis : {0, -1}) {
+      Schedule sch(parsePrim(kNonDivisible));
+      BlockRV s = sch.getBlock("S");
+      BlockRV rf = sch.rfactor(sch.getLoops(s)[part], axis);
+      std::string got = ir::printFunction(sch.func());
+      EXPECT_NE(
+          got.find(part == 3 ? "alloc_buffer %S_rf: f32[" + std::string(axis == 0 ? "16, 60" : "60, 16") + "]"
+                             : "alloc_buffer %S_rf: f32[" + std::string(axis == 0 ? "4, 60" : "60, 4") + "]"),
+          std::string::npos)
+          << got;
+      EXPECT_NE(got.find("where(%i0 * 16 + %i1 < 60 && %k0 * 16 + %k1 < 60)"), std::string::npos) << got;
+      sch.decomposeReduction(rf, sch.getLoops(rf)[1]);
+      expectGood(kNonDivisible, sch);
+    }
+  }
+}
+
+// A single reduce loop: the rf block has no reduce variable left, so each
+// partial result is `identity op value`.
+TEST(ScheduleRFactor, WholeReduceLoopOfARowSum) {
+  Schedule sch(parsePrim(kRowSum));
+  BlockRV s = sch.getBlock("S");
+  sch.rfactor(sch.getLoops(s)[1], 1);
+  expectStructure(sch, R"(
+prim @rowsum(%A: f32[16, 32], %D: f32[16]) {
+  alloc_buffer %S: f32[16]
+  alloc_buffer %S_rf: f32[16, 32]
+  for %i in 0..16 {
+    for %k in 0..32 {
+      block "S_rf" (%vi = spatial(16, %i), %vk = spatial(32, %k)) {
+        reads(%A[%vi, %vk])
+        writes(%S_rf[%vi, %vk])
+        %S_rf[%vi, %vk] = 0.0 + %A[%vi, %vk]
+      }
+    }
+  }
+  for %ax0 in 0..16 {
+    for %ax1 in 0..32 {
+      block "S" (%vi = spatial(16, %ax0), %vk = reduce(32, %ax1)) {
+        reads(%S_rf[%vi, %vk])
+        writes(%S[%vi])
+        init {
+          %S[%vi] = 0.0
+        }
+        %S[%vi] = %S[%vi] + %S_rf[%vi, %vk]
+      }
+    }
+  }
+  for %i in 0..16 {
+    block "D" (%vi = spatial(16, %i)) {
+      reads(%S[%vi])
+      writes(%D[%vi])
+      %D[%vi] = %S[%vi] * 0.5
+    }
+  }
+}
+)");
+  expectGood(kRowSum, sch);
+}
+
+// max, min and product reductions, with the accumulator on either side.
+TEST(ScheduleRFactor, OtherReductions) {
+  for (const char* update :
+       {"max(%S[%vi], %A[%vi, %vk])", "min(%A[%vi, %vk], %S[%vi])", "%S[%vi] * (%A[%vi, %vk] * 0.1 + 1.0)"}) {
+    std::string op = update;
+    std::string identity = op.rfind("max", 0) == 0 ? "-inf" : op.rfind("min", 0) == 0 ? "inf" : "1.0";
+    std::string text = R"(
+prim @red(%A: f32[8, 16], %S: f32[8]) {
+  for %i in 0..8 {
+    for %k0 in 0..4 {
+      for %k1 in 0..4 {
+        block "S" (%vi = spatial(8, %i), %vk = reduce(16, %k0 * 4 + %k1)) {
+          reads(%A[%vi, %vk])
+          writes(%S[%vi])
+          init {
+            %S[%vi] = )" +
+                       identity + R"(
+          }
+          %S[%vi] = )" +
+                       op + R"(
+        }
+      }
+    }
+  }
+}
+)";
+    SCOPED_TRACE(text);
+    Schedule sch(parsePrim(text));
+    BlockRV s = sch.getBlock("S");
+    BlockRV rf = sch.rfactor(sch.getLoops(s)[1], 0);
+    sch.decomposeReduction(rf, sch.getLoops(rf)[1]);
+    expectGood(text.c_str(), sch);
+  }
+}
+
+TEST(ScheduleRFactor, Refusals) {
+  Schedule sch(parsePrim(kSplitMatmul));
+  BlockRV c = sch.getBlock("C");
+  auto loops = sch.getLoops(c);
+  expectScheduleError([&] { sch.rfactor(loops[0], 0); },
+                      "rfactor: loop %i binds no reduce iteration variable of any block");
+  expectScheduleError([&] { sch.rfactor(loops[3], 3); },
+                      "rfactor: factor_axis 3 is out of range [-3, 2] for %C");
+  expectScheduleError([&] { sch.rfactor(loops[3], -4); }, "factor_axis -4 is out of range");
+
+  auto refuse = [](const std::string& text, const std::string& message) {
+    SCOPED_TRACE(text);
+    Schedule s(parsePrim(text));
+    auto l = s.getLoops(s.getBlock("S"));
+    expectScheduleError([&] { s.rfactor(l.back(), 0); }, message);
+  };
+  const std::string head = R"(
+prim @r(%A: f32[8, 16], %S: f32[8]) {
+  for %i in 0..8 {
+    for %k in 0..16 {
+      block "S" (%vi = spatial(8, %i), %vk = reduce(16, %k)) {
+        reads(%A[%vi, %vk])
+        writes(%S[%vi])
+)";
+  const std::string tail = "\n      }\n    }\n  }\n}\n";
+  refuse(head + "init {\n %S[%vi] = 1.0\n }\n %S[%vi] = %S[%vi] + %A[%vi, %vk]" + tail,
+         "rfactor: the init of block \"S\" stores 1.0, not 0.0, the identity of its '+' reduction");
+  refuse(head + "init {\n %S[%vi] = 0.0\n }\n %S[%vi] = %S[%vi] - %A[%vi, %vk]" + tail,
+         "rfactor: block \"S\" combines with '-', which rfactor does not support");
+  refuse(head + "%S[%vi] = %S[%vi] + %A[%vi, %vk]" + tail,
+         "rfactor: block \"S\" has no init that stores the element it reduces into");
+  refuse(head + "init {\n %S[%vi] = 0.0\n }\n %S[%vi] = %A[%vi, %vk] + %A[%vi, 0]" + tail,
+         "rfactor: block \"S\" does not update %S with its own value");
+  refuse(head + "init {\n %S[%vi] = 0.0\n }\n %S[%vi] = %S[%vi] + %S[%vi] * %A[%vi, %vk]" + tail,
+         "rfactor: block \"S\" reads %S other than as its accumulator");
+
+  // A split of a 10-long reduce loop by 16: the partial results of %k1 from
+  // 10 on are never initialized.
+  refuse(
+      R"(
+prim @pred(%A: f32[8, 10], %S: f32[8]) {
+  for %i in 0..8 {
+    for %k0 in 0..1 {
+      for %k1 in 0..16 {
+        block "S" (%vi = spatial(8, %i), %vk = reduce(10, %k0 * 16 + %k1)) {
+          where(%k0 * 16 + %k1 < 10)
+          reads(%A[%vi, %vk])
+          writes(%S[%vi])
+          init {
+            %S[%vi] = 0.0
+          }
+          %S[%vi] = %S[%vi] + %A[%vi, %vk]
+        }
+      }
+    }
+  }
+}
+)",
+      "rfactor: the predicate of block \"S\" has a condition on loops %k0, %k1 that may skip the first "
+      "iteration "
+      "for some value of loop %k1; some partial results would stay uninitialized");
+
+  // A loop fused from a spatial and a reduce one.
+  refuse(R"(
+prim @fused(%A: f32[8, 16], %S: f32[8]) {
+  for %f in 0..128 {
+    block "S" (%vi = spatial(8, %f / 16), %vk = reduce(16, %f % 16)) {
+      reads(%A[%vi, %vk])
+      writes(%S[%vi])
+      init {
+        %S[%vi] = 0.0
+      }
+      %S[%vi] = %S[%vi] + %A[%vi, %vk]
+    }
+  }
+}
+)",
+         "rfactor: loop %f binds both spatial and reduce iteration variables of block \"S\"");
+
+  // Another block in the nest reads the result.
+  refuse(R"(
+prim @consumer(%A: f32[8, 16], %D: f32[8]) {
+  alloc_buffer %S: f32[8]
+  for %i in 0..8 {
+    for %k in 0..16 {
+      block "S" (%vi = spatial(8, %i), %vk = reduce(16, %k)) {
+        reads(%A[%vi, %vk])
+        writes(%S[%vi])
+        init {
+          %S[%vi] = 0.0
+        }
+        %S[%vi] = %S[%vi] + %A[%vi, %vk]
+      }
+    }
+    block "D" (%vi = spatial(8, %i)) {
+      reads(%S[%vi])
+      writes(%D[%vi])
+      %D[%vi] = %S[%vi]
+    }
+  }
+}
+)",
+         "rfactor: block \"D\" accesses %S in the loop nest of block \"S\"; the reduction into it moves "
+         "after that "
+         "nest");
+
+  // Two reductions share the loop.
+  Schedule two(parsePrim(R"(
+prim @two(%A: f32[8, 16], %S: f32[8], %T: f32[8]) {
+  for %i in 0..8 {
+    for %k in 0..16 {
+      block "S" (%vi = spatial(8, %i), %vk = reduce(16, %k)) {
+        reads(%A[%vi, %vk])
+        writes(%S[%vi])
+        init {
+          %S[%vi] = 0.0
+        }
+        %S[%vi] = %S[%vi] + %A[%vi, %vk]
+      }
+      block "T" (%vi = spatial(8, %i), %vk = reduce(16, %k)) {
+        reads(%A[%vi, %vk])
+        writes(%T[%vi])
+        init {
+          %T[%vi] = -inf
+        }
+        %T[%vi] = max(%T[%vi], %A[%vi, %vk])
+      }
+    }
+  }
+}
+)"));
+  expectScheduleError(
+      [&] { two.rfactor(two.getLoops(two.getBlock("S"))[1], 0); },
+      "rfactor: loop %k binds reduce iteration variables of block \"S\" and block \"T\"; rfactor "
+      "needs exactly one block");
+}
+
+}  // namespace
