@@ -365,7 +365,7 @@ std::map<std::string, std::string> checkRules(const std::string& graph,
   for (size_t i = 0; i < after.size() && i < before.size(); ++i) {
     const ir::PrimFunc& f = after[i];
     SCOPED_TRACE(f.name + " scheduled by " + rules[f.name]);
-    if (print) std::cout << ir::printFunction(f) << "\n";
+    if (print) std::cout << "rule " << rules[f.name] << ":\n" << ir::printFunction(f) << "\n";
     auto it = expected.find(f.name);
     if (it != expected.end()) EXPECT_EQ(rules[f.name], it->second);
     try {
@@ -396,4 +396,43 @@ graph @main(%x: f32[4, 1000], %y: f32[1000]) -> f32[4, 1000] attrs(entry = true)
 
 TEST(CudaRules, ElementwiseChainFallback) {
   checkRules(kElementwise, {{"fused_exp_add_relu", "Fallback"}}, {}, kCuda, true);
+}
+
+namespace {
+
+const char* kOps = R"(
+graph @main(%x: f32[2, 8, 16], %g: f32[16], %b: f32[16], %p: f32[1, 4, 9, 9], %dw: f32[4, 1, 3, 3], %fx: f32[1, 512], %fw: f32[1000, 512], %fb: f32[1000], %s: f32[n, 10]) -> (f32[2, 8, 16], f32[1, 4, 3, 3], f32[1, 4, 5, 5], f32[1, 4, 5, 5], f32[1, 1000], f32[n, 10], f32[1, 4, 1, 1]) attrs(entry = true) {
+  dataflow {
+    %y: f32[2, 8, 16] = layer_norm(%x, %g, %b, axis=-1, epsilon=0.001)
+    %q: f32[1, 4, 3, 3] = avg_pool2d(%p, pool_size=[3, 3], strides=[3, 3], padding=[0, 0, 0, 0], dilation=[1, 1], ceil_mode=false, count_include_pad=false)
+    %d: f32[1, 4, 5, 5] = conv2d(%p, %dw, strides=[2, 2], padding=[1, 1, 1, 1], groups=4)
+    %dr: f32[1, 4, 5, 5] = relu(%d)
+    %m: f32[1, 4, 5, 5] = max_pool2d(%p, pool_size=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1], dilation=[1, 1], ceil_mode=false)
+    %f: f32[1, 1000] = dense(%fx, %fw)
+    %fo: f32[1, 1000] = add(%f, %fb)
+    %sm: f32[n, 10] = softmax(%s, axis=1)
+    %ga: f32[1, 4, 1, 1] = global_avg_pool2d(%p)
+  }
+  return (%y, %q, %dr, %m, %fo, %sm, %ga)
+}
+)";
+
+}  // namespace
+
+TEST(CudaRules, Scratch) { checkRules(kOps, {}, {}, kCuda, true); }
+TEST(CudaRules, Debug) {
+  ir::Module m = lowered(kOps);
+  for (auto& f : prims(m)) {
+    if (f.name != "fused_avg_pool2d") continue;
+    Schedule sch(f);
+    auto b = sch.getBlock("avg_pool2d");
+    auto loops = sch.getLoops(b);
+    auto fused = sch.fuse({loops[0], loops[1], loops[2], loops[3]});
+    auto bt = sch.split(fused, {std::nullopt, int64_t{36}});
+    try {
+      sch.reverseComputeAt(sch.getBlock("avg_pool2d_divide"), bt[1]);
+    } catch (const Error& e) {
+      std::cout << e.what() << "\n";
+    }
+  }
 }

@@ -61,21 +61,25 @@ std::optional<int64_t> constExtent(const Schedule& sch, const LoopRV& loop) {
 
 // --- tile sizes --------------------------------------------------------------
 
-std::vector<LoopRV> splitByTiles(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors) {
+std::vector<Factor> tileFactors(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors) {
   int64_t product = 1;
   for (int64_t f : factors) product *= f;
-  std::vector<Factor> split;
+  std::vector<Factor> out;
   if (constExtent(sch, loop) == product) {
     TraceInst inst = makeInst("sample_perfect_tile", {ref(loop)},
                               {{"n", AttrValue(static_cast<int64_t>(factors.size()))},
                                {"max_innermost_factor", AttrValue(std::max<int64_t>(factors.back(), 16))}});
     inst.decision = AttrValue::ints(factors);
-    for (const auto& v : sch.apply(inst)) split.emplace_back(ExprRV{v});
+    for (const auto& v : sch.apply(inst)) out.emplace_back(ExprRV{v});
   } else {
-    split.emplace_back(std::nullopt);
-    for (size_t i = 1; i < factors.size(); ++i) split.emplace_back(factors[i]);
+    out.emplace_back(std::nullopt);
+    for (size_t i = 1; i < factors.size(); ++i) out.emplace_back(factors[i]);
   }
-  return sch.split(loop, split);
+  return out;
+}
+
+std::vector<LoopRV> splitByTiles(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors) {
+  return sch.split(loop, tileFactors(sch, loop, factors));
 }
 
 ExprRV chooseCategorical(Schedule& sch, const std::vector<int64_t>& candidates, size_t chosen) {
@@ -140,7 +144,20 @@ std::optional<std::vector<int64_t>> perfectTiles(int64_t extent, const std::vect
   return best;
 }
 
+LoopRV fuseLoops(Schedule& sch, const std::vector<LoopRV>& loops) {
+  return loops.size() == 1 ? loops[0] : sch.fuse(loops);
+}
+
 // --- primitives, attempted ---------------------------------------------------
+
+bool tryPrimitive(const std::function<void()>& fn) {
+  try {
+    fn();
+    return true;
+  } catch (const ScheduleError&) {
+    return false;
+  }
+}
 
 bool attempt(Schedule& sch, const std::function<void(Schedule&)>& fn) {
   Schedule trial(sch.func());
@@ -161,9 +178,7 @@ int inlineInjective(Schedule& sch) {
     for (const BlockNode* b : topLevelBlocks(sch.func())) {
       if (!injective(b) || b->writes.size() != 1 || isParam(sch.func(), b->writes[0].buffer)) continue;
       std::string name = b->name;
-      if (attempt(sch, [&](Schedule& s) {
-            s.apply(makeInst("compute_inline", {ref(s.getBlock(name))})); /*TEMP*/
-          })) {
+      if (attempt(sch, [&](Schedule& s) { s.computeInline(s.getBlock(name)); })) {
         ++inlined;
         changed = true;
         break;  // the blocks changed
@@ -181,9 +196,7 @@ int inlineInjective(Schedule& sch) {
           for (const auto& w : p->writes)
             if (w.buffer == r.buffer) ok = injective(p);
       std::string name = b->name;
-      if (ok && attempt(sch, [&](Schedule& s) {
-            s.apply(makeInst("reverse_compute_inline", {ref(s.getBlock(name))})); /*TEMP*/
-          })) {
+      if (ok && attempt(sch, [&](Schedule& s) { s.reverseComputeInline(s.getBlock(name)); })) {
         ++inlined;
         changed = true;
         break;
@@ -195,7 +208,7 @@ int inlineInjective(Schedule& sch) {
 
 // --- the fallback ------------------------------------------------------------
 
-bool bindBlockFallback(Schedule& sch, const std::string& name, const Target& t) {
+bool bindBlockFallback(Schedule& sch, const std::string& name, const Target& t, bool with_consumers) {
   std::vector<LoopRole> roles = loopRoles(sch.func(), name);
   std::vector<const ForNode*> nest = loopsOf(sch.func(), name);
   size_t n_spatial = 0;
@@ -207,7 +220,9 @@ bool bindBlockFallback(Schedule& sch, const std::string& name, const Target& t) 
     if (nest[i]->body.get() != static_cast<const StmtNode*>(nest[i + 1])) return false;  // not a perfect nest
   BlockRV block = sch.getBlock(name);
   std::vector<LoopRV> loops = sch.getLoops(block);
-  LoopRV fused = sch.fuse({loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(n_spatial)});
+  // Consumers move in while the indices are still linear in the loops.
+  if (with_consumers) fuseConsumers(sch, name, loops[n_spatial - 1], StorageScope::local);
+  LoopRV fused = fuseLoops(sch, {loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(n_spatial)});
   std::vector<int64_t> candidates = threadCandidates(t);
   ExprRV threads = chooseCategorical(sch, candidates, pickThreads(candidates, constExtent(sch, fused), 256));
   auto bt = sch.split(fused, {std::nullopt, threads});
@@ -216,11 +231,96 @@ bool bindBlockFallback(Schedule& sch, const std::string& name, const Target& t) 
   return true;
 }
 
+std::vector<const BlockNode*> nonInjectiveBlocks(const PrimFunc& f) {
+  std::vector<const BlockNode*> out;
+  for (const BlockNode* b : topLevelBlocks(f))
+    if (analyzeBlock(*b).kind != BlockKind::Injective) out.push_back(b);
+  return out;
+}
+
+std::optional<int64_t> extentOfRole(const PrimFunc& f, const std::string& block, LoopRole role) {
+  std::vector<LoopRole> roles = loopRoles(f, block);
+  std::vector<const ForNode*> loops = loopsOf(f, block);
+  int64_t product = 1;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (roles[i] != role) continue;
+    int64_t e;
+    if (!asConstInt(loops[i]->extent, &e)) return std::nullopt;
+    product *= e;
+  }
+  return product;
+}
+
+bool fuseConsumers(Schedule& sch, const std::string& producer, const LoopRV& loop,
+                   std::optional<StorageScope> scope) {
+  const BlockNode* p = findBlockNode(sch.func(), producer);
+  std::vector<Buffer> written = writeBuffers(*p);
+  std::vector<std::string> consumers;
+  bool after = false;
+  for (const BlockNode* b : topLevelBlocks(sch.func())) {
+    if (b->name == producer) {
+      after = true;
+      continue;
+    }
+    if (!after || analyzeBlock(*b).kind != BlockKind::Injective) continue;
+    for (const auto& r : readBuffers(*b))
+      if (std::find(written.begin(), written.end(), r) != written.end()) {
+        consumers.push_back(b->name);
+        break;
+      }
+  }
+  bool all = true;
+  for (const auto& c : consumers) {
+    BlockRV rv = sch.getBlock(c);
+    all &= tryPrimitive([&] { sch.reverseComputeAt(rv, loop); });
+  }
+  if (all && scope && written.size() == 1 && !isParam(sch.func(), written[0])) {
+    BlockRV rv = sch.getBlock(producer);
+    tryPrimitive([&] { sch.setScope(rv, 0, *scope); });
+  }
+  return all;
+}
+
+int64_t splitThreadsFor(std::optional<int64_t> outputs, std::optional<int64_t> reduced) {
+  if (!outputs || !reduced || *outputs >= 8192 || *reduced < 64) return 0;
+  // Each thread sums at least 4 elements, with at most 256 threads.
+  int64_t threads = 32;
+  while (threads * 2 <= 256 && threads * 2 * 4 <= *reduced) threads *= 2;
+  return threads;
+}
+
+bool scheduleReduction(Schedule& sch, const std::string& name, const Target& t, int64_t split_threads) {
+  std::vector<LoopRole> roles = loopRoles(sch.func(), name);
+  size_t n_spatial = 0;
+  while (n_spatial < roles.size() && roles[n_spatial] == LoopRole::Spatial) ++n_spatial;
+  if (n_spatial == 0 || n_spatial == roles.size()) return false;
+  for (size_t i = n_spatial; i < roles.size(); ++i)
+    if (roles[i] != LoopRole::Reduce) return false;
+  if (split_threads <= 0) {
+    return bindBlockFallback(sch, name, t, true);
+  }
+  BlockRV b = sch.getBlock(name);
+  std::vector<LoopRV> loops = sch.getLoops(b);
+  std::vector<LoopRV> spatial(loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(n_spatial));
+  LoopRV k = fuseLoops(sch, {loops.begin() + static_cast<std::ptrdiff_t>(n_spatial), loops.end()});
+  std::vector<int64_t> candidates = threadCandidates(t);
+  ExprRV threads = chooseCategorical(sch, candidates, pickThreads(candidates, split_threads, split_threads));
+  auto k_split = sch.split(k, {std::nullopt, threads});
+  sch.rfactor(k_split[1], 0);
+  // The partial sums: outputs to blocks, partials to threads.
+  sch.reorder({k_split[1], k_split[0]});
+  LoopRV outputs = fuseLoops(sch, spatial);
+  sch.bind(outputs, "blockIdx.x");
+  sch.bind(k_split[1], "threadIdx.x");
+  // The sum of the partials (the original block, in its own nest).
+  return bindBlockFallback(sch, name, t, true);
+}
+
 bool bindRemainingBlocks(Schedule& sch, const Target& t) {
   std::vector<std::string> names;
   for (const BlockNode* b : topLevelBlocks(sch.func())) names.push_back(b->name);
   for (const auto& name : names)
-    if (!underThreadBinding(sch.func(), name) && !bindBlockFallback(sch, name, t)) return false;
+    if (!underThreadBinding(sch.func(), name) && !bindBlockFallback(sch, name, t, false)) return false;
   return true;
 }
 

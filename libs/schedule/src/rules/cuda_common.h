@@ -43,12 +43,14 @@ std::optional<int64_t> constExtent(const Schedule& sch, const LoopRV& loop);
 
 // --- tile sizes --------------------------------------------------------------
 
-// Splits `loop` by `factors` (all known). When the loop's extent is a
-// constant that they multiply to exactly, the factors are recorded as the
-// decision of a sample_perfect_tile on the loop (a tuner may mutate it)
-// and the split uses its outputs; otherwise the split takes the literal
-// factors with the outermost inferred (a predicate guards a non-divisible
-// or symbolic extent).
+// Split factors for `loop` from the rule's chosen `factors` (all known).
+// When the loop's extent is a constant that they multiply to exactly, they
+// are recorded as the decision of a sample_perfect_tile on the loop (a
+// tuner may mutate it) and its outputs are returned; otherwise the literal
+// factors with the outermost inferred (split then guards a non-divisible
+// or symbolic extent with a predicate).
+std::vector<Factor> tileFactors(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors);
+// sch.split(loop, tileFactors(sch, loop, factors)).
 std::vector<LoopRV> splitByTiles(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors);
 
 // A sample_categorical over `candidates` (equal probabilities) with the
@@ -67,7 +69,15 @@ size_t pickThreads(const std::vector<int64_t>& candidates, std::optional<int64_t
 // perfect tiling covers less than half of the wished tile.
 std::optional<std::vector<int64_t>> perfectTiles(int64_t extent, const std::vector<int64_t>& want);
 
+// The loops fused (a single loop as is, recording nothing).
+LoopRV fuseLoops(Schedule& sch, const std::vector<LoopRV>& loops);
+
 // --- primitives, attempted ---------------------------------------------------
+
+// Runs one primitive call; false when it refused (a refused primitive
+// changes and records nothing, so the schedule and its random variables
+// stay valid).
+bool tryPrimitive(const std::function<void()>& fn);
 
 // Runs `fn` on a copy of the schedule and keeps the result, or returns
 // false (nothing changed, nothing recorded) when a primitive refused.
@@ -85,9 +95,48 @@ int inlineInjective(Schedule& sch);
 
 // Binds a top-level block's own loop nest: its spatial loops (outermost,
 // perfectly nested) fused and split by a sampled thread count into
-// blockIdx.x / threadIdx.x; reduce loops stay serial inside. False when the
-// block has no spatial loop or its nest is not of that form.
-bool bindBlockFallback(Schedule& sch, const std::string& block, const Target& t);
+// blockIdx.x / threadIdx.x; reduce loops stay serial inside. With
+// `with_consumers`, its injective consumers are first moved under its
+// innermost spatial loop (fuseConsumers, their intermediate made local),
+// so each thread also computes what depends on its outputs. False when
+// the block has no spatial loop or its nest is not of that form.
+bool bindBlockFallback(Schedule& sch, const std::string& block, const Target& t, bool with_consumers);
+
+// The function's top-level blocks that are not injective; the anchor of a
+// rule when there is exactly one.
+std::vector<const ir::BlockNode*> nonInjectiveBlocks(const ir::PrimFunc& f);
+
+// The product of the extents of a block's loops with the given role:
+// nullopt when one is not a constant.
+std::optional<int64_t> extentOfRole(const ir::PrimFunc& f, const std::string& block, LoopRole role);
+
+// Moves the injective consumers of `producer` (top-level blocks after it
+// reading what it writes) under `loop` with reverse_compute_at, where
+// legal; the others stay for bindRemainingBlocks. When all moved and the
+// producer's output is an intermediate, it becomes `scope` (local: one
+// thread computes and uses each element; shared: one thread block).
+// Returns whether all moved.
+bool fuseConsumers(Schedule& sch, const std::string& producer, const LoopRV& loop,
+                   std::optional<ir::StorageScope> scope = std::nullopt);
+
+// Schedules a reduction block alone in its top-level nest (spatial loops,
+// then reduce loops) and its injective consumers:
+//  - serial: the spatial loops bound as by bindBlockFallback, each thread
+//    reducing its outputs serially, the consumers fused under the thread
+//    loop;
+//  - split (`split_threads` > 0): the reduce loops fused and split by that
+//    many threads, rfactor makes the partial sums one kernel (one output per
+//    thread block, a partial sum per thread: blockIdx.x over the outputs,
+//    threadIdx.x over the partials) and the original block sums the
+//    partials in a second, serial kernel with the consumers fused.
+// False when the nest is not of that form or a primitive refused.
+bool scheduleReduction(Schedule& sch, const std::string& block, const Target& t, int64_t split_threads);
+
+// The threads to split a reduction of `reduced` elements over, for
+// `outputs` outputs (0: reduce serially, one thread per output): a split
+// when there are few outputs (less than 8192, so fewer threads than a GPU
+// keeps busy) and at least 64 elements to reduce per output.
+int64_t splitThreadsFor(std::optional<int64_t> outputs, std::optional<int64_t> reduced);
 
 // Binds every top-level block not yet under a thread-bound loop with
 // bindBlockFallback. False when one cannot be bound.

@@ -8,6 +8,9 @@
 
 namespace mlcc::schedule {
 
+bool applyCudaGemv(Schedule& sch, const Target& target);
+bool applyCudaReduction(Schedule& sch, const Target& target);
+bool applyCudaGeneralReduction(Schedule& sch, const Target& target);
 bool applyCudaFallback(Schedule& sch, const Target& target);
 
 }  // namespace mlcc::schedule
