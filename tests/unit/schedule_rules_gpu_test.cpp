@@ -420,19 +420,20 @@ graph @main(%x: f32[2, 8, 16], %g: f32[16], %b: f32[16], %p: f32[1, 4, 9, 9], %d
 }  // namespace
 
 TEST(CudaRules, Scratch) { checkRules(kOps, {}, {}, kCuda, true); }
-TEST(CudaRules, Debug) {
-  ir::Module m = lowered(kOps);
-  for (auto& f : prims(m)) {
-    if (f.name != "fused_avg_pool2d") continue;
-    Schedule sch(f);
-    auto b = sch.getBlock("avg_pool2d");
-    auto loops = sch.getLoops(b);
-    auto fused = sch.fuse({loops[0], loops[1], loops[2], loops[3]});
-    auto bt = sch.split(fused, {std::nullopt, int64_t{36}});
-    try {
-      sch.reverseComputeAt(sch.getBlock("avg_pool2d_divide"), bt[1]);
-    } catch (const Error& e) {
-      std::cout << e.what() << "\n";
-    }
+
+namespace {
+const char* kMatmuls = R"(
+graph @main(%x: f32[1, 3, 8, 8], %w: f32[4, 3, 3, 3], %b: f32[1, 4, 1, 1], %d: f32[n, 16], %dw: f32[10, 16], %a: f32[32, 24], %c: f32[24, 40]) -> (f32[1, 4, 4, 4], f32[n, 10], f32[32, 40]) attrs(entry = true) {
+  dataflow {
+    %cv: f32[1, 4, 4, 4] = conv2d(%x, %w, strides=[2, 2], padding=[1, 1, 1, 1])
+    %cb: f32[1, 4, 4, 4] = add(%cv, %b)
+    %r: f32[1, 4, 4, 4] = relu(%cb)
+    %y: f32[n, 10] = dense(%d, %dw)
+    %mm: f32[32, 40] = matmul(%a, %c)
   }
+  return (%r, %y, %mm)
 }
+)";
+}  // namespace
+
+TEST(CudaRules, Scratch2) { checkRules(kMatmuls, {}, {}, kCuda, true); }

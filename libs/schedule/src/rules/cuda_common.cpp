@@ -34,6 +34,13 @@ bool isParam(const PrimFunc& f, const Buffer& buf) {
   return std::find(f.params.begin(), f.params.end(), buf) != f.params.end();
 }
 
+std::string blockName(Schedule& sch, const BlockRV& block) {
+  auto it = sch.state().rvs.find(block.name);
+  if (it == sch.state().rvs.end() || !std::holds_alternative<BlockHandle>(it->second))
+    throw ScheduleError("%" + block.name + " is not a block");
+  return std::get<BlockHandle>(it->second).block;
+}
+
 std::vector<LoopRole> loopRoles(const PrimFunc& f, const std::string& block) {
   const BlockNode* b = findBlockNode(f, block);
   std::vector<LoopRole> roles;
@@ -170,13 +177,15 @@ bool attempt(Schedule& sch, const std::function<void(Schedule&)>& fn) {
   return true;
 }
 
-int inlineInjective(Schedule& sch) {
+int inlineInjective(Schedule& sch, const std::vector<Buffer>& keep) {
   int inlined = 0;
   auto injective = [](const BlockNode* b) { return analyzeBlock(*b).kind == BlockKind::Injective; };
   for (bool changed = true; changed;) {
     changed = false;
     for (const BlockNode* b : topLevelBlocks(sch.func())) {
-      if (!injective(b) || b->writes.size() != 1 || isParam(sch.func(), b->writes[0].buffer)) continue;
+      if (!injective(b) || b->writes.size() != 1 || isParam(sch.func(), b->writes[0].buffer) ||
+          std::find(keep.begin(), keep.end(), b->writes[0].buffer) != keep.end())
+        continue;
       std::string name = b->name;
       if (attempt(sch, [&](Schedule& s) { s.computeInline(s.getBlock(name)); })) {
         ++inlined;

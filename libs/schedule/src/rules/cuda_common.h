@@ -33,6 +33,9 @@ bool underThreadBinding(const ir::PrimFunc& f, const std::string& block);
 // Whether `buf` is a parameter of the function (an input or an output).
 bool isParam(const ir::PrimFunc& f, const ir::Buffer& buf);
 
+// The name of the block a BlockRV refers to.
+std::string blockName(Schedule& sch, const BlockRV& block);
+
 // What a loop does for a block: feeds only spatial iteration variables,
 // feeds a reduce one, or feeds none.
 enum class LoopRole { Spatial, Reduce, Unused };
@@ -86,10 +89,11 @@ bool tryPrimitive(const std::function<void()>& fn);
 bool attempt(Schedule& sch, const std::function<void(Schedule&)>& fn);
 
 // compute_inline every injective block whose output is an intermediate
-// buffer (not a parameter), where legal; then reverse_compute_inline every
-// injective block into its producer where that producer is injective and
-// it is legal. Returns the number of blocks inlined.
-int inlineInjective(Schedule& sch);
+// buffer (not a parameter and not in `keep`), where legal; then
+// reverse_compute_inline every injective block into its producer where
+// that producer is injective and it is legal. Returns the number of blocks
+// inlined.
+int inlineInjective(Schedule& sch, const std::vector<ir::Buffer>& keep = {});
 
 // --- the fallback ------------------------------------------------------------
 

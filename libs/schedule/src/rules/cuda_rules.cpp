@@ -23,9 +23,8 @@ bool guarded(Schedule& sch, const Target& target) {
 
 const std::vector<Rule>& cudaRules() {
   static const std::vector<Rule> rules = {
-      {"GEMV", guarded<applyCudaGemv>},
-      {"Reduction", guarded<applyCudaReduction>},
-      {"GeneralReduction", guarded<applyCudaGeneralReduction>},
+      {"Matmul", guarded<applyCudaMatmul>},       {"GEMV", guarded<applyCudaGemv>},
+      {"Reduction", guarded<applyCudaReduction>}, {"GeneralReduction", guarded<applyCudaGeneralReduction>},
       {"Fallback", guarded<applyCudaFallback>},
   };
   return rules;

@@ -8,6 +8,7 @@
 
 namespace mlcc::schedule {
 
+bool applyCudaMatmul(Schedule& sch, const Target& target);
 bool applyCudaGemv(Schedule& sch, const Target& target);
 bool applyCudaReduction(Schedule& sch, const Target& target);
 bool applyCudaGeneralReduction(Schedule& sch, const Target& target);
