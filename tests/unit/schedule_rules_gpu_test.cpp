@@ -6,8 +6,11 @@
 // replays to it.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
 #include <iostream>
 
+#include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/structural.h"
 #include "mlcc/ops/op.h"
@@ -17,6 +20,8 @@
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/transform/pass.h"
 #include "schedule_check.h"
+#include "mlcc/frontend/onnx.h"
+#include "tensor_files.h"
 #include "testlib.h"
 
 using namespace mlcc;
@@ -437,3 +442,47 @@ graph @main(%x: f32[1, 3, 8, 8], %w: f32[4, 3, 3, 3], %b: f32[1, 4, 1, 1], %d: f
 }  // namespace
 
 TEST(CudaRules, Scratch2) { checkRules(kMatmuls, {}, {}, kCuda, true); }
+
+// --- ResNet-18 ------------------------------------------------------------------
+
+TEST(CudaRules, ResNet18EveryPrimFuncIsValidAndKeepsItsMeaning) {
+  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
+  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
+                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
+                                dir.path() + "', '--only', 'resnet18']))",
+                            dir.path()),
+            0);
+  ops::installIrHooks();
+  auto imported = frontend::importOnnxFile(dir.file("resnet18.onnx"));
+  ir::Module m = std::move(imported.module);
+  transform::PassContext ctx;
+  transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), ctx);
+  std::vector<ir::PrimFunc> before = prims(m);
+  auto start = std::chrono::steady_clock::now();
+  auto report = applyDefaultRules(m, kCuda);
+  std::vector<ir::PrimFunc> after = prims(m);
+  std::cout << "scheduled in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() << " s\n";
+  ASSERT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < after.size(); ++i) {
+    std::cout << after[i].name << ": " << report[i].rule << std::endl;
+    SCOPED_TRACE(after[i].name + " scheduled by " + report[i].rule);
+    try {
+      verifyGpuFunc(after[i], kCuda);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    test::expectSameMeaning(before[i], after[i], 1e-4);
+    std::cout << "  checked in " << std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() << " s" << std::endl;
+  }
+}
+TEST(CudaRules, DumpScratch) {
+  const char* in = getenv("RG_IN");
+  if (!in) GTEST_SKIP();
+  ops::installIrHooks();
+  ir::Module m = ir::parseModuleFile(in);
+  applyDefaultRules(m, kCuda);
+  std::ofstream(getenv("RG_OUT")) << ir::printModule(m);
+}

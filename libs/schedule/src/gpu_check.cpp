@@ -48,6 +48,38 @@ void forEachVar(const PrimExpr& e, const std::function<void(const VarNode*)>& fn
   }
 }
 
+void conjuncts(const PrimExpr& e, std::vector<PrimExpr>& out) {
+  if (!e) return;
+  const auto* b = e->as<BinaryNode>();
+  if (b && b->op == BinaryOp::And) {
+    conjuncts(b->a, out);
+    conjuncts(b->b, out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+// Whether two integer expressions are the same (the same variables,
+// constants and operations).
+bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind) return false;
+  int64_t x, y;
+  if (asConstInt(a, &x)) return asConstInt(b, &y) && x == y;
+  const auto* ba = a->as<BinaryNode>();
+  const auto* bb = b->as<BinaryNode>();
+  return ba && bb && ba->op == bb->op && sameExpr(ba->a, bb->a) && sameExpr(ba->b, bb->b);
+}
+
+// `e` with every occurrence of `part` replaced by `by`.
+PrimExpr replaceExpr(const PrimExpr& e, const PrimExpr& part, const PrimExpr& by) {
+  if (sameExpr(e, part)) return by;
+  const auto* b = e ? e->as<BinaryNode>() : nullptr;
+  if (!b) return e;
+  PrimExpr x = replaceExpr(b->a, part, by), y = replaceExpr(b->b, part, by);
+  return x == b->a && y == b->b ? e : makeBinary(b->op, x, y);
+}
+
 bool isThreadIdx(const std::string& tag) { return tag.rfind("threadIdx.", 0) == 0; }
 bool isBlockIdx(const std::string& tag) { return tag.rfind("blockIdx.", 0) == 0; }
 
@@ -66,6 +98,15 @@ struct DimBounds {
   PrimExpr lo, hi;  // null: unknown
 };
 
+// An access to a function-level shared buffer: the first and last index
+// per dimension (in loop variables), the loops around it in the kernel,
+// and the ranges of the predicate-bounded parts.
+struct SharedAccess {
+  std::vector<PrimExpr> lo, hi;
+  std::vector<const ForNode*> loops;
+  std::vector<std::pair<Var, int64_t>> pred_ranges;
+};
+
 struct Kernel {
   const ForNode* root = nullptr;
   std::string first_block;                     // for messages
@@ -73,8 +114,8 @@ struct Kernel {
   // Reduction blocks writing outside `local`, with the thread axes their
   // outputs depend on.
   std::vector<std::pair<std::string, std::set<std::string>>> reductions;
-  // Function-level shared buffers: the boxes of their accesses.
-  std::map<const BufferNode*, std::vector<std::vector<DimBounds>>> shared_boxes;
+  // Function-level shared buffers: their accesses.
+  std::map<const BufferNode*, std::vector<SharedAccess>> shared_accesses;
   std::vector<Buffer> shared_order;
   // Shared buffers allocated by blocks of the kernel.
   std::vector<Buffer> block_shared;
@@ -228,10 +269,34 @@ class Checker {
       if (global_write) kernel_->reductions.push_back({b.name, covered});
     }
 
-    // The regions and the body see iteration variables as their bindings.
+    // The regions and the body see iteration variables as their bindings,
+    // where a part bounded by the predicate (`%f * 224 + %t < 576` after a
+    // fuse and a split) is a variable over that range: the boxes of the
+    // accesses are then as tight as the predicate makes them.
+    size_t ranges_before = pred_ranges_.size();
+    std::vector<std::pair<PrimExpr, Var>> cuts;
+    if (b.predicate) {
+      std::vector<PrimExpr> conds;
+      conjuncts(ir::substitute(b.predicate, subst_), conds);
+      Analyzer az = kernelAnalyzer();
+      for (const auto& c : conds) {
+        const auto* cmp = c->as<BinaryNode>();
+        int64_t limit;
+        if (!cmp || (cmp->op != BinaryOp::LT && cmp->op != BinaryOp::LE) || !cmp->a->as<BinaryNode>() ||
+            !asConstInt(cmp->b, &limit))
+          continue;
+        auto lo = az.constBounds(cmp->a);
+        if (!lo || lo->first < 0) continue;
+        Var z = makeVar("bounded");
+        pred_ranges_.push_back({z, std::min(limit + (cmp->op == BinaryOp::LE ? 1 : 0), lo->second + 1)});
+        cuts.push_back({cmp->a, z});
+      }
+    }
     std::vector<const VarNode*> added;
     for (const auto& iv : b.iter_vars) {
-      subst_[iv.var.get()] = ir::substitute(iv.binding, subst_);
+      PrimExpr binding = ir::substitute(iv.binding, subst_);
+      for (const auto& [part, z] : cuts) binding = replaceExpr(binding, part, z);
+      subst_[iv.var.get()] = binding;
       deps_[iv.var.get()] = threadDeps(iv.binding);
       added.push_back(iv.var.get());
     }
@@ -248,10 +313,21 @@ class Checker {
     visit(b.init);
     visit(b.body);
     blocks_.pop_back();
+    pred_ranges_.resize(ranges_before);
     for (const auto* v : added) {
       subst_.erase(v);
       deps_.erase(v);
     }
+  }
+
+  // Every loop of the kernel but the blockIdx ones over its range, and the
+  // variables that stand for predicate-bounded parts of bindings.
+  Analyzer kernelAnalyzer() const {
+    Analyzer az;
+    for (const ForNode* l : kernel_loops_)
+      if (!isBlockIdx(l->thread_tag)) az.bind(l->loop_var, makeInt(0), l->extent);
+    for (const auto& [z, extent] : pred_ranges_) az.bind(z, 0, extent);
+    return az;
   }
 
   void noteAccess(const BlockNode& b, const BufferRegion& r) {
@@ -265,22 +341,50 @@ class Checker {
       return;
     }
     if (buf->scope != StorageScope::shared) return;
-    // The box one thread block touches: blockIdx loops (and host loops)
-    // fixed, every other loop of the kernel over its range.
-    Analyzer az;
-    for (const ForNode* l : kernel_loops_)
-      if (!isBlockIdx(l->thread_tag)) az.bind(l->loop_var, makeInt(0), l->extent);
-    std::vector<DimBounds> box;
+    SharedAccess a;
     for (const auto& rg : r.region) {
-      PrimExpr lo = ir::substitute(rg.min, subst_);
-      PrimExpr hi = ir::substitute(
-          makeBinary(BinaryOp::Sub, makeBinary(BinaryOp::Add, rg.min, rg.extent), makeInt(1)), subst_);
-      auto blo = az.bounds(lo), bhi = az.bounds(hi);
-      box.push_back(blo && bhi ? DimBounds{blo->min, bhi->max} : DimBounds{});
+      a.lo.push_back(ir::substitute(rg.min, subst_));
+      a.hi.push_back(ir::substitute(
+          makeBinary(BinaryOp::Sub, makeBinary(BinaryOp::Add, rg.min, rg.extent), makeInt(1)), subst_));
     }
-    auto& boxes = kernel_->shared_boxes[buf];
-    if (boxes.empty()) kernel_->shared_order.push_back(r.buffer);
-    boxes.push_back(std::move(box));
+    a.loops = kernel_loops_;
+    a.pred_ranges = pred_ranges_;
+    auto& accesses = kernel_->shared_accesses[buf];
+    if (accesses.empty()) kernel_->shared_order.push_back(r.buffer);
+    accesses.push_back(std::move(a));
+  }
+
+  // The boxes of the accesses to a function-level shared buffer in one
+  // thread block. As a compiler allocates the buffer at the innermost loop
+  // enclosing all its accesses, the serial loops enclosing them all are
+  // fixed there (a copy at each step of a reduction reuses the buffer), as
+  // are the blockIdx loops; thread loops and the other loops run over their
+  // ranges.
+  static std::vector<std::vector<DimBounds>> boxesOf(const std::vector<SharedAccess>& accesses) {
+    size_t common = accesses[0].loops.size();
+    for (const auto& a : accesses) {
+      size_t k = 0;
+      while (k < common && k < a.loops.size() && a.loops[k] == accesses[0].loops[k]) ++k;
+      common = k;
+    }
+    std::vector<std::vector<DimBounds>> boxes;
+    for (const auto& a : accesses) {
+      Analyzer az;
+      for (size_t k = 0; k < a.loops.size(); ++k) {
+        const ForNode* l = a.loops[k];
+        bool thread = l->loop_kind == LoopKind::thread_binding;
+        if (isBlockIdx(l->thread_tag) || (k < common && !thread)) continue;
+        az.bind(l->loop_var, makeInt(0), l->extent);
+      }
+      for (const auto& [z, extent] : a.pred_ranges) az.bind(z, 0, extent);
+      std::vector<DimBounds> box;
+      for (size_t d = 0; d < a.lo.size(); ++d) {
+        auto blo = az.bounds(a.lo[d]), bhi = az.bounds(a.hi[d]);
+        box.push_back(blo && bhi ? DimBounds{blo->min, bhi->max} : DimBounds{});
+      }
+      boxes.push_back(std::move(box));
+    }
+    return boxes;
   }
 
   // The extent of the union of the boxes along dimension d: the largest
@@ -343,7 +447,10 @@ class Checker {
       bytes += n;
       list += (list.empty() ? "" : ", ") + ("%" + b->name) + " " + std::to_string(n);
     };
-    for (const auto& b : kernel_->shared_order) add(b, sharedBytes(b, &kernel_->shared_boxes.at(b.get())));
+    for (const auto& b : kernel_->shared_order) {
+      auto boxes = boxesOf(kernel_->shared_accesses.at(b.get()));
+      add(b, sharedBytes(b, &boxes));
+    }
     for (const auto& b : kernel_->block_shared) add(b, sharedBytes(b, nullptr));
     if (bytes > t_.max_shared_memory_bytes)
       fail(kernelName() + " needs " + std::to_string(bytes) + " bytes of shared memory (" + list +
@@ -360,6 +467,7 @@ class Checker {
   std::unordered_map<const VarNode*, std::set<const ForNode*>> deps_;  // iteration variable -> thread loops
   std::set<const BufferNode*> function_allocs_, block_allocs_;
   std::map<const BufferNode*, const ForNode*> local_kernel_;
+  std::vector<std::pair<Var, int64_t>> pred_ranges_;  // predicate-bounded parts: [0, extent)
 };
 
 }  // namespace

