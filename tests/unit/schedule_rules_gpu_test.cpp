@@ -601,8 +601,12 @@ void checkModel(const std::string& onnx, bool meaning) {
     SCOPED_TRACE(after[i].name + " scheduled by " + report[i].rule);
     ++rules[report[i].rule];
     // Every convolution (and the classifier, a GEMV at batch 1) gets its rule.
-    if (after[i].name.rfind("fused_conv2d", 0) == 0) EXPECT_EQ(report[i].rule, "Matmul");
-    if (after[i].name.rfind("fused_dense", 0) == 0) EXPECT_EQ(report[i].rule, "GEMV");
+    const std::string& name = after[i].name;
+    if (name.rfind("fused_conv2d", 0) == 0) {
+      EXPECT_EQ(report[i].rule, "Matmul");
+    } else if (name.rfind("fused_dense", 0) == 0) {
+      EXPECT_EQ(report[i].rule, "GEMV");
+    }
     try {
       verifyGpuFunc(after[i], kCuda);
     } catch (const Error& e) {
