@@ -451,6 +451,7 @@ TEST(CudaRules, DenseIsTiledThroughSharedAndLocalMemory) {
   EXPECT_NE(r.text.find("n = 3) decision [25, 10, 4]"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("n = 3) decision [2, 16, 4]"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("thread_binding(threadIdx.y)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("block \"d_init\""), std::string::npos) << r.text;  // decomposed
 }
 
 TEST(CudaRules, DenseWithASymbolicBatch) {
@@ -644,4 +645,27 @@ TEST(CudaRules, ResNet18EveryPrimFuncIsValidAndKeepsItsMeaning) {
             0);
   checkModel(dir.file("resnet18.onnx"), false);
   checkModel(dir.file("resnet18_64.onnx"), true);
+}
+TEST(CudaRules, ScratchModels) {
+  const char* dir = getenv("RG_MODELS");
+  if (!dir) GTEST_SKIP();
+  for (const char* name : {"mlp", "cnn", "transformer", "mobilenetv2"}) {
+    ops::installIrHooks();
+    auto imported = frontend::importOnnxFile(std::string(dir) + "/" + name + ".onnx");
+    ir::Module m = std::move(imported.module);
+    transform::PassContext ctx;
+    transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), ctx);
+    std::vector<ir::PrimFunc> before = prims(m);
+    auto report = applyDefaultRules(m, kCuda);
+    std::vector<ir::PrimFunc> after = prims(m);
+    for (size_t i = 0; i < after.size(); ++i) {
+      std::cout << name << " " << after[i].name << ": " << report[i].rule << std::endl;
+      try {
+        verifyGpuFunc(after[i], kCuda);
+      } catch (const Error& e) {
+        ADD_FAILURE() << e.what() << "\n" << ir::printFunction(after[i]);
+      }
+      if (std::string(name) != "mobilenetv2") test::expectSameMeaning(before[i], after[i], 1e-4, {{"batch", 3}});
+    }
+  }
 }

@@ -4,7 +4,8 @@
 // injective producers and consumers (pad, bias, activation, residual add).
 // Like DLight's Matmul, with shared-memory tiling:
 //
-//   for bx (blockIdx.x)                      thread-block tiles, fused
+//   for bx (blockIdx.x)                      thread-block tiles
+//     for ty, tx: for mi, ni                 C_local[...] = 0
 //     for ko                                 reduction, outer part
 //       A tile -> shared (all threads)       cache_read or the producer
 //       B tile -> shared                     (pad) itself, compute_at ko
@@ -21,7 +22,8 @@
 // (cache_write); its write-back, with the epilogue folded in
 // (reverse_compute_inline), runs after the reduction (reverse_compute_at
 // at the block loop) split and bound exactly as the accumulation, so each
-// thread writes back the elements it accumulated. The operand tiles are
+// thread writes back the elements it accumulated; its initialization is
+// hoisted before the reduction (decompose_reduction). The operand tiles are
 // staged in `shared` at each ko; the copies are fused and split over all
 // the threads of the block (cooperative fetch). Injective producers other
 // than the operands' are inlined. Tile sizes are chosen per loop (divisors
@@ -413,6 +415,9 @@ bool scheduleMatmul(Schedule& sch, const Target& target, const Config& cfg, bool
     if (w_order.size() > 1) sch.reorder(w_order);
     for (size_t i = 0; i < threads.size(); ++i) sch.bind(gpu::fuseLoops(sch, w_axes[i]), threads[i].tag);
   }
+  // The accumulator's initialization before the reduction, in a copy of
+  // the thread loops (not a test on the first reduction step).
+  gpu::tryPrimitive([&] { sch.decomposeReduction(block, ko); });
   return gpu::bindRemainingBlocks(sch, target);
 }
 
