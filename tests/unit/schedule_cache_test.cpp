@@ -150,6 +150,27 @@ prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
   expectGood(kMatmul, sch);
 }
 
+// As a GPU matmul schedule starts: shared-memory copies of the operands
+// with padded rows, a local accumulator, its init decomposed.
+TEST(ScheduleCache, MatmulPipeline) {
+  Schedule sch(parsePrim(kMatmul));
+  BlockRV c = sch.getBlock("C");
+  BlockRV a_shared = sch.cacheRead(c, 0, ir::StorageScope::shared);
+  BlockRV b_shared = sch.cacheRead(c, 1, ir::StorageScope::shared);
+  sch.cacheWrite(c, 0, ir::StorageScope::local);
+  sch.storageAlign(a_shared, 0, -2, 32, 8);
+  sch.storageAlign(b_shared, 0, -2, 32, 8);
+  BlockRV init = sch.decomposeReduction(c, sch.getLoops(c)[1]);
+  sch.setScope(init, 0, ir::StorageScope::global);  // the accumulator, back in global memory
+  std::string text = ir::printFunction(sch.func());
+  EXPECT_NE(text.find("alloc_buffer %A_shared: f32[64, 72] shared\n"
+                      "  alloc_buffer %B_shared: f32[64, 72] shared\n"
+                      "  alloc_buffer %C_local: f32[64, 64]\n"),
+            std::string::npos)
+      << text;
+  expectGood(kMatmul, sch);
+}
+
 TEST(ScheduleCache, CachesOfAnIntermediate) {
   Schedule sch(parsePrim(kRowSum));
   BlockRV d = sch.getBlock("D");

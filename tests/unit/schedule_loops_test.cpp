@@ -4,6 +4,9 @@
 // errors of illegal uses.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "schedule_loops_check.h"
 
 using namespace mlcc;
@@ -240,9 +243,10 @@ prim @raw(%x: f32[10], %y: f32[10]) {
       [&] {
         sch.split(loops[0], {int64_t{3}, int64_t{4}});
       },
-      "cannot split with a predicate loop %i: it has a store to %x outside any block");
+      "cannot split loop %i by factors that do not divide its extent: loop %i has a store to %x outside any "
+      "block");
   expectScheduleError([&] { sch.parallel(loops[0]); },
-                      "cannot parallelize loop %i: it has a store to %x outside any block");
+                      "cannot parallelize loop %i: loop %i has a store to %x outside any block");
   sch.split(loops[0], {int64_t{5}, int64_t{2}});  // exact: no predicate needed
   expectSameMeaning(f, sch.func());
 }
@@ -677,6 +681,29 @@ prim @opaque2(%a: f32[4, 8], %b: f32[4, 8]) {
       },
       "cannot reorder loop %j: it is bound to the opaque iteration variable %vj of block \"o\"");
 
+  // A store outside the blocks.
+  ir::PrimFunc r = parsePrim(R"(
+prim @raw2(%x: f32[4, 8], %y: f32[4, 8]) {
+  for %i in 0..4 {
+    for %j in 0..8 {
+      %x[%i, %j] = 1.0
+      block "copy" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
+        reads(%x[%vi, %vj])
+        writes(%y[%vi, %vj])
+        %y[%vi, %vj] = %x[%vi, %vj]
+      }
+    }
+  }
+}
+)");
+  Schedule sch6(r);
+  auto rl = sch6.getLoops(sch6.getBlock("copy"));
+  expectScheduleError(
+      [&] {
+        sch6.reorder({rl[1], rl[0]});
+      },
+      "cannot reorder the loops: loop %j has a store to %x outside any block");
+
   // A block between two loops.
   ir::PrimFunc n = parsePrim(R"(
 prim @nested(%a: f32[4, 8], %b: f32[4, 8]) {
@@ -761,6 +788,186 @@ TEST(ScheduleAnnotate, Errors) {
         sch.apply(ir::TraceInst{"annotate", {ir::TraceRef{"l1"}, "k"}, {}, {}, {}});
       },
       "annotate: takes 3 positional arguments, not 2");
+}
+
+// --- random loop schedules ----------------------------------------------------
+
+const char* kSmallMatmul = R"(
+prim @mm(%A: f32[12, 10], %B: f32[10, 16], %C: f32[12, 16]) {
+  for %i in 0..12 {
+    for %j in 0..16 {
+      for %k in 0..10 {
+        block "C" (%vi = spatial(12, %i), %vj = spatial(16, %j), %vk = reduce(10, %k)) {
+          reads(%A[%vi, %vk], %B[%vk, %vj])
+          writes(%C[%vi, %vj])
+          init {
+            %C[%vi, %vj] = 0.0
+          }
+          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+)";
+
+// A softmax row by row: three blocks under one loop.
+const char* kSoftmax = R"(
+prim @softmax(%x: f32[n, 10], %y: f32[n, 10]) {
+  alloc_buffer %maxv: f32[n]
+  alloc_buffer %sum: f32[n]
+  for %i in 0..n {
+    for %k in 0..10 {
+      block "max" (%vi = spatial(n, %i), %vk = reduce(10, %k)) {
+        reads(%x[%vi, %vk])
+        writes(%maxv[%vi])
+        init {
+          %maxv[%vi] = -inf
+        }
+        %maxv[%vi] = max(%maxv[%vi], %x[%vi, %vk])
+      }
+    }
+    for %k in 0..10 {
+      block "sum" (%vi = spatial(n, %i), %vk = reduce(10, %k)) {
+        reads(%x[%vi, %vk], %maxv[%vi])
+        writes(%sum[%vi])
+        init {
+          %sum[%vi] = 0.0
+        }
+        %sum[%vi] = %sum[%vi] + exp(%x[%vi, %vk] - %maxv[%vi])
+      }
+    }
+    for %j in 0..10 {
+      block "normalize" (%vi = spatial(n, %i), %vj = spatial(10, %j)) {
+        reads(%x[%vi, %vj], %maxv[%vi], %sum[%vi])
+        writes(%y[%vi, %vj])
+        %y[%vi, %vj] = exp(%x[%vi, %vj] - %maxv[%vi]) / %sum[%vi]
+      }
+    }
+  }
+}
+)";
+
+TEST(ScheduleLoops, SoftmaxRows) {
+  ir::PrimFunc f = parsePrim(kSoftmax);
+  Schedule sch(f);
+  auto rows = sch.getLoops(sch.getBlock("max"));
+  sch.parallel(rows[0]);  // every block under it is spatial in %i
+  auto k = sch.split(rows[1], {std::nullopt, int64_t{4}});
+  sch.unroll(k[1]);
+  auto j = sch.getLoops(sch.getBlock("normalize"));
+  auto jj = sch.split(j[1], {std::nullopt, int64_t{8}});
+  sch.vectorize(jj[1]);
+  expectScheduled(f, sch, R"(
+prim @softmax(%x: f32[n, 10], %y: f32[n, 10]) {
+  alloc_buffer %maxv: f32[n]
+  alloc_buffer %sum: f32[n]
+  for %i in 0..n parallel {
+    for %k_0 in 0..3 {
+      for %k_1 in 0..4 unrolled {
+        block "max" (%vi = spatial(n, %i), %vk = reduce(10, %k_0 * 4 + %k_1)) {
+          where(%k_0 * 4 + %k_1 < 10)
+          reads(%x[%vi, %vk])
+          writes(%maxv[%vi])
+          init {
+            %maxv[%vi] = -inf
+          }
+          %maxv[%vi] = max(%maxv[%vi], %x[%vi, %vk])
+        }
+      }
+    }
+    for %k in 0..10 {
+      block "sum" (%vi = spatial(n, %i), %vk = reduce(10, %k)) {
+        reads(%x[%vi, %vk], %maxv[%vi])
+        writes(%sum[%vi])
+        init {
+          %sum[%vi] = 0.0
+        }
+        %sum[%vi] = %sum[%vi] + exp(%x[%vi, %vk] - %maxv[%vi])
+      }
+    }
+    for %j_0 in 0..2 {
+      for %j_1 in 0..8 vectorized {
+        block "normalize" (%vi = spatial(n, %i), %vj = spatial(10, %j_0 * 8 + %j_1)) {
+          where(%j_0 * 8 + %j_1 < 10)
+          reads(%x[%vi, %vj], %maxv[%vi], %sum[%vi])
+          writes(%y[%vi, %vj])
+          %y[%vi, %vj] = exp(%x[%vi, %vj] - %maxv[%vi]) / %sum[%vi]
+        }
+      }
+    }
+  }
+}
+)",
+                  1e-5, {{"n", 6}});
+  // The row loop holds three sibling loops: no fuse or reorder through it.
+  expectScheduleError([&] { sch.fuse({rows[0], k[0]}); }, "the body of loop %i is not exactly loop %k_0");
+  expectScheduleError(
+      [&] {
+        sch.reorder({k[0], rows[0]});
+      },
+      "the body of loop %i is not exactly the next loop");
+  expectScheduleError([&] { sch.vectorize(sch.getLoops(sch.getBlock("sum"))[1]); },
+                      "cannot vectorize loop %k: it carries a reduction of block \"sum\"");
+}
+
+// Random sequences of loop primitives (illegal ones are refused and change
+// nothing) keep the meaning and replay exactly.
+TEST(ScheduleLoops, RandomSchedulesKeepTheMeaning) {
+  struct Case {
+    const char* text;
+    std::vector<std::string> blocks;
+  };
+  const Case cases[] = {{kSmallMatmul, {"C"}}, {kAdd, {"add"}},          {kRowSum, {"sum"}},
+                        {kSymbolic, {"relu"}}, {kTwoBlocks, {"B", "C"}}, {kTriangle, {"T"}}};
+  int applied = 0, refused = 0;
+  for (const auto& c : cases) {
+    ir::PrimFunc f = parsePrim(c.text);
+    for (uint64_t seed = 0; seed < 12; ++seed) {
+      std::mt19937_64 rng(seed);
+      auto pick = [&](size_t n) { return static_cast<size_t>(rng() % n); };
+      Schedule sch(f, seed);
+      for (int step = 0; step < 6; ++step) {
+        auto loops = sch.getLoops(sch.getBlock(c.blocks[pick(c.blocks.size())]));
+        try {
+          switch (pick(6)) {
+            case 0: {
+              int64_t a = 1 + static_cast<int64_t>(pick(5)), b = 1 + static_cast<int64_t>(pick(3));
+              std::vector<Factor> fs[] = {
+                  {std::nullopt, a}, {a, std::nullopt}, {a, b, std::nullopt}, {b, a * 3}};
+              sch.split(loops[pick(loops.size())], fs[pick(4)]);
+              break;
+            }
+            case 1: {
+              size_t first = pick(loops.size());
+              size_t n = std::min(loops.size() - first, 1 + pick(3));
+              sch.fuse(std::vector<LoopRV>(loops.begin() + first, loops.begin() + first + n));
+              break;
+            }
+            case 2:
+            case 3: {
+              std::vector<LoopRV> order = loops;
+              std::shuffle(order.begin(), order.end(), rng);
+              order.resize(1 + pick(order.size()));
+              sch.reorder(order);
+              break;
+            }
+            case 4: sch.parallel(loops[pick(loops.size())]); break;
+            case 5: sch.unroll(loops[pick(loops.size())]); break;
+          }
+          ++applied;
+        } catch (const ScheduleError& e) {
+          EXPECT_EQ(e.message().find("internal error"), std::string::npos) << e.message();
+          ++refused;
+        }
+      }
+      SCOPED_TRACE(ir::printFunction(sch.func()));
+      expectSameMeaning(f, sch.func(), 1e-5, {{"n", 7}});
+      EXPECT_TRUE(ir::structuralEqual(replayTrace(f, sch.func().trace), sch.func()));
+    }
+  }
+  EXPECT_GT(applied, 150);
+  EXPECT_GT(refused, 10);
 }
 
 }  // namespace

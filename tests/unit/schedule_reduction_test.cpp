@@ -141,6 +141,29 @@ prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
   expectGood(kMatmul, sch);
 }
 
+// Every loop above the reduce loops is legal; the reduce loops are not.
+TEST(ScheduleDecomposeReduction, AtEachLoop) {
+  for (const char* text : {kMatmul, kSplitMatmul}) {
+    Schedule probe(parsePrim(text));
+    size_t count = probe.getLoops(probe.getBlock("C")).size();
+    for (size_t i = 0; i < count; ++i) {
+      SCOPED_TRACE(i);
+      Schedule sch(parsePrim(text));
+      BlockRV c = sch.getBlock("C");
+      auto loops = sch.getLoops(c);
+      if (i < 2) {
+        sch.decomposeReduction(c, loops[i]);
+        expectGood(text, sch);
+      } else {
+        expectScheduleError(
+            [&] { sch.decomposeReduction(c, loops[i]); },
+            "binds reduce iteration variable %vk of block \"C\"; the init would run again in each "
+            "of its iterations");
+      }
+    }
+  }
+}
+
 TEST(ScheduleDecomposeReduction, AtTheOuterLoop) {
   Schedule sch(parsePrim(kSplitMatmul));
   BlockRV c = sch.getBlock("C");

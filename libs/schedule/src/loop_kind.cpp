@@ -23,7 +23,7 @@ namespace {
 
 void checkIndependentIterations(const ScheduleState& s, const ForNode& loop, const std::string& verb) {
   const std::string name = ScheduleState::describe(loop.loop_var);
-  checkOnlyBlocks(s, loop, verb);
+  checkOnlyBlocks(s, loop, verb + " " + name);
   for (const BlockNode* b : blocksUnder(loop)) {
     bool feeds_spatial = false;
     for (const auto& iv : b->iter_vars) {

@@ -79,7 +79,7 @@ std::vector<RVValue> applyReorder(ScheduleState& s, const InstArgs& args, std::o
         s.fail("cannot reorder: the extent of " + ScheduleState::describe(order[p]->loop_var) +
                " depends on " + ScheduleState::describe(order[q]->loop_var) + ", which would be inside it");
 
-  checkOnlyBlocks(s, *chain.back(), "reorder the loops above");
+  checkOnlyBlocks(s, *chain.back(), "reorder the loops");
   forEachBlock(chain.back()->body, [&](const BlockNode& b, const StmtPath& p) {
     if (enclosingBlock(p)) return;  // inside another block: sees no loop of the chain
     for (const auto& iv : b.iter_vars)

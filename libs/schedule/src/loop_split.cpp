@@ -75,8 +75,8 @@ std::vector<RVValue> applySplit(ScheduleState& s, const InstArgs& args, std::opt
   int64_t const_extent;
   const bool is_const = asConstInt(extent, &const_extent);
   if (inferred) {
-    factors[*inferred] =
-        is_const ? makeInt((const_extent + known - 1) / known) : az.simplify((extent + (known - 1)) / known);
+    factors[*inferred] = is_const ? makeInt(const_extent / known + (const_extent % known != 0))
+                                  : az.simplify((extent + (known - 1)) / known);
   } else if (!az.canProve(ge(makeInt(known), extent))) {
     if (is_const)
       s.fail("cannot split " + name + ": the factors " + factorsText(args, list) + " multiply to " +
@@ -97,7 +97,7 @@ std::vector<RVValue> applySplit(ScheduleState& s, const InstArgs& args, std::opt
   combined = az.simplify(combined);
   PrimExpr predicate = lt(combined, extent);
   const bool guarded = !az.canProve(predicate);
-  if (guarded) checkOnlyBlocks(s, loop, "split with a predicate");
+  if (guarded) checkOnlyBlocks(s, loop, "split " + name + " by factors that do not divide its extent");
 
   Stmt body = substituteLoopVars(loop.body, {{v, combined}}, az);
   if (guarded) {

@@ -99,9 +99,9 @@ const StoreNode* storeOutsideBlocks(const Stmt& s) {
   return nullptr;
 }
 
-void checkOnlyBlocks(const ScheduleState& s, const ForNode& loop, const std::string& what) {
+void checkOnlyBlocks(const ScheduleState& s, const ForNode& loop, const std::string& action) {
   if (const auto* st = storeOutsideBlocks(loop.body))
-    s.fail("cannot " + what + " " + ScheduleState::describe(loop.loop_var) + ": it has a store to %" +
+    s.fail("cannot " + action + ": " + ScheduleState::describe(loop.loop_var) + " has a store to %" +
            st->buffer->name + " outside any block");
 }
 

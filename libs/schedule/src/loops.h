@@ -39,8 +39,9 @@ std::vector<const ir::BlockNode*> blocksUnder(const ir::ForNode& loop);
 const ir::StoreNode* storeOutsideBlocks(const ir::Stmt& s);
 
 // Fails unless the blocks under `loop` can be reasoned about: every store
-// under the loop is inside a block. `what` is the action, e.g. "reorder".
-void checkOnlyBlocks(const ScheduleState& s, const ir::ForNode& loop, const std::string& what);
+// under the loop is inside a block. `action` is for the message, e.g.
+// "vectorize loop %j" (-> "cannot vectorize loop %j: loop %j has a store...").
+void checkOnlyBlocks(const ScheduleState& s, const ir::ForNode& loop, const std::string& action);
 
 // The loop's kind as written in the IR: "parallel", "thread_binding(threadIdx.x)".
 std::string kindText(const ir::ForNode& loop);
