@@ -72,7 +72,7 @@ std::string twoStagesWith(const std::string& body) {
 
 // --- compute_at ------------------------------------------------------------------
 
-TEST(ComputeAt, ProducerUnderTheOuterLoop) {
+TEST(ScheduleComputeAt, ProducerUnderTheOuterLoop) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -101,7 +101,7 @@ TEST(ComputeAt, ProducerUnderTheOuterLoop) {
             "}\n");
 }
 
-TEST(ComputeAt, ProducerUnderTheInnerLoop) {
+TEST(ScheduleComputeAt, ProducerUnderTheInnerLoop) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -119,7 +119,7 @@ TEST(ComputeAt, ProducerUnderTheInnerLoop) {
 )"));
 }
 
-TEST(ComputeAt, PreserveUnitLoops) {
+TEST(ScheduleComputeAt, PreserveUnitLoops) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -143,7 +143,7 @@ TEST(ComputeAt, PreserveUnitLoops) {
             std::string::npos);
 }
 
-TEST(ComputeAt, RootLeavesTheBlockWhereItIs) {
+TEST(ScheduleComputeAt, RootLeavesTheBlockWhereItIs) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   BlockRV b = sch.getBlock("B");
@@ -180,7 +180,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 }
 )";
 
-TEST(ComputeAt, StencilUnderTheInnerSplitLoop) {
+TEST(ScheduleComputeAt, StencilUnderTheInnerSplitLoop) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -208,7 +208,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 )");
 }
 
-TEST(ComputeAt, StencilUnderTheOuterSplitLoop) {
+TEST(ScheduleComputeAt, StencilUnderTheOuterSplitLoop) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
@@ -236,9 +236,109 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 )");
 }
 
+// The same with the consumer's loop split by the schedule.
+TEST(ScheduleComputeAt, StencilUnderALoopSplitByTheSchedule) {
+  const char* text = R"(
+prim @stencil(%a: f32[18], %c: f32[16]) {
+  alloc_buffer %b: f32[18]
+  for %i in 0..18 {
+    block "B" (%vi = spatial(18, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..16 {
+    block "C" (%vi = spatial(16, %i)) {
+      reads(%b[%vi +: 3])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
+    }
+  }
+}
+)";
+  ir::PrimFunc f = parsePrim(text);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  auto tiles = sch.split(loops[0], {std::nullopt, int64_t{4}});
+  sch.computeAt(sch.getBlock("B"), tiles[1]);
+  expectResult(f, sch, R"(
+prim @stencil(%a: f32[18], %c: f32[16]) {
+  alloc_buffer %b: f32[18]
+  for %io in 0..4 {
+    for %ii in 0..4 {
+      for %ax0 in 0..3 {
+        block "B" (%vi = spatial(18, %io * 4 + %ii + %ax0)) {
+          reads(%a[%vi])
+          writes(%b[%vi])
+          %b[%vi] = %a[%vi] * 2.0
+        }
+      }
+      block "C" (%vi = spatial(16, %io * 4 + %ii)) {
+        reads(%b[%vi +: 3])
+        writes(%c[%vi])
+        %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
+      }
+    }
+  }
+}
+)");
+}
+
+// A non-divisible split of the producer: the consumer follows each tile,
+// with the split's predicate.
+TEST(ScheduleReverseComputeAt, ConsumerFollowsATileOfANonDivisibleSplit) {
+  const char* text = R"(
+prim @f(%a: f32[10], %c: f32[10]) {
+  alloc_buffer %b: f32[10]
+  for %i in 0..10 {
+    block "B" (%vi = spatial(10, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..10 {
+    block "C" (%vi = spatial(10, %i)) {
+      reads(%b[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + 1.0
+    }
+  }
+}
+)";
+  ir::PrimFunc f = parsePrim(text);
+  Schedule sch(f);
+  auto tiles = sch.split(sch.getLoops(sch.getBlock("B"))[0], {std::nullopt, int64_t{4}});
+  sch.reverseComputeAt(sch.getBlock("C"), tiles[0]);
+  expectResult(f, sch, R"(
+prim @f(%a: f32[10], %c: f32[10]) {
+  alloc_buffer %b: f32[10]
+  for %io in 0..3 {
+    for %ii in 0..4 {
+      block "B" (%vi = spatial(10, %io * 4 + %ii)) {
+        where(%io * 4 + %ii < 10)
+        reads(%a[%vi])
+        writes(%b[%vi])
+        %b[%vi] = %a[%vi] * 2.0
+      }
+    }
+    for %ax0 in 0..4 {
+      block "C" (%vi = spatial(10, %io * 4 + %ax0)) {
+        where(%io * 4 + %ax0 < 10)
+        reads(%b[%vi])
+        writes(%c[%vi])
+        %c[%vi] = %b[%vi] + 1.0
+      }
+    }
+  }
+}
+)");
+}
+
 // The consumer's loop split 3 x 6 (non-divisible, with a predicate): the
 // region of the last iteration leaves B's domain, so B gets a predicate.
-TEST(ComputeAt, RegionLeavingTheDomainGetsAPredicate) {
+TEST(ScheduleComputeAt, RegionLeavingTheDomainGetsAPredicate) {
   const char* text = R"(
 prim @stencil(%a: f32[18], %c: f32[16]) {
   alloc_buffer %b: f32[18]
@@ -320,7 +420,7 @@ prim @dense_relu(%x: f32[4, 8], %w: f32[6, 8], %out: f32[4, 6]) {
 }
 )";
 
-TEST(ComputeAt, ReductionProducerKeepsItsReduceLoop) {
+TEST(ScheduleComputeAt, ReductionProducerKeepsItsReduceLoop) {
   ir::PrimFunc f = parsePrim(kDenseRelu);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("relu"));
@@ -353,8 +453,8 @@ prim @dense_relu(%x: f32[4, 8], %w: f32[6, 8], %out: f32[4, 6]) {
 )");
 }
 
-TEST(ComputeAt, SymbolicExtent) {
-  const char* text = R"(
+// The two stages over a symbolic number of rows.
+const char* kTwoStagesN = R"(
 prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   alloc_buffer %b: f32[n, 16]
   for %i in 0..n {
@@ -377,20 +477,27 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   }
 }
 )";
-  ir::PrimFunc f = parsePrim(text);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("C"));
-  sch.computeAt(sch.getBlock("B"), loops[0]);
-  expectResult(f, sch, R"(
-prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
-  alloc_buffer %b: f32[n, 16]
-  for %i in 0..n {
-    for %ax0 in 0..16 {
+
+const char* kBlockBN = R"(
       block "B" (%vi = spatial(n, %i), %vj = spatial(16, %ax0)) {
         reads(%a[%vi, %vj])
         writes(%b[%vi, %vj])
         %b[%vi, %vj] = %a[%vi, %vj] * 2.0
       }
+)";
+
+TEST(ScheduleComputeAt, SymbolicExtent) {
+  ir::PrimFunc f = parsePrim(kTwoStagesN);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  sch.computeAt(sch.getBlock("B"), loops[0]);
+  expectResult(f, sch,
+               R"(
+prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
+  alloc_buffer %b: f32[n, 16]
+  for %i in 0..n {
+    for %ax0 in 0..16 {)" +
+                   std::string(kBlockBN) + R"(
     }
     for %j in 0..16 {
       block "C" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
@@ -405,7 +512,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
                {{"n", 3}});
 }
 
-TEST(ComputeAt, SymbolicRegionExtentIsRefused) {
+TEST(ScheduleComputeAt, SymbolicRegionExtentIsRefused) {
   const char* text = R"(
 prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   alloc_buffer %b: f32[n, 16]
@@ -439,7 +546,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   sch.computeAt(b, loops[1]);  // one row and one column per iteration
 }
 
-TEST(ComputeAt, IllegalUsesAreRefused) {
+TEST(ScheduleComputeAt, IllegalUsesAreRefused) {
   // A second consumer outside the loop.
   std::string three = kTwoStages;
   three.insert(three.rfind('}'), R"(
@@ -476,7 +583,7 @@ TEST(ComputeAt, IllegalUsesAreRefused) {
   EXPECT_EQ(sch.func().trace.insts.size(), 4u);
 }
 
-TEST(ComputeAt, ParameterOutputsAndBlocksSharingANestAreRefused) {
+TEST(ScheduleComputeAt, ParameterOutputsAndBlocksSharingANestAreRefused) {
   const char* text = R"(
 prim @f(%a: f32[8], %b: f32[8], %c: f32[8]) {
   for %i in 0..8 {
@@ -565,7 +672,7 @@ const char* kDenseBlock = R"(
         }
 )";
 
-TEST(ReverseComputeAt, EpilogueUnderTheMatmulRowLoop) {
+TEST(ScheduleReverseComputeAt, EpilogueUnderTheMatmulRowLoop) {
   ir::PrimFunc f = parsePrim(kDenseBiasRelu);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("dense"));
@@ -601,7 +708,7 @@ prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 
 )");
 }
 
-TEST(ReverseComputeAt, EpilogueUnderTheMatmulColumnLoop) {
+TEST(ScheduleReverseComputeAt, EpilogueUnderTheMatmulColumnLoop) {
   ir::PrimFunc f = parsePrim(kDenseBiasRelu);
   Schedule sch(f);
   sch.reverseComputeInline(sch.getBlock("relu"));
@@ -628,7 +735,7 @@ prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 
 }
 
 // The producer's loop split in IR: the consumer follows the tile.
-TEST(ReverseComputeAt, ConsumerFollowsASplitProducer) {
+TEST(ScheduleReverseComputeAt, ConsumerFollowsASplitProducer) {
   const char* text = R"(
 prim @f(%a: f32[10], %c: f32[10]) {
   alloc_buffer %b: f32[10]
@@ -680,7 +787,36 @@ prim @f(%a: f32[10], %c: f32[10]) {
 )");
 }
 
-TEST(ReverseComputeAt, IllegalUsesAreRefused) {
+TEST(ScheduleReverseComputeAt, SymbolicExtent) {
+  ir::PrimFunc f = parsePrim(kTwoStagesN);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("B"));
+  sch.reverseComputeAt(sch.getBlock("C"), loops[0]);
+  expectResult(f, sch, R"(
+prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
+  alloc_buffer %b: f32[n, 16]
+  for %i in 0..n {
+    for %j in 0..16 {
+      block "B" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
+      }
+    }
+    for %ax0 in 0..16 {
+      block "C" (%vi = spatial(n, %i), %vj = spatial(16, %ax0)) {
+        reads(%b[%vi, %vj])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
+      }
+    }
+  }
+}
+)",
+               {{"n", 2}});
+}
+
+TEST(ScheduleReverseComputeAt, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseBiasRelu));
   BlockRV dense = sch.getBlock("dense"), bias = sch.getBlock("bias"), relu = sch.getBlock("relu");
   auto loops = sch.getLoops(dense);
@@ -757,7 +893,7 @@ prim @pad_conv(%a: f32[8], %w: f32[3], %c: f32[8]) {
 }
 )";
 
-TEST(ComputeInline, PaddingIntoConvolution) {
+TEST(ScheduleComputeInline, PaddingIntoConvolution) {
   ir::PrimFunc f = parsePrim(kPadConv);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("pad"));
@@ -780,7 +916,7 @@ prim @pad_conv(%a: f32[8], %w: f32[3], %c: f32[8]) {
   expectScheduleError([&] { sch.getBlock("pad"); }, "no block \"pad\"");
 }
 
-TEST(ComputeInline, ReadRegionsAreMapped) {
+TEST(ScheduleComputeInline, ReadRegionsAreMapped) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
@@ -799,7 +935,7 @@ prim @stencil(%a: f32[18], %c: f32[16]) {
 )");
 }
 
-TEST(ComputeInline, TwoStagesAndSymbolicShapes) {
+TEST(ScheduleComputeInline, TwoStages) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
@@ -818,7 +954,33 @@ prim @f(%a: f32[8, 16], %c: f32[8, 16]) {
 )");
 }
 
-TEST(ComputeInline, IllegalUsesAreRefused) {
+TEST(ScheduleComputeInline, SymbolicShapes) {
+  ir::PrimFunc f = parsePrim(kTwoStagesN);
+  const char* expected = R"(
+prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
+  for %i in 0..n {
+    for %j in 0..16 {
+      block "C" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %a[%vi, %vj] * 2.0 + 1.0
+      }
+    }
+  }
+}
+)";
+  Schedule sch(f);
+  sch.computeInline(sch.getBlock("B"));
+  expectResult(f, sch, expected, {{"n", 4}});
+  // Folding C into B instead gives the same program, under B's name.
+  Schedule rev(f);
+  rev.reverseComputeInline(rev.getBlock("C"));
+  std::string renamed = expected;
+  renamed.replace(renamed.find("\"C\""), 3, "\"B\"");
+  expectResult(f, rev, renamed, {{"n", 4}});
+}
+
+TEST(ScheduleComputeInline, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseBiasRelu));
   expectScheduleError([&] { sch.computeInline(sch.getBlock("dense")); },
                       "in prim @dense_bias_relu: cannot inline block \"dense\": it is a reduction");
@@ -836,7 +998,7 @@ TEST(ComputeInline, IllegalUsesAreRefused) {
 
 // --- reverse_compute_inline --------------------------------------------------------
 
-TEST(ReverseComputeInline, ReluIntoAdd) {
+TEST(ScheduleReverseComputeInline, ReluIntoAdd) {
   const char* text = R"(
 prim @add_relu(%a: f32[4, 6], %b: f32[4, 6], %c: f32[4, 6]) {
   alloc_buffer %t: f32[4, 6]
@@ -878,7 +1040,7 @@ prim @add_relu(%a: f32[4, 6], %b: f32[4, 6], %c: f32[4, 6]) {
 )");
 }
 
-TEST(ReverseComputeInline, IllegalUsesAreRefused) {
+TEST(ScheduleReverseComputeInline, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseRelu));
   expectScheduleError([&] { sch.reverseComputeInline(sch.getBlock("relu")); },
                       "cannot reverse-inline block \"relu\": its producer block \"dense\" is a reduction");
@@ -886,9 +1048,576 @@ TEST(ReverseComputeInline, IllegalUsesAreRefused) {
                       "cannot reverse-inline block \"dense\": it is a reduction");
 }
 
+// --- hazards: moving a computation past a block that interferes --------------------
+
+// X overwrites %a, which B reads, between B and its consumer C.
+const char* kOverwrite = R"(
+prim @f(%a: f32[8], %c: f32[8]) {
+  alloc_buffer %b: f32[8]
+  for %i in 0..8 {
+    block "B" (%vi = spatial(8, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..8 {
+    block "X" (%vi = spatial(8, %i)) {
+      reads()
+      writes(%a[%vi])
+      %a[%vi] = 0.5
+    }
+  }
+  for %i in 0..8 {
+    block "C" (%vi = spatial(8, %i)) {
+      reads(%b[%vi], %a[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + %a[%vi]
+    }
+  }
+}
+)";
+
+TEST(ScheduleComputeHazards, OverwrittenInputsAreRefused) {
+  Schedule sch(parsePrim(kOverwrite));
+  BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
+  expectScheduleError(
+      [&] { sch.computeAt(b, sch.getLoops(c)[0]); },
+      "cannot compute block \"B\" at loop %i: block \"X\" writes %a, which it reads, before that "
+      "loop's iterations end");
+  expectScheduleError([&] { sch.reverseComputeAt(c, sch.getLoops(b)[0]); },
+                      "cannot reverse-compute block \"C\" at loop %i: block \"X\" writes %a, which it reads, "
+                      "outside that loop but before it");
+  expectScheduleError(
+      [&] { sch.computeInline(b); },
+      "cannot inline block \"B\": block \"X\" writes %a, which it reads, in or after its loop nest");
+  expectScheduleError([&] { sch.reverseComputeInline(c); },
+                      "cannot reverse-inline block \"C\": block \"X\" writes %a, which it reads, between its "
+                      "producer and it");
+}
+
+TEST(ScheduleComputeHazards, PredicatesThatSkipIterationsAreRefused) {
+  std::string text = kTwoStages;
+  text.insert(text.find("        reads(%a"), "        where(%i % 2 == 0)\n");
+  Schedule sch(parsePrim(text));
+  BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
+  expectScheduleError([&] { sch.computeInline(b); },
+                      "cannot inline block \"B\": its predicate %i % 2 == 0 may skip part of its domain");
+  expectScheduleError(
+      [&] { sch.computeAt(b, sch.getLoops(c)[0]); },
+      "cannot compute block \"B\" at loop %i: its predicate %i % 2 == 0 is not a bound on its "
+      "iteration variables");
+  expectScheduleError(
+      [&] { sch.reverseComputeAt(c, sch.getLoops(b)[0]); },
+      "its producer block \"B\" has predicate %i % 2 == 0, which is not a bound on an index of %b "
+      "it writes");
+  expectScheduleError(
+      [&] { sch.reverseComputeInline(c); },
+      "cannot reverse-inline block \"C\": its producer's predicate %i % 2 == 0 may skip part of its "
+      "domain");
+}
+
+// A reduction without an init (accumulating into a zeroed buffer) cannot be
+// recomputed, but a consumer can still follow it.
+TEST(ScheduleComputeHazards, ReductionWithoutInit) {
+  const char* text = R"(
+prim @f(%x: f32[4, 8], %out: f32[4]) {
+  alloc_buffer %s: f32[4]
+  for %i in 0..4 {
+    for %k in 0..8 {
+      block "sum" (%vi = spatial(4, %i), %vk = reduce(8, %k)) {
+        reads(%x[%vi, %vk])
+        writes(%s[%vi])
+        %s[%vi] = %s[%vi] + %x[%vi, %vk]
+      }
+    }
+  }
+  for %i in 0..4 {
+    block "copy" (%vi = spatial(4, %i)) {
+      reads(%s[%vi])
+      writes(%out[%vi])
+      %out[%vi] = %s[%vi]
+    }
+  }
+}
+)";
+  ir::PrimFunc f = parsePrim(text);
+  Schedule sch(f);
+  BlockRV sum = sch.getBlock("sum"), copy = sch.getBlock("copy");
+  expectScheduleError(
+      [&] { sch.computeAt(sum, sch.getLoops(copy)[0]); },
+      "cannot compute block \"sum\" at loop %i: it is a reduction without an init, which cannot be "
+      "recomputed");
+  sch.reverseComputeAt(copy, sch.getLoops(sum)[0]);
+  expectResult(f, sch, R"(
+prim @f(%x: f32[4, 8], %out: f32[4]) {
+  alloc_buffer %s: f32[4]
+  for %i in 0..4 {
+    for %k in 0..8 {
+      block "sum" (%vi = spatial(4, %i), %vk = reduce(8, %k)) {
+        reads(%x[%vi, %vk])
+        writes(%s[%vi])
+        %s[%vi] = %s[%vi] + %x[%vi, %vk]
+      }
+    }
+    block "copy" (%vi = spatial(4, %i)) {
+      reads(%s[%vi])
+      writes(%out[%vi])
+      %out[%vi] = %s[%vi]
+    }
+  }
+}
+)");
+}
+
+TEST(ScheduleComputeHazards, SeveralWritersAndReaders) {
+  // B2 updates %b in place after B; D reads %t besides C.
+  std::string text = kTwoStages;
+  text.insert(text.find("  for %i in 0..8 {\n    for %j in 0..16 {\n      block \"C\""), R"(  for %i in 0..8 {
+    for %j in 0..16 {
+      block "B2" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
+        reads(%b[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = %b[%vi, %vj] + 3.0
+      }
+    }
+  }
+)");
+  Schedule sch(parsePrim(text));
+  BlockRV b = sch.getBlock("B"), b2 = sch.getBlock("B2"), c = sch.getBlock("C");
+  expectScheduleError([&] { sch.computeInline(b); },
+                      "cannot inline block \"B\": block \"B2\" also writes %b");
+  expectScheduleError([&] { sch.computeInline(b2); },
+                      "cannot inline block \"B2\": it reads %b, which it writes");
+  expectScheduleError([&] { sch.reverseComputeInline(c); },
+                      "cannot reverse-inline block \"C\": %b is written by 2 blocks, not by one producer");
+  expectScheduleError([&] { sch.computeAt(b, sch.getLoops(c)[0]); },
+                      "cannot compute block \"B\" at loop %i: block \"B2\" also writes %b");
+
+  // Two blocks under the producer's loop write what the consumer reads.
+  const char* two = R"(
+prim @f(%a: f32[8], %c: f32[8]) {
+  alloc_buffer %b: f32[8]
+  for %i in 0..8 {
+    block "B" (%vi = spatial(8, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+    block "B2" (%vi = spatial(8, %i)) {
+      reads(%b[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %b[%vi] + 3.0
+    }
+  }
+  for %i in 0..8 {
+    block "C" (%vi = spatial(8, %i)) {
+      reads(%b[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + 1.0
+    }
+  }
+}
+)";
+  Schedule s2(parsePrim(two));
+  BlockRV c2 = s2.getBlock("C");
+  expectScheduleError(
+      [&] { s2.reverseComputeAt(c2, s2.getLoops(s2.getBlock("B"))[0]); },
+      "cannot reverse-compute block \"C\" at loop %i: block \"B\" and block \"B2\" under that "
+      "loop both write %b, which it reads");
+
+  // Two intermediates read by one consumer; an intermediate with two readers.
+  const char* join = R"(
+prim @f(%a: f32[8], %c: f32[8], %d: f32[8]) {
+  alloc_buffer %t: f32[8]
+  alloc_buffer %u: f32[8]
+  for %i in 0..8 {
+    block "T" (%vi = spatial(8, %i)) {
+      reads(%a[%vi])
+      writes(%t[%vi])
+      %t[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..8 {
+    block "U" (%vi = spatial(8, %i)) {
+      reads(%t[%vi])
+      writes(%u[%vi])
+      %u[%vi] = %t[%vi] + 1.0
+    }
+  }
+  for %i in 0..8 {
+    block "C" (%vi = spatial(8, %i)) {
+      reads(%t[%vi], %u[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %t[%vi] * %u[%vi]
+    }
+  }
+  for %i in 0..8 {
+    block "D" (%vi = spatial(8, %i)) {
+      reads(%u[%vi])
+      writes(%d[%vi])
+      %d[%vi] = %u[%vi] - 1.0
+    }
+  }
+}
+)";
+  ir::PrimFunc jf = parsePrim(join);
+  Schedule s3(jf);
+  expectScheduleError([&] { s3.reverseComputeInline(s3.getBlock("C")); },
+                      "cannot reverse-inline block \"C\": it reads several intermediate buffers (%t, %u)");
+  expectScheduleError([&] { s3.reverseComputeInline(s3.getBlock("U")); },
+                      "cannot reverse-inline block \"U\": block \"C\" also reads %t");
+  // Inlining T into both readers is fine.
+  s3.computeInline(s3.getBlock("T"));
+  expectSameMeaning(jf, s3.func());
+  EXPECT_TRUE(ir::structuralEqual(replayTrace(jf, s3.func().trace), s3.func()));
+}
+
+TEST(ScheduleComputeHazards, ConsumerReadingMoreThanTheLoopWrites) {
+  const char* text = R"(
+prim @f(%a: f32[8], %c: f32[8]) {
+  alloc_buffer %b: f32[8]
+  for %i in 0..4 {
+    block "B" (%vi = spatial(4, %i)) {
+      reads(%a[%vi])
+      writes(%b[%vi])
+      %b[%vi] = %a[%vi] * 2.0
+    }
+  }
+  for %i in 0..8 {
+    block "C" (%vi = spatial(8, %i)) {
+      reads(%b[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %b[%vi] + 1.0
+    }
+  }
+}
+)";
+  Schedule sch(parsePrim(text));
+  BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
+  expectScheduleError(
+      [&] { sch.reverseComputeAt(c, sch.getLoops(b)[0]); },
+      "cannot reverse-compute block \"C\" at loop %i: the blocks under that loop do not write all "
+      "of %b that it reads");
+  expectScheduleError([&] { sch.reverseComputeInline(c); },
+                      "cannot reverse-inline block \"C\": its producer block \"B\" covers only part of %b");
+  expectScheduleError([&] { sch.computeInline(b); }, "cannot inline block \"B\": it covers only part of %b");
+}
+
+// --- prim funcs as mlcc-legalize writes them ----------------------------------------
+
+const char* kLegalizedConv = R"(
+prim @fused_conv2d_add_relu(%x: f32[1, 2, 6, 6], %w: f32[3, 2, 3, 3], %b: f32[1, 3, 1, 1], %r: f32[1, 3, 6, 6]) {
+  alloc_buffer %c: f32[1, 3, 6, 6]
+  alloc_buffer %pad: f32[1, 2, 8, 8]
+  alloc_buffer %cb: f32[1, 3, 6, 6]
+  for %i0 in 0..1 {
+    for %i1 in 0..2 {
+      for %i2 in 0..8 {
+        for %i3 in 0..8 {
+          block "pad" (%v0 = spatial(1, %i0), %v1 = spatial(2, %i1), %v2 = spatial(8, %i2), %v3 = spatial(8, %i3)) {
+            reads(%x[%v0, %v1, max(min(%v2 - 1, 5), 0), max(min(%v3 - 1, 5), 0)])
+            writes(%pad[%v0, %v1, %v2, %v3])
+            %pad[%v0, %v1, %v2, %v3] = select(%v2 - 1 >= 0 && %v2 - 1 < 6 && (%v3 - 1 >= 0 && %v3 - 1 < 6), %x[%v0, %v1, max(min(%v2 - 1, 5), 0), max(min(%v3 - 1, 5), 0)], 0.0)
+          }
+        }
+      }
+    }
+  }
+  for %i0 in 0..1 {
+    for %i1 in 0..3 {
+      for %i2 in 0..6 {
+        for %i3 in 0..6 {
+          for %k0 in 0..2 {
+            for %k1 in 0..3 {
+              for %k2 in 0..3 {
+                block "conv2d" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), %v3 = spatial(6, %i3), %vk0 = reduce(2, %k0), %vk1 = reduce(3, %k1), %vk2 = reduce(3, %k2)) {
+                  reads(%pad[%v0, %vk0, %v2 + %vk1, %v3 + %vk2], %w[%v1, %vk0, %vk1, %vk2])
+                  writes(%c[%v0, %v1, %v2, %v3])
+                  init {
+                    %c[%v0, %v1, %v2, %v3] = 0.0
+                  }
+                  %c[%v0, %v1, %v2, %v3] = %c[%v0, %v1, %v2, %v3] + %pad[%v0, %vk0, %v2 + %vk1, %v3 + %vk2] * %w[%v1, %vk0, %vk1, %vk2]
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  for %i0 in 0..1 {
+    for %i1 in 0..3 {
+      for %i2 in 0..6 {
+        for %i3 in 0..6 {
+          block "add" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), %v3 = spatial(6, %i3)) {
+            reads(%c[%v0, %v1, %v2, %v3], %b[%v0, %v1, 0, 0])
+            writes(%cb[%v0, %v1, %v2, %v3])
+            %cb[%v0, %v1, %v2, %v3] = %c[%v0, %v1, %v2, %v3] + %b[%v0, %v1, 0, 0]
+          }
+        }
+      }
+    }
+  }
+  for %i0 in 0..1 {
+    for %i1 in 0..3 {
+      for %i2 in 0..6 {
+        for %i3 in 0..6 {
+          block "relu" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), %v3 = spatial(6, %i3)) {
+            reads(%cb[%v0, %v1, %v2, %v3])
+            writes(%r[%v0, %v1, %v2, %v3])
+            %r[%v0, %v1, %v2, %v3] = select(%cb[%v0, %v1, %v2, %v3] < 0.0, 0.0, %cb[%v0, %v1, %v2, %v3])
+          }
+        }
+      }
+    }
+  }
+}
+)";
+
+TEST(ScheduleComputeLegalized, ConvolutionWithPaddingAndEpilogue) {
+  ir::PrimFunc f = parsePrim(kLegalizedConv);
+  // Pad computed per output row, bias+relu folded and moved under the row loop.
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("conv2d"));
+  sch.computeAt(sch.getBlock("pad"), loops[2]);
+  sch.reverseComputeInline(sch.getBlock("relu"));
+  sch.reverseComputeAt(sch.getBlock("add"), loops[2]);
+  expectSameMeaning(f, sch.func());
+  EXPECT_TRUE(ir::structuralEqual(replayTrace(f, sch.func().trace), sch.func()));
+  std::string text = ir::printFunction(sch.func());
+  // One input channel block of 2 x 3 rows x 8 columns of padding per output row.
+  EXPECT_NE(
+      text.find("block \"pad\" (%v0 = spatial(1, %i0), %v1 = spatial(2, %ax0), %v2 = spatial(8, %i2 + %ax1), "
+                "%v3 = spatial(8, %ax2))"),
+      std::string::npos)
+      << text;
+  EXPECT_NE(text.find("block \"add\" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), "
+                      "%v3 = spatial(6, %ax0))"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("alloc_buffer %cb"), std::string::npos) << text;
+
+  // Or the padding inlined into the convolution.
+  Schedule inl(f);
+  inl.computeInline(inl.getBlock("pad"));
+  inl.reverseComputeInline(inl.getBlock("relu"));
+  expectSameMeaning(f, inl.func());
+  EXPECT_TRUE(ir::structuralEqual(replayTrace(f, inl.func().trace), inl.func()));
+}
+
+const char* kLegalizedSoftmax = R"(
+prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
+  alloc_buffer %softmax_max: f32[n]
+  alloc_buffer %softmax_expsum: f32[n]
+  for %i0 in 0..n {
+    for %k0 in 0..8 {
+      block "softmax_max" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %k0)) {
+        reads(%dr[%v0, %vk0])
+        writes(%softmax_max[%v0])
+        init {
+          %softmax_max[%v0] = -inf
+        }
+        %softmax_max[%v0] = max(%softmax_max[%v0], %dr[%v0, %vk0])
+      }
+    }
+  }
+  for %i0 in 0..n {
+    for %k0 in 0..8 {
+      block "softmax_expsum" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %k0)) {
+        reads(%dr[%v0, %vk0], %softmax_max[%v0])
+        writes(%softmax_expsum[%v0])
+        init {
+          %softmax_expsum[%v0] = 0.0
+        }
+        %softmax_expsum[%v0] = %softmax_expsum[%v0] + exp(%dr[%v0, %vk0] - %softmax_max[%v0])
+      }
+    }
+  }
+  for %i0 in 0..n {
+    for %i1 in 0..8 {
+      block "softmax" (%v0 = spatial(n, %i0), %v1 = spatial(8, %i1)) {
+        reads(%dr[%v0, %v1], %softmax_max[%v0], %softmax_expsum[%v0])
+        writes(%s[%v0, %v1])
+        %s[%v0, %v1] = exp(%dr[%v0, %v1] - %softmax_max[%v0]) * (1.0 / %softmax_expsum[%v0])
+      }
+    }
+  }
+}
+)";
+
+TEST(ScheduleComputeLegalized, SoftmaxReductionsUnderTheRowLoop) {
+  ir::PrimFunc f = parsePrim(kLegalizedSoftmax);
+  Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("softmax"));
+  BlockRV mx = sch.getBlock("softmax_max"), sum = sch.getBlock("softmax_expsum");
+  // The max feeds the sum, which is not under the loop yet.
+  expectScheduleError([&] { sch.computeAt(mx, loops[0]); },
+                      "its consumer block \"softmax_expsum\" is not under that loop");
+  sch.computeAt(sum, loops[0]);
+  sch.computeAt(mx, loops[0]);
+  expectResult(f, sch, R"(
+prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
+  alloc_buffer %softmax_max: f32[n]
+  alloc_buffer %softmax_expsum: f32[n]
+  for %i0 in 0..n {
+    for %ax0 in 0..8 {
+      block "softmax_max" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %ax0)) {
+        reads(%dr[%v0, %vk0])
+        writes(%softmax_max[%v0])
+        init {
+          %softmax_max[%v0] = -inf
+        }
+        %softmax_max[%v0] = max(%softmax_max[%v0], %dr[%v0, %vk0])
+      }
+    }
+    for %ax0 in 0..8 {
+      block "softmax_expsum" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %ax0)) {
+        reads(%dr[%v0, %vk0], %softmax_max[%v0])
+        writes(%softmax_expsum[%v0])
+        init {
+          %softmax_expsum[%v0] = 0.0
+        }
+        %softmax_expsum[%v0] = %softmax_expsum[%v0] + exp(%dr[%v0, %vk0] - %softmax_max[%v0])
+      }
+    }
+    for %i1 in 0..8 {
+      block "softmax" (%v0 = spatial(n, %i0), %v1 = spatial(8, %i1)) {
+        reads(%dr[%v0, %v1], %softmax_max[%v0], %softmax_expsum[%v0])
+        writes(%s[%v0, %v1])
+        %s[%v0, %v1] = exp(%dr[%v0, %v1] - %softmax_max[%v0]) * (1.0 / %softmax_expsum[%v0])
+      }
+    }
+  }
+}
+)",
+               {{"n", 3}});
+}
+
+// --- with the other primitives -------------------------------------------------------
+
+const char* kMatmul = R"(
+prim @mm(%a: f32[16, 12], %b: f32[12, 8], %c: f32[16, 8]) {
+  for %i in 0..16 {
+    for %j in 0..8 {
+      for %k in 0..12 {
+        block "mm" (%vi = spatial(16, %i), %vj = spatial(8, %j), %vk = reduce(12, %k)) {
+          reads(%a[%vi, %vk], %b[%vk, %vj])
+          writes(%c[%vi, %vj])
+          init {
+            %c[%vi, %vj] = 0.0
+          }
+          %c[%vi, %vj] = %c[%vi, %vj] + %a[%vi, %vk] * %b[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+)";
+
+// GPU-style tiling: operand tiles copied to shared memory per reduction
+// step, the accumulator tile written back from local memory per output tile.
+TEST(ScheduleComputePipeline, TiledMatmulWithSharedAndLocalCaches) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  Schedule sch(f);
+  BlockRV mm = sch.getBlock("mm");
+  auto loops = sch.getLoops(mm);
+  auto i = sch.split(loops[0], {std::nullopt, int64_t{4}});
+  auto j = sch.split(loops[1], {std::nullopt, int64_t{4}});
+  auto k = sch.split(loops[2], {std::nullopt, int64_t{4}});
+  sch.reorder({i[0], j[0], k[0], i[1], j[1], k[1]});
+  BlockRV as = sch.cacheRead(mm, 0, ir::StorageScope::shared);
+  BlockRV bs = sch.cacheRead(mm, 1, ir::StorageScope::shared);
+  BlockRV cl = sch.cacheWrite(mm, 0, ir::StorageScope::local);
+  sch.computeAt(as, k[0]);
+  sch.computeAt(bs, k[0]);
+  sch.reverseComputeAt(cl, j[0]);
+  expectResult(f, sch, R"(
+prim @mm(%a: f32[16, 12], %b: f32[12, 8], %c: f32[16, 8]) {
+  alloc_buffer %a_shared: f32[16, 12] shared
+  alloc_buffer %b_shared: f32[12, 8] shared
+  alloc_buffer %c_local: f32[16, 8] local
+  for %i_0 in 0..4 {
+    for %j_0 in 0..2 {
+      for %k_0 in 0..3 {
+        for %ax0 in 0..4 {
+          for %ax1 in 0..4 {
+            block "b_shared" (%v0 = spatial(12, %k_0 * 4 + %ax0), %v1 = spatial(8, %j_0 * 4 + %ax1)) {
+              reads(%b[%v0, %v1])
+              writes(%b_shared[%v0, %v1])
+              %b_shared[%v0, %v1] = %b[%v0, %v1]
+            }
+          }
+        }
+        for %ax0 in 0..4 {
+          for %ax1 in 0..4 {
+            block "a_shared" (%v0 = spatial(16, %i_0 * 4 + %ax0), %v1 = spatial(12, %k_0 * 4 + %ax1)) {
+              reads(%a[%v0, %v1])
+              writes(%a_shared[%v0, %v1])
+              %a_shared[%v0, %v1] = %a[%v0, %v1]
+            }
+          }
+        }
+        for %i_1 in 0..4 {
+          for %j_1 in 0..4 {
+            for %k_1 in 0..4 {
+              block "mm" (%vi = spatial(16, %i_0 * 4 + %i_1), %vj = spatial(8, %j_0 * 4 + %j_1), %vk = reduce(12, %k_0 * 4 + %k_1)) {
+                reads(%a_shared[%vi, %vk], %b_shared[%vk, %vj])
+                writes(%c_local[%vi, %vj])
+                init {
+                  %c_local[%vi, %vj] = 0.0
+                }
+                %c_local[%vi, %vj] = %c_local[%vi, %vj] + %a_shared[%vi, %vk] * %b_shared[%vk, %vj]
+              }
+            }
+          }
+        }
+      }
+      for %ax0 in 0..4 {
+        for %ax1 in 0..4 {
+          block "c_local" (%v0 = spatial(16, %i_0 * 4 + %ax0), %v1 = spatial(8, %j_0 * 4 + %ax1)) {
+            reads(%c_local[%v0, %v1])
+            writes(%c[%v0, %v1])
+            %c[%v0, %v1] = %c_local[%v0, %v1]
+          }
+        }
+      }
+    }
+  }
+}
+)");
+  // The accumulator is not final inside the reduction loop.
+  Schedule bad(f);
+  BlockRV mm2 = bad.getBlock("mm");
+  BlockRV cl2 = bad.cacheWrite(mm2, 0, ir::StorageScope::local);
+  auto l2 = bad.getLoops(mm2);
+  expectScheduleError([&] { bad.reverseComputeAt(cl2, l2[2]); }, "reduces over loop %k");
+}
+
+// Sampled compute locations of a cache copy, replayed and mutated.
+TEST(ScheduleComputePipeline, SampledLocationsOfACacheCopy) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  for (uint64_t seed = 0; seed < 8; ++seed) {
+    Schedule sch(f, seed);
+    BlockRV mm = sch.getBlock("mm");
+    BlockRV as = sch.cacheRead(mm, 0, ir::StorageScope::shared);
+    LoopRV l = sch.sampleComputeLocation(as);
+    sch.computeAt(as, l);
+    expectSameMeaning(f, sch.func());
+    EXPECT_TRUE(ir::structuralEqual(replayTrace(f, sch.func().trace), sch.func()));
+    // Every other decision replays to an equivalent program too.
+    for (int64_t d = -1; d < 3; ++d) {
+      ir::Trace t = sch.func().trace;
+      for (auto& inst : t.insts)
+        if (inst.name == "sample_compute_location") inst.decision = ir::AttrValue(d);
+      expectSameMeaning(f, replayTrace(f, t));
+    }
+  }
+}
+
 // --- sample_compute_location -------------------------------------------------------
 
-TEST(SampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
+TEST(ScheduleSampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
   for (const char* text : {kTwoStages, kStencil, kDenseRelu}) {
     ir::PrimFunc f = parsePrim(text);
     std::string producer = text == kDenseRelu ? "dense" : "B";
@@ -910,7 +1639,7 @@ TEST(SampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
   }
 }
 
-TEST(SampleComputeLocation, SamplesAreRecordedAndReplay) {
+TEST(ScheduleSampleComputeLocation, SamplesAreRecordedAndReplay) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   std::set<int64_t> seen;
   for (uint64_t seed = 0; seed < 16; ++seed) {
@@ -927,7 +1656,7 @@ TEST(SampleComputeLocation, SamplesAreRecordedAndReplay) {
   EXPECT_EQ(seen, (std::set<int64_t>{-1, 0, 1}));
 }
 
-TEST(SampleComputeLocation, OnlyLegalLoopsAreCandidates) {
+TEST(ScheduleSampleComputeLocation, OnlyLegalLoopsAreCandidates) {
   // B's consumers C and D: only the loop enclosing both qualifies.
   const char* text = R"(
 prim @f(%a: f32[8, 4], %c: f32[8, 4], %d: f32[8, 4]) {
@@ -972,6 +1701,8 @@ prim @f(%a: f32[8, 4], %c: f32[8, 4], %d: f32[8, 4]) {
   BlockRV b2 = sch2.getBlock("B");
   bad.inputs = {ir::TraceRef{b2.name}};
   expectScheduleError([&] { sch2.apply(bad); }, "has 1 candidate loop (decisions -1 for the root to 0)");
+  bad.decision = ir::AttrValue("i");
+  expectScheduleError([&] { sch2.apply(bad); }, "the decision must be an integer, not \"i\"");
 }
 
 }  // namespace

@@ -170,7 +170,8 @@ NewNest rebuild(const Move& m, const std::vector<std::optional<IterRegion>>& reg
   PrimExpr bad;
   auto nest =
       buildNest(*m.block, regions, preserve_unit_loops, m.outerAnalyzer(), loopsAbove(m.block_path), &bad);
-  if (!nest) m.fail("its predicate " + exprText(bad, m.s.func) + " is not a bound on its iteration variables");
+  if (!nest)
+    m.fail("its predicate " + exprText(bad, m.s.func) + " is not a bound on its iteration variables");
   return std::move(*nest);
 }
 
@@ -215,17 +216,19 @@ std::vector<PrimExpr> elementAccess(const Move& m, const BlockNode& c, const Buf
   for (const auto& r : c.reads) {
     if (r.buffer != buf) continue;
     std::vector<PrimExpr> idx;
+    std::string text;
     bool point = true;
     for (const auto& rg : r.region) {
       int64_t e;
-      point &= asConstInt(rg.extent, &e) && e == 1;
-      idx.push_back(point ? rg.min : build::lit(0));
+      bool one = asConstInt(rg.extent, &e) && e == 1;
+      point &= one;
+      text += (text.empty() ? "" : ", ") + exprText(rg.min, m.s.func) +
+              (one ? "" : " +: " + exprText(rg.extent, m.s.func));
+      idx.push_back(rg.min);
     }
-    if (!point) {
-      std::vector<PrimExpr> mins;
-      for (const auto& rg : r.region) mins.push_back(rg.min);
-      m.fail("it reads a region of %" + buf->name + " larger than one element per iteration");
-    }
+    if (!point)
+      m.fail("it reads %" + buf->name + "[" + text +
+             "], not element for element through its spatial iteration variables");
     check(idx);
   }
   for (const Stmt& part : {c.init, c.body})
@@ -254,10 +257,10 @@ BinaryOp flip(BinaryOp op) {
 bool keepsDomain(const Restriction& r, const PrimExpr& extent, const Analyzer& az) {
   using namespace build;
   switch (r.op) {
-    case BinaryOp::LT: return proves(az, ge(r.bound, extent));
-    case BinaryOp::LE: return proves(az, ge(r.bound, extent - 1));
-    case BinaryOp::GT: return proves(az, lt(r.bound, 0));
-    case BinaryOp::GE: return proves(az, le(r.bound, 0));
+    case BinaryOp::LT: return az.canProve(ge(r.bound, extent));
+    case BinaryOp::LE: return az.canProve(ge(r.bound, extent - 1));
+    case BinaryOp::GT: return az.canProve(lt(r.bound, 0));
+    case BinaryOp::GE: return az.canProve(le(r.bound, 0));
     default: return false;
   }
 }
@@ -311,16 +314,19 @@ Stmt reverseComputeAtBody(const ScheduleState& s, const std::string& name, const
     for (const auto& r : p.writes)
       if (r.buffer == buf) wr.push_back(&r);
     std::vector<PrimExpr> idx;
-    for (const auto& rg : wr[0]->region) {
+    for (size_t d = 0; d < wr[0]->region.size(); ++d) {
+      const Range& rg = wr[0]->region[d];
       int64_t e;
-      if (wr.size() != 1 || !asConstInt(rg.extent, &e) || e != 1)
-        m.fail(pname + " writes more than one element of %" + buf->name + " per iteration");
+      bool one = wr.size() == 1 && asConstInt(rg.extent, &e) && e == 1;
+      for (const Stmt& part : {p.init, p.body})
+        for (const auto& st : storesOf(part, buf)) one &= provablyEqual(st[d], rg.min);
+      if (!one) m.fail(pname + " writes more than one element of %" + buf->name + " per iteration");
       idx.push_back(simplify(substitute(rg.min, bindingsOf(p))));
     }
     std::vector<const ForNode*> inner = m.loopsBelow(placed->path), all = loopsAbove(placed->path);
     if (!exactBox(idx, inner) || !exactBox(idx, all))
-      m.fail("the elements of %" + buf->name + " that " + pname.substr(4) +
-             " writes are not a box per iteration of that loop");
+      m.fail("the elements of %" + buf->name + " that " + quote(p) +
+             " writes in one iteration of that loop are not a box");
     Analyzer in_az, all_az;
     for (const ForNode* f : inner) in_az.bind(f->loop_var, makeInt(0), f->extent);
     for (const ForNode* f : all) all_az.bind(f->loop_var, makeInt(0), f->extent);
@@ -328,7 +334,7 @@ Stmt reverseComputeAtBody(const ScheduleState& s, const std::string& name, const
     // The producer's predicate may only bound the indices it writes.
     std::vector<Restriction> found;
     for (const auto& cond : conjuncts(p.predicate)) {
-      if (proves(all_az, cond)) continue;
+      if (all_az.canProve(cond)) continue;
       const auto* cmp = cond->as<BinaryNode>();
       bool ok = false;
       if (cmp && (cmp->op == BinaryOp::LT || cmp->op == BinaryOp::LE || cmp->op == BinaryOp::GT ||
@@ -365,8 +371,8 @@ Stmt reverseComputeAtBody(const ScheduleState& s, const std::string& name, const
       const PrimExpr& dom = c.iter_vars[kc].extent;
       auto ib = in_az.bounds(idx[d]);
       auto fb = all_az.bounds(idx[d]);
-      bool covers = ib && fb && proves(all_az, build::le(fb->min, 0)) &&
-                    proves(all_az, build::ge(fb->max, build::lit(dom) - 1));
+      bool covers = ib && fb && all_az.canProve(build::le(fb->min, 0)) &&
+                    all_az.canProve(build::ge(fb->max, build::lit(dom) - 1));
       for (const auto& r : found)
         if (r.dim == d) covers &= keepsDomain(r, dom, all_az);
       if (!covers) m.fail("the blocks under that loop do not write all of %" + buf->name + " that it reads");
@@ -437,15 +443,24 @@ Stmt compute::computeAtBody(const ScheduleState& s, const std::string& name, con
   Analyzer inner;
   for (const PlacedBlock* c : consumers)
     for (const ForNode* f : m.loopsBelow(c->path)) inner.bind(f->loop_var, makeInt(0), f->extent);
+  // Both the declared read regions and the loads count (the loads must not
+  // stray from the regions, but a wrong region must not make a wrong program).
   std::vector<std::optional<IntBounds>> region(dims.size());
   for (const PlacedBlock* c : consumers) {
     auto bindings = bindingsOf(*c->block);
-    for (const auto& r : c->block->reads) {
-      if (r.buffer != out) continue;
+    std::vector<std::vector<Range>> accesses;
+    for (const auto& r : c->block->reads)
+      if (r.buffer == out) accesses.push_back(r.region);
+    for (const Stmt& part : {c->block->init, c->block->body})
+      for (const auto& idx : loadsOf(part, out)) {
+        accesses.emplace_back();
+        for (const auto& i : idx) accesses.back().push_back({i, makeInt(1)});
+      }
+    for (const auto& ranges : accesses) {
       for (size_t d = 0; d < dims.size(); ++d) {
         if (dims[d] < 0) continue;
-        PrimExpr min = substitute(r.region[d].min, bindings);
-        PrimExpr last = substitute(build::lit(r.region[d].min) + r.region[d].extent - 1, bindings);
+        PrimExpr min = substitute(ranges[d].min, bindings);
+        PrimExpr last = substitute(build::lit(ranges[d].min) + ranges[d].extent - 1, bindings);
         auto lo = inner.bounds(min), hi = inner.bounds(last);
         if (!lo || !hi)
           m.fail("cannot bound the region of %" + out->name + " that " + quote(*c->block) + " reads");

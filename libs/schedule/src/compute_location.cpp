@@ -65,25 +65,6 @@ std::string accessText(const Buffer& buf, const std::vector<PrimExpr>& indices, 
   return "%" + buf->name + "[" + t + "]";
 }
 
-bool proves(const Analyzer& az, const PrimExpr& cond) {
-  if (az.canProve(cond)) return true;
-  const auto* b = cond ? cond->as<BinaryNode>() : nullptr;
-  if (!b) return false;
-  if (b->op == BinaryOp::And) return proves(az, b->a) && proves(az, b->b);
-  if (!isComparison(b->op) || b->a->dtype != DType::i64 || b->b->dtype != DType::i64) return false;
-  auto d = az.bounds(makeBinary(BinaryOp::Sub, b->a, b->b));  // a - b
-  if (!d) return false;
-  int64_t lo, hi;
-  bool has_lo = asConstInt(az.simplify(d->min), &lo), has_hi = asConstInt(az.simplify(d->max), &hi);
-  switch (b->op) {
-    case BinaryOp::LT: return has_hi && hi < 0;
-    case BinaryOp::LE: return has_hi && hi <= 0;
-    case BinaryOp::GT: return has_lo && lo > 0;
-    case BinaryOp::GE: return has_lo && lo >= 0;
-    default: return false;
-  }
-}
-
 // --- positions -----------------------------------------------------------------
 
 TopItem topItem(const StmtPath& path) {
@@ -438,7 +419,7 @@ std::optional<std::vector<PrimExpr>> rebindPredicate(const BlockNode& b,
   for (const ForNode* f : old_loops) old.bind(f->loop_var, makeInt(0), f->extent);
   std::vector<PrimExpr> out;
   for (const auto& c : conjuncts(b.predicate)) {
-    if (proves(old, c)) continue;
+    if (old.canProve(c)) continue;
     PrimExpr rewritten;
     const auto* cmp = c->as<BinaryNode>();
     if (cmp && isComparison(cmp->op)) {
@@ -471,7 +452,7 @@ bool predicateCoversDomain(const BlockNode& b, const std::vector<const ForNode*>
   PrimExpr bad;
   auto conds = rebindPredicate(b, loops, vars, &bad);
   if (!conds) return false;
-  return std::all_of(conds->begin(), conds->end(), [&](const PrimExpr& c) { return proves(dom, c); });
+  return std::all_of(conds->begin(), conds->end(), [&](const PrimExpr& c) { return dom.canProve(c); });
 }
 
 // --- exact index sets ----------------------------------------------------------
@@ -538,7 +519,7 @@ bool exactBox(const std::vector<PrimExpr>& indices, const std::vector<const ForN
 // --- new loop nests ------------------------------------------------------------
 
 void NewNest::require(const PrimExpr& cond) {
-  if (proves(az, cond)) return;
+  if (az.canProve(cond)) return;
   for (const auto& c : conditions)
     if (sameCondition(c, cond)) return;
   conditions.push_back(cond);

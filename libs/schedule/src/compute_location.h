@@ -31,11 +31,6 @@ std::string exprText(const ir::PrimExpr& e, const ir::PrimFunc& f);
 std::string accessText(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices,
                        const ir::PrimFunc& f);
 
-// Whether a condition holds for every value in the analyzer's ranges. Like
-// Analyzer::canProve, but a comparison needs only the one bound it depends
-// on to be constant (i < n holds for i in [0, n)).
-bool proves(const ir::Analyzer& az, const ir::PrimExpr& cond);
-
 // --- positions -----------------------------------------------------------------
 
 // The top-level statement of a scope (the function body or the body of the
