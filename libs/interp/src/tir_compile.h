@@ -51,6 +51,20 @@ class Compiler {
   IPtr cursorIntLoad(ir::DType t, int buf, int slot);
   SPtr cursorStore(ir::DType t, int buf, int slot, const ir::PrimExpr& value);
 
+  // While a nest is built: integer sub-expressions of indices, bindings and
+  // extents that cannot change inside the nest (no loads, no nest loop or
+  // block variable; e.g. `%f / 8` of a fused outer loop) become slots the
+  // nest computes on entry, so the rest stays affine.
+  struct Invariant {
+    int slot;
+    IPtr expr;
+  };
+  struct InvariantSink {
+    std::vector<int> varying;  // slots that change inside the nest
+    std::vector<Invariant> list;
+  };
+  InvariantSink* invariants = nullptr;
+
   std::unordered_map<const ir::VarNode*, int> slots;
   int num_slots = 0;           // variables' slots and cursor slots
   NestScope* scope = nullptr;  // set while compiling a nest's leaf
@@ -62,6 +76,8 @@ class Compiler {
 
  private:
   IPtr intCall(const ir::PrimExpr& e);
+  bool invariantTerm(const ir::PrimExpr& e, Affine& out, int64_t scale);
+  bool isInvariant(const ir::PrimExpr& e) const;
   FPtr floatCall(const ir::PrimExpr& e);
 };
 

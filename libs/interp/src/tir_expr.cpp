@@ -27,6 +27,41 @@ void Index::fail(Frame& f) const {
               std::string(ir::dtypeName(info.dtype)) + "[" + shape + "]");
 }
 
+bool Compiler::isInvariant(const ir::PrimExpr& e) const {
+  switch (e->kind) {
+    case ir::ExprKind::IntImm: return true;
+    case ir::ExprKind::FloatImm: return true;
+    case ir::ExprKind::Var: {
+      auto it = slots.find(e->as<ir::VarNode>());
+      if (it == slots.end()) return false;
+      for (int s : invariants->varying)
+        if (s == it->second) return false;
+      return true;
+    }
+    case ir::ExprKind::Binary: {
+      auto* b = e->as<ir::BinaryNode>();
+      return isInvariant(b->a) && isInvariant(b->b);
+    }
+    case ir::ExprKind::Unary: return isInvariant(e->as<ir::UnaryNode>()->a);
+    case ir::ExprKind::Select: {
+      auto* s = e->as<ir::SelectNode>();
+      return isInvariant(s->cond) && isInvariant(s->true_value) && isInvariant(s->false_value);
+    }
+    case ir::ExprKind::Cast: return isInvariant(e->as<ir::CastNode>()->value);
+    case ir::ExprKind::Load:
+    case ir::ExprKind::Call: return false;  // buffers may change inside the nest
+  }
+  return false;
+}
+
+bool Compiler::invariantTerm(const ir::PrimExpr& e, Affine& out, int64_t scale) {
+  if (!invariants || e->dtype != DType::i64 || !isInvariant(e)) return false;
+  const int slot = newSlot();
+  invariants->list.push_back({slot, intExpr(e)});
+  out.terms.emplace_back(slot, scale);
+  return true;
+}
+
 bool Compiler::affine(const ir::PrimExpr& e, Affine& out, int64_t scale) {
   if (e->dtype != DType::i64) return false;
   if (auto* i = e->as<ir::IntImmNode>()) {
@@ -47,16 +82,26 @@ bool Compiler::affine(const ir::PrimExpr& e, Affine& out, int64_t scale) {
   if (auto* b = e->as<ir::BinaryNode>()) {
     int64_t c;
     switch (b->op) {
-      case BinaryOp::Add: return affine(b->a, out, scale) && affine(b->b, out, scale);
-      case BinaryOp::Sub: return affine(b->a, out, scale) && affine(b->b, out, -scale);
+      case BinaryOp::Add: {
+        Affine saved = out;
+        if (affine(b->a, out, scale) && affine(b->b, out, scale)) return true;
+        out = std::move(saved);
+        return invariantTerm(e, out, scale);
+      }
+      case BinaryOp::Sub: {
+        Affine saved = out;
+        if (affine(b->a, out, scale) && affine(b->b, out, -scale)) return true;
+        out = std::move(saved);
+        return invariantTerm(e, out, scale);
+      }
       case BinaryOp::Mul:
         if (ir::asConstInt(b->b, &c)) return affine(b->a, out, scale * c);
         if (ir::asConstInt(b->a, &c)) return affine(b->b, out, scale * c);
-        return false;
-      default: return false;
+        return invariantTerm(e, out, scale);
+      default: return invariantTerm(e, out, scale);
     }
   }
-  return false;
+  return invariantTerm(e, out, scale);
 }
 
 Index Compiler::index(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices) {

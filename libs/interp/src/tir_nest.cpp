@@ -132,6 +132,7 @@ struct SNest final : SNode {
   };
 
   void exec(Frame& f) const override {
+    for (const auto& inv : invariants) f.slots[inv.slot] = inv.expr->eval(f);
     const size_t nl = loop_slots.size();
     int64_t n[kMaxLoops];
     for (size_t l = 0; l < nl; ++l) {
@@ -202,6 +203,7 @@ struct SNest final : SNode {
 
   static constexpr size_t kMaxLoops = 16, kMaxVars = 32, kMaxAccesses = 32;
   static constexpr size_t kMaxSteps = kMaxLoops * (kMaxVars + kMaxAccesses);
+  std::vector<Compiler::Invariant> invariants;  // computed on entry
   std::vector<int> loop_slots;
   std::vector<Affine> extents;
   std::vector<Var> vars;
@@ -338,6 +340,16 @@ SPtr Compiler::nest(const ir::Stmt& s) {
   if (block && block->iter_vars.size() > SNest::kMaxVars) return nullptr;
   auto n = std::make_unique<SNest>();
   for (const auto* f : loops) n->loop_slots.push_back(varSlot(f->loop_var));
+  InvariantSink sink;
+  sink.varying = n->loop_slots;
+  if (block)
+    for (const auto& iv : block->iter_vars) sink.varying.push_back(varSlot(iv.var));
+  struct SinkGuard {
+    Compiler& c;
+    InvariantSink* saved;
+    ~SinkGuard() { c.invariants = saved; }
+  } guard{*this, invariants};
+  invariants = &sink;
   auto inNest = [&](const Affine& a) {
     for (const auto& [slot, k] : a.terms)
       for (int l : n->loop_slots)
@@ -365,6 +377,7 @@ SPtr Compiler::nest(const ir::Stmt& s) {
   }
 
   no_nests = true;  // the fallback: per-element closures
+  invariants = nullptr;
   try {
     n->slow = stmt(s);
   } catch (...) {
@@ -372,6 +385,7 @@ SPtr Compiler::nest(const ir::Stmt& s) {
     throw;
   }
   no_nests = false;
+  invariants = &sink;
 
   NestScope sc;
   scope = &sc;
@@ -393,6 +407,7 @@ SPtr Compiler::nest(const ir::Stmt& s) {
   }
   scope = nullptr;
   if (sc.accesses.empty()) return nullptr;  // nothing to strength-reduce
+  n->invariants = std::move(sink.list);
   for (auto& a : sc.accesses) {
     SNest::Access ac;
     ac.buf = a.buf;

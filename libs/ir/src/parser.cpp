@@ -87,6 +87,7 @@ class Parser {
 
   Module module();
   PrimExpr standaloneExpr();
+  ScheduleScript scheduleScript();
 
  private:
   using Local = std::variant<Var, Buffer, GraphVar>;
@@ -212,6 +213,8 @@ class Parser {
   Stmt storeStmt();
   std::vector<BufferRegion> regions(const char* what);
   Trace trace();
+  // The instructions up to and including the closing '}' (with each one's location).
+  Trace traceBody(std::vector<SourceLoc>* locs);
 
   const std::string& text_;
   const std::string file_;
@@ -225,6 +228,9 @@ class Parser {
   std::unordered_map<std::string, Var> symbolic_;
   bool create_free_vars_ = false;                          // parseExpr: free names become variables
   std::unordered_set<std::string>* trace_refs_ = nullptr;  // inside trace {}: the defined names
+  // Inside a trace instruction: identifiers name fresh variables (the index
+  // variables of transform_layout), one per name and instruction.
+  std::unordered_map<std::string, Var>* trace_vars_ = nullptr;
 };
 
 // ---------------------------------------------------------------- names
@@ -244,6 +250,11 @@ Buffer Parser::bufferRef(const Token& t) {
 
 Var Parser::symbolicRef(const Token& t) {
   const std::string name = t.kind == Tok::Ident ? std::string(t.text) : t.value;
+  if (trace_vars_) {  // instruction-local, even where a symbolic dimension has the name
+    auto [it, fresh] = trace_vars_->try_emplace(name);
+    if (fresh) it->second = makeVar(name);
+    return it->second;
+  }
   if (auto it = symbolic_.find(name); it != symbolic_.end()) return it->second;
   if (!create_free_vars_) failAt(t, "undefined symbolic variable '" + name + "'");
   Var v = makeVar(name);
@@ -840,11 +851,18 @@ PrimFunc Parser::primFunc() {
 Trace Parser::trace() {
   next();  // trace
   expect(Tok::LBrace, "'{' after 'trace'");
+  return traceBody(nullptr);
+}
+
+Trace Parser::traceBody(std::vector<SourceLoc>* locs) {
   Trace tr;
   std::unordered_set<std::string> defined;
   trace_refs_ = &defined;
   while (!accept(Tok::RBrace)) {
     TraceInst inst;
+    const Token first = peek();
+    std::unordered_map<std::string, Var> free_vars;
+    trace_vars_ = &free_vars;
     std::vector<Token> outputs;
     if (check(Tok::Local)) {
       do outputs.push_back(expect(Tok::Local, "an output (%name)"));
@@ -869,11 +887,13 @@ Trace Parser::trace() {
       next();
       inst.decision = attrValue();
     }
+    trace_vars_ = nullptr;
     for (const Token& o : outputs) {
       if (!defined.insert(o.value).second) failAt(o, "redefinition of " + localName(o.value));
       inst.outputs.push_back(o.value);
     }
     tr.insts.push_back(std::move(inst));
+    if (locs) locs->push_back(SourceLoc{file_, first.line, first.col});
   }
   trace_refs_ = nullptr;
   return tr;
@@ -1117,6 +1137,24 @@ Module Parser::module() {
   return m;
 }
 
+ScheduleScript Parser::scheduleScript() {
+  ScheduleScript script;
+  script.file = file_;
+  script.text = text_;
+  while (!check(Tok::Eof)) {
+    expectWord("schedule", "'schedule @function { ... }'");
+    const Token name = expect(Tok::Global, "a function name (@name) after 'schedule'");
+    ScheduleScript::Block block;
+    block.func = name.value;
+    block.loc = SourceLoc{file_, name.line, name.col};
+    expect(Tok::LBrace, "'{' and the schedule instructions of " + detail::globalName(block.func));
+    beginFunction();
+    block.trace = traceBody(&block.inst_locs);
+    script.blocks.push_back(std::move(block));
+  }
+  return script;
+}
+
 PrimExpr Parser::standaloneExpr() {
   create_free_vars_ = true;
   PrimExpr e = expression();
@@ -1148,6 +1186,11 @@ Module parseModuleFile(const std::string& path, SourceMap* source_map) {
   Module m = parseModule(text, displayName(path), source_map);
   m.base_dir = directoryOf(path);
   return m;
+}
+
+ScheduleScript parseScheduleScript(const std::string& text, const std::string& filename) {
+  Parser p(text, filename, nullptr);
+  return p.scheduleScript();
 }
 
 PrimExpr parseExpr(const std::string& text) {

@@ -5,6 +5,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "mlcc/ir/module.h"
 #include "mlcc/support/diagnostic.h"
@@ -30,6 +31,33 @@ Module parseModule(const std::string& text, const std::string& filename, SourceM
 // Reads and parses a file ("-" for stdin) and sets Module::base_dir to the
 // file's directory.
 Module parseModuleFile(const std::string& path, SourceMap* source_map = nullptr);
+
+// A schedule script: schedule instructions written by hand, per prim func,
+// in the syntax of a prim func's `trace { ... }` (see "Schedule scripts" in
+// artifacts_schema/ir-grammar.md):
+//
+//   # comments run to the end of the line
+//   schedule @dense {
+//     %b0 = get_block("dense")
+//     %l1, %l2, %l3 = get_loops(%b0)
+//     %l4, %l5 = split(%l2, [8, 16])
+//   }
+//
+// Trace variables are local to their `schedule` block.
+struct ScheduleScript {
+  struct Block {
+    std::string func;                  // the prim func it schedules
+    SourceLoc loc;                     // of the function name
+    Trace trace;                       // the instructions
+    std::vector<SourceLoc> inst_locs;  // where each instruction starts
+  };
+  std::string file;  // for diagnostics
+  std::string text;  // the source, to show the offending line
+  std::vector<Block> blocks;
+};
+
+// Parses a schedule script. Syntax errors throw mlcc::Error at FILE:LINE:COL.
+ScheduleScript parseScheduleScript(const std::string& text, const std::string& filename);
 
 // Parses a lone TensorIR expression (symbolic variables are created for
 // free identifiers). For tests and tools.

@@ -1,0 +1,85 @@
+/* The C ABI of a compiled mlcc model (model.so, made by mlcc-link).
+ *
+ * A C or C++ program needs only this header and the model.so: link it
+ * (cc app.c ./model.so) or dlopen it and look these symbols up. The weights
+ * are embedded in model.so; nothing else is read at load time.
+ *
+ *   mlcc_model* m = mlcc_model_load();
+ *   if (!m) { fprintf(stderr, "%s\n", mlcc_last_error()); return 1; }
+ *   mlcc_tensor_info in;
+ *   mlcc_model_input_info(m, 0, &in);            // name, dtype, shape
+ *   const void* inputs[] = {x};                  // dense row-major buffers
+ *   void* outputs[] = {y};
+ *   if (mlcc_model_run(m, inputs, outputs) != 0) ...
+ *   mlcc_model_free(m);
+ *
+ * Functions returning int give 0 on success and -1 on error, with the
+ * message in mlcc_last_error() (per thread). A model may be run from one
+ * thread at a time; several models may be loaded at once.
+ */
+#ifndef MLCC_RUNTIME_H
+#define MLCC_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mlcc_model mlcc_model;
+
+typedef enum {
+  MLCC_F32 = 0,
+  MLCC_F16 = 1,
+  MLCC_BF16 = 2,
+  MLCC_I8 = 3,
+  MLCC_I32 = 4,
+  MLCC_I64 = 5,
+  MLCC_BOOL = 6
+} mlcc_dtype;
+
+typedef struct {
+  const char* name; /* the graph input/output name */
+  mlcc_dtype dtype;
+  int32_t ndim;
+  const int64_t* shape; /* ndim dimensions; valid while the model is loaded */
+} mlcc_tensor_info;
+
+typedef struct {
+  const char* name; /* the prim func (or library kernel) */
+  int64_t calls;    /* since profiling was enabled */
+  int64_t total_ns;
+  double flops_per_call; /* 0 when unknown */
+} mlcc_kernel_profile;
+
+/* Loads the model of this shared library (allocates its workspace and
+ * starts its thread pool). NULL on error. */
+mlcc_model* mlcc_model_load(void);
+void mlcc_model_free(mlcc_model* m);
+
+int mlcc_model_num_inputs(const mlcc_model* m);
+int mlcc_model_num_outputs(const mlcc_model* m);
+int mlcc_model_input_info(const mlcc_model* m, int index, mlcc_tensor_info* out);
+int mlcc_model_output_info(const mlcc_model* m, int index, mlcc_tensor_info* out);
+
+/* Runs the model: inputs[i] / outputs[i] point to dense row-major buffers
+ * of the sizes the infos give (owned by the caller). No allocation. */
+int mlcc_model_run(mlcc_model* m, const void* const* inputs, void* const* outputs);
+
+/* Threads for parallel loops (default: the machine's cores); n >= 1. */
+int mlcc_model_set_threads(mlcc_model* m, int n);
+int mlcc_model_get_threads(const mlcc_model* m);
+
+/* Per-kernel timing of later runs (off by default; enabling resets it). */
+int mlcc_model_enable_profiling(mlcc_model* m, int on);
+int mlcc_model_num_kernels(const mlcc_model* m);
+int mlcc_model_kernel_profile(const mlcc_model* m, int index, mlcc_kernel_profile* out);
+
+/* The last error on this thread ("" when none). */
+const char* mlcc_last_error(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MLCC_RUNTIME_H */

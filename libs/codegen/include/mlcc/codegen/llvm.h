@@ -1,0 +1,62 @@
+// CPU code generation with LLVM 19. A legalized (usually scheduled) module
+// with static shapes becomes an object file implementing the runtime ABI
+// (libs/runtime/include/mlcc/runtime/abi.h): one kernel per prim func, the
+// graph entry compiled ahead of time over a static memory plan, the model
+// description and the weights embedded as data. mlcc-link turns it into
+// model.so.
+//
+//   LLVMOptions opts;                       // host CPU, -O3
+//   CodegenStats st = compileModule(module, opts, Emit::obj, "model.o");
+//
+// For tests and the tuner, one prim func can be compiled in memory:
+//   JitKernel k = JitKernel::compile(func, opts);
+//   k.run({a.data(), b.data(), c.data()});  // one pointer per parameter
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mlcc/ir/module.h"
+
+namespace mlcc::codegen {
+
+struct LLVMOptions {
+  std::string mcpu;     // "" or "native": the host CPU
+  int opt_level = 3;    // 0..3
+  std::string entry;    // the graph function to compile; "": the default entry
+  int num_threads = 0;  // JIT only: threads for parallel loops (0: the machine's cores)
+};
+
+enum class Emit { obj, ll, asm_text };
+
+struct CodegenStats {
+  int kernels = 0;
+  uint64_t planned_bytes = 0;       // the workspace of the memory plan
+  uint64_t intermediate_bytes = 0;  // the sum of all intermediates (without reuse)
+  uint64_t weight_bytes = 0;        // embedded weights
+};
+
+// Throws mlcc::Error (naming the function/block) for what it cannot compile:
+// symbolic shapes, graph ops that were not legalized, unknown externs.
+CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
+                           const std::string& output_path);
+
+class JitKernel {
+ public:
+  static JitKernel compile(const ir::PrimFunc& f, const LLVMOptions& opts = {});
+  ~JitKernel();
+  JitKernel(JitKernel&&) noexcept;
+  JitKernel& operator=(JitKernel&&) noexcept;
+  void run(const std::vector<void*>& args) const;
+  // The optimized LLVM IR of the kernel (for tests and inspection).
+  const std::string& llvmIR() const;
+
+ private:
+  struct Impl;
+  explicit JitKernel(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace mlcc::codegen

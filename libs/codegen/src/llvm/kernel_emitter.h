@@ -1,0 +1,33 @@
+// Internal interface between the parts of the LLVM backend: emitting one
+// prim func as a kernel, declaring the runtime's functions, the target
+// machine and the optimization pipeline. (Private: includes LLVM headers.)
+#pragma once
+
+#include <llvm/IR/Module.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <memory>
+#include <string>
+
+#include "mlcc/codegen/llvm.h"
+#include "mlcc/ir/stmt.h"
+
+namespace mlcc::codegen {
+
+// Emits prim func `f` into `mod` as
+//   void @symbol(ptr noalias %args, ptr %ctx)
+// where args[i] points to parameter i (dense row-major) and ctx is passed to
+// the runtime (mlcc_rt_parallel_for). Throws mlcc::Error naming the function
+// (and block) for what it cannot compile (e.g. symbolic shapes).
+llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol);
+
+// The declaration of runtime function `name` of abi.h in `mod` (created on
+// first use with the right signature).
+llvm::FunctionCallee runtimeFunction(llvm::Module& mod, const std::string& name);
+
+// A target machine for the options (host CPU and features by default), and
+// the -O pipeline (with vector math mapped to glibc's libmvec).
+std::unique_ptr<llvm::TargetMachine> makeTargetMachine(const LLVMOptions& opts);
+void optimizeModule(llvm::Module& mod, llvm::TargetMachine& tm, int opt_level);
+
+}  // namespace mlcc::codegen

@@ -1,0 +1,78 @@
+/* The contract between code mlcc-codegen generates (model.o) and the
+ * runtime linked next to it into model.so (libs/runtime). Not public:
+ * applications use include/mlcc/runtime.h.
+ *
+ * model.o defines one symbol, `mlcc_abi_model_v1`, describing the model;
+ * the generated code calls the mlcc_rt_* functions below. Kernels (prim
+ * funcs) have the signature
+ *     void kernel(void* const* args, mlcc_rt_context* ctx)  // one pointer per parameter buffer
+ * and the compiled graph entry
+ *     int entry(const void* const* inputs, void* const* outputs,
+ *               void* workspace, mlcc_rt_context* ctx)
+ * calls them in order with pointers into the inputs, the outputs, the
+ * embedded weights and the workspace (the static memory plan: intermediates
+ * at fixed offsets, reused by liveness). It returns 0, or -1 after
+ * mlcc_rt_set_error.
+ */
+#ifndef MLCC_RUNTIME_ABI_H
+#define MLCC_RUNTIME_ABI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MLCC_ABI_VERSION 1
+
+typedef struct mlcc_rt_context mlcc_rt_context;
+
+typedef struct {
+  const char* name;
+  int32_t dtype; /* mlcc_dtype */
+  int32_t ndim;
+  const int64_t* shape;
+} mlcc_abi_tensor;
+
+typedef struct {
+  const char* name;
+  double flops_per_call;
+} mlcc_abi_kernel;
+
+typedef struct {
+  uint32_t abi_version; /* MLCC_ABI_VERSION */
+  int32_t num_inputs;
+  int32_t num_outputs;
+  int32_t num_kernels;
+  const mlcc_abi_tensor* inputs;
+  const mlcc_abi_tensor* outputs;
+  const mlcc_abi_kernel* kernels; /* indexed by the kernel ids the entry reports */
+  uint64_t workspace_bytes;       /* the memory plan; 64-byte aligned */
+  int (*entry)(const void* const* inputs, void* const* outputs, void* workspace, mlcc_rt_context* ctx);
+} mlcc_abi_model;
+
+/* Runs fn(closure, begin, end) over [0, n) split into chunks on the thread
+ * pool of ctx's model; returns when all are done. Nested calls (from inside
+ * a chunk) run serially. Generated code outlines `parallel` loops into fn. */
+void mlcc_rt_parallel_for(mlcc_rt_context* ctx, int64_t n,
+                          void (*fn)(void* closure, int64_t begin, int64_t end), void* closure);
+
+/* Profiling hooks around each kernel call of the entry (cheap when off). */
+int64_t mlcc_rt_kernel_begin(mlcc_rt_context* ctx, int32_t kernel_id);
+void mlcc_rt_kernel_end(mlcc_rt_context* ctx, int32_t kernel_id, int64_t begin_token);
+
+void mlcc_rt_set_error(mlcc_rt_context* ctx, const char* message);
+
+/* Library kernels for call_extern (pipelines/patterns/blas.yaml), on f32
+ * row-major data: out[M, N] = x[M, K] * w[N, K]^T (+ bias[N]) (then relu). */
+void mlcc_rt_blas_dense(mlcc_rt_context* ctx, const float* x, const float* w, const float* bias, float* out,
+                        int64_t M, int64_t N, int64_t K, int32_t relu);
+/* out[B, M, N] = a[B, M, K] * b[B, K, N] (B = 1 for plain matmul). */
+void mlcc_rt_blas_matmul(mlcc_rt_context* ctx, const float* a, const float* b, float* out, int64_t B,
+                         int64_t M, int64_t N, int64_t K);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MLCC_RUNTIME_ABI_H */

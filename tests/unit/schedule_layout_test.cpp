@@ -1,0 +1,394 @@
+// transform_layout: packing parameters through a copy block, re-indexing
+// intermediates in place, the printed result, meaning, trace round trip and
+// replay, and the refusals of maps that may not be one-to-one.
+#include <gtest/gtest.h>
+
+#include "mlcc/ir/parser.h"
+#include "mlcc/ir/printer.h"
+#include "mlcc/ir/structural.h"
+#include "mlcc/schedule/schedule.h"
+#include "schedule_check.h"
+
+using namespace mlcc;
+using namespace mlcc::schedule;
+using mlcc::test::expectSameMeaning;
+using mlcc::test::expectScheduleError;
+using mlcc::test::parsePrim;
+
+namespace {
+
+const char* kDense = R"(
+prim @dense(%x: f32[4, 32], %w: f32[64, 32], %y: f32[4, 64]) {
+  for %i in 0..4 {
+    for %j in 0..64 {
+      for %k in 0..32 {
+        block "dense" (%vi = spatial(4, %i), %vj = spatial(64, %j), %vk = reduce(32, %k)) {
+          reads(%x[%vi, %vk], %w[%vj, %vk])
+          writes(%y[%vi, %vj])
+          init {
+            %y[%vi, %vj] = 0.0
+          }
+          %y[%vi, %vj] = %y[%vi, %vj] + %x[%vi, %vk] * %w[%vj, %vk]
+        }
+      }
+    }
+  }
+}
+)";
+
+const char* kConv = R"(
+prim @conv(%x: f32[1, 4, 6, 6], %w: f32[16, 4, 3, 3], %y: f32[1, 16, 4, 4]) {
+  for %n in 0..1 {
+    for %f in 0..16 {
+      for %h in 0..4 {
+        for %q in 0..4 {
+          for %c in 0..4 {
+            for %r in 0..3 {
+              for %s in 0..3 {
+                block "conv" (%vn = spatial(1, %n), %vf = spatial(16, %f), %vh = spatial(4, %h),
+                              %vq = spatial(4, %q), %vc = reduce(4, %c), %vr = reduce(3, %r),
+                              %vs = reduce(3, %s)) {
+                  reads(%x[%vn, %vc, %vh + %vr, %vq + %vs], %w[%vf, %vc, %vr, %vs])
+                  writes(%y[%vn, %vf, %vh, %vq])
+                  init {
+                    %y[%vn, %vf, %vh, %vq] = 0.0
+                  }
+                  %y[%vn, %vf, %vh, %vq] = %y[%vn, %vf, %vh, %vq] + %x[%vn, %vc, %vh + %vr, %vq + %vs] * %w[%vf, %vc, %vr, %vs]
+                }
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+)";
+
+// An intermediate %b written by "B", read elementwise by "C" and a row at a
+// time (a region with a range) by "S".
+const char* kIntermediate = R"(
+prim @f(%a: f32[8, 12], %c: f32[8, 12], %s: f32[8]) {
+  alloc_buffer %b: f32[8, 12]
+  for %i in 0..8 {
+    for %j in 0..12 {
+      block "B" (%vi = spatial(8, %i), %vj = spatial(12, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
+      }
+    }
+  }
+  for %i in 0..8 {
+    for %j in 0..12 {
+      block "C" (%vi = spatial(8, %i), %vj = spatial(12, %j)) {
+        reads(%b[%vi, %vj])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
+      }
+    }
+  }
+  for %i in 0..8 {
+    block "S" (%vi = spatial(8, %i)) {
+      reads(%b[%vi, 0 +: 12])
+      writes(%s[%vi])
+      %s[%vi] = 0.0
+      for %k in 0..12 {
+        %s[%vi] = %s[%vi] + %b[%vi, %k]
+      }
+    }
+  }
+}
+)";
+
+const char* kSymbolic = R"(
+prim @g(%x: f32[n, 40], %y: f32[n, 40]) {
+  for %i in 0..n {
+    for %j in 0..40 {
+      block "G" (%vi = spatial(n, %i), %vj = spatial(40, %j)) {
+        reads(%x[%vi, %vj])
+        writes(%y[%vi, %vj])
+        %y[%vi, %vj] = %x[%vi, %vj] + 1.0
+      }
+    }
+  }
+}
+)";
+
+std::vector<ir::Var> vars(std::initializer_list<const char*> names) {
+  std::vector<ir::Var> out;
+  for (const char* n : names) out.push_back(ir::makeVar(n));
+  return out;
+}
+
+// New indices from their text ("o / 16"): parseExpr makes its own
+// variables, which the schedule matches with the index variables by name.
+std::vector<ir::PrimExpr> exprs(std::initializer_list<const char*> texts) {
+  std::vector<ir::PrimExpr> out;
+  for (const char* t : texts) out.push_back(ir::parseExpr(t));
+  return out;
+}
+
+// The function printed, without the "mlcc.ir 1" module header.
+std::string print(const ir::PrimFunc& f) { return ir::printFunction(f); }
+
+// Replaying the trace gives the same function, and so does re-parsing the
+// printed function (its trace included).
+void expectReplayAndRoundTrip(const std::string& original, const ir::PrimFunc& scheduled) {
+  ir::PrimFunc replayed = replayTrace(parsePrim(original), scheduled.trace);
+  EXPECT_TRUE(ir::structuralEqual(replayed, scheduled)) << print(replayed) << "\nvs\n" << print(scheduled);
+  ir::PrimFunc reparsed = parsePrim(print(scheduled));
+  EXPECT_TRUE(ir::structuralEqual(reparsed, scheduled)) << print(reparsed);
+  ir::PrimFunc replayed_text = replayTrace(parsePrim(original), reparsed.trace);
+  EXPECT_TRUE(ir::structuralEqual(replayed_text, scheduled));
+}
+
+TEST(ScheduleLayout, PacksADenseWeightThroughACopyBlock) {
+  Schedule sch(parsePrim(kDense));
+  BlockRV b = sch.getBlock("dense");
+  auto from = vars({"o", "i"});
+  sch.transformLayout(b, "w", from, exprs({"o / 16", "i", "o % 16"}));
+  EXPECT_EQ(print(sch.func()), R"(prim @dense(%x: f32[4, 32], %w: f32[64, 32], %y: f32[4, 64]) {
+  trace {
+    %b0 = get_block("dense")
+    transform_layout(%b0, "w", [o, i], [o / 16, i, o % 16])
+  }
+  alloc_buffer %w_layout: f32[4, 32, 16]
+  for %i0 in 0..64 {
+    for %i1 in 0..32 {
+      block "w_layout" (%v0 = spatial(64, %i0), %v1 = spatial(32, %i1)) {
+        reads(%w[%v0, %v1])
+        writes(%w_layout[%v0 / 16, %v1, %v0 % 16])
+        %w_layout[%v0 / 16, %v1, %v0 % 16] = %w[%v0, %v1]
+      }
+    }
+  }
+  for %i in 0..4 {
+    for %j in 0..64 {
+      for %k in 0..32 {
+        block "dense" (%vi = spatial(4, %i), %vj = spatial(64, %j), %vk = reduce(32, %k)) {
+          reads(%x[%vi, %vk], %w_layout[%vj / 16, %vk, %vj % 16])
+          writes(%y[%vi, %vj])
+          init {
+            %y[%vi, %vj] = 0.0
+          }
+          %y[%vi, %vj] = %y[%vi, %vj] + %x[%vi, %vk] * %w_layout[%vj / 16, %vk, %vj % 16]
+        }
+      }
+    }
+  }
+}
+)");
+  expectSameMeaning(parsePrim(kDense), sch.func());
+  expectReplayAndRoundTrip(kDense, sch.func());
+}
+
+TEST(ScheduleLayout, PacksAConvWeightIntoBlockedChannels) {
+  Schedule sch(parsePrim(kConv));
+  BlockRV b = sch.getBlock("conv");
+  auto from = vars({"o", "i", "h", "w"});
+  sch.transformLayout(b, "w", from, exprs({"o / 8", "i", "h", "w", "o % 8"}));
+  const std::string text = print(sch.func());
+  EXPECT_NE(text.find("alloc_buffer %w_layout: f32[2, 4, 3, 3, 8]"), std::string::npos) << text;
+  EXPECT_NE(text.find("%w_layout[%vf / 8, %vc, %vr, %vs, %vf % 8]"), std::string::npos) << text;
+  expectSameMeaning(parsePrim(kConv), sch.func());
+  expectReplayAndRoundTrip(kConv, sch.func());
+}
+
+TEST(ScheduleLayout, RewritesAnIntermediateInPlace) {
+  Schedule sch(parsePrim(kIntermediate));
+  BlockRV c = sch.getBlock("C");
+  auto from = vars({"r", "k"});
+  // Transposed and split: [8, 12] -> [12 / 4, 8, 4].
+  sch.transformLayout(c, "b", from, exprs({"k / 4", "r", "k % 4"}));
+  EXPECT_EQ(print(sch.func()), R"(prim @f(%a: f32[8, 12], %c: f32[8, 12], %s: f32[8]) {
+  trace {
+    %b0 = get_block("C")
+    transform_layout(%b0, "b", [r, k], [k / 4, r, k % 4])
+  }
+  alloc_buffer %b: f32[3, 8, 4]
+  for %i in 0..8 {
+    for %j in 0..12 {
+      block "B" (%vi = spatial(8, %i), %vj = spatial(12, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%b[%vj / 4, %vi, %vj % 4])
+        %b[%vj / 4, %vi, %vj % 4] = %a[%vi, %vj] * 2.0
+      }
+    }
+  }
+  for %i in 0..8 {
+    for %j in 0..12 {
+      block "C" (%vi = spatial(8, %i), %vj = spatial(12, %j)) {
+        reads(%b[%vj / 4, %vi, %vj % 4])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %b[%vj / 4, %vi, %vj % 4] + 1.0
+      }
+    }
+  }
+  for %i in 0..8 {
+    block "S" (%vi = spatial(8, %i)) {
+      reads(%b[0 +: 3, %vi, 0 +: 4])
+      writes(%s[%vi])
+      %s[%vi] = 0.0
+      for %k in 0..12 {
+        %s[%vi] = %s[%vi] + %b[%k / 4, %vi, %k % 4]
+      }
+    }
+  }
+}
+)");
+  expectSameMeaning(parsePrim(kIntermediate), sch.func());
+  expectReplayAndRoundTrip(kIntermediate, sch.func());
+}
+
+TEST(ScheduleLayout, SymbolicShapesAndPadding) {
+  // [n, 40] -> [n / 4, 40, n % 4]: n = 5 leaves padding that is never read.
+  Schedule sch(parsePrim(kSymbolic));
+  BlockRV g = sch.getBlock("G");
+  auto from = vars({"a", "b"});
+  sch.transformLayout(g, "x", from, exprs({"a / 4", "b", "a % 4"}));
+  // Then, in place, a split that does not divide the extent: 40 -> [3 (padded), 16].
+  // (An index variable may share its name with a symbolic dimension.)
+  auto from2 = vars({"n", "b", "c"});
+  sch.transformLayout(g, "x_layout", from2, exprs({"b / 16", "n", "c", "b % 16"}));
+  const std::string text = print(sch.func());
+  EXPECT_NE(text.find("alloc_buffer %x_layout: f32[3, (n - 1) / 4 + 1, 4, 16]"), std::string::npos) << text;
+  for (int64_t n : {1, 4, 5, 9}) expectSameMeaning(parsePrim(kSymbolic), sch.func(), 1e-6, {{"n", n}});
+  expectReplayAndRoundTrip(kSymbolic, sch.func());
+}
+
+TEST(ScheduleLayout, ScriptSyntaxParsesTheIndexVariables) {
+  // The trace text form, as in a schedule script: free names are the index variables.
+  std::string text = std::string(kDense);
+  text.replace(text.find("{\n  for"), 1,
+               "{\n  trace {\n    %b0 = get_block(\"dense\")\n"
+               "    transform_layout(%b0, \"w\", [n, k], [k, n / 32, n % 32])\n  }\n");
+  ir::PrimFunc traced = parsePrim(text);
+  ir::PrimFunc scheduled = replayTrace(parsePrim(kDense), traced.trace);
+  EXPECT_NE(print(scheduled).find("alloc_buffer %w_layout: f32[32, 2, 32]"), std::string::npos);
+  expectSameMeaning(parsePrim(kDense), scheduled);
+}
+
+TEST(ScheduleLayout, RefusesMapsThatMayNotBeOneToOne) {
+  Schedule sch(parsePrim(kDense));
+  BlockRV b = sch.getBlock("dense");
+  auto from = vars({"o", "i"});
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(b, "w", from, exprs({"o / 16", "i"}));
+      },
+      "in prim @dense: transform_layout: index variable o must appear either once as itself "
+      "or as the pair o / c, o % c (same c)");
+  expectScheduleError(
+      [&] { sch.transformLayout(b, "w", from, exprs({"o"})); },
+      "index variable i is not used in the new indices, so elements of %w would share a place");
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(b, "w", from, exprs({"o + i", "i"}));
+      },
+      "new index o + i is not of a supported form (x, x / c or x % c");
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(b, "w", from, exprs({"o / 16", "i", "o % 8"}));
+      },
+      "index variable o must appear either once");
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(b, "w", from, exprs({"o", "o", "i"}));
+      },
+      "index variable o must appear either once");
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(b, "w", from, exprs({"o / 0", "i", "o % 0"}));
+      },
+      "not of a supported form");
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(b, "w", from, exprs({"o", "q"}));
+      },
+      "new index q uses q, which is not one of the index variables");
+  expectScheduleError([&] { sch.transformLayout(b, "w", vars({"o"}), exprs({"o"})); },
+                      "the index map has 1 index variable(s), but %w has rank 2");
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(b, "w", vars({"o", "o"}), exprs({"o"}));
+      },
+      "index variable o is listed twice");
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(b, "q", from, exprs({"i", "o"}));
+      },
+      "block \"dense\" accesses no buffer named \"q\" (it accesses %x, %w, %y)");
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(b, "y", from, exprs({"i", "o"}));
+      },
+      "cannot transform the layout of parameter %y: block \"dense\" writes it");
+  // Refused instructions change nothing and are not recorded.
+  EXPECT_TRUE(ir::structuralEqual(sch.func(), replayTrace(parsePrim(kDense), sch.func().trace)));
+  EXPECT_EQ(sch.func().trace.insts.size(), 1u);
+}
+
+TEST(ScheduleLayout, RefusesAParameterAnotherBlockWrites) {
+  // %c is an output written by "C"; a later block reading it cannot get an
+  // up-front copy.
+  const char* text = R"(
+prim @h(%a: f32[8], %c: f32[8], %d: f32[8]) {
+  for %i in 0..8 {
+    block "C" (%vi = spatial(8, %i)) {
+      reads(%a[%vi])
+      writes(%c[%vi])
+      %c[%vi] = %a[%vi] + 1.0
+    }
+  }
+  for %i in 0..8 {
+    block "D" (%vi = spatial(8, %i)) {
+      reads(%c[%vi])
+      writes(%d[%vi])
+      %d[%vi] = %c[%vi] * 2.0
+    }
+  }
+}
+)";
+  Schedule sch(parsePrim(text));
+  BlockRV d = sch.getBlock("D");
+  auto from = vars({"x"});
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(d, "c", from, exprs({"x / 4", "x % 4"}));
+      },
+      "cannot transform the layout of parameter %c: block \"C\" writes it");
+  // Its intermediate twin is fine.
+  BlockRV c = sch.getBlock("C");
+  sch.transformLayout(c, "a", from, exprs({"x / 4", "x % 4"}));
+  expectSameMeaning(parsePrim(text), sch.func());
+}
+
+TEST(ScheduleLayout, RefusesACopyForANestedBlock) {
+  const char* text = R"(
+prim @n(%a: f32[8], %b: f32[8]) {
+  block "outer" () {
+    reads(%a[0 +: 8])
+    writes(%b[0 +: 8])
+    for %i in 0..8 {
+      block "inner" (%vi = spatial(8, %i)) {
+        reads(%a[%vi])
+        writes(%b[%vi])
+        %b[%vi] = %a[%vi] + 1.0
+      }
+    }
+  }
+}
+)";
+  Schedule sch(parsePrim(text));
+  BlockRV inner = sch.getBlock("inner");
+  auto from = vars({"x"});
+  expectScheduleError(
+      [&] {
+        sch.transformLayout(inner, "a", from, exprs({"x % 4", "x / 4"}));
+      },
+      "cannot give block \"inner\" a layout-converted copy of parameter %a: it is nested in "
+      "block \"outer\"");
+}
+
+}  // namespace

@@ -1,0 +1,155 @@
+// mlcc-schedule: schedule the TensorIR prim funcs of a module: a schedule
+// script (--trace) for the functions it names, then the target's default
+// rules for the functions still unscheduled. Each scheduled prim func
+// carries its trace.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <iostream>
+#include <optional>
+
+#include "mlcc/ir/module_io.h"
+#include "mlcc/ir/parser.h"
+#include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/schedule/rules.h"
+#include "mlcc/schedule/schedule.h"
+#include "mlcc/schedule/script.h"
+#include "mlcc/support/diagnostic.h"
+#include "mlcc/support/file_io.h"
+#include "mlcc/support/tool.h"
+
+namespace {
+
+using mlcc::schedule::Target;
+
+Target parseTarget(const std::string& text) {
+  try {
+    return Target::parse(text);
+  } catch (const mlcc::Error& e) {
+    throw mlcc::Error(mlcc::SourceLoc{"--target", 0, 0}, e.message());
+  }
+}
+
+void listRules(std::ostream& out, Target::Kind kind) {
+  out << (kind == Target::Kind::llvm ? "llvm" : "cuda") << ":\n";
+  auto names = mlcc::schedule::ruleNames(kind);
+  if (names.empty()) out << "  (no rules yet: every prim func is left unscheduled)\n";
+  for (const auto& n : names) out << "  " << n << "\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "mlcc-schedule: schedule TensorIR prim funcs: a hand-written schedule script (--trace) for the "
+      "functions it names, then the target's default rules for the others. Every scheduled prim func "
+      "records its trace.",
+      "mlcc-schedule"};
+  app.footer(R"(--target is required unless --rules none. A script given with --trace is applied first, to the
+prim funcs it names (its instructions are appended to their traces); then, unless --rules none,
+every prim func still without a trace is scheduled by the first of the target's rules that applies
+(--list-rules). Functions that already have a trace are left alone. Nothing is written on error.
+
+Examples:
+  mlcc-schedule lowered.ir --target llvm -o scheduled.ir -v      # default CPU rules; -v: the rule per prim func
+  mlcc-schedule lowered.ir --target "llvm -num-cores=4" -o scheduled.ir
+  mlcc-schedule lowered.ir --target "cuda -arch=sm_80" -o gpu.ir
+  mlcc-schedule lowered.ir --rules none -o same.ir                # leaves every prim func unscheduled
+  mlcc-schedule lowered.ir --trace dense.sched --rules none -o scheduled.ir
+  mlcc-schedule lowered.ir --trace dense.sched --target llvm -o scheduled.ir   # script, then rules for the rest
+  mlcc-import m.onnx | mlcc-fuse | mlcc-legalize | mlcc-schedule --target llvm > scheduled.ir
+
+A schedule script (dense.sched), in the syntax of a prim func's trace (# starts a comment):
+  # pack the weight of the dense in @fused_dense_relu into 16-row panels
+  schedule @fused_dense_relu {
+    %b0 = get_block("dense")
+    %l1, %l2, %l3 = get_loops(%b0)
+    transform_layout(%b0, "w", [o, i], [o / 16, i, o % 16])
+  }
+Errors name the script line: dense.sched:5:5: error: in prim @fused_dense_relu: ...
+mlcc-schedule --list-instructions lists the instructions a script may use.)");
+  std::string input, output = "-", target_text, rules = "default", trace_path;
+  uint64_t seed = 0;
+  bool list_instructions = false, list_rules = false, verbose = false, quiet = false;
+  app.add_option("input", input, "IR file ('-' or none: stdin)");
+  app.add_option("-o,--output", output, "IR output file ('-': stdout)");
+  app.add_option("--target", target_text,
+                 "Target of the default rules: 'llvm' or 'cuda', with options, e.g. 'llvm -num-cores=4', "
+                 "'cuda -arch=sm_80'");
+  app.add_option("--rules", rules,
+                 "default: the target's rules schedule the unscheduled prim funcs; none: no rules")
+      ->check(CLI::IsMember({"default", "none"}))
+      ->capture_default_str();
+  app.add_option("--trace", trace_path, "Schedule script to apply first (see below)");
+  app.add_option("--seed", seed, "Seed of the sampling instructions without a decision")
+      ->capture_default_str();
+  app.add_flag("--list-instructions", list_instructions, "List the schedule instructions, then exit");
+  app.add_flag("--list-rules", list_rules,
+               "List the default rules (of --target, or of every target), then exit");
+  app.add_flag("-v,--verbose", verbose,
+               "Say on stderr what scheduled each prim func (a rule, or \"script\")");
+  app.add_flag("-q,--quiet", quiet, "No progress output");
+  return mlcc::runTool(app, argc, argv, [&]() -> int {
+    if (list_instructions) {
+      for (const auto& n : mlcc::schedule::instructionNames()) std::cout << n << "\n";
+      return 0;
+    }
+    if (list_rules) {
+      if (!target_text.empty()) {
+        listRules(std::cout, parseTarget(target_text).kind);
+      } else {
+        listRules(std::cout, Target::Kind::llvm);
+        listRules(std::cout, Target::Kind::cuda);
+      }
+      return 0;
+    }
+    const bool use_rules = rules == "default";
+    if (use_rules && target_text.empty()) {
+      std::cerr << "mlcc-schedule: error: --target is required (llvm or cuda), unless --rules none\n"
+                << "Run with --help for more information.\n";
+      return 2;
+    }
+    std::optional<Target> target;
+    if (!target_text.empty()) target = parseTarget(target_text);
+    std::optional<mlcc::ir::ScheduleScript> script;
+    if (!trace_path.empty())
+      script = mlcc::ir::parseScheduleScript(mlcc::readInput(trace_path), mlcc::displayName(trace_path));
+
+    const std::string path = input.empty() ? "-" : input;
+    mlcc::ops::installIrHooks();
+    mlcc::ir::Module m = mlcc::ir::readVerifiedModule(path);
+
+    std::vector<std::string> by_script;
+    if (script) by_script = mlcc::schedule::applyScheduleScript(m, *script, seed);
+    std::vector<mlcc::schedule::RuleReport> report;
+    if (use_rules) report = mlcc::schedule::applyDefaultRules(m, *target, seed);
+    try {
+      mlcc::ir::verifyModule(m);
+    } catch (const mlcc::Error& e) {
+      throw mlcc::Error("internal error: the scheduled module does not verify: " + e.message());
+    }
+
+    if (verbose && !quiet) {
+      for (const auto& f : m.functions) {
+        const auto* prim = std::get_if<mlcc::ir::PrimFunc>(&f);
+        if (!prim) continue;
+        std::string how = "none";
+        if (std::find(by_script.begin(), by_script.end(), prim->name) != by_script.end()) {
+          how = "script";
+        } else {
+          auto it =
+              std::find_if(report.begin(), report.end(), [&](const auto& r) { return r.func == prim->name; });
+          if (it != report.end())
+            how = it->rule;
+          else if (!prim->trace.empty())
+            how = "already scheduled";
+        }
+        std::cerr << "@" << prim->name << ": " << how << "\n";
+      }
+    }
+    // The weights stay where they are: name them relative to the output's directory.
+    mlcc::ir::rebaseWeightPaths(m, output);
+    mlcc::ir::writeModuleWithWeights(m, output, "", {});
+    return 0;
+  });
+}
