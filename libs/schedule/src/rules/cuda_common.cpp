@@ -85,10 +85,6 @@ std::vector<Factor> tileFactors(Schedule& sch, const LoopRV& loop, const std::ve
   return out;
 }
 
-std::vector<LoopRV> splitByTiles(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors) {
-  return sch.split(loop, tileFactors(sch, loop, factors));
-}
-
 ExprRV chooseCategorical(Schedule& sch, const std::vector<int64_t>& candidates, size_t chosen) {
   AttrValue::List probs;
   for (size_t i = 0; i < candidates.size(); ++i)

@@ -6,7 +6,8 @@
 //
 // Rules inspect `sch.func()` freely (that records nothing) and change it
 // only through Schedule primitives. A primitive that refuses throws
-// ScheduleError and changes nothing, so `tryApply` can attempt one.
+// ScheduleError and changes nothing, so `tryPrimitive` can attempt one.
+// Pointers into `sch.func()` are only valid until the next primitive.
 #pragma once
 
 #include <functional>
@@ -41,6 +42,14 @@ std::string blockName(Schedule& sch, const BlockRV& block);
 enum class LoopRole { Spatial, Reduce, Unused };
 std::vector<LoopRole> loopRoles(const ir::PrimFunc& f, const std::string& block);
 
+// The function's top-level blocks that are not injective; the anchor of a
+// rule when there is exactly one.
+std::vector<const ir::BlockNode*> nonInjectiveBlocks(const ir::PrimFunc& f);
+
+// The product of the extents of a block's loops with the given role:
+// nullopt when one is not a constant.
+std::optional<int64_t> extentOfRole(const ir::PrimFunc& f, const std::string& block, LoopRole role);
+
 // The constant extent of a loop, or nullopt.
 std::optional<int64_t> constExtent(const Schedule& sch, const LoopRV& loop);
 
@@ -53,8 +62,6 @@ std::optional<int64_t> constExtent(const Schedule& sch, const LoopRV& loop);
 // factors with the outermost inferred (split then guards a non-divisible
 // or symbolic extent with a predicate).
 std::vector<Factor> tileFactors(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors);
-// sch.split(loop, tileFactors(sch, loop, factors)).
-std::vector<LoopRV> splitByTiles(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors);
 
 // A sample_categorical over `candidates` (equal probabilities) with the
 // decision `chosen` (an index).
@@ -95,7 +102,7 @@ bool attempt(Schedule& sch, const std::function<void(Schedule&)>& fn);
 // inlined.
 int inlineInjective(Schedule& sch, const std::vector<ir::Buffer>& keep = {});
 
-// --- the fallback ------------------------------------------------------------
+// --- binding blocks to the GPU -------------------------------------------------
 
 // Binds a top-level block's own loop nest: its spatial loops (outermost,
 // perfectly nested) fused and split by a sampled thread count into
@@ -105,14 +112,6 @@ int inlineInjective(Schedule& sch, const std::vector<ir::Buffer>& keep = {});
 // so each thread also computes what depends on its outputs. False when
 // the block has no spatial loop or its nest is not of that form.
 bool bindBlockFallback(Schedule& sch, const std::string& block, const Target& t, bool with_consumers);
-
-// The function's top-level blocks that are not injective; the anchor of a
-// rule when there is exactly one.
-std::vector<const ir::BlockNode*> nonInjectiveBlocks(const ir::PrimFunc& f);
-
-// The product of the extents of a block's loops with the given role:
-// nullopt when one is not a constant.
-std::optional<int64_t> extentOfRole(const ir::PrimFunc& f, const std::string& block, LoopRole role);
 
 // Moves the injective consumers of `producer` (top-level blocks after it
 // reading what it writes) under `loop` with reverse_compute_at, where
