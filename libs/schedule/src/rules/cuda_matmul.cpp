@@ -4,7 +4,7 @@
 // injective producers and consumers (pad, bias, activation, residual add).
 // Like DLight's Matmul, with shared-memory tiling:
 //
-//   for bx (blockIdx.x)                      thread-block tiles
+//   for by, bx (blockIdx.y, .x)              thread-block tiles
 //     for ty, tx: for mi, ni                 C_local[...] = 0
 //     for ko                                 reduction, outer part
 //       A tile -> shared (all threads)       cache_read or the producer
@@ -16,21 +16,28 @@
 // The spatial loops are grouped by the operand they index: M (only A's),
 // N (only B's), batch (both or neither). Each M / N loop is split into a
 // block part, a thread part and an inner (per-thread) part, the first
-// reduce loop into ko and ki (the other reduce loops stay inside ki). The
-// block parts are fused and bound to blockIdx.x, the thread parts of M to
-// threadIdx.y and of N to threadIdx.x. The accumulator lives in `local`
-// (cache_write); its write-back, with the epilogue folded in
+// reduce loop into ko and ki (the other reduce loops stay inside ki).
+// Block parts of N go to blockIdx.x, of M to blockIdx.y, of the batch
+// loops (and outer M loops) to blockIdx.z; thread parts of N to
+// threadIdx.x, of M to threadIdx.y (outer M loops: threadIdx.z); loops on
+// one axis are fused. Since bind refuses a loop that a block under it does
+// not depend on, when a staged operand is not indexed by every block axis
+// all block parts are fused onto blockIdx.x instead. The accumulator lives
+// in `local` (cache_write); its write-back, with the epilogue folded in
 // (reverse_compute_inline), runs after the reduction (reverse_compute_at
-// at the block loop) split and bound exactly as the accumulation, so each
-// thread writes back the elements it accumulated; its initialization is
-// hoisted before the reduction (decompose_reduction). The operand tiles are
-// staged in `shared` at each ko; the copies are fused and split over all
-// the threads of the block (cooperative fetch). Injective producers other
-// than the operands' are inlined. Tile sizes are chosen per loop (divisors
-// of constant extents where they fit, recorded as sample_perfect_tile
-// decisions) from a list of configurations, largest first; the first whose
-// result passes verifyGpuFunc (threads and shared memory within the
-// target's limits) is kept.
+// at the block loops) split and bound exactly as the accumulation, so each
+// thread writes back the elements it accumulated (where reverse_compute_at
+// is refused, e.g. over a symbolic extent, the block accumulates in its
+// output directly and the epilogue is its own kernel). The accumulator's
+// initialization is hoisted before the reduction (decompose_reduction)
+// where that primitive allows it. The tiles of the operands that vary with
+// the thread block are staged in `shared` at each ko; the copies are fused
+// and split over all the threads of the block (cooperative fetch).
+// Injective producers other than the operands' are inlined. Tile sizes are
+// chosen per loop (divisors of constant extents where they fit, recorded as
+// sample_perfect_tile decisions) from a list of configurations, largest
+// first; the first whose result passes verifyGpuFunc (threads and shared
+// memory within the target's limits) is kept.
 #include <algorithm>
 #include <map>
 
