@@ -557,6 +557,23 @@ TEST(CudaRules, RespectTheTargetLimits) {
                                   "    %y: f32[64, 128] = dense(%x, %w)\n", "%y");
   Target few_threads = Target::parse("cuda -max-threads-per-block=64");
   EXPECT_EQ(scheduleOne(dense, {{}}, few_threads).rule, "Matmul");
+  // Every rule within a 16-thread limit.
+  Target sixteen = Target::parse("cuda -max-threads-per-block=16");
+  auto all =
+      scheduleGraph(graph("%x: f32[64, 128], %w: f32[128, 128], %s: f32[n, 100], %p: f32[1, 8, 9, 9], "
+                          "%v: f32[1, 512], %vw: f32[10, 512]",
+                          "(f32[64, 128], f32[n, 100], f32[1, 8, 4, 4], f32[1, 10])",
+                          "    %y: f32[64, 128] = dense(%x, %w)\n"
+                          "    %z: f32[n, 100] = softmax(%s, axis = 1)\n"
+                          "    %q: f32[1, 8, 4, 4] = max_pool2d(%p, pool_size = [3, 3], strides = [2, 2])\n"
+                          "    %g: f32[1, 10] = dense(%v, %vw)\n",
+                          "(%y, %z, %q, %g)"),
+                    {{{"n", 70}}}, sixteen);
+  std::map<std::string, std::string> expected = {{"fused_dense", "Matmul"},
+                                                 {"fused_softmax", "GeneralReduction"},
+                                                 {"fused_max_pool2d", "Reduction"},
+                                                 {"fused_dense_1", "GEMV"}};
+  for (const auto& [name, rule] : expected) EXPECT_EQ(all[name].rule, rule) << name;
   Target little_shared = kCuda;
   little_shared.max_shared_memory_bytes = 2048;
   EXPECT_EQ(scheduleOne(dense, {{}}, little_shared).rule, "Matmul");

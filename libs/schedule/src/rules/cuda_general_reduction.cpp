@@ -67,7 +67,7 @@ bool applyCudaGeneralReduction(Schedule& sch, const Target& target) {
   std::optional<int64_t> extent;
   if (ir::asConstInt(nest[split_at]->extent, &e)) extent = e;
   if (extent == 1) return false;  // a single row: nothing to share among threads
-  std::vector<int64_t> tiles = {1, 64};
+  std::vector<int64_t> tiles = {1, std::min<int64_t>(64, target.max_threads_per_block)};
   if (extent) {
     auto perfect = gpu::perfectTiles(*extent, {0, std::min<int64_t>(128, target.max_threads_per_block)});
     if (perfect && ((*perfect)[1] >= 32 || (*perfect)[1] == *extent)) tiles = *perfect;
