@@ -1,5 +1,7 @@
-// mlcc-run: run an IR file (any stage) through the reference interpreter on
-// .npy inputs (or deterministic random ones) and write or summarize outputs.
+// mlcc-run: run an IR file (any stage) through the reference interpreter, or
+// a compiled model.so through its C ABI (libs/host), on .npy inputs (or
+// deterministic random ones, the same for both) and write or summarize the
+// outputs; for model.so also benchmark (--bench, --json) and profile.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <iostream>
 #include <map>
 
+#include "mlcc/host/compiled_model.h"
 #include "mlcc/interp/interpreter.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
@@ -79,29 +82,175 @@ std::string summary(const mlcc::interp::NamedTensor& o) {
   return s + buf;
 }
 
+// An input from a .npy file, as a tensor of the file's dtype; `expected` (the
+// input's type) is named when the dtype is not an mlcc one.
+mlcc::ir::Tensor readInputTensor(const std::string& name, const std::string& file_path,
+                                 const std::string& expected) {
+  mlcc::NpyArray a = mlcc::readNpy(file_path);
+  auto dt = dtypeOfDescr(a.dtype);
+  if (!dt)
+    throw mlcc::Error("input '" + name + "' (" + file_path + "): numpy dtype '" + a.dtype +
+                      "' is not an mlcc dtype; expected " + expected);
+  return mlcc::ir::Tensor::copyOf(*dt, a.shape, a.data);
+}
+
+// Writes each output as DIR/<name>.npy, or prints a summary of each.
+void emitOutputs(const std::vector<mlcc::interp::NamedTensor>& outs, const std::string& out_dir, bool quiet,
+                 bool verbose) {
+  if (!out_dir.empty()) {
+    std::filesystem::create_directories(out_dir);
+    for (const auto& o : outs) {
+      mlcc::ir::Tensor t = o.tensor;
+      if (t.dtype() == DType::bf16) {  // no numpy dtype: written as f32
+        mlcc::ir::Tensor f = mlcc::ir::Tensor::zeros(DType::f32, t.shape());
+        for (int64_t i = 0; i < t.numel(); ++i) f.set(i, t.at(i));
+        t = f;
+      }
+      mlcc::NpyArray a;
+      a.dtype = descrOf(t.dtype());
+      a.shape = t.shape();
+      a.data.assign(t.bytes(), t.bytes() + t.nbytes());
+      std::string p = (std::filesystem::path(out_dir) / (sanitize(o.name) + ".npy")).string();
+      mlcc::writeNpy(p, a);
+      if (verbose) std::cerr << "wrote " << p << "\n";
+    }
+  } else if (!quiet) {
+    for (const auto& o : outs) std::cout << summary(o) << "\n";
+  }
+}
+
+// What mlcc-run does with a compiled model besides running it.
+struct CompiledOptions {
+  int bench = 0;   // timed runs (0: one run)
+  int warmup = 3;  // untimed runs before them
+  int threads = 0;
+  bool json = false, profile = false;
+};
+
+// The --profile table: each kernel's calls, total time, share of the runs'
+// time and GFLOPS (when the kernel's flop count is known); on stderr with --json.
+void printProfile(std::FILE* out, const std::vector<mlcc::host::KernelProfile>& prof, double run_ms) {
+  int w = 32;  // the kernel column: as wide as the longest name
+  for (const auto& k : prof) w = std::max(w, static_cast<int>(k.name.size()));
+  std::fprintf(out, "%-*s %8s %12s %7s %9s\n", w, "kernel", "calls", "total ms", "share", "GFLOPS");
+  double kernels_ms = 0;
+  for (const auto& k : prof) {
+    const double ms = static_cast<double>(k.total_ns) / 1e6;
+    kernels_ms += ms;
+    char gflops[32] = "-";
+    if (k.flops_per_call > 0 && k.total_ns > 0)
+      std::snprintf(gflops, sizeof gflops, "%.2f",
+                    k.flops_per_call * static_cast<double>(k.calls) / static_cast<double>(k.total_ns));
+    std::fprintf(out, "%-*s %8lld %12.3f %6.1f%% %9s\n", w, k.name.c_str(), static_cast<long long>(k.calls),
+                 ms, run_ms > 0 ? 100.0 * ms / run_ms : 0.0, gflops);
+  }
+  std::fprintf(out, "%-*s %8s %12.3f %6.1f%%\n", w, "(all kernels)", "", kernels_ms,
+               run_ms > 0 ? 100.0 * kernels_ms / run_ms : 0.0);
+  std::fprintf(out, "%-*s %8s %12.3f\n", w, "(runs)", "", run_ms);
+}
+
+// Runs a compiled model.so: inputs by name (or random), optional benchmark
+// and profile, outputs written or summarized.
+void runCompiled(const std::string& path, const std::map<std::string, std::string>& given,
+                 bool random_missing, uint64_t seed, const CompiledOptions& opt, const std::string& out_dir,
+                 bool quiet, bool verbose) {
+  mlcc::host::CompiledModel model(path);
+  const mlcc::SourceLoc file{path, 0, 0};
+  const auto& specs = model.inputs();
+  std::string expected;
+  for (const auto& s : specs)
+    expected += (expected.empty() ? "" : ", ") + s.name + ": " + mlcc::host::typeText(s.dtype, s.shape);
+  if (expected.empty()) expected = "(none)";
+  for (const auto& [name, file_path] : given)
+    if (std::none_of(specs.begin(), specs.end(), [&](auto& s) { return s.name == name; }))
+      throw mlcc::Error(file, "unknown input '" + name + "'; the model takes: " + expected);
+  std::vector<mlcc::ir::Tensor> inputs;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    const std::string type = mlcc::host::typeText(specs[i].dtype, specs[i].shape);
+    if (auto it = given.find(specs[i].name); it != given.end()) {
+      inputs.push_back(readInputTensor(specs[i].name, it->second, type));
+    } else if (given.empty() || random_missing) {
+      inputs.push_back(mlcc::interp::randomTensor(specs[i].dtype, specs[i].shape, seed * 1000003 + i));
+      if (verbose) std::cerr << "random input " << specs[i].name << "\n";
+    } else {
+      throw mlcc::Error(file,
+                        "missing input '" + specs[i].name + "' (" + type +
+                            "); give it with --input, or use --random-inputs; the model takes: " + expected);
+    }
+  }
+  try {
+    model.checkInputs(inputs);
+  } catch (const mlcc::Error& e) {
+    throw mlcc::Error(file, e.message());
+  }
+  if (opt.threads > 0) model.setThreads(opt.threads);
+  auto outs = model.makeOutputs();
+  const int runs = std::max(1, opt.bench);
+  if (opt.bench > 0) mlcc::host::timeRuns(model, inputs, outs, opt.warmup, 0);
+  if (opt.profile) model.enableProfiling(true);
+  const std::vector<double> ms = mlcc::host::timeRuns(model, inputs, outs, 0, runs);
+  const auto stats = mlcc::host::summarizeTimes(ms);
+  if (verbose)
+    std::cerr << "ran " << path << " in " << stats.median_ms << " ms (" << model.threads() << " threads)\n";
+
+  std::vector<mlcc::interp::NamedTensor> named;
+  for (size_t i = 0; i < outs.size(); ++i) named.push_back({model.outputs()[i].name, std::move(outs[i])});
+  emitOutputs(named, out_dir, quiet || opt.json, verbose);
+  if (opt.json) {
+    std::printf("{\"median_ms\": %.6f, \"min_ms\": %.6f, \"mean_ms\": %.6f, \"runs\": %d, \"threads\": %d}\n",
+                stats.median_ms, stats.min_ms, stats.mean_ms, stats.runs, model.threads());
+  } else if (opt.bench > 0) {
+    std::printf("bench: %d runs, %d thread%s: median %.3f ms, min %.3f ms, mean %.3f ms\n", stats.runs,
+                model.threads(), model.threads() == 1 ? "" : "s", stats.median_ms, stats.min_ms,
+                stats.mean_ms);
+  }
+  if (opt.profile) {
+    double total = 0;
+    for (double v : ms) total += v;
+    printProfile(opt.json ? stderr : stdout, model.profile(), total);  // stdout stays JSON
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  CLI::App app{"mlcc-run: run a model's IR (any stage) through the reference interpreter.", "mlcc-run"};
+  CLI::App app{
+      "mlcc-run: run a model's IR (any stage) through the reference interpreter, or a compiled model.so.",
+      "mlcc-run"};
   app.footer(R"(Examples:
   mlcc-run lowered.ir --input x=x.npy --output-dir out/   # writes out/<output name>.npy
   mlcc-run model.ir                                       # random inputs (--seed), prints a summary
   mlcc-run model.ir --dim n=8 --seed 3 -v                 # symbolic dim n = 8 for random inputs; timing
   mlcc-run kernels.ir --entry mm --input A=a.npy --input B=b.npy --output-dir out/   # one prim func
+  mlcc-run model.so --input x=x.npy --output-dir out/    # a compiled model (mlcc-link), same outputs
+  mlcc-run model.so --bench 50 --threads 1 --json        # {"median_ms": ..., "min_ms", "mean_ms", "runs", "threads"}
+  mlcc-run model.so --bench 20 --profile                 # per-kernel calls, total ms, share of the run, GFLOPS
 Inputs are .npy files (f32, f16, i8, i32, i64, bool). Without any --input every input is random:
-floats normal(0, 1), integers in [0, 10); --random-inputs fills only the missing ones.)");
+floats normal(0, 1), integers in [0, 10); --random-inputs fills only the missing ones. The random
+inputs of a model.so are those of its IR for the same --seed. --bench, --warmup, --json, --threads
+and --profile apply to compiled models only.)");
   std::string path;
   std::vector<std::string> input_args, dim_args;
   std::string out_dir, entry;
   uint64_t seed = 0;
   bool quiet = false, verbose = false, random_missing = false;
-  app.add_option("input", path, "IR file ('-' for stdin)")->required();
+  app.add_option("input", path, "IR file ('-' for stdin) or compiled model.so")->required();
   app.add_option("--input", input_args, "NAME=FILE.npy: an input of the entry function (repeatable)");
   app.add_option("--output-dir", out_dir, "Write each output as DIR/<output name>.npy");
   app.add_option("--seed", seed, "Seed of the random inputs (default 0)");
   app.add_option("--entry", entry, "Function to run (default: @main, or the single entry function)");
   app.add_option("--dim", dim_args, "NAME=SIZE: a symbolic dimension's size for random inputs (default 1)");
   app.add_flag("--random-inputs", random_missing, "Fill inputs not given with --input randomly");
+  CompiledOptions copt;
+  app.add_option("--bench", copt.bench, "model.so: time N runs after --warmup untimed ones")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", copt.warmup, "model.so: untimed runs before --bench's (default 3)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--threads", copt.threads, "model.so: threads for parallel loops (default: all cores)")
+      ->check(CLI::PositiveNumber);
+  app.add_flag("--json", copt.json,
+               "model.so: print the timing as JSON (median_ms, min_ms, mean_ms, runs, threads)");
+  app.add_flag("--profile", copt.profile, "model.so: print each kernel's calls, time, share and GFLOPS");
   app.add_flag("-q,--quiet", quiet, "Print nothing but errors");
   app.add_flag("-v,--verbose", verbose, "Print the inputs used and how long the run took");
 
@@ -130,6 +279,19 @@ floats normal(0, 1), integers in [0, 10); --random-inputs fills only the missing
       dims[a.substr(0, eq)] = v;
     }
 
+    if (path != "-" && (mlcc::host::isElfFile(path) || path.ends_with(".so"))) {
+      if (!entry.empty() || !dims.empty()) {
+        std::cerr << "mlcc-run: --entry and --dim apply to IR files, not to a compiled model\n";
+        return 2;
+      }
+      runCompiled(path, given, random_missing, seed, copt, out_dir, quiet, verbose);
+      return 0;
+    }
+    if (copt.bench || copt.json || copt.threads || copt.profile || app.count("--warmup")) {
+      std::cerr << "mlcc-run: --bench, --warmup, --json, --threads and --profile apply to compiled models "
+                   "(model.so from mlcc-link), not to IR files\n";
+      return 2;
+    }
     mlcc::ops::installIrHooks();
     mlcc::ir::SourceMap map;
     mlcc::ir::Module m = mlcc::ir::parseModuleFile(path, &map);
@@ -147,12 +309,7 @@ floats normal(0, 1), integers in [0, 10); --random-inputs fills only the missing
         if (it == specs.end())
           throw mlcc::Error("unknown input '" + name + "'; @" + entry +
                             " takes: " + (expected.empty() ? "(none)" : expected));
-        mlcc::NpyArray a = mlcc::readNpy(file_path);
-        auto dt = dtypeOfDescr(a.dtype);
-        if (!dt)
-          throw mlcc::Error("input '" + name + "' (" + file_path + "): numpy dtype '" + a.dtype +
-                            "' is not an mlcc dtype; expected " + typeText(*it));
-        inputs.push_back({name, mlcc::ir::Tensor::copyOf(*dt, a.shape, a.data)});
+        inputs.push_back({name, readInputTensor(name, file_path, typeText(*it))});
       }
       const bool all_random = given.empty();
       for (size_t i = 0; i < specs.size(); ++i) {
@@ -186,26 +343,7 @@ floats normal(0, 1), integers in [0, 10); --random-inputs fills only the missing
       if (verbose)
         std::cerr << "ran @" << entry << " in " << std::chrono::duration<double, std::milli>(t1 - t0).count()
                   << " ms\n";
-      if (!out_dir.empty()) {
-        std::filesystem::create_directories(out_dir);
-        for (const auto& o : outs) {
-          mlcc::ir::Tensor t = o.tensor;
-          if (t.dtype() == DType::bf16) {  // no numpy dtype: written as f32
-            mlcc::ir::Tensor f = mlcc::ir::Tensor::zeros(DType::f32, t.shape());
-            for (int64_t i = 0; i < t.numel(); ++i) f.set(i, t.at(i));
-            t = f;
-          }
-          mlcc::NpyArray a;
-          a.dtype = descrOf(t.dtype());
-          a.shape = t.shape();
-          a.data.assign(t.bytes(), t.bytes() + t.nbytes());
-          std::string p = (std::filesystem::path(out_dir) / (sanitize(o.name) + ".npy")).string();
-          mlcc::writeNpy(p, a);
-          if (verbose) std::cerr << "wrote " << p << "\n";
-        }
-      } else if (!quiet) {
-        for (const auto& o : outs) std::cout << summary(o) << "\n";
-      }
+      emitOutputs(outs, out_dir, quiet, verbose);
     } catch (const mlcc::Error& e) {
       if (!e.loc().file.empty()) throw;
       throw mlcc::Error(file, e.message());

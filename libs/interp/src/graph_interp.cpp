@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "mlcc/interp/interpreter.h"
+#include "mlcc/ir/entry.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/weights.h"
 #include "mlcc/ops/op.h"
@@ -353,23 +354,7 @@ void Interpreter::runPrim(const std::string& name, const std::vector<ir::Tensor*
   impl_->prim(name).run(args);
 }
 
-std::string Interpreter::defaultEntry() const {
-  const ir::Module& m = impl_->module;
-  if (m.hasFunction("main")) return "main";
-  std::vector<std::string> entries, all;
-  for (const auto& f : m.functions) {
-    all.push_back("@" + ir::functionName(f));
-    if (auto* g = std::get_if<ir::GraphFunc>(&f)) {
-      auto it = g->attrs.find("entry");
-      if (it != g->attrs.end() && it->second.isBool() && it->second.asBool()) entries.push_back(g->name);
-    }
-  }
-  if (entries.size() == 1) return entries[0];
-  if (all.size() == 1) return all[0].substr(1);
-  std::string list;
-  for (const auto& n : all) list += (list.empty() ? "" : ", ") + n;
-  throw Error("no @main and no single entry function; choose one of: " + (list.empty() ? "(none)" : list));
-}
+std::string Interpreter::defaultEntry() const { return ir::defaultEntry(impl_->module); }
 
 std::vector<InputSpec> Interpreter::inputs(const std::string& entry) const {
   const ir::Module& m = impl_->module;
@@ -429,38 +414,12 @@ std::vector<NamedTensor> Interpreter::run(const std::string& entry, const std::v
       names.push_back("input '" + specs[i].name + "'");
     }
     Value r = impl_->call(*g, args, names, 0);
-    // Output names: the returned variables; a returned tuple variable bound to
-    // a tuple of variables gives those variables' names.
-    std::vector<std::pair<std::string, Value>> named;
-    if (g->ret_is_tuple) {
-      for (size_t i = 0; i < g->ret.size(); ++i) named.emplace_back(g->ret[i]->name, r.fields[i]);
-    } else if (!r.is_tuple) {
-      named.emplace_back(g->ret[0]->name, r);
-    } else {
-      const ir::Binding* def = nullptr;
-      for (const auto& blk : g->blocks)
-        for (const auto& b : blk.bindings)
-          if (b.var == g->ret[0]) def = &b;
-      for (size_t i = 0; i < r.fields.size(); ++i) {
-        std::string n = def && def->value.kind == ir::ValueKind::Tuple
-                            ? def->value.args[i]->name
-                            : g->ret[0]->name + "_" + std::to_string(i);
-        named.emplace_back(n, r.fields[i]);
-      }
+    // Outputs: the returned values flattened, named as ir::entryOutputs says.
+    for (const ir::EntryOutput& o : ir::entryOutputs(*g)) {
+      const Value* v = &r;
+      for (size_t i : o.path) v = &v->fields.at(i);
+      outs.push_back({o.name, v->tensor});
     }
-    std::function<void(const std::string&, const Value&)> flatten = [&](const std::string& n,
-                                                                        const Value& v) {
-      if (!v.is_tuple) {
-        std::string name = n;
-        for (int k = 1;
-             std::any_of(outs.begin(), outs.end(), [&](const NamedTensor& o) { return o.name == name; }); ++k)
-          name = n + "_" + std::to_string(k);
-        outs.push_back({name, v.tensor});
-        return;
-      }
-      for (size_t i = 0; i < v.fields.size(); ++i) flatten(n + "_" + std::to_string(i), v.fields[i]);
-    };
-    for (const auto& [n, v] : named) flatten(n, v);
     return outs;
   }
   // A prim func: inputs as given (copied where written), outputs zero-filled.

@@ -498,7 +498,11 @@ bool exactBox(const std::vector<PrimExpr>& indices, const std::vector<const ForN
     if (!linearIn(simplify(idx), vars, coeffs, 1)) return false;
     std::vector<std::pair<int64_t, const VarNode*>> terms;
     for (const auto& [v, c] : coeffs) {
-      if (c == 0) continue;
+      // A loop of extent 1 contributes nothing (its variable is 0); left in,
+      // its coefficient would tie with the loop around it and the outcome
+      // would depend on the order of the terms (VarNode addresses).
+      int64_t extent;
+      if (c == 0 || (asConstInt(loop_of[v]->extent, &extent) && extent == 1)) continue;
       if (!used.insert(v).second) return false;
       terms.emplace_back(std::llabs(c), v);
     }

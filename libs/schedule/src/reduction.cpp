@@ -9,8 +9,9 @@
 // inwards that the spatial bindings use, inserted right before %l2; the
 // block loses its init. The block's predicate goes along, without its
 // conditions on reduce loops, which must provably hold where the init runs
-// (as a non-divisible split of a reduce loop makes them). Refused when a
-// loop at or above %l2 binds a reduce iteration variable (the init would run
+// (as a non-divisible split of a reduce loop makes them). %l2 itself may be
+// a reduce loop (as TVM's usual decompose_reduction(block, k)). Refused when
+// a loop above %l2 binds a reduce iteration variable (the init would run
 // again in each of its iterations), when a loop from %l2 inwards of extent
 // > 1 binds nothing (the original re-runs the init for each of its
 // iterations), when a copied loop's extent depends on a reduce loop, when
@@ -179,10 +180,9 @@ std::vector<RVValue> applyDecomposeReduction(ScheduleState& s, const InstArgs& a
   while (pos < loops.size() && loops[pos]->loop_var != at) ++pos;
   if (pos == loops.size())
     args.fail(ScheduleState::describe(at) + " is not a loop above " + ScheduleState::describe(b));
-  for (size_t i = 0; i <= pos; ++i)
+  for (size_t i = 0; i < pos; ++i)
     if (uses[i].reduce)
-      args.fail(ScheduleState::describe(loops[i]->loop_var) +
-                (i == pos ? "" : " (above " + ScheduleState::describe(at) + ")") +
+      args.fail(ScheduleState::describe(loops[i]->loop_var) + " (above " + ScheduleState::describe(at) + ")" +
                 " binds reduce iteration variable %" + uses[i].reduce_var->var->name + " of " +
                 ScheduleState::describe(b) + "; the init would run again in each of its iterations");
 

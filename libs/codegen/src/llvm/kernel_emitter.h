@@ -8,18 +8,32 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "mlcc/codegen/llvm.h"
 #include "mlcc/ir/stmt.h"
 
 namespace mlcc::codegen {
 
+// What a kernel needs from its caller besides its parameters.
+struct KernelInfo {
+  // Scratch buffers: the kernel's function-level allocations too large for
+  // the stack, in order; the caller passes one pointer for each after the
+  // parameters (args[num_params + i], 64-byte aligned, scratch_bytes[i]
+  // bytes, no need to be zeroed: the kernel zeroes them).
+  std::vector<uint64_t> scratch_bytes;
+};
+
 // Emits prim func `f` into `mod` as
 //   void @symbol(ptr noalias %args, ptr %ctx)
-// where args[i] points to parameter i (dense row-major) and ctx is passed to
-// the runtime (mlcc_rt_parallel_for). Throws mlcc::Error naming the function
+// where args[i] points to parameter i (dense row-major; parameters must not
+// overlap each other) and ctx is passed to the runtime
+// (mlcc_rt_parallel_for). Function-level allocations larger than 64 KiB are
+// scratch buffers in args when `info` is given (see KernelInfo), else
+// calloc'd and freed on each call. Throws mlcc::Error naming the function
 // (and block) for what it cannot compile (e.g. symbolic shapes).
-llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol);
+llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol,
+                           KernelInfo* info = nullptr);
 
 // The declaration of runtime function `name` of abi.h in `mod` (created on
 // first use with the right signature).

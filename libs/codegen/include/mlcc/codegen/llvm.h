@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,9 @@ struct LLVMOptions {
   int opt_level = 3;    // 0..3
   std::string entry;    // the graph function to compile; "": the default entry
   int num_threads = 0;  // JIT only: threads for parallel loops (0: the machine's cores)
+  // compileModule only: called with what it starts next ("kernel 3/19 @f",
+  // "optimizing", "emitting obj"); tools show it on a terminal.
+  std::function<void(const std::string&)> progress;
 };
 
 enum class Emit { obj, ll, asm_text };
@@ -35,7 +39,9 @@ struct CodegenStats {
   int kernels = 0;
   uint64_t planned_bytes = 0;       // the workspace of the memory plan
   uint64_t intermediate_bytes = 0;  // the sum of all intermediates (without reuse)
+  uint64_t scratch_bytes = 0;       // kernels' scratch buffers, also in the workspace (sum, without reuse)
   uint64_t weight_bytes = 0;        // embedded weights
+  std::vector<std::string> kernel_names;  // by kernel id (prim funcs and library kernels)
 };
 
 // Throws mlcc::Error (naming the function/block) for what it cannot compile:

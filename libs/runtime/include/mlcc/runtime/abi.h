@@ -51,6 +51,9 @@ typedef struct {
   int (*entry)(const void* const* inputs, void* const* outputs, void* workspace, mlcc_rt_context* ctx);
 } mlcc_abi_model;
 
+/* The model, defined by model.o (const data); the runtime reads it at load. */
+extern const mlcc_abi_model mlcc_abi_model_v1;
+
 /* Runs fn(closure, begin, end) over [0, n) split into chunks on the thread
  * pool of ctx's model; returns when all are done. Nested calls (from inside
  * a chunk) run serially. Generated code outlines `parallel` loops into fn. */

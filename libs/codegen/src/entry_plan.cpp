@@ -1,0 +1,415 @@
+// Planning the graph entry (see entry_plan.h): storage for every value,
+// steps for every call, the memory plan for the intermediates.
+#include "entry_plan.h"
+
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+
+#include "mlcc/ir/entry.h"
+#include "mlcc/ir/printer.h"
+#include "mlcc/ir/summary.h"
+#include "mlcc/support/diagnostic.h"
+
+namespace mlcc::codegen {
+
+namespace {
+
+// The storage of a value: a tensor (cls >= 0) or a tuple of storages.
+struct Ref {
+  int cls = -1;
+  std::vector<Ref> fields;
+};
+
+// One tensor's storage, shared by all the variables that name it.
+struct Storage {
+  enum class Kind { input, constant, computed };
+  Kind kind = Kind::computed;
+  TensorDesc desc;
+  int input = -1;                         // input
+  const ir::GraphValue* value = nullptr;  // constant: its binding's value
+  int constant = -1;                      // constant: index in plan.constants, once used
+  int first = 0, last = 0;                // computed: live range in binding indices
+  int output = -1;                        // computed: the output it is written to
+  uint64_t offset = 0;                    // computed, not an output: workspace offset
+  bool scratch = false;                   // computed: a kernel's scratch buffer, not a graph value
+};
+
+const char* const kExterns[] = {"blas.dense", "blas.dense_bias", "blas.dense_bias_relu", "blas.matmul"};
+
+std::string shapeText(const std::vector<int64_t>& s) {
+  std::string r;
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  return r.empty() ? "scalar" : r;
+}
+
+int64_t numel(const std::vector<int64_t>& s, size_t begin = 0, size_t end = SIZE_MAX) {
+  int64_t n = 1;
+  for (size_t i = begin; i < std::min(end, s.size()); ++i) n *= s[i];
+  return n;
+}
+
+class Planner {
+ public:
+  Planner(const ir::Module& m, const ir::GraphFunc& g, const ScratchFn& scratch)
+      : m_(m), g_(g), scratch_(scratch) {
+    plan_.entry = g.name;
+  }
+
+  EntryPlan run() {
+    for (size_t i = 0; i < g_.params.size(); ++i) {
+      const ir::GraphVar& p = g_.params[i];
+      if (!p->type.isTensor())
+        throw Error("@" + g_.name + ": parameter %" + p->name +
+                    " is a tuple; codegen takes tensor inputs only");
+      Storage s;
+      s.kind = Storage::Kind::input;
+      s.desc = desc(p->name, p->type, "parameter %" + p->name);
+      s.input = static_cast<int>(i);
+      plan_.inputs.push_back(s.desc);
+      refs_[p.get()] = Ref{add(std::move(s)), {}};
+    }
+    int index = 0;
+    for (const auto& block : g_.blocks)
+      for (const auto& b : block.bindings) {
+        try {
+          bind(b, index++);
+        } catch (const Error& e) {
+          throw Error("@" + g_.name + ", binding %" + b.var->name + ": " + e.message());
+        }
+      }
+    assignOutputs();
+    planWorkspace();
+    resolveSteps();
+    return std::move(plan_);
+  }
+
+ private:
+  int add(Storage s) {
+    storage_.push_back(std::move(s));
+    return static_cast<int>(storage_.size()) - 1;
+  }
+
+  TensorDesc desc(const std::string& name, const ir::Type& t, const std::string& who) {
+    if (!t.isTensor()) throw Error(who + " is a tuple where a tensor is expected");
+    TensorDesc d;
+    d.name = name;
+    d.dtype = t.dtype;
+    for (const auto& dim : t.shape) {
+      int64_t v = 0;
+      if (!ir::asConstInt(dim, &v))
+        throw Error("symbolic shapes are not supported by codegen yet: " + who + " has type " +
+                    ir::printType(t) + "; import with --shape NAME=DIMS (e.g. --shape input=1x3x224x224)");
+      d.shape.push_back(v);
+    }
+    d.bytes = static_cast<uint64_t>(numel(d.shape)) * static_cast<uint64_t>(ir::dtypeBytes(t.dtype));
+    return d;
+  }
+
+  const Ref& ref(const ir::GraphVar& v) {
+    auto it = refs_.find(v.get());
+    if (it == refs_.end()) throw Error("%" + v->name + " is used before it is defined");
+    return it->second;
+  }
+
+  // The storage of a tensor operand, used at binding `index`.
+  int use(const ir::GraphVar& v, int index) {
+    const Ref& r = ref(v);
+    if (r.cls < 0) throw Error("operand %" + v->name + " is a tuple; calls take tensors");
+    Storage& s = storage_[r.cls];
+    if (s.kind == Storage::Kind::computed) s.last = std::max(s.last, index);
+    return r.cls;
+  }
+
+  // New computed storage for the value of `var`, written at binding `index`.
+  Ref fresh(const std::string& name, const ir::Type& t, int index, std::vector<int>& outs) {
+    if (t.isTuple()) {
+      Ref r;
+      for (size_t i = 0; i < t.fields.size(); ++i)
+        r.fields.push_back(fresh(name + "_" + std::to_string(i), t.fields[i], index, outs));
+      return r;
+    }
+    Storage s;
+    s.desc = desc(name, t, "%" + name);
+    s.first = s.last = index;
+    int c = add(std::move(s));
+    outs.push_back(c);
+    return Ref{c, {}};
+  }
+
+  int kernelId(const std::string& name, const std::string& prim, double flops) {
+    auto [it, inserted] = kernel_ids_.emplace(name, static_cast<int>(plan_.kernels.size()));
+    if (inserted) plan_.kernels.push_back({name, prim, flops});
+    return it->second;
+  }
+
+  void bind(const ir::Binding& b, int index) {
+    const ir::GraphValue& v = b.value;
+    switch (v.kind) {
+      case ir::ValueKind::Alias: refs_[b.var.get()] = ref(v.args.at(0)); return;
+      case ir::ValueKind::Tuple: {
+        Ref r;
+        for (const auto& a : v.args) r.fields.push_back(ref(a));
+        refs_[b.var.get()] = std::move(r);
+        return;
+      }
+      case ir::ValueKind::TupleGet: {
+        const Ref& t = ref(v.args.at(0));
+        if (t.cls >= 0 || v.index < 0 || static_cast<size_t>(v.index) >= t.fields.size())
+          throw Error("%" + v.args[0]->name + "[" + std::to_string(v.index) + "] is not a field of a tuple");
+        Ref field = t.fields[v.index];
+        refs_[b.var.get()] = std::move(field);
+        return;
+      }
+      case ir::ValueKind::Const: {
+        if (!v.is_inline) {
+          auto it = weights_.find(v.weight);
+          if (it != weights_.end()) {
+            refs_[b.var.get()] = Ref{it->second, {}};
+            return;
+          }
+        }
+        Storage s;
+        s.kind = Storage::Kind::constant;
+        s.desc = desc(b.var->name, b.var->type, "constant %" + b.var->name);
+        s.value = &v;
+        if (v.is_inline && v.data.size() != s.desc.bytes)
+          throw Error("inline constant has " + std::to_string(v.data.size()) + " bytes, its type needs " +
+                      std::to_string(s.desc.bytes));
+        int c = add(std::move(s));
+        if (!v.is_inline) weights_[v.weight] = c;
+        refs_[b.var.get()] = Ref{c, {}};
+        return;
+      }
+      case ir::ValueKind::Op: throw Error("op " + v.callee + " was not legalized: run mlcc-legalize first");
+      case ir::ValueKind::CallGraph:
+        throw Error("call of graph function @" + v.callee +
+                    ": codegen compiles call_tir and call_extern only; run mlcc-legalize first");
+      case ir::ValueKind::CallTir: return callTir(b, index);
+      case ir::ValueKind::CallExtern: return callExtern(b, index);
+    }
+    throw Error("unknown binding kind");
+  }
+
+  void callTir(const ir::Binding& b, int index) {
+    const ir::GraphValue& v = b.value;
+    const ir::PrimFunc* f = m_.findPrim(v.callee);
+    if (!f) throw Error("call_tir of @" + v.callee + ", which is not a prim func of the module");
+    std::vector<int> args;
+    for (const auto& a : v.args) args.push_back(use(a, index));
+    std::vector<int> outs;
+    refs_[b.var.get()] = fresh(b.var->name, b.var->type, index, outs);
+    args.insert(args.end(), outs.begin(), outs.end());
+    if (args.size() != f->params.size())
+      throw Error("@" + f->name + " takes " + std::to_string(f->params.size()) +
+                  " buffers, the call passes " + std::to_string(v.args.size()) + " inputs and " +
+                  std::to_string(outs.size()) + " outputs");
+    for (size_t i = 0; i < args.size(); ++i) {
+      const ir::Buffer& p = f->params[i];
+      const TensorDesc& d = storage_[args[i]].desc;
+      ir::Type pt = ir::Type::tensor(p->dtype, p->shape);
+      TensorDesc pd = desc(p->name, pt, "parameter %" + p->name + " of prim func @" + f->name);
+      if (pd.dtype != d.dtype || pd.bytes != d.bytes)
+        throw Error("parameter %" + p->name + " of @" + f->name + " is " + ir::printType(pt) + " but gets %" +
+                    d.name + " of " + std::string(ir::dtypeName(d.dtype)) + "[" + shapeText(d.shape) + "]");
+    }
+    auto [it, first_call] = scratch_sizes_.try_emplace(f->name);
+    if (first_call && scratch_) it->second = scratch_(*f);
+    for (size_t i = 0; i < it->second.size(); ++i) {
+      Storage sc;
+      sc.desc.name = f->name + ".scratch" + std::to_string(i);
+      sc.desc.bytes = it->second[i];
+      sc.first = sc.last = index;
+      sc.scratch = true;
+      args.push_back(add(std::move(sc)));
+    }
+    EntryStep s;
+    s.kind = EntryStep::Kind::kernel;
+    s.kernel = kernelId(f->name, f->name, static_cast<double>(ir::primFuncFlops(*f)));
+    s.what = "%" + b.var->name + " = call_tir @" + f->name;
+    addStep(std::move(s), args);
+  }
+
+  void callExtern(const ir::Binding& b, int index) {
+    const ir::GraphValue& v = b.value;
+    const std::string& sym = v.callee;
+    if (std::find(std::begin(kExterns), std::end(kExterns), sym) == std::end(kExterns)) {
+      std::string known;
+      for (const char* k : kExterns) known += (known.empty() ? "" : ", ") + std::string(k);
+      throw Error("unknown extern \"" + sym + "\" (codegen knows " + known + ")");
+    }
+    if (!v.attrs.empty())
+      throw Error("call_extern \"" + sym + "\": attribute '" + v.attrs.begin()->first + "' is not supported");
+    const bool dense = sym != "blas.matmul";
+    const size_t nargs = sym == "blas.dense" || sym == "blas.matmul" ? 2 : 3;
+    if (v.args.size() != nargs)
+      throw Error("call_extern \"" + sym + "\" takes " + std::to_string(nargs) + " operands, not " +
+                  std::to_string(v.args.size()));
+    std::vector<int> args;
+    for (const auto& a : v.args) args.push_back(use(a, index));
+    std::vector<int> outs;
+    refs_[b.var.get()] = fresh(b.var->name, b.var->type, index, outs);
+    if (outs.size() != 1) throw Error("call_extern \"" + sym + "\" has one output, not a tuple");
+    args.push_back(outs[0]);
+    for (int a : args)
+      if (storage_[a].desc.dtype != ir::DType::f32)
+        throw Error("call_extern \"" + sym + "\": %" + storage_[a].desc.name + " is " +
+                    std::string(ir::dtypeName(storage_[a].desc.dtype)) + "; BLAS kernels take f32");
+    auto shape = [&](int k) -> const std::vector<int64_t>& { return storage_[args[k]].desc.shape; };
+    auto bad = [&](const std::string& why) {
+      std::string ops;
+      for (int a : args)
+        ops +=
+            (ops.empty() ? "" : ", ") + storage_[a].desc.name + "[" + shapeText(storage_[a].desc.shape) + "]";
+      return Error("call_extern \"" + sym + "\": " + why + " (" + ops + ")");
+    };
+    EntryStep s;
+    s.what = "%" + b.var->name + " = call_extern \"" + sym + "\"";
+    std::string dims;
+    if (dense) {
+      s.kind = EntryStep::Kind::blas_dense;
+      const auto &x = shape(0), &w = shape(1);
+      if (x.empty() || w.size() != 2 || w[1] != x.back()) throw bad("expects x[..., K] and w[N, K]");
+      s.K = x.back();
+      s.N = w[0];
+      s.M = numel(x, 0, x.size() - 1);
+      s.bias = nargs == 3;
+      s.relu = sym == "blas.dense_bias_relu";
+      if (s.bias) {
+        const auto& bias = shape(2);
+        if (bias.empty() || bias.back() != s.N || numel(bias) != s.N)
+          throw bad("the bias must have shape [N] (or [1, ..., N])");
+      }
+      dims = shapeText({s.M, s.N, s.K});
+    } else {
+      s.kind = EntryStep::Kind::blas_matmul;
+      std::vector<int64_t> a = shape(0), bb = shape(1);
+      if (a.empty() || bb.empty()) throw bad("scalar operands");
+      if (a.size() == 1) a.insert(a.begin(), 1);
+      if (bb.size() == 1) bb.push_back(1);
+      s.K = a.back();
+      s.M = a[a.size() - 2];
+      s.N = bb.back();
+      if (bb[bb.size() - 2] != s.K)
+        throw bad("a has K = " + std::to_string(s.K) + " columns but b has " +
+                  std::to_string(bb[bb.size() - 2]) + " rows");
+      std::vector<int64_t> abatch(a.begin(), a.end() - 2), bbatch(bb.begin(), bb.end() - 2);
+      while (!abatch.empty() && abatch.front() == 1) abatch.erase(abatch.begin());
+      while (!bbatch.empty() && bbatch.front() == 1) bbatch.erase(bbatch.begin());
+      if (bbatch.empty()) {
+        s.M *= numel(abatch);  // b shared by every batch: one tall matrix
+      } else if (abatch == bbatch) {
+        s.B = numel(abatch);
+      } else {
+        throw bad("broadcast batch dimensions are not supported by the BLAS kernel");
+      }
+      dims = (s.B > 1 ? std::to_string(s.B) + "x" : "") + shapeText({s.M, s.N, s.K});
+    }
+    if (numel(storage_[args.back()].desc.shape) != s.B * s.M * s.N)
+      throw bad("the output size does not match");
+    double flops = 2.0 * s.B * s.M * s.N * s.K + (s.bias ? s.M * s.N : 0) + (s.relu ? s.M * s.N : 0);
+    s.kernel = kernelId(sym + " " + dims, "", flops);
+    addStep(std::move(s), args);
+  }
+
+  void addStep(EntryStep s, std::vector<int> classes) {
+    plan_.steps.push_back(std::move(s));
+    step_storage_.push_back(std::move(classes));
+  }
+
+  void assignOutputs() {
+    std::vector<Ref> ret;
+    for (const auto& r : g_.ret) ret.push_back(ref(r));
+    std::vector<std::pair<int, int>> copies;  // storage, output
+    const auto outs = ir::entryOutputs(g_);
+    for (size_t j = 0; j < outs.size(); ++j) {
+      const ir::EntryOutput& o = outs[j];
+      const Ref* r = g_.ret_is_tuple ? &ret.at(o.path.at(0)) : &ret.at(0);
+      for (size_t k = g_.ret_is_tuple ? 1 : 0; k < o.path.size(); ++k) r = &r->fields.at(o.path[k]);
+      Storage& s = storage_.at(r->cls);
+      TensorDesc d = s.desc;
+      d.name = o.name;
+      plan_.outputs.push_back(d);
+      if (s.kind == Storage::Kind::computed && s.output < 0)
+        s.output = static_cast<int>(j);
+      else
+        copies.emplace_back(r->cls, static_cast<int>(j));
+    }
+    for (auto [c, j] : copies) {
+      EntryStep s;
+      s.kind = EntryStep::Kind::copy;
+      s.bytes = storage_[c].desc.bytes;
+      s.what = "copy %" + storage_[c].desc.name + " to output " + plan_.outputs[j].name;
+      addStep(std::move(s), {c, -1 - j});  // -1 - j: output j
+    }
+  }
+
+  void planWorkspace() {
+    std::vector<LiveTensor> live;
+    std::vector<int> which;
+    for (size_t c = 0; c < storage_.size(); ++c) {
+      const Storage& s = storage_[c];
+      if (s.kind != Storage::Kind::computed || s.output >= 0) continue;
+      live.push_back({s.desc.bytes, s.first, s.last});
+      which.push_back(static_cast<int>(c));
+      if (s.scratch)
+        plan_.scratch_bytes += s.desc.bytes;
+      else
+        ++plan_.intermediates;
+    }
+    plan_.memory = planMemory(live, 64);
+    for (size_t i = 0; i < which.size(); ++i) storage_[which[i]].offset = plan_.memory.offsets[i];
+  }
+
+  Location locate(int c) {
+    if (c < 0) return {Location::Kind::output, -1 - c, 0};
+    Storage& s = storage_[c];
+    switch (s.kind) {
+      case Storage::Kind::input: return {Location::Kind::input, s.input, 0};
+      case Storage::Kind::constant:
+        if (s.constant < 0) {
+          s.constant = static_cast<int>(plan_.constants.size());
+          EntryConstant k;
+          k.desc = s.desc;
+          k.weight = s.value->is_inline ? "" : s.value->weight;
+          k.inline_data = s.value->is_inline ? &s.value->data : nullptr;
+          plan_.constants.push_back(std::move(k));
+        }
+        return {Location::Kind::constant, s.constant, 0};
+      case Storage::Kind::computed:
+        if (s.output >= 0) return {Location::Kind::output, s.output, 0};
+        return {Location::Kind::workspace, 0, s.offset};
+    }
+    throw Error("unknown storage kind");
+  }
+
+  void resolveSteps() {
+    for (size_t i = 0; i < plan_.steps.size(); ++i)
+      for (int c : step_storage_[i]) plan_.steps[i].args.push_back(locate(c));
+  }
+
+  const ir::Module& m_;
+  const ir::GraphFunc& g_;
+  EntryPlan plan_;
+  std::vector<Storage> storage_;
+  std::unordered_map<const ir::GraphVarNode*, Ref> refs_;
+  std::map<std::string, int> weights_;     // weight name -> storage
+  std::map<std::string, int> kernel_ids_;  // kernel name -> id
+  std::vector<std::vector<int>> step_storage_;
+  const ScratchFn& scratch_;
+  std::map<std::string, std::vector<uint64_t>> scratch_sizes_;  // prim func -> its scratch buffers
+};
+
+}  // namespace
+
+EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch) {
+  std::string name = entry.empty() ? ir::defaultEntry(m) : entry;
+  const ir::GraphFunc* g = m.findGraph(name);
+  if (!g) {
+    if (m.findPrim(name)) throw Error("entry @" + name + " is a prim func; codegen compiles a graph entry");
+    throw Error("no graph function @" + name + " in the module");
+  }
+  return Planner(m, *g, scratch).run();
+}
+
+}  // namespace mlcc::codegen

@@ -1,0 +1,92 @@
+// The graph entry as a straight-line program: what the compiled entry does,
+// step by step, and where every tensor lives. Independent of LLVM.
+//
+// Every value of the entry function gets a storage location: an input
+// buffer, an output buffer, an embedded constant, or an offset in the
+// workspace (the static memory plan over the intermediates' live ranges).
+// Aliases (`%y = %x`), tuples and tuple fields name the storage of their
+// operands (no copy). A computed value that is returned is written by its
+// kernel straight into the output buffer; a returned input or constant (or
+// a value returned twice) is copied into the output after the last step.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "memory_plan.h"
+#include "mlcc/ir/module.h"
+
+namespace mlcc::codegen {
+
+// A tensor with a static shape.
+struct TensorDesc {
+  std::string name;
+  ir::DType dtype = ir::DType::f32;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+};
+
+struct Location {
+  enum class Kind { input, output, constant, workspace };
+  Kind kind = Kind::workspace;
+  int index = 0;        // input, output or constant index
+  uint64_t offset = 0;  // workspace: byte offset (64-byte aligned)
+};
+
+// A constant the entry uses (each weight once, however often it is bound).
+struct EntryConstant {
+  TensorDesc desc;
+  std::string weight;                       // a weights-file tensor; "" for inline data
+  const std::vector<uint8_t>* inline_data;  // inline: the binding's data (lives in the module)
+};
+
+// A kernel of the model description: a prim func, or a library kernel with
+// its shapes. Ids are indices into EntryPlan::kernels.
+struct EntryKernel {
+  std::string name;  // the prim func's name, or e.g. "blas.dense_bias 4x256x784"
+  std::string prim;  // the prim func; "" for a library kernel
+  double flops = 0;  // per call
+};
+
+struct EntryStep {
+  enum class Kind { kernel, blas_dense, blas_matmul, copy };
+  Kind kind = Kind::kernel;
+  int kernel = -1;  // kernel id (not for copies)
+  // kernel: one per prim func parameter (inputs, then outputs), then its scratch buffers;
+  // blas_dense: x, w, [bias,] out; blas_matmul: a, b, out; copy: source, destination.
+  std::vector<Location> args;
+  std::string what;  // for errors and comments: "%y = call_tir @f"
+  // blas: out[B, M, N] = x[M, K] w[N, K]^T (+ bias) (relu), or a[B, M, K] b[B, K, N]
+  int64_t B = 1, M = 0, N = 0, K = 0;
+  bool bias = false, relu = false;
+  uint64_t bytes = 0;  // copy
+};
+
+struct EntryPlan {
+  std::string entry;
+  std::vector<TensorDesc> inputs, outputs;
+  std::vector<EntryConstant> constants;
+  std::vector<EntryKernel> kernels;
+  std::vector<EntryStep> steps;
+  // The workspace: intermediates and kernels' scratch buffers. sum_bytes
+  // counts both without reuse; scratch_bytes is the scratch part of it.
+  MemoryPlan memory;
+  uint64_t scratch_bytes = 0;
+  int intermediates = 0;  // how many graph tensors live in the workspace
+};
+
+// The scratch buffers kernel `prim` needs after its parameters (bytes each),
+// asked once per prim func the entry calls; each lives in the workspace for
+// the duration of its call.
+using ScratchFn = std::function<std::vector<uint64_t>(const ir::PrimFunc& prim)>;
+
+// Plans graph function `entry` of `m` ("": ir::defaultEntry). Throws
+// mlcc::Error naming the binding for what codegen cannot compile: graph ops
+// that were not legalized, calls of graph functions, symbolic shapes,
+// unknown externs or extern operands BLAS cannot take, and prim funcs whose
+// parameters do not match their call.
+EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch = {});
+
+}  // namespace mlcc::codegen

@@ -1,0 +1,88 @@
+// Math intrinsics (mlcc/ir/intrinsics.h) in generated code. Exact
+// operations (sqrt, floor, ceil, trunc, round-to-nearest-even, abs) are LLVM
+// intrinsics; the transcendental functions are calls to the f32 libm
+// functions the interpreter uses (expf, tanhf, erff, ...), declared without
+// memory effects so that the loop vectorizer maps them to glibc's libmvec
+// (optimize.cpp). sigmoid and rsqrt are composed as in the interpreter.
+#include "llvm/emitter.h"
+#include "mlcc/ir/intrinsics.h"
+
+namespace mlcc::codegen {
+
+namespace {
+
+// The libm function of a transcendental intrinsic ("" when none).
+const char* libmName(const std::string& n) {
+  static const std::pair<const char*, const char*> table[] = {
+      {"exp", "expf"},     {"exp2", "exp2f"},   {"expm1", "expm1f"}, {"log", "logf"},     {"log2", "log2f"},
+      {"log1p", "log1pf"}, {"tanh", "tanhf"},   {"erf", "erff"},     {"sin", "sinf"},     {"cos", "cosf"},
+      {"tan", "tanf"},     {"asin", "asinf"},   {"acos", "acosf"},   {"atan", "atanf"},   {"sinh", "sinhf"},
+      {"cosh", "coshf"},   {"asinh", "asinhf"}, {"acosh", "acoshf"}, {"atanh", "atanhf"}, {"pow", "powf"},
+      {"atan2", "atan2f"}};
+  for (const auto& [name, fn] : table)
+    if (n == name) return fn;
+  return "";
+}
+
+llvm::Value* libmCall(KernelEmitter& e, const char* name, std::vector<llvm::Value*> args) {
+  std::vector<llvm::Type*> types(args.size(), e.b.getFloatTy());
+  llvm::FunctionCallee callee =
+      e.mod.getOrInsertFunction(name, llvm::FunctionType::get(e.b.getFloatTy(), types, false));
+  if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    f->setDoesNotAccessMemory();
+    f->setDoesNotThrow();
+    f->setWillReturn();
+    f->setNoSync();
+    f->addFnAttr(llvm::Attribute::Speculatable);  // so that predicated loop bodies vectorize
+  }
+  auto* c = e.b.CreateCall(callee, args);
+  c->setDoesNotAccessMemory();
+  return c;
+}
+
+}  // namespace
+
+llvm::Value* KernelEmitter::call(const ir::CallNode& c) {
+  const ir::IntrinsicInfo* info = ir::findIntrinsic(c.name);
+  if (!info || static_cast<int>(c.args.size()) != info->arity) fail("unknown intrinsic '" + c.name + "'");
+  std::vector<llvm::Value*> args;
+  for (const auto& a : c.args) args.push_back(expr(a));
+  llvm::Value* x = args[0];
+  const ir::DType t = c.dtype;
+  if (c.name == "abs" && !ir::isFloat(t)) {
+    if (t == ir::DType::boolean) return x;
+    return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
+  }
+  if (c.name == "isnan") return b.CreateFCmpUNO(x, x);
+  if (c.name == "isinf")
+    return b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
+                           llvm::ConstantFP::getInfinity(b.getFloatTy()));
+  llvm::Value* one = llvm::ConstantFP::get(b.getFloatTy(), 1.0);
+  llvm::Value* r = nullptr;
+  if (c.name == "sqrt") {
+    r = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);
+  } else if (c.name == "rsqrt") {
+    r = b.CreateFDiv(one, b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x));
+  } else if (c.name == "sigmoid") {
+    r = b.CreateFDiv(one, b.CreateFAdd(one, libmCall(*this, "expf", {b.CreateFNeg(x)})));
+  } else if (c.name == "floor") {
+    r = b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, x);
+  } else if (c.name == "ceil") {
+    r = b.CreateUnaryIntrinsic(llvm::Intrinsic::ceil, x);
+  } else if (c.name == "trunc") {
+    r = b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, x);
+  } else if (c.name == "round") {  // nearbyint in the default rounding mode
+    r = b.CreateUnaryIntrinsic(llvm::Intrinsic::roundeven, x);
+  } else if (c.name == "abs") {
+    r = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x);
+  } else if (c.name == "fmod") {
+    r = b.CreateFRem(x, args[1]);
+  } else if (const char* fn = libmName(c.name); *fn) {
+    r = libmCall(*this, fn, args);
+  } else {
+    fail("intrinsic '" + c.name + "' is not supported by the LLVM backend");
+  }
+  return roundFloat(r, t);
+}
+
+}  // namespace mlcc::codegen

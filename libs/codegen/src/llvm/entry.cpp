@@ -1,0 +1,105 @@
+// The compiled graph entry: the plan's steps as straight-line code. Kernel
+// calls get an array of buffer pointers (inputs, outputs, embedded weights,
+// workspace offsets) and are wrapped in the runtime's profiling hooks;
+// library kernels are calls of mlcc_rt_blas_*; returned inputs and
+// constants are copied into their outputs. No allocation, no dispatch.
+#include <llvm/IR/IRBuilder.h>
+
+#include <algorithm>
+
+#include "llvm/entry_emitter.h"
+#include "llvm/kernel_emitter.h"
+
+namespace mlcc::codegen {
+
+llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
+                          const std::vector<llvm::Function*>& kernels, const EmbeddedWeights& weights) {
+  llvm::LLVMContext& c = mod.getContext();
+  llvm::Type* ptr = llvm::PointerType::getUnqual(c);
+  llvm::Type* i8 = llvm::Type::getInt8Ty(c);
+  llvm::Type* i32 = llvm::Type::getInt32Ty(c);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(c);
+  auto* fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false);
+  auto* fn = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, "mlcc_entry", mod);
+  const char* names[] = {"inputs", "outputs", "workspace", "ctx"};
+  for (unsigned i = 0; i < 4; ++i) fn->getArg(i)->setName(names[i]);
+  fn->setDoesNotThrow();
+  llvm::Argument* ctx = fn->getArg(3);
+
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
+  // The buffer pointers, loaded once.
+  auto loadAll = [&](llvm::Value* array, size_t n, const char* what) {
+    std::vector<llvm::Value*> v;
+    for (size_t i = 0; i < n; ++i)
+      v.push_back(b.CreateLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, array, i),
+                               std::string(what) + std::to_string(i)));
+    return v;
+  };
+  std::vector<llvm::Value*> in = loadAll(fn->getArg(0), plan.inputs.size(), "in");
+  std::vector<llvm::Value*> out = loadAll(fn->getArg(1), plan.outputs.size(), "out");
+  size_t max_args = 1;
+  for (const EntryStep& s : plan.steps)
+    if (s.kind == EntryStep::Kind::kernel) max_args = std::max(max_args, s.args.size());
+  llvm::Value* args = b.CreateAlloca(llvm::ArrayType::get(ptr, max_args), nullptr, "args");
+
+  auto where = [&](const Location& l) -> llvm::Value* {
+    switch (l.kind) {
+      case Location::Kind::input: return in.at(l.index);
+      case Location::Kind::output: return out.at(l.index);
+      case Location::Kind::constant:
+        return b.CreateConstInBoundsGEP1_64(i8, weights.global, weights.offsets.at(l.index));
+      case Location::Kind::workspace: return b.CreateConstInBoundsGEP1_64(i8, fn->getArg(2), l.offset);
+    }
+    return nullptr;
+  };
+  auto profiled = [&](int kernel, const std::function<void()>& call) {
+    llvm::Value* id = b.getInt32(kernel);
+    llvm::Value* token = b.CreateCall(runtimeFunction(mod, "mlcc_rt_kernel_begin"), {ctx, id});
+    call();
+    b.CreateCall(runtimeFunction(mod, "mlcc_rt_kernel_end"), {ctx, id, token});
+  };
+  auto i64c = [&](int64_t v) { return llvm::ConstantInt::get(i64, v); };
+
+  for (const EntryStep& s : plan.steps) {
+    switch (s.kind) {
+      case EntryStep::Kind::kernel: {
+        for (size_t i = 0; i < s.args.size(); ++i)
+          b.CreateStore(where(s.args[i]),
+                        b.CreateConstInBoundsGEP2_64(llvm::ArrayType::get(ptr, max_args), args, 0, i));
+        llvm::Function* k = kernels.at(s.kernel);
+        profiled(s.kernel, [&] { b.CreateCall(k, {args, ctx}); });
+        break;
+      }
+      case EntryStep::Kind::blas_dense: {
+        llvm::Value* bias =
+            s.bias ? where(s.args[2]) : llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c));
+        llvm::Value* x = where(s.args[0]);
+        llvm::Value* w = where(s.args[1]);
+        llvm::Value* y = where(s.args.back());
+        profiled(s.kernel, [&] {
+          b.CreateCall(runtimeFunction(mod, "mlcc_rt_blas_dense"),
+                       {ctx, x, w, bias, y, i64c(s.M), i64c(s.N), i64c(s.K), b.getInt32(s.relu ? 1 : 0)});
+        });
+        break;
+      }
+      case EntryStep::Kind::blas_matmul: {
+        llvm::Value* a = where(s.args[0]);
+        llvm::Value* bm = where(s.args[1]);
+        llvm::Value* y = where(s.args[2]);
+        profiled(s.kernel, [&] {
+          b.CreateCall(runtimeFunction(mod, "mlcc_rt_blas_matmul"),
+                       {ctx, a, bm, y, i64c(s.B), i64c(s.M), i64c(s.N), i64c(s.K)});
+        });
+        break;
+      }
+      case EntryStep::Kind::copy:
+        if (s.bytes > 0)
+          b.CreateMemCpy(where(s.args[1]), llvm::MaybeAlign(), where(s.args[0]), llvm::MaybeAlign(), s.bytes);
+        break;
+    }
+  }
+  b.CreateRet(b.getInt32(0));
+  return fn;
+}
+
+}  // namespace mlcc::codegen

@@ -1,0 +1,198 @@
+// One prim func as an LLVM kernel `void @sym(ptr noalias %args, ptr %ctx)`:
+// parameters (and scratch buffers, see KernelInfo) are loaded from args,
+// function allocs are allocated (zeroed) on entry and freed on exit, statements become control flow. Loops
+// run over [0, extent): serial loops plainly, `unrolled` loops with llvm.loop.unroll.full, `vectorized` loops
+// with llvm.loop.vectorize.enable (the loop vectorizer then emits vector code with a scalar tail), and
+// `parallel` loops are outlined (emit_parallel.cpp). Blocks bind their
+// iteration variables, skip when the `where` predicate is false, allocate
+// their alloc_buffers (zeroed per execution) and run `init` when every
+// reduce iteration variable is 0, exactly as the interpreter does.
+#include "llvm/kernel_emitter.h"
+
+#include "llvm/emitter.h"
+#include "mlcc/support/diagnostic.h"
+
+namespace mlcc::codegen {
+
+KernelEmitter::KernelEmitter(llvm::Module& m, const ir::PrimFunc& f)
+    : mod(m), ctx(m.getContext()), b(m.getContext()), func(f) {}
+
+void KernelEmitter::fail(const std::string& message) const {
+  std::string where = "prim func @" + func.name;
+  if (!block_name.empty()) where += ", block " + block_name;
+  throw Error(where + ": " + message);
+}
+
+llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_info) {
+  symbol = sym;
+  info = kernel_info;
+  llvm::Type* ptr = b.getPtrTy();
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr}, false);
+  if (mod.getFunction(symbol)) fail("symbol @" + symbol + " is defined twice");
+  fn = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, symbol, mod);
+  fn->setDoesNotThrow();
+  fn->addParamAttr(0, llvm::Attribute::NoAlias);
+  fn->addParamAttr(0, llvm::Attribute::NoCapture);
+  fn->addParamAttr(0, llvm::Attribute::ReadOnly);
+  args = fn->getArg(0);
+  args->setName("args");
+  rt_ctx = fn->getArg(1);
+  rt_ctx->setName("ctx");
+  entry = llvm::BasicBlock::Create(ctx, "entry", fn);
+  b.SetInsertPoint(entry);
+
+  collectBuffers();
+  for (size_t i = 0; i < func.params.size(); ++i) {
+    const ir::Buffer& p = func.params[i];
+    BufferBinding& bb = buffers[p.get()];
+    if (bb.base) fail("buffer %" + p->name + " is passed twice");
+    bb.shape = staticShape(p);
+    auto* base =
+        b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, args, i), llvm::Align(8), p->name);
+    base->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx, {}));
+    bb.base = base;
+  }
+  std::vector<llvm::Value*> to_free;
+  for (const auto& a : func.allocs) allocate(a, to_free, true);
+  stmt(func.body);
+  freeAll(to_free);
+  b.CreateRetVoid();
+  return fn;
+}
+
+void KernelEmitter::stmt(const ir::Stmt& s) {
+  if (!s) return;
+  switch (s->kind) {
+    case ir::StmtKind::For: loop(*s->as<ir::ForNode>()); return;
+    case ir::StmtKind::Block: block(*s->as<ir::BlockNode>()); return;
+    case ir::StmtKind::Seq:
+      for (const auto& x : s->as<ir::SeqNode>()->stmts) stmt(x);
+      return;
+    case ir::StmtKind::Store: {
+      auto* st = s->as<ir::StoreNode>();
+      store(st->buffer, st->indices, expr(st->value));
+      return;
+    }
+    case ir::StmtKind::If: {
+      auto* i = s->as<ir::IfNode>();
+      llvm::Value* c = expr(i->cond);
+      auto* then_bb = llvm::BasicBlock::Create(ctx, "then", fn);
+      auto* else_bb = i->else_case ? llvm::BasicBlock::Create(ctx, "else", fn) : nullptr;
+      auto* done = llvm::BasicBlock::Create(ctx, "endif", fn);
+      b.CreateCondBr(c, then_bb, else_bb ? else_bb : done);
+      b.SetInsertPoint(then_bb);
+      stmt(i->then_case);
+      b.CreateBr(done);
+      if (else_bb) {
+        b.SetInsertPoint(else_bb);
+        stmt(i->else_case);
+        b.CreateBr(done);
+      }
+      b.SetInsertPoint(done);
+      return;
+    }
+  }
+}
+
+void KernelEmitter::countedLoop(llvm::Value* begin, llvm::Value* end, const ir::Var& var,
+                                const ir::Stmt& body, const std::vector<llvm::Metadata*>& md) {
+  llvm::BasicBlock* pre = b.GetInsertBlock();
+  auto* loop_bb = llvm::BasicBlock::Create(ctx, "loop." + var->name, fn);
+  auto* exit_bb = llvm::BasicBlock::Create(ctx, "endloop." + var->name, fn);
+  b.CreateCondBr(b.CreateICmpSLT(begin, end), loop_bb, exit_bb);
+  b.SetInsertPoint(loop_bb);
+  llvm::PHINode* iv = b.CreatePHI(b.getInt64Ty(), 2, var->name);
+  iv->addIncoming(begin, pre);
+  auto saved = vars.find(var.get()) != vars.end() ? vars[var.get()] : nullptr;
+  vars[var.get()] = iv;
+  stmt(body);
+  llvm::Value* next = b.CreateAdd(iv, b.getInt64(1), var->name + ".next", true, true);
+  iv->addIncoming(next, b.GetInsertBlock());
+  auto* br = b.CreateCondBr(b.CreateICmpSLT(next, end), loop_bb, exit_bb);
+  std::vector<llvm::Metadata*> ops{nullptr};
+  ops.insert(ops.end(), md.begin(), md.end());
+  llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, ops);
+  id->replaceOperandWith(0, id);
+  br->setMetadata(llvm::LLVMContext::MD_loop, id);
+  b.SetInsertPoint(exit_bb);
+  if (saved)
+    vars[var.get()] = saved;
+  else
+    vars.erase(var.get());
+}
+
+void KernelEmitter::loop(const ir::ForNode& f) {
+  auto flag = [&](const char* name, llvm::Metadata* value = nullptr) -> llvm::Metadata* {
+    std::vector<llvm::Metadata*> ops{llvm::MDString::get(ctx, name)};
+    if (value) ops.push_back(value);
+    return llvm::MDNode::get(ctx, ops);
+  };
+  std::vector<llvm::Metadata*> md;
+  switch (f.loop_kind) {
+    case ir::LoopKind::thread_binding:
+      fail("loop " + f.loop_var->name + " is bound to " + f.thread_tag +
+           ": cuda-scheduled function: compile with the cuda target");
+    case ir::LoopKind::parallel: parallelLoop(f); return;
+    case ir::LoopKind::vectorized:
+      // Not fully unrolled first: the loop vectorizer handles predicated
+      // bodies (masked loads/stores) that straight-line code would leave scalar.
+      md.push_back(flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(b.getTrue())));
+      md.push_back(flag("llvm.loop.unroll.disable"));
+      break;
+    case ir::LoopKind::unrolled: md.push_back(flag("llvm.loop.unroll.full")); break;
+    case ir::LoopKind::serial: break;
+  }
+  llvm::Value* extent = cast(expr(f.extent), f.extent->dtype, ir::DType::i64);
+  countedLoop(b.getInt64(0), extent, f.loop_var, f.body, md);
+}
+
+void KernelEmitter::block(const ir::BlockNode& blk) {
+  const std::string outer_name = block_name;
+  block_name = blk.name;
+  // Bindings are evaluated in the enclosing scope, then bound.
+  std::vector<llvm::Value*> values;
+  for (const auto& iv : blk.iter_vars) values.push_back(expr(iv.binding));
+  for (size_t i = 0; i < blk.iter_vars.size(); ++i) vars[blk.iter_vars[i].var.get()] = values[i];
+
+  llvm::BasicBlock* done = nullptr;
+  if (blk.predicate) {
+    auto* run_bb = llvm::BasicBlock::Create(ctx, "block." + blk.name, fn);
+    done = llvm::BasicBlock::Create(ctx, "endblock." + blk.name, fn);
+    b.CreateCondBr(expr(blk.predicate), run_bb, done);
+    b.SetInsertPoint(run_bb);
+  }
+  std::vector<llvm::Value*> to_free;
+  for (const auto& a : blk.alloc_buffers) allocate(a, to_free);
+  if (blk.init) {
+    llvm::Value* first = b.getTrue();
+    for (size_t i = 0; i < blk.iter_vars.size(); ++i)
+      if (blk.iter_vars[i].kind == ir::IterKind::reduce)
+        first =
+            b.CreateAnd(first, b.CreateICmpEQ(values[i], llvm::ConstantInt::get(values[i]->getType(), 0)));
+    auto* init_bb = llvm::BasicBlock::Create(ctx, "init." + blk.name, fn);
+    auto* body_bb = llvm::BasicBlock::Create(ctx, "body." + blk.name, fn);
+    b.CreateCondBr(first, init_bb, body_bb);
+    b.SetInsertPoint(init_bb);
+    stmt(blk.init);
+    b.CreateBr(body_bb);
+    b.SetInsertPoint(body_bb);
+  }
+  stmt(blk.body);
+  freeAll(to_free);
+  for (const auto& a : blk.alloc_buffers) buffers[a.get()].base = nullptr;
+  if (done) {
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  }
+  for (const auto& iv : blk.iter_vars) vars.erase(iv.var.get());
+  block_name = outer_name;
+}
+
+llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol,
+                           KernelInfo* info) {
+  if (info) info->scratch_bytes.clear();
+  KernelEmitter e(mod, f);
+  return e.emit(symbol, info);
+}
+
+}  // namespace mlcc::codegen

@@ -1,0 +1,80 @@
+// A model.so loaded in this process through its C ABI
+// (include/mlcc/runtime.h, looked up with dlsym; no other mlcc code in the
+// .so is used): its inputs and outputs, runs checked against them, thread
+// count, per-kernel profiles and timed runs for benchmarks.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "mlcc/ir/dtype.h"
+#include "mlcc/ir/tensor.h"
+
+namespace mlcc::host {
+
+struct TensorSpec {
+  std::string name;
+  ir::DType dtype;
+  std::vector<int64_t> shape;
+};
+
+// "f32[1, 3, 224, 224]", the spelling of the IR's tensor types.
+std::string typeText(ir::DType dtype, const std::vector<int64_t>& shape);
+
+struct KernelProfile {
+  std::string name;
+  int64_t calls = 0;
+  int64_t total_ns = 0;
+  double flops_per_call = 0;  // 0 when unknown
+};
+
+// Whether the file starts with the ELF magic (a compiled model rather than IR).
+bool isElfFile(const std::string& path);
+
+class CompiledModel {
+ public:
+  // dlopens `path` and loads its model; throws mlcc::Error (located at the
+  // file) when it is not a shared library or not an mlcc model.
+  explicit CompiledModel(const std::string& path);
+  ~CompiledModel();
+  CompiledModel(const CompiledModel&) = delete;
+  CompiledModel& operator=(const CompiledModel&) = delete;
+
+  const std::vector<TensorSpec>& inputs() const;
+  const std::vector<TensorSpec>& outputs() const;
+
+  int threads() const;
+  void setThreads(int n);
+
+  // Enabling resets the counters.
+  void enableProfiling(bool on);
+  std::vector<KernelProfile> profile() const;
+
+  // Zero-filled output tensors of the model's output types.
+  std::vector<ir::Tensor> makeOutputs() const;
+  // Checks `inputs` (in the model's input order) against the input types:
+  // "input 'x': expected f32[1, 4], got f32[2, 4]".
+  void checkInputs(const std::vector<ir::Tensor>& inputs) const;
+  // Runs on checked inputs into outputs from makeOutputs(); no allocation.
+  void run(const std::vector<ir::Tensor>& inputs, std::vector<ir::Tensor>& outputs);
+  // checkInputs, makeOutputs and run.
+  std::vector<ir::Tensor> run(const std::vector<ir::Tensor>& inputs);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Benchmark timings of a compiled model.
+struct BenchStats {
+  int runs = 0;
+  double median_ms = 0, min_ms = 0, mean_ms = 0;
+};
+BenchStats summarizeTimes(std::vector<double> ms);
+// `warmup` untimed runs, then `runs` timed ones (milliseconds each).
+std::vector<double> timeRuns(CompiledModel& model, const std::vector<ir::Tensor>& inputs,
+                             std::vector<ir::Tensor>& outputs, int warmup, int runs);
+
+}  // namespace mlcc::host

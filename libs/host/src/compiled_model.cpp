@@ -1,0 +1,211 @@
+// CompiledModel: dlopen + dlsym of the runtime.h functions of a model.so.
+#include "mlcc/host/compiled_model.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "mlcc/host/elf.h"
+#include "mlcc/runtime.h"
+#include "mlcc/support/diagnostic.h"
+
+namespace mlcc::host {
+
+namespace {
+
+// The C ABI, resolved from the .so.
+struct Api {
+  decltype(&mlcc_model_load) load;
+  decltype(&mlcc_model_free) free;
+  decltype(&mlcc_model_num_inputs) num_inputs;
+  decltype(&mlcc_model_num_outputs) num_outputs;
+  decltype(&mlcc_model_input_info) input_info;
+  decltype(&mlcc_model_output_info) output_info;
+  decltype(&mlcc_model_run) run;
+  decltype(&mlcc_model_set_threads) set_threads;
+  decltype(&mlcc_model_get_threads) get_threads;
+  decltype(&mlcc_model_enable_profiling) enable_profiling;
+  decltype(&mlcc_model_num_kernels) num_kernels;
+  decltype(&mlcc_model_kernel_profile) kernel_profile;
+  decltype(&mlcc_last_error) last_error;
+};
+
+}  // namespace
+
+std::string typeText(ir::DType dtype, const std::vector<int64_t>& shape) {
+  std::string s = std::string(ir::dtypeName(dtype)) + "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+bool isElfFile(const std::string& path) { return readElfInfo(path).elf; }
+
+struct CompiledModel::Impl {
+  std::string path;
+  void* handle = nullptr;
+  Api api{};
+  mlcc_model* model = nullptr;
+  std::vector<TensorSpec> inputs, outputs;
+  std::vector<const void*> in_ptrs;
+  std::vector<void*> out_ptrs;
+
+  Error error(const std::string& message) const { return Error(SourceLoc{path, 0, 0}, message); }
+  Error apiError(const std::string& what) const { return error(what + ": " + api.last_error()); }
+};
+
+CompiledModel::CompiledModel(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  auto& I = *impl_;
+  I.path = path;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec)) throw I.error("no such file");
+  const ElfInfo elf = readElfInfo(path);
+  if (!elf.elf) throw I.error("not a compiled model (not an ELF shared library)");
+  if (elf.type == kElfRelocatable)
+    throw I.error("an object file, not a compiled model: link it first (mlcc-link model.o -o model.so)");
+  // A path without '/' would be looked up in the library search path.
+  const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
+  I.handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!I.handle) {
+    const char* e = dlerror();
+    throw I.error(std::string("cannot load the shared library: ") + (e ? e : "unknown error"));
+  }
+  auto sym = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(I.handle, name));
+    if (!fn) {
+      dlclose(I.handle);
+      I.handle = nullptr;
+      throw I.error(std::string("not an mlcc model (no ") + name + "; make one with mlcc-link)");
+    }
+  };
+  sym(I.api.load, "mlcc_model_load");
+  sym(I.api.free, "mlcc_model_free");
+  sym(I.api.num_inputs, "mlcc_model_num_inputs");
+  sym(I.api.num_outputs, "mlcc_model_num_outputs");
+  sym(I.api.input_info, "mlcc_model_input_info");
+  sym(I.api.output_info, "mlcc_model_output_info");
+  sym(I.api.run, "mlcc_model_run");
+  sym(I.api.set_threads, "mlcc_model_set_threads");
+  sym(I.api.get_threads, "mlcc_model_get_threads");
+  sym(I.api.enable_profiling, "mlcc_model_enable_profiling");
+  sym(I.api.num_kernels, "mlcc_model_num_kernels");
+  sym(I.api.kernel_profile, "mlcc_model_kernel_profile");
+  sym(I.api.last_error, "mlcc_last_error");
+  I.model = I.api.load();
+  if (!I.model) {
+    Error e = I.apiError("cannot load the model");
+    dlclose(I.handle);
+    I.handle = nullptr;
+    throw e;
+  }
+  auto infos = [&](int n, auto info, std::vector<TensorSpec>& out) {
+    for (int i = 0; i < n; ++i) {
+      mlcc_tensor_info t;
+      if (info(I.model, i, &t) != 0) throw I.apiError("tensor info");
+      out.push_back(
+          {t.name, static_cast<ir::DType>(t.dtype), std::vector<int64_t>(t.shape, t.shape + t.ndim)});
+    }
+  };
+  try {
+    infos(I.api.num_inputs(I.model), I.api.input_info, I.inputs);
+    infos(I.api.num_outputs(I.model), I.api.output_info, I.outputs);
+  } catch (...) {
+    I.api.free(I.model);
+    dlclose(I.handle);
+    throw;
+  }
+  I.in_ptrs.resize(I.inputs.size());
+  I.out_ptrs.resize(I.outputs.size());
+}
+
+CompiledModel::~CompiledModel() {
+  if (!impl_) return;
+  if (impl_->model) impl_->api.free(impl_->model);
+  if (impl_->handle) dlclose(impl_->handle);
+}
+
+const std::vector<TensorSpec>& CompiledModel::inputs() const { return impl_->inputs; }
+const std::vector<TensorSpec>& CompiledModel::outputs() const { return impl_->outputs; }
+
+int CompiledModel::threads() const { return impl_->api.get_threads(impl_->model); }
+
+void CompiledModel::setThreads(int n) {
+  if (impl_->api.set_threads(impl_->model, n) != 0) throw Error(impl_->api.last_error());
+}
+
+void CompiledModel::enableProfiling(bool on) {
+  if (impl_->api.enable_profiling(impl_->model, on ? 1 : 0) != 0) throw impl_->apiError("profiling");
+}
+
+std::vector<KernelProfile> CompiledModel::profile() const {
+  std::vector<KernelProfile> r;
+  const int n = impl_->api.num_kernels(impl_->model);
+  for (int i = 0; i < n; ++i) {
+    mlcc_kernel_profile p;
+    if (impl_->api.kernel_profile(impl_->model, i, &p) != 0) throw impl_->apiError("kernel profile");
+    r.push_back({p.name ? p.name : "", p.calls, p.total_ns, p.flops_per_call});
+  }
+  return r;
+}
+
+std::vector<ir::Tensor> CompiledModel::makeOutputs() const {
+  std::vector<ir::Tensor> outs;
+  for (const auto& o : impl_->outputs) outs.push_back(ir::Tensor::zeros(o.dtype, o.shape));
+  return outs;
+}
+
+void CompiledModel::checkInputs(const std::vector<ir::Tensor>& inputs) const {
+  const auto& specs = impl_->inputs;
+  if (inputs.size() != specs.size())
+    throw Error("the model takes " + std::to_string(specs.size()) + " inputs, got " +
+                std::to_string(inputs.size()));
+  for (size_t i = 0; i < specs.size(); ++i)
+    if (inputs[i].dtype() != specs[i].dtype || inputs[i].shape() != specs[i].shape)
+      throw Error("input '" + specs[i].name + "': expected " + typeText(specs[i].dtype, specs[i].shape) +
+                  ", got " + typeText(inputs[i].dtype(), inputs[i].shape()));
+}
+
+void CompiledModel::run(const std::vector<ir::Tensor>& inputs, std::vector<ir::Tensor>& outputs) {
+  auto& I = *impl_;
+  for (size_t i = 0; i < I.in_ptrs.size(); ++i) I.in_ptrs[i] = inputs[i].bytes();
+  for (size_t i = 0; i < I.out_ptrs.size(); ++i) I.out_ptrs[i] = outputs[i].mutableBytes();
+  if (I.api.run(I.model, I.in_ptrs.data(), I.out_ptrs.data()) != 0) throw I.apiError("run failed");
+}
+
+std::vector<ir::Tensor> CompiledModel::run(const std::vector<ir::Tensor>& inputs) {
+  checkInputs(inputs);
+  auto outs = makeOutputs();
+  run(inputs, outs);
+  return outs;
+}
+
+BenchStats summarizeTimes(std::vector<double> ms) {
+  BenchStats s;
+  s.runs = static_cast<int>(ms.size());
+  if (ms.empty()) return s;
+  std::sort(ms.begin(), ms.end());
+  const size_t n = ms.size();
+  s.median_ms = n % 2 ? ms[n / 2] : (ms[n / 2 - 1] + ms[n / 2]) / 2;
+  s.min_ms = ms.front();
+  double sum = 0;
+  for (double v : ms) sum += v;
+  s.mean_ms = sum / static_cast<double>(n);
+  return s;
+}
+
+std::vector<double> timeRuns(CompiledModel& model, const std::vector<ir::Tensor>& inputs,
+                             std::vector<ir::Tensor>& outputs, int warmup, int runs) {
+  for (int i = 0; i < warmup; ++i) model.run(inputs, outputs);
+  std::vector<double> ms;
+  ms.reserve(runs);
+  for (int i = 0; i < runs; ++i) {
+    auto t0 = std::chrono::steady_clock::now();
+    model.run(inputs, outputs);
+    auto t1 = std::chrono::steady_clock::now();
+    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+  }
+  return ms;
+}
+
+}  // namespace mlcc::host

@@ -1,0 +1,33 @@
+// What runs a module (the interpreter, codegen) agrees on about its entry:
+// which graph function runs by default, and the names of its outputs once
+// returned tuples are flattened.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "mlcc/ir/module.h"
+
+namespace mlcc::ir {
+
+// @main, else the only graph function with attribute entry = true, else the
+// module's only function. Throws mlcc::Error listing the functions when
+// there is none.
+std::string defaultEntry(const Module& m);
+
+// One tensor output of a graph function, its returned values flattened in
+// order: `path` indexes into the returned value (empty for a tensor
+// `return %y`; {i} for field i of `return (%a, %b)` or of a returned tuple
+// variable; nested tuples add indices).
+struct EntryOutput {
+  std::string name;
+  std::vector<size_t> path;
+  Type type;  // a tensor type
+};
+
+// The outputs' names: the returned variables; a returned tuple variable
+// bound to a tuple of variables gives those variables' names, other tuple
+// fields are named NAME_i; repeated names get a suffix _1, _2, ...
+std::vector<EntryOutput> entryOutputs(const GraphFunc& g);
+
+}  // namespace mlcc::ir

@@ -1,0 +1,43 @@
+// The state of a loaded model: the mlcc_model behind include/mlcc/runtime.h
+// and the mlcc_rt_context the generated entry passes back to the runtime
+// (thread pool, profiling counters, the error of the current run).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "mlcc/runtime.h"
+#include "mlcc/runtime/abi.h"
+#include "thread_pool.h"
+
+namespace mlcc::rt {
+
+struct KernelStat {
+  int64_t calls = 0;
+  int64_t total_ns = 0;
+};
+
+// Monotonic nanoseconds (never 0, so 0 can mean "not profiling").
+int64_t nowNs();
+
+// The last error of this thread (mlcc_last_error).
+void setLastError(std::string message);
+
+}  // namespace mlcc::rt
+
+struct mlcc_rt_context {
+  std::unique_ptr<mlcc::rt::ThreadPool> pool;
+  bool profiling = false;
+  std::vector<mlcc::rt::KernelStat> stats;  // one per kernel of the ABI
+  std::mutex error_mu;                      // mlcc_rt_set_error may come from pool threads
+  std::string error;                        // the first error of the current run
+};
+
+struct mlcc_model {
+  const mlcc_abi_model* abi = nullptr;
+  void* workspace = nullptr;  // abi->workspace_bytes, 64-byte aligned
+  mlcc_rt_context ctx;
+};

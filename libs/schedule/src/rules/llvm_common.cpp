@@ -1,0 +1,314 @@
+// Helpers shared by the CPU default rules (see llvm_common.h).
+#include "llvm_common.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include "../state.h"
+#include "../tree.h"
+
+namespace mlcc::schedule::cpu {
+
+using namespace ir;
+
+void noteRefusal(const ScheduleError& e) {
+  if (std::getenv("MLCC_RULES_DEBUG")) std::cerr << "rules: refused: " << e.message() << "\n";
+}
+
+bool applyAtomically(Schedule& sch, const Target& target, bool (*rule)(Schedule&, const Target&)) {
+  Schedule trial(sch.func());
+  try {
+    if (!rule(trial, target)) return false;
+  } catch (const ScheduleError& e) {
+    // A primitive refused a step the rule expected to be legal: the rule
+    // does not apply to this function (the next one is tried).
+    if (std::getenv("MLCC_RULES_DEBUG")) std::cerr << "rules: gave up: " << e.message() << "\n";
+    return false;
+  }
+  sch = std::move(trial);
+  return true;
+}
+
+// --- inspection ------------------------------------------------------------------
+
+const BlockNode& blockNode(Schedule& sch, const BlockRV& b) { return sch.state().block(blockName(sch, b)); }
+
+std::string blockName(Schedule& sch, const BlockRV& b) {
+  const ScheduleState& s = sch.state();
+  auto it = s.rvs.find(b.name);
+  if (it == s.rvs.end() || !std::holds_alternative<BlockHandle>(it->second))
+    s.fail("%" + b.name + " is not a block");
+  return std::get<BlockHandle>(it->second).block;
+}
+
+const ForNode& loopNode(Schedule& sch, const LoopRV& l) { return sch.state().loop(sch.loopVar(l)); }
+
+std::optional<int64_t> constExtent(Schedule& sch, const LoopRV& l) {
+  int64_t e;
+  if (asConstInt(loopNode(sch, l).extent, &e)) return e;
+  return std::nullopt;
+}
+
+std::vector<Stage> stagesOf(const PrimFunc& f) {
+  std::vector<Stage> out;
+  forEachBlock(f.body, [&](const BlockNode& b, const StmtPath&) {
+    Stage st;
+    st.name = b.name;
+    st.info = analyzeBlock(b);
+    st.padding = st.info.kind == BlockKind::Injective && isPadding(b);
+    auto writes = writeBuffers(b);
+    st.writes_intermediate = !writes.empty();
+    for (const auto& w : writes)
+      if (std::find(f.allocs.begin(), f.allocs.end(), w) == f.allocs.end()) st.writes_intermediate = false;
+    out.push_back(std::move(st));
+  });
+  return out;
+}
+
+namespace {
+
+bool hasLoad(const PrimExpr& e) {
+  if (!e) return false;
+  if (e->as<LoadNode>()) return true;
+  if (const auto* b = e->as<BinaryNode>()) return hasLoad(b->a) || hasLoad(b->b);
+  if (const auto* u = e->as<UnaryNode>()) return hasLoad(u->a);
+  if (const auto* s = e->as<SelectNode>())
+    return hasLoad(s->cond) || hasLoad(s->true_value) || hasLoad(s->false_value);
+  if (const auto* c = e->as<CastNode>()) return hasLoad(c->value);
+  if (const auto* c = e->as<CallNode>())
+    return std::any_of(c->args.begin(), c->args.end(), [](const PrimExpr& a) { return hasLoad(a); });
+  return false;
+}
+
+}  // namespace
+
+bool isPadding(const BlockNode& b) {
+  const auto* store = b.body ? b.body->as<StoreNode>() : nullptr;
+  const auto* sel = store ? store->value->as<SelectNode>() : nullptr;
+  if (!sel || hasLoad(sel->cond)) return false;
+  for (const auto& iv : b.iter_vars)
+    if (usesVar(sel->cond, iv.var.get())) return true;
+  return false;
+}
+
+int64_t functionWork(const PrimFunc& f) {
+  int64_t total = 0;
+  forEachBlock(f.body, [&](const BlockNode& b, const StmtPath&) {
+    int64_t p = 1;
+    for (const auto& iv : b.iter_vars) {
+      int64_t e;
+      p = p >= 0 && asConstInt(iv.extent, &e) ? p * e : -1;
+    }
+    total = total >= 0 && p >= 0 ? total + p : -1;
+  });
+  return total;
+}
+
+bool simpleNest(Schedule& sch, const BlockRV& b) {
+  auto path = findBlock(sch.func().body, blockName(sch, b));
+  const auto* block = path->target()->as<BlockNode>();
+  auto loops = loopsAbove(*path);
+  if (loops.size() != block->iter_vars.size() || enclosingBlock(*path)) return false;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    const auto* v = block->iter_vars[i].binding->as<VarNode>();
+    if (v != loops[i]->loop_var.get()) return false;
+  }
+  return !block->predicate;
+}
+
+std::optional<size_t> innermostOutputIter(const BlockNode& b) {
+  const auto* store = b.body ? b.body->as<StoreNode>() : nullptr;
+  if (!store || store->indices.empty()) return std::nullopt;
+  const ExprNode* last = store->indices.back().get();
+  for (size_t i = 0; i < b.iter_vars.size(); ++i)
+    if (b.iter_vars[i].var.get() == last && b.iter_vars[i].kind == IterKind::spatial) return i;
+  return std::nullopt;
+}
+
+int vectorLanes(const Target& target, DType dtype) {
+  return std::max(1, target.vector_bits / (8 * dtypeBytes(dtype)));
+}
+
+// --- tile sizes ---------------------------------------------------------------------
+
+int64_t largestDivisorAtMost(int64_t n, int64_t limit) {
+  for (int64_t d = std::min(n, limit); d > 1; --d)
+    if (n % d == 0) return d;
+  return 1;
+}
+
+int64_t smallestDivisorAtLeast(int64_t n, int64_t limit) {
+  for (int64_t d = std::max<int64_t>(limit, 1); d < n; ++d)
+    if (n % d == 0) return d;
+  return n;
+}
+
+int64_t vectorFactor(int64_t extent, int64_t lanes) {
+  if (extent <= 1 || lanes <= 1) return 1;
+  if (extent % lanes == 0) return lanes;
+  int64_t pow2 = 1;
+  while (pow2 * 2 <= lanes && extent % (pow2 * 2) == 0) pow2 *= 2;
+  if (pow2 * 2 >= lanes) return pow2;
+  return largestDivisorAtMost(extent, lanes);
+}
+
+std::vector<LoopRV> tileLoop(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors) {
+  TraceInst inst =
+      makeInst("sample_perfect_tile", {ref(loop)},
+               {{"n", AttrValue(static_cast<int64_t>(factors.size()))},
+                {"max_innermost_factor", AttrValue(std::max(kMaxInnermostFactor, factors.back()))}});
+  inst.decision = AttrValue::ints(factors);
+  std::vector<Factor> split;
+  for (const auto& name : sch.apply(inst)) split.emplace_back(ExprRV{name});
+  return sch.split(loop, split);
+}
+
+// --- steps ----------------------------------------------------------------------------
+
+std::vector<std::string> inlineInjectiveBlocks(Schedule& sch, const std::vector<std::string>& keep) {
+  std::vector<std::string> inlined, refused;
+  for (bool progress = true; progress;) {
+    progress = false;
+    for (const Stage& st : stagesOf(sch.func())) {
+      if (st.info.kind != BlockKind::Injective || !st.writes_intermediate) continue;
+      if (std::count(keep.begin(), keep.end(), st.name) ||
+          std::count(refused.begin(), refused.end(), st.name))
+        continue;
+      BlockRV b = sch.getBlock(st.name);
+      if (attempt([&] { sch.computeInline(b); })) {
+        inlined.push_back(st.name);
+        progress = true;
+      } else {
+        refused.push_back(st.name);
+      }
+    }
+    // A refusal may be lifted by a later inlining (e.g. a block read by
+    // one that was not inlinable yet): retry the refused ones once more.
+    if (progress) refused.clear();
+  }
+  return inlined;
+}
+
+namespace {
+
+int64_t productOrUnknown(Schedule& sch, const std::vector<LoopRV>& loops) {
+  int64_t p = 1;
+  for (const auto& l : loops) {
+    auto e = constExtent(sch, l);
+    if (!e) return -1;
+    p *= *e;
+  }
+  return p;
+}
+
+}  // namespace
+
+std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>& loops, int64_t work) {
+  if (loops.empty()) return std::nullopt;
+  int64_t iters = productOrUnknown(sch, loops);
+  if (iters == 1) return std::nullopt;
+  if (work >= 0 && work < kMinParallelWork) return std::nullopt;
+  LoopRV fused = loops[0];
+  if (loops.size() > 1 && !attempt([&] { fused = sch.fuse(loops); })) {
+    // Loops that do not fuse (e.g. not perfectly nested): the outermost alone.
+    fused = loops[0];
+    auto e = constExtent(sch, fused);
+    if (e && *e == 1) return std::nullopt;
+  }
+  if (!attempt([&] { sch.parallel(fused); })) return std::nullopt;
+  return fused;
+}
+
+bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const Target& target) {
+  if (!simpleNest(sch, block)) return false;
+  auto loops = sch.getLoops(block);
+  const BlockNode& b = blockNode(sch, block);
+  if (loops.empty()) return false;
+  for (const auto& iv : b.iter_vars)
+    if (iv.kind != IterKind::spatial) return false;
+  auto inner_iter = innermostOutputIter(b);
+  const bool contiguous = inner_iter && *inner_iter + 1 == loops.size();
+  const int lanes = vectorLanes(target, b.writes.at(0).buffer->dtype);
+
+  // The constant-extent loops inside the symbolic ones.
+  size_t first_const = loops.size();
+  while (first_const > 0 && constExtent(sch, loops[first_const - 1])) --first_const;
+  std::vector<LoopRV> outer(loops.begin(), loops.begin() + first_const);
+  std::vector<LoopRV> inner(loops.begin() + first_const, loops.end());
+  int64_t elements = productOrUnknown(sch, inner);
+  int64_t vf = contiguous && !inner.empty() ? vectorFactor(elements, lanes) : 1;
+  int64_t work = outer.empty() ? elements : -1;
+  if (vf > 1) {
+    LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];
+    auto parts = tileLoop(sch, fused, {elements / vf, vf});
+    sch.vectorize(parts[1]);
+    outer.push_back(parts[0]);
+  } else {
+    outer.insert(outer.end(), inner.begin(), inner.end());
+  }
+  parallelizeLoops(sch, outer, work);
+  return true;
+}
+
+void scheduleStandalone(Schedule& sch, const BlockRV& block, const Stage& stage, const Target& target) {
+  if (stage.info.kind == BlockKind::Injective)
+    scheduleSpatialNest(sch, block, target);
+  else if (stage.info.kind == BlockKind::Reduction)
+    scheduleReductionNest(sch, block, target);
+  else
+    parallelizeOutermost(sch, block);
+}
+
+bool vectorizeInnermost(Schedule& sch, const BlockRV& block) {
+  auto loops = sch.getLoops(block);
+  if (loops.empty()) return false;
+  const LoopRV& l = loops.back();
+  auto e = constExtent(sch, l);
+  if (!e || *e <= 1 || loopNode(sch, l).loop_kind != LoopKind::serial) return false;
+  const BlockNode& b = blockNode(sch, block);
+  auto inner_iter = innermostOutputIter(b);
+  if (!inner_iter) return false;
+  const VarNode* lv = sch.loopVar(l).get();
+  for (size_t i = 0; i < b.iter_vars.size(); ++i)
+    if (usesVar(b.iter_vars[i].binding, lv) != (i == *inner_iter)) return false;
+  return attempt([&] { sch.vectorize(l); });
+}
+
+bool parallelizeOutermost(Schedule& sch, const BlockRV& block) {
+  auto loops = sch.getLoops(block);
+  if (loops.empty()) return false;
+  auto e = constExtent(sch, loops[0]);
+  if (e && *e <= 1) return false;
+  if (loopNode(sch, loops[0]).loop_kind != LoopKind::serial) return false;
+  return attempt([&] { sch.parallel(loops[0]); });
+}
+
+std::optional<size_t> firstReduceLoop(Schedule& sch, const BlockRV& block, const std::vector<LoopRV>& loops) {
+  const BlockNode& b = blockNode(sch, block);
+  for (size_t i = 0; i < loops.size(); ++i) {
+    const VarNode* lv = sch.loopVar(loops[i]).get();
+    for (const auto& iv : b.iter_vars)
+      if (iv.kind == IterKind::reduce && usesVar(iv.binding, lv)) return i;
+  }
+  return std::nullopt;
+}
+
+std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block) {
+  auto loops = sch.getLoops(block);
+  auto first = firstReduceLoop(sch, block, loops);
+  if (!first) return std::nullopt;
+  BlockRV init{""};
+  // Before the first reduce loop (TVM's usage), else before the loop right
+  // above it. The init block is returned when it has loops of its own.
+  for (size_t at : {*first, *first - 1}) {
+    if (at > *first) break;  // *first == 0: no loop above
+    if (attempt([&] { init = sch.decomposeReduction(block, loops[at]); })) {
+      if (sch.getLoops(init).size() > at) return init;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace mlcc::schedule::cpu

@@ -1,0 +1,177 @@
+// Helpers shared by the CPU (llvm) default rules: inspecting the blocks and
+// loops a Schedule refers to, choosing tile sizes, recording them as
+// sample_perfect_tile decisions, and the common schedule of a loop nest of
+// spatial loops (fuse, split by the vector width, vectorize, parallel).
+//
+// The rules assume the prim funcs legalize makes: each block sits in its own
+// loop nest, one loop per iteration variable, bound 1:1 in order
+// (`%v0 = spatial(4, %i0)`). simpleNest() checks this; a rule whose anchor
+// is not such a block does not apply.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "block_info.h"
+#include "mlcc/ir/stmt.h"
+#include "mlcc/schedule/rules.h"
+#include "mlcc/schedule/schedule.h"
+#include "rule.h"
+
+namespace mlcc::schedule::cpu {
+
+// --- the rules (one file each) ----------------------------------------------
+bool applyMatmulRule(Schedule& sch, const Target& target);     // llvm_matmul.cpp
+bool applyGemvRule(Schedule& sch, const Target& target);       // llvm_gemv.cpp
+bool applyReductionRule(Schedule& sch, const Target& target);  // llvm_reduction.cpp
+bool applyInjectiveRule(Schedule& sch, const Target& target);  // llvm_injective.cpp
+bool applyFallbackRule(Schedule& sch, const Target& target);   // llvm_fallback.cpp
+
+// Runs `rule` on a copy of the schedule and keeps the copy only when the
+// rule applied; a schedule error inside the rule means it does not apply
+// (so a rule changes nothing unless it succeeds as a whole).
+bool applyAtomically(Schedule& sch, const Target& target, bool (*rule)(Schedule&, const Target&));
+
+// --- tuning constants ---------------------------------------------------------
+// Parallel loops get at least this many iterations per core (when the
+// extents allow), for load balance.
+inline constexpr int64_t kParallelChunksPerCore = 2;
+// Loop nests with less work than this (iterations of the block) stay serial.
+inline constexpr int64_t kMinParallelWork = 2048;
+// Register tile: at most this many rows of vectors accumulated at once.
+inline constexpr int64_t kMaxRegisterRows = 8;
+// Inner reduction tile (the R1 level of the multi-level tiling).
+inline constexpr int64_t kMaxInnerReduce = 16;
+// max_innermost_factor recorded on sample_perfect_tile (a tuner's bound).
+inline constexpr int64_t kMaxInnermostFactor = 64;
+
+// --- inspection ------------------------------------------------------------------
+// The block a BlockRV refers to now. The reference is into the current
+// function: do not keep it across primitives.
+const ir::BlockNode& blockNode(Schedule& sch, const BlockRV& b);
+// The block's name (a BlockRV is a trace variable, not the block name).
+std::string blockName(Schedule& sch, const BlockRV& b);
+const ir::ForNode& loopNode(Schedule& sch, const LoopRV& l);
+// The loop's constant extent, or nullopt when symbolic.
+std::optional<int64_t> constExtent(Schedule& sch, const LoopRV& l);
+
+// The blocks of a function in program order (pre-order), with their class.
+struct Stage {
+  std::string name;
+  BlockInfo info;
+  bool writes_intermediate = false;  // writes only function-level allocs
+  bool padding = false;              // see isPadding
+};
+std::vector<Stage> stagesOf(const ir::PrimFunc& f);
+
+// The iterations of all blocks of a function (the product of each block's
+// iteration extents, summed); -1 when some extent is symbolic.
+int64_t functionWork(const ir::PrimFunc& f);
+
+// Whether an injective block pads: its value is a select on a condition of
+// its iteration variables alone (`select(%v2 - 1 >= 0 && ..., %x[..], 0.0)`).
+// Inlined into a convolution, that condition and the clamped loads would run
+// for every multiply-add (TVM's CPU rules do not inline such blocks either);
+// the rules compute it per outer tile instead.
+bool isPadding(const ir::BlockNode& b);
+
+// Whether a block (by name) sits in a loop nest that binds each of its
+// iteration variables, in order, to exactly one loop (and has no others).
+bool simpleNest(Schedule& sch, const BlockRV& b);
+
+// The index of the block's output dimension that is innermost in memory:
+// the iteration variable stored to the last index of its only write, if it
+// is stored there as is; nullopt otherwise.
+std::optional<size_t> innermostOutputIter(const ir::BlockNode& b);
+
+// The number of f32 (or the block's dtype) lanes in a vector register.
+int vectorLanes(const Target& target, ir::DType dtype);
+
+// --- tile sizes ---------------------------------------------------------------------
+int64_t largestDivisorAtMost(int64_t n, int64_t limit);
+int64_t smallestDivisorAtLeast(int64_t n, int64_t limit);  // n when none
+// The inner factor to vectorize an extent by: `lanes` when it divides the
+// extent, else the largest power of two dividing it that is at least half a
+// vector, else the largest divisor up to `lanes` (1: not worth it).
+int64_t vectorFactor(int64_t extent, int64_t lanes);
+
+// sample_perfect_tile on `loop` with `factors` as its decision, then split
+// by the sampled values: returns the new loops, outermost first. The
+// factors' product must be the loop's extent.
+std::vector<LoopRV> tileLoop(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors);
+
+// --- steps ----------------------------------------------------------------------------
+// compute_inline every injective block (other than those in `keep`) that
+// writes an intermediate buffer, where legal; repeats until nothing more
+// inlines. Returns the names of the blocks inlined.
+std::vector<std::string> inlineInjectiveBlocks(Schedule& sch, const std::vector<std::string>& keep = {});
+
+// Tries a primitive: false (nothing changed) when it throws ScheduleError.
+// With MLCC_RULES_DEBUG set in the environment, refusals are printed.
+void noteRefusal(const ScheduleError& e);
+template <class F>
+bool attempt(F&& f) {
+  try {
+    f();
+    return true;
+  } catch (const ScheduleError& e) {
+    noteRefusal(e);
+    return false;
+  }
+}
+
+// When the loops have more than one iteration and `work` (the iterations
+// of everything under them; -1: unknown, e.g. symbolic) is large enough:
+// fuses them (perfectly nested, outermost first; the outermost alone when
+// they do not fuse) and marks the result parallel. Returns the parallel
+// loop, or nullopt when nothing was parallelized.
+std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>& loops, int64_t work);
+
+// Schedules a block alone in a simple nest of spatial loops: fuses the
+// constant-extent inner loops, splits by the vector width and vectorizes
+// when the innermost loop walks the output's innermost dimension, and
+// parallelizes the outer part when large enough. False when the block is
+// not in such a nest (nothing changed).
+bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const Target& target);
+
+// A reduction block alone in its simple nest (llvm_reduction.cpp): spatial
+// loops fused and parallel, the innermost one vectorized (moved inside the
+// reduce loops) when it walks the innermost dimension of the output and of
+// every input, the init decomposed out.
+void scheduleReductionNest(Schedule& sch, const BlockRV& block, const Target& target);
+
+// A block left on its own by a rule: scheduleSpatialNest for an injective
+// block, scheduleReductionNest for a reduction, else its outermost loop
+// parallel.
+void scheduleStandalone(Schedule& sch, const BlockRV& block, const Stage& stage, const Target& target);
+
+// Vectorizes the innermost loop of `block` when it has a constant extent
+// > 1 and walks the block's innermost output dimension (and only it);
+// otherwise leaves it. Returns whether it vectorized.
+bool vectorizeInnermost(Schedule& sch, const BlockRV& block);
+
+// Parallelizes the outermost loop of a block's nest when it is spatial (the
+// primitive checks) and has more than one iteration.
+bool parallelizeOutermost(Schedule& sch, const BlockRV& block);
+
+// The index in `loops` (the block's, from getLoops) of the outermost loop a
+// reduce iteration variable depends on, or nullopt.
+std::optional<size_t> firstReduceLoop(Schedule& sch, const BlockRV& block, const std::vector<LoopRV>& loops);
+
+// decompose_reduction of the block: the init right before its first reduce
+// loop (TVM's usage), else, where the primitive refuses a reduce loop there,
+// before the loop right above it. Returns the init block when it has loops
+// of its own (to vectorize); nullopt when it has none, or when both were
+// refused (e.g. another block under that loop reads the output).
+std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block);
+
+// The multi-level (SSRSRS) tiling of a matmul-like or GEMV-like block named
+// `anchor` with its injective producers inlined and its epilogue moved under
+// the outer tile (llvm_matmul.cpp). `register_rows`: tile a second spatial
+// dimension into the register tile (rows of vectors). False when the block
+// is not in a simple nest (nothing changed).
+bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target& target, bool register_rows);
+
+}  // namespace mlcc::schedule::cpu

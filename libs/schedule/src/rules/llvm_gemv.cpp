@@ -1,0 +1,141 @@
+// Rule "gemv" (llvm): a function with one GEMV-like block (a sum of products
+// where one operand has no reuse: batch-1 dense, depthwise conv2d) and
+// injective blocks around it.
+//
+// When the operand without reuse is contiguous along the innermost reduce
+// loop (dense: W[j, k]), the reduction is vectorized through rfactor: k is
+// split into [k_o, k_i] (k_i a vector, recorded as a sample_perfect_tile
+// decision), rfactor(k_i) makes a block of vector partial sums
+// rf[.., j, k_i] (vectorized along k_i, contiguous loads of both operands)
+// and the original block adds up the k_i partial sums. The partial sums are
+// computed at the (fused, parallel) output loop of the final sums, and the
+// epilogue follows each output under the same loop.
+// Otherwise (depthwise conv: the output's innermost dimension walks the
+// input) the block gets the matmul rule's multi-level tiling without
+// register rows (llvm_matmul.cpp).
+#include "../tree.h"
+#include "llvm_common.h"
+
+namespace mlcc::schedule::cpu {
+
+using namespace ir;
+
+namespace {
+
+// The operand of a GEMV-like block that has no reuse: indexed by every
+// spatial variable of extent other than 1.
+const LoadNode* streamedOperand(const BlockNode& b, const BlockInfo& info) {
+  for (const auto& [load, uses] : {std::pair{info.a, &info.a_uses}, std::pair{info.b, &info.b_uses}}) {
+    bool all = true;
+    for (size_t p = 0; p < info.spatial.size(); ++p) {
+      int64_t e;
+      bool unit = asConstInt(b.iter_vars[info.spatial[p]].extent, &e) && e == 1;
+      all &= (*uses)[p] || unit;
+    }
+    if (all) return load;
+  }
+  return nullptr;
+}
+
+bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const Target& target) {
+  inlineInjectiveBlocks(sch, {anchor});
+  BlockRV blk = sch.getBlock(anchor);
+  if (!simpleNest(sch, blk)) return false;
+  auto loops = sch.getLoops(blk);
+  const BlockNode& b = blockNode(sch, blk);
+  const BlockInfo info = analyzeBlock(b);
+  if (info.kind != BlockKind::Gemv || info.reduce.empty() || info.reduce.back() + 1 != loops.size())
+    return false;
+  const LoadNode* streamed = streamedOperand(b, info);
+  const size_t kd = info.reduce.back();
+  if (!streamed || streamed->indices.empty() || streamed->indices.back().get() != b.iter_vars[kd].var.get())
+    return false;
+  auto k_extent = constExtent(sch, loops[kd]);
+  if (!k_extent) return false;
+  const int64_t kf = vectorFactor(*k_extent, vectorLanes(target, streamed->dtype));
+  if (kf <= 1) return false;
+  const size_t out_rank = b.writes.at(0).region.size();
+  int64_t work = 1;
+  for (const auto& l : loops) {
+    auto e = constExtent(sch, l);
+    work = e && work >= 0 ? work * *e : -1;
+  }
+
+  auto k = tileLoop(sch, loops[kd], {*k_extent / kf, kf});
+  BlockRV rf = sch.rfactor(k[1], static_cast<int>(out_rank));
+
+  // The final sums (the original block) loop over the outputs, then over
+  // the lanes; each output's partial sums are computed right before them.
+  auto wb_loops = sch.getLoops(blk);
+  auto wb_reduce = firstReduceLoop(sch, blk, wb_loops);
+  if (!wb_reduce || *wb_reduce == 0) return false;
+  std::vector<LoopRV> outer(wb_loops.begin(), wb_loops.begin() + *wb_reduce);
+  LoopRV row = outer.size() > 1 ? sch.fuse(outer) : outer[0];
+  sch.computeAt(rf, row);
+
+  // Under the row: the partial sums' reduce loops outside, the lanes inside.
+  std::vector<LoopRV> reduce_loops, lane_loops;
+  {
+    auto rf_loops = sch.getLoops(rf);
+    const BlockNode& r = blockNode(sch, rf);
+    bool below = false;
+    for (const auto& l : rf_loops) {
+      const VarNode* lv = sch.loopVar(l).get();
+      if (lv == sch.loopVar(row).get()) {
+        below = true;
+        continue;
+      }
+      if (!below) continue;
+      bool reduces = false;
+      for (const auto& iv : r.iter_vars) reduces |= iv.kind == IterKind::reduce && usesVar(iv.binding, lv);
+      (reduces ? reduce_loops : lane_loops).push_back(l);
+    }
+  }
+  if (lane_loops.size() != 1) return false;
+  std::vector<LoopRV> order = reduce_loops;
+  order.push_back(lane_loops[0]);
+  if (order.size() > 1) sch.reorder(order);
+
+  // The epilogue, per output, after its final sum.
+  bool after_anchor = false;
+  for (const Stage& st : stagesOf(sch.func())) {
+    if (st.name == anchor) {
+      after_anchor = true;
+      continue;
+    }
+    if (st.name == blockName(sch, rf)) continue;
+    BlockRV e = sch.getBlock(st.name);
+    if (!(after_anchor && attempt([&] { sch.reverseComputeAt(e, row); })))
+      scheduleStandalone(sch, e, st, target);
+  }
+  parallelizeLoops(sch, {row}, work);
+  if (auto init = decomposeReduction(sch, rf)) vectorizeInnermost(sch, *init);
+  decomposeReduction(sch, blk);
+  sch.vectorize(lane_loops[0]);
+  return true;
+}
+
+}  // namespace
+
+bool applyGemvRule(Schedule& sch, const Target& target) {
+  std::optional<std::string> anchor;
+  for (const Stage& st : stagesOf(sch.func())) {
+    if (st.info.kind == BlockKind::Gemv) {
+      if (anchor) return false;
+      anchor = st.name;
+    } else if (st.info.kind != BlockKind::Injective) {
+      return false;
+    }
+  }
+  if (!anchor) return false;
+  Schedule trial(sch.func());
+  bool vectorized_reduction = false;
+  if (attempt([&] { vectorized_reduction = scheduleRfactorGemv(trial, *anchor, target); }) &&
+      vectorized_reduction) {
+    sch = std::move(trial);
+    return true;
+  }
+  return scheduleTiledAnchor(sch, *anchor, target, /*register_rows=*/false);
+}
+
+}  // namespace mlcc::schedule::cpu

@@ -1,0 +1,214 @@
+// Rule "matmul" (llvm): a function with one matmul-like block (dense,
+// matmul, batch_matmul, conv2d) and injective blocks around it (padding,
+// bias, activation, residual add).
+//
+// The anchor gets TVM's CPU multi-level tiling "SSRSRS": every spatial loop
+// is split into 4 levels (S0 S1 S2 S3) and every reduce loop into 2 (R0 R1),
+// ordered S0.. S1.. R0.. S2.. R1.. S3..:
+//   - S3 is the register tile: a vector of the output's innermost dimension
+//     (the target's vector width) times up to 8 rows of a dimension that
+//     indexes the other operand (C[i, j] += A[i, k] * B[j, k]: rows of i,
+//     a vector of j), the row loop unrolled, the vector loop vectorized;
+//   - S2 = 1 (the accumulators of the register tile stay in registers over
+//     the whole reduction); R1: the small reduce loops (kh, kw) whole, large
+//     ones by up to 16;
+//   - S0 takes enough iterations for the cores (num_cores * 2), from one
+//     dimension when one has that many (no index division in the parallel
+//     loop), else from the outer dimensions; fused and parallel. S1 the
+//     rest of the tile.
+// The sizes are recorded as sample_perfect_tile decisions (a tuner can
+// mutate them). Intermediate injective stages are inlined, except padding
+// (llvm_common.h, isPadding), which is computed under the innermost S0 loop
+// (the part of the padded input each parallel tile reads, right before it);
+// the remaining epilogue is computed under the last S1 loop (right after
+// its tile is reduced, while it is in cache) and vectorized; the
+// reduction's init is decomposed out and vectorized where
+// decompose_reduction allows it.
+// Extents that are symbolic or 1 are not split (they stay in S0).
+// Only divisors are used, so no predicates appear.
+// Weight layout packing is not done (see the report of this part).
+#include <algorithm>
+#include <set>
+
+#include "../tree.h"
+#include "llvm_common.h"
+
+namespace mlcc::schedule::cpu {
+
+using namespace ir;
+
+namespace {
+
+struct Dim {
+  LoopRV loop;
+  std::optional<int64_t> extent;
+  std::vector<LoopRV> parts;  // the tile levels; empty when not split
+};
+
+int64_t productOrUnknown(const std::vector<Dim>& dims) {
+  int64_t p = 1;
+  for (const auto& d : dims) {
+    if (!d.extent) return -1;
+    p *= *d.extent;
+  }
+  return p;
+}
+
+}  // namespace
+
+bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target& target, bool register_rows) {
+  std::vector<std::string> keep{anchor};
+  for (const Stage& st : stagesOf(sch.func()))
+    if (st.padding) keep.push_back(st.name);
+  inlineInjectiveBlocks(sch, keep);
+  BlockRV blk = sch.getBlock(anchor);
+  if (!simpleNest(sch, blk)) return false;
+  auto loops = sch.getLoops(blk);
+  const BlockNode& b = blockNode(sch, blk);
+  const BlockInfo info = analyzeBlock(b);
+  if (info.kind != BlockKind::MatmulLike && info.kind != BlockKind::Gemv) return false;
+  const BufferNode* a_buffer = info.a->buffer.get();  // (the loads die with the tiling)
+  const BufferNode* b_buffer = info.b->buffer.get();
+  std::vector<Dim> dims;
+  for (const auto& l : loops) dims.push_back({l, constExtent(sch, l), {}});
+
+  // The vector: the output's innermost dimension.
+  std::optional<size_t> vec, row;
+  int64_t vf = 1, rf = 1;
+  if (auto inner = innermostOutputIter(b); inner && dims[*inner].extent) {
+    vf = vectorFactor(*dims[*inner].extent, vectorLanes(target, b.writes.at(0).buffer->dtype));
+    if (vf > 1) vec = inner;
+  }
+  // The rows: a dimension indexing only the operand the vector's does not.
+  if (register_rows && vec) {
+    size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), *vec) - info.spatial.begin();
+    const bool va = info.a_uses[vpos], vb = info.b_uses[vpos];
+    for (size_t p = info.spatial.size(); va != vb && p-- > 0;) {
+      size_t d = info.spatial[p];
+      if (d == *vec || !dims[d].extent || info.a_uses[p] != vb || info.b_uses[p] != va) continue;
+      int64_t f = largestDivisorAtMost(*dims[d].extent, kMaxRegisterRows);
+      if (f > 1) {
+        row = d;
+        rf = f;
+        break;
+      }
+    }
+  }
+  const int64_t work = productOrUnknown(dims);
+
+  // Tile sizes. S0 takes enough iterations for the cores: from a single
+  // dimension when one has enough (the outermost such; the parallel loop
+  // then needs no index division), else from the outer dimensions first.
+  const int64_t wanted = static_cast<int64_t>(target.num_cores) * kParallelChunksPerCore;
+  auto rest = [&](size_t d) { return *dims[d].extent / (d == vec ? vf : d == row ? rf : 1); };
+  std::optional<size_t> single;
+  for (size_t d : info.spatial)
+    if (!single && dims[d].extent && rest(d) >= wanted) single = d;
+  int64_t parallel_iters = 1;
+  std::vector<int64_t> s0_factor(dims.size(), 1);
+  for (size_t d : info.spatial) {
+    Dim& dim = dims[d];
+    if (!dim.extent || *dim.extent <= 1) continue;
+    int64_t s0 = 1;
+    if (single ? d == *single : parallel_iters < wanted)
+      s0 = smallestDivisorAtLeast(rest(d), (wanted + parallel_iters - 1) / parallel_iters);
+    parallel_iters *= s0;
+    s0_factor[d] = s0;
+    dim.parts = tileLoop(sch, dim.loop, {s0, rest(d) / s0, 1, *dim.extent / rest(d)});
+  }
+  for (size_t d : info.reduce) {
+    Dim& dim = dims[d];
+    if (!dim.extent || *dim.extent <= 1) continue;
+    int64_t r1 =
+        *dim.extent <= kMaxInnerReduce ? *dim.extent : largestDivisorAtMost(*dim.extent, kMaxInnerReduce);
+    dim.parts = tileLoop(sch, dim.loop, {*dim.extent / r1, r1});
+  }
+
+  std::vector<LoopRV> s0, s1, r0, s2, r1, s3;
+  for (size_t d : info.spatial) {
+    const Dim& dim = dims[d];
+    if (dim.parts.empty()) {
+      s0.push_back(dim.loop);
+      continue;
+    }
+    s0.push_back(dim.parts[0]);
+    s1.push_back(dim.parts[1]);
+    s2.push_back(dim.parts[2]);
+    if (d != vec && d != row) s3.push_back(dim.parts[3]);
+  }
+  if (row) s3.push_back(dims[*row].parts[3]);
+  if (vec) s3.push_back(dims[*vec].parts[3]);
+  for (size_t d : info.reduce) {
+    const Dim& dim = dims[d];
+    r0.push_back(dim.parts.empty() ? dim.loop : dim.parts[0]);
+    if (!dim.parts.empty()) r1.push_back(dim.parts[1]);
+  }
+  std::vector<LoopRV> order;
+  for (const auto* level : {&s0, &s1, &r0, &s2, &r1, &s3})
+    order.insert(order.end(), level->begin(), level->end());
+  if (order.size() > 1) sch.reorder(order);
+
+  // Padding goes under the innermost S0 loop (right before it is read)
+  // only when each parallel iteration pads its own part: every dimension
+  // with S0 iterations indexes the padded operand (a split of the output
+  // channels would have all iterations pad the same input). The epilogue
+  // goes under the last S1 loop, where each register tile is done.
+  auto pad_per_tile = [&](const std::string& pad) {
+    if (s0.empty()) return false;
+    std::set<const BufferNode*> written;
+    forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
+      if (x.name == pad)
+        for (const auto& w : writeBuffers(x)) written.insert(w.get());
+    });
+    for (size_t p = 0; p < info.spatial.size(); ++p) {
+      const Dim& dim = dims[info.spatial[p]];
+      const bool parallel_part = dim.extent ? s0_factor[info.spatial[p]] > 1 : true;
+      if (parallel_part && !(written.count(a_buffer) && info.a_uses[p]) &&
+          !(written.count(b_buffer) && info.b_uses[p]))
+        return false;
+    }
+    return true;
+  };
+  std::optional<LoopRV> tile = !s1.empty()   ? std::optional(s1.back())
+                               : !s0.empty() ? std::optional(s0.back())
+                                             : std::nullopt;
+  bool after_anchor = false;
+  for (const Stage& st : stagesOf(sch.func())) {
+    if (st.name == anchor) {
+      after_anchor = true;
+      continue;
+    }
+    BlockRV e = sch.getBlock(st.name);
+    if (!after_anchor && st.padding && pad_per_tile(st.name) && attempt([&] { sch.computeAt(e, s0.back()); }))
+      vectorizeInnermost(sch, e);
+    else if (after_anchor && tile && st.info.kind == BlockKind::Injective &&
+             attempt([&] { sch.reverseComputeAt(e, *tile); }))
+      vectorizeInnermost(sch, e);
+    else
+      scheduleStandalone(sch, e, st, target);
+  }
+
+  parallelizeLoops(sch, s0, work);
+  // decompose_reduction refuses while the epilogue sits under the loop the
+  // init would go before (llvm_common.h, decomposeReduction): then the init
+  // stays in the block.
+  if (auto init = decomposeReduction(sch, blk)) vectorizeInnermost(sch, *init);
+  if (vec) sch.vectorize(dims[*vec].parts[3]);
+  if (row) sch.unroll(dims[*row].parts[3]);
+  return true;
+}
+
+bool applyMatmulRule(Schedule& sch, const Target& target) {
+  std::optional<std::string> anchor;
+  for (const Stage& st : stagesOf(sch.func())) {
+    if (st.info.kind == BlockKind::MatmulLike) {
+      if (anchor) return false;
+      anchor = st.name;
+    } else if (st.info.kind != BlockKind::Injective) {
+      return false;
+    }
+  }
+  return anchor && scheduleTiledAnchor(sch, *anchor, target, /*register_rows=*/true);
+}
+
+}  // namespace mlcc::schedule::cpu

@@ -1,0 +1,218 @@
+// Rule "reduction" (llvm): functions of reductions (other than matmul-like
+// ones) and injective blocks: softmax, layer_norm, pooling, mean/sum.
+//
+// Injective intermediates are inlined first. Then:
+//   - When the last block is injective and reads the reductions' results
+//     (softmax, layer_norm, mean's division): its leading loops that index
+//     those results are the rows; every earlier block is computed at the
+//     innermost row loop (each row's reductions right before the row's
+//     output), the row loops are fused and parallel, and the inner loops of
+//     the last block are fused, split by the vector width and vectorized.
+//     The reductions' inits are decomposed out.
+//   - A reduction that stays on its own (pooling, a reduction writing the
+//     output): its spatial loops fused and parallel; when its innermost
+//     spatial loop walks the innermost dimension of the output and of every
+//     input it reads (pooling windows), that loop is split by the vector
+//     width and the vector part moved inside the reduce loops and
+//     vectorized; the init decomposed out.
+// The reductions themselves stay serial along their reduce loops.
+#include <algorithm>
+#include <set>
+
+#include "../tree.h"
+#include "llvm_common.h"
+
+namespace mlcc::schedule::cpu {
+
+using namespace ir;
+
+namespace {
+
+void collectLoads(const PrimExpr& e, std::vector<const LoadNode*>& out) {
+  if (!e) return;
+  if (const auto* l = e->as<LoadNode>()) {
+    out.push_back(l);
+    for (const auto& i : l->indices) collectLoads(i, out);
+  } else if (const auto* b = e->as<BinaryNode>()) {
+    collectLoads(b->a, out);
+    collectLoads(b->b, out);
+  } else if (const auto* u = e->as<UnaryNode>()) {
+    collectLoads(u->a, out);
+  } else if (const auto* s = e->as<SelectNode>()) {
+    collectLoads(s->cond, out);
+    collectLoads(s->true_value, out);
+    collectLoads(s->false_value, out);
+  } else if (const auto* c = e->as<CastNode>()) {
+    collectLoads(c->value, out);
+  } else if (const auto* c = e->as<CallNode>()) {
+    for (const auto& a : c->args) collectLoads(a, out);
+  }
+}
+
+std::vector<const LoadNode*> loadsOf(const BlockNode& b) {
+  std::vector<const LoadNode*> out;
+  std::vector<Stmt> work{b.body};
+  while (!work.empty()) {
+    Stmt s = work.back();
+    work.pop_back();
+    if (!s) continue;
+    if (const auto* st = s->as<StoreNode>()) {
+      collectLoads(st->value, out);
+      for (const auto& i : st->indices) collectLoads(i, out);
+    } else if (const auto* i = s->as<IfNode>()) {
+      collectLoads(i->cond, out);
+    }
+    for (const auto& c : children(s)) work.push_back(c);
+  }
+  return out;
+}
+
+int64_t productOrUnknown(Schedule& sch, const std::vector<LoopRV>& loops) {
+  int64_t p = 1;
+  for (const auto& l : loops) {
+    auto e = constExtent(sch, l);
+    if (!e) return -1;
+    p *= *e;
+  }
+  return p;
+}
+
+void decomposeAndVectorizeInit(Schedule& sch, const BlockRV& block) {
+  if (auto init = decomposeReduction(sch, block)) vectorizeInnermost(sch, *init);
+}
+
+}  // namespace
+
+// A reduction block on its own (see the header comment).
+void scheduleReductionNest(Schedule& sch, const BlockRV& blk, const Target& target) {
+  if (!simpleNest(sch, blk)) {
+    parallelizeOutermost(sch, blk);
+    return;
+  }
+  auto loops = sch.getLoops(blk);
+  const BlockNode& b = blockNode(sch, blk);
+  size_t ns = 0;  // the spatial iteration variables come first
+  while (ns < b.iter_vars.size() && b.iter_vars[ns].kind == IterKind::spatial) ++ns;
+  for (size_t i = ns; i < b.iter_vars.size(); ++i)
+    if (b.iter_vars[i].kind != IterKind::reduce) {
+      parallelizeOutermost(sch, blk);
+      return;
+    }
+  std::vector<LoopRV> spatial(loops.begin(), loops.begin() + ns), reduce(loops.begin() + ns, loops.end());
+  const int64_t work = productOrUnknown(sch, loops);
+
+  std::optional<LoopRV> vec;
+  auto inner = innermostOutputIter(b);
+  int64_t inner_extent = 0;
+  if (ns > 0) inner_extent = constExtent(sch, spatial.back()).value_or(0);
+  if (inner && *inner + 1 == ns && inner_extent > 1 && !reduce.empty()) {
+    const Buffer& out = b.writes.at(0).buffer;
+    const VarNode* v = b.iter_vars[*inner].var.get();
+    bool walks_inputs = true;
+    for (const LoadNode* l : loadsOf(b))
+      if (l->buffer != out && (l->indices.empty() || !usesVar(l->indices.back(), v))) walks_inputs = false;
+    const int64_t vf = vectorFactor(inner_extent, vectorLanes(target, out->dtype));
+    if (walks_inputs && vf > 1) {
+      auto parts = tileLoop(sch, spatial.back(), {inner_extent / vf, vf});
+      std::vector<LoopRV> order{parts[0]};
+      order.insert(order.end(), reduce.begin(), reduce.end());
+      order.push_back(parts[1]);
+      sch.reorder(order);
+      spatial.back() = parts[0];
+      vec = parts[1];
+    }
+  }
+  parallelizeLoops(sch, spatial, work);
+  decomposeAndVectorizeInit(sch, blk);
+  if (vec) sch.vectorize(*vec);
+}
+
+namespace {
+
+// The last block `out` computes rows from the earlier blocks' results (see
+// the header comment). Returns the blocks it moved under the row loop;
+// nullopt when `out` does not read them row by row (nothing changed).
+std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::string& out,
+                                                     const std::vector<std::string>& earlier,
+                                                     const Target& target) {
+  BlockRV blk = sch.getBlock(out);
+  if (!simpleNest(sch, blk)) return std::nullopt;
+  auto loops = sch.getLoops(blk);
+  const BlockNode& b = blockNode(sch, blk);
+  std::set<const BufferNode*> produced;
+  forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
+    if (std::count(earlier.begin(), earlier.end(), x.name))
+      for (const auto& w : writeBuffers(x)) produced.insert(w.get());
+  });
+  size_t rows = 0;
+  for (const LoadNode* l : loadsOf(b)) {
+    if (!produced.count(l->buffer.get())) continue;
+    for (const auto& index : l->indices)
+      for (size_t i = 0; i < b.iter_vars.size(); ++i)
+        if (usesVar(index, b.iter_vars[i].var.get())) rows = std::max(rows, i + 1);
+  }
+  if (rows == 0) return std::nullopt;
+  const int64_t work = functionWork(sch.func());
+  auto inner_iter = innermostOutputIter(b);
+  const bool contiguous = inner_iter && *inner_iter + 1 == loops.size();
+  const int lanes = vectorLanes(target, b.writes.at(0).buffer->dtype);
+  std::vector<LoopRV> row_loops(loops.begin(), loops.begin() + rows),
+      inner(loops.begin() + rows, loops.end());
+
+  std::vector<std::string> moved;
+  std::vector<BlockRV> moved_rvs;
+  for (auto it = earlier.rbegin(); it != earlier.rend(); ++it) {
+    BlockRV p = sch.getBlock(*it);
+    if (attempt([&] { sch.computeAt(p, row_loops.back()); })) {
+      moved.push_back(*it);
+      moved_rvs.push_back(p);
+    }
+  }
+  for (const auto& p : moved_rvs) decomposeAndVectorizeInit(sch, p);
+
+  const int64_t elements = productOrUnknown(sch, inner);
+  if (contiguous && elements > 1) {
+    const int64_t vf = vectorFactor(elements, lanes);
+    if (vf > 1) {
+      LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];
+      auto parts = tileLoop(sch, fused, {elements / vf, vf});
+      sch.vectorize(parts[1]);
+    }
+  }
+  parallelizeLoops(sch, row_loops, work);
+  return moved;
+}
+
+}  // namespace
+
+bool applyReductionRule(Schedule& sch, const Target& target) {
+  bool any_reduction = false;
+  for (const Stage& st : stagesOf(sch.func())) {
+    if (st.info.kind == BlockKind::Reduction) {
+      any_reduction = true;
+    } else if (st.info.kind != BlockKind::Injective) {
+      return false;
+    }
+  }
+  if (!any_reduction) return false;
+  inlineInjectiveBlocks(sch);
+
+  std::vector<Stage> stages = stagesOf(sch.func());
+  std::vector<std::string> done;
+  const Stage& last = stages.back();
+  if (last.info.kind == BlockKind::Injective) {
+    std::vector<std::string> earlier;
+    for (size_t i = 0; i + 1 < stages.size(); ++i) earlier.push_back(stages[i].name);
+    if (auto moved = scheduleRows(sch, last.name, earlier, target)) {
+      done = *moved;
+      done.push_back(last.name);
+    }
+  }
+  for (const Stage& st : stages) {
+    if (std::count(done.begin(), done.end(), st.name)) continue;
+    scheduleStandalone(sch, sch.getBlock(st.name), st, target);
+  }
+  return true;
+}
+
+}  // namespace mlcc::schedule::cpu

@@ -1,0 +1,379 @@
+// The compiled graph entry (mlcc-codegen's compileModule): small legalized
+// modules compiled to an object, linked with the runtime into a model.so
+// (mlcc-link's linkModel), loaded through the C ABI and compared with the
+// interpreter on random inputs: dense+bias+relu, a small conv net with
+// several intermediates (workspace reuse), aliases, tuples and returned
+// inputs/constants, BLAS-dispatched groups (call_extern). And the errors:
+// unlegalized ops, symbolic shapes, unknown externs, graph calls.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "mlcc/codegen/llvm.h"
+#include "mlcc/host/compiled_model.h"
+#include "mlcc/host/linker.h"
+#include "mlcc/interp/interpreter.h"
+#include "mlcc/ir/module_io.h"
+#include "mlcc/ir/parser.h"
+#include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/support/diagnostic.h"
+#include "mlcc/support/safetensors.h"
+#include "mlcc/transform/pass.h"
+#include "tensor_files.h"
+#include "testlib.h"
+
+using namespace mlcc;
+using mlcc::test::TempDir;
+
+namespace {
+
+struct Weight {
+  std::string name;
+  std::vector<int64_t> shape;
+};
+
+// Parses `body` as a module whose weights (random, f32) are in w.safetensors in `dir`.
+ir::Module makeModule(const TempDir& dir, const std::string& body, const std::vector<Weight>& weights = {}) {
+  ops::installIrHooks();
+  std::string text = "mlcc.ir 1\n";
+  if (!weights.empty()) {
+    std::vector<ir::Tensor> data;
+    std::vector<SafetensorsTensorToWrite> views;
+    for (size_t i = 0; i < weights.size(); ++i)
+      data.push_back(interp::randomTensor(ir::DType::f32, weights[i].shape, 100 + i));
+    for (size_t i = 0; i < weights.size(); ++i)
+      views.push_back({weights[i].name, "F32", weights[i].shape, {data[i].bytes(), data[i].nbytes()}});
+    writeSafetensors(dir.file("w.safetensors"), views);
+    text += "weights \"w.safetensors\"\n";
+  }
+  ir::Module m = ir::parseModule(text + body, "test.ir");
+  m.base_dir = dir.path();
+  ir::verifyModule(m);
+  return m;
+}
+
+ir::Module lowered(ir::Module m, const std::string& passes) {
+  transform::PassContext ctx;
+  ctx.verify_each = true;
+  ctx.patterns_path = std::string(MLCC_SOURCE_DIR) + "/pipelines/patterns/blas.yaml";
+  transform::runPipeline(m, transform::parsePipeline(passes), ctx);
+  return m;
+}
+
+// Compiles `m` into dir/NAME.so.
+codegen::CodegenStats compileAndLink(const ir::Module& m, const TempDir& dir, const std::string& name) {
+  codegen::LLVMOptions opts;
+  codegen::CodegenStats st = codegen::compileModule(m, opts, codegen::Emit::obj, dir.file(name + ".o"));
+  host::LinkOptions lo;
+  lo.objects = {dir.file(name + ".o")};
+  lo.output = dir.file(name + ".so");
+  host::linkModel(lo);
+  return st;
+}
+
+// Runs `reference` in the interpreter and `compiled` as a model.so on the same
+// random inputs; expects the same outputs (names, shapes, values).
+void expectSameOutputs(const ir::Module& reference, const ir::Module& compiled, const TempDir& dir,
+                       const std::string& name, codegen::CodegenStats* stats = nullptr) {
+  codegen::CodegenStats st = compileAndLink(compiled, dir, name);
+  if (stats) *stats = st;
+  host::CompiledModel model(dir.file(name + ".so"));
+  interp::Interpreter in(reference);
+  std::string entry = in.defaultEntry();
+  std::vector<interp::NamedTensor> named;
+  std::vector<ir::Tensor> inputs;
+  uint64_t seed = 7;
+  for (const auto& spec : in.inputs(entry)) {
+    std::vector<int64_t> shape;
+    for (const auto& d : spec.shape) {
+      int64_t v = 0;
+      ASSERT_TRUE(ir::asConstInt(d, &v));
+      shape.push_back(v);
+    }
+    inputs.push_back(interp::randomTensor(spec.dtype, shape, seed++));
+    named.push_back({spec.name, inputs.back()});
+  }
+  ASSERT_EQ(model.inputs().size(), inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(model.inputs()[i].name, named[i].name);
+  std::vector<interp::NamedTensor> want = in.run(entry, named);
+  for (int rep = 0; rep < 2; ++rep) {  // twice: the workspace is reused across runs
+    std::vector<ir::Tensor> got = model.run(inputs);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t o = 0; o < got.size(); ++o) {
+      EXPECT_EQ(model.outputs()[o].name, want[o].name);
+      ASSERT_EQ(got[o].shape(), want[o].tensor.shape()) << want[o].name;
+      double scale = 1.0;
+      for (int64_t k = 0; k < want[o].tensor.numel(); ++k)
+        scale = std::max(scale, std::abs(want[o].tensor.at(k)));
+      int bad = 0;
+      for (int64_t k = 0; k < got[o].numel() && bad < 5; ++k) {
+        double g = got[o].at(k), w = want[o].tensor.at(k);
+        if (!(std::abs(g - w) <= 1e-4 * std::abs(w) + 1e-5 * scale)) {
+          ADD_FAILURE() << name << ": output " << want[o].name << "[" << k << "] = " << g << ", interpreter "
+                        << w;
+          ++bad;
+        }
+      }
+    }
+  }
+}
+
+std::string errorOf(const ir::Module& m, const TempDir& dir) {
+  try {
+    codegen::compileModule(m, {}, codegen::Emit::obj, dir.file("bad.o"));
+  } catch (const Error& e) {
+    EXPECT_FALSE(test::fileExists(dir.file("bad.o")));
+    return e.message();
+  }
+  return "(no error)";
+}
+
+const char* kMlp = R"(
+graph @main(%x: f32[4, 32]) -> f32[4, 10] {
+  dataflow {
+    %w1: f32[64, 32] = const "w1"
+    %b1: f32[64] = const "b1"
+    %h: f32[4, 64] = dense(%x, %w1)
+    %hb: f32[4, 64] = add(%h, %b1)
+    %r: f32[4, 64] = relu(%hb)
+    %w2: f32[10, 64] = const "w2"
+    %b2: f32[10] = const [0.5, -0.25, 0.125, 1.0, -1.0, 0.0, 2.0, 0.75, -0.5, 0.25]
+    %o: f32[4, 10] = dense(%r, %w2)
+    %y: f32[4, 10] = add(%o, %b2)
+  }
+  return %y
+}
+)";
+const std::vector<Weight> kMlpWeights = {{"w1", {64, 32}}, {"b1", {64}}, {"w2", {10, 64}}};
+
+}  // namespace
+
+TEST(CodegenEntry, DenseBiasRelu) {
+  TempDir dir;
+  ir::Module m = makeModule(dir, kMlp, kMlpWeights);
+  codegen::CodegenStats st;
+  expectSameOutputs(m, lowered(m, "fuse-ops,legalize"), dir, "mlp", &st);
+  EXPECT_EQ(st.kernels, 2);
+  EXPECT_EQ(st.intermediate_bytes, 4u * 64 * 4);  // the relu output; the second result is the output
+  EXPECT_EQ(st.planned_bytes, 4u * 64 * 4);
+  EXPECT_EQ(st.weight_bytes, (64u * 32 + 64 + 10 * 64 + 10) * 4);
+}
+
+TEST(CodegenEntry, ConvNetReusesIntermediates) {
+  TempDir dir;
+  ir::Module m =
+      makeModule(dir, R"(
+graph @main(%x: f32[1, 3, 12, 12]) -> f32[1, 10] {
+  dataflow {
+    %k1: f32[8, 3, 3, 3] = const "k1"
+    %c1: f32[1, 8, 10, 10] = conv2d(%x, %k1, dilation = [1, 1], groups = 1, padding = [0, 0, 0, 0], strides = [1, 1])
+    %r1: f32[1, 8, 10, 10] = relu(%c1)
+    %k2: f32[8, 8, 3, 3] = const "k2"
+    %c2: f32[1, 8, 10, 10] = conv2d(%r1, %k2, dilation = [1, 1], groups = 1, padding = [1, 1, 1, 1], strides = [1, 1])
+    %s: f32[1, 8, 10, 10] = add(%c2, %r1)
+    %p: f32[1, 8, 5, 5] = max_pool2d(%s, ceil_mode = false, dilation = [1, 1], padding = [0, 0, 0, 0], pool_size = [2, 2], strides = [2, 2])
+    %k3: f32[8, 8, 3, 3] = const "k3"
+    %c3: f32[1, 8, 5, 5] = conv2d(%p, %k3, dilation = [1, 1], groups = 1, padding = [1, 1, 1, 1], strides = [1, 1])
+    %r3: f32[1, 8, 5, 5] = relu(%c3)
+    %f: f32[1, 200] = reshape(%r3, shape = [1, 200])
+    %w: f32[10, 200] = const "w"
+    %d: f32[1, 10] = dense(%f, %w)
+    %y: f32[1, 10] = softmax(%d, axis = 1)
+  }
+  return %y
+}
+)",
+                 {{"k1", {8, 3, 3, 3}}, {"k2", {8, 8, 3, 3}}, {"k3", {8, 8, 3, 3}}, {"w", {10, 200}}});
+  codegen::CodegenStats st;
+  // Unfused: every op is a kernel with its own intermediate.
+  expectSameOutputs(m, lowered(m, "legalize"), dir, "convnet", &st);
+  EXPECT_GE(st.kernels, 8);
+  EXPECT_LT(st.planned_bytes, st.intermediate_bytes);
+  expectSameOutputs(m, lowered(m, "fuse-ops,legalize"), dir, "convnet_fused");
+}
+
+TEST(CodegenEntry, AliasesTuplesAndReturnedInputsAndConstants) {
+  TempDir dir;
+  ir::Module m = makeModule(dir, R"(
+graph @main(%x: f32[2, 8]) -> (f32[2, 8], f32[2, 8], f32[2, 8], f32[3], (f32[2, 8], f32[2, 8])) {
+  dataflow {
+    %a: f32[2, 8] = exp(%x)
+    %b: f32[2, 8] = %a
+    %t: (f32[2, 8], f32[2, 8]) = (%a, %b)
+    %u: f32[2, 8] = %t[1]
+    %c: f32[3] = const [1.0, 2.0, 3.0]
+    %n: f32[2, 8] = negative(%u)
+  }
+  return (%n, %u, %x, %c, %t)
+}
+)");
+  codegen::CodegenStats st;
+  expectSameOutputs(m, lowered(m, "legalize"), dir, "tuples", &st);
+  // %a (= %b = %u = both fields of %t) is written straight into output u: no intermediates.
+  EXPECT_EQ(st.intermediate_bytes, 0u);
+  EXPECT_EQ(st.weight_bytes, 3u * 4);
+}
+
+TEST(CodegenEntry, MultiOutputPrimFunc) {
+  TempDir dir;
+  ir::Module m = makeModule(dir, R"(
+graph @main(%x: f32[4, 8]) -> (f32[4, 8], f32[4, 8]) {
+  dataflow {
+    %t: (f32[4, 8], f32[4, 8]) = call_tir @two(%x)
+    %a: f32[4, 8] = %t[0]
+    %b: f32[4, 8] = %t[1]
+    %c: f32[4, 8] = call_tir @sum(%a, %b)
+  }
+  return (%c, %b)
+}
+
+prim @two(%x: f32[4, 8], %e: f32[4, 8], %n: f32[4, 8]) {
+  for %i in 0..4 {
+    for %j in 0..8 {
+      block "two" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
+        reads(%x[%vi, %vj])
+        writes(%e[%vi, %vj], %n[%vi, %vj])
+        %e[%vi, %vj] = exp(%x[%vi, %vj])
+        %n[%vi, %vj] = 0.0 - %x[%vi, %vj]
+      }
+    }
+  }
+}
+
+prim @sum(%a: f32[4, 8], %b: f32[4, 8], %c: f32[4, 8]) {
+  for %i in 0..4 {
+    for %j in 0..8 {
+      block "sum" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
+        reads(%a[%vi, %vj], %b[%vi, %vj])
+        writes(%c[%vi, %vj])
+        %c[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
+      }
+    }
+  }
+}
+)");
+  codegen::CodegenStats st;
+  expectSameOutputs(m, m, dir, "multi", &st);
+  EXPECT_EQ(st.kernels, 2);
+  EXPECT_EQ(st.intermediate_bytes, 4u * 8 * 4);  // %a; %b is written into output b
+}
+
+// A kernel's function-level allocation above the stack limit is a scratch
+// buffer in the workspace, live during its call only (no calloc at run time).
+TEST(CodegenEntry, KernelScratchInWorkspace) {
+  TempDir dir;
+  ir::Module m = makeModule(dir, R"(
+graph @main(%x: f32[256, 128]) -> f32[256, 128] {
+  dataflow {
+    %y: f32[256, 128] = call_tir @big(%x)
+    %z: f32[256, 128] = call_tir @big(%y)
+  }
+  return %z
+}
+
+prim @big(%A: f32[256, 128], %B: f32[256, 128]) {
+  alloc_buffer %T: f32[256, 128]
+  for %i in 0..256 {
+    for %j in 0..128 {
+      block "T" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
+        where(%i < 200)
+        reads(%A[%vi, %vj])
+        writes(%T[%vi, %vj])
+        %T[%vi, %vj] = %A[%vi, %vj] + 1.0
+      }
+    }
+  }
+  for %i in 0..256 {
+    for %j in 0..128 {
+      block "B" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
+        reads(%T[%vi, %vj])
+        writes(%B[%vi, %vj])
+        %B[%vi, %vj] = %T[%vi, %vj] * 2.0
+      }
+    }
+  }
+}
+)");
+  codegen::CodegenStats st;
+  expectSameOutputs(m, m, dir, "scratch", &st);
+  const uint64_t t = 256 * 128 * 4;
+  EXPECT_EQ(st.intermediate_bytes, t);  // %y
+  EXPECT_EQ(st.scratch_bytes, 2 * t);   // one per call
+  EXPECT_EQ(st.planned_bytes, 2 * t);   // %y and one scratch at a time
+  codegen::compileModule(m, {}, codegen::Emit::ll, dir.file("scratch.ll"));
+  EXPECT_EQ(test::readFile(dir.file("scratch.ll")).find("calloc"), std::string::npos);
+}
+
+TEST(CodegenEntry, BlasDispatch) {
+  TempDir dir;
+  ir::Module m = makeModule(
+      dir, R"(
+graph @main(%x: f32[2, 3, 32], %a: f32[2, 4, 16], %b: f32[2, 16, 8]) -> (f32[2, 3, 10], f32[2, 4, 8], f32[2, 4, 8]) {
+  dataflow {
+    %w1: f32[64, 32] = const "w1"
+    %b1: f32[64] = const "b1"
+    %h: f32[2, 3, 64] = dense(%x, %w1)
+    %hb: f32[2, 3, 64] = add(%h, %b1)
+    %r: f32[2, 3, 64] = relu(%hb)
+    %w2: f32[10, 64] = const "w2"
+    %b2: f32[10] = const "b2"
+    %o: f32[2, 3, 10] = dense(%r, %w2)
+    %ob: f32[2, 3, 10] = add(%o, %b2)
+    %p: f32[2, 4, 8] = matmul(%a, %b)
+    %m: f32[16, 8] = const "m"
+    %q: f32[2, 4, 8] = matmul(%a, %m)
+    %w3: f32[8, 8] = const "w3"
+    %d: f32[2, 4, 8] = dense(%q, %w3)
+  }
+  return (%ob, %p, %d)
+}
+)",
+      {{"w1", {64, 32}}, {"b1", {64}}, {"w2", {10, 64}}, {"b2", {10}}, {"m", {16, 8}}, {"w3", {8, 8}}});
+  ir::Module blas = lowered(m, "fuse-by-pattern,fuse-ops,legalize");
+  codegen::CodegenStats st;
+  expectSameOutputs(lowered(m, "fuse-ops,legalize"), blas, dir, "blas", &st);
+  std::vector<std::string> want = {"blas.dense_bias_relu 6x64x32", "blas.dense_bias 6x10x64",
+                                   "blas.matmul 2x4x8x16", "blas.matmul 8x8x16", "blas.dense 8x8x8"};
+  EXPECT_EQ(st.kernel_names, want);
+}
+
+TEST(CodegenEntry, Errors) {
+  TempDir dir;
+  ir::Module m = makeModule(dir, kMlp, kMlpWeights);
+  EXPECT_NE(errorOf(m, dir).find("binding %h: op dense was not legalized: run mlcc-legalize first"),
+            std::string::npos)
+      << errorOf(m, dir);
+  EXPECT_NE(errorOf(lowered(m, "fuse-ops"), dir).find("call of graph function @"), std::string::npos);
+  ir::Module symbolic = lowered(makeModule(dir, R"(
+graph @main(%x: f32[n, 8]) -> f32[n, 8] {
+  dataflow {
+    %y: f32[n, 8] = exp(%x)
+  }
+  return %y
+}
+)"),
+                                "legalize");
+  EXPECT_NE(errorOf(symbolic, dir).find("symbolic shapes are not supported by codegen yet"),
+            std::string::npos)
+      << errorOf(symbolic, dir);
+  ir::Module ext = makeModule(dir, R"(
+graph @main(%x: f32[4, 8], %w: f32[2, 8]) -> f32[4, 2] {
+  dataflow {
+    %y: f32[4, 2] = call_extern "blas.conv"(%x, %w)
+  }
+  return %y
+}
+)");
+  EXPECT_NE(errorOf(ext, dir).find("unknown extern \"blas.conv\""), std::string::npos) << errorOf(ext, dir);
+  ir::Module bias = makeModule(dir, R"(
+graph @main(%x: f32[4, 8], %w: f32[2, 8], %b: f32[4, 2]) -> f32[4, 2] {
+  dataflow {
+    %y: f32[4, 2] = call_extern "blas.dense_bias"(%x, %w, %b)
+  }
+  return %y
+}
+)");
+  EXPECT_NE(errorOf(bias, dir).find("the bias must have shape [N]"), std::string::npos) << errorOf(bias, dir);
+}

@@ -1,0 +1,710 @@
+// The LLVM kernel emitter and JIT: each construct of TensorIR compiled with
+// JitKernel and run on the same inputs as the interpreter (the reference),
+// every parameter compared afterwards. Loops of every kind (vectorized with
+// a tail, parallel and nested parallel), predicates, reductions with init,
+// scheduled matmuls, every math intrinsic against libm, integer floor
+// division/modulo of negatives, casts, f16/bf16, allocations, and the
+// legalized, default-scheduled prim funcs of a small conv net.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <random>
+
+#include "mlcc/codegen/llvm.h"
+#include "mlcc/interp/interpreter.h"
+#include "mlcc/ir/intrinsics.h"
+#include "mlcc/ir/parser.h"
+#include "mlcc/ir/printer.h"
+#include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/schedule/rules.h"
+#include "mlcc/schedule/schedule.h"
+#include "mlcc/support/diagnostic.h"
+#include "mlcc/transform/pass.h"
+#include "schedule_check.h"
+
+using namespace mlcc;
+using mlcc::test::parsePrim;
+
+namespace {
+
+using Filler = std::function<void(size_t param, ir::Tensor& t)>;
+
+std::vector<int64_t> shapeOf(const ir::Buffer& b) {
+  std::vector<int64_t> s;
+  for (const auto& d : b->shape) {
+    int64_t v = 0;
+    EXPECT_TRUE(ir::asConstInt(d, &v));
+    s.push_back(v);
+  }
+  return s;
+}
+
+// The interpreter's results and the compiled kernel's on the same inputs.
+struct Runs {
+  std::vector<ir::Tensor> interpreted, compiled;
+  std::string llvm_ir;  // the optimized kernel
+};
+
+Runs runBoth(const ir::PrimFunc& f, const Filler& fill = {}, uint64_t seed = 3,
+             const codegen::LLVMOptions& opts = {}) {
+  Runs r;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    ir::Tensor t = interp::randomTensor(f.params[i]->dtype, shapeOf(f.params[i]), seed + i);
+    if (fill) fill(i, t);
+    r.compiled.push_back(t.clone());
+    r.interpreted.push_back(std::move(t));
+  }
+  ir::Module m;
+  m.functions.push_back(f);
+  interp::Interpreter in(m);
+  std::vector<ir::Tensor*> ptrs;
+  for (auto& t : r.interpreted) ptrs.push_back(&t);
+  in.runPrim(f.name, ptrs);
+
+  codegen::JitKernel k = codegen::JitKernel::compile(f, opts);
+  std::vector<void*> args;
+  for (auto& t : r.compiled) args.push_back(t.mutableBytes());
+  k.run(args);
+  r.llvm_ir = k.llvmIR();
+  return r;
+}
+
+// |interpreted - compiled| <= tol * (1 + |interpreted|), NaN == NaN.
+void expectSame(const ir::PrimFunc& f, const Runs& r, double tol) {
+  for (size_t p = 0; p < f.params.size(); ++p) {
+    const ir::Tensor &a = r.interpreted[p], &b = r.compiled[p];
+    int bad = 0;
+    for (int64_t i = 0; i < a.numel() && bad < 5; ++i) {
+      double x = a.at(i), y = b.at(i);
+      if (std::isnan(x) && std::isnan(y)) continue;
+      if (x == y || std::fabs(x - y) <= tol * (1 + std::fabs(x))) continue;
+      ADD_FAILURE() << "@" << f.name << " %" << f.params[p]->name << "[" << i << "]: interpreted " << x
+                    << ", compiled " << y;
+      ++bad;
+    }
+  }
+}
+
+void expectCompiledMatches(const ir::PrimFunc& f, double tol = 0, const Filler& fill = {},
+                           const codegen::LLVMOptions& opts = {}) {
+  SCOPED_TRACE(ir::printFunction(f));
+  try {
+    expectSame(f, runBoth(f, fill, 3, opts), tol);
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.format();
+  }
+}
+
+bool hasVectorCode(const std::string& ir, const std::string& elem = "float") {
+  for (const char* lanes : {"<8 x ", "<16 x ", "<32 x ", "<64 x "})
+    if (ir.find(std::string(lanes).append(elem).append(">")) != std::string::npos) return true;
+  return false;
+}
+
+void expectError(const std::function<void()>& fn, const std::string& text) {
+  try {
+    fn();
+    ADD_FAILURE() << "expected an error containing \"" << text << "\"";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find(text), std::string::npos) << e.message();
+  }
+}
+
+const char* kElementwise = R"(
+prim @ew(%A: f32[8, 33], %B: f32[33], %C: f32[8, 33]) {
+  for %i in 0..8 {
+    for %j in 0..33 {
+      block "C" (%vi = spatial(8, %i), %vj = spatial(33, %j)) {
+        reads(%A[%vi, %vj], %B[%vj])
+        writes(%C[%vi, %vj])
+        %C[%vi, %vj] = max(%A[%vi, %vj] * %B[%vj] - 0.5, 0.0) / (1.0 + min(%A[%vi, %vj], %B[%vj]))
+      }
+    }
+  }
+}
+)";
+
+const char* kMatmul = R"(
+prim @mm(%A: f32[64, 48], %B: f32[48, 80], %C: f32[64, 80]) {
+  for %i in 0..64 {
+    for %j in 0..80 {
+      for %k in 0..48 {
+        block "C" (%vi = spatial(64, %i), %vj = spatial(80, %j), %vk = reduce(48, %k)) {
+          reads(%A[%vi, %vk], %B[%vk, %vj])
+          writes(%C[%vi, %vj])
+          init {
+            %C[%vi, %vj] = 0.0
+          }
+          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+        }
+      }
+    }
+  }
+}
+)";
+
+const char* kScale37 = R"(
+prim @scale(%A: f32[5, 37], %B: f32[5, 37]) {
+  for %i in 0..5 {
+    for %j in 0..37 {
+      block "B" (%vi = spatial(5, %i), %vj = spatial(37, %j)) {
+        reads(%A[%vi, %vj])
+        writes(%B[%vi, %vj])
+        %B[%vi, %vj] = %A[%vi, %vj] * 3.0 + exp(%A[%vi, %vj])
+      }
+    }
+  }
+}
+)";
+
+}  // namespace
+
+// f32 products feeding an add are fused (fmuladd), so results may differ
+// from the interpreter's in the last bits: float comparisons allow 1e-5.
+TEST(CodegenLLVM, Elementwise) { expectCompiledMatches(parsePrim(kElementwise), 1e-5); }
+
+TEST(CodegenLLVM, ReductionWithInit) { expectCompiledMatches(parsePrim(kMatmul), 1e-5); }
+
+// 37 split by 16: a `where` predicate guards the tail of the vectorized loop.
+TEST(CodegenLLVM, VectorizedLoopWithTail) {
+  schedule::Schedule sch(parsePrim(kScale37));
+  auto loops = sch.getLoops(sch.getBlock("B"));
+  auto jj = sch.split(loops[1], {std::nullopt, int64_t{16}});
+  sch.vectorize(jj[1]);
+  const ir::PrimFunc& f = sch.func();
+  expectCompiledMatches(f, 4e-7);
+  codegen::JitKernel k = codegen::JitKernel::compile(f);
+  EXPECT_TRUE(hasVectorCode(k.llvmIR())) << k.llvmIR();
+  // The tail is masked; the exp calls went to libmvec.
+  EXPECT_NE(k.llvmIR().find("llvm.masked.store"), std::string::npos) << k.llvmIR();
+  EXPECT_NE(k.llvmIR().find("_ZGV"), std::string::npos) << k.llvmIR();
+}
+
+TEST(CodegenLLVM, VectorizedLoopNotDivisible) {
+  schedule::Schedule sch(parsePrim(kScale37));
+  auto loops = sch.getLoops(sch.getBlock("B"));
+  sch.vectorize(loops[1]);
+  expectCompiledMatches(sch.func(), 4e-7);
+  EXPECT_TRUE(hasVectorCode(codegen::JitKernel::compile(sch.func()).llvmIR()));
+}
+
+TEST(CodegenLLVM, UnrolledLoop) {
+  schedule::Schedule sch(parsePrim(kScale37));
+  auto loops = sch.getLoops(sch.getBlock("B"));
+  auto jj = sch.split(loops[1], {std::nullopt, int64_t{4}});
+  sch.unroll(jj[1]);
+  expectCompiledMatches(sch.func(), 4e-7);
+}
+
+TEST(CodegenLLVM, ParallelLoops) {
+  schedule::Schedule sch(parsePrim(kElementwise));
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  sch.parallel(loops[0]);
+  for (int threads : {0, 1, 3, 8}) {  // 0: the machine's cores
+    codegen::LLVMOptions opts;
+    opts.num_threads = threads;
+    expectCompiledMatches(sch.func(), 1e-5, {}, opts);
+  }
+  codegen::JitKernel k = codegen::JitKernel::compile(sch.func());
+  EXPECT_NE(k.llvmIR().find("mlcc_rt_parallel_for"), std::string::npos);
+  EXPECT_EQ(k.llvmIR(), codegen::JitKernel::compile(sch.func()).llvmIR());  // deterministic
+}
+
+TEST(CodegenLLVM, NestedParallelLoops) {
+  schedule::Schedule sch(parsePrim(kMatmul));
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  sch.parallel(loops[0]);
+  sch.parallel(loops[1]);
+  codegen::LLVMOptions opts;
+  opts.num_threads = 4;
+  expectCompiledMatches(sch.func(), 1e-5, {}, opts);
+}
+
+// Matmul tiled as a CPU schedule would: split, reorder, parallel, vectorize,
+// and the init decomposed out of the reduction.
+TEST(CodegenLLVM, ScheduledMatmul) {
+  schedule::Schedule sch(parsePrim(kMatmul));
+  schedule::BlockRV c = sch.getBlock("C");
+  auto loops = sch.getLoops(c);
+  auto i = sch.split(loops[0], {std::nullopt, int64_t{8}});
+  auto j = sch.split(loops[1], {std::nullopt, int64_t{16}});
+  auto k = sch.split(loops[2], {std::nullopt, int64_t{5}});  // 48 = 10 * 5 - 2: predicate
+  sch.reorder({i[0], j[0], k[0], i[1], k[1], j[1]});
+  sch.parallel(i[0]);
+  sch.vectorize(j[1]);
+  sch.decomposeReduction(c, j[0]);
+  const ir::PrimFunc& f = sch.func();
+  expectCompiledMatches(f, 1e-5);
+  const std::string ir = codegen::JitKernel::compile(f).llvmIR();
+  EXPECT_TRUE(hasVectorCode(ir)) << ir;
+  EXPECT_NE(ir.find("fmuladd.v"), std::string::npos) << ir;  // vector FMAs
+}
+
+// A predicate from a non-divisible split, plus a block-level local
+// accumulator (cache_write) and a function-level intermediate.
+TEST(CodegenLLVM, PredicatesAndAllocations) {
+  const char* text = R"(
+prim @rowsum(%A: f32[19, 45], %D: f32[19]) {
+  alloc_buffer %S: f32[19]
+  for %i in 0..19 {
+    for %k in 0..45 {
+      block "S" (%vi = spatial(19, %i), %vk = reduce(45, %k)) {
+        reads(%A[%vi, %vk])
+        writes(%S[%vi])
+        init {
+          %S[%vi] = 0.5
+        }
+        %S[%vi] = %S[%vi] + %A[%vi, %vk]
+      }
+    }
+  }
+  for %i in 0..19 {
+    block "D" (%vi = spatial(19, %i)) {
+      reads(%S[%vi])
+      writes(%D[%vi])
+      %D[%vi] = %S[%vi] * 0.5
+    }
+  }
+}
+)";
+  schedule::Schedule sch(parsePrim(text));
+  schedule::BlockRV s = sch.getBlock("S");
+  auto loops = sch.getLoops(s);
+  sch.split(loops[1], {std::nullopt, int64_t{8}});
+  sch.cacheWrite(s, 0, ir::StorageScope::local);
+  expectCompiledMatches(sch.func(), 1e-5);
+}
+
+// If/else statements inside a vectorized loop, and a reduction whose
+// vectorized loop runs over the reduce axis (float sums stay in order).
+TEST(CodegenLLVM, IfElseAndVectorizedReduceAxis) {
+  const char* text = R"(
+prim @ifs(%A: f32[12, 40], %B: f32[12, 40], %S: f32[12]) {
+  for %i in 0..12 {
+    for %j in 0..40 vectorized {
+      block "B" (%vi = spatial(12, %i), %vj = spatial(40, %j)) {
+        reads(%A[%vi, %vj])
+        writes(%B[%vi, %vj])
+        if %A[%vi, %vj] > 0.25 {
+          %B[%vi, %vj] = %A[%vi, %vj] * 2.0
+        } else {
+          if %vj % 3 == 1 {
+            %B[%vi, %vj] = -1.0
+          }
+        }
+      }
+    }
+  }
+  for %i in 0..12 {
+    for %k in 0..40 vectorized {
+      block "S" (%vi = spatial(12, %i), %vk = reduce(40, %k)) {
+        reads(%B[%vi, %vk])
+        writes(%S[%vi])
+        init {
+          %S[%vi] = 0.0
+        }
+        %S[%vi] = %S[%vi] + %B[%vi, %vk] * %B[%vi, %vk]
+      }
+    }
+  }
+}
+)";
+  expectCompiledMatches(parsePrim(text), 1e-5);
+}
+
+// Allocations above the stack limit: function-level ones are scratch buffers
+// the caller passes, block-level ones calloc'd; both zeroed as in the
+// interpreter.
+TEST(CodegenLLVM, LargeAllocation) {
+  const char* text = R"(
+prim @big(%A: f32[256, 128], %B: f32[256, 128]) {
+  alloc_buffer %T: f32[256, 128]
+  for %i in 0..256 {
+    for %j in 0..128 {
+      block "T" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
+        where(%i < 200)
+        reads(%A[%vi, %vj])
+        writes(%T[%vi, %vj])
+        %T[%vi, %vj] = %A[%vi, %vj] + 1.0
+      }
+    }
+  }
+  for %i in 0..256 {
+    for %j in 0..128 {
+      block "B" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
+        reads(%T[%vi, %vj])
+        writes(%B[%vi, %vj])
+        %B[%vi, %vj] = %T[%vi, %vj] * 2.0
+      }
+    }
+  }
+}
+)";
+  ir::PrimFunc f = parsePrim(text);
+  expectCompiledMatches(f);
+  EXPECT_EQ(codegen::JitKernel::compile(f).llvmIR().find("calloc"), std::string::npos);  // scratch
+  // A large block-level buffer is calloc'd (and zeroed on each execution).
+  ir::PrimFunc g = parsePrim(R"(
+prim @bigblock(%A: f32[256, 128], %B: f32[256, 128]) {
+  for %r in 0..2 {
+    block "R" (%vr = spatial(2, %r)) {
+      reads(%A[0 +: 256, 0 +: 128])
+      writes(%B[0 +: 256, 0 +: 128])
+      alloc_buffer %T: f32[256, 128]
+      for %i in 0..256 {
+        for %j in 0..128 {
+          block "T" (%vi = spatial(256, %i), %vj = spatial(128, %j), %vq = spatial(2, %vr)) {
+            where(%i < 150 - %vr * 50)
+            reads(%A[%vi, %vj])
+            writes(%T[%vi, %vj])
+            %T[%vi, %vj] = %A[%vi, %vj] + cast<f32>(%vq)
+          }
+        }
+      }
+      for %i in 0..256 {
+        for %j in 0..128 {
+          block "B" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
+            reads(%T[%vi, %vj], %B[%vi, %vj])
+            writes(%B[%vi, %vj])
+            %B[%vi, %vj] = %B[%vi, %vj] + %T[%vi, %vj]
+          }
+        }
+      }
+    }
+  }
+}
+)");
+  expectCompiledMatches(g);
+  EXPECT_NE(codegen::JitKernel::compile(g).llvmIR().find("calloc"), std::string::npos);
+}
+
+// Integer floor division and modulo (negative operands and divisors, by
+// constants and by variables), wrapping arithmetic, min/max, comparisons,
+// select, bool logic, in i64, i32 and i8.
+TEST(CodegenLLVM, IntegerOps) {
+  const char* text = R"(
+prim @ints(%A: i64[64], %B: i64[64], %C: i32[64], %D: i8[64], %O: i64[64, 6], %P: i32[64, 4], %Q: i8[64, 3], %R: bool[64]) {
+  for %i in 0..64 vectorized {
+    block "O" (%vi = spatial(64, %i)) {
+      reads(%A[%vi], %B[%vi], %C[%vi], %D[%vi])
+      writes(%O[%vi, 0 +: 6], %P[%vi, 0 +: 4], %Q[%vi, 0 +: 3], %R[%vi])
+      %O[%vi, 0] = %A[%vi] / %B[%vi]
+      %O[%vi, 1] = %A[%vi] % %B[%vi]
+      %O[%vi, 2] = %A[%vi] / 7 + %A[%vi] % 7 * 100
+      %O[%vi, 3] = %A[%vi] / -3 + %A[%vi] % -3 * 100
+      %O[%vi, 4] = select(%A[%vi] < %B[%vi], min(%A[%vi], %B[%vi]) * 3, max(%A[%vi], %B[%vi]) - 5)
+      %O[%vi, 5] = -%A[%vi] * 9223372036854775807 + abs(%B[%vi])
+      %P[%vi, 0] = %C[%vi] / cast<i32>(%B[%vi]) + %C[%vi] % cast<i32>(%B[%vi]) * cast<i32>(1000)
+      %P[%vi, 1] = %C[%vi] * cast<i32>(123456789) * cast<i32>(77) + %C[%vi] * cast<i32>(1000000)
+      %P[%vi, 2] = cast<i32>(%A[%vi] * 100000000000)
+      %P[%vi, 3] = abs(%C[%vi] - cast<i32>(2147483647) - cast<i32>(1))
+      %Q[%vi, 0] = %D[%vi] * cast<i8>(100) + cast<i8>(%A[%vi])
+      %Q[%vi, 1] = %D[%vi] / cast<i8>(%B[%vi]) + %D[%vi] % cast<i8>(-3)
+      %Q[%vi, 2] = cast<i8>(-128) / cast<i8>(-1) + cast<i8>(%C[%vi] > cast<i32>(0) && %D[%vi] != cast<i8>(5))
+      %R[%vi] = %A[%vi] >= %B[%vi] || !(%C[%vi] == cast<i32>(%D[%vi]))
+    }
+  }
+}
+)";
+  std::mt19937 rng(5);
+  std::uniform_int_distribution<int> val(-50, 50), div(-7, 7);
+  expectCompiledMatches(parsePrim(text), 0, [&](size_t p, ir::Tensor& t) {
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (p == 1) {  // nonzero divisors, -1 included
+        int d = div(rng);
+        t.set(i, d == 0 ? -1 : d);
+      } else if (p <= 3) {
+        t.set(i, val(rng));
+      }
+    }
+  });
+}
+
+// Integer division by zero gives 0 in compiled code (the interpreter throws).
+TEST(CodegenLLVM, IntegerDivisionByZeroDoesNotTrap) {
+  ir::PrimFunc f = parsePrim(R"(
+prim @d(%A: i64[4], %B: i64[4], %C: i64[4]) {
+  for %i in 0..4 {
+    block "C" (%vi = spatial(4, %i)) {
+      reads(%A[%vi], %B[%vi])
+      writes(%C[%vi])
+      %C[%vi] = %A[%vi] / %B[%vi] + %A[%vi] % %B[%vi]
+    }
+  }
+}
+)");
+  std::vector<int64_t> a{5, -5, 7, 9}, b{0, 0, 2, -1}, c(4, 42);
+  codegen::JitKernel k = codegen::JitKernel::compile(f);
+  k.run({a.data(), b.data(), c.data()});
+  EXPECT_EQ(c, (std::vector<int64_t>{0, 0, 4, -9}));
+}
+
+// Casts between every pair of dtypes, with values that saturate, NaN, inf,
+// negative zero and halfway cases of f16/bf16 rounding.
+TEST(CodegenLLVM, Casts) {
+  const char* text = R"(
+prim @casts(%F: f32[96], %I: i64[96], %O: f32[96, 6], %J: i64[96, 4], %K: i32[96], %L: i8[96], %H: f16[96, 3], %G: bf16[96, 3], %Z: bool[96, 2]) {
+  for %i in 0..96 vectorized {
+    block "O" (%vi = spatial(96, %i)) {
+      reads(%F[%vi], %I[%vi])
+      writes(%O[%vi, 0 +: 6], %J[%vi, 0 +: 4], %K[%vi], %L[%vi], %H[%vi, 0 +: 3], %G[%vi, 0 +: 3], %Z[%vi, 0 +: 2])
+      %O[%vi, 0] = cast<f32>(%I[%vi])
+      %O[%vi, 1] = cast<f32>(cast<f16>(%F[%vi]))
+      %O[%vi, 2] = cast<f32>(cast<bf16>(%F[%vi]))
+      %O[%vi, 3] = cast<f32>(cast<i8>(%F[%vi]))
+      %O[%vi, 4] = cast<f32>(%F[%vi] > 0.0)
+      %O[%vi, 5] = cast<f32>(cast<bf16>(%I[%vi]))
+      %J[%vi, 0] = cast<i64>(%F[%vi])
+      %J[%vi, 1] = cast<i64>(cast<i32>(%I[%vi]))
+      %J[%vi, 2] = cast<i64>(cast<i8>(%I[%vi]))
+      %J[%vi, 3] = cast<i64>(cast<bool>(%I[%vi])) + cast<i64>(cast<bool>(%F[%vi]))
+      %K[%vi] = cast<i32>(%F[%vi])
+      %L[%vi] = cast<i8>(%I[%vi])
+      %H[%vi, 0] = cast<f16>(%F[%vi])
+      %H[%vi, 1] = cast<f16>(%I[%vi])
+      %H[%vi, 2] = cast<f16>(%F[%vi]) * cast<f16>(%F[%vi]) + cast<f16>(cast<bf16>(%F[%vi]))
+      %G[%vi, 0] = cast<bf16>(%F[%vi])
+      %G[%vi, 1] = cast<bf16>(%I[%vi])
+      %G[%vi, 2] = cast<bf16>(%F[%vi]) / cast<bf16>(3.0)
+      %Z[%vi, 0] = cast<bool>(%F[%vi])
+      %Z[%vi, 1] = cast<bool>(cast<i8>(%I[%vi]))
+    }
+  }
+}
+)";
+  const float specials[] = {NAN,     INFINITY, -INFINITY, -0.0f,          0.0f,          1e10f,   -1e10f,
+                            3e9f,    -3e9f,    127.5f,    -128.7f,        300.0f,        -300.0f, 1e20f,
+                            65504.f, 65520.f,  1e-8f,     1.00048828125f, 1.0009765625f, 2.5f,    -2.5f};
+  const int64_t ints[] = {0,
+                          1,
+                          -1,
+                          255,
+                          256,
+                          -129,
+                          2147483648,
+                          -2147483649,
+                          16777217,
+                          1 << 30,
+                          65519,
+                          65521,
+                          (1LL << 62) + 1,
+                          -(1LL << 62) - 3,
+                          9007199254740993LL,
+                          33554435,
+                          4294967297LL,
+                          7};
+  std::mt19937 rng(9);
+  std::normal_distribution<float> nf(0, 100);
+  expectCompiledMatches(parsePrim(text), 0, [&](size_t p, ir::Tensor& t) {
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (p == 0) {
+        float v = i < static_cast<int64_t>(std::size(specials)) ? specials[i] : nf(rng);
+        std::memcpy(t.mutableBytes() + 4 * i, &v, 4);
+      } else if (p == 1) {
+        int64_t v = i < static_cast<int64_t>(std::size(ints)) ? ints[i] : static_cast<int64_t>(nf(rng) * 1e6);
+        std::memcpy(t.mutableBytes() + 8 * i, &v, 8);
+      }
+    }
+  });
+}
+
+// f16 and bf16 arithmetic: computed in f32 and rounded after each operation.
+TEST(CodegenLLVM, HalfPrecision) {
+  const char* text = R"(
+prim @half(%A: f16[40], %B: f16[40], %C: bf16[40], %D: bf16[40], %X: f16[40], %Y: bf16[40]) {
+  for %i in 0..40 vectorized {
+    block "X" (%vi = spatial(40, %i)) {
+      reads(%A[%vi], %B[%vi], %C[%vi], %D[%vi])
+      writes(%X[%vi], %Y[%vi])
+      %X[%vi] = exp(%A[%vi]) * %B[%vi] + %A[%vi] / %B[%vi] - max(%A[%vi], %B[%vi])
+      %Y[%vi] = tanh(%C[%vi]) * %D[%vi] + %C[%vi] / %D[%vi] - sqrt(abs(%D[%vi]))
+    }
+  }
+}
+)";
+  expectCompiledMatches(parsePrim(text));
+}
+
+// Every math intrinsic of intrinsics.h, vectorized (libmvec) and serial
+// (libm), against the interpreter (libm) within 4 ulp, on inputs in its
+// domain plus special values.
+TEST(CodegenLLVM, MathIntrinsicsWithinFewUlp) {
+  auto domain = [](const std::string& n) -> std::pair<float, float> {
+    if (n == "log" || n == "log2" || n == "sqrt" || n == "rsqrt") return {1e-3f, 100};
+    if (n == "log1p") return {-0.99f, 100};
+    if (n == "asin" || n == "acos" || n == "atanh") return {-0.999f, 0.999f};
+    if (n == "acosh") return {1, 100};
+    if (n == "tan") return {-1.5f, 1.5f};
+    if (n == "exp" || n == "exp2" || n == "expm1" || n == "sinh" || n == "cosh") return {-20, 20};
+    if (n == "pow") return {0.01f, 4};
+    return {-10, 10};
+  };
+  auto ulps = [](float a, float b) -> int64_t {
+    if (std::isnan(a) && std::isnan(b)) return 0;
+    if (a == b) return 0;
+    if (std::isnan(a) || std::isnan(b) || std::isinf(a) || std::isinf(b)) return 1 << 30;
+    int32_t ia, ib;
+    std::memcpy(&ia, &a, 4);
+    std::memcpy(&ib, &b, 4);
+    int64_t x = ia < 0 ? INT32_MIN - static_cast<int64_t>(ia) : ia;
+    int64_t y = ib < 0 ? INT32_MIN - static_cast<int64_t>(ib) : ib;
+    return std::abs(x - y);
+  };
+  for (const ir::IntrinsicInfo& info : ir::allIntrinsics()) {
+    const std::string n(info.name);
+    const bool pred = info.result == ir::IntrinsicResult::Bool;
+    for (const char* kind : {"vectorized", "serial"}) {
+      std::string call = n + "(%A[%vi]" + (info.arity == 2 ? ", %B[%vi])" : ")");
+      std::string out = pred ? "cast<f32>(" + call + ")" : call;
+      std::string text = "prim @m(%A: f32[300], %B: f32[300], %C: f32[300]) {\n  for %i in 0..300 " +
+                         std::string(kind) +
+                         " {\n    block \"C\" (%vi = spatial(300, %i)) {\n      reads(%A[%vi], %B[%vi])\n"
+                         "      writes(%C[%vi])\n      %C[%vi] = " +
+                         out + "\n    }\n  }\n}\n";
+      SCOPED_TRACE(n + " " + kind);
+      ir::PrimFunc f = parsePrim(text);
+      auto [lo, hi] = domain(n);
+      std::mt19937 rng(17);
+      std::uniform_real_distribution<float> u(lo, hi), ex(-3, 3);
+      const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 0.5f};
+      Runs r;
+      try {
+        r = runBoth(f, [&](size_t p, ir::Tensor& t) {
+          for (int64_t i = 0; i < t.numel(); ++i) {
+            float v = p == 1 && n == "pow" ? ex(rng) : u(rng);
+            if (p == 0 && i < static_cast<int64_t>(std::size(specials))) v = specials[i];
+            if (p == 0 && n == "round" && i < 20) v = static_cast<float>(i) - 9.5f;  // halfway cases
+            t.set(i, v);
+          }
+        });
+      } catch (const Error& e) {
+        ADD_FAILURE() << e.format();
+        continue;
+      }
+      if (std::string(kind) == "vectorized") {
+        EXPECT_TRUE(hasVectorCode(r.llvm_ir)) << r.llvm_ir;
+      }
+      int64_t worst = 0, at = 0;
+      for (int64_t i = 0; i < 300; ++i) {
+        int64_t d = ulps(r.interpreted[2].data<float>()[i], r.compiled[2].data<float>()[i]);
+        if (d > worst) worst = d, at = i;
+      }
+      EXPECT_LE(worst, 4) << "at input " << r.interpreted[0].data<float>()[at] << ": libm "
+                          << r.interpreted[2].data<float>()[at] << ", compiled "
+                          << r.compiled[2].data<float>()[at];
+    }
+  }
+}
+
+TEST(CodegenLLVM, VectorMathUsesLibmvec) {
+  ir::PrimFunc f = parsePrim(R"(
+prim @t(%A: f32[256], %C: f32[256]) {
+  for %i in 0..256 vectorized {
+    block "C" (%vi = spatial(256, %i)) {
+      reads(%A[%vi])
+      writes(%C[%vi])
+      %C[%vi] = tanh(%A[%vi]) + erf(%A[%vi]) * sigmoid(%A[%vi])
+    }
+  }
+}
+)");
+  codegen::JitKernel k = codegen::JitKernel::compile(f);
+  for (const char* fn : {"tanhf", "erff", "expf"})
+    EXPECT_NE(k.llvmIR().find(std::string("v_") + fn), std::string::npos) << fn << "\n" << k.llvmIR();
+}
+
+// Vector math variants follow the target CPU: no AVX-512 calls for haswell.
+TEST(CodegenLLVM, VectorMathFollowsTargetCPU) {
+  ir::PrimFunc f = parsePrim(R"(
+prim @t(%A: f32[256], %C: f32[256]) {
+  for %i in 0..256 vectorized {
+    block "C" (%vi = spatial(256, %i)) {
+      reads(%A[%vi])
+      writes(%C[%vi])
+      %C[%vi] = tanh(%A[%vi])
+    }
+  }
+}
+)");
+  codegen::LLVMOptions haswell;
+  haswell.mcpu = "haswell";
+  codegen::JitKernel k = codegen::JitKernel::compile(f, haswell);
+  EXPECT_NE(k.llvmIR().find("_ZGVdN8v_tanhf"), std::string::npos) << k.llvmIR();
+  EXPECT_EQ(k.llvmIR().find("_ZGVeN16v_"), std::string::npos) << k.llvmIR();
+  expectCompiledMatches(f, 4e-7, {}, haswell);
+}
+
+TEST(CodegenLLVM, RefusesWhatItCannotCompile) {
+  ir::PrimFunc cuda = parsePrim(R"(
+prim @g(%A: f32[64], %B: f32[64]) {
+  for %i in 0..64 thread_binding(threadIdx.x) {
+    block "B" (%vi = spatial(64, %i)) {
+      reads(%A[%vi])
+      writes(%B[%vi])
+      %B[%vi] = %A[%vi]
+    }
+  }
+}
+)");
+  expectError([&] { codegen::JitKernel::compile(cuda); }, "compile with the cuda target");
+  ir::PrimFunc sym = parsePrim(R"(
+prim @s(%A: f32[n], %B: f32[n]) {
+  for %i in 0..n {
+    block "B" (%vi = spatial(n, %i)) {
+      reads(%A[%vi])
+      writes(%B[%vi])
+      %B[%vi] = %A[%vi]
+    }
+  }
+}
+)");
+  expectError([&] { codegen::JitKernel::compile(sym); }, "symbolic shapes are not supported by codegen yet");
+  ir::PrimFunc f = parsePrim(kElementwise);
+  codegen::JitKernel k = codegen::JitKernel::compile(f);
+  expectError([&] { k.run({nullptr}); }, "expects 3 arguments");
+}
+
+// A small conv net, legalized and scheduled by the default CPU rules: every
+// prim func compiled matches the interpreter.
+TEST(CodegenLLVM, DefaultScheduledConvNet) {
+  ops::installIrHooks();
+  ir::Module m = ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%x: f32[1, 3, 16, 16], %w1: f32[8, 3, 3, 3], %b1: f32[1, 8, 1, 1], %w2: f32[16, 8, 3, 3], %fc: f32[10, 16]) -> f32[1, 10] {
+  dataflow {
+    %c1: f32[1, 8, 16, 16] = conv2d(%x, %w1, padding = [1, 1, 1, 1])
+    %a1: f32[1, 8, 16, 16] = add(%c1, %b1)
+    %r1: f32[1, 8, 16, 16] = relu(%a1)
+    %p1: f32[1, 8, 8, 8] = max_pool2d(%r1, pool_size = [2, 2], strides = [2, 2])
+    %c2: f32[1, 16, 4, 4] = conv2d(%p1, %w2, strides = [2, 2], padding = [1, 1, 1, 1])
+    %r2: f32[1, 16, 4, 4] = relu(%c2)
+    %g: f32[1, 16, 1, 1] = global_avg_pool2d(%r2)
+    %f: f32[1, 16] = reshape(%g, shape = [1, 16])
+    %y: f32[1, 10] = dense(%f, %fc)
+    %s: f32[1, 10] = sigmoid(%y)
+  }
+  return %s
+}
+)",
+                                 "net.ir");
+  ir::verifyModule(m);
+  transform::PassContext pctx;
+  pctx.verify_each = true;
+  transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), pctx);
+  schedule::applyDefaultRules(m, schedule::Target::parse("llvm"));
+  ir::verifyModule(m);
+  int prims = 0, parallel_and_vectorized = 0;
+  for (const auto& fn : m.functions)
+    if (const auto* p = std::get_if<ir::PrimFunc>(&fn)) {
+      ++prims;
+      const std::string text = ir::printFunction(*p);
+      if (text.find(" parallel {") != std::string::npos && text.find(" vectorized {") != std::string::npos)
+        ++parallel_and_vectorized;
+      expectCompiledMatches(*p, 1e-4);
+    }
+  EXPECT_GE(prims, 5);
+  EXPECT_GE(parallel_and_vectorized, 3);  // the rules' loops are what got compiled
+}

@@ -1,0 +1,207 @@
+// The runtime linked into model.so (libs/runtime): the thread pool behind
+// mlcc_rt_parallel_for (coverage, static chunks, the caller's share, nested
+// loops, many calls), the profiling hooks, and the BLAS kernels against a
+// naive reference on shapes that run on one thread and split over the pool.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "model_state.h"  // libs/runtime/src: mlcc_rt_context, ThreadPool
+
+namespace {
+
+using mlcc::rt::ThreadPool;
+
+struct Coverage {
+  std::vector<std::atomic<int>> hits;
+  std::mutex mu;
+  std::vector<std::pair<int64_t, int64_t>> chunks;
+  std::vector<std::thread::id> threads;
+  explicit Coverage(int64_t n) : hits(n) {}
+};
+
+void countChunk(void* closure, int64_t begin, int64_t end) {
+  auto* c = static_cast<Coverage*>(closure);
+  for (int64_t i = begin; i < end; ++i) c->hits[i]++;
+  std::lock_guard<std::mutex> lk(c->mu);
+  c->chunks.push_back({begin, end});
+  c->threads.push_back(std::this_thread::get_id());
+}
+
+TEST(ThreadPool, CoversEveryIndexOnceInStaticChunks) {
+  for (int threads : {1, 2, 3, 4}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.threads(), threads);
+    for (int64_t n : {0, 1, 2, 3, 7, 100, 1001}) {
+      Coverage c(n);
+      pool.parallelFor(n, countChunk, &c);
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(c.hits[i].load(), 1) << "threads " << threads << " n " << n;
+      const int64_t expected_chunks = n == 0 ? 0 : n == 1 ? 1 : std::min<int64_t>(threads, n);
+      EXPECT_EQ(static_cast<int64_t>(c.chunks.size()), expected_chunks)
+          << "threads " << threads << " n " << n;
+      for (auto [b, e] : c.chunks) EXPECT_LE(e - b, (n + threads - 1) / threads + 1);
+      // The caller runs a chunk itself.
+      if (n > 0)
+        EXPECT_NE(std::find(c.threads.begin(), c.threads.end(), std::this_thread::get_id()), c.threads.end());
+    }
+  }
+}
+
+struct Nested {
+  ThreadPool* pool;
+  std::atomic<int64_t> total{0};
+  std::atomic<bool> other_thread{false};
+};
+
+void innerChunk(void* closure, int64_t begin, int64_t end) {
+  static_cast<std::atomic<int64_t>*>(closure)->fetch_add(end - begin);
+}
+
+void outerChunk(void* closure, int64_t begin, int64_t end) {
+  auto* n = static_cast<Nested*>(closure);
+  for (int64_t i = begin; i < end; ++i) {
+    std::atomic<int64_t> inner{0};
+    const auto me = std::this_thread::get_id();
+    struct Probe {
+      std::atomic<int64_t>* count;
+      std::thread::id caller;
+      std::atomic<bool>* other;
+    } probe{&inner, me, &n->other_thread};
+    n->pool->parallelFor(
+        50,
+        [](void* c, int64_t b, int64_t e) {
+          auto* p = static_cast<Probe*>(c);
+          if (std::this_thread::get_id() != p->caller) p->other->store(true);
+          p->count->fetch_add(e - b);
+        },
+        &probe);
+    n->total += inner.load();
+  }
+}
+
+TEST(ThreadPool, NestedLoopsRunSeriallyOnTheCallingThread) {
+  ThreadPool pool(3);
+  Nested n;
+  n.pool = &pool;
+  pool.parallelFor(9, outerChunk, &n);
+  EXPECT_EQ(n.total.load(), 9 * 50);
+  EXPECT_FALSE(n.other_thread.load());
+}
+
+TEST(ThreadPool, ManyCallsAndSleepingWorkers) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  for (int i = 0; i < 20000; ++i) pool.parallelFor(4, innerChunk, &sum);
+  EXPECT_EQ(sum.load(), 20000 * 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // workers go to sleep
+  pool.parallelFor(1000, innerChunk, &sum);
+  EXPECT_EQ(sum.load(), 20000 * 4 + 1000);
+}
+
+std::vector<float> randomVector(size_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d;
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+struct Context {
+  mlcc_rt_context ctx;
+  explicit Context(int threads) { ctx.pool = std::make_unique<ThreadPool>(threads); }
+};
+
+void expectNear(const std::vector<float>& got, const std::vector<double>& want, int64_t K) {
+  ASSERT_EQ(got.size(), want.size());
+  const double tol = 1e-5 * std::sqrt(static_cast<double>(std::max<int64_t>(K, 1))) * 10;
+  for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], tol * (1 + std::fabs(want[i]))) << i;
+}
+
+TEST(Blas, DenseWithBiasAndReluOnOneThreadAndSplit) {
+  struct Shape {
+    int64_t M, N, K;
+  };
+  // Small (one thread), split by columns (N >= M), split by rows, K = 0, N % 16 != 0.
+  for (Shape s :
+       {Shape{4, 8, 16}, Shape{3, 300, 400}, Shape{300, 20, 100}, Shape{5, 7, 0}, Shape{64, 129, 77}}) {
+    for (int threads : {1, 3}) {
+      for (int relu : {0, 1}) {
+        for (bool with_bias : {false, true}) {
+          Context c(threads);
+          auto x = randomVector(s.M * s.K, 1), w = randomVector(s.N * s.K, 2), b = randomVector(s.N, 3);
+          std::vector<float> out(s.M * s.N, 123.0f);
+          mlcc_rt_blas_dense(&c.ctx, x.data(), w.data(), with_bias ? b.data() : nullptr, out.data(), s.M, s.N,
+                             s.K, relu);
+          std::vector<double> want(s.M * s.N);
+          for (int64_t i = 0; i < s.M; ++i)
+            for (int64_t j = 0; j < s.N; ++j) {
+              double acc = with_bias ? b[j] : 0.0;
+              for (int64_t k = 0; k < s.K; ++k) acc += static_cast<double>(x[i * s.K + k]) * w[j * s.K + k];
+              want[i * s.N + j] = relu ? std::max(acc, 0.0) : acc;
+            }
+          SCOPED_TRACE(::testing::Message() << s.M << "x" << s.N << "x" << s.K << " threads " << threads
+                                            << " relu " << relu << " bias " << with_bias);
+          expectNear(out, want, s.K);
+        }
+      }
+    }
+  }
+}
+
+TEST(Blas, BatchedMatmul) {
+  for (int64_t B : {1, 2, 5}) {
+    for (int threads : {1, 2}) {
+      const int64_t M = 33, N = 70, K = 120;
+      Context c(threads);
+      auto a = randomVector(B * M * K, 4), b = randomVector(B * K * N, 5);
+      std::vector<float> out(B * M * N);
+      mlcc_rt_blas_matmul(&c.ctx, a.data(), b.data(), out.data(), B, M, N, K);
+      std::vector<double> want(B * M * N);
+      for (int64_t t = 0; t < B; ++t)
+        for (int64_t i = 0; i < M; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            double acc = 0;
+            for (int64_t k = 0; k < K; ++k)
+              acc += static_cast<double>(a[(t * M + i) * K + k]) * b[(t * K + k) * N + j];
+            want[(t * M + i) * N + j] = acc;
+          }
+      SCOPED_TRACE(::testing::Message() << "B " << B << " threads " << threads);
+      expectNear(out, want, K);
+    }
+  }
+}
+
+TEST(Profiling, HooksCountOnlyWhenOn) {
+  Context c(1);
+  c.ctx.stats.resize(2);
+  int64_t t = mlcc_rt_kernel_begin(&c.ctx, 0);
+  EXPECT_EQ(t, 0);
+  mlcc_rt_kernel_end(&c.ctx, 0, t);
+  EXPECT_EQ(c.ctx.stats[0].calls, 0);
+  c.ctx.profiling = true;
+  for (int i = 0; i < 3; ++i) {
+    t = mlcc_rt_kernel_begin(&c.ctx, 1);
+    EXPECT_NE(t, 0);
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    mlcc_rt_kernel_end(&c.ctx, 1, t);
+  }
+  EXPECT_EQ(c.ctx.stats[1].calls, 3);
+  EXPECT_GE(c.ctx.stats[1].total_ns, 300000);
+  EXPECT_EQ(c.ctx.stats[0].calls, 0);
+  mlcc_rt_kernel_end(&c.ctx, 7, mlcc_rt_kernel_begin(&c.ctx, 7));  // out of range: ignored
+}
+
+TEST(Errors, FirstErrorOfARunWins) {
+  Context c(1);
+  mlcc_rt_set_error(&c.ctx, "first");
+  mlcc_rt_set_error(&c.ctx, "second");
+  EXPECT_EQ(c.ctx.error, "first");
+}
+
+}  // namespace

@@ -1,0 +1,699 @@
+// The default CPU (llvm) schedule rules on prim funcs made the way the
+// compiler makes them (a small graph, fuse-ops, legalize): which rule
+// schedules each function, the loop structure it gives (vectorized
+// innermost loops, parallel outer loops, inlined producers, the epilogue
+// under the tile), tile sizes recorded as sample_perfect_tile decisions,
+// trace replay, and the same meaning before and after (symbolic batch,
+// non-divisible extents). Also ResNet-18's prim funcs, scheduled and
+// interpreted against PyTorch's output.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <iostream>
+#include <map>
+
+#include "mlcc/frontend/onnx.h"
+#include "mlcc/interp/interpreter.h"
+#include "mlcc/ir/parser.h"
+#include "mlcc/ir/printer.h"
+#include "mlcc/ir/structural.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/schedule/rules.h"
+#include "mlcc/schedule/schedule.h"
+#include "mlcc/support/npy.h"
+#include "mlcc/transform/pass.h"
+#include "schedule_check.h"
+#include "tensor_files.h"
+
+using namespace mlcc;
+using namespace mlcc::schedule;
+
+namespace {
+
+// 4 cores, 8 f32 lanes: the tests do not depend on the host.
+Target cpu() { return Target::parse("llvm -num-cores=4 -vector-bits=256"); }
+
+// The graph module `text` after fuse-ops and legalize.
+ir::Module lower(const std::string& text) {
+  ops::installIrHooks();
+  ir::Module m = ir::parseModule(text, "m.ir");
+  transform::PassContext ctx;
+  ctx.verify_each = true;
+  transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), ctx);
+  return m;
+}
+
+const ir::PrimFunc* findPrim(const ir::Module& m, const std::string& name) {
+  for (const auto& f : m.functions)
+    if (const auto* p = std::get_if<ir::PrimFunc>(&f); p && p->name == name) return p;
+  return nullptr;
+}
+
+// The loops from the function's body down to block `name` (outermost
+// first); empty when there is no such block (found = false).
+struct BlockLoops {
+  bool found = false;
+  std::vector<const ir::ForNode*> loops;
+};
+
+BlockLoops loopsOf(const ir::PrimFunc& f, const std::string& name) {
+  BlockLoops out;
+  std::vector<const ir::ForNode*> stack;
+  std::function<void(const ir::Stmt&)> visit = [&](const ir::Stmt& s) {
+    if (!s || out.found) return;
+    if (const auto* loop = s->as<ir::ForNode>()) {
+      stack.push_back(loop);
+      visit(loop->body);
+      stack.pop_back();
+    } else if (const auto* seq = s->as<ir::SeqNode>()) {
+      for (const auto& x : seq->stmts) visit(x);
+    } else if (const auto* b = s->as<ir::BlockNode>()) {
+      if (b->name == name) {
+        out.found = true;
+        out.loops = stack;
+        return;
+      }
+      visit(b->init);
+      visit(b->body);
+    } else if (const auto* i = s->as<ir::IfNode>()) {
+      visit(i->then_case);
+      visit(i->else_case);
+    }
+  };
+  visit(f.body);
+  return out;
+}
+
+std::vector<std::string> blockNames(const ir::PrimFunc& f) {
+  std::vector<std::string> names;
+  std::function<void(const ir::Stmt&)> visit = [&](const ir::Stmt& s) {
+    if (!s) return;
+    if (const auto* loop = s->as<ir::ForNode>()) {
+      visit(loop->body);
+    } else if (const auto* seq = s->as<ir::SeqNode>()) {
+      for (const auto& x : seq->stmts) visit(x);
+    } else if (const auto* b = s->as<ir::BlockNode>()) {
+      names.push_back(b->name);
+      visit(b->init);
+      visit(b->body);
+    } else if (const auto* i = s->as<ir::IfNode>()) {
+      visit(i->then_case);
+      visit(i->else_case);
+    }
+  };
+  visit(f.body);
+  return names;
+}
+
+bool hasBlock(const ir::PrimFunc& f, const std::string& name) { return loopsOf(f, name).found; }
+
+std::vector<int64_t> extents(const BlockLoops& l) {
+  std::vector<int64_t> out;
+  for (const auto* f : l.loops) {
+    int64_t e = -1;
+    ir::asConstInt(f->extent, &e);
+    out.push_back(e);
+  }
+  return out;
+}
+
+ir::LoopKind innermostKind(const ir::PrimFunc& f, const std::string& block) {
+  auto l = loopsOf(f, block);
+  EXPECT_TRUE(l.found && !l.loops.empty()) << block;
+  return l.loops.empty() ? ir::LoopKind::serial : l.loops.back()->loop_kind;
+}
+
+ir::LoopKind outermostKind(const ir::PrimFunc& f, const std::string& block) {
+  auto l = loopsOf(f, block);
+  EXPECT_TRUE(l.found && !l.loops.empty()) << block;
+  return l.loops.empty() ? ir::LoopKind::serial : l.loops.front()->loop_kind;
+}
+
+// A block other than `known` whose name starts with `prefix` (the init
+// block decompose_reduction made, the rfactor block).
+std::string otherBlock(const ir::PrimFunc& f, const std::string& prefix,
+                       const std::vector<std::string>& known) {
+  for (const auto& n : blockNames(f))
+    if (n.rfind(prefix, 0) == 0 && std::find(known.begin(), known.end(), n) == known.end()) return n;
+  return "";
+}
+
+struct Scheduled {
+  ir::PrimFunc before, after;
+  std::string rule;
+};
+
+// Lowers `graph`, applies the default llvm rules, and checks for every prim
+// func: the same meaning (tol; symbolic n = 3 and 5), the trace replays to
+// the scheduled function, and the tile sizes are recorded decisions.
+// Returns prim func `name`.
+Scheduled scheduleAndCheck(const std::string& graph, const std::string& name, double tol = 1e-4) {
+  ir::Module m = lower(graph);
+  ir::Module original = m;
+  auto report = applyDefaultRules(m, cpu());
+  Scheduled out;
+  for (const auto& r : report) {
+    const ir::PrimFunc* before = findPrim(original, r.func);
+    const ir::PrimFunc* after = findPrim(m, r.func);
+    EXPECT_TRUE(before && after) << r.func;
+    if (!before || !after) continue;
+    SCOPED_TRACE("prim @" + r.func + " (rule " + r.rule + ")\n" + ir::printFunction(*after));
+    if (std::getenv("MLCC_TEST_PRINT"))
+      std::cout << "rule " << r.rule << ":\n" << ir::printFunction(*after) << "\n";
+    test::expectSameMeaning(*before, *after, tol, {{"n", 3}});
+    test::expectSameMeaning(*before, *after, tol, {{"n", 5}}, 2);
+    ir::PrimFunc replayed = replayTrace(*before, after->trace);
+    EXPECT_TRUE(ir::structuralEqual(replayed, *after)) << ir::printFunction(replayed);
+    if (r.func == name) out = {*before, *after, r.rule};
+  }
+  EXPECT_FALSE(out.rule.empty()) << "no prim func @" << name;
+  // The scheduled module (traces included) prints and parses back.
+  std::string printed = ir::printModule(m);
+  EXPECT_EQ(ir::printModule(ir::parseModule(printed, "scheduled.ir")), printed);
+  return out;
+}
+
+std::string traceText(const ir::PrimFunc& f) { return ir::printTrace(f.trace); }
+
+// --- matmul-like anchors -------------------------------------------------------
+
+TEST(ScheduleRulesCpu, DenseBiasReluIsTiledVectorizedAndParallel) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
+  dataflow {
+    %d: f32[32, 48] = dense(%x, %w)
+    %a: f32[32, 48] = add(%d, %b)
+    %y: f32[32, 48] = relu(%a)
+  }
+  return %y
+}
+)",
+                            "fused_dense_add_relu");
+  EXPECT_EQ(s.rule, "matmul");
+  const auto& f = s.after;
+  // SSRSRS: S0 (i: 4, j: 2; fused, parallel: 2 per core), S1 (1, 3),
+  // R0 (64 / 16), S2 (1, 1), R1 (16), S3 (8 rows unrolled, 8 lanes
+  // vectorized).
+  auto dense = loopsOf(f, "dense");
+  EXPECT_EQ(extents(dense), (std::vector<int64_t>{8, 1, 3, 4, 1, 1, 16, 8, 8})) << ir::printFunction(f);
+  EXPECT_EQ(innermostKind(f, "dense"), ir::LoopKind::vectorized);
+  ASSERT_GE(dense.loops.size(), 2u);
+  EXPECT_EQ(dense.loops[dense.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
+  EXPECT_EQ(outermostKind(f, "dense"), ir::LoopKind::parallel);
+  // The bias add is inlined into the relu, which runs under the tile loops.
+  EXPECT_FALSE(hasBlock(f, "add"));
+  auto relu = loopsOf(f, "relu");
+  ASSERT_TRUE(relu.found);
+  ASSERT_GE(relu.loops.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(relu.loops[i], dense.loops[i]) << "relu is not under the S1 loops";
+  EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
+  // The init is decomposed out right before the reduce-outer loop (R0), into
+  // its own vectorized register tile.
+  EXPECT_EQ(blockNames(f), (std::vector<std::string>{"dense_init", "dense", "relu"}));
+  EXPECT_EQ(innermostKind(f, "dense_init"), ir::LoopKind::vectorized);
+  // The tile sizes are sampling decisions a tuner can change.
+  std::string trace = traceText(f);
+  EXPECT_NE(trace.find("sample_perfect_tile(%"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("max_innermost_factor = 64, n = 4) decision [4, 1, 1, 8]"), std::string::npos)
+      << trace;
+  EXPECT_NE(trace.find("max_innermost_factor = 64, n = 4) decision [2, 3, 1, 8]"), std::string::npos)
+      << trace;
+  EXPECT_NE(trace.find("max_innermost_factor = 64, n = 2) decision [4, 16]"), std::string::npos) << trace;
+}
+
+// A tuner mutates the recorded tile sizes: the same trace with other
+// decisions replays to another program with the same meaning.
+TEST(ScheduleRulesCpu, MutatedTileDecisionsReplayToTheSameMeaning) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
+  dataflow {
+    %d: f32[32, 48] = dense(%x, %w)
+    %a: f32[32, 48] = add(%d, %b)
+    %y: f32[32, 48] = relu(%a)
+  }
+  return %y
+}
+)",
+                            "fused_dense_add_relu");
+  // Decisions for i (32), j (48) and k (64).
+  struct Mutation {
+    std::vector<int64_t> i, j, k;
+  };
+  std::vector<Mutation> mutations = {{{1, 1, 4, 8}, {2, 2, 2, 6}, {1, 64}},
+                                     {{2, 2, 2, 4}, {3, 2, 1, 8}, {64, 1}},
+                                     {{8, 1, 1, 4}, {1, 6, 2, 4}, {4, 16}},
+                                     {{1, 2, 4, 4}, {6, 1, 1, 8}, {2, 32}}};
+  int changed = 0;
+  for (const auto& m : mutations) {
+    ir::Trace trace = s.after.trace;
+    int spatial = 0;
+    for (auto& inst : trace.insts) {
+      if (inst.name != "sample_perfect_tile") continue;
+      if (inst.decision->asList().size() == 2)
+        inst.decision = ir::AttrValue::ints(m.k);
+      else
+        inst.decision = ir::AttrValue::ints(spatial++ == 0 ? m.i : m.j);
+    }
+    SCOPED_TRACE(ir::printTrace(trace));
+    ir::PrimFunc mutated = replayTrace(s.before, trace);
+    test::expectSameMeaning(s.before, mutated, 1e-4);
+    changed += !ir::structuralEqual(mutated, s.after);
+  }
+  EXPECT_EQ(changed, 4);
+}
+
+TEST(ScheduleRulesCpu, BatchMatmul) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%a: f32[2, 16, 32], %b: f32[2, 32, 24]) -> f32[2, 16, 24] {
+  dataflow {
+    %y: f32[2, 16, 24] = matmul(%a, %b)
+  }
+  return %y
+}
+)",
+                            "fused_matmul");
+  EXPECT_EQ(s.rule, "matmul");
+  EXPECT_EQ(innermostKind(s.after, "matmul"), ir::LoopKind::vectorized);
+  EXPECT_EQ(outermostKind(s.after, "matmul"), ir::LoopKind::parallel);
+  auto l = loopsOf(s.after, "matmul");
+  EXPECT_EQ(l.loops[l.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
+}
+
+const char* kConv = R"(mlcc.ir 1
+graph @main(%x: f32[1, 8, 30, 30], %w: f32[16, 8, 3, 3], %b: f32[1, 16, 1, 1]) -> f32[1, 16, 15, 15] {
+  dataflow {
+    %c: f32[1, 16, 15, 15] = conv2d(%x, %w, strides = [2, 2], padding = [1, 1, 1, 1])
+    %cb: f32[1, 16, 15, 15] = add(%c, %b)
+    %y: f32[1, 16, 15, 15] = relu(%cb)
+  }
+  return %y
+}
+)";
+
+TEST(ScheduleRulesCpu, Conv2dPaddedStridedWithBiasRelu) {
+  auto s = scheduleAndCheck(kConv, "fused_conv2d_add_relu");
+  EXPECT_EQ(s.rule, "matmul");
+  const auto& f = s.after;
+  // The bias is inlined; 15 output columns are vectors of 5 (a divisor:
+  // no predicate), 8 output channels the rows; the 15 output rows are the
+  // parallel loop.
+  EXPECT_FALSE(hasBlock(f, "add"));
+  auto conv = loopsOf(f, "conv2d");
+  ASSERT_TRUE(conv.found);
+  // The padding is computed per parallel tile, vectorized.
+  auto pad = loopsOf(f, "pad");
+  ASSERT_TRUE(pad.found);
+  EXPECT_EQ(pad.loops.front(), conv.loops.front());
+  EXPECT_EQ(pad.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(conv.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(conv).back(), 5);
+  EXPECT_EQ(extents(conv).front(), 15);
+  EXPECT_EQ(conv.loops[conv.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
+  EXPECT_EQ(extents(conv)[conv.loops.size() - 2], 8);
+  EXPECT_EQ(outermostKind(f, "conv2d"), ir::LoopKind::parallel);
+  auto relu = loopsOf(f, "relu");
+  ASSERT_TRUE(relu.found);
+  EXPECT_EQ(relu.loops.front(), conv.loops.front());
+  EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
+}
+
+TEST(ScheduleRulesCpu, Conv2dResidualBlock7x7) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 32, 7, 7], %w: f32[32, 32, 3, 3], %b: f32[1, 32, 1, 1], %r: f32[1, 32, 7, 7]) -> f32[1, 32, 7, 7] {
+  dataflow {
+    %c: f32[1, 32, 7, 7] = conv2d(%x, %w, padding = [1, 1, 1, 1])
+    %cb: f32[1, 32, 7, 7] = add(%c, %b)
+    %s: f32[1, 32, 7, 7] = add(%cb, %r)
+    %y: f32[1, 32, 7, 7] = relu(%s)
+  }
+  return %y
+}
+)",
+                            "fused_conv2d_add_add_relu");
+  EXPECT_EQ(s.rule, "matmul");
+  const auto& f = s.after;
+  // 7 columns: one vector of 7. The output channels are the parallel loop,
+  // so every iteration would pad the same input: the padding stays a nest
+  // of its own (parallel, vectorized).
+  auto conv = loopsOf(f, "conv2d");
+  EXPECT_EQ(conv.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(conv).back(), 7);
+  EXPECT_EQ(conv.loops.front()->loop_kind, ir::LoopKind::parallel);
+  auto pad = loopsOf(f, "pad");
+  ASSERT_TRUE(pad.found);
+  EXPECT_NE(pad.loops.front(), conv.loops.front());
+  EXPECT_EQ(pad.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_FALSE(hasBlock(f, "add"));
+  EXPECT_FALSE(hasBlock(f, "add_1"));
+  EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
+}
+
+TEST(ScheduleRulesCpu, DepthwiseConvIsGemvTiledAlongTheRow) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 8, 14, 14], %dw: f32[8, 1, 3, 3]) -> f32[1, 8, 14, 14] {
+  dataflow {
+    %d: f32[1, 8, 14, 14] = conv2d(%x, %dw, padding = [1, 1, 1, 1], groups = 8)
+  }
+  return %d
+}
+)",
+                            "fused_conv2d");
+  EXPECT_EQ(s.rule, "gemv");
+  EXPECT_EQ(loopsOf(s.after, "pad").loops.front(), loopsOf(s.after, "conv2d").loops.front());
+  EXPECT_EQ(innermostKind(s.after, "conv2d"), ir::LoopKind::vectorized);
+  // 14 columns on 8 lanes: vectors of 7 (a divisor, no predicate).
+  EXPECT_EQ(extents(loopsOf(s.after, "conv2d")).back(), 7);
+  EXPECT_EQ(outermostKind(s.after, "conv2d"), ir::LoopKind::parallel);
+}
+
+TEST(ScheduleRulesCpu, Batch1DenseIsGemvWithAVectorizedReduction) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%a: f32[1, 256], %w: f32[1000, 256], %b: f32[1000]) -> f32[1, 1000] {
+  dataflow {
+    %d: f32[1, 1000] = dense(%a, %w)
+    %y: f32[1, 1000] = add(%d, %b)
+  }
+  return %y
+}
+)",
+                            "fused_dense_add");
+  EXPECT_EQ(s.rule, "gemv");
+  const auto& f = s.after;
+  // The partial sums over 8 lanes of k are a vectorized block; the final
+  // sums and the bias run per output under the same parallel loop.
+  std::string rf = otherBlock(f, "dense", {"dense"});
+  ASSERT_FALSE(rf.empty()) << ir::printFunction(f);
+  std::string rf_update;
+  for (const auto& n : blockNames(f))
+    if (n != "dense" && n != "add" && innermostKind(f, n) == ir::LoopKind::vectorized) rf_update = n;
+  ASSERT_FALSE(rf_update.empty()) << ir::printFunction(f);
+  EXPECT_EQ(extents(loopsOf(f, rf_update)).back(), 8);
+  EXPECT_EQ(outermostKind(f, rf_update), ir::LoopKind::parallel);
+  EXPECT_EQ(loopsOf(f, "dense").loops.front(), loopsOf(f, rf_update).loops.front());
+  EXPECT_EQ(loopsOf(f, "add").loops.front(), loopsOf(f, rf_update).loops.front());
+  EXPECT_NE(traceText(f).find("rfactor("), std::string::npos);
+}
+
+TEST(ScheduleRulesCpu, SymbolicBatchDense) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%a: f32[n, 64], %w: f32[100, 64], %b: f32[100]) -> f32[n, 100] {
+  dataflow {
+    %d: f32[n, 100] = dense(%a, %w)
+    %y: f32[n, 100] = add(%d, %b)
+  }
+  return %y
+}
+)",
+                            "fused_dense_add");
+  EXPECT_EQ(s.rule, "matmul");
+  const auto& f = s.after;
+  // 100 outputs: vectors of 4 (no predicates); n is not split.
+  auto dense = loopsOf(f, "dense");
+  EXPECT_EQ(dense.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(dense).back(), 4);
+  EXPECT_EQ(outermostKind(f, "dense"), ir::LoopKind::parallel);
+  EXPECT_EQ(ir::printFunction(f).find("where("), std::string::npos) << ir::printFunction(f);
+}
+
+// --- reductions ------------------------------------------------------------------
+
+TEST(ScheduleRulesCpu, SoftmaxRowsAreParallelWithTheirReductions) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%t: f32[4, 16, 32]) -> f32[4, 16, 32] {
+  dataflow {
+    %y: f32[4, 16, 32] = softmax(%t, axis = -1)
+  }
+  return %y
+}
+)",
+                            "fused_softmax");
+  EXPECT_EQ(s.rule, "reduction");
+  const auto& f = s.after;
+  auto out = loopsOf(f, "softmax");
+  ASSERT_TRUE(out.found);
+  EXPECT_EQ(extents(out), (std::vector<int64_t>{64, 4, 8}));
+  EXPECT_EQ(out.loops.front()->loop_kind, ir::LoopKind::parallel);
+  EXPECT_EQ(out.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  for (const char* r : {"softmax_max", "softmax_expsum"}) {
+    auto l = loopsOf(f, r);
+    ASSERT_TRUE(l.found) << r;
+    EXPECT_EQ(l.loops.front(), out.loops.front()) << r << " is not computed per row";
+  }
+}
+
+TEST(ScheduleRulesCpu, LayerNorm) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%t: f32[4, 16, 32], %g: f32[32], %b: f32[32]) -> f32[4, 16, 32] {
+  dataflow {
+    %y: f32[4, 16, 32] = layer_norm(%t, %g, %b)
+  }
+  return %y
+}
+)",
+                            "fused_layer_norm");
+  EXPECT_EQ(s.rule, "reduction");
+  const auto& f = s.after;
+  EXPECT_EQ(outermostKind(f, "layer_norm"), ir::LoopKind::parallel);
+  EXPECT_EQ(innermostKind(f, "layer_norm"), ir::LoopKind::vectorized);
+  for (const char* r : {"layer_norm_sum", "layer_norm_sqdev"})
+    EXPECT_EQ(loopsOf(f, r).loops.front(), loopsOf(f, "layer_norm").loops.front()) << r;
+}
+
+TEST(ScheduleRulesCpu, MaxPoolVectorizesTheOutputColumns) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 8, 14, 14]) -> f32[1, 8, 7, 7] {
+  dataflow {
+    %y: f32[1, 8, 7, 7] = max_pool2d(%x, pool_size = [3, 3], strides = [2, 2], padding = [1, 1, 1, 1])
+  }
+  return %y
+}
+)",
+                            "fused_max_pool2d");
+  EXPECT_EQ(s.rule, "reduction");
+  const auto& f = s.after;
+  auto l = loopsOf(f, "max_pool2d");
+  EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(l).back(), 7);
+  EXPECT_EQ(l.loops.front()->loop_kind, ir::LoopKind::parallel);
+  std::string init = otherBlock(f, "max_pool2d", {"max_pool2d"});
+  ASSERT_FALSE(init.empty()) << ir::printFunction(f);
+  EXPECT_EQ(innermostKind(f, init), ir::LoopKind::vectorized);
+}
+
+TEST(ScheduleRulesCpu, GlobalAvgPool) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 32, 14, 14]) -> f32[1, 32, 1, 1] {
+  dataflow {
+    %y: f32[1, 32, 1, 1] = global_avg_pool2d(%x)
+  }
+  return %y
+}
+)",
+                            "fused_global_avg_pool2d");
+  EXPECT_EQ(s.rule, "reduction");
+  const auto& f = s.after;
+  EXPECT_EQ(outermostKind(f, "global_avg_pool2d_divide"), ir::LoopKind::parallel);
+  EXPECT_EQ(loopsOf(f, "global_avg_pool2d").loops.front(),
+            loopsOf(f, "global_avg_pool2d_divide").loops.front());
+}
+
+TEST(ScheduleRulesCpu, SymbolicRowsSoftmaxAndMiddleAxisSum) {
+  const char* graph = R"(mlcc.ir 1
+graph @main(%x: f32[n, 10], %z: f32[8, 3, 40]) -> (f32[n, 10], f32[8, 40]) {
+  dataflow {
+    %s: f32[n, 10] = softmax(%x, axis = -1)
+    %r: f32[8, 40] = sum(%z, axes = [1])
+  }
+  return (%s, %r)
+}
+)";
+  auto s = scheduleAndCheck(graph, "fused_softmax");
+  EXPECT_EQ(s.rule, "reduction");
+  // The n rows in parallel, each with its reductions; 10 columns: vectors of 5.
+  auto out = loopsOf(s.after, "softmax");
+  EXPECT_EQ(out.loops.front()->loop_kind, ir::LoopKind::parallel);
+  EXPECT_EQ(out.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(out).back(), 5);
+  EXPECT_EQ(loopsOf(s.after, "softmax_max").loops.front(), out.loops.front());
+  // A sum over the middle axis: the output columns walk the input's last
+  // dimension, so they are the vector, inside the reduction.
+  auto sum = scheduleAndCheck(graph, "fused_sum");
+  EXPECT_EQ(sum.rule, "reduction");
+  auto l = loopsOf(sum.after, "sum");
+  EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(l).back(), 8);
+}
+
+// --- injective -----------------------------------------------------------------------
+
+TEST(ScheduleRulesCpu, ElementwiseChainIsOneVectorizedParallelLoop) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[64, 50], %y: f32[64, 50]) -> f32[64, 50] {
+  dataflow {
+    %a: f32[64, 50] = add(%x, %y)
+    %e: f32[64, 50] = exp(%a)
+    %m: f32[64, 50] = multiply(%e, %x)
+  }
+  return %m
+}
+)",
+                            "fused_add_exp_multiply");
+  EXPECT_EQ(s.rule, "injective");
+  const auto& f = s.after;
+  EXPECT_EQ(blockNames(f), std::vector<std::string>{"multiply"}) << ir::printFunction(f);
+  auto l = loopsOf(f, "multiply");
+  EXPECT_EQ(extents(l), (std::vector<int64_t>{400, 8}));
+  EXPECT_EQ(l.loops[0]->loop_kind, ir::LoopKind::parallel);
+  EXPECT_EQ(l.loops[1]->loop_kind, ir::LoopKind::vectorized);
+}
+
+TEST(ScheduleRulesCpu, TransposeWithSymbolicBatchAndOddExtents) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[n, 13, 7]) -> f32[n, 7, 13] {
+  dataflow {
+    %y: f32[n, 7, 13] = permute_dims(%x, axes = [0, 2, 1])
+  }
+  return %y
+}
+)",
+                            "fused_permute_dims");
+  EXPECT_EQ(s.rule, "injective");
+  const auto& f = s.after;
+  auto l = loopsOf(f, "permute_dims");
+  EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(l).back(), 7);  // 91 = 7 * 13: a divisor, no predicate
+  EXPECT_EQ(l.loops.front()->loop_kind, ir::LoopKind::parallel);
+}
+
+TEST(ScheduleRulesCpu, ConcatOfAnInlinedProducerWithSymbolicRows) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[n, 4], %y: f32[n, 6]) -> f32[n, 10] {
+  dataflow {
+    %e: f32[n, 4] = exp(%x)
+    %c: f32[n, 10] = concat(%e, %y, axis = 1)
+  }
+  return %c
+}
+)",
+                            "fused_exp_concat");
+  EXPECT_EQ(s.rule, "injective");
+  EXPECT_EQ(blockNames(s.after), std::vector<std::string>{"concat"});
+  EXPECT_EQ(innermostKind(s.after, "concat"), ir::LoopKind::vectorized);
+  EXPECT_EQ(outermostKind(s.after, "concat"), ir::LoopKind::parallel);
+}
+
+TEST(ScheduleRulesCpu, RuleNamesAndAlreadyScheduledFunctions) {
+  EXPECT_EQ(ruleNames(Target::Kind::llvm),
+            (std::vector<std::string>{"matmul", "gemv", "reduction", "injective", "fallback"}));
+  ir::Module m = lower(kConv);
+  applyDefaultRules(m, cpu());
+  ir::Module again = m;
+  auto report = applyDefaultRules(again, cpu());
+  for (const auto& r : report) EXPECT_EQ(r.rule, "already scheduled") << r.func;
+  EXPECT_EQ(ir::printModule(again), ir::printModule(m));
+  // Deterministic.
+  ir::Module other = lower(kConv);
+  applyDefaultRules(other, cpu());
+  EXPECT_EQ(ir::printModule(other), ir::printModule(m));
+}
+
+TEST(ScheduleRulesCpu, FallbackParallelizesWhatNoRuleHandles) {
+  // Two reductions of different kinds in one function: a matmul-like block
+  // next to a plain reduction is no rule's pattern.
+  ir::PrimFunc f = test::parsePrim(R"(
+prim @f(%a: f32[64, 32], %b: f32[32, 48], %c: f32[64, 48], %s: f32[64]) {
+  for %i in 0..64 {
+    for %j in 0..48 {
+      for %k in 0..32 {
+        block "mm" (%vi = spatial(64, %i), %vj = spatial(48, %j), %vk = reduce(32, %k)) {
+          reads(%a[%vi, %vk], %b[%vk, %vj])
+          writes(%c[%vi, %vj])
+          init {
+            %c[%vi, %vj] = 0.0
+          }
+          %c[%vi, %vj] = %c[%vi, %vj] + %a[%vi, %vk] * %b[%vk, %vj]
+        }
+      }
+    }
+  }
+  for %i in 0..64 {
+    for %k in 0..32 {
+      block "rowsum" (%vi = spatial(64, %i), %vk = reduce(32, %k)) {
+        reads(%a[%vi, %vk])
+        writes(%s[%vi])
+        init {
+          %s[%vi] = 0.0
+        }
+        %s[%vi] = %s[%vi] + %a[%vi, %vk]
+      }
+    }
+  }
+}
+)");
+  ir::Module m;
+  m.functions.push_back(f);
+  auto report = applyDefaultRules(m, cpu());
+  ASSERT_EQ(report.size(), 1u);
+  EXPECT_EQ(report[0].rule, "fallback");
+  const auto& after = std::get<ir::PrimFunc>(m.functions[0]);
+  EXPECT_EQ(outermostKind(after, "mm"), ir::LoopKind::parallel);
+  EXPECT_EQ(outermostKind(after, "rowsum"), ir::LoopKind::parallel);
+  test::expectSameMeaning(f, after, 1e-5);
+}
+
+// --- the public suite ----------------------------------------------------------------
+
+// ResNet-18 (generated with PyTorch): imported, fused, legalized, scheduled
+// with the default rules, interpreted, and compared with PyTorch's output.
+TEST(ScheduleRulesCpu, ResNet18ScheduledMatchesPyTorch) {
+  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
+  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
+                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
+                                dir.path() + "', '--only', 'resnet18']))",
+                            dir.path()),
+            0);
+  ops::installIrHooks();
+  auto imported = frontend::importOnnxFile(dir.file("resnet18.onnx"));
+  frontend::writeImportedModel(imported, dir.file("resnet18.ir"), "");
+  ir::Module m = ir::parseModuleFile(dir.file("resnet18.ir"));
+  transform::PassContext ctx;
+  transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), ctx);
+  auto t0 = std::chrono::steady_clock::now();
+  auto report = applyDefaultRules(m, Target::parse("llvm -num-cores=8 -vector-bits=512"));
+  auto t1 = std::chrono::steady_clock::now();
+  std::cout << "scheduling ResNet-18's prim funcs: " << std::chrono::duration<double>(t1 - t0).count()
+            << " s\n";
+  std::map<std::string, int> rules;
+  for (const auto& r : report) ++rules[r.rule];
+  EXPECT_EQ(rules["matmul"], 15);    // the convolutions (with bias, residual, relu)
+  EXPECT_EQ(rules["gemv"], 1);       // the batch-1 classifier
+  EXPECT_EQ(rules["reduction"], 2);  // max pool, global average pool
+  EXPECT_EQ(rules["injective"], 1);  // flatten
+  EXPECT_EQ(report.size(), 19u);
+  for (const auto& f : m.functions) {
+    const auto* p = std::get_if<ir::PrimFunc>(&f);
+    EXPECT_TRUE(!p || !p->trace.empty()) << p->name;
+  }
+
+  NpyArray input = readNpy(dir.file("resnet18.input.npy"));
+  NpyArray output = readNpy(dir.file("resnet18.output.npy"));
+  ir::Tensor expected = ir::Tensor::copyOf(ir::DType::f32, output.shape, output.data);
+  interp::Interpreter in(m);
+  auto out = in.run("main", {{"input", ir::Tensor::copyOf(ir::DType::f32, input.shape, input.data)}});
+  std::cout << "interpreting scheduled ResNet-18: "
+            << std::chrono::duration<double>(std::chrono::steady_clock::now() - t1).count() << " s\n";
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_EQ(out[0].tensor.numel(), expected.numel());
+  double scale = 1.0;
+  for (int64_t i = 0; i < expected.numel(); ++i) scale = std::max(scale, std::abs(expected.at(i)));
+  for (int64_t i = 0; i < expected.numel(); ++i)
+    ASSERT_NEAR(out[0].tensor.at(i), expected.at(i), 1e-3 * std::abs(expected.at(i)) + 1e-4 * scale)
+        << "output element " << i;
+}
+
+}  // namespace

@@ -1,0 +1,127 @@
+// mlcc-codegen: compile a legalized (usually scheduled) module for the CPU
+// with LLVM: the kernels, the graph entry over a static memory plan and the
+// embedded weights, as an object file for mlcc-link (or LLVM IR / assembly).
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+
+#include "mlcc/codegen/llvm.h"
+#include "mlcc/ir/module_io.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/support/diagnostic.h"
+#include "mlcc/support/file_io.h"
+#include "mlcc/support/tool.h"
+
+namespace {
+
+// --target "llvm -mcpu=X": the kind and its options.
+void parseTarget(const std::string& text, std::string& mcpu) {
+  std::istringstream in(text);
+  std::string kind, opt;
+  in >> kind;
+  auto bad = [&](const std::string& msg) { return mlcc::Error(mlcc::SourceLoc{"--target", 0, 0}, msg); };
+  if (kind == "cuda") throw bad("target cuda is not supported by mlcc-codegen yet; use --target llvm");
+  if (kind != "llvm") throw bad("unknown target '" + kind + "'; expected llvm (or cuda, not supported yet)");
+  while (in >> opt) {
+    if (opt.rfind("-mcpu=", 0) == 0)
+      mcpu = opt.substr(6);
+    else if (opt.rfind("-num-cores=", 0) != 0)  // scheduling only: accepted, ignored here
+      throw bad("unknown llvm target option '" + opt + "' (known: -mcpu=CPU, -num-cores=N)");
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "mlcc-codegen: compile a legalized, scheduled module for the CPU with LLVM: one kernel per prim func, "
+      "the graph entry compiled ahead of time over a static memory plan, and the weights embedded. "
+      "mlcc-link turns the object into model.so.",
+      "mlcc-codegen"};
+  app.footer(
+      R"(The module must be legalized (mlcc-legalize: only call_tir and call_extern in the entry) and have
+static shapes (mlcc-import --shape NAME=DIMS binds dynamic ones). Without -o, the object goes to
+model.o and --emit ll|asm to stdout; -o - writes to stdout.
+
+Examples:
+  mlcc-codegen scheduled.ir --target llvm -o model.o
+  mlcc-codegen scheduled.ir --target llvm -o model.o -v          # kernels, memory plan, weights, time
+  mlcc-codegen scheduled.ir --target llvm -mcpu=skylake-avx512 -O2 -o model.o
+  mlcc-codegen scheduled.ir --target llvm --emit ll -o model.ll  # inspect the LLVM IR
+  mlcc-codegen scheduled.ir --target llvm --emit asm | less
+  mlcc-link model.o -o model.so)");
+  std::string input, output, target = "llvm", emit_text = "obj", mcpu, entry;
+  int opt_level = 3;
+  bool verbose = false, quiet = false;
+  app.add_option("input", input, "IR file ('-' or none: stdin)");
+  app.add_option("-o,--output", output,
+                 "Output file (default: model.o for obj, stdout for ll/asm; '-': stdout)");
+  app.add_option("--target", target, "Target: 'llvm' (with options, e.g. 'llvm -mcpu=znver4')")
+      ->capture_default_str();
+  app.add_option("--mcpu", mcpu, "CPU to compile for (also -mcpu=CPU; default: the host, e.g. with AVX-512)");
+  app.add_option("-O", opt_level, "Optimization level 0..3 (-O0 ... -O3)")
+      ->check(CLI::Range(0, 3))
+      ->capture_default_str();
+  app.add_option("--emit", emit_text, "What to write: obj, ll (LLVM IR) or asm")
+      ->check(CLI::IsMember({"obj", "ll", "asm"}))
+      ->capture_default_str();
+  app.add_option("--entry", entry, "The graph function to compile (default: @main or the entry)");
+  app.add_flag("-v,--verbose", verbose,
+               "Print the kernels, the memory plan, the weights and the compile time");
+  app.add_flag("-q,--quiet", quiet, "No progress output");
+  // Accept -mcpu=X (LLVM's spelling) as --mcpu=X.
+  std::vector<std::string> args(argv, argv + argc);
+  for (auto& a : args)
+    if (a.rfind("-mcpu=", 0) == 0) a = "-" + a;
+  std::vector<char*> argp;
+  for (auto& a : args) argp.push_back(a.data());
+  return mlcc::runTool(app, static_cast<int>(argp.size()), argp.data(), [&]() -> int {
+    auto start = std::chrono::steady_clock::now();
+    mlcc::codegen::LLVMOptions opts;
+    parseTarget(target, opts.mcpu);
+    if (!mcpu.empty()) opts.mcpu = mcpu;
+    opts.opt_level = opt_level;
+    opts.entry = entry;
+    const bool show_progress = !quiet && isatty(STDERR_FILENO);
+    if (show_progress)
+      opts.progress = [](const std::string& what) {
+        std::cerr << "\rmlcc-codegen: " << what << "\x1b[K" << std::flush;
+      };
+    auto emit = emit_text == "ll"    ? mlcc::codegen::Emit::ll
+                : emit_text == "asm" ? mlcc::codegen::Emit::asm_text
+                                     : mlcc::codegen::Emit::obj;
+    if (output.empty()) output = emit == mlcc::codegen::Emit::obj ? "model.o" : "-";
+    std::string path = input.empty() ? "-" : input;
+    mlcc::ops::installIrHooks();
+    mlcc::ir::Module m = mlcc::ir::readVerifiedModule(path);
+    mlcc::codegen::CodegenStats st;
+    try {
+      st = mlcc::codegen::compileModule(m, opts, emit, output);
+    } catch (const mlcc::Error& e) {
+      if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
+      if (!e.loc().file.empty()) throw;
+      throw mlcc::Error(mlcc::SourceLoc{mlcc::displayName(path), 0, 0}, e.message());
+    }
+    if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
+    if (verbose && !quiet) {
+      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      std::cerr << "kernels: " << st.kernels << "\n";
+      for (const auto& k : st.kernel_names) std::cerr << "  " << k << "\n";
+      const uint64_t all = st.intermediate_bytes + st.scratch_bytes;
+      std::cerr << "memory plan: " << st.planned_bytes << " bytes planned for " << st.intermediate_bytes
+                << " bytes of intermediates";
+      if (st.scratch_bytes > 0) std::cerr << " + " << st.scratch_bytes << " bytes of kernel scratch";
+      if (all > 0)
+        std::cerr << " (" << std::fixed << std::setprecision(1)
+                  << 100.0 * static_cast<double>(st.planned_bytes) / static_cast<double>(all) << "%)"
+                  << std::defaultfloat;
+      std::cerr << "\nembedded weights: " << st.weight_bytes << " bytes\n";
+      std::cerr << "compile time: " << std::fixed << std::setprecision(3) << secs << " s\n";
+    }
+    return 0;
+  });
+}
