@@ -301,6 +301,64 @@ prim @f(%a: f32[1024, 64], %b: f32[1024, 64]) {
   expectGpuError(big, "needs 65536 bytes of shared memory (%s 65536), over max_shared_memory_bytes 49152");
 }
 
+TEST(GpuCheck, SharedMemoryPerReductionStep) {
+  // Each step of %ko stages a 64 x 16 tile of %a (4 KiB) that the threads
+  // then read: the buffer is allocated per step, though the steps together
+  // touch 64 x 1024 elements (256 KiB). The copy's fused index is bounded
+  // by its predicate.
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(R"(
+prim @f(%a: f32[64, 1024], %b: f32[64]) {
+  alloc_buffer %s: f32[64, 1024] shared
+  for %bx in 0..1 thread_binding(blockIdx.x) {
+    for %ko in 0..64 {
+      for %f0 in 0..5 {
+        for %tx in 0..64 thread_binding(threadIdx.x) {
+          block "load" (%v0 = spatial(64, (%f0 * 64 + %tx) / 16), %v1 = spatial(1024, %ko * 16 + (%f0 * 64 + %tx) % 16)) {
+            where(%f0 * 64 + %tx < 1024)
+            reads(%a[%v0, %v1])
+            writes(%s[%v0, %v1])
+            %s[%v0, %v1] = %a[%v0, %v1]
+          }
+        }
+      }
+      for %tx in 0..64 thread_binding(threadIdx.x) {
+        for %ki in 0..16 {
+          block "sum" (%v0 = spatial(64, %bx * 64 + %tx), %vk = reduce(1024, %ko * 16 + %ki)) {
+            reads(%s[%v0, %vk])
+            writes(%b[%v0])
+            init {
+              %b[%v0] = 0.0
+            }
+            %b[%v0] = %b[%v0] + %s[%v0, %vk]
+          }
+        }
+      }
+    }
+  }
+}
+)"),
+                                kCuda));
+}
+
+TEST(GpuCheck, RejectsTwoLoopsOfOneAxis) {
+  expectGpuError(R"(
+prim @f(%a: f32[64, 64], %b: f32[64, 64]) {
+  for %bx in 0..1 thread_binding(blockIdx.x) {
+    for %tx in 0..64 thread_binding(threadIdx.x) {
+      for %tx2 in 0..64 thread_binding(threadIdx.x) {
+        block "copy" (%v0 = spatial(64, %tx), %v1 = spatial(64, %tx2)) {
+          reads(%a[%v0, %v1])
+          writes(%b[%v0, %v1])
+          %b[%v0, %v1] = %a[%v0, %v1]
+        }
+      }
+    }
+  }
+}
+)",
+                 "block \"copy\" uses loops %tx and %tx2, both bound to threadIdx.x");
+}
+
 TEST(GpuCheck, LocalBuffersBelongToOneKernel) {
   expectGpuError(R"(
 prim @f(%a: f32[64], %b: f32[64]) {

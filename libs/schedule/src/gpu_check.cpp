@@ -245,10 +245,11 @@ class Checker {
       auto d = threadDeps(iv.binding);
       if (iv.kind == IterKind::reduce) {
         reduction = true;
-        if (!d.empty())
-          fail(name + ": loop " + loopName(*d.begin()) + " bound to " + (*d.begin())->thread_tag +
-               " carries a reduction (iteration variable %" + iv.var->name +
-               " is reduced over it); bind only spatial loops");
+        for (const ForNode* l : thread_loops_)  // the outermost one it uses
+          if (d.count(l))
+            fail(name + ": loop " + loopName(l) + " bound to " + l->thread_tag +
+                 " carries a reduction (iteration variable %" + iv.var->name +
+                 " is reduced over it); bind only spatial loops");
       } else {
         spatial_deps.insert(d.begin(), d.end());
       }
@@ -256,11 +257,13 @@ class Checker {
     }
     auto pred = threadDeps(b.predicate);
     all_deps.insert(pred.begin(), pred.end());
-    for (const ForNode* a : all_deps)
-      for (const ForNode* c : all_deps)
-        if (a != c && a->thread_tag == c->thread_tag)
+    for (size_t i = 0; i < thread_loops_.size(); ++i)  // outermost first
+      for (size_t j = i + 1; j < thread_loops_.size(); ++j) {
+        const ForNode *a = thread_loops_[i], *c = thread_loops_[j];
+        if (all_deps.count(a) && all_deps.count(c) && a->thread_tag == c->thread_tag)
           fail(name + " uses loops " + loopName(a) + " and " + loopName(c) + ", both bound to " +
                a->thread_tag + " (on the GPU they are the same index)");
+      }
     if (reduction) {
       bool global_write = false;
       for (const auto& w : b.writes) global_write |= w.buffer->scope != StorageScope::local;

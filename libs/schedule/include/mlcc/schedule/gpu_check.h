@@ -20,12 +20,17 @@
 //    `local` depends on every thread axis its kernel binds (with extent
 //    > 1): on the GPU every thread runs every block of its kernel, and
 //    threads updating the same element would race;
-//  - a block under two nested loops bound to the same axis does not use
-//    the outer one (on the GPU both are the same index);
+//  - a block does not use two loops bound to the same axis (on the GPU
+//    they are the same index);
 //  - the shared memory a kernel needs is at most
-//    Target::max_shared_memory_bytes: for a function-level `shared` buffer
-//    the box a thread block touches (blockIdx fixed, every other loop of the
-//    kernel over its range), for a block-level one its declared size;
+//    Target::max_shared_memory_bytes: for a block-level `shared` buffer its
+//    declared size; a function-level one (as cache_read and set_scope make
+//    them, full-size) counts the box one thread block touches at a time,
+//    as code generation allocates it compacted at the innermost loop
+//    enclosing all its accesses: the blockIdx loops and the serial loops
+//    enclosing every access (e.g. the outer reduction loop whose steps
+//    reuse the buffer) fixed, thread and other loops over their ranges,
+//    parts of indices bounded by a block's predicate within those bounds;
 //  - `local` buffers (per thread) are used by one kernel only.
 #pragma once
 
