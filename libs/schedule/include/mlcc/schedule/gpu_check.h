@@ -1,0 +1,46 @@
+// Whether a scheduled prim func can run on a GPU (the cuda target): every
+// computation lies in a kernel, thread extents and shared memory respect
+// the target's limits, and no thread-bound loop carries a reduction.
+//
+//   verifyGpuFunc(func, Target::parse("cuda"));   // throws mlcc::Error
+//
+// A kernel is a loop nest under an outermost loop bound to a thread axis;
+// loops outside kernels are host loops. The rules checked, each reported
+// with the offending block or loop:
+//  - every block is under a loop bound to blockIdx.* and one bound to
+//    threadIdx.*; blockIdx loops are not nested in threadIdx loops;
+//  - threadIdx.* and vthread loops have constant extents (blockIdx ones may
+//    be symbolic), within CUDA's per-axis limits; within a kernel a thread
+//    axis has one extent wherever it is bound (loops bound to the same axis,
+//    nested or not, are the same hardware index), and the product of the
+//    threadIdx extents is at most Target::max_threads_per_block;
+//  - no thread-bound loop feeds a reduce iteration variable of a block
+//    (threads run in parallel; a reduction across them needs a separate
+//    combining step), and a reduction block that writes a buffer outside
+//    `local` depends on every thread axis its kernel binds (with extent
+//    > 1): on the GPU every thread runs every block of its kernel, and
+//    threads updating the same element would race;
+//  - a block does not use two loops bound to the same axis (on the GPU
+//    they are the same index);
+//  - the shared memory a kernel needs is at most
+//    Target::max_shared_memory_bytes: for a block-level `shared` buffer its
+//    declared size; a function-level one (as cache_read and set_scope make
+//    them, full-size) counts the box one thread block touches at a time,
+//    as code generation allocates it compacted at the innermost loop
+//    enclosing all its accesses: the blockIdx loops and the serial loops
+//    enclosing every access (e.g. the outer reduction loop whose steps
+//    reuse the buffer) fixed, thread and other loops over their ranges,
+//    parts of indices bounded by a block's predicate within those bounds;
+//  - `local` buffers (per thread) are used by one kernel only.
+#pragma once
+
+#include "mlcc/ir/stmt.h"
+#include "mlcc/schedule/rules.h"
+
+namespace mlcc::schedule {
+
+// Throws mlcc::Error ("in prim @f: block \"dense\" ...") on the first
+// violation.
+void verifyGpuFunc(const ir::PrimFunc& func, const Target& target);
+
+}  // namespace mlcc::schedule

@@ -1,0 +1,484 @@
+// The GPU validity check of scheduled prim funcs (see gpu_check.h).
+#include "mlcc/schedule/gpu_check.h"
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <unordered_map>
+
+#include "mlcc/ir/arith.h"
+#include "mlcc/ir/dtype.h"
+#include "mlcc/ir/substitute.h"
+#include "mlcc/support/diagnostic.h"
+
+namespace mlcc::schedule {
+
+using namespace ir;
+
+namespace {
+
+void forEachVar(const PrimExpr& e, const std::function<void(const VarNode*)>& fn) {
+  if (!e) return;
+  switch (e->kind) {
+    case ExprKind::IntImm:
+    case ExprKind::FloatImm: return;
+    case ExprKind::Var: fn(static_cast<const VarNode*>(e.get())); return;
+    case ExprKind::Binary: {
+      const auto* n = e->as<BinaryNode>();
+      forEachVar(n->a, fn);
+      forEachVar(n->b, fn);
+      return;
+    }
+    case ExprKind::Unary: forEachVar(e->as<UnaryNode>()->a, fn); return;
+    case ExprKind::Select: {
+      const auto* n = e->as<SelectNode>();
+      forEachVar(n->cond, fn);
+      forEachVar(n->true_value, fn);
+      forEachVar(n->false_value, fn);
+      return;
+    }
+    case ExprKind::Cast: forEachVar(e->as<CastNode>()->value, fn); return;
+    case ExprKind::Load:
+      for (const auto& i : e->as<LoadNode>()->indices) forEachVar(i, fn);
+      return;
+    case ExprKind::Call:
+      for (const auto& a : e->as<CallNode>()->args) forEachVar(a, fn);
+      return;
+  }
+}
+
+void conjuncts(const PrimExpr& e, std::vector<PrimExpr>& out) {
+  if (!e) return;
+  const auto* b = e->as<BinaryNode>();
+  if (b && b->op == BinaryOp::And) {
+    conjuncts(b->a, out);
+    conjuncts(b->b, out);
+  } else {
+    out.push_back(e);
+  }
+}
+
+// Whether two integer expressions are the same (the same variables,
+// constants and operations).
+bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind) return false;
+  int64_t x, y;
+  if (asConstInt(a, &x)) return asConstInt(b, &y) && x == y;
+  const auto* ba = a->as<BinaryNode>();
+  const auto* bb = b->as<BinaryNode>();
+  return ba && bb && ba->op == bb->op && sameExpr(ba->a, bb->a) && sameExpr(ba->b, bb->b);
+}
+
+// `e` with every occurrence of `part` replaced by `by`.
+PrimExpr replaceExpr(const PrimExpr& e, const PrimExpr& part, const PrimExpr& by) {
+  if (sameExpr(e, part)) return by;
+  const auto* b = e ? e->as<BinaryNode>() : nullptr;
+  if (!b) return e;
+  PrimExpr x = replaceExpr(b->a, part, by), y = replaceExpr(b->b, part, by);
+  return x == b->a && y == b->b ? e : makeBinary(b->op, x, y);
+}
+
+bool isThreadIdx(const std::string& tag) { return tag.rfind("threadIdx.", 0) == 0; }
+bool isBlockIdx(const std::string& tag) { return tag.rfind("blockIdx.", 0) == 0; }
+
+int64_t tagLimit(const std::string& tag) {
+  if (tag == "threadIdx.x" || tag == "threadIdx.y") return 1024;
+  if (tag == "threadIdx.z") return 64;
+  if (tag == "blockIdx.y" || tag == "blockIdx.z") return 65535;
+  if (tag == "blockIdx.x") return (int64_t{1} << 31) - 1;
+  return int64_t{1} << 62;  // vthread
+}
+
+std::string loopName(const ForNode* f) { return "%" + f->loop_var->name; }
+
+// One dimension of the box an access touches: inclusive bounds, or unknown.
+struct DimBounds {
+  PrimExpr lo, hi;  // null: unknown
+};
+
+// An access to a function-level shared buffer: the first and last index
+// per dimension (in loop variables), the loops around it in the kernel,
+// and the ranges of the predicate-bounded parts.
+struct SharedAccess {
+  std::vector<PrimExpr> lo, hi;
+  std::vector<const ForNode*> loops;
+  std::vector<std::pair<Var, int64_t>> pred_ranges;
+};
+
+struct Kernel {
+  const ForNode* root = nullptr;
+  std::string first_block;                     // for messages
+  std::map<std::string, const ForNode*> tags;  // thread tag -> a loop bound to it (constant if any is)
+  // Reduction blocks writing outside `local`, with the thread axes their
+  // outputs depend on.
+  std::vector<std::pair<std::string, std::set<std::string>>> reductions;
+  // Function-level shared buffers: their accesses.
+  std::map<const BufferNode*, std::vector<SharedAccess>> shared_accesses;
+  std::vector<Buffer> shared_order;
+  // Shared buffers allocated by blocks of the kernel.
+  std::vector<Buffer> block_shared;
+};
+
+class Checker {
+ public:
+  Checker(const PrimFunc& f, const Target& t) : f_(f), t_(t) {}
+
+  void run() {
+    for (const auto& b : f_.allocs) function_allocs_.insert(b.get());
+    visit(f_.body);
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& message) const {
+    throw Error("in prim @" + f_.name + ": " + message);
+  }
+
+  std::string kernelName() const {
+    return "the kernel at loop " + loopName(kernel_->root) +
+           (kernel_->first_block.empty() ? "" : " (block \"" + kernel_->first_block + "\")");
+  }
+
+  void visit(const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::For: visitFor(*s->as<ForNode>()); return;
+      case StmtKind::Block: visitBlock(*s->as<BlockNode>()); return;
+      case StmtKind::Seq:
+        for (const auto& c : s->as<SeqNode>()->stmts) visit(c);
+        return;
+      case StmtKind::If: {
+        const auto* i = s->as<IfNode>();
+        visit(i->then_case);
+        visit(i->else_case);
+        return;
+      }
+      case StmtKind::Store:
+        if (!kernel_ || blocks_.empty())
+          fail("a store to %" + s->as<StoreNode>()->buffer->name + " is outside any GPU kernel");
+        return;
+    }
+  }
+
+  void visitFor(const ForNode& f) {
+    bool starts_kernel = false;
+    if (f.loop_kind == LoopKind::thread_binding) {
+      if (!kernel_) {
+        kernel_.emplace();
+        kernel_->root = &f;
+        starts_kernel = true;
+      }
+      checkThreadLoop(f);
+      thread_loops_.push_back(&f);
+    }
+    if (kernel_) kernel_loops_.push_back(&f);
+    visit(f.body);
+    if (kernel_) kernel_loops_.pop_back();
+    if (f.loop_kind == LoopKind::thread_binding) thread_loops_.pop_back();
+    if (starts_kernel) {
+      finishKernel();
+      kernel_.reset();
+    }
+  }
+
+  void checkThreadLoop(const ForNode& f) {
+    const std::string& tag = f.thread_tag;
+    std::string what = "loop " + loopName(&f) + " bound to " + tag;
+    if (isBlockIdx(tag))
+      for (const ForNode* outer : thread_loops_)
+        if (!isBlockIdx(outer->thread_tag))
+          fail(what + " is inside loop " + loopName(outer) + " bound to " + outer->thread_tag +
+               " (blockIdx loops must enclose the threadIdx loops of a kernel)");
+    int64_t extent;
+    if (!asConstInt(f.extent, &extent)) {
+      if (!isBlockIdx(tag)) fail(what + " has a non-constant extent (thread extents must be constants)");
+      kernel_->tags.emplace(tag, &f);
+      return;
+    }
+    if (extent > tagLimit(tag))
+      fail(what + " has extent " + std::to_string(extent) + ", over the limit " +
+           std::to_string(tagLimit(tag)) + " of " + tag);
+    auto [it, fresh] = kernel_->tags.emplace(tag, &f);
+    int64_t before;
+    if (fresh) return;
+    if (!asConstInt(it->second->extent, &before)) {
+      it->second = &f;
+    } else if (before != extent) {
+      fail(what + " has extent " + std::to_string(extent) + ", but loop " + loopName(it->second) +
+           " of the same kernel binds " + tag + " with extent " + std::to_string(before) +
+           " (a thread axis has one extent per kernel)");
+    }
+  }
+
+  // The thread-bound loops an expression (of loop variables and enclosing
+  // blocks' iteration variables) depends on.
+  std::set<const ForNode*> threadDeps(const PrimExpr& e) const {
+    std::set<const ForNode*> out;
+    forEachVar(e, [&](const VarNode* v) {
+      for (const ForNode* l : thread_loops_)
+        if (l->loop_var.get() == v) out.insert(l);
+      auto it = deps_.find(v);
+      if (it != deps_.end()) out.insert(it->second.begin(), it->second.end());
+    });
+    return out;
+  }
+
+  void visitBlock(const BlockNode& b) {
+    std::string name = "block \"" + b.name + "\"";
+    bool has_block = false, has_thread = false;
+    for (const ForNode* l : thread_loops_) {
+      has_block |= isBlockIdx(l->thread_tag);
+      has_thread |= isThreadIdx(l->thread_tag);
+    }
+    if (!has_block || !has_thread)
+      fail(name + " is not inside a GPU kernel: it is not under " +
+           std::string(!has_block ? "a loop bound to blockIdx.*" : "a loop bound to threadIdx.*") +
+           " (every computation must be bound to GPU blocks and threads; schedule the function for the cuda "
+           "target, e.g. with the default rules)");
+    if (kernel_->first_block.empty()) kernel_->first_block = b.name;
+
+    // Thread dependencies of the iteration variables.
+    std::set<const ForNode*> spatial_deps, all_deps;
+    bool reduction = b.init != nullptr;
+    for (const auto& iv : b.iter_vars) {
+      auto d = threadDeps(iv.binding);
+      if (iv.kind == IterKind::reduce) {
+        reduction = true;
+        for (const ForNode* l : thread_loops_)  // the outermost one it uses
+          if (d.count(l))
+            fail(name + ": loop " + loopName(l) + " bound to " + l->thread_tag +
+                 " carries a reduction (iteration variable %" + iv.var->name +
+                 " is reduced over it); bind only spatial loops");
+      } else {
+        spatial_deps.insert(d.begin(), d.end());
+      }
+      all_deps.insert(d.begin(), d.end());
+    }
+    auto pred = threadDeps(b.predicate);
+    all_deps.insert(pred.begin(), pred.end());
+    for (size_t i = 0; i < thread_loops_.size(); ++i)  // outermost first
+      for (size_t j = i + 1; j < thread_loops_.size(); ++j) {
+        const ForNode *a = thread_loops_[i], *c = thread_loops_[j];
+        if (all_deps.count(a) && all_deps.count(c) && a->thread_tag == c->thread_tag)
+          fail(name + " uses loops " + loopName(a) + " and " + loopName(c) + ", both bound to " +
+               a->thread_tag + " (on the GPU they are the same index)");
+      }
+    if (reduction) {
+      bool global_write = false;
+      for (const auto& w : b.writes) global_write |= w.buffer->scope != StorageScope::local;
+      std::set<std::string> covered;
+      for (const ForNode* l : spatial_deps) covered.insert(l->thread_tag);
+      if (global_write) kernel_->reductions.push_back({b.name, covered});
+    }
+
+    // The regions and the body see iteration variables as their bindings,
+    // where a part bounded by the predicate (`%f * 224 + %t < 576` after a
+    // fuse and a split) is a variable over that range: the boxes of the
+    // accesses are then as tight as the predicate makes them.
+    size_t ranges_before = pred_ranges_.size();
+    std::vector<std::pair<PrimExpr, Var>> cuts;
+    if (b.predicate) {
+      std::vector<PrimExpr> conds;
+      conjuncts(ir::substitute(b.predicate, subst_), conds);
+      Analyzer az = kernelAnalyzer();
+      for (const auto& c : conds) {
+        const auto* cmp = c->as<BinaryNode>();
+        int64_t limit;
+        if (!cmp || (cmp->op != BinaryOp::LT && cmp->op != BinaryOp::LE) || !cmp->a->as<BinaryNode>() ||
+            !asConstInt(cmp->b, &limit))
+          continue;
+        auto lo = az.constBounds(cmp->a);
+        if (!lo || lo->first < 0) continue;
+        Var z = makeVar("bounded");
+        pred_ranges_.push_back({z, std::min(limit + (cmp->op == BinaryOp::LE ? 1 : 0), lo->second + 1)});
+        cuts.push_back({cmp->a, z});
+      }
+    }
+    std::vector<const VarNode*> added;
+    for (const auto& iv : b.iter_vars) {
+      PrimExpr binding = ir::substitute(iv.binding, subst_);
+      for (const auto& [part, z] : cuts) binding = replaceExpr(binding, part, z);
+      subst_[iv.var.get()] = binding;
+      deps_[iv.var.get()] = threadDeps(iv.binding);
+      added.push_back(iv.var.get());
+    }
+
+    // Accesses to shared and local buffers.
+    for (const auto* regions : {&b.reads, &b.writes})
+      for (const auto& r : *regions) noteAccess(b, r);
+    for (const auto& a : b.alloc_buffers) {
+      block_allocs_.insert(a.get());
+      if (a->scope == StorageScope::shared) kernel_->block_shared.push_back(a);
+    }
+
+    blocks_.push_back(&b);
+    visit(b.init);
+    visit(b.body);
+    blocks_.pop_back();
+    pred_ranges_.resize(ranges_before);
+    for (const auto* v : added) {
+      subst_.erase(v);
+      deps_.erase(v);
+    }
+  }
+
+  // Every loop of the kernel but the blockIdx ones over its range, and the
+  // variables that stand for predicate-bounded parts of bindings.
+  Analyzer kernelAnalyzer() const {
+    Analyzer az;
+    for (const ForNode* l : kernel_loops_)
+      if (!isBlockIdx(l->thread_tag)) az.bind(l->loop_var, makeInt(0), l->extent);
+    for (const auto& [z, extent] : pred_ranges_) az.bind(z, 0, extent);
+    return az;
+  }
+
+  void noteAccess(const BlockNode& b, const BufferRegion& r) {
+    const BufferNode* buf = r.buffer.get();
+    if (block_allocs_.count(buf) || !function_allocs_.count(buf)) return;
+    if (buf->scope == StorageScope::local) {
+      auto [it, fresh] = local_kernel_.emplace(buf, kernel_->root);
+      if (!fresh && it->second != kernel_->root)
+        fail("local buffer %" + buf->name + " is used by block \"" + b.name + "\" in " + kernelName() +
+             " and by another kernel (a local buffer lives in the registers of one thread)");
+      return;
+    }
+    if (buf->scope != StorageScope::shared) return;
+    SharedAccess a;
+    for (const auto& rg : r.region) {
+      a.lo.push_back(ir::substitute(rg.min, subst_));
+      a.hi.push_back(ir::substitute(
+          makeBinary(BinaryOp::Sub, makeBinary(BinaryOp::Add, rg.min, rg.extent), makeInt(1)), subst_));
+    }
+    a.loops = kernel_loops_;
+    a.pred_ranges = pred_ranges_;
+    auto& accesses = kernel_->shared_accesses[buf];
+    if (accesses.empty()) kernel_->shared_order.push_back(r.buffer);
+    accesses.push_back(std::move(a));
+  }
+
+  // The boxes of the accesses to a function-level shared buffer in one
+  // thread block. As a compiler allocates the buffer at the innermost loop
+  // enclosing all its accesses, the serial loops enclosing them all are
+  // fixed there (a copy at each step of a reduction reuses the buffer), as
+  // are the blockIdx loops; thread loops and the other loops run over their
+  // ranges.
+  static std::vector<std::vector<DimBounds>> boxesOf(const std::vector<SharedAccess>& accesses) {
+    size_t common = accesses[0].loops.size();
+    for (const auto& a : accesses) {
+      size_t k = 0;
+      while (k < common && k < a.loops.size() && a.loops[k] == accesses[0].loops[k]) ++k;
+      common = k;
+    }
+    std::vector<std::vector<DimBounds>> boxes;
+    for (const auto& a : accesses) {
+      Analyzer az;
+      for (size_t k = 0; k < a.loops.size(); ++k) {
+        const ForNode* l = a.loops[k];
+        bool thread = l->loop_kind == LoopKind::thread_binding;
+        if (isBlockIdx(l->thread_tag) || (k < common && !thread)) continue;
+        az.bind(l->loop_var, makeInt(0), l->extent);
+      }
+      for (const auto& [z, extent] : a.pred_ranges) az.bind(z, 0, extent);
+      std::vector<DimBounds> box;
+      for (size_t d = 0; d < a.lo.size(); ++d) {
+        auto blo = az.bounds(a.lo[d]), bhi = az.bounds(a.hi[d]);
+        box.push_back(blo && bhi ? DimBounds{blo->min, bhi->max} : DimBounds{});
+      }
+      boxes.push_back(std::move(box));
+    }
+    return boxes;
+  }
+
+  // The extent of the union of the boxes along dimension d: the largest
+  // hi_i - lo_j + 1, or -1 when some difference is not a constant.
+  static int64_t unionExtent(const std::vector<std::vector<DimBounds>>& boxes, size_t d) {
+    int64_t extent = -1;
+    for (const auto& bi : boxes)
+      for (const auto& bj : boxes) {
+        int64_t diff;
+        if (!bi[d].hi || !bj[d].lo ||
+            !asConstInt(simplify(makeBinary(BinaryOp::Sub, bi[d].hi, bj[d].lo)), &diff))
+          return -1;
+        extent = std::max(extent, diff + 1);
+      }
+    return extent;
+  }
+
+  // Bytes a shared buffer takes in a thread block.
+  int64_t sharedBytes(const Buffer& buf, const std::vector<std::vector<DimBounds>>* boxes) const {
+    int64_t elems = 1;
+    for (size_t d = 0; d < buf->shape.size(); ++d) {
+      int64_t declared = -1;
+      asConstInt(buf->shape[d], &declared);
+      int64_t extent = boxes ? unionExtent(*boxes, d) : -1;
+      if (extent < 0 || (declared >= 0 && extent > declared)) extent = declared;
+      if (extent < 0)
+        fail("shared buffer %" + buf->name + " used in " + kernelName() +
+             " has a size that is not a constant (dimension " + std::to_string(d) + ")");
+      elems *= extent;
+    }
+    return elems * dtypeBytes(buf->dtype);
+  }
+
+  void finishKernel() {
+    // On the GPU every thread of the kernel runs each block; a reduction
+    // must give each of them its own elements.
+    for (const auto& [block, covered] : kernel_->reductions)
+      for (const auto& [tag, loop] : kernel_->tags) {
+        int64_t e;
+        if (covered.count(tag) || (asConstInt(loop->extent, &e) && e == 1)) continue;
+        fail("block \"" + block + "\" is a reduction that every " + tag + " of " + kernelName() +
+             " runs on the same elements (concurrent updates of one element): its output must depend on " +
+             tag);
+      }
+    int64_t threads = 1;
+    std::string parts;
+    for (const auto& [tag, loop] : kernel_->tags) {
+      if (!isThreadIdx(tag)) continue;
+      int64_t e = 1;
+      asConstInt(loop->extent, &e);
+      threads *= e;
+      parts += (parts.empty() ? "" : " * ") + tag + " " + std::to_string(e);
+    }
+    if (threads > t_.max_threads_per_block)
+      fail(kernelName() + " has " + std::to_string(threads) + " threads per block (" + parts +
+           "), over max_threads_per_block " + std::to_string(t_.max_threads_per_block));
+    int64_t bytes = 0;
+    std::string list;
+    auto add = [&](const Buffer& b, int64_t n) {
+      bytes += n;
+      list += (list.empty() ? "" : ", ") + ("%" + b->name) + " " + std::to_string(n);
+    };
+    for (const auto& b : kernel_->shared_order) {
+      auto boxes = boxesOf(kernel_->shared_accesses.at(b.get()));
+      add(b, sharedBytes(b, &boxes));
+    }
+    for (const auto& b : kernel_->block_shared) add(b, sharedBytes(b, nullptr));
+    if (bytes > t_.max_shared_memory_bytes)
+      fail(kernelName() + " needs " + std::to_string(bytes) + " bytes of shared memory (" + list +
+           "), over max_shared_memory_bytes " + std::to_string(t_.max_shared_memory_bytes));
+  }
+
+  const PrimFunc& f_;
+  const Target& t_;
+  std::optional<Kernel> kernel_;
+  std::vector<const ForNode*> thread_loops_;            // enclosing thread-bound loops
+  std::vector<const ForNode*> kernel_loops_;            // enclosing loops inside the current kernel
+  std::vector<const BlockNode*> blocks_;                // enclosing blocks
+  std::unordered_map<const VarNode*, PrimExpr> subst_;  // iteration variable -> binding
+  std::unordered_map<const VarNode*, std::set<const ForNode*>> deps_;  // iteration variable -> thread loops
+  std::set<const BufferNode*> function_allocs_, block_allocs_;
+  std::map<const BufferNode*, const ForNode*> local_kernel_;
+  std::vector<std::pair<Var, int64_t>> pred_ranges_;  // predicate-bounded parts: [0, extent)
+};
+
+}  // namespace
+
+void verifyGpuFunc(const PrimFunc& func, const Target& target) {
+  if (target.kind != Target::Kind::cuda)
+    throw Error("verifyGpuFunc: target " + target.str() + " is not a GPU target");
+  Checker(func, target).run();
+}
+
+}  // namespace mlcc::schedule

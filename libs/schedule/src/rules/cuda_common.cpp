@@ -1,0 +1,332 @@
+// Helpers shared by the cuda rules (see cuda_common.h).
+#include "cuda_common.h"
+
+#include <algorithm>
+
+#include "../state.h"
+#include "../tree.h"
+
+namespace mlcc::schedule::gpu {
+
+using namespace ir;
+
+// --- reading the function ------------------------------------------------------
+
+std::vector<const BlockNode*> topLevelBlocks(const PrimFunc& f) { return childBlocks(f.body); }
+
+const BlockNode* findBlockNode(const PrimFunc& f, const std::string& name) {
+  auto p = findBlock(f.body, name);
+  return p ? p->target()->as<BlockNode>() : nullptr;
+}
+
+std::vector<const ForNode*> loopsOf(const PrimFunc& f, const std::string& block) {
+  auto p = findBlock(f.body, block);
+  return p ? loopsAbove(*p) : std::vector<const ForNode*>{};
+}
+
+bool underThreadBinding(const PrimFunc& f, const std::string& block) {
+  for (const ForNode* l : loopsOf(f, block))
+    if (l->loop_kind == LoopKind::thread_binding) return true;
+  return false;
+}
+
+bool isParam(const PrimFunc& f, const Buffer& buf) {
+  return std::find(f.params.begin(), f.params.end(), buf) != f.params.end();
+}
+
+std::string blockName(Schedule& sch, const BlockRV& block) {
+  auto it = sch.state().rvs.find(block.name);
+  if (it == sch.state().rvs.end() || !std::holds_alternative<BlockHandle>(it->second))
+    throw ScheduleError("%" + block.name + " is not a block");
+  return std::get<BlockHandle>(it->second).block;
+}
+
+std::vector<LoopRole> loopRoles(const PrimFunc& f, const std::string& block) {
+  const BlockNode* b = findBlockNode(f, block);
+  std::vector<LoopRole> roles;
+  for (const ForNode* l : loopsOf(f, block)) {
+    LoopRole role = LoopRole::Unused;
+    for (const auto& iv : b->iter_vars) {
+      if (!usesVar(iv.binding, l->loop_var.get())) continue;
+      if (iv.kind != IterKind::spatial) {
+        role = LoopRole::Reduce;
+        break;
+      }
+      role = LoopRole::Spatial;
+    }
+    roles.push_back(role);
+  }
+  return roles;
+}
+
+std::optional<int64_t> constExtent(const Schedule& sch, const LoopRV& loop) {
+  auto p = findLoop(sch.func().body, sch.loopVar(loop).get());
+  int64_t e;
+  if (p && asConstInt(p->target()->as<ForNode>()->extent, &e)) return e;
+  return std::nullopt;
+}
+
+// --- tile sizes --------------------------------------------------------------
+
+std::vector<Factor> tileFactors(Schedule& sch, const LoopRV& loop, const std::vector<int64_t>& factors) {
+  int64_t product = 1;
+  for (int64_t f : factors) product *= f;
+  std::vector<Factor> out;
+  if (constExtent(sch, loop) == product) {
+    TraceInst inst = makeInst("sample_perfect_tile", {ref(loop)},
+                              {{"n", AttrValue(static_cast<int64_t>(factors.size()))},
+                               {"max_innermost_factor", AttrValue(std::max<int64_t>(factors.back(), 16))}});
+    inst.decision = AttrValue::ints(factors);
+    for (const auto& v : sch.apply(inst)) out.emplace_back(ExprRV{v});
+  } else {
+    out.emplace_back(std::nullopt);
+    for (size_t i = 1; i < factors.size(); ++i) out.emplace_back(factors[i]);
+  }
+  return out;
+}
+
+ExprRV chooseCategorical(Schedule& sch, const std::vector<int64_t>& candidates, size_t chosen) {
+  AttrValue::List probs;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    probs.emplace_back(1.0 / static_cast<double>(candidates.size()));
+  TraceInst inst = makeInst("sample_categorical", {},
+                            {{"candidates", AttrValue::ints(candidates)}, {"probs", AttrValue(probs)}});
+  inst.decision = AttrValue(static_cast<int64_t>(chosen));
+  return ExprRV{sch.apply(inst)[0]};
+}
+
+std::vector<int64_t> threadCandidates(const Target& t) {
+  std::vector<int64_t> out;
+  for (int64_t n = 32; n <= std::min(t.max_threads_per_block, 512); n *= 2) out.push_back(n);
+  if (out.empty()) out.push_back(t.max_threads_per_block);
+  return out;
+}
+
+size_t pickThreads(const std::vector<int64_t>& candidates, std::optional<int64_t> work, int64_t preferred) {
+  size_t best = 0;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    if (candidates[i] > preferred) break;
+    best = i;
+    if (work && candidates[i] >= *work) break;
+  }
+  return best;
+}
+
+namespace {
+
+// The best perfect tiling of `extent` into levels 1.. of `want` (level 0
+// takes the rest): the largest covered product, then larger outer levels.
+void searchTiles(int64_t extent, const std::vector<int64_t>& want, size_t level, std::vector<int64_t>& cur,
+                 std::vector<int64_t>& best, int64_t& best_product) {
+  if (level == want.size()) {
+    int64_t product = 1;
+    for (size_t i = 1; i < cur.size(); ++i) product *= cur[i];
+    if (product > best_product) {
+      best_product = product;
+      best = cur;
+      best[0] = extent;
+    }
+    return;
+  }
+  for (int64_t d = std::min(want[level], extent); d >= 1; --d) {
+    if (extent % d) continue;
+    cur[level] = d;
+    searchTiles(extent / d, want, level + 1, cur, best, best_product);
+  }
+}
+
+}  // namespace
+
+std::optional<std::vector<int64_t>> perfectTiles(int64_t extent, const std::vector<int64_t>& want) {
+  std::vector<int64_t> cur(want.size(), 1), best;
+  int64_t best_product = 0;
+  searchTiles(extent, want, 1, cur, best, best_product);
+  int64_t wished = 1;
+  for (size_t i = 1; i < want.size(); ++i) wished *= want[i];
+  if (best_product * 2 < std::min(wished, extent)) return std::nullopt;
+  return best;
+}
+
+LoopRV fuseLoops(Schedule& sch, const std::vector<LoopRV>& loops) {
+  return loops.size() == 1 ? loops[0] : sch.fuse(loops);
+}
+
+// --- primitives, attempted ---------------------------------------------------
+
+bool tryPrimitive(const std::function<void()>& fn) {
+  try {
+    fn();
+    return true;
+  } catch (const ScheduleError&) {
+    return false;
+  }
+}
+
+bool attempt(Schedule& sch, const std::function<void(Schedule&)>& fn) {
+  Schedule trial(sch.func());
+  try {
+    fn(trial);
+  } catch (const ScheduleError&) {
+    return false;
+  }
+  sch = std::move(trial);
+  return true;
+}
+
+int inlineInjective(Schedule& sch, const std::vector<Buffer>& keep) {
+  int inlined = 0;
+  auto injective = [](const BlockNode* b) { return analyzeBlock(*b).kind == BlockKind::Injective; };
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const BlockNode* b : topLevelBlocks(sch.func())) {
+      if (!injective(b) || b->writes.size() != 1 || isParam(sch.func(), b->writes[0].buffer) ||
+          std::find(keep.begin(), keep.end(), b->writes[0].buffer) != keep.end())
+        continue;
+      std::string name = b->name;
+      if (attempt(sch, [&](Schedule& s) { s.computeInline(s.getBlock(name)); })) {
+        ++inlined;
+        changed = true;
+        break;  // the blocks changed
+      }
+    }
+  }
+  for (bool changed = true; changed;) {
+    changed = false;
+    for (const BlockNode* b : topLevelBlocks(sch.func())) {
+      if (!injective(b)) continue;
+      // Its producers in the function must all be injective.
+      bool ok = false;
+      for (const auto& r : b->reads)
+        for (const BlockNode* p : topLevelBlocks(sch.func()))
+          for (const auto& w : p->writes)
+            if (w.buffer == r.buffer) ok = injective(p);
+      std::string name = b->name;
+      if (ok && attempt(sch, [&](Schedule& s) { s.reverseComputeInline(s.getBlock(name)); })) {
+        ++inlined;
+        changed = true;
+        break;
+      }
+    }
+  }
+  return inlined;
+}
+
+// --- the fallback ------------------------------------------------------------
+
+bool bindBlockFallback(Schedule& sch, const std::string& name, const Target& t, bool with_consumers) {
+  std::vector<LoopRole> roles = loopRoles(sch.func(), name);
+  std::vector<const ForNode*> nest = loopsOf(sch.func(), name);
+  size_t n_spatial = 0;
+  while (n_spatial < roles.size() && roles[n_spatial] == LoopRole::Spatial) ++n_spatial;
+  if (n_spatial == 0) return false;
+  for (size_t i = n_spatial; i < roles.size(); ++i)
+    if (roles[i] != LoopRole::Reduce) return false;
+  for (size_t i = 0; i + 1 < n_spatial; ++i)
+    if (nest[i]->body.get() != static_cast<const StmtNode*>(nest[i + 1])) return false;  // not a perfect nest
+  BlockRV block = sch.getBlock(name);
+  std::vector<LoopRV> loops = sch.getLoops(block);
+  // Consumers move in while the indices are still linear in the loops.
+  if (with_consumers) fuseConsumers(sch, name, loops[n_spatial - 1], StorageScope::local);
+  LoopRV fused = fuseLoops(sch, {loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(n_spatial)});
+  std::vector<int64_t> candidates = threadCandidates(t);
+  ExprRV threads = chooseCategorical(sch, candidates, pickThreads(candidates, constExtent(sch, fused), 256));
+  auto bt = sch.split(fused, {std::nullopt, threads});
+  sch.bind(bt[0], "blockIdx.x");
+  sch.bind(bt[1], "threadIdx.x");
+  return true;
+}
+
+std::vector<const BlockNode*> nonInjectiveBlocks(const PrimFunc& f) {
+  std::vector<const BlockNode*> out;
+  for (const BlockNode* b : topLevelBlocks(f))
+    if (analyzeBlock(*b).kind != BlockKind::Injective) out.push_back(b);
+  return out;
+}
+
+std::optional<int64_t> extentOfRole(const PrimFunc& f, const std::string& block, LoopRole role) {
+  std::vector<LoopRole> roles = loopRoles(f, block);
+  std::vector<const ForNode*> loops = loopsOf(f, block);
+  int64_t product = 1;
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (roles[i] != role) continue;
+    int64_t e;
+    if (!asConstInt(loops[i]->extent, &e)) return std::nullopt;
+    product *= e;
+  }
+  return product;
+}
+
+bool fuseConsumers(Schedule& sch, const std::string& producer, const LoopRV& loop,
+                   std::optional<StorageScope> scope) {
+  const BlockNode* p = findBlockNode(sch.func(), producer);
+  std::vector<Buffer> written = writeBuffers(*p);
+  std::vector<std::string> consumers;
+  bool after = false;
+  for (const BlockNode* b : topLevelBlocks(sch.func())) {
+    if (b->name == producer) {
+      after = true;
+      continue;
+    }
+    if (!after || analyzeBlock(*b).kind != BlockKind::Injective) continue;
+    for (const auto& r : readBuffers(*b))
+      if (std::find(written.begin(), written.end(), r) != written.end()) {
+        consumers.push_back(b->name);
+        break;
+      }
+  }
+  bool all = true;
+  for (const auto& c : consumers) {
+    BlockRV rv = sch.getBlock(c);
+    all &= tryPrimitive([&] { sch.reverseComputeAt(rv, loop); });
+  }
+  if (all && scope && written.size() == 1 && !isParam(sch.func(), written[0])) {
+    BlockRV rv = sch.getBlock(producer);
+    tryPrimitive([&] { sch.setScope(rv, 0, *scope); });
+  }
+  return all;
+}
+
+int64_t splitThreadsFor(std::optional<int64_t> outputs, std::optional<int64_t> reduced) {
+  if (!outputs || !reduced || *outputs >= 8192 || *reduced < 64) return 0;
+  // Each thread sums at least 4 elements, with at most 256 threads.
+  int64_t threads = 32;
+  while (threads * 2 <= 256 && threads * 2 * 4 <= *reduced) threads *= 2;
+  return threads;
+}
+
+bool scheduleReduction(Schedule& sch, const std::string& name, const Target& t, int64_t split_threads) {
+  std::vector<LoopRole> roles = loopRoles(sch.func(), name);
+  size_t n_spatial = 0;
+  while (n_spatial < roles.size() && roles[n_spatial] == LoopRole::Spatial) ++n_spatial;
+  if (n_spatial == 0 || n_spatial == roles.size()) return false;
+  for (size_t i = n_spatial; i < roles.size(); ++i)
+    if (roles[i] != LoopRole::Reduce) return false;
+  if (split_threads <= 0) {
+    return bindBlockFallback(sch, name, t, true);
+  }
+  BlockRV b = sch.getBlock(name);
+  std::vector<LoopRV> loops = sch.getLoops(b);
+  std::vector<LoopRV> spatial(loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(n_spatial));
+  LoopRV k = fuseLoops(sch, {loops.begin() + static_cast<std::ptrdiff_t>(n_spatial), loops.end()});
+  std::vector<int64_t> candidates = threadCandidates(t);
+  ExprRV threads = chooseCategorical(sch, candidates, pickThreads(candidates, split_threads, split_threads));
+  auto k_split = sch.split(k, {std::nullopt, threads});
+  sch.rfactor(k_split[1], 0);
+  // The partial sums: outputs to blocks, partials to threads.
+  sch.reorder({k_split[1], k_split[0]});
+  LoopRV outputs = fuseLoops(sch, spatial);
+  sch.bind(outputs, "blockIdx.x");
+  sch.bind(k_split[1], "threadIdx.x");
+  // The sum of the partials (the original block, in its own nest).
+  return bindBlockFallback(sch, name, t, true);
+}
+
+bool bindRemainingBlocks(Schedule& sch, const Target& t) {
+  std::vector<std::string> names;
+  for (const BlockNode* b : topLevelBlocks(sch.func())) names.push_back(b->name);
+  for (const auto& name : names)
+    if (!underThreadBinding(sch.func(), name) && !bindBlockFallback(sch, name, t, false)) return false;
+  return true;
+}
+
+}  // namespace mlcc::schedule::gpu

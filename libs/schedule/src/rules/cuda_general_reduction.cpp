@@ -1,0 +1,100 @@
+// cuda GeneralReduction: several reductions over the same rows followed by
+// an injective (or reduction) block that writes the output, as softmax and
+// layer_norm are legalized (max, sum of exponentials, normalize; sum,
+// squared deviations, normalize). One thread block per group of R rows:
+// the output block's row loops are split (the innermost row loop by R, the
+// others one row per block) and bound to blockIdx.x, every other block is
+// computed under that loop (compute_at) for the rows of the group, and in
+// each block the spatial loops inside the group are fused, split by R and
+// bound to threadIdx.x: each thread reduces one row serially (into shared
+// memory), then the threads share the normalization of the group's rows.
+#include "cuda_common.h"
+#include "cuda_rules.h"
+
+namespace mlcc::schedule {
+
+namespace {
+
+using gpu::LoopRole;
+
+// The number of leading spatial loops of a block.
+size_t leadingSpatial(const ir::PrimFunc& f, const std::string& block) {
+  auto roles = gpu::loopRoles(f, block);
+  size_t n = 0;
+  while (n < roles.size() && roles[n] == LoopRole::Spatial) ++n;
+  return n;
+}
+
+// Fuses the spatial loops of `block` below its first `outer` loops, splits
+// them by `threads` and binds the inner part to threadIdx.x.
+void bindInside(Schedule& sch, const std::string& block, size_t outer, const Factor& threads) {
+  auto roles = gpu::loopRoles(sch.func(), block);
+  std::vector<LoopRV> loops = sch.getLoops(sch.getBlock(block));
+  std::vector<LoopRV> spatial;
+  for (size_t i = outer; i < loops.size() && roles[i] == LoopRole::Spatial; ++i) spatial.push_back(loops[i]);
+  if (spatial.empty())
+    throw ScheduleError("GeneralReduction: block \"" + block + "\" has no spatial loop inside its row group");
+  LoopRV fused = gpu::fuseLoops(sch, spatial);
+  sch.bind(sch.split(fused, {std::nullopt, threads})[1], "threadIdx.x");
+}
+
+}  // namespace
+
+bool applyCudaGeneralReduction(Schedule& sch, const Target& target) {
+  gpu::inlineInjective(sch);
+  const ir::PrimFunc& f = sch.func();
+  auto reductions = gpu::nonInjectiveBlocks(f);
+  auto blocks = gpu::topLevelBlocks(f);
+  if (reductions.size() < 2 || blocks.empty()) return false;
+  for (const auto* b : reductions)
+    if (analyzeBlock(*b).kind == BlockKind::Opaque) return false;
+  std::string anchor = blocks.back()->name;
+  std::vector<std::string> others;
+  for (const auto* b : blocks)
+    if (b->name != anchor) others.push_back(b->name);
+
+  // The rows: as many leading loops of the output block as every reduction
+  // has spatial loops.
+  size_t rows = leadingSpatial(f, anchor);
+  for (const auto* b : reductions)
+    if (b->name != anchor) rows = std::min(rows, leadingSpatial(f, b->name));
+  if (rows == 0) return false;
+  std::vector<const ir::ForNode*> nest = gpu::loopsOf(f, anchor);
+  // The innermost row loop that is not a unit loop is split by R.
+  size_t split_at = rows - 1;
+  int64_t e;
+  while (split_at > 0 && ir::asConstInt(nest[split_at]->extent, &e) && e == 1) --split_at;
+  std::optional<int64_t> extent;
+  if (ir::asConstInt(nest[split_at]->extent, &e)) extent = e;
+  if (extent == 1) return false;  // a single row: nothing to share among threads
+  std::vector<int64_t> tiles = {1, std::min<int64_t>(64, target.max_threads_per_block)};
+  if (extent) {
+    auto perfect = gpu::perfectTiles(*extent, {0, std::min<int64_t>(128, target.max_threads_per_block)});
+    if (perfect && ((*perfect)[1] >= 32 || (*perfect)[1] == *extent)) tiles = *perfect;
+    tiles[0] = (*extent + tiles[1] - 1) / tiles[1];
+  }
+
+  BlockRV out = sch.getBlock(anchor);
+  std::vector<LoopRV> loops = sch.getLoops(out);
+  std::vector<Factor> factors = gpu::tileFactors(sch, loops[split_at], tiles);
+  std::vector<LoopRV> parts = sch.split(loops[split_at], factors);
+  // Block-level loops: the row loops outside the split one and its outer part.
+  std::vector<LoopRV> outer(loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(split_at));
+  outer.push_back(parts[0]);
+  LoopRV group = gpu::fuseLoops(sch, outer);
+  for (auto it = others.rbegin(); it != others.rend(); ++it) sch.computeAt(sch.getBlock(*it), group);
+  sch.bind(group, "blockIdx.x");
+  bindInside(sch, anchor, 1, factors[1]);
+  for (const auto& b : others) {
+    bindInside(sch, b, 1, factors[1]);
+    // Its output lives as long as the thread block: shared memory.
+    const ir::BlockNode* node = gpu::findBlockNode(sch.func(), b);
+    if (node->writes.size() == 1 && !gpu::isParam(sch.func(), node->writes[0].buffer)) {
+      BlockRV rv = sch.getBlock(b);
+      gpu::tryPrimitive([&] { sch.setScope(rv, 0, ir::StorageScope::shared); });
+    }
+  }
+  return gpu::bindRemainingBlocks(sch, target);
+}
+
+}  // namespace mlcc::schedule

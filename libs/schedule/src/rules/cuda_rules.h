@@ -1,0 +1,17 @@
+// The cuda rules, one per file (cuda_<rule>.cpp), listed in cuda_rules.cpp.
+// Each returns false, leaving the schedule unchanged, when it does not
+// apply (the driver then discards the schedule anyway).
+#pragma once
+
+#include "mlcc/schedule/rules.h"
+#include "mlcc/schedule/schedule.h"
+
+namespace mlcc::schedule {
+
+bool applyCudaMatmul(Schedule& sch, const Target& target);
+bool applyCudaGemv(Schedule& sch, const Target& target);
+bool applyCudaReduction(Schedule& sch, const Target& target);
+bool applyCudaGeneralReduction(Schedule& sch, const Target& target);
+bool applyCudaFallback(Schedule& sch, const Target& target);
+
+}  // namespace mlcc::schedule

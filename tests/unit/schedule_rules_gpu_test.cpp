@@ -1,0 +1,739 @@
+// The default cuda rules and the GPU validity check: verifyGpuFunc's rules
+// on hand-written functions, then each rule on prim funcs made the way
+// mlcc-legalize makes them (dense, matmul, conv2d + bias + relu, softmax,
+// layer_norm, pooling, elementwise chains, symbolic batches): the rule that
+// applies, a GPU-valid result with the same meaning, and a trace that
+// replays to it.
+#include <gtest/gtest.h>
+
+#include <iostream>
+
+#include "mlcc/frontend/onnx.h"
+#include "mlcc/ir/printer.h"
+#include "mlcc/ir/structural.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/schedule/gpu_check.h"
+#include "mlcc/schedule/rules.h"
+#include "mlcc/schedule/schedule.h"
+#include "mlcc/support/diagnostic.h"
+#include "mlcc/transform/pass.h"
+#include "schedule_check.h"
+#include "tensor_files.h"
+#include "testlib.h"
+
+using namespace mlcc;
+using namespace mlcc::schedule;
+using mlcc::test::parsePrim;
+
+namespace {
+
+const Target kCuda = Target::parse("cuda");
+
+// Expects verifyGpuFunc to reject `text` with a message containing `what`.
+void expectGpuError(const std::string& text, const std::string& what, const Target& t = kCuda) {
+  ir::PrimFunc f = parsePrim(text);
+  try {
+    verifyGpuFunc(f, t);
+    ADD_FAILURE() << "expected a GPU check error containing '" << what << "' for\n" << ir::printFunction(f);
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+  }
+}
+
+// A row sum: one thread block per row, one thread per block.
+const char* kRowSumGpu = R"(
+prim @f(%a: f32[64, 32], %b: f32[64]) {
+  for %bx in 0..64 thread_binding(blockIdx.x) {
+    for %tx in 0..1 thread_binding(threadIdx.x) {
+      for %k in 0..32 {
+        block "sum" (%v0 = spatial(64, %bx + %tx), %vk = reduce(32, %k)) {
+          reads(%a[%v0, %vk])
+          writes(%b[%v0])
+          init {
+            %b[%v0] = 0.0
+          }
+          %b[%v0] = %b[%v0] + %a[%v0, %vk]
+        }
+      }
+    }
+  }
+}
+)";
+
+const char* kRowSum = R"(
+prim @f(%a: f32[64, 32], %b: f32[64]) {
+  for %i in 0..64 {
+    for %k in 0..32 {
+      block "sum" (%v0 = spatial(64, %i), %vk = reduce(32, %k)) {
+        reads(%a[%v0, %vk])
+        writes(%b[%v0])
+        init {
+          %b[%v0] = 0.0
+        }
+        %b[%v0] = %b[%v0] + %a[%v0, %vk]
+      }
+    }
+  }
+}
+)";
+
+}  // namespace
+
+// --- verifyGpuFunc -----------------------------------------------------------
+
+TEST(GpuCheck, AcceptsAKernel) { EXPECT_NO_THROW(verifyGpuFunc(parsePrim(kRowSumGpu), kCuda)); }
+
+TEST(GpuCheck, RejectsUnscheduledFunctions) {
+  expectGpuError(kRowSum,
+                 "block \"sum\" is not inside a GPU kernel: it is not under a loop bound to blockIdx.*");
+  expectGpuError(R"(
+prim @f(%a: f32[64], %b: f32[64]) {
+  for %bx in 0..64 thread_binding(blockIdx.x) {
+    block "copy" (%v0 = spatial(64, %bx)) {
+      reads(%a[%v0])
+      writes(%b[%v0])
+      %b[%v0] = %a[%v0]
+    }
+  }
+}
+)",
+                 "block \"copy\" is not inside a GPU kernel: it is not under a loop bound to threadIdx.*");
+}
+
+TEST(GpuCheck, RejectsThreadExtents) {
+  // symbolic thread extent
+  expectGpuError(R"(
+prim @f(%a: f32[n], %b: f32[n]) {
+  for %bx in 0..1 thread_binding(blockIdx.x) {
+    for %tx in 0..n thread_binding(threadIdx.x) {
+      block "copy" (%v0 = spatial(n, %tx)) {
+        reads(%a[%v0])
+        writes(%b[%v0])
+        %b[%v0] = %a[%v0]
+      }
+    }
+  }
+}
+)",
+                 "loop %tx bound to threadIdx.x has a non-constant extent");
+  // too many threads per block
+  const char* k2048 = R"(
+prim @f(%a: f32[2048], %b: f32[2048]) {
+  for %bx in 0..1 thread_binding(blockIdx.x) {
+    for %ty in 0..2 thread_binding(threadIdx.y) {
+      for %tx in 0..1024 thread_binding(threadIdx.x) {
+        block "copy" (%v0 = spatial(2048, %ty * 1024 + %tx)) {
+          reads(%a[%v0])
+          writes(%b[%v0])
+          %b[%v0] = %a[%v0]
+        }
+      }
+    }
+  }
+}
+)";
+  expectGpuError(
+      k2048,
+      "has 2048 threads per block (threadIdx.x 1024 * threadIdx.y 2), over max_threads_per_block 1024");
+  Target small = Target::parse("cuda -max-threads-per-block=256");
+  expectGpuError(R"(
+prim @f(%a: f32[512], %b: f32[512]) {
+  for %bx in 0..1 thread_binding(blockIdx.x) {
+    for %tx in 0..512 thread_binding(threadIdx.x) {
+      block "copy" (%v0 = spatial(512, %tx)) {
+        reads(%a[%v0])
+        writes(%b[%v0])
+        %b[%v0] = %a[%v0]
+      }
+    }
+  }
+}
+)",
+                 "512 threads per block", small);
+  // a thread axis with two extents in one kernel
+  expectGpuError(R"(
+prim @f(%a: f32[64], %b: f32[64], %c: f32[64]) {
+  for %bx in 0..2 thread_binding(blockIdx.x) {
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      block "b" (%v0 = spatial(64, %bx * 32 + %tx)) {
+        reads(%a[%v0])
+        writes(%b[%v0])
+        %b[%v0] = %a[%v0]
+      }
+    }
+    for %tx in 0..16 thread_binding(threadIdx.x) {
+      for %i in 0..2 {
+        block "c" (%v0 = spatial(64, %bx * 32 + %tx * 2 + %i)) {
+          reads(%a[%v0])
+          writes(%c[%v0])
+          %c[%v0] = %a[%v0]
+        }
+      }
+    }
+  }
+}
+)",
+                 "has extent 16, but loop %tx of the same kernel binds threadIdx.x with extent 32");
+  // blockIdx inside threadIdx
+  expectGpuError(R"(
+prim @f(%a: f32[64], %b: f32[64]) {
+  for %tx in 0..8 thread_binding(threadIdx.x) {
+    for %bx in 0..8 thread_binding(blockIdx.x) {
+      block "copy" (%v0 = spatial(64, %bx * 8 + %tx)) {
+        reads(%a[%v0])
+        writes(%b[%v0])
+        %b[%v0] = %a[%v0]
+      }
+    }
+  }
+}
+)",
+                 "loop %bx bound to blockIdx.x is inside loop %tx bound to threadIdx.x");
+}
+
+TEST(GpuCheck, RejectsReductionsAcrossThreads) {
+  expectGpuError(R"(
+prim @f(%a: f32[64, 32], %b: f32[64]) {
+  for %bx in 0..64 thread_binding(blockIdx.x) {
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      block "sum" (%v0 = spatial(64, %bx), %vk = reduce(32, %tx)) {
+        reads(%a[%v0, %vk])
+        writes(%b[%v0])
+        init {
+          %b[%v0] = 0.0
+        }
+        %b[%v0] = %b[%v0] + %a[%v0, %vk]
+      }
+    }
+  }
+}
+)",
+                 "block \"sum\": loop %tx bound to threadIdx.x carries a reduction (iteration variable %vk");
+  // every thread would update the same sums
+  expectGpuError(
+      R"(
+prim @f(%a: f32[64, 32], %b: f32[64]) {
+  for %bx in 0..64 thread_binding(blockIdx.x) {
+    for %tx in 0..4 thread_binding(threadIdx.x) {
+      for %k in 0..32 {
+        block "sum" (%v0 = spatial(64, %bx), %vk = reduce(32, %k)) {
+          reads(%a[%v0, %vk])
+          writes(%b[%v0])
+          init {
+            %b[%v0] = 0.0
+          }
+          %b[%v0] = %b[%v0] + %a[%v0, %vk]
+        }
+      }
+    }
+  }
+}
+)",
+      "block \"sum\" is a reduction that every threadIdx.x of the kernel at loop %bx (block \"sum\") runs on "
+      "the same "
+      "elements");
+  // the same when the block is outside the threadIdx.y loop of its kernel
+  expectGpuError(R"(
+prim @f(%a: f32[64, 32], %b: f32[64], %c: f32[64, 32]) {
+  for %bx in 0..16 thread_binding(blockIdx.x) {
+    for %tx in 0..4 thread_binding(threadIdx.x) {
+      for %ty in 0..32 thread_binding(threadIdx.y) {
+        block "copy" (%v0 = spatial(64, %bx * 4 + %tx), %v1 = spatial(32, %ty)) {
+          reads(%a[%v0, %v1])
+          writes(%c[%v0, %v1])
+          %c[%v0, %v1] = %a[%v0, %v1]
+        }
+      }
+    }
+    for %tx in 0..4 thread_binding(threadIdx.x) {
+      for %k in 0..32 {
+        block "sum" (%v0 = spatial(64, %bx * 4 + %tx), %vk = reduce(32, %k)) {
+          reads(%c[%v0, %vk])
+          writes(%b[%v0])
+          init {
+            %b[%v0] = 0.0
+          }
+          %b[%v0] = %b[%v0] + %c[%v0, %vk]
+        }
+      }
+    }
+  }
+}
+)",
+                 "block \"sum\" is a reduction that every threadIdx.y of the kernel at loop %bx");
+}
+
+TEST(GpuCheck, SharedMemoryPerThreadBlock) {
+  // A 1024 x 64 shared buffer of which each thread block uses 16 rows (4 KiB).
+  const char* kStaged = R"(
+prim @f(%a: f32[1024, 64], %b: f32[1024, 64]) {
+  alloc_buffer %s: f32[1024, 64] shared
+  for %bx in 0..64 thread_binding(blockIdx.x) {
+    for %tx in 0..64 thread_binding(threadIdx.x) {
+      for %i in 0..16 {
+        block "load" (%v0 = spatial(1024, %bx * 16 + %i), %v1 = spatial(64, %tx)) {
+          reads(%a[%v0, %v1])
+          writes(%s[%v0, %v1])
+          %s[%v0, %v1] = %a[%v0, %v1]
+        }
+      }
+    }
+    for %tx in 0..64 thread_binding(threadIdx.x) {
+      for %i in 0..16 {
+        block "use" (%v0 = spatial(1024, %bx * 16 + %i), %v1 = spatial(64, %tx)) {
+          reads(%s[%v0, 63 - %v1])
+          writes(%b[%v0, %v1])
+          %b[%v0, %v1] = %s[%v0, 63 - %v1]
+        }
+      }
+    }
+  }
+}
+)";
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(kStaged), kCuda));
+  // The same with 256 rows per thread block: 64 KiB.
+  std::string big = kStaged;
+  for (auto [from, to] :
+       {std::pair<std::string, std::string>{"0..64 thread_binding(blockIdx", "0..4 thread_binding(blockIdx"},
+        {"%bx * 16", "%bx * 256"},
+        {"%i in 0..16", "%i in 0..256"}})
+    for (size_t p; (p = big.find(from)) != std::string::npos;) big.replace(p, from.size(), to);
+  expectGpuError(big, "needs 65536 bytes of shared memory (%s 65536), over max_shared_memory_bytes 49152");
+}
+
+TEST(GpuCheck, SharedMemoryPerReductionStep) {
+  // Each step of %ko stages a 64 x 16 tile of %a (4 KiB) that the threads
+  // then read: the buffer is allocated per step, though the steps together
+  // touch 64 x 1024 elements (256 KiB). The copy's fused index is bounded
+  // by its predicate.
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(R"(
+prim @f(%a: f32[64, 1024], %b: f32[64]) {
+  alloc_buffer %s: f32[64, 1024] shared
+  for %bx in 0..1 thread_binding(blockIdx.x) {
+    for %ko in 0..64 {
+      for %f0 in 0..5 {
+        for %tx in 0..64 thread_binding(threadIdx.x) {
+          block "load" (%v0 = spatial(64, (%f0 * 64 + %tx) / 16), %v1 = spatial(1024, %ko * 16 + (%f0 * 64 + %tx) % 16)) {
+            where(%f0 * 64 + %tx < 1024)
+            reads(%a[%v0, %v1])
+            writes(%s[%v0, %v1])
+            %s[%v0, %v1] = %a[%v0, %v1]
+          }
+        }
+      }
+      for %tx in 0..64 thread_binding(threadIdx.x) {
+        for %ki in 0..16 {
+          block "sum" (%v0 = spatial(64, %bx * 64 + %tx), %vk = reduce(1024, %ko * 16 + %ki)) {
+            reads(%s[%v0, %vk])
+            writes(%b[%v0])
+            init {
+              %b[%v0] = 0.0
+            }
+            %b[%v0] = %b[%v0] + %s[%v0, %vk]
+          }
+        }
+      }
+    }
+  }
+}
+)"),
+                                kCuda));
+}
+
+TEST(GpuCheck, RejectsTwoLoopsOfOneAxis) {
+  expectGpuError(R"(
+prim @f(%a: f32[64, 64], %b: f32[64, 64]) {
+  for %bx in 0..1 thread_binding(blockIdx.x) {
+    for %tx in 0..64 thread_binding(threadIdx.x) {
+      for %tx2 in 0..64 thread_binding(threadIdx.x) {
+        block "copy" (%v0 = spatial(64, %tx), %v1 = spatial(64, %tx2)) {
+          reads(%a[%v0, %v1])
+          writes(%b[%v0, %v1])
+          %b[%v0, %v1] = %a[%v0, %v1]
+        }
+      }
+    }
+  }
+}
+)",
+                 "block \"copy\" uses loops %tx and %tx2, both bound to threadIdx.x");
+}
+
+TEST(GpuCheck, LocalBuffersBelongToOneKernel) {
+  expectGpuError(R"(
+prim @f(%a: f32[64], %b: f32[64]) {
+  alloc_buffer %t: f32[64] local
+  for %bx in 0..2 thread_binding(blockIdx.x) {
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      block "t" (%v0 = spatial(64, %bx * 32 + %tx)) {
+        reads(%a[%v0])
+        writes(%t[%v0])
+        %t[%v0] = %a[%v0]
+      }
+    }
+  }
+  for %bx in 0..2 thread_binding(blockIdx.x) {
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      block "b" (%v0 = spatial(64, %bx * 32 + %tx)) {
+        reads(%t[%v0])
+        writes(%b[%v0])
+        %b[%v0] = %t[%v0]
+      }
+    }
+  }
+}
+)",
+                 "local buffer %t is used by block \"b\"");
+}
+
+// --- the rules on legalized functions -------------------------------------------
+
+namespace {
+
+// The prim funcs of a graph after fuse-ops and legalize.
+ir::Module lowered(const std::string& graph) {
+  ops::installIrHooks();
+  ir::Module m = test::parseVerified(graph);
+  transform::PassContext ctx;
+  ctx.verify_each = true;
+  transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), ctx);
+  return m;
+}
+
+std::vector<ir::PrimFunc> prims(const ir::Module& m) {
+  std::vector<ir::PrimFunc> out;
+  for (const auto& f : m.functions)
+    if (const auto* p = std::get_if<ir::PrimFunc>(&f)) out.push_back(*p);
+  return out;
+}
+
+struct Scheduled {
+  std::string rule;
+  ir::PrimFunc func;
+  std::string text;  // printed
+};
+
+// Schedules every prim func of the lowered graph with the cuda rules and
+// checks each: a GPU-valid result, the same meaning (symbolic dimensions
+// taking the values of each of `dims`), and a trace that replays to it.
+// Returns the results by function name.
+std::map<std::string, Scheduled> scheduleGraph(const std::string& graph,
+                                               const std::vector<std::map<std::string, int64_t>>& dims = {{}},
+                                               const Target& target = kCuda) {
+  ir::Module m = lowered(graph);
+  std::vector<ir::PrimFunc> before = prims(m);
+  auto report = applyDefaultRules(m, target);
+  std::vector<ir::PrimFunc> after = prims(m);
+  std::map<std::string, Scheduled> out;
+  EXPECT_EQ(before.size(), after.size());
+  for (size_t i = 0; i < after.size() && i < before.size(); ++i) {
+    const ir::PrimFunc& f = after[i];
+    Scheduled& r = out[f.name];
+    for (const auto& x : report)
+      if (x.func == f.name) r.rule = x.rule;
+    r.func = f;
+    r.text = ir::printFunction(f);
+    SCOPED_TRACE(f.name + " scheduled by " + r.rule);
+    try {
+      verifyGpuFunc(f, target);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what() << "\n" << r.text;
+    }
+    for (const auto& d : dims) test::expectSameMeaning(before[i], f, 1e-4, d);
+    ir::PrimFunc replayed = replayTrace(before[i], f.trace);
+    EXPECT_TRUE(ir::structuralEqual(replayed, f)) << ir::printFunction(replayed) << "\nvs\n" << r.text;
+  }
+  return out;
+}
+
+// The only prim func of the lowered graph, scheduled and checked.
+Scheduled scheduleOne(const std::string& graph,
+                      const std::vector<std::map<std::string, int64_t>>& dims = {{}},
+                      const Target& target = kCuda) {
+  auto all = scheduleGraph(graph, dims, target);
+  EXPECT_EQ(all.size(), 1u);
+  return all.empty() ? Scheduled{} : all.begin()->second;
+}
+
+int count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+// The number of kernels: top-level loop nests bound to blockIdx.
+int kernels(const ir::PrimFunc& f) {
+  int n = 0;
+  for (const auto& s :
+       f.body ? (f.body->as<ir::SeqNode>() ? f.body->as<ir::SeqNode>()->stmts : std::vector<ir::Stmt>{f.body})
+              : std::vector<ir::Stmt>{}) {
+    const auto* loop = s->as<ir::ForNode>();
+    n += loop && loop->loop_kind == ir::LoopKind::thread_binding;
+  }
+  return n;
+}
+
+std::string graph(const std::string& params, const std::string& results, const std::string& body,
+                  const std::string& ret) {
+  return "\ngraph @main(" + params + ") -> " + results + " attrs(entry = true) {\n  dataflow {\n" + body +
+         "  }\n  return " + ret + "\n}\n";
+}
+
+}  // namespace
+
+TEST(CudaRules, ElementwiseChainIsOneKernel) {
+  auto r = scheduleOne(graph("%x: f32[4, 1000], %y: f32[1000]", "f32[4, 1000]",
+                             "    %a: f32[4, 1000] = exp(%x)\n"
+                             "    %b: f32[4, 1000] = add(%a, %y)\n"
+                             "    %c: f32[4, 1000] = relu(%b)\n",
+                             "%c"));
+  EXPECT_EQ(r.rule, "Fallback");
+  EXPECT_EQ(kernels(r.func), 1) << r.text;  // exp and add inlined into relu
+  EXPECT_NE(r.text.find("sample_categorical(candidates = [32, 64, 128, 256, 512]"), std::string::npos)
+      << r.text;
+}
+
+TEST(CudaRules, DenseIsTiledThroughSharedAndLocalMemory) {
+  // 1000 outputs per row: tiles of 40 (10 threads x 4), the bias and relu in
+  // the write-back.
+  auto r = scheduleOne(graph("%x: f32[128, 64], %w: f32[1000, 64], %b: f32[1000]", "f32[128, 1000]",
+                             "    %d: f32[128, 1000] = dense(%x, %w)\n"
+                             "    %db: f32[128, 1000] = add(%d, %b)\n"
+                             "    %y: f32[128, 1000] = relu(%db)\n",
+                             "%y"));
+  EXPECT_EQ(r.rule, "Matmul");
+  EXPECT_EQ(kernels(r.func), 1) << r.text;
+  EXPECT_EQ(count(r.text, "alloc_buffer"), 3) << r.text;  // the accumulator and two operand tiles
+  EXPECT_EQ(count(r.text, " shared\n"), 2) << r.text;
+  EXPECT_EQ(count(r.text, " local\n"), 1) << r.text;
+  EXPECT_NE(r.text.find("n = 3) decision [25, 10, 4]"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("n = 3) decision [2, 16, 4]"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("thread_binding(threadIdx.y)"), std::string::npos) << r.text;
+}
+
+TEST(CudaRules, DenseWithASymbolicBatch) {
+  auto r = scheduleOne(
+      graph("%x: f32[n, 64], %w: f32[96, 64]", "f32[n, 96]", "    %y: f32[n, 96] = dense(%x, %w)\n", "%y"),
+      {{{"n", 37}}, {{"n", 1}}, {{"n", 64}}});
+  EXPECT_EQ(r.rule, "Matmul");
+  EXPECT_NE(r.text.find("in 0..(n + 63) / 64 * 2 thread_binding(blockIdx.x)"), std::string::npos) << r.text;
+}
+
+TEST(CudaRules, BatchMatmul) {
+  auto r = scheduleOne(graph("%a: f32[4, 48, 32], %b: f32[4, 32, 40]", "f32[4, 48, 40]",
+                             "    %c: f32[4, 48, 40] = matmul(%a, %b)\n", "%c"));
+  EXPECT_EQ(r.rule, "Matmul");
+  EXPECT_EQ(kernels(r.func), 1) << r.text;
+}
+
+TEST(CudaRules, Conv2dBiasReluWithPaddingAndStride) {
+  // The padded input is computed straight into shared memory per stage.
+  auto r = scheduleOne(
+      graph("%x: f32[1, 16, 15, 15], %w: f32[32, 16, 3, 3], %b: f32[1, 32, 1, 1]", "f32[1, 32, 8, 8]",
+            "    %c: f32[1, 32, 8, 8] = conv2d(%x, %w, strides = [2, 2], padding = [1, 1, 1, 1])\n"
+            "    %cb: f32[1, 32, 8, 8] = add(%c, %b)\n"
+            "    %y: f32[1, 32, 8, 8] = relu(%cb)\n",
+            "%y"));
+  EXPECT_EQ(r.rule, "Matmul");
+  EXPECT_EQ(kernels(r.func), 1) << r.text;
+  EXPECT_NE(r.text.find("alloc_buffer %pad: f32[1, 16, 17, 17] shared"), std::string::npos) << r.text;
+  // 7 x 7 outputs: tiles that do not divide them.
+  auto s = scheduleOne(graph("%x: f32[1, 32, 7, 7], %w: f32[64, 32, 3, 3]", "f32[1, 64, 7, 7]",
+                             "    %c: f32[1, 64, 7, 7] = conv2d(%x, %w, padding = [1, 1, 1, 1])\n"
+                             "    %y: f32[1, 64, 7, 7] = relu(%c)\n",
+                             "%y"));
+  EXPECT_EQ(s.rule, "Matmul");
+}
+
+TEST(CudaRules, DepthwiseConvIsAGemv) {
+  // One operand is not reused across outputs: one thread per output, the
+  // relu in the same thread.
+  auto r =
+      scheduleOne(graph("%x: f32[1, 32, 16, 16], %w: f32[32, 1, 3, 3]", "f32[1, 32, 8, 8]",
+                        "    %c: f32[1, 32, 8, 8] = conv2d(%x, %w, strides = [2, 2], padding = [1, 1, 1, 1], "
+                        "groups = 32)\n"
+                        "    %y: f32[1, 32, 8, 8] = relu(%c)\n",
+                        "%y"));
+  EXPECT_EQ(r.rule, "GEMV");
+  EXPECT_EQ(kernels(r.func), 1) << r.text;
+}
+
+TEST(CudaRules, GemvSplitsTheReductionAcrossThreads) {
+  auto r = scheduleOne(graph("%x: f32[1, 512], %w: f32[1000, 512], %b: f32[1000]", "f32[1, 1000]",
+                             "    %d: f32[1, 1000] = dense(%x, %w)\n"
+                             "    %y: f32[1, 1000] = add(%d, %b)\n",
+                             "%y"));
+  EXPECT_EQ(r.rule, "GEMV");
+  EXPECT_NE(r.text.find("rfactor("), std::string::npos) << r.text;
+  EXPECT_EQ(kernels(r.func), 2) << r.text;  // the partial sums, then their sum with the bias
+}
+
+TEST(CudaRules, SoftmaxAndLayerNormShareAThreadBlockPerRowGroup) {
+  auto all = scheduleGraph(
+      graph("%s: f32[n, 100], %x: f32[2, 8, 64], %g: f32[64], %b: f32[64]", "(f32[n, 100], f32[2, 8, 64])",
+            "    %y: f32[n, 100] = softmax(%s, axis = 1)\n"
+            "    %z: f32[2, 8, 64] = layer_norm(%x, %g, %b, axis = -1, epsilon = 0.001)\n",
+            "(%y, %z)"),
+      {{{"n", 3}}, {{"n", 70}}});
+  for (const char* name : {"fused_softmax", "fused_layer_norm"}) {
+    SCOPED_TRACE(name);
+    const Scheduled& r = all[name];
+    EXPECT_EQ(r.rule, "GeneralReduction");
+    EXPECT_EQ(kernels(r.func), 1) << r.text;
+    EXPECT_EQ(count(r.text, " shared\n"), 2) << r.text;  // the two row statistics
+  }
+}
+
+TEST(CudaRules, PoolingIsAReduction) {
+  auto all =
+      scheduleGraph(graph("%x: f32[1, 16, 14, 14]", "(f32[1, 16, 7, 7], f32[1, 16, 4, 4], f32[1, 16, 1, 1])",
+                          "    %m: f32[1, 16, 7, 7] = max_pool2d(%x, pool_size = [3, 3], strides = [2, 2], "
+                          "padding = [1, 1, 1, 1])\n"
+                          "    %a: f32[1, 16, 4, 4] = avg_pool2d(%x, pool_size = [3, 3], strides = [3, 3])\n"
+                          "    %g: f32[1, 16, 1, 1] = global_avg_pool2d(%x)\n",
+                          "(%m, %a, %g)"));
+  ASSERT_EQ(all.size(), 3u);
+  for (const auto& [name, r] : all) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(r.rule, "Reduction");
+    // One thread per output, the division in the same thread; the global
+    // pool (16 outputs of 196 elements) sums partials over 32 threads first.
+    bool global = name == "fused_global_avg_pool2d";
+    EXPECT_EQ(kernels(r.func), global ? 2 : 1) << r.text;
+    EXPECT_EQ(r.text.find("rfactor(") != std::string::npos, global) << r.text;
+  }
+}
+
+TEST(CudaRules, LongReductionOfFewOutputsIsSplitAcrossThreads) {
+  auto r = scheduleOne(graph("%x: f32[4, 4096]", "f32[4]", "    %s: f32[4] = sum(%x, axes = [1])\n", "%s"));
+  EXPECT_EQ(r.rule, "Reduction");
+  EXPECT_NE(r.text.find("rfactor("), std::string::npos) << r.text;
+}
+
+TEST(CudaRules, RespectTheTargetLimits) {
+  const std::string dense = graph("%x: f32[64, 128], %w: f32[128, 128]", "f32[64, 128]",
+                                  "    %y: f32[64, 128] = dense(%x, %w)\n", "%y");
+  Target few_threads = Target::parse("cuda -max-threads-per-block=64");
+  EXPECT_EQ(scheduleOne(dense, {{}}, few_threads).rule, "Matmul");
+  // Every rule within a 16-thread limit.
+  Target sixteen = Target::parse("cuda -max-threads-per-block=16");
+  auto all =
+      scheduleGraph(graph("%x: f32[64, 128], %w: f32[128, 128], %s: f32[n, 100], %p: f32[1, 8, 9, 9], "
+                          "%v: f32[1, 512], %vw: f32[10, 512]",
+                          "(f32[64, 128], f32[n, 100], f32[1, 8, 4, 4], f32[1, 10])",
+                          "    %y: f32[64, 128] = dense(%x, %w)\n"
+                          "    %z: f32[n, 100] = softmax(%s, axis = 1)\n"
+                          "    %q: f32[1, 8, 4, 4] = max_pool2d(%p, pool_size = [3, 3], strides = [2, 2])\n"
+                          "    %g: f32[1, 10] = dense(%v, %vw)\n",
+                          "(%y, %z, %q, %g)"),
+                    {{{"n", 70}}}, sixteen);
+  std::map<std::string, std::string> expected = {{"fused_dense", "Matmul"},
+                                                 {"fused_softmax", "GeneralReduction"},
+                                                 {"fused_max_pool2d", "Reduction"},
+                                                 {"fused_dense_1", "GEMV"}};
+  for (const auto& [name, rule] : expected) EXPECT_EQ(all[name].rule, rule) << name;
+  Target little_shared = kCuda;
+  little_shared.max_shared_memory_bytes = 2048;
+  EXPECT_EQ(scheduleOne(dense, {{}}, little_shared).rule, "Matmul");
+}
+
+TEST(CudaRules, AreDeterministic) {
+  const std::string g =
+      graph("%x: f32[1, 16, 15, 15], %w: f32[32, 16, 3, 3]", "f32[1, 32, 8, 8]",
+            "    %c: f32[1, 32, 8, 8] = conv2d(%x, %w, strides = [2, 2], padding = [1, 1, 1, 1])\n", "%c");
+  ir::Module a = lowered(g), b = lowered(g);
+  applyDefaultRules(a, kCuda);
+  applyDefaultRules(b, kCuda, /*seed=*/7);
+  EXPECT_EQ(ir::printModule(a), ir::printModule(b));
+}
+
+TEST(CudaRules, RuleNames) {
+  EXPECT_EQ(ruleNames(Target::Kind::cuda),
+            (std::vector<std::string>{"Matmul", "GEMV", "Reduction", "GeneralReduction", "Fallback"}));
+}
+
+// --- ResNet-18 ------------------------------------------------------------------
+
+namespace {
+
+// The prim funcs of an ONNX model after fuse-ops and legalize, each
+// scheduled by the cuda rules: every one must be valid for the GPU and, with
+// `meaning`, interpret as before.
+void checkModel(const std::string& onnx, bool meaning, bool resnet) {
+  SCOPED_TRACE(onnx);
+  ops::installIrHooks();
+  auto imported = frontend::importOnnxFile(onnx);
+  ir::Module m = std::move(imported.module);
+  transform::PassContext ctx;
+  transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), ctx);
+  std::vector<ir::PrimFunc> before = prims(m);
+  auto report = applyDefaultRules(m, kCuda);
+  std::vector<ir::PrimFunc> after = prims(m);
+  ASSERT_EQ(before.size(), after.size());
+  ASSERT_EQ(report.size(), after.size());
+  std::map<std::string, int> rules;
+  for (size_t i = 0; i < after.size(); ++i) {
+    SCOPED_TRACE(after[i].name + " scheduled by " + report[i].rule);
+    ++rules[report[i].rule];
+    // Every convolution (and the classifier, a GEMV at batch 1) gets its rule.
+    const std::string& name = after[i].name;
+    if (resnet && name.rfind("fused_conv2d", 0) == 0) {
+      EXPECT_EQ(report[i].rule, "Matmul");
+    } else if (resnet && name.rfind("fused_dense", 0) == 0) {
+      EXPECT_EQ(report[i].rule, "GEMV");
+    }
+    EXPECT_NE(report[i].rule, "none");
+    try {
+      verifyGpuFunc(after[i], kCuda);
+    } catch (const Error& e) {
+      ADD_FAILURE() << e.what();
+    }
+    if (meaning) test::expectSameMeaning(before[i], after[i], 1e-4, {{"batch", 3}});
+  }
+  std::string summary;
+  for (const auto& [rule, count] : rules) summary += " " + rule + " " + std::to_string(count);
+  std::cout << onnx << ": " << after.size() << " prim funcs:" << summary << "\n";
+}
+
+}  // namespace
+
+// ResNet-18 as the model suite exports it (224 x 224): every prim func valid
+// for the GPU after the rules. The same network exported at 64 x 64 (the
+// same prim funcs on smaller images, which the interpreter runs in seconds)
+// also keeps its meaning, function by function.
+TEST(CudaRules, ResNet18EveryPrimFuncIsValidAndKeepsItsMeaning) {
+  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
+  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
+                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
+                                dir.path() + "', '--only', 'resnet18']))",
+                            dir.path()),
+            0);
+  ASSERT_EQ(test::runPython(
+                "import torch, torchvision\n"
+                "torch.manual_seed(0)\n"
+                "m = torchvision.models.resnet18(weights=None).eval()\n"
+                "torch.onnx.export(m, torch.randn(1, 3, 64, 64), 'resnet18_64.onnx', opset_version=13,\n"
+                "                  input_names=['input'], output_names=['output'])\n",
+                dir.path()),
+            0);
+  checkModel(dir.file("resnet18.onnx"), false, true);
+  checkModel(dir.file("resnet18_64.onnx"), true, true);
+}
+
+// The small public models (an MLP with a symbolic batch, the MLC course CNN,
+// a Transformer encoder: attention matmuls, softmax, layer norms as ONNX
+// spells them, GELU): every prim func valid and equal in meaning.
+TEST(CudaRules, SmallPublicModels) {
+  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  test::TempDir dir;
+  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
+  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
+                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
+                                dir.path() + "', '--only', 'mlp', 'cnn', 'transformer']))",
+                            dir.path()),
+            0);
+  for (const char* m : {"mlp", "cnn", "transformer"})
+    checkModel(dir.file(std::string(m) + ".onnx"), true, false);
+}
