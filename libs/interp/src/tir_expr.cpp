@@ -6,6 +6,7 @@
 #include <cstring>
 #include <limits>
 
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/float_bits.h"
 #include "mlcc/support/diagnostic.h"
 #include "tir_compile.h"
@@ -28,30 +29,16 @@ void Index::fail(Frame& f) const {
 }
 
 bool Compiler::isInvariant(const ir::PrimExpr& e) const {
-  switch (e->kind) {
-    case ir::ExprKind::IntImm: return true;
-    case ir::ExprKind::FloatImm: return true;
-    case ir::ExprKind::Var: {
-      auto it = slots.find(e->as<ir::VarNode>());
-      if (it == slots.end()) return false;
-      for (int s : invariants->varying)
-        if (s == it->second) return false;
-      return true;
-    }
-    case ir::ExprKind::Binary: {
-      auto* b = e->as<ir::BinaryNode>();
-      return isInvariant(b->a) && isInvariant(b->b);
-    }
-    case ir::ExprKind::Unary: return isInvariant(e->as<ir::UnaryNode>()->a);
-    case ir::ExprKind::Select: {
-      auto* s = e->as<ir::SelectNode>();
-      return isInvariant(s->cond) && isInvariant(s->true_value) && isInvariant(s->false_value);
-    }
-    case ir::ExprKind::Cast: return isInvariant(e->as<ir::CastNode>()->value);
-    case ir::ExprKind::Load:
-    case ir::ExprKind::Call: return false;  // buffers may change inside the nest
-  }
-  return false;
+  return !ir::anyOf(e, [this](const ir::PrimExpr& x) {
+    if (x->kind == ir::ExprKind::Load || x->kind == ir::ExprKind::Call) return true;  // buffers may change
+    const auto* v = x->as<ir::VarNode>();
+    if (!v) return false;
+    auto it = slots.find(v);
+    if (it == slots.end()) return true;
+    for (int s : invariants->varying)
+      if (s == it->second) return true;
+    return false;
+  });
 }
 
 bool Compiler::invariantTerm(const ir::PrimExpr& e, Affine& out, int64_t scale) {

@@ -6,6 +6,8 @@
 
 #include <vector>
 
+#include "mlcc/ir/expr_functor.h"
+
 namespace mlcc::ir {
 
 int64_t floorDiv(int64_t a, int64_t b) {
@@ -107,32 +109,10 @@ PrimExpr fromLinear(Linear l) {
 }
 
 bool mentionsBound(const PrimExpr& e, const std::unordered_map<const VarNode*, Analyzer::Range>& ranges) {
-  if (!e) return false;
-  switch (e->kind) {
-    case ExprKind::IntImm:
-    case ExprKind::FloatImm: return false;
-    case ExprKind::Var: return ranges.count(e->as<VarNode>()) != 0;
-    case ExprKind::Binary: {
-      const auto* n = e->as<BinaryNode>();
-      return mentionsBound(n->a, ranges) || mentionsBound(n->b, ranges);
-    }
-    case ExprKind::Unary: return mentionsBound(e->as<UnaryNode>()->a, ranges);
-    case ExprKind::Select: {
-      const auto* n = e->as<SelectNode>();
-      return mentionsBound(n->cond, ranges) || mentionsBound(n->true_value, ranges) ||
-             mentionsBound(n->false_value, ranges);
-    }
-    case ExprKind::Cast: return mentionsBound(e->as<CastNode>()->value, ranges);
-    case ExprKind::Load:
-      for (const auto& i : e->as<LoadNode>()->indices)
-        if (mentionsBound(i, ranges)) return true;
-      return false;
-    case ExprKind::Call:
-      for (const auto& a : e->as<CallNode>()->args)
-        if (mentionsBound(a, ranges)) return true;
-      return false;
-  }
-  return false;
+  return anyOf(e, [&](const PrimExpr& x) {
+    const auto* v = x->as<VarNode>();
+    return v && ranges.count(v) != 0;
+  });
 }
 
 class Simplifier {
@@ -167,26 +147,8 @@ class Simplifier {
         if (v->dtype == e->dtype) return v;
         return v == n->value ? e : makeCast(e->dtype, v);
       }
-      case ExprKind::Load: {
-        const auto* n = e->as<LoadNode>();
-        std::vector<PrimExpr> idx;
-        bool changed = false;
-        for (const auto& i : n->indices) {
-          idx.push_back((*this)(i));
-          changed |= idx.back() != i;
-        }
-        return changed ? makeLoad(n->buffer, std::move(idx)) : e;
-      }
-      case ExprKind::Call: {
-        const auto* n = e->as<CallNode>();
-        std::vector<PrimExpr> args;
-        bool changed = false;
-        for (const auto& a : n->args) {
-          args.push_back((*this)(a));
-          changed |= args.back() != a;
-        }
-        return changed ? makeCall(n->name, std::move(args)) : e;
-      }
+      case ExprKind::Load:
+      case ExprKind::Call: return mapChildren(e, *this);
     }
     return e;
   }

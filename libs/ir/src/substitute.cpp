@@ -1,6 +1,8 @@
 // Substitution of variables and buffers in TensorIR (see substitute.h).
 #include "mlcc/ir/substitute.h"
 
+#include "mlcc/ir/expr_functor.h"
+
 namespace mlcc::ir {
 
 void Substituter::mapVar(const Var& from, PrimExpr to) { vars_[from.get()] = std::move(to); }
@@ -25,56 +27,19 @@ Buffer Substituter::operator()(const Buffer& b) {
 
 PrimExpr Substituter::operator()(const PrimExpr& e) {
   if (!e) return e;
-  switch (e->kind) {
-    case ExprKind::IntImm:
-    case ExprKind::FloatImm: return e;
-    case ExprKind::Var: {
-      auto it = vars_.find(e->as<VarNode>());
-      return it == vars_.end() ? e : it->second;
-    }
-    case ExprKind::Binary: {
-      const auto* n = e->as<BinaryNode>();
-      PrimExpr a = (*this)(n->a), b = (*this)(n->b);
-      return a == n->a && b == n->b ? e : makeBinary(n->op, a, b);
-    }
-    case ExprKind::Unary: {
-      const auto* n = e->as<UnaryNode>();
-      PrimExpr a = (*this)(n->a);
-      return a == n->a ? e : makeUnary(n->op, a);
-    }
-    case ExprKind::Select: {
-      const auto* n = e->as<SelectNode>();
-      PrimExpr c = (*this)(n->cond), t = (*this)(n->true_value), f = (*this)(n->false_value);
-      return c == n->cond && t == n->true_value && f == n->false_value ? e : makeSelect(c, t, f);
-    }
-    case ExprKind::Cast: {
-      const auto* n = e->as<CastNode>();
-      PrimExpr v = (*this)(n->value);
-      return v == n->value ? e : makeCast(n->dtype, v);
-    }
-    case ExprKind::Load: {
-      const auto* n = e->as<LoadNode>();
-      Buffer buf = (*this)(n->buffer);
+  if (const auto* v = e->as<VarNode>()) {
+    auto it = vars_.find(v);
+    return it == vars_.end() ? e : it->second;
+  }
+  if (const auto* n = e->as<LoadNode>()) {
+    Buffer buf = (*this)(n->buffer);
+    if (buf != n->buffer) {
       std::vector<PrimExpr> idx;
-      bool changed = buf != n->buffer;
-      for (const auto& i : n->indices) {
-        idx.push_back((*this)(i));
-        changed |= idx.back() != i;
-      }
-      return changed ? makeLoad(buf, std::move(idx)) : e;
-    }
-    case ExprKind::Call: {
-      const auto* n = e->as<CallNode>();
-      std::vector<PrimExpr> args;
-      bool changed = false;
-      for (const auto& a : n->args) {
-        args.push_back((*this)(a));
-        changed |= args.back() != a;
-      }
-      return changed ? makeCall(n->name, std::move(args)) : e;
+      for (const auto& i : n->indices) idx.push_back((*this)(i));
+      return makeLoad(buf, std::move(idx));
     }
   }
-  return e;
+  return mapChildren(e, [this](const PrimExpr& x) { return (*this)(x); });
 }
 
 AttrValue Substituter::attr(const AttrValue& v) {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "mlcc/ir/builder.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/substitute.h"
 
@@ -244,55 +245,12 @@ void dropAllocIfUnused(ScheduleState& s, const Buffer& buf) {
 
 PrimExpr replaceLoads(const PrimExpr& e, const Buffer& buf,
                       const std::function<PrimExpr(const std::vector<PrimExpr>&)>& fn) {
-  if (!e) return e;
-  auto rec = [&](const PrimExpr& x) { return replaceLoads(x, buf, fn); };
-  switch (e->kind) {
-    case ExprKind::IntImm:
-    case ExprKind::FloatImm:
-    case ExprKind::Var: return e;
-    case ExprKind::Binary: {
-      const auto* n = e->as<BinaryNode>();
-      PrimExpr a = rec(n->a), b = rec(n->b);
-      return a == n->a && b == n->b ? e : makeBinary(n->op, a, b);
-    }
-    case ExprKind::Unary: {
-      const auto* n = e->as<UnaryNode>();
-      PrimExpr a = rec(n->a);
-      return a == n->a ? e : makeUnary(n->op, a);
-    }
-    case ExprKind::Select: {
-      const auto* n = e->as<SelectNode>();
-      PrimExpr c = rec(n->cond), t = rec(n->true_value), f = rec(n->false_value);
-      return c == n->cond && t == n->true_value && f == n->false_value ? e : makeSelect(c, t, f);
-    }
-    case ExprKind::Cast: {
-      const auto* n = e->as<CastNode>();
-      PrimExpr v = rec(n->value);
-      return v == n->value ? e : makeCast(n->dtype, v);
-    }
-    case ExprKind::Load: {
-      const auto* n = e->as<LoadNode>();
-      std::vector<PrimExpr> idx;
-      bool changed = false;
-      for (const auto& i : n->indices) {
-        idx.push_back(rec(i));
-        changed |= idx.back() != i;
-      }
-      if (n->buffer == buf) return fn(idx);
-      return changed ? makeLoad(n->buffer, std::move(idx)) : e;
-    }
-    case ExprKind::Call: {
-      const auto* n = e->as<CallNode>();
-      std::vector<PrimExpr> args;
-      bool changed = false;
-      for (const auto& a : n->args) {
-        args.push_back(rec(a));
-        changed |= args.back() != a;
-      }
-      return changed ? makeCall(n->name, std::move(args)) : e;
-    }
-  }
-  return e;
+  std::function<PrimExpr(const PrimExpr&)> rec = [&](const PrimExpr& x) -> PrimExpr {
+    PrimExpr y = mapChildren(x, rec);  // indices first, as loads nest
+    if (const auto* l = y ? y->as<LoadNode>() : nullptr; l && l->buffer == buf) return fn(l->indices);
+    return y;
+  };
+  return rec(e);
 }
 
 std::vector<std::vector<PrimExpr>> loadsOf(const Stmt& s, const Buffer& buf) {

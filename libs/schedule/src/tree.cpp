@@ -1,6 +1,8 @@
 // Statement tree navigation and path-copying rewrites (see tree.h).
 #include "tree.h"
 
+#include "mlcc/ir/expr_functor.h"
+
 namespace mlcc::schedule {
 
 using namespace ir;
@@ -177,31 +179,7 @@ std::vector<const BlockNode*> childBlocks(const Stmt& s) {
 }
 
 bool usesVar(const PrimExpr& e, const VarNode* v) {
-  if (!e) return false;
-  switch (e->kind) {
-    case ExprKind::IntImm:
-    case ExprKind::FloatImm: return false;
-    case ExprKind::Var: return e.get() == static_cast<const ExprNode*>(v);
-    case ExprKind::Binary: {
-      const auto* n = e->as<BinaryNode>();
-      return usesVar(n->a, v) || usesVar(n->b, v);
-    }
-    case ExprKind::Unary: return usesVar(e->as<UnaryNode>()->a, v);
-    case ExprKind::Select: {
-      const auto* n = e->as<SelectNode>();
-      return usesVar(n->cond, v) || usesVar(n->true_value, v) || usesVar(n->false_value, v);
-    }
-    case ExprKind::Cast: return usesVar(e->as<CastNode>()->value, v);
-    case ExprKind::Load:
-      for (const auto& i : e->as<LoadNode>()->indices)
-        if (usesVar(i, v)) return true;
-      return false;
-    case ExprKind::Call:
-      for (const auto& a : e->as<CallNode>()->args)
-        if (usesVar(a, v)) return true;
-      return false;
-  }
-  return false;
+  return anyOf(e, [v](const PrimExpr& x) { return x.get() == static_cast<const ExprNode*>(v); });
 }
 
 bool usesVar(const Stmt& s, const VarNode* v) {
