@@ -39,8 +39,6 @@ using namespace ir::build;
 
 namespace {
 
-std::string quote(const BlockNode& b) { return "block \"" + b.name + "\""; }
-
 // The moved block, the target loop and the blocks of their scope.
 struct Move {
   const ScheduleState& s;
@@ -93,8 +91,8 @@ Move locate(const ScheduleState& s, const std::string& name, const Var& loop, bo
   m.block = m.block_path.target()->as<BlockNode>();
   m.loop_var = loop;
   m.loop_path = *findLoop(s.func.body, loop.get());
-  m.prefix = std::string(reverse ? "cannot reverse-compute " : "cannot compute ") + quote(*m.block) + " at " +
-             ScheduleState::describe(loop) + ": ";
+  m.prefix = std::string(reverse ? "cannot reverse-compute " : "cannot compute ") +
+             ScheduleState::describe(*m.block) + " at " + ScheduleState::describe(loop) + ": ";
   const BlockNode* scope = enclosingBlock(m.block_path);
   if (enclosingBlock(m.loop_path) != scope) m.fail("the loop is not in the same block scope as the block");
   m.block_top = topItem(m.block_path);
@@ -280,11 +278,12 @@ Stmt reverseComputeAtBody(const ScheduleState& s, const std::string& name, const
       if (!writes(*o.block, r)) continue;
       if (m.underLoop(o)) {
         if (under)
-          m.fail(quote(*under->block) + " and " + quote(*o.block) + " under that loop both write %" +
-                 r->name + ", which it reads");
+          m.fail(ScheduleState::describe(*under->block) + " and " + ScheduleState::describe(*o.block) +
+                 " under that loop both write %" + r->name + ", which it reads");
         under = &o;
       } else if (m.between(o)) {
-        m.fail(quote(*o.block) + " writes %" + r->name + ", which it reads, outside that loop but before it");
+        m.fail(ScheduleState::describe(*o.block) + " writes %" + r->name +
+               ", which it reads, outside that loop but before it");
       }
     }
     if (under) produced.push_back({r, under});
@@ -292,14 +291,14 @@ Stmt reverseComputeAtBody(const ScheduleState& s, const std::string& name, const
   for (const Buffer& w : writeBuffers(c))
     for (const auto& o : m.others)
       if (m.between(o) && (reads(*o.block, w) || writes(*o.block, w)))
-        m.fail(quote(*o.block) + " accesses %" + w->name + ", which it writes, before it");
+        m.fail(ScheduleState::describe(*o.block) + " accesses %" + w->name + ", which it writes, before it");
   if (produced.empty()) m.fail("no block under that loop writes a buffer it reads");
 
   std::vector<std::optional<IterRegion>> regions(c.iter_vars.size());
   std::vector<std::pair<size_t, Restriction>> restrictions;  // per consumer iteration variable
   for (const auto& [buf, placed] : produced) {
     const BlockNode& p = *placed->block;
-    const std::string pname = "its producer " + quote(p);
+    const std::string pname = "its producer " + ScheduleState::describe(p);
     for (const auto& iv : p.iter_vars) {
       if (iv.kind != IterKind::reduce) continue;
       for (const ForNode* f : m.loopsAtOrAbove())
@@ -325,7 +324,7 @@ Stmt reverseComputeAtBody(const ScheduleState& s, const std::string& name, const
     }
     std::vector<const ForNode*> inner = m.loopsBelow(placed->path), all = loopsAbove(placed->path);
     if (!exactBox(idx, inner) || !exactBox(idx, all))
-      m.fail("the elements of %" + buf->name + " that " + quote(p) +
+      m.fail("the elements of %" + buf->name + " that " + ScheduleState::describe(p) +
              " writes in one iteration of that loop are not a box");
     Analyzer in_az, all_az;
     for (const ForNode* f : inner) in_az.bind(f->loop_var, makeInt(0), f->extent);
@@ -426,15 +425,16 @@ Stmt compute::computeAtBody(const ScheduleState& s, const std::string& name, con
 
   std::vector<const PlacedBlock*> consumers;
   for (const auto& o : m.others) {
-    if (writes(*o.block, out)) m.fail(quote(*o.block) + " also writes %" + out->name);
+    if (writes(*o.block, out)) m.fail(ScheduleState::describe(*o.block) + " also writes %" + out->name);
     if (reads(*o.block, out)) {
-      if (!m.underLoop(o)) m.fail("its consumer " + quote(*o.block) + " is not under that loop");
+      if (!m.underLoop(o))
+        m.fail("its consumer " + ScheduleState::describe(*o.block) + " is not under that loop");
       consumers.push_back(&o);
     }
     if (m.between(o))
       for (const Buffer& r : readBuffers(p))
         if (writes(*o.block, r))
-          m.fail(quote(*o.block) + " writes %" + r->name +
+          m.fail(ScheduleState::describe(*o.block) + " writes %" + r->name +
                  ", which it reads, before that loop's iterations end");
   }
   if (consumers.empty()) m.fail("it has no consumer under that loop");
@@ -463,7 +463,8 @@ Stmt compute::computeAtBody(const ScheduleState& s, const std::string& name, con
         PrimExpr last = substitute(build::lit(ranges[d].min) + ranges[d].extent - 1, bindings);
         auto lo = inner.bounds(min), hi = inner.bounds(last);
         if (!lo || !hi)
-          m.fail("cannot bound the region of %" + out->name + " that " + quote(*c->block) + " reads");
+          m.fail("cannot bound the region of %" + out->name + " that " + ScheduleState::describe(*c->block) +
+                 " reads");
         if (!region[d]) {
           region[d] = IntBounds{lo->min, hi->max};
         } else {

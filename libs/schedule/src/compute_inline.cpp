@@ -37,8 +37,6 @@ using namespace ir::build;
 
 namespace {
 
-std::string quote(const BlockNode& b) { return "block \"" + b.name + "\""; }
-
 BufferRegion substituteRegion(const BufferRegion& r,
                               const std::unordered_map<const VarNode*, PrimExpr>& map) {
   BufferRegion out{r.buffer, {}};
@@ -173,7 +171,7 @@ std::vector<RVValue> applyComputeInline(ScheduleState& s, const InstArgs& args, 
   std::string name = args.block(0);
   StmtPath path = *findBlock(s.func.body, name);
   const BlockNode& p = *path.target()->as<BlockNode>();
-  Refusal fail{s, "cannot inline " + quote(p) + ": "};
+  Refusal fail{s, "cannot inline " + ScheduleState::describe(p) + ": "};
 
   std::string why;
   auto es = elementwiseStore(p, s.func, &why);
@@ -188,12 +186,13 @@ std::vector<RVValue> applyComputeInline(ScheduleState& s, const InstArgs& args, 
   size_t pos = rootPosition(self.path);
   for (const auto& o : blocks) {
     if (o.block == &p) continue;
-    if (writes(*o.block, buf)) fail(quote(*o.block) + " also writes %" + buf->name);
+    if (writes(*o.block, buf)) fail(ScheduleState::describe(*o.block) + " also writes %" + buf->name);
     if (reads(*o.block, buf) && o.order < self.order)
-      fail(quote(*o.block) + " reads %" + buf->name + " before it is computed");
+      fail(ScheduleState::describe(*o.block) + " reads %" + buf->name + " before it is computed");
     for (const Buffer& r : readBuffers(p))
       if (writes(*o.block, r) && rootPosition(o.path) >= pos)
-        fail(quote(*o.block) + " writes %" + r->name + ", which it reads, in or after its loop nest");
+        fail(ScheduleState::describe(*o.block) + " writes %" + r->name +
+             ", which it reads, in or after its loop nest");
   }
 
   Stmt body = replaceAt(path, nullptr);  // the block and its emptied loops
@@ -211,7 +210,7 @@ std::vector<RVValue> applyReverseComputeInline(ScheduleState& s, const InstArgs&
   std::string name = args.block(0);
   StmtPath path = *findBlock(s.func.body, name);
   const BlockNode& c = *path.target()->as<BlockNode>();
-  Refusal fail{s, "cannot reverse-inline " + quote(c) + ": "};
+  Refusal fail{s, "cannot reverse-inline " + ScheduleState::describe(c) + ": "};
 
   // The consumer: element-wise, each iteration its own element.
   for (const auto& iv : c.iter_vars) {
@@ -250,20 +249,20 @@ std::vector<RVValue> applyReverseComputeInline(ScheduleState& s, const InstArgs&
     if (writes(*o.block, buf))
       writers.push_back(&o);
     else if (reads(*o.block, buf))
-      fail(quote(*o.block) + " also reads %" + buf->name);
+      fail(ScheduleState::describe(*o.block) + " also reads %" + buf->name);
   }
   if (writers.size() != 1)
     fail("%" + buf->name + " is written by " + std::to_string(writers.size()) +
          " blocks, not by one producer");
   const PlacedBlock& prod = *writers[0];
   const BlockNode& p = *prod.block;
-  if (reads(p, buf)) fail("its producer " + quote(p) + " also reads %" + buf->name);
+  if (reads(p, buf)) fail("its producer " + ScheduleState::describe(p) + " also reads %" + buf->name);
   std::string why;
   auto es = elementwiseStore(p, s.func, &why);
-  if (!es) fail("its producer " + quote(p) + " " + why);
+  if (!es) fail("its producer " + ScheduleState::describe(p) + " " + why);
   if (!predicateCoversDomain(p, loopsAbove(prod.path)))
     fail("its producer's predicate " + exprText(p.predicate, s.func) + " may skip part of its domain");
-  if (prod.order > self.order) fail("its producer " + quote(p) + " comes after it");
+  if (prod.order > self.order) fail("its producer " + ScheduleState::describe(p) + " comes after it");
 
   // Element for element: the consumer's iteration variables map to the producer's.
   std::unordered_map<const VarNode*, PrimExpr> to_producer;
@@ -313,11 +312,14 @@ std::vector<RVValue> applyReverseComputeInline(ScheduleState& s, const InstArgs&
     if (at < first || at > last) continue;
     for (const Buffer& r : readBuffers(c))
       if (r != buf && writes(*o.block, r))
-        fail(quote(*o.block) + " writes %" + r->name + ", which it reads, between its producer and it");
+        fail(ScheduleState::describe(*o.block) + " writes %" + r->name +
+             ", which it reads, between its producer and it");
     if (reads(*o.block, out) || writes(*o.block, out))
-      fail(quote(*o.block) + " accesses %" + out->name + ", which it writes, between its producer and it");
+      fail(ScheduleState::describe(*o.block) + " accesses %" + out->name +
+           ", which it writes, between its producer and it");
   }
-  if (reads(p, out) || writes(p, out)) fail("its producer " + quote(p) + " accesses %" + out->name);
+  if (reads(p, out) || writes(p, out))
+    fail("its producer " + ScheduleState::describe(p) + " accesses %" + out->name);
 
   // The producer now stores the consumer's value.
   Analyzer az;

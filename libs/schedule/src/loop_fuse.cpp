@@ -22,11 +22,7 @@ using namespace ir::build;
 std::vector<RVValue> applyFuse(ScheduleState& s, const InstArgs& args, std::optional<AttrValue>&) {
   args.expectCount(1);
   args.allowAttrs({});
-  std::vector<Var> vars = args.loops(0);
-  if (vars.empty()) args.fail("needs at least one loop");
-  for (size_t i = 0; i < vars.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (vars[i] == vars[j]) s.fail("cannot fuse: " + ScheduleState::describe(vars[i]) + " is given twice");
+  std::vector<Var> vars = args.distinctLoops(0, "fuse");
 
   StmtPath path = *findLoop(s.func.body, vars[0].get());
   std::vector<const ForNode*> loops{path.target()->as<ForNode>()};

@@ -24,12 +24,7 @@ using namespace ir;
 std::vector<RVValue> applyReorder(ScheduleState& s, const InstArgs& args, std::optional<AttrValue>&) {
   args.expectCount(1);
   args.allowAttrs({});
-  std::vector<Var> vars = args.loops(0);
-  if (vars.empty()) args.fail("needs at least one loop");
-  for (size_t i = 0; i < vars.size(); ++i)
-    for (size_t j = 0; j < i; ++j)
-      if (vars[i] == vars[j])
-        s.fail("cannot reorder: " + ScheduleState::describe(vars[i]) + " is given twice");
+  std::vector<Var> vars = args.distinctLoops(0, "reorder");
 
   // The innermost given loop: the one with the longest path. Every given loop
   // must be on its path.

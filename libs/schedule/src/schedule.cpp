@@ -161,6 +161,16 @@ std::vector<Var> InstArgs::loops(size_t i) const {
   return out;
 }
 
+std::vector<Var> InstArgs::distinctLoops(size_t i, const std::string& verb) const {
+  std::vector<Var> vars = loops(i);
+  if (vars.empty()) fail("needs at least one loop");
+  for (size_t a = 0; a < vars.size(); ++a)
+    for (size_t b = 0; b < a; ++b)
+      if (vars[a] == vars[b])
+        s_.fail("cannot " + verb + ": " + ScheduleState::describe(vars[a]) + " is given twice");
+  return vars;
+}
+
 const AttrValue* InstArgs::attr(const std::string& key) const {
   auto it = inst_.attrs.find(key);
   return it == inst_.attrs.end() ? nullptr : &it->second;

@@ -80,6 +80,9 @@ class InstArgs {
   int64_t integer(size_t i) const;
   std::string string(size_t i) const;
   std::vector<ir::Var> loops(size_t i) const;
+  // A non-empty list of loops, each given once (`verb` names the primitive
+  // in the message: "cannot fuse: loop %i is given twice").
+  std::vector<ir::Var> distinctLoops(size_t i, const std::string& verb) const;
   const ir::AttrValue& input(size_t i) const;
 
   // The value of a single AttrValue (an element of a list input).
