@@ -121,6 +121,18 @@ void KernelEmitter::countedLoop(llvm::Value* begin, llvm::Value* end, const ir::
     vars.erase(var.get());
 }
 
+namespace {
+
+// A vectorized loop of small constant extent (a register tile: 7, 14 or 8
+// lanes) runs as ONE vector iteration: the vector width is the extent
+// rounded up to a power of two (at most kMaxForcedLanes), and the lanes past
+// the extent are masked (tail folding) instead of running a scalar tail.
+// Left to itself the loop vectorizer picks a width wider than such a loop
+// (16 lanes for 14 iterations) and runs it entirely in the scalar tail.
+constexpr int64_t kMaxForcedLanes = 16;
+
+}  // namespace
+
 void KernelEmitter::loop(const ir::ForNode& f) {
   auto flag = [&](const char* name, llvm::Metadata* value = nullptr) -> llvm::Metadata* {
     std::vector<llvm::Metadata*> ops{llvm::MDString::get(ctx, name)};
@@ -138,6 +150,15 @@ void KernelEmitter::loop(const ir::ForNode& f) {
       // bodies (masked loads/stores) that straight-line code would leave scalar.
       md.push_back(flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(b.getTrue())));
       md.push_back(flag("llvm.loop.unroll.disable"));
+      if (int64_t extent; ir::asConstInt(f.extent, &extent) && extent > 1 && extent <= kMaxForcedLanes &&
+                          contiguousAlongLoop(f)) {
+        int64_t width = 1;
+        while (width < extent) width *= 2;
+        md.push_back(flag("llvm.loop.vectorize.width", llvm::ConstantAsMetadata::get(b.getInt32(width))));
+        if (width != extent)
+          md.push_back(
+              flag("llvm.loop.vectorize.predicate.enable", llvm::ConstantAsMetadata::get(b.getTrue())));
+      }
       break;
     case ir::LoopKind::unrolled: md.push_back(flag("llvm.loop.unroll.full")); break;
     case ir::LoopKind::serial: break;
