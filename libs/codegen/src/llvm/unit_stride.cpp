@@ -1,5 +1,5 @@
 // Whether a vectorized loop's memory accesses are all contiguous along it
-// (kernel_emitter.cpp forces one masked vector iteration on small such loops;
+// (kernel_emitter.cpp makes small such loops one vector of their extent;
 // strided ones, e.g. a stride-2 convolution's input, would become gathers).
 // The loop variable's coefficient is followed through block bindings into
 // every load and store index; an index it enters other than linearly (a
