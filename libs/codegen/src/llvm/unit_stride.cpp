@@ -1,3 +1,4 @@
+// Also: whether a loop updates a reduction (a register tile's vector).
 // Whether a vectorized loop's memory accesses are all contiguous along it
 // (kernel_emitter.cpp makes small such loops one vector of their extent;
 // strided ones, e.g. a stride-2 convolution's input, would become gathers).
@@ -126,5 +127,28 @@ bool contiguousAlongLoop(const ir::ForNode& f) {
   Coeffs c{{f.loop_var.get(), 1}};
   return contiguousStmt(f.body, c);
 }
+
+namespace {
+
+bool reduces(const ir::Stmt& s) {
+  if (!s) return false;
+  if (const auto* seq = s->as<ir::SeqNode>()) {
+    for (const auto& x : seq->stmts)
+      if (reduces(x)) return true;
+    return false;
+  }
+  if (const auto* i = s->as<ir::IfNode>()) return reduces(i->then_case) || reduces(i->else_case);
+  if (const auto* f = s->as<ir::ForNode>()) return reduces(f->body);
+  if (const auto* b = s->as<ir::BlockNode>()) {
+    for (const auto& iv : b->iter_vars)
+      if (iv.kind == ir::IterKind::reduce) return true;
+    return reduces(b->body);
+  }
+  return false;
+}
+
+}  // namespace
+
+bool updatesReduction(const ir::ForNode& f) { return reduces(f.body); }
 
 }  // namespace mlcc::codegen
