@@ -397,6 +397,53 @@ graph @main(%a: f32[1, 256], %w: f32[1000, 256], %b: f32[1000]) -> f32[1, 1000] 
   EXPECT_NE(traceText(f).find("rfactor("), std::string::npos);
 }
 
+// A batch-4 dense layer: vectorizing the output's columns would read the
+// weight w[j, k] with a stride; the reduction is vectorized instead along
+// k (contiguous in both operands) through rfactor, as for batch 1.
+TEST(ScheduleRulesCpu, SmallBatchDenseVectorizesTheReduction) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%a: f32[4, 256], %w: f32[200, 256], %b: f32[200]) -> f32[4, 200] {
+  dataflow {
+    %d: f32[4, 200] = dense(%a, %w)
+    %e: f32[4, 200] = add(%d, %b)
+    %y: f32[4, 200] = relu(%e)
+  }
+  return %y
+}
+)",
+                            "fused_dense_add_relu");
+  EXPECT_EQ(s.rule, "matmul");
+  const auto& f = s.after;
+  std::string rf_update;
+  for (const auto& n : blockNames(f))
+    if (n != "dense" && n != "relu" && n.find("init") == std::string::npos &&
+        innermostKind(f, n) == ir::LoopKind::vectorized)
+      rf_update = n;
+  ASSERT_FALSE(rf_update.empty()) << ir::printFunction(f);
+  EXPECT_EQ(extents(loopsOf(f, rf_update)).back(), 8) << ir::printFunction(f);
+  EXPECT_EQ(outermostKind(f, rf_update), ir::LoopKind::parallel);
+  EXPECT_EQ(loopsOf(f, "dense").loops.front(), loopsOf(f, rf_update).loops.front());
+  // The epilogue does not move under the fused (row, column) loop of the
+  // sums (reverse_compute_at refuses it): it runs after them, vectorized.
+  EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
+  EXPECT_NE(traceText(f).find("rfactor("), std::string::npos);
+}
+
+// A batch of 9 rows is a matmul again: the register-tiled schedule.
+TEST(ScheduleRulesCpu, Batch9DenseIsTiled) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%a: f32[9, 64], %w: f32[32, 64]) -> f32[9, 32] {
+  dataflow {
+    %d: f32[9, 32] = dense(%a, %w)
+  }
+  return %d
+}
+)",
+                            "fused_dense");
+  EXPECT_EQ(s.rule, "matmul");
+  EXPECT_EQ(traceText(s.after).find("rfactor("), std::string::npos);
+}
+
 TEST(ScheduleRulesCpu, SymbolicBatchDense) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%a: f32[n, 64], %w: f32[100, 64], %b: f32[100]) -> f32[n, 100] {

@@ -27,6 +27,8 @@
 // Extents that are symbolic or 1 are not split (they stay in S0).
 // Only divisors are used, so no predicates appear.
 // Weight layout packing is not done (see the report of this part).
+// A small-batch dense layer (llvm_common.h, smallBatchMatmul) gets the
+// GEMV rule's rfactor schedule instead (llvm_gemv.cpp).
 #include <algorithm>
 #include <set>
 
@@ -208,7 +210,20 @@ bool applyMatmulRule(Schedule& sch, const Target& target) {
       return false;
     }
   }
-  return anchor && scheduleTiledAnchor(sch, *anchor, target, /*register_rows=*/true);
+  if (!anchor) return false;
+  bool small_batch = false;
+  forEachBlock(sch.func().body, [&](const BlockNode& b, const StmtPath&) {
+    if (b.name == *anchor) small_batch = smallBatchMatmul(b, analyzeBlock(b));
+  });
+  if (small_batch) {
+    Schedule trial(sch.func());
+    bool applied = false;
+    if (attempt([&] { applied = scheduleRfactorGemv(trial, *anchor, target); }) && applied) {
+      sch = std::move(trial);
+      return true;
+    }
+  }
+  return scheduleTiledAnchor(sch, *anchor, target, /*register_rows=*/true);
 }
 
 }  // namespace mlcc::schedule::cpu
