@@ -297,9 +297,9 @@ TEST(ScheduleRulesCpu, Conv2dPaddedStridedWithBiasRelu) {
   auto s = scheduleAndCheck(kConv, "fused_conv2d_add_relu");
   EXPECT_EQ(s.rule, "matmul");
   const auto& f = s.after;
-  // The bias is inlined; 15 output columns are vectors of 5 (a divisor:
-  // no predicate), 8 output channels the rows; the 15 output rows are the
-  // parallel loop.
+  // The bias is inlined; the 15 output columns (at most two vectors of 8,
+  // not a multiple of one) are one vector, 8 output channels the rows; the
+  // 15 output rows are the parallel loop.
   EXPECT_FALSE(hasBlock(f, "add"));
   auto conv = loopsOf(f, "conv2d");
   ASSERT_TRUE(conv.found);
@@ -309,7 +309,7 @@ TEST(ScheduleRulesCpu, Conv2dPaddedStridedWithBiasRelu) {
   EXPECT_EQ(pad.loops.front(), conv.loops.front());
   EXPECT_EQ(pad.loops.back()->loop_kind, ir::LoopKind::vectorized);
   EXPECT_EQ(conv.loops.back()->loop_kind, ir::LoopKind::vectorized);
-  EXPECT_EQ(extents(conv).back(), 5);
+  EXPECT_EQ(extents(conv).back(), 15);
   EXPECT_EQ(extents(conv).front(), 15);
   EXPECT_EQ(conv.loops[conv.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
   EXPECT_EQ(extents(conv)[conv.loops.size() - 2], 8);
@@ -364,8 +364,9 @@ graph @main(%x: f32[1, 8, 14, 14], %dw: f32[8, 1, 3, 3]) -> f32[1, 8, 14, 14] {
   EXPECT_EQ(s.rule, "gemv");
   EXPECT_EQ(loopsOf(s.after, "pad").loops.front(), loopsOf(s.after, "conv2d").loops.front());
   EXPECT_EQ(innermostKind(s.after, "conv2d"), ir::LoopKind::vectorized);
-  // 14 columns on 8 lanes: vectors of 7 (a divisor, no predicate).
-  EXPECT_EQ(extents(loopsOf(s.after, "conv2d")).back(), 7);
+  // 14 columns on 8 lanes: at most two vectors and not a multiple of one,
+  // so the whole row is the vector (the emitter unrolls it: 8 + 4 + 2 lanes).
+  EXPECT_EQ(extents(loopsOf(s.after, "conv2d")).back(), 14);
   EXPECT_EQ(outermostKind(s.after, "conv2d"), ir::LoopKind::parallel);
 }
 

@@ -125,20 +125,19 @@ void KernelEmitter::countedLoop(llvm::Value* begin, llvm::Value* end, const ir::
 namespace {
 
 // A vectorized loop of small constant extent (the vector of a register
-// tile: 16, 14, 8 or 7 lanes) that the loop vectorizer would handle badly:
+// tile: 28, 16, 14, 8 or 7 lanes) that the loop vectorizer would handle badly:
 // left to itself it picks a width wider than such a loop (16 lanes for 14
 // iterations) and runs it all in the scalar tail, and a masked vector
 // (tail folding) keeps the register tile's accumulators in memory (LICM
 // does not promote masked loads and stores), as do gathers for strided
 // accesses. So: a power-of-two extent whose accesses are all contiguous
-// (unit_stride.cpp) is one vector of exactly that width; any other such
-// loop that updates a reduction (a register tile) is fully unrolled, and
-// the SLP vectorizer forms the vectors from straight-line code whose
-// accumulators LICM keeps in registers. (Other loops, e.g. a transpose's,
-// stay with the loop vectorizer: unrolled, their index arithmetic would
-// run per element.)
-// ResNet-18 (1 thread): 249 ms with the loop vectorizer's choice, 109 ms.
+// (unit_stride.cpp, at most kMaxTileLanes) is one vector of exactly that
+// width; any other such loop (up to kMaxUnrolledTileLanes) that updates a reduction (a register tile) is
+// fully unrolled, and the SLP vectorizer forms the vectors from straight-line code whose accumulators LICM
+// keeps in registers. (Other loops, e.g. a transpose's, stay with the loop vectorizer: unrolled, their index
+// arithmetic would run per element.) ResNet-18 (1 thread): 249 ms with the loop vectorizer's choice, 109 ms.
 constexpr int64_t kMaxTileLanes = 16;
+constexpr int64_t kMaxUnrolledTileLanes = 32;
 
 }  // namespace
 
@@ -155,8 +154,9 @@ void KernelEmitter::loop(const ir::ForNode& f) {
            ": cuda-scheduled function: compile with the cuda target");
     case ir::LoopKind::parallel: parallelLoop(f); return;
     case ir::LoopKind::vectorized:
-      if (int64_t extent; ir::asConstInt(f.extent, &extent) && extent > 1 && extent <= kMaxTileLanes) {
-        if ((extent & (extent - 1)) == 0 && contiguousAlongLoop(f)) {
+      if (int64_t extent;
+          ir::asConstInt(f.extent, &extent) && extent > 1 && extent <= kMaxUnrolledTileLanes) {
+        if (extent <= kMaxTileLanes && (extent & (extent - 1)) == 0 && contiguousAlongLoop(f)) {
           md.push_back(flag("llvm.loop.vectorize.enable", llvm::ConstantAsMetadata::get(b.getTrue())));
           md.push_back(flag("llvm.loop.vectorize.width", llvm::ConstantAsMetadata::get(b.getInt32(extent))));
           md.push_back(flag("llvm.loop.unroll.disable"));
