@@ -297,9 +297,9 @@ TEST(ScheduleRulesCpu, Conv2dPaddedStridedWithBiasRelu) {
   auto s = scheduleAndCheck(kConv, "fused_conv2d_add_relu");
   EXPECT_EQ(s.rule, "matmul");
   const auto& f = s.after;
-  // The bias is inlined; 15 output columns are vectors of 5 (a divisor:
-  // no predicate), 8 output channels the rows; the 15 output rows are the
-  // parallel loop.
+  // The bias is inlined; the 15 output columns (at most two vectors of 8,
+  // not a multiple of one) are one vector, 8 output channels the rows; the
+  // 15 output rows are the parallel loop.
   EXPECT_FALSE(hasBlock(f, "add"));
   auto conv = loopsOf(f, "conv2d");
   ASSERT_TRUE(conv.found);
@@ -309,7 +309,7 @@ TEST(ScheduleRulesCpu, Conv2dPaddedStridedWithBiasRelu) {
   EXPECT_EQ(pad.loops.front(), conv.loops.front());
   EXPECT_EQ(pad.loops.back()->loop_kind, ir::LoopKind::vectorized);
   EXPECT_EQ(conv.loops.back()->loop_kind, ir::LoopKind::vectorized);
-  EXPECT_EQ(extents(conv).back(), 5);
+  EXPECT_EQ(extents(conv).back(), 15);
   EXPECT_EQ(extents(conv).front(), 15);
   EXPECT_EQ(conv.loops[conv.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
   EXPECT_EQ(extents(conv)[conv.loops.size() - 2], 8);
@@ -364,8 +364,9 @@ graph @main(%x: f32[1, 8, 14, 14], %dw: f32[8, 1, 3, 3]) -> f32[1, 8, 14, 14] {
   EXPECT_EQ(s.rule, "gemv");
   EXPECT_EQ(loopsOf(s.after, "pad").loops.front(), loopsOf(s.after, "conv2d").loops.front());
   EXPECT_EQ(innermostKind(s.after, "conv2d"), ir::LoopKind::vectorized);
-  // 14 columns on 8 lanes: vectors of 7 (a divisor, no predicate).
-  EXPECT_EQ(extents(loopsOf(s.after, "conv2d")).back(), 7);
+  // 14 columns on 8 lanes: at most two vectors and not a multiple of one,
+  // so the whole row is the vector (the emitter unrolls it: 8 + 4 + 2 lanes).
+  EXPECT_EQ(extents(loopsOf(s.after, "conv2d")).back(), 14);
   EXPECT_EQ(outermostKind(s.after, "conv2d"), ir::LoopKind::parallel);
 }
 
@@ -395,6 +396,53 @@ graph @main(%a: f32[1, 256], %w: f32[1000, 256], %b: f32[1000]) -> f32[1, 1000] 
   EXPECT_EQ(loopsOf(f, "dense").loops.front(), loopsOf(f, rf_update).loops.front());
   EXPECT_EQ(loopsOf(f, "add").loops.front(), loopsOf(f, rf_update).loops.front());
   EXPECT_NE(traceText(f).find("rfactor("), std::string::npos);
+}
+
+// A batch-4 dense layer: vectorizing the output's columns would read the
+// weight w[j, k] with a stride; the reduction is vectorized instead along
+// k (contiguous in both operands) through rfactor, as for batch 1.
+TEST(ScheduleRulesCpu, SmallBatchDenseVectorizesTheReduction) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%a: f32[4, 256], %w: f32[200, 256], %b: f32[200]) -> f32[4, 200] {
+  dataflow {
+    %d: f32[4, 200] = dense(%a, %w)
+    %e: f32[4, 200] = add(%d, %b)
+    %y: f32[4, 200] = relu(%e)
+  }
+  return %y
+}
+)",
+                            "fused_dense_add_relu");
+  EXPECT_EQ(s.rule, "matmul");
+  const auto& f = s.after;
+  std::string rf_update;
+  for (const auto& n : blockNames(f))
+    if (n != "dense" && n != "relu" && n.find("init") == std::string::npos &&
+        innermostKind(f, n) == ir::LoopKind::vectorized)
+      rf_update = n;
+  ASSERT_FALSE(rf_update.empty()) << ir::printFunction(f);
+  EXPECT_EQ(extents(loopsOf(f, rf_update)).back(), 8) << ir::printFunction(f);
+  EXPECT_EQ(outermostKind(f, rf_update), ir::LoopKind::parallel);
+  EXPECT_EQ(loopsOf(f, "dense").loops.front(), loopsOf(f, rf_update).loops.front());
+  // The epilogue does not move under the fused (row, column) loop of the
+  // sums (reverse_compute_at refuses it): it runs after them, vectorized.
+  EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
+  EXPECT_NE(traceText(f).find("rfactor("), std::string::npos);
+}
+
+// A batch of 9 rows is a matmul again: the register-tiled schedule.
+TEST(ScheduleRulesCpu, Batch9DenseIsTiled) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%a: f32[9, 64], %w: f32[32, 64]) -> f32[9, 32] {
+  dataflow {
+    %d: f32[9, 32] = dense(%a, %w)
+  }
+  return %d
+}
+)",
+                            "fused_dense");
+  EXPECT_EQ(s.rule, "matmul");
+  EXPECT_EQ(traceText(s.after).find("rfactor("), std::string::npos);
 }
 
 TEST(ScheduleRulesCpu, SymbolicBatchDense) {

@@ -35,6 +35,12 @@ struct KernelInfo {
 llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol,
                            KernelInfo* info = nullptr);
 
+// Whether every load and store under a loop moves by at most one element
+// of its last index per iteration of the loop (unit_stride.cpp).
+bool contiguousAlongLoop(const ir::ForNode& f);
+// Whether a block with a reduce iteration variable runs under the loop.
+bool updatesReduction(const ir::ForNode& f);
+
 // The declaration of runtime function `name` of abi.h in `mod` (created on
 // first use with the right signature).
 llvm::FunctionCallee runtimeFunction(llvm::Module& mod, const std::string& name);

@@ -44,6 +44,11 @@ inline constexpr int64_t kMinParallelWork = 2048;
 inline constexpr int64_t kMaxRegisterRows = 8;
 // Inner reduction tile (the R1 level of the multi-level tiling).
 inline constexpr int64_t kMaxInnerReduce = 16;
+// A matmul-like block whose output vector would index a weight with a
+// stride (dense: x[i, k] * w[j, k]) and whose other operand is reused over
+// at most this many rows (the batch) gets the rfactor schedule of a GEMV
+// (llvm_gemv.cpp): the vector runs along k, contiguous in both operands.
+inline constexpr int64_t kMaxRfactorBatch = 8;
 // max_innermost_factor recorded on sample_perfect_tile (a tuner's bound).
 inline constexpr int64_t kMaxInnermostFactor = 64;
 
@@ -166,6 +171,17 @@ std::optional<size_t> firstReduceLoop(Schedule& sch, const BlockRV& block, const
 // of its own (to vectorize); nullopt when it has none, or when both were
 // refused (e.g. another block under that loop reads the output).
 std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block);
+
+// The rfactor schedule of llvm_gemv.cpp (the reduction vectorized along
+// its innermost loop, contiguous in the operands) of the block `anchor`,
+// a GEMV-like block or a small-batch matmul (smallBatchMatmul). False when
+// it does not apply (the schedule may have changed: run it on a copy).
+bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const Target& target);
+// Whether a matmul-like block is a small-batch dense layer: both operands
+// contiguous along the innermost reduce variable, the output's innermost
+// dimension indexing one of them (with a stride), the other reused over at
+// most kMaxRfactorBatch rows.
+bool smallBatchMatmul(const ir::BlockNode& b, const BlockInfo& info);
 
 // The multi-level (SSRSRS) tiling of a matmul-like or GEMV-like block named
 // `anchor` with its injective producers inlined and its epilogue moved under

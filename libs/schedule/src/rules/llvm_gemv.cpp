@@ -13,6 +13,11 @@
 // Otherwise (depthwise conv: the output's innermost dimension walks the
 // input) the block gets the matmul rule's multi-level tiling without
 // register rows (llvm_matmul.cpp).
+// The matmul rule uses the same rfactor schedule for small-batch dense
+// layers (smallBatchMatmul: x[4, k] * w[j, k], where a vector of j would
+// read w with a stride); their epilogue then runs after the sums.
+#include <algorithm>
+
 #include "../tree.h"
 #include "llvm_common.h"
 
@@ -37,6 +42,13 @@ const LoadNode* streamedOperand(const BlockNode& b, const BlockInfo& info) {
   return nullptr;
 }
 
+// Whether the operand's last index is the block's iteration variable `iv`.
+bool contiguousAlong(const LoadNode* x, const BlockNode& b, size_t iv) {
+  return x && !x->indices.empty() && x->indices.back().get() == b.iter_vars[iv].var.get();
+}
+
+}  // namespace
+
 bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const Target& target) {
   inlineInjectiveBlocks(sch, {anchor});
   BlockRV blk = sch.getBlock(anchor);
@@ -44,12 +56,16 @@ bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const Target&
   auto loops = sch.getLoops(blk);
   const BlockNode& b = blockNode(sch, blk);
   const BlockInfo info = analyzeBlock(b);
-  if (info.kind != BlockKind::Gemv || info.reduce.empty() || info.reduce.back() + 1 != loops.size())
+  if ((info.kind != BlockKind::Gemv && info.kind != BlockKind::MatmulLike) || info.reduce.empty() ||
+      info.reduce.back() + 1 != loops.size())
     return false;
-  const LoadNode* streamed = streamedOperand(b, info);
+  // A GEMV streams its operand without reuse; a small-batch matmul
+  // (smallBatchMatmul) streams both along the reduction.
   const size_t kd = info.reduce.back();
-  if (!streamed || streamed->indices.empty() || streamed->indices.back().get() != b.iter_vars[kd].var.get())
-    return false;
+  const LoadNode* streamed = info.kind == BlockKind::Gemv     ? streamedOperand(b, info)
+                             : contiguousAlong(info.a, b, kd) ? info.b
+                                                              : nullptr;
+  if (!contiguousAlong(streamed, b, kd)) return false;
   auto k_extent = constExtent(sch, loops[kd]);
   if (!k_extent) return false;
   const int64_t kf = vectorFactor(*k_extent, vectorLanes(target, streamed->dtype));
@@ -115,7 +131,25 @@ bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const Target&
   return true;
 }
 
-}  // namespace
+bool smallBatchMatmul(const BlockNode& b, const BlockInfo& info) {
+  if (info.kind != BlockKind::MatmulLike || info.reduce.empty()) return false;
+  const size_t kd = info.reduce.back();
+  auto inner = innermostOutputIter(b);
+  if (!inner || !contiguousAlong(info.a, b, kd) || !contiguousAlong(info.b, b, kd)) return false;
+  // The operand the output's vector would index, and the rows the other
+  // one is reused over (the batch).
+  size_t p = std::find(info.spatial.begin(), info.spatial.end(), *inner) - info.spatial.begin();
+  if (p == info.spatial.size() || info.a_uses[p] == info.b_uses[p]) return false;
+  const std::vector<bool>& rows = info.a_uses[p] ? info.b_uses : info.a_uses;
+  int64_t batch = 1;
+  for (size_t q = 0; q < info.spatial.size(); ++q) {
+    int64_t e;
+    if (!rows[q]) continue;
+    if (!asConstInt(b.iter_vars[info.spatial[q]].extent, &e)) return false;
+    batch *= e;
+  }
+  return batch <= kMaxRfactorBatch;
+}
 
 bool applyGemvRule(Schedule& sch, const Target& target) {
   std::optional<std::string> anchor;

@@ -6,7 +6,9 @@
 // is split into 4 levels (S0 S1 S2 S3) and every reduce loop into 2 (R0 R1),
 // ordered S0.. S1.. R0.. S2.. R1.. S3..:
 //   - S3 is the register tile: a vector of the output's innermost dimension
-//     (the target's vector width) times up to 8 rows of a dimension that
+//     (the target's vector width, or the whole dimension when it is at
+//     most two vectors and not a multiple of one) times up to 8 rows (16 for a
+//     vector of half a register) of a dimension that
 //     indexes the other operand (C[i, j] += A[i, k] * B[j, k]: rows of i,
 //     a vector of j), the row loop unrolled, the vector loop vectorized;
 //   - S2 = 1 (the accumulators of the register tile stay in registers over
@@ -27,6 +29,8 @@
 // Extents that are symbolic or 1 are not split (they stay in S0).
 // Only divisors are used, so no predicates appear.
 // Weight layout packing is not done (see the report of this part).
+// A small-batch dense layer (llvm_common.h, smallBatchMatmul) gets the
+// GEMV rule's rfactor schedule instead (llvm_gemv.cpp).
 #include <algorithm>
 #include <set>
 
@@ -76,17 +80,33 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
   std::optional<size_t> vec, row;
   int64_t vf = 1, rf = 1;
   if (auto inner = innermostOutputIter(b); inner && dims[*inner].extent) {
-    vf = vectorFactor(*dims[*inner].extent, vectorLanes(target, b.writes.at(0).buffer->dtype));
+    const int64_t lanes = vectorLanes(target, b.writes.at(0).buffer->dtype);
+    vf = vectorFactor(*dims[*inner].extent, lanes);
+    // An extent of at most two vectors that the vector does not divide
+    // (28 = 16 + 12) is a vector whole: the emitter unrolls such a register
+    // tile and the SLP vectorizer covers it with 16 + 8 + 4 lanes (ResNet's
+    // 28x28 convolutions: 24 -> 83 GFLOPS over two tiles of 14).
+    if (*dims[*inner].extent % lanes != 0 && *dims[*inner].extent <= 2 * lanes) vf = *dims[*inner].extent;
     if (vf > 1) vec = inner;
   }
   // The rows: a dimension indexing only the operand the vector's does not.
+  // A vector of half a register or less (a power of two: one register per
+  // row) takes twice the rows, exactly (ResNet's 56-wide convolutions,
+  // vectors of 8 of 16 lanes: 66 -> 73 GFLOPS; 12 rows of 24 channels ran
+  // MobileNetV2's 1x1 convolutions at half the speed of 8); other vectors
+  // take several registers per row (7 lanes: 4 + 2 + 1), where more rows
+  // spill.
+  const bool half_vector =
+      (vf & (vf - 1)) == 0 && vf * 2 <= vectorLanes(target, b.writes.at(0).buffer->dtype);
+  const int64_t max_rows = half_vector ? 2 * kMaxRegisterRows : kMaxRegisterRows;
   if (register_rows && vec) {
     size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), *vec) - info.spatial.begin();
     const bool va = info.a_uses[vpos], vb = info.b_uses[vpos];
     for (size_t p = info.spatial.size(); va != vb && p-- > 0;) {
       size_t d = info.spatial[p];
       if (d == *vec || !dims[d].extent || info.a_uses[p] != vb || info.b_uses[p] != va) continue;
-      int64_t f = largestDivisorAtMost(*dims[d].extent, kMaxRegisterRows);
+      int64_t f = largestDivisorAtMost(*dims[d].extent, max_rows);
+      if (f > kMaxRegisterRows && f < max_rows) f = largestDivisorAtMost(*dims[d].extent, kMaxRegisterRows);
       if (f > 1) {
         row = d;
         rf = f;
@@ -208,7 +228,20 @@ bool applyMatmulRule(Schedule& sch, const Target& target) {
       return false;
     }
   }
-  return anchor && scheduleTiledAnchor(sch, *anchor, target, /*register_rows=*/true);
+  if (!anchor) return false;
+  bool small_batch = false;
+  forEachBlock(sch.func().body, [&](const BlockNode& b, const StmtPath&) {
+    if (b.name == *anchor) small_batch = smallBatchMatmul(b, analyzeBlock(b));
+  });
+  if (small_batch) {
+    Schedule trial(sch.func());
+    bool applied = false;
+    if (attempt([&] { applied = scheduleRfactorGemv(trial, *anchor, target); }) && applied) {
+      sch = std::move(trial);
+      return true;
+    }
+  }
+  return scheduleTiledAnchor(sch, *anchor, target, /*register_rows=*/true);
 }
 
 }  // namespace mlcc::schedule::cpu
