@@ -4,7 +4,7 @@
 # schedule --target llvm (when mlcc-schedule is built) → codegen → mlcc-link →
 # run (mlcc-run, or the C example examples/c/run_model) — against PyTorch's
 # outputs, and the MLP with BLAS dispatch; --emit ll|asm, the default output
-# model.o, -v; the errors (unlegalized ops, symbolic shapes, --target cuda,
+# model.o, -v; no heap allocation while a model runs; the errors (unlegalized ops, symbolic shapes, --target cuda,
 # bad files) exit 1 with a clear message and leave no output behind.
 set -uo pipefail
 bin=$(cd "$1" && pwd)
@@ -79,6 +79,11 @@ check "bad IR exits 1 at FILE:LINE:COL" run 1 "$tmp/bad.ir" -o "$tmp/x.o"
 check "bad IR: location" contains "$tmp/err" "bad.ir:[0-9]*:[0-9]*: error:"
 check "no output after errors" absent "$tmp/x.o"
 
+# No allocation while a model runs: tests/cli/support/count_allocs.c counts
+# every heap allocation of the process during runs (after a warm-up).
+check "the allocation counter builds" cc -O2 -Wall -Wextra -I"$src/include" -o "$tmp/count_allocs" \
+  "$src/tests/cli/support/count_allocs.c" -ldl
+
 # --- how a model.so is run: mlcc-run, else the C example ---
 runner=""
 if "$bin/mlcc-run" "$tmp/small.so" --output-dir "$tmp/r" >/dev/null 2>&1; then
@@ -124,6 +129,7 @@ if [[ $pyok == 1 ]]; then
       check "$m links" "$bin/mlcc-link" "$d/model.o" -o "$d/model.so"
       check "$m runs" run_so "$d/model.so" input "$tmp/models/$m.input.npy" "$d/out"
       check "$m compiled matches PyTorch" compare "$d/out/output.npy" "$tmp/models/$m.output.npy"
+      check "$m runs without allocating" "$tmp/count_allocs" "$d/model.so"
     done
     # BLAS dispatch: the MLP's dense groups as call_extern.
     d=$tmp/chain/mlp
@@ -135,6 +141,7 @@ if [[ $pyok == 1 ]]; then
     check "mlp BLAS links" "$bin/mlcc-link" "$d/blas.o" -o "$d/blas.so"
     check "mlp BLAS runs" run_so "$d/blas.so" input "$tmp/models/mlp.input.npy" "$d/blas_out"
     check "mlp BLAS matches PyTorch" compare "$d/blas_out/output.npy" "$tmp/models/mlp.output.npy"
+    check "mlp BLAS runs without allocating" "$tmp/count_allocs" "$d/blas.so"
   else
     echo "FAIL generating the public models:"; tail -5 "$tmp/gen.log"; fails=$((fails + 1))
   fi
