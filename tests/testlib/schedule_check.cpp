@@ -7,6 +7,7 @@
 
 #include "mlcc/interp/interpreter.h"
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/structural.h"
 #include "mlcc/schedule/schedule.h"
 #include "testlib.h"
 
@@ -87,6 +88,30 @@ bool expectSameMeaning(const ir::PrimFunc& before, const ir::PrimFunc& after, do
     }
   }
   return true;
+}
+
+void expectScheduled(const ir::PrimFunc& before, const ir::PrimFunc& scheduled, double tol,
+                     const std::map<std::string, int64_t>& dims) {
+  expectSameMeaning(before, scheduled, tol, dims);
+  ir::PrimFunc replayed = schedule::replayTrace(before, scheduled.trace);
+  EXPECT_TRUE(ir::structuralEqual(replayed, scheduled)) << "replay differs:\n"
+                                                        << ir::printFunction(replayed) << "\nvs\n"
+                                                        << ir::printFunction(scheduled);
+  ir::PrimFunc reparsed = parsePrim(ir::printFunction(scheduled));
+  EXPECT_TRUE(ir::structuralEqual(reparsed, scheduled)) << "print/parse differs:\n"
+                                                        << ir::printFunction(reparsed);
+  EXPECT_TRUE(ir::structuralEqual(schedule::replayTrace(before, reparsed.trace), scheduled))
+      << "replay of the printed trace differs";
+}
+
+void expectScheduledAs(const ir::PrimFunc& before, const ir::PrimFunc& scheduled, const std::string& expected,
+                       double tol, const std::map<std::string, int64_t>& dims) {
+  ir::PrimFunc want = parsePrim(expected);
+  EXPECT_TRUE(ir::structuralEqual(scheduled, want, {.compare_traces = false}))
+      << "got:\n"
+      << ir::printFunction(scheduled) << "want:\n"
+      << ir::printFunction(want);
+  expectScheduled(before, scheduled, tol, dims);
 }
 
 void expectScheduleError(const std::function<void()>& fn, const std::string& text) {

@@ -21,6 +21,18 @@ ir::PrimFunc parsePrim(const std::string& body);
 bool expectSameMeaning(const ir::PrimFunc& before, const ir::PrimFunc& after, double tol = 1e-5,
                        const std::map<std::string, int64_t>& dims = {}, uint64_t seed = 1);
 
+// Expects `scheduled` (made from `before` by a schedule) to mean the same as
+// `before` (expectSameMeaning with tol and dims), to be reproduced by
+// replaying its trace on `before`, and to print and parse back to itself,
+// whose trace replays to it too.
+void expectScheduled(const ir::PrimFunc& before, const ir::PrimFunc& scheduled, double tol = 1e-5,
+                     const std::map<std::string, int64_t>& dims = {});
+
+// The same, and `scheduled` has the structure of `expected` (IR text of the
+// function; traces and names aside).
+void expectScheduledAs(const ir::PrimFunc& before, const ir::PrimFunc& scheduled, const std::string& expected,
+                       double tol = 1e-5, const std::map<std::string, int64_t>& dims = {});
+
 // Expects `fn` to throw mlcc::schedule::ScheduleError whose message
 // contains `text`.
 void expectScheduleError(const std::function<void()>& fn, const std::string& text);

@@ -12,6 +12,8 @@
 using namespace mlcc;
 using namespace mlcc::schedule;
 using mlcc::test::expectSameMeaning;
+using mlcc::test::expectScheduled;
+using mlcc::test::expectScheduledAs;
 using mlcc::test::expectScheduleError;
 using mlcc::test::parsePrim;
 
@@ -63,13 +65,7 @@ prim @rowsum(%A: f32[16, 32], %D: f32[16]) {
 )";
 
 // The scheduled function keeps the meaning and replays from its trace.
-void expectGood(const char* text, const Schedule& sch) {
-  ir::PrimFunc before = parsePrim(text);
-  expectSameMeaning(before, sch.func());
-  ir::PrimFunc replayed = replayTrace(before, sch.func().trace);
-  EXPECT_TRUE(ir::structuralEqual(replayed, sch.func())) << ir::printFunction(replayed) << "\nvs\n"
-                                                         << ir::printFunction(sch.func());
-}
+void expectGood(const char* text, const Schedule& sch) { expectScheduled(parsePrim(text), sch.func()); }
 
 // The scheduled function is `expected` (traces aside).
 void expectStructure(const Schedule& sch, const char* expected) {

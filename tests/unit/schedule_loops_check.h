@@ -81,24 +81,4 @@ prim @rowsum(%x: f32[6, 10], %y: f32[6]) {
 }
 )";
 
-// Expects the scheduled function to be `expected` (IR text of the function
-// without its trace), to mean the same as `before`, and to be reproduced by
-// replaying its trace, also after printing and parsing it.
-inline void expectScheduled(const ir::PrimFunc& before, const schedule::Schedule& sch,
-                            const std::string& expected, double tol = 1e-5,
-                            const std::map<std::string, int64_t>& dims = {}) {
-  const ir::PrimFunc& got = sch.func();
-  ir::PrimFunc want = parsePrim(expected);
-  EXPECT_TRUE(ir::structuralEqual(got, want, {.compare_traces = false}))
-      << "got:\n"
-      << ir::printFunction(got) << "want:\n"
-      << ir::printFunction(want);
-  expectSameMeaning(before, got, tol, dims);
-  EXPECT_TRUE(ir::structuralEqual(schedule::replayTrace(before, got.trace), got)) << "replay differs";
-  ir::PrimFunc reparsed = parsePrim(ir::printFunction(got));
-  EXPECT_TRUE(ir::structuralEqual(reparsed, got)) << "print/parse differs";
-  EXPECT_TRUE(ir::structuralEqual(schedule::replayTrace(before, reparsed.trace), got))
-      << "replay of the printed trace differs";
-}
-
 }  // namespace mlcc::test

@@ -24,7 +24,7 @@ TEST(ScheduleSplit, DivisibleSplitOfASpatialLoop) {
   auto ij = sch.split(loops[1], {int64_t{4}, std::nullopt});
   ASSERT_EQ(ij.size(), 2u);
   EXPECT_EQ(sch.loopVar(ij[0])->name, "j_0");
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @add(%a: f32[16, 32], %b: f32[16, 32], %c: f32[16, 32]) {
   for %i in 0..16 {
     for %j_0 in 0..4 {
@@ -49,7 +49,7 @@ TEST(ScheduleSplit, ThreeWaySplitOfTheReduction) {
   auto loops = sch.getLoops(sch.getBlock("C"));
   auto k = sch.split(loops[2], {std::nullopt, int64_t{4}, int64_t{2}});
   EXPECT_EQ(sch.loopVar(k[2])->name, "k_2");
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
   for %i in 0..64 {
     for %j in 0..64 {
@@ -97,12 +97,12 @@ prim @rowsum(%x: f32[6, 10], %y: f32[6]) {
   }
 }
 )";
-  expectScheduled(f, sch, expected);
+  expectScheduledAs(f, sch.func(), expected);
 
   // A product larger than the extent without an inferred factor: the same.
   Schedule sch2(f);
   sch2.split(sch2.getLoops(sch2.getBlock("sum"))[1], {int64_t{3}, int64_t{4}});
-  expectScheduled(f, sch2, expected);
+  expectScheduledAs(f, sch2.func(), expected);
 }
 
 TEST(ScheduleSplit, SplittingTwiceKeepsOnePredicate) {
@@ -111,7 +111,7 @@ TEST(ScheduleSplit, SplittingTwiceKeepsOnePredicate) {
   auto loops = sch.getLoops(sch.getBlock("sum"));
   auto k = sch.split(loops[1], {std::nullopt, int64_t{4}});
   sch.split(k[1], {int64_t{2}, int64_t{2}});
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @rowsum(%x: f32[6, 10], %y: f32[6]) {
   for %i in 0..6 {
     for %k_0 in 0..3 {
@@ -155,12 +155,12 @@ prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
   }
 }
 )";
-  for (int64_t n : {1, 4, 5, 11}) expectScheduled(f, sch, expected, 0, {{"n", n}});
+  for (int64_t n : {1, 4, 5, 11}) expectScheduledAs(f, sch.func(), expected, 0, {{"n", n}});
 
   // Inferring the outer factor: the inner one is symbolic.
   Schedule sch2(f);
   sch2.split(sch2.getLoops(sch2.getBlock("relu"))[0], {int64_t{2}, std::nullopt});
-  expectScheduled(f, sch2, R"(
+  expectScheduledAs(f, sch2.func(), R"(
 prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
   for %i_0 in 0..2 {
     for %i_1 in 0..(n + 1) / 2 {
@@ -176,7 +176,7 @@ prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
   }
 }
 )",
-                  0, {{"n", 7}});
+                    0, {{"n", 7}});
 
   // A single inferred factor needs no predicate.
   Schedule sch3(f);
@@ -295,7 +295,7 @@ TEST(ScheduleFuse, TwoSpatialLoops) {
   auto loops = sch.getLoops(sch.getBlock("add"));
   LoopRV fused = sch.fuse(loops);
   EXPECT_EQ(sch.loopVar(fused)->name, "i_j_fused");
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @add(%a: f32[16, 32], %b: f32[16, 32], %c: f32[16, 32]) {
   for %f in 0..512 {
     block "add" (%vi = spatial(16, %f / 32), %vj = spatial(32, %f % 32)) {
@@ -313,7 +313,7 @@ TEST(ScheduleFuse, ThreeLoopsWithTheReduction) {
   ir::PrimFunc f = parsePrim(kMatmul);
   Schedule sch(f);
   sch.fuse(sch.getLoops(sch.getBlock("C")));
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
   for %f in 0..262144 {
     block "C" (%vi = spatial(64, %f / 4096), %vj = spatial(64, %f / 64 % 64), %vk = reduce(64, %f % 64)) {
@@ -333,7 +333,7 @@ TEST(ScheduleFuse, SymbolicExtentAndSplitBack) {
   ir::PrimFunc f = parsePrim(kSymbolic);
   Schedule sch(f);
   LoopRV fused = sch.fuse(sch.getLoops(sch.getBlock("relu")));
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
   for %f in 0..n * 8 {
     block "relu" (%vi = spatial(n, %f / 8), %vj = spatial(8, %f % 8)) {
@@ -344,7 +344,7 @@ prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
   }
 }
 )",
-                  0, {{"n", 3}});
+                    0, {{"n", 3}});
   // The usual GPU fallback: fuse, then split by the thread count.
   auto bt = sch.split(fused, {std::nullopt, int64_t{32}});
   expectSameMeaning(f, sch.func(), 0, {{"n", 7}});
@@ -359,7 +359,7 @@ TEST(ScheduleFuse, FusingASplitBack) {
   auto parts = sch.split(loops[1], {int64_t{4}, int64_t{8}});
   LoopRV j = sch.fuse(parts);
   EXPECT_EQ(sch.loopVar(j)->name, "j_0_j_1_fused");
-  expectScheduled(f, sch, kAdd);
+  expectScheduledAs(f, sch.func(), kAdd);
 }
 
 TEST(ScheduleFuse, SingleLoopIsUnchanged) {
@@ -368,7 +368,7 @@ TEST(ScheduleFuse, SingleLoopIsUnchanged) {
   auto loops = sch.getLoops(sch.getBlock("add"));
   LoopRV l = sch.fuse({loops[1]});
   EXPECT_EQ(sch.loopVar(l), sch.loopVar(loops[1]));
-  expectScheduled(f, sch, kAdd);
+  expectScheduledAs(f, sch.func(), kAdd);
 }
 
 TEST(ScheduleFuse, Errors) {
@@ -414,7 +414,7 @@ TEST(ScheduleLoopKind, ParallelVectorizeUnroll) {
   sch.parallel(loops[0]);
   sch.vectorize(loops[1]);
   sch.unroll(loops[2]);
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
   for %i in 0..64 parallel {
     for %j in 0..64 vectorized {
@@ -444,7 +444,7 @@ TEST(ScheduleLoopKind, BindAFusedSplitLoop) {
   auto bt = sch.split(fused, {std::nullopt, int64_t{32}});
   sch.bind(bt[0], "blockIdx.x");
   sch.bind(bt[1], "threadIdx.x");
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
   for %b in 0..(n * 8 + 31) / 32 thread_binding(blockIdx.x) {
     for %t in 0..32 thread_binding(threadIdx.x) {
@@ -458,7 +458,7 @@ prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
   }
 }
 )",
-                  0, {{"n", 5}});
+                    0, {{"n", 5}});
   EXPECT_NE(ir::printTrace(sch.func().trace).find("bind(%l5, \"threadIdx.x\")"), std::string::npos);
 }
 
@@ -557,7 +557,7 @@ TEST(ScheduleReorder, SwapsTheOuterAndInnerLoop) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.reorder({loops[2], loops[0]});
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
   for %k in 0..64 {
     for %j in 0..64 {
@@ -588,7 +588,7 @@ TEST(ScheduleReorder, TilesAMatmul) {
   sch.reorder({i[0], j[0], k[0], i[1], k[1], j[1]});
   sch.parallel(i[0]);
   sch.vectorize(j[1]);
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
   for %i_0 in 0..8 parallel {
     for %j_0 in 0..4 {
@@ -745,7 +745,7 @@ TEST(ScheduleAnnotate, LoopsAndBlocks) {
   sch.annotate(b, "meta_schedule.tiling_structure", "SSRSRS");
   sch.annotate(b, "note", ir::AttrValue::ints({1, 2}));
   sch.unannotate(b, "note");
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @add(%a: f32[16, 32], %b: f32[16, 32], %c: f32[16, 32]) {
   for %i in 0..16 attrs(pragma_auto_unroll_max_step = 16, pragma_unroll_explicit = true) {
     for %j in 0..32 {
@@ -858,7 +858,7 @@ TEST(ScheduleLoops, SoftmaxRows) {
   auto j = sch.getLoops(sch.getBlock("normalize"));
   auto jj = sch.split(j[1], {std::nullopt, int64_t{8}});
   sch.vectorize(jj[1]);
-  expectScheduled(f, sch, R"(
+  expectScheduledAs(f, sch.func(), R"(
 prim @softmax(%x: f32[n, 10], %y: f32[n, 10]) {
   alloc_buffer %maxv: f32[n]
   alloc_buffer %sum: f32[n]
@@ -899,7 +899,7 @@ prim @softmax(%x: f32[n, 10], %y: f32[n, 10]) {
   }
 }
 )",
-                  1e-5, {{"n", 6}});
+                    1e-5, {{"n", 6}});
   // The row loop holds three sibling loops: no fuse or reorder through it.
   expectScheduleError([&] { sch.fuse({rows[0], k[0]}); }, "the body of loop %i is not exactly loop %k_0");
   expectScheduleError(
