@@ -27,6 +27,7 @@
 
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/builder.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/substitute.h"
 #include "state.h"
@@ -258,36 +259,12 @@ class AccessRewriter {
   }
 
   PrimExpr expr(const PrimExpr& e, const Analyzer& az) {
-    if (!e) return e;
-    switch (e->kind) {
-      case ExprKind::IntImm:
-      case ExprKind::FloatImm:
-      case ExprKind::Var: return e;
-      case ExprKind::Binary: {
-        const auto* n = e->as<BinaryNode>();
-        return makeBinary(n->op, expr(n->a, az), expr(n->b, az));
-      }
-      case ExprKind::Unary: return makeUnary(e->as<UnaryNode>()->op, expr(e->as<UnaryNode>()->a, az));
-      case ExprKind::Select: {
-        const auto* n = e->as<SelectNode>();
-        return makeSelect(expr(n->cond, az), expr(n->true_value, az), expr(n->false_value, az));
-      }
-      case ExprKind::Cast: return makeCast(e->dtype, expr(e->as<CastNode>()->value, az));
-      case ExprKind::Load: {
-        const auto* n = e->as<LoadNode>();
-        std::vector<PrimExpr> idx;
-        for (const auto& i : n->indices) idx.push_back(expr(i, az));
-        if (n->buffer == old_) return makeLoad(new_, map_.apply(idx, az));
-        return makeLoad(n->buffer, idx);
-      }
-      case ExprKind::Call: {
-        const auto* n = e->as<CallNode>();
-        std::vector<PrimExpr> a;
-        for (const auto& x : n->args) a.push_back(expr(x, az));
-        return makeCall(n->name, std::move(a));
-      }
+    if (const auto* n = e ? e->as<LoadNode>() : nullptr; n && n->buffer == old_) {
+      std::vector<PrimExpr> idx;
+      for (const auto& i : n->indices) idx.push_back(expr(i, az));
+      return makeLoad(new_, map_.apply(idx, az));
     }
-    return e;
+    return mapChildren(e, [&](const PrimExpr& x) { return expr(x, az); });
   }
 
  private:

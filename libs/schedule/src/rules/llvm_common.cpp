@@ -190,8 +190,6 @@ std::vector<std::string> inlineInjectiveBlocks(Schedule& sch, const std::vector<
   return inlined;
 }
 
-namespace {
-
 int64_t productOrUnknown(Schedule& sch, const std::vector<LoopRV>& loops) {
   int64_t p = 1;
   for (const auto& l : loops) {
@@ -201,8 +199,6 @@ int64_t productOrUnknown(Schedule& sch, const std::vector<LoopRV>& loops) {
   }
   return p;
 }
-
-}  // namespace
 
 std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>& loops, int64_t work) {
   if (loops.empty()) return std::nullopt;

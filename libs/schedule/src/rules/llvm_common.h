@@ -61,6 +61,8 @@ std::string blockName(Schedule& sch, const BlockRV& b);
 const ir::ForNode& loopNode(Schedule& sch, const LoopRV& l);
 // The loop's constant extent, or nullopt when symbolic.
 std::optional<int64_t> constExtent(Schedule& sch, const LoopRV& l);
+// The product of the loops' constant extents; -1 when one is not constant.
+int64_t productOrUnknown(Schedule& sch, const std::vector<LoopRV>& loops);
 
 // The blocks of a function in program order (pre-order), with their class.
 struct Stage {

@@ -67,16 +67,6 @@ std::vector<const LoadNode*> loadsOf(const BlockNode& b) {
   return out;
 }
 
-int64_t productOrUnknown(Schedule& sch, const std::vector<LoopRV>& loops) {
-  int64_t p = 1;
-  for (const auto& l : loops) {
-    auto e = constExtent(sch, l);
-    if (!e) return -1;
-    p *= *e;
-  }
-  return p;
-}
-
 void decomposeAndVectorizeInit(Schedule& sch, const BlockRV& block) {
   if (auto init = decomposeReduction(sch, block)) vectorizeInnermost(sch, *init);
 }
