@@ -329,4 +329,11 @@ bool bindRemainingBlocks(Schedule& sch, const Target& t) {
   return true;
 }
 
+bool scheduleReductionAndRest(Schedule& sch, const std::string& block, const Target& t) {
+  auto outputs = extentOfRole(sch.func(), block, LoopRole::Spatial);
+  auto reduced = extentOfRole(sch.func(), block, LoopRole::Reduce);
+  if (!scheduleReduction(sch, block, t, splitThreadsFor(outputs, reduced))) return false;
+  return bindRemainingBlocks(sch, t);
+}
+
 }  // namespace mlcc::schedule::gpu

@@ -145,4 +145,9 @@ int64_t splitThreadsFor(std::optional<int64_t> outputs, std::optional<int64_t> r
 // bindBlockFallback. False when one cannot be bound.
 bool bindRemainingBlocks(Schedule& sch, const Target& t);
 
+// The GEMV and Reduction rules' common end: scheduleReduction of `block`,
+// split over threads as splitThreadsFor says for its extents, then
+// bindRemainingBlocks.
+bool scheduleReductionAndRest(Schedule& sch, const std::string& block, const Target& t);
+
 }  // namespace mlcc::schedule::gpu

@@ -18,11 +18,7 @@ bool applyCudaGemv(Schedule& sch, const Target& target) {
   auto anchors = gpu::nonInjectiveBlocks(sch.func());
   if (anchors.size() != 1 || analyzeBlock(*anchors[0]).kind != BlockKind::Gemv) return false;
   std::string name = anchors[0]->name;
-  auto outputs = gpu::extentOfRole(sch.func(), name, gpu::LoopRole::Spatial);
-  auto reduced = gpu::extentOfRole(sch.func(), name, gpu::LoopRole::Reduce);
-  int64_t split = gpu::splitThreadsFor(outputs, reduced);
-  if (!gpu::scheduleReduction(sch, name, target, split)) return false;
-  return gpu::bindRemainingBlocks(sch, target);
+  return gpu::scheduleReductionAndRest(sch, name, target);
 }
 
 }  // namespace mlcc::schedule

@@ -19,11 +19,7 @@ bool applyCudaReduction(Schedule& sch, const Target& target) {
   BlockInfo info = analyzeBlock(*anchor);
   if (info.kind == BlockKind::Opaque || info.kind == BlockKind::Injective) return false;
   std::string name = anchor->name;
-  auto outputs = gpu::extentOfRole(sch.func(), name, gpu::LoopRole::Spatial);
-  auto reduced = gpu::extentOfRole(sch.func(), name, gpu::LoopRole::Reduce);
-  int64_t split = gpu::splitThreadsFor(outputs, reduced);
-  if (!gpu::scheduleReduction(sch, name, target, split)) return false;
-  return gpu::bindRemainingBlocks(sch, target);
+  return gpu::scheduleReductionAndRest(sch, name, target);
 }
 
 }  // namespace mlcc::schedule
