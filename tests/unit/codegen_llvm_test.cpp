@@ -3,13 +3,16 @@
 // every parameter compared afterwards. Loops of every kind (vectorized with
 // a tail, parallel and nested parallel), predicates, reductions with init,
 // scheduled matmuls, every math intrinsic against libm, integer floor
-// division/modulo of negatives, casts, f16/bf16, allocations, and the
-// legalized, default-scheduled prim funcs of a small conv net.
+// division/modulo of negatives, casts, f16/bf16, allocations, the
+// legalized, default-scheduled prim funcs of a small conv net, and symbolic
+// shapes (a symbolic batch through elementwise, dense, softmax and conv
+// kernels, for several batch sizes).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <random>
 
 #include "mlcc/codegen/llvm.h"
@@ -31,12 +34,17 @@ using mlcc::test::parsePrim;
 namespace {
 
 using Filler = std::function<void(size_t param, ir::Tensor& t)>;
+// Values of symbolic dimensions by name.
+using Dims = std::map<std::string, int64_t>;
 
-std::vector<int64_t> shapeOf(const ir::Buffer& b) {
+std::vector<int64_t> shapeOf(const ir::Buffer& b, const Dims& dims = {}) {
   std::vector<int64_t> s;
   for (const auto& d : b->shape) {
     int64_t v = 0;
-    EXPECT_TRUE(ir::asConstInt(d, &v));
+    if (auto* var = d->as<ir::VarNode>(); var && dims.count(var->name))
+      v = dims.at(var->name);
+    else
+      EXPECT_TRUE(ir::asConstInt(d, &v)) << "%" << b->name << ": dimension " << ir::printExpr(d);
     s.push_back(v);
   }
   return s;
@@ -48,11 +56,11 @@ struct Runs {
   std::string llvm_ir;  // the optimized kernel
 };
 
-Runs runBoth(const ir::PrimFunc& f, const Filler& fill = {}, uint64_t seed = 3,
-             const codegen::LLVMOptions& opts = {}) {
+Runs runBoth(const ir::PrimFunc& f, const codegen::JitKernel& k, const Filler& fill, uint64_t seed,
+             const Dims& dims = {}) {
   Runs r;
   for (size_t i = 0; i < f.params.size(); ++i) {
-    ir::Tensor t = interp::randomTensor(f.params[i]->dtype, shapeOf(f.params[i]), seed + i);
+    ir::Tensor t = interp::randomTensor(f.params[i]->dtype, shapeOf(f.params[i], dims), seed + i);
     if (fill) fill(i, t);
     r.compiled.push_back(t.clone());
     r.interpreted.push_back(std::move(t));
@@ -64,12 +72,18 @@ Runs runBoth(const ir::PrimFunc& f, const Filler& fill = {}, uint64_t seed = 3,
   for (auto& t : r.interpreted) ptrs.push_back(&t);
   in.runPrim(f.name, ptrs);
 
-  codegen::JitKernel k = codegen::JitKernel::compile(f, opts);
   std::vector<void*> args;
   for (auto& t : r.compiled) args.push_back(t.mutableBytes());
-  k.run(args);
+  std::vector<int64_t> values;
+  for (const std::string& name : k.dimNames()) values.push_back(dims.at(name));
+  k.run(args, values);
   r.llvm_ir = k.llvmIR();
   return r;
+}
+
+Runs runBoth(const ir::PrimFunc& f, const Filler& fill = {}, uint64_t seed = 3,
+             const codegen::LLVMOptions& opts = {}) {
+  return runBoth(f, codegen::JitKernel::compile(f, opts), fill, seed);
 }
 
 // |interpreted - compiled| <= tol * (1 + |interpreted|), NaN == NaN.
@@ -661,17 +675,46 @@ prim @s(%A: f32[n], %B: f32[n]) {
   }
 }
 )");
-  expectError([&] { codegen::JitKernel::compile(sym); }, "symbolic shapes are not supported by codegen yet");
+  codegen::JitKernel ks = codegen::JitKernel::compile(sym);
+  EXPECT_EQ(ks.dimNames(), std::vector<std::string>{"n"});
+  std::vector<float> a(4), b(4);
+  expectError([&] { ks.run({a.data(), b.data()}); }, "expects 1 symbolic dimension values, got 0");
+  expectError([&] { ks.run({a.data(), b.data()}, {-1}); }, "symbolic dimension 'n' is -1");
   ir::PrimFunc f = parsePrim(kElementwise);
   codegen::JitKernel k = codegen::JitKernel::compile(f);
   expectError([&] { k.run({nullptr}); }, "expects 3 arguments");
+  expectError([&] { k.run({nullptr, nullptr, nullptr}, {4}); }, "expects 0 symbolic dimension values, got 1");
 }
+
+namespace {
+
+// A graph module fused, legalized and (when `scheduled`) scheduled by the
+// default CPU rules.
+ir::Module lowered(const std::string& text, bool scheduled = true) {
+  ops::installIrHooks();
+  ir::Module m = ir::parseModule(text, "net.ir");
+  ir::verifyModule(m);
+  transform::PassContext pctx;
+  pctx.verify_each = true;
+  transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), pctx);
+  if (scheduled) schedule::applyDefaultRules(m, schedule::Target::parse("llvm"));
+  ir::verifyModule(m);
+  return m;
+}
+
+std::vector<const ir::PrimFunc*> primFuncs(const ir::Module& m) {
+  std::vector<const ir::PrimFunc*> r;
+  for (const auto& fn : m.functions)
+    if (const auto* p = std::get_if<ir::PrimFunc>(&fn)) r.push_back(p);
+  return r;
+}
+
+}  // namespace
 
 // A small conv net, legalized and scheduled by the default CPU rules: every
 // prim func compiled matches the interpreter.
 TEST(CodegenLLVM, DefaultScheduledConvNet) {
-  ops::installIrHooks();
-  ir::Module m = ir::parseModule(R"(mlcc.ir 1
+  ir::Module m = lowered(R"(mlcc.ir 1
 
 graph @main(%x: f32[1, 3, 16, 16], %w1: f32[8, 3, 3, 3], %b1: f32[1, 8, 1, 1], %w2: f32[16, 8, 3, 3], %fc: f32[10, 16]) -> f32[1, 10] {
   dataflow {
@@ -688,23 +731,163 @@ graph @main(%x: f32[1, 3, 16, 16], %w1: f32[8, 3, 3, 3], %b1: f32[1, 8, 1, 1], %
   }
   return %s
 }
-)",
-                                 "net.ir");
-  ir::verifyModule(m);
-  transform::PassContext pctx;
-  pctx.verify_each = true;
-  transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), pctx);
-  schedule::applyDefaultRules(m, schedule::Target::parse("llvm"));
-  ir::verifyModule(m);
+)");
   int prims = 0, parallel_and_vectorized = 0;
-  for (const auto& fn : m.functions)
-    if (const auto* p = std::get_if<ir::PrimFunc>(&fn)) {
-      ++prims;
-      const std::string text = ir::printFunction(*p);
-      if (text.find(" parallel {") != std::string::npos && text.find(" vectorized {") != std::string::npos)
-        ++parallel_and_vectorized;
-      expectCompiledMatches(*p, 1e-4);
-    }
+  for (const ir::PrimFunc* p : primFuncs(m)) {
+    ++prims;
+    const std::string text = ir::printFunction(*p);
+    if (text.find(" parallel {") != std::string::npos && text.find(" vectorized {") != std::string::npos)
+      ++parallel_and_vectorized;
+    expectCompiledMatches(*p, 1e-4);
+  }
   EXPECT_GE(prims, 5);
   EXPECT_GE(parallel_and_vectorized, 3);  // the rules' loops are what got compiled
+}
+
+// ---- symbolic shapes: kernels take their symbolic dimensions as arguments ----
+
+namespace {
+
+// Compiles `f` once and compares it with the interpreter for each batch
+// size n (the other symbolic dimensions as given).
+void expectMatchesForEachN(const ir::PrimFunc& f, double tol, const std::vector<int64_t>& ns = {1, 3, 17, 64},
+                           Dims dims = {}) {
+  SCOPED_TRACE(ir::printFunction(f));
+  try {
+    codegen::JitKernel k = codegen::JitKernel::compile(f);
+    EXPECT_FALSE(k.dimNames().empty());
+    for (int64_t n : ns) {
+      SCOPED_TRACE("n = " + std::to_string(n));
+      dims["n"] = n;
+      expectSame(f, runBoth(f, k, {}, 3 + n, dims), tol);
+    }
+  } catch (const Error& e) {
+    ADD_FAILURE() << e.format();
+  }
+}
+
+// Every prim func of a lowered module, for each n.
+void expectModuleMatchesForEachN(const ir::Module& m, double tol, int min_prims) {
+  int prims = 0;
+  for (const ir::PrimFunc* p : primFuncs(m)) {
+    ++prims;
+    expectMatchesForEachN(*p, tol);
+  }
+  EXPECT_GE(prims, min_prims);
+}
+
+const char* kSymbolicMlp = R"(mlcc.ir 1
+
+graph @main(%x: f32[n, 40], %w: f32[24, 40], %b: f32[24], %w2: f32[24, 10]) -> f32[n, 10] {
+  dataflow {
+    %y: f32[n, 24] = dense(%x, %w)
+    %a: f32[n, 24] = add(%y, %b)
+    %r: f32[n, 24] = relu(%a)
+    %z: f32[n, 10] = matmul(%r, %w2)
+    %s: f32[n, 10] = softmax(%z, axis = 1)
+  }
+  return %s
+}
+)";
+
+}  // namespace
+
+TEST(CodegenSymbolic, ElementwiseWithVectorTail) {
+  ir::PrimFunc f = parsePrim(R"(
+prim @ew(%A: f32[n, 33], %B: f32[33], %C: f32[n, 33]) {
+  for %i in 0..n {
+    for %j in 0..33 {
+      block "C" (%vi = spatial(n, %i), %vj = spatial(33, %j)) {
+        reads(%A[%vi, %vj], %B[%vj])
+        writes(%C[%vi, %vj])
+        %C[%vi, %vj] = max(%A[%vi, %vj] * %B[%vj] - 0.5, 0.0) / (1.0 + min(%A[%vi, %vj], %B[%vj]))
+      }
+    }
+  }
+}
+)");
+  expectMatchesForEachN(f, 1e-5, {0, 1, 3, 17, 64});
+  // The rows fused with the columns, split by 16 (a `where` predicate on the
+  // symbolic extent n * 33), the outer part parallel, the inner vectorized.
+  schedule::Schedule sch(f);
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  auto fused = sch.fuse({loops[0], loops[1]});
+  auto parts = sch.split(fused, {std::nullopt, int64_t{16}});
+  sch.parallel(parts[0]);
+  sch.vectorize(parts[1]);
+  expectMatchesForEachN(sch.func(), 1e-5);
+  const std::string ir = codegen::JitKernel::compile(sch.func()).llvmIR();
+  EXPECT_TRUE(hasVectorCode(ir)) << ir;
+  EXPECT_NE(ir.find("mlcc_rt_parallel_for"), std::string::npos);
+}
+
+// Symbolic dimensions that are not the first: a vectorized loop over m.
+TEST(CodegenSymbolic, SeveralSymbolicDimensions) {
+  ir::PrimFunc f = parsePrim(R"(
+prim @outer(%A: f32[n], %B: f32[m], %C: f32[n, m]) {
+  for %i in 0..n parallel {
+    for %j in 0..m vectorized {
+      block "C" (%vi = spatial(n, %i), %vj = spatial(m, %j)) {
+        reads(%A[%vi], %B[%vj])
+        writes(%C[%vi, %vj])
+        %C[%vi, %vj] = exp(%A[%vi]) * %B[%vj] + 1.0
+      }
+    }
+  }
+}
+)");
+  EXPECT_EQ(codegen::JitKernel::compile(f).dimNames(), (std::vector<std::string>{"n", "m"}));
+  for (int64_t m : {1, 7, 16, 45}) {
+    SCOPED_TRACE("m = " + std::to_string(m));
+    expectMatchesForEachN(f, 4e-7, {1, 3, 17}, {{"m", m}});
+  }
+}
+
+// Dense + bias + relu with a symbolic batch, then matmul and softmax, as the
+// default rules schedule them.
+TEST(CodegenSymbolic, DefaultScheduledMlp) { expectModuleMatchesForEachN(lowered(kSymbolicMlp), 1e-5, 3); }
+
+// The dense + bias + relu tiled by hand with tiles that do not divide n
+// (nor 24): predicates on the symbolic extent, a vectorized loop with a
+// tail, a parallel loop over ceil(n / 4) tiles, a function-level
+// intermediate of symbolic shape.
+TEST(CodegenSymbolic, DenseTiledByNonDivisibleFactors) {
+  ir::Module m = lowered(kSymbolicMlp, false);
+  const ir::PrimFunc* dense = nullptr;
+  for (const ir::PrimFunc* p : primFuncs(m))
+    if (p->name.find("dense") != std::string::npos) dense = p;
+  ASSERT_TRUE(dense);
+  schedule::Schedule sch(*dense);
+  schedule::BlockRV c = sch.getBlock("dense");
+  auto loops = sch.getLoops(c);
+  ASSERT_EQ(loops.size(), 3u);
+  auto i = sch.split(loops[0], {std::nullopt, int64_t{4}});
+  auto j = sch.split(loops[1], {std::nullopt, int64_t{16}});
+  sch.reorder({i[0], j[0], loops[2], i[1], j[1]});
+  sch.parallel(i[0]);
+  sch.vectorize(j[1]);
+  sch.decomposeReduction(c, loops[2]);
+  const std::string text = ir::printFunction(sch.func());
+  EXPECT_NE(text.find("where"), std::string::npos) << text;
+  expectMatchesForEachN(sch.func(), 1e-5, {1, 3, 5, 17, 64});
+}
+
+TEST(CodegenSymbolic, DefaultScheduledConvAndReductions) {
+  ir::Module m = lowered(R"(mlcc.ir 1
+
+graph @main(%x: f32[n, 3, 10, 10], %w1: f32[8, 3, 3, 3], %b1: f32[1, 8, 1, 1], %fc: f32[5, 8]) -> f32[n, 5] {
+  dataflow {
+    %c1: f32[n, 8, 10, 10] = conv2d(%x, %w1, padding = [1, 1, 1, 1])
+    %a1: f32[n, 8, 10, 10] = add(%c1, %b1)
+    %r1: f32[n, 8, 10, 10] = relu(%a1)
+    %p1: f32[n, 8, 5, 5] = max_pool2d(%r1, pool_size = [2, 2], strides = [2, 2])
+    %g: f32[n, 8, 1, 1] = global_avg_pool2d(%p1)
+    %f: f32[n, 8] = reshape(%g, shape = [n, 8])
+    %y: f32[n, 5] = dense(%f, %fc)
+    %s: f32[n, 5] = softmax(%y, axis = 1)
+  }
+  return %s
+}
+)");
+  expectModuleMatchesForEachN(m, 1e-4, 4);
 }

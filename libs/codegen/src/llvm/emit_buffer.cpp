@@ -3,7 +3,8 @@
 // parameters never overlap each other or the allocations), and storage for
 // function allocs and block alloc_buffers: up to 64 KiB on the stack, else
 // scratch buffers passed by the caller (function allocs, see KernelInfo) or
-// calloc'd memory (block alloc_buffers, or without KernelInfo).
+// calloc'd memory (block alloc_buffers, or without KernelInfo, or a symbolic
+// shape). Dimensions are constants or the kernel's symbolic dimensions.
 //
 // Alignment: only the natural alignment of the element type is assumed
 // (parameters come from the caller, which need not align them).
@@ -55,19 +56,6 @@ llvm::Type* memType(llvm::LLVMContext& c, ir::DType t) {
 
 }  // namespace
 
-std::vector<int64_t> KernelEmitter::staticShape(const ir::Buffer& buf) const {
-  std::vector<int64_t> shape;
-  for (const auto& d : buf->shape) {
-    int64_t v;
-    if (!ir::asConstInt(d, &v))
-      fail(
-          "buffer %" + buf->name +
-          " has a symbolic shape: symbolic shapes are not supported by codegen yet: import with --shape n=1");
-    shape.push_back(v);
-  }
-  return shape;
-}
-
 void KernelEmitter::collectBuffers() {
   for (const auto& p : func.params) all_buffers_.push_back(p.get());
   for (const auto& a : func.allocs) all_buffers_.push_back(a.get());
@@ -92,15 +80,15 @@ namespace {
 llvm::Value* elementAddress(KernelEmitter& e, const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices,
                             const BufferBinding& bb) {
   if (!bb.base) e.fail("buffer %" + buf->name + " is used outside of its block");
-  if (indices.size() != bb.shape.size()) e.fail("wrong number of indices for buffer %" + buf->name);
+  if (indices.size() != buf->shape.size()) e.fail("wrong number of indices for buffer %" + buf->name);
   llvm::Type* i64 = e.b.getInt64Ty();
   llvm::Value* off = nullptr;
   for (size_t d = 0; d < indices.size(); ++d) {
     llvm::Value* i = e.expr(indices[d]);
     if (i->getType() != i64) i = e.b.CreateSExt(i, i64);
-    off = off ? e.b.CreateAdd(e.b.CreateMul(off, e.b.getInt64(bb.shape[d]), "", false, true), i, "", false,
-                              true)
-              : i;
+    // A constant dimension, or one of the symbolic dimensions (kernel arguments).
+    llvm::Value* dim = e.cast(e.expr(buf->shape[d]), buf->shape[d]->dtype, ir::DType::i64);
+    off = off ? e.b.CreateAdd(e.b.CreateMul(off, dim, "", false, true), i, "", false, true) : i;
   }
   if (!off) off = e.b.getInt64(0);
   return e.b.CreateInBoundsGEP(memType(e.ctx, buf->dtype), bb.base, off);
@@ -141,12 +129,17 @@ void KernelEmitter::store(const ir::Buffer& buf, const std::vector<ir::PrimExpr>
 
 void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level) {
   BufferBinding& bb = buffers[buf.get()];
-  bb.shape = staticShape(buf);
   uint64_t n = 1;
-  for (int64_t d : bb.shape) n *= static_cast<uint64_t>(d);
+  bool is_static = true;
+  for (const auto& d : buf->shape) {
+    int64_t v;
+    if (ir::asConstInt(d, &v))
+      n *= static_cast<uint64_t>(v);
+    else
+      is_static = false;  // its size is known when the kernel runs
+  }
   const uint64_t bytes = n * ir::dtypeBytes(buf->dtype);
-  llvm::Type* i64 = b.getInt64Ty();
-  if (bytes <= kMaxStackBytes) {
+  if (is_static && bytes <= kMaxStackBytes) {
     llvm::IRBuilder<> eb(entry, entry->getFirstInsertionPt());
     auto* a = eb.CreateAlloca(b.getInt8Ty(), eb.getInt64(bytes == 0 ? 1 : bytes), buf->name);
     a->setAlignment(llvm::Align(64));
@@ -154,8 +147,8 @@ void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& t
     bb.base = a;
     return;
   }
-  if (function_level && info) {
-    const size_t slot = func.params.size() + info->scratch_bytes.size();
+  if (is_static && function_level && info) {
+    const size_t slot = func.params.size() + dims.size() + info->scratch_bytes.size();
     info->scratch_bytes.push_back(bytes);
     auto* p = b.CreateAlignedLoad(b.getPtrTy(), b.CreateConstInBoundsGEP1_64(b.getPtrTy(), args, slot),
                                   llvm::Align(8), buf->name);
@@ -166,8 +159,12 @@ void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& t
     bb.base = p;
     return;
   }
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Value* count = b.getInt64(1);
+  for (const auto& d : buf->shape)
+    count = b.CreateMul(count, cast(expr(d), d->dtype, ir::DType::i64), "", false, true);
   llvm::FunctionCallee calloc = mod.getOrInsertFunction("calloc", b.getPtrTy(), i64, i64);
-  llvm::Value* p = b.CreateCall(calloc, {b.getInt64(n), b.getInt64(ir::dtypeBytes(buf->dtype))}, buf->name);
+  llvm::Value* p = b.CreateCall(calloc, {count, b.getInt64(ir::dtypeBytes(buf->dtype))}, buf->name);
   bb.base = p;
   to_free.push_back(p);
 }

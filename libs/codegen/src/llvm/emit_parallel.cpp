@@ -2,8 +2,9 @@
 //   internal void @sym.parN(ptr %closure, i64 %begin, i64 %end)
 // that runs the iterations [begin, end), and the loop becomes
 //   call @mlcc_rt_parallel_for(ctx, extent, @sym.parN, %closure)
-// where the closure (on the caller's stack) holds the variables and buffer
-// pointers the body uses from outside, and the runtime context. Nested parallel loops are
+// where the closure (on the caller's stack) holds the variables (symbolic
+// dimensions included) and buffer pointers the body uses from outside, and
+// the runtime context. Nested parallel loops are
 // outlined the same way (the runtime runs nested calls serially).
 #include <algorithm>
 
@@ -24,7 +25,9 @@ struct Uses {
     if (std::find(vars.begin(), vars.end(), v) == vars.end()) vars.push_back(v);
   }
   void buffer(const ir::BufferNode* b) {
-    if (std::find(buffers.begin(), buffers.end(), b) == buffers.end()) buffers.push_back(b);
+    if (std::find(buffers.begin(), buffers.end(), b) != buffers.end()) return;
+    buffers.push_back(b);
+    for (const auto& d : b->shape) expr(d);  // its symbolic dimensions index it
   }
   void expr(const ir::PrimExpr& e) {
     if (!e) return;
@@ -76,6 +79,8 @@ struct Uses {
         auto* blk = s->as<ir::BlockNode>();
         for (const auto& iv : blk->iter_vars) expr(iv.binding);
         expr(blk->predicate);
+        for (const auto& a : blk->alloc_buffers)
+          for (const auto& d : a->shape) expr(d);
         stmt(blk->init);
         stmt(blk->body);
         break;

@@ -23,8 +23,7 @@
 namespace mlcc::codegen {
 
 struct BufferBinding {
-  llvm::Value* base = nullptr;      // the first element
-  std::vector<int64_t> shape;       // static
+  llvm::Value* base = nullptr;      // the first element (its shape: the buffer's, through expr())
   llvm::MDNode* scope = nullptr;    // !alias.scope: this buffer
   llvm::MDNode* noalias = nullptr;  // !noalias: every other buffer of the kernel
 };
@@ -62,7 +61,7 @@ class KernelEmitter {
   // Storage for a function alloc or block alloc_buffer, zeroed: an alloca
   // in the entry block when small, else the next scratch buffer of args
   // (function allocs when info is set), else calloc'd (to be freed through
-  // freeAll). Binds buf.
+  // freeAll); a symbolic shape is always calloc'd. Binds buf.
   void allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level = false);
   void freeAll(const std::vector<llvm::Value*>& to_free);
 
@@ -79,7 +78,6 @@ class KernelEmitter {
   void parallelLoop(const ir::ForNode& f);
 
   [[noreturn]] void fail(const std::string& message) const;
-  std::vector<int64_t> staticShape(const ir::Buffer& buf) const;
 
   llvm::Module& mod;
   llvm::LLVMContext& ctx;
@@ -88,11 +86,12 @@ class KernelEmitter {
   std::string symbol;
   std::string block_name;  // the innermost block being emitted, for errors
 
-  llvm::Function* fn = nullptr;       // the function being emitted into
-  llvm::Value* rt_ctx = nullptr;      // the runtime context argument
-  llvm::Value* args = nullptr;        // the kernel's argument array
-  KernelInfo* info = nullptr;         // scratch buffers come from args when set
-  llvm::BasicBlock* entry = nullptr;  // where allocas go
+  llvm::Function* fn = nullptr;          // the function being emitted into
+  llvm::Value* rt_ctx = nullptr;         // the runtime context argument
+  llvm::Value* args = nullptr;           // the kernel's argument array
+  std::vector<const ir::VarNode*> dims;  // its symbolic dimensions (kernelDims), after the parameters
+  KernelInfo* info = nullptr;            // scratch buffers come from args when set
+  llvm::BasicBlock* entry = nullptr;     // where allocas go
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars;
   std::unordered_map<const ir::BufferNode*, BufferBinding> buffers;
   int outlined = 0;  // counter for names of outlined parallel bodies

@@ -1,5 +1,6 @@
 // JitKernel: one prim func emitted, optimized (-O pipeline, libmvec) and
-// compiled in memory with ORC LLJIT, for tests and the tuner. Its scratch
+// compiled in memory with ORC LLJIT, for tests and the tuner; runs take the
+// values of its symbolic dimensions after the parameters. Its scratch
 // buffers (large function allocations) are allocated once per JitKernel;
 // runs of one JitKernel are serialized. Kernels find
 // libm/libc in the process, libmvec loaded from glibc, and the JIT's own
@@ -28,6 +29,7 @@ struct JitKernel::Impl {
   std::string ir;
   std::string name;
   size_t num_params = 0;
+  std::vector<std::string> dim_names;
   int num_threads = 1;
 };
 
@@ -48,6 +50,7 @@ JitKernel JitKernel::compile(const ir::PrimFunc& f, const LLVMOptions& opts) {
   auto impl = std::make_unique<Impl>();
   impl->name = f.name;
   impl->num_params = f.params.size();
+  for (const ir::VarNode* v : kernelDims(f)) impl->dim_names.push_back(v->name);
   impl->num_threads =
       opts.num_threads > 0 ? opts.num_threads : std::max(1u, std::thread::hardware_concurrency());
 
@@ -103,12 +106,20 @@ JitKernel::~JitKernel() = default;
 JitKernel::JitKernel(JitKernel&&) noexcept = default;
 JitKernel& JitKernel::operator=(JitKernel&&) noexcept = default;
 
-void JitKernel::run(const std::vector<void*>& args) const {
+void JitKernel::run(const std::vector<void*>& args, const std::vector<int64_t>& dims) const {
   if (args.size() != impl_->num_params)
     throw Error("prim func @" + impl_->name + " expects " + std::to_string(impl_->num_params) +
                 " arguments, got " + std::to_string(args.size()));
+  if (dims.size() != impl_->dim_names.size())
+    throw Error("prim func @" + impl_->name + " expects " + std::to_string(impl_->dim_names.size()) +
+                " symbolic dimension values, got " + std::to_string(dims.size()));
+  for (size_t k = 0; k < dims.size(); ++k)
+    if (dims[k] < 0)
+      throw Error("prim func @" + impl_->name + ": symbolic dimension '" + impl_->dim_names[k] + "' is " +
+                  std::to_string(dims[k]));
   std::lock_guard<std::mutex> lock(impl_->run_mutex);
   std::vector<void*> all = args;
+  for (int64_t d : dims) all.push_back(reinterpret_cast<void*>(static_cast<intptr_t>(d)));
   for (const auto& s : impl_->scratch) all.push_back(s.get());
   JitContext ctx;
   ctx.num_threads = impl_->num_threads;
@@ -117,5 +128,6 @@ void JitKernel::run(const std::vector<void*>& args) const {
 }
 
 const std::string& JitKernel::llvmIR() const { return impl_->ir; }
+const std::vector<std::string>& JitKernel::dimNames() const { return impl_->dim_names; }
 
 }  // namespace mlcc::codegen

@@ -1,5 +1,6 @@
 // One prim func as an LLVM kernel `void @sym(ptr noalias %args, ptr %ctx)`:
-// parameters (and scratch buffers, see KernelInfo) are loaded from args,
+// parameters, symbolic dimensions (kernelDims) and scratch buffers (see
+// KernelInfo) are loaded from args,
 // function allocs are allocated (zeroed) on entry and freed on exit, statements become control flow. Loops
 // run over [0, extent): serial loops plainly, `unrolled` loops with llvm.loop.unroll.full, `vectorized` loops
 // with llvm.loop.vectorize.enable (the loop vectorizer then emits vector code with a scalar tail; small
@@ -9,6 +10,9 @@
 // their alloc_buffers (zeroed per execution) and run `init` when every
 // reduce iteration variable is 0, exactly as the interpreter does.
 #include "llvm/kernel_emitter.h"
+
+#include <algorithm>
+#include <climits>
 
 #include "llvm/emitter.h"
 #include "mlcc/support/diagnostic.h"
@@ -43,11 +47,24 @@ llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_i
   b.SetInsertPoint(entry);
 
   collectBuffers();
+  // Symbolic dimensions: int64 values in the slots after the parameters.
+  dims = kernelDims(func);
+  for (size_t k = 0; k < dims.size(); ++k) {
+    const ir::VarNode* v = dims[k];
+    if (v->dtype != ir::DType::i64) fail("symbolic dimension '" + v->name + "' is not i64");
+    auto* value =
+        b.CreateAlignedLoad(b.getInt64Ty(), b.CreateConstInBoundsGEP1_64(ptr, args, func.params.size() + k),
+                            llvm::Align(8), v->name);
+    // Dimensions are never negative (JitKernel and the entry check them).
+    value->setMetadata(llvm::LLVMContext::MD_range,
+                       llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(b.getInt64(0)),
+                                               llvm::ConstantAsMetadata::get(b.getInt64(INT64_MAX))}));
+    vars[v] = value;
+  }
   for (size_t i = 0; i < func.params.size(); ++i) {
     const ir::Buffer& p = func.params[i];
     BufferBinding& bb = buffers[p.get()];
     if (bb.base) fail("buffer %" + p->name + " is passed twice");
-    bb.shape = staticShape(p);
     auto* base =
         b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, args, i), llvm::Align(8), p->name);
     base->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx, {}));
@@ -219,6 +236,15 @@ void KernelEmitter::block(const ir::BlockNode& blk) {
   }
   for (const auto& iv : blk.iter_vars) vars.erase(iv.var.get());
   block_name = outer_name;
+}
+
+std::vector<const ir::VarNode*> kernelDims(const ir::PrimFunc& f) {
+  std::vector<const ir::VarNode*> dims;
+  for (const auto& p : f.params)
+    for (const auto& d : p->shape)
+      if (auto* v = d->as<ir::VarNode>(); v && std::find(dims.begin(), dims.end(), v) == dims.end())
+        dims.push_back(v);
+  return dims;
 }
 
 llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol,

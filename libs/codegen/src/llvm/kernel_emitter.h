@@ -15,11 +15,13 @@
 
 namespace mlcc::codegen {
 
-// What a kernel needs from its caller besides its parameters.
+// What a kernel needs from its caller besides its parameters and symbolic
+// dimensions.
 struct KernelInfo {
-  // Scratch buffers: the kernel's function-level allocations too large for
-  // the stack, in order; the caller passes one pointer for each after the
-  // parameters (args[num_params + i], 64-byte aligned, scratch_bytes[i]
+  // Scratch buffers: the kernel's function-level allocations of static
+  // shape too large for the stack, in order; the caller passes one pointer
+  // for each after the parameters and the symbolic dimensions
+  // (args[num_params + num_dims + i], 64-byte aligned, scratch_bytes[i]
   // bytes, no need to be zeroed: the kernel zeroes them).
   std::vector<uint64_t> scratch_bytes;
 };
@@ -27,11 +29,13 @@ struct KernelInfo {
 // Emits prim func `f` into `mod` as
 //   void @symbol(ptr noalias %args, ptr %ctx)
 // where args[i] points to parameter i (dense row-major; parameters must not
-// overlap each other) and ctx is passed to the runtime
-// (mlcc_rt_parallel_for). Function-level allocations larger than 64 KiB are
-// scratch buffers in args when `info` is given (see KernelInfo), else
-// calloc'd and freed on each call. Throws mlcc::Error naming the function
-// (and block) for what it cannot compile (e.g. symbolic shapes).
+// overlap each other), args[num_params + k] holds the value of symbolic
+// dimension k of kernelDims(f) as an int64 (>= 0), and ctx is passed to the
+// runtime (mlcc_rt_parallel_for). Function-level allocations of static shape
+// larger than 64 KiB are scratch buffers in args when `info` is given (see
+// KernelInfo), else calloc'd and freed on each call, as are allocations of
+// symbolic shape. Throws mlcc::Error naming the function (and block) for
+// what it cannot compile.
 llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol,
                            KernelInfo* info = nullptr);
 

@@ -11,6 +11,9 @@
 // For tests and the tuner, one prim func can be compiled in memory:
 //   JitKernel k = JitKernel::compile(func, opts);
 //   k.run({a.data(), b.data(), c.data()});  // one pointer per parameter
+// A prim func with symbolic shapes (`%x: f32[n, 784]`) takes the values of
+// its symbolic dimensions (kernelDims) too:
+//   k.run({x.data(), y.data()}, {17});      // n = 17
 #pragma once
 
 #include <cstdint>
@@ -45,9 +48,17 @@ struct CodegenStats {
 };
 
 // Throws mlcc::Error (naming the function/block) for what it cannot compile:
-// symbolic shapes, graph ops that were not legalized, unknown externs.
+// graph ops that were not legalized, unknown externs, symbolic shapes in the
+// graph entry (kernels take symbolic dimensions; the entry does not yet).
 CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
                            const std::string& output_path);
+
+// The symbolic dimensions of a prim func, which its kernel takes as
+// arguments: the variables that are whole dimensions of its parameters'
+// shapes, in order of first appearance (parameter by parameter, dimension
+// by dimension). A kernel's args array holds, after one pointer per
+// parameter, the value of each as an int64 (see abi.h).
+std::vector<const ir::VarNode*> kernelDims(const ir::PrimFunc& f);
 
 class JitKernel {
  public:
@@ -55,7 +66,11 @@ class JitKernel {
   ~JitKernel();
   JitKernel(JitKernel&&) noexcept;
   JitKernel& operator=(JitKernel&&) noexcept;
-  void run(const std::vector<void*>& args) const;
+  // One pointer per parameter (buffers of the shapes the dims give) and one
+  // value (>= 0) per symbolic dimension, in the order of dimNames().
+  void run(const std::vector<void*>& args, const std::vector<int64_t>& dims = {}) const;
+  // The names of the symbolic dimensions (kernelDims), in order.
+  const std::vector<std::string>& dimNames() const;
   // The optimized LLVM IR of the kernel (for tests and inspection).
   const std::string& llvmIR() const;
 

@@ -5,7 +5,12 @@
  * model.o defines one symbol, `mlcc_abi_model_v1`, describing the model;
  * the generated code calls the mlcc_rt_* functions below. Kernels (prim
  * funcs) have the signature
- *     void kernel(void* const* args, mlcc_rt_context* ctx)  // one pointer per parameter buffer
+ *     void kernel(void* const* args, mlcc_rt_context* ctx)
+ * where args holds one pointer per parameter buffer, then the value of each
+ * symbolic dimension of the prim func (`n` of `%x: f32[n, 784]`; those that
+ * are whole dimensions of its parameters, in order of first appearance) as
+ * an int64 >= 0 stored in the slot (`(void*)(intptr_t)n`), then one pointer
+ * per scratch buffer (its static allocations too large for the stack).
  * and the compiled graph entry
  *     int entry(const void* const* inputs, void* const* outputs,
  *               void* workspace, mlcc_rt_context* ctx)
