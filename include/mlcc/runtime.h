@@ -13,6 +13,15 @@
  *   if (mlcc_model_run(m, inputs, outputs) != 0) ...
  *   mlcc_model_free(m);
  *
+ * Symbolic dimensions (a model compiled from IR with `f32[n, 784]`): the
+ * infos show -1 for each dimension not known yet. Set the actual shape of
+ * every input with such dimensions before running (that may allocate; runs
+ * with the same shapes do not); the infos then give the bound shapes,
+ * outputs included:
+ *   int64_t shape[] = {8, 784};
+ *   mlcc_model_set_input_shape(m, 0, 2, shape);
+ *   mlcc_model_output_info(m, 0, &out);          // out.shape = {8, 10}
+ *
  * Functions returning int give 0 on success and -1 on error, with the
  * message in mlcc_last_error() (per thread). A model may be run from one
  * thread at a time; several models may be loaded at once.
@@ -42,7 +51,8 @@ typedef struct {
   const char* name; /* the graph input/output name */
   mlcc_dtype dtype;
   int32_t ndim;
-  const int64_t* shape; /* ndim dimensions; valid while the model is loaded */
+  const int64_t* shape; /* ndim dimensions (-1: symbolic, not set yet); valid until the next
+                           mlcc_model_set_input_shape or the model is freed */
 } mlcc_tensor_info;
 
 typedef struct {
@@ -62,8 +72,16 @@ int mlcc_model_num_outputs(const mlcc_model* m);
 int mlcc_model_input_info(const mlcc_model* m, int index, mlcc_tensor_info* out);
 int mlcc_model_output_info(const mlcc_model* m, int index, mlcc_tensor_info* out);
 
+/* Sets the shape of input `index` (ndim dimensions): its symbolic
+ * dimensions take these values, every other dimension must match. Input
+ * and output infos then show the dimensions it binds. Grows the workspace
+ * when the new shapes need more. For a static model, the shape must be the
+ * input's. */
+int mlcc_model_set_input_shape(mlcc_model* m, int index, int ndim, const int64_t* shape);
+
 /* Runs the model: inputs[i] / outputs[i] point to dense row-major buffers
- * of the sizes the infos give (owned by the caller). No allocation. */
+ * of the sizes the infos give (owned by the caller). No allocation. Fails
+ * while a symbolic dimension is not set. */
 int mlcc_model_run(mlcc_model* m, const void* const* inputs, void* const* outputs);
 
 /* Threads for parallel loops (default: the machine's cores); n >= 1. */

@@ -3,11 +3,13 @@
 // (mlcc-link's linkModel), loaded through the C ABI and compared with the
 // interpreter on random inputs: dense+bias+relu, a small conv net with
 // several intermediates (workspace reuse), aliases, tuples and returned
-// inputs/constants, BLAS-dispatched groups (call_extern). And the errors:
-// unlegalized ops, symbolic shapes, unknown externs, graph calls.
+// inputs/constants, BLAS-dispatched groups (call_extern), models with a
+// symbolic batch run at several sizes. And the errors: unlegalized ops,
+// symbolic shapes in library calls, unknown externs, graph calls.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 #include "mlcc/codegen/llvm.h"
@@ -73,51 +75,73 @@ codegen::CodegenStats compileAndLink(const ir::Module& m, const TempDir& dir, co
   return st;
 }
 
+// Values of symbolic dimensions by name.
+using Dims = std::map<std::string, int64_t>;
+
 // Runs `reference` in the interpreter and `compiled` as a model.so on the same
-// random inputs; expects the same outputs (names, shapes, values).
+// random inputs; expects the same outputs (names, shapes, values). A model
+// with symbolic dimensions runs once for each of `runs` (one model.so, so
+// its workspace grows and is reused).
 void expectSameOutputs(const ir::Module& reference, const ir::Module& compiled, const TempDir& dir,
-                       const std::string& name, codegen::CodegenStats* stats = nullptr) {
+                       const std::string& name, codegen::CodegenStats* stats = nullptr,
+                       const std::vector<Dims>& runs = {Dims{}}) {
   codegen::CodegenStats st = compileAndLink(compiled, dir, name);
   if (stats) *stats = st;
   host::CompiledModel model(dir.file(name + ".so"));
   interp::Interpreter in(reference);
   std::string entry = in.defaultEntry();
-  std::vector<interp::NamedTensor> named;
-  std::vector<ir::Tensor> inputs;
-  uint64_t seed = 7;
-  for (const auto& spec : in.inputs(entry)) {
-    std::vector<int64_t> shape;
-    for (const auto& d : spec.shape) {
-      int64_t v = 0;
-      ASSERT_TRUE(ir::asConstInt(d, &v));
-      shape.push_back(v);
+  for (const Dims& dims : runs) {
+    SCOPED_TRACE(name + ": " + std::to_string(dims.size()) + " symbolic dimensions" +
+                 (dims.empty()
+                      ? ""
+                      : ", first " + dims.begin()->first + " = " + std::to_string(dims.begin()->second)));
+    std::vector<interp::NamedTensor> named;
+    std::vector<ir::Tensor> inputs;
+    uint64_t seed = 7;
+    for (const auto& spec : in.inputs(entry)) {
+      std::vector<int64_t> shape;
+      for (const auto& d : spec.shape) {
+        int64_t v = 0;
+        if (auto* var = d->as<ir::VarNode>(); var && dims.count(var->name))
+          v = dims.at(var->name);
+        else
+          ASSERT_TRUE(ir::asConstInt(d, &v));
+        shape.push_back(v);
+      }
+      inputs.push_back(interp::randomTensor(spec.dtype, shape, seed++));
+      named.push_back({spec.name, inputs.back()});
     }
-    inputs.push_back(interp::randomTensor(spec.dtype, shape, seed++));
-    named.push_back({spec.name, inputs.back()});
-  }
-  ASSERT_EQ(model.inputs().size(), inputs.size());
-  for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(model.inputs()[i].name, named[i].name);
-  std::vector<interp::NamedTensor> want = in.run(entry, named);
-  for (int rep = 0; rep < 2; ++rep) {  // twice: the workspace is reused across runs
-    std::vector<ir::Tensor> got = model.run(inputs);
-    ASSERT_EQ(got.size(), want.size());
-    for (size_t o = 0; o < got.size(); ++o) {
-      EXPECT_EQ(model.outputs()[o].name, want[o].name);
-      ASSERT_EQ(got[o].shape(), want[o].tensor.shape()) << want[o].name;
-      double scale = 1.0;
-      for (int64_t k = 0; k < want[o].tensor.numel(); ++k)
-        scale = std::max(scale, std::abs(want[o].tensor.at(k)));
-      int bad = 0;
-      for (int64_t k = 0; k < got[o].numel() && bad < 5; ++k) {
-        double g = got[o].at(k), w = want[o].tensor.at(k);
-        if (!(std::abs(g - w) <= 1e-4 * std::abs(w) + 1e-5 * scale)) {
-          ADD_FAILURE() << name << ": output " << want[o].name << "[" << k << "] = " << g << ", interpreter "
-                        << w;
-          ++bad;
+    ASSERT_EQ(model.inputs().size(), inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(model.inputs()[i].name, named[i].name);
+    std::vector<interp::NamedTensor> want = in.run(entry, named);
+    for (int rep = 0; rep < 2; ++rep) {  // twice: the workspace is reused across runs
+      std::vector<ir::Tensor> got = model.run(inputs);
+      ASSERT_EQ(got.size(), want.size());
+      for (size_t o = 0; o < got.size(); ++o) {
+        EXPECT_EQ(model.outputs()[o].name, want[o].name);
+        ASSERT_EQ(got[o].shape(), want[o].tensor.shape()) << want[o].name;
+        double scale = 1.0;
+        for (int64_t k = 0; k < want[o].tensor.numel(); ++k)
+          scale = std::max(scale, std::abs(want[o].tensor.at(k)));
+        int bad = 0;
+        for (int64_t k = 0; k < got[o].numel() && bad < 5; ++k) {
+          double g = got[o].at(k), w = want[o].tensor.at(k);
+          if (!(std::abs(g - w) <= 1e-4 * std::abs(w) + 1e-5 * scale)) {
+            ADD_FAILURE() << name << ": output " << want[o].name << "[" << k << "] = " << g
+                          << ", interpreter " << w;
+            ++bad;
+          }
         }
       }
     }
   }
+}
+
+// `text` with every occurrence of `from` replaced by `to`.
+std::string replaceAll(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
 }
 
 std::string errorOf(const ir::Module& m, const TempDir& dir) {
@@ -346,16 +370,16 @@ TEST(CodegenEntry, Errors) {
             std::string::npos)
       << errorOf(m, dir);
   EXPECT_NE(errorOf(lowered(m, "fuse-ops"), dir).find("call of graph function @"), std::string::npos);
-  ir::Module symbolic = lowered(makeModule(dir, R"(
-graph @main(%x: f32[n, 8]) -> f32[n, 8] {
+  // What does not take symbolic shapes yet: library (BLAS) calls.
+  ir::Module symbolic = makeModule(dir, R"(
+graph @main(%x: f32[n, 8], %w: f32[2, 8]) -> f32[n, 2] {
   dataflow {
-    %y: f32[n, 8] = exp(%x)
+    %y: f32[n, 2] = call_extern "blas.dense"(%x, %w)
   }
   return %y
 }
-)"),
-                                "legalize");
-  EXPECT_NE(errorOf(symbolic, dir).find("symbolic shapes are not supported by codegen yet"),
+)");
+  EXPECT_NE(errorOf(symbolic, dir).find("symbolic shapes are not supported by codegen yet in library calls"),
             std::string::npos)
       << errorOf(symbolic, dir);
   ir::Module ext = makeModule(dir, R"(
@@ -376,4 +400,69 @@ graph @main(%x: f32[4, 8], %w: f32[2, 8], %b: f32[4, 2]) -> f32[4, 2] {
 }
 )");
   EXPECT_NE(errorOf(bias, dir).find("the bias must have shape [N]"), std::string::npos) << errorOf(bias, dir);
+}
+
+// The same models with a symbolic batch n: one model.so runs at several
+// sizes (the workspace grows, and is reused when n shrinks).
+TEST(CodegenEntry, SymbolicBatch) {
+  TempDir dir;
+  const std::vector<Dims> ns = {{{"n", 3}}, {{"n", 1}}, {{"n", 8}}, {{"n", 3}}};
+  ir::Module mlp = makeModule(dir, replaceAll(kMlp, "[4, ", "[n, "), kMlpWeights);
+  codegen::CodegenStats st;
+  expectSameOutputs(mlp, lowered(mlp, "fuse-ops,legalize"), dir, "mlp_n", &st, ns);
+  EXPECT_EQ(st.planned_bytes, 1u * 64 * 4);  // reported for n = 1
+  ir::Module tuples = makeModule(dir, replaceAll(R"(
+graph @main(%x: f32[2, 8]) -> (f32[2, 8], f32[2, 8], f32[3], (f32[2, 8], f32[2, 8])) {
+  dataflow {
+    %a: f32[2, 8] = exp(%x)
+    %t: (f32[2, 8], f32[2, 8]) = (%a, %a)
+    %n2: f32[2, 8] = negative(%a)
+    %e: f32[2, 8] = exp(%n2)
+    %c: f32[3] = const [1.0, 2.0, 3.0]
+  }
+  return (%e, %x, %c, %t)
+}
+)",
+                                                 "[2, ", "[n, "));
+  expectSameOutputs(tuples, lowered(tuples, "legalize"), dir, "tuples_n", nullptr, ns);
+  ir::Module net = makeModule(dir, R"(
+graph @main(%x: f32[n, 3, 8, 8]) -> f32[n, 10] {
+  dataflow {
+    %k1: f32[8, 3, 3, 3] = const "k1"
+    %c1: f32[n, 8, 8, 8] = conv2d(%x, %k1, padding = [1, 1, 1, 1])
+    %r1: f32[n, 8, 8, 8] = relu(%c1)
+    %p: f32[n, 8, 4, 4] = max_pool2d(%r1, pool_size = [2, 2], strides = [2, 2])
+    %f: f32[n, 128] = reshape(%p, shape = [n, 128])
+    %w: f32[10, 128] = const "w"
+    %d: f32[n, 10] = dense(%f, %w)
+    %y: f32[n, 10] = softmax(%d, axis = 1)
+  }
+  return %y
+}
+)",
+                              {{"k1", {8, 3, 3, 3}}, {"w", {10, 128}}});
+  expectSameOutputs(net, lowered(net, "legalize"), dir, "net_n", nullptr, ns);
+  expectSameOutputs(net, lowered(net, "fuse-ops,legalize"), dir, "net_fused_n", nullptr, ns);
+
+  // Before its shape is set, the batch is -1 and the model refuses to run.
+  host::CompiledModel model(dir.file("mlp_n.so"));
+  EXPECT_TRUE(model.hasSymbolicInputs());
+  EXPECT_EQ(model.inputs()[0].shape, (std::vector<int64_t>{-1, 32}));
+  EXPECT_EQ(model.outputs()[0].shape, (std::vector<int64_t>{-1, 10}));
+  std::vector<ir::Tensor> in = {ir::Tensor::zeros(ir::DType::f32, {5, 32})};
+  std::vector<ir::Tensor> out = {ir::Tensor::zeros(ir::DType::f32, {5, 10})};
+  try {
+    model.run(in, out);
+    ADD_FAILURE() << "ran without the input shapes";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("symbolic dimension 'n' is not set"), std::string::npos) << e.message();
+  }
+  model.setInputShapes(in);
+  EXPECT_EQ(model.outputs()[0].shape, (std::vector<int64_t>{5, 10}));
+  try {
+    model.setInputShapes({ir::Tensor::zeros(ir::DType::f32, {5, 31})});
+    ADD_FAILURE() << "took a wrong shape";
+  } catch (const Error& e) {
+    EXPECT_NE(e.message().find("input 'x' has shape [?, 32], got [5, 31]"), std::string::npos) << e.message();
+  }
 }

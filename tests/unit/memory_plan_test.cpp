@@ -1,12 +1,14 @@
 // The static memory plan of codegen (libs/codegen/src/memory_plan.h): no two
 // tensors live at the same step overlap (random live ranges), offsets are
-// aligned, dead tensors' space is reused, and bad ranges are errors.
+// aligned, dead tensors' space is reused, and bad ranges are errors; the same
+// for the plan of symbolic sizes, evaluated for several values.
 #include "memory_plan.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
+#include "mlcc/ir/expr.h"
 #include "mlcc/support/diagnostic.h"
 
 using mlcc::codegen::LiveTensor;
@@ -108,4 +110,65 @@ TEST(MemoryPlan, RandomLiveRangesNeverOverlap) {
     EXPECT_GE(p.workspace_bytes, peak);
     if (HasFailure()) break;
   }
+}
+
+// Symbolic sizes: evaluated for several values of n, both kinds of plan
+// are valid (no overlap of tensors live together, aligned offsets). Sizes
+// c * n (and constants) get the scaled plan, which reuses dead tensors'
+// space like the static one; other sizes (a * n + b) the stacked one.
+namespace {
+
+void expectValidForEachN(const std::vector<mlcc::codegen::LiveSymbolicTensor>& ts,
+                         const std::vector<std::pair<int64_t, int64_t>>& ab, const mlcc::ir::Var& n) {
+  const std::vector<const mlcc::ir::VarNode*> dims = {n.get()};
+  mlcc::codegen::SymbolicMemoryPlan sp = mlcc::codegen::planSymbolicMemory(ts, 64);
+  for (int64_t value : {0, 1, 3, 17, 1000}) {
+    std::vector<LiveTensor> st;
+    for (size_t i = 0; i < ts.size(); ++i)
+      st.push_back({static_cast<uint64_t>(ab[i].first * value + ab[i].second), ts[i].first, ts[i].last});
+    SCOPED_TRACE("n = " + std::to_string(value));
+    expectValid(st, mlcc::codegen::evaluateMemoryPlan(sp, dims, {value}), 64);
+  }
+}
+
+}  // namespace
+
+TEST(MemoryPlan, SymbolicSizesNeverOverlapForAnyValue) {
+  using mlcc::ir::BinaryOp;
+  const mlcc::ir::Var n = mlcc::ir::makeVar("n");
+  std::mt19937_64 rng(777);
+  for (int trial = 0; trial < 100; ++trial) {
+    const int count = 1 + static_cast<int>(rng() % 20);
+    const int steps = 1 + static_cast<int>(rng() % 15);
+    const bool scaled = trial % 2 == 0;  // c * n or a constant; else a * n + b
+    std::vector<mlcc::codegen::LiveSymbolicTensor> ts;
+    std::vector<std::pair<int64_t, int64_t>> ab;
+    for (int i = 0; i < count; ++i) {
+      mlcc::codegen::LiveSymbolicTensor t;
+      t.first = static_cast<int>(rng() % steps);
+      t.last = t.first + static_cast<int>(rng() % (steps - t.first));
+      int64_t a = static_cast<int64_t>(rng() % 3000), b = static_cast<int64_t>(rng() % 5000);
+      if (scaled) (rng() % 4 == 0 ? a : b) = 0;
+      ab.emplace_back(a, b);
+      t.bytes = mlcc::ir::makeBinary(
+          BinaryOp::Add, mlcc::ir::makeBinary(BinaryOp::Mul, n, mlcc::ir::makeInt(a)), mlcc::ir::makeInt(b));
+      ts.push_back(t);
+    }
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    expectValidForEachN(ts, ab, n);
+    if (HasFailure()) break;
+  }
+  const std::vector<const mlcc::ir::VarNode*> dims = {n.get()};
+  auto bytes = [&](int64_t k) { return mlcc::ir::makeBinary(BinaryOp::Mul, n, mlcc::ir::makeInt(k)); };
+  // A chain a -> b -> c of sizes 64 n: c reuses a's space (scaled).
+  auto chain =
+      mlcc::codegen::planSymbolicMemory({{bytes(64), 0, 1}, {bytes(64), 1, 2}, {bytes(64), 2, 3}}, 64);
+  MemoryPlan p = mlcc::codegen::evaluateMemoryPlan(chain, dims, {5});
+  EXPECT_EQ(p.offsets, (std::vector<uint64_t>{0, 5 * 64, 0}));
+  EXPECT_EQ(p.workspace_bytes, 2u * 5 * 64);
+  // Sizes 64 n + 64: stacked, so c goes above b.
+  auto plus = [&](int64_t k) { return mlcc::ir::makeBinary(BinaryOp::Add, bytes(k), mlcc::ir::makeInt(64)); };
+  auto stacked =
+      mlcc::codegen::planSymbolicMemory({{plus(64), 0, 1}, {plus(64), 1, 2}, {plus(64), 2, 3}}, 64);
+  EXPECT_EQ(mlcc::codegen::evaluateMemoryPlan(stacked, dims, {1}).workspace_bytes, 3u * 128);
 }

@@ -170,7 +170,9 @@ void runCompiled(const std::string& path, const std::map<std::string, std::strin
     if (auto it = given.find(specs[i].name); it != given.end()) {
       inputs.push_back(readInputTensor(specs[i].name, it->second, type));
     } else if (given.empty() || random_missing) {
-      inputs.push_back(mlcc::interp::randomTensor(specs[i].dtype, specs[i].shape, seed * 1000003 + i));
+      std::vector<int64_t> shape = specs[i].shape;  // symbolic dimensions: 1
+      for (auto& d : shape) d = d < 0 ? 1 : d;
+      inputs.push_back(mlcc::interp::randomTensor(specs[i].dtype, shape, seed * 1000003 + i));
       if (verbose) std::cerr << "random input " << specs[i].name << "\n";
     } else {
       throw mlcc::Error(file,
@@ -179,6 +181,7 @@ void runCompiled(const std::string& path, const std::map<std::string, std::strin
     }
   }
   try {
+    if (model.hasSymbolicInputs()) model.setInputShapes(inputs);
     model.checkInputs(inputs);
   } catch (const mlcc::Error& e) {
     throw mlcc::Error(file, e.message());

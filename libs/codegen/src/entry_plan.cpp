@@ -6,8 +6,12 @@
 #include <map>
 #include <unordered_map>
 
+#include "mlcc/codegen/llvm.h"
+#include "mlcc/ir/arith.h"
 #include "mlcc/ir/entry.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/substitute.h"
 #include "mlcc/ir/summary.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -32,6 +36,7 @@ struct Storage {
   int first = 0, last = 0;                // computed: live range in binding indices
   int output = -1;                        // computed: the output it is written to
   uint64_t offset = 0;                    // computed, not an output: workspace offset
+  int sym_tensor = -1;                    // the same in a symbolic plan: its index there
   bool scratch = false;                   // computed: a kernel's scratch buffer, not a graph value
 };
 
@@ -39,8 +44,26 @@ const char* const kExterns[] = {"blas.dense", "blas.dense_bias", "blas.dense_bia
 
 std::string shapeText(const std::vector<int64_t>& s) {
   std::string r;
-  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + std::to_string(s[i]);
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? "x" : "") + (s[i] < 0 ? "?" : std::to_string(s[i]));
   return r.empty() ? "scalar" : r;
+}
+
+ir::PrimExpr binary(ir::BinaryOp op, const ir::PrimExpr& a, const ir::PrimExpr& b) {
+  return ir::simplify(ir::makeBinary(op, a, b));
+}
+
+// Dimension d of a tensor as an expression.
+ir::PrimExpr dimExpr(const TensorDesc& t, size_t d) {
+  return t.symbolic() ? t.sym_shape.at(d) : ir::makeInt(t.shape.at(d));
+}
+ir::PrimExpr bytesExpr(const TensorDesc& t) {
+  return t.symbolic() ? t.sym_bytes : ir::makeInt(static_cast<int64_t>(t.bytes));
+}
+
+// The symbolic-shape refusal for what does not take symbolic shapes yet.
+Error notSupported(const std::string& what) {
+  return Error("symbolic shapes are not supported by codegen yet " + what +
+               "; import with --shape NAME=DIMS (e.g. --shape input=1x3x224x224)");
 }
 
 int64_t numel(const std::vector<int64_t>& s, size_t begin = 0, size_t end = SIZE_MAX) {
@@ -57,6 +80,19 @@ class Planner {
   }
 
   EntryPlan run() {
+    // The symbolic dimensions: the variables that are whole input dimensions.
+    for (const auto& p : g_.params)
+      if (p->type.isTensor())
+        for (const auto& d : p->type.shape) {
+          int64_t c;
+          if (auto* v = d->as<ir::VarNode>()) {
+            if (std::find(plan_.dims.begin(), plan_.dims.end(), v) == plan_.dims.end())
+              plan_.dims.push_back(v);
+          } else if (!ir::asConstInt(d, &c)) {
+            throw notSupported("in input dimensions that are expressions: parameter %" + p->name +
+                               " has type " + ir::printType(p->type));
+          }
+        }
     for (size_t i = 0; i < g_.params.size(); ++i) {
       const ir::GraphVar& p = g_.params[i];
       if (!p->type.isTensor())
@@ -95,14 +131,31 @@ class Planner {
     TensorDesc d;
     d.name = name;
     d.dtype = t.dtype;
+    bool is_static = true;
     for (const auto& dim : t.shape) {
-      int64_t v = 0;
-      if (!ir::asConstInt(dim, &v))
-        throw Error("symbolic shapes are not supported by codegen yet: " + who + " has type " +
-                    ir::printType(t) + "; import with --shape NAME=DIMS (e.g. --shape input=1x3x224x224)");
+      int64_t v = -1;
+      if (!ir::asConstInt(dim, &v)) {
+        is_static = false;
+        v = -1;
+        const ir::VarNode* unknown = nullptr;
+        ir::anyOf(dim, [&](const ir::PrimExpr& x) {
+          auto* var = x->as<ir::VarNode>();
+          if (var && std::find(plan_.dims.begin(), plan_.dims.end(), var) == plan_.dims.end()) unknown = var;
+          return unknown != nullptr;
+        });
+        if (unknown)
+          throw notSupported("where a dimension is not given by the inputs: " + who + " has type " +
+                             ir::printType(t) + " ('" + unknown->name + "' is no input dimension)");
+      }
       d.shape.push_back(v);
     }
-    d.bytes = static_cast<uint64_t>(numel(d.shape)) * static_cast<uint64_t>(ir::dtypeBytes(t.dtype));
+    if (is_static) {
+      d.bytes = static_cast<uint64_t>(numel(d.shape)) * static_cast<uint64_t>(ir::dtypeBytes(t.dtype));
+      return d;
+    }
+    d.sym_shape = t.shape;
+    d.sym_bytes = ir::makeInt(ir::dtypeBytes(t.dtype));
+    for (const auto& dim : t.shape) d.sym_bytes = binary(ir::BinaryOp::Mul, d.sym_bytes, dim);
     return d;
   }
 
@@ -204,14 +257,27 @@ class Planner {
       throw Error("@" + f->name + " takes " + std::to_string(f->params.size()) +
                   " buffers, the call passes " + std::to_string(v.args.size()) + " inputs and " +
                   std::to_string(outs.size()) + " outputs");
+    // The prim func's symbolic dimensions take the sizes of the arguments
+    // they are whole dimensions of; then every parameter must have the size
+    // of its argument.
+    std::unordered_map<const ir::VarNode*, ir::PrimExpr> dims;
     for (size_t i = 0; i < args.size(); ++i) {
       const ir::Buffer& p = f->params[i];
       const TensorDesc& d = storage_[args[i]].desc;
-      ir::Type pt = ir::Type::tensor(p->dtype, p->shape);
-      TensorDesc pd = desc(p->name, pt, "parameter %" + p->name + " of prim func @" + f->name);
-      if (pd.dtype != d.dtype || pd.bytes != d.bytes)
-        throw Error("parameter %" + p->name + " of @" + f->name + " is " + ir::printType(pt) + " but gets %" +
-                    d.name + " of " + std::string(ir::dtypeName(d.dtype)) + "[" + shapeText(d.shape) + "]");
+      for (size_t k = 0; k < p->shape.size() && k < d.shape.size(); ++k)
+        if (auto* var = p->shape[k]->as<ir::VarNode>(); var && !dims.count(var)) dims[var] = dimExpr(d, k);
+    }
+    for (size_t i = 0; i < args.size(); ++i) {
+      const ir::Buffer& p = f->params[i];
+      const TensorDesc& d = storage_[args[i]].desc;
+      ir::PrimExpr pbytes = ir::makeInt(ir::dtypeBytes(p->dtype));
+      for (const auto& dim : p->shape) pbytes = binary(ir::BinaryOp::Mul, pbytes, ir::substitute(dim, dims));
+      int64_t diff = -1;
+      if (p->dtype != d.dtype || !ir::asConstInt(binary(ir::BinaryOp::Sub, pbytes, bytesExpr(d)), &diff) ||
+          diff != 0)
+        throw Error("parameter %" + p->name + " of @" + f->name + " is " +
+                    ir::printType(ir::Type::tensor(p->dtype, p->shape)) + " but gets %" + d.name + " of " +
+                    std::string(ir::dtypeName(d.dtype)) + "[" + shapeText(d.shape) + "]");
     }
     auto [it, first_call] = scratch_sizes_.try_emplace(f->name);
     if (first_call && scratch_) it->second = scratch_(*f);
@@ -225,6 +291,8 @@ class Planner {
     }
     EntryStep s;
     s.kind = EntryStep::Kind::kernel;
+    for (const ir::VarNode* var : kernelDims(*f)) s.dims.push_back(dims.at(var));
+    s.num_params = f->params.size();
     s.kernel = kernelId(f->name, f->name, static_cast<double>(ir::primFuncFlops(*f)));
     s.what = "%" + b.var->name + " = call_tir @" + f->name;
     addStep(std::move(s), args);
@@ -251,6 +319,10 @@ class Planner {
     refs_[b.var.get()] = fresh(b.var->name, b.var->type, index, outs);
     if (outs.size() != 1) throw Error("call_extern \"" + sym + "\" has one output, not a tuple");
     args.push_back(outs[0]);
+    for (int a : args)
+      if (storage_[a].desc.symbolic())
+        throw notSupported("in library calls: call_extern \"" + sym + "\" gets %" + storage_[a].desc.name +
+                           " of a symbolic shape");
     for (int a : args)
       if (storage_[a].desc.dtype != ir::DType::f32)
         throw Error("call_extern \"" + sym + "\": %" + storage_[a].desc.name + " is " +
@@ -339,6 +411,7 @@ class Planner {
       EntryStep s;
       s.kind = EntryStep::Kind::copy;
       s.bytes = storage_[c].desc.bytes;
+      s.sym_bytes = storage_[c].desc.sym_bytes;
       s.what = "copy %" + storage_[c].desc.name + " to output " + plan_.outputs[j].name;
       addStep(std::move(s), {c, -1 - j});  // -1 - j: output j
     }
@@ -357,15 +430,27 @@ class Planner {
       else
         ++plan_.intermediates;
     }
+    if (plan_.symbolic()) return planSymbolicWorkspace(which);
     plan_.memory = planMemory(live, 64);
     for (size_t i = 0; i < which.size(); ++i) storage_[which[i]].offset = plan_.memory.offsets[i];
   }
 
+  // The workspace of a model with symbolic dimensions: offsets as
+  // expressions of them; `memory` reports the sizes for every dimension 1.
+  void planSymbolicWorkspace(const std::vector<int>& which) {
+    std::vector<LiveSymbolicTensor> live;
+    for (int c : which) live.push_back({bytesExpr(storage_[c].desc), storage_[c].first, storage_[c].last});
+    plan_.sym_memory = planSymbolicMemory(live, 64);
+    const std::vector<int64_t> ones(plan_.dims.size(), 1);
+    for (size_t i = 0; i < which.size(); ++i) storage_[which[i]].sym_tensor = static_cast<int>(i);
+    plan_.memory = evaluateMemoryPlan(plan_.sym_memory, plan_.dims, ones);
+  }
+
   Location locate(int c) {
-    if (c < 0) return {Location::Kind::output, -1 - c, 0};
+    if (c < 0) return {Location::Kind::output, -1 - c, 0, -1};
     Storage& s = storage_[c];
     switch (s.kind) {
-      case Storage::Kind::input: return {Location::Kind::input, s.input, 0};
+      case Storage::Kind::input: return {Location::Kind::input, s.input, 0, -1};
       case Storage::Kind::constant:
         if (s.constant < 0) {
           s.constant = static_cast<int>(plan_.constants.size());
@@ -375,10 +460,10 @@ class Planner {
           k.inline_data = s.value->is_inline ? &s.value->data : nullptr;
           plan_.constants.push_back(std::move(k));
         }
-        return {Location::Kind::constant, s.constant, 0};
+        return {Location::Kind::constant, s.constant, 0, -1};
       case Storage::Kind::computed:
-        if (s.output >= 0) return {Location::Kind::output, s.output, 0};
-        return {Location::Kind::workspace, 0, s.offset};
+        if (s.output >= 0) return {Location::Kind::output, s.output, 0, -1};
+        return {Location::Kind::workspace, 0, s.offset, s.sym_tensor};
     }
     throw Error("unknown storage kind");
   }

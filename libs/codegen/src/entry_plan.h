@@ -20,12 +20,17 @@
 
 namespace mlcc::codegen {
 
-// A tensor with a static shape.
+// A tensor: a static shape, or one with symbolic dimensions.
 struct TensorDesc {
   std::string name;
   ir::DType dtype = ir::DType::f32;
-  std::vector<int64_t> shape;
-  uint64_t bytes = 0;
+  std::vector<int64_t> shape;  // -1 for a symbolic dimension
+  uint64_t bytes = 0;          // static tensors
+  // Symbolic tensors: the shape as expressions of EntryPlan::dims, and the
+  // byte size as one (null for static tensors).
+  std::vector<ir::PrimExpr> sym_shape;
+  ir::PrimExpr sym_bytes;
+  bool symbolic() const { return sym_bytes != nullptr; }
 };
 
 struct Location {
@@ -33,6 +38,7 @@ struct Location {
   Kind kind = Kind::workspace;
   int index = 0;        // input, output or constant index
   uint64_t offset = 0;  // workspace: byte offset (64-byte aligned)
+  int sym_tensor = -1;  // workspace of a symbolic plan: the tensor's index in EntryPlan::sym_memory
 };
 
 // A constant the entry uses (each weight once, however often it is bound).
@@ -53,15 +59,20 @@ struct EntryKernel {
 struct EntryStep {
   enum class Kind { kernel, blas_dense, blas_matmul, copy };
   Kind kind = Kind::kernel;
-  int kernel = -1;  // kernel id (not for copies)
-  // kernel: one per prim func parameter (inputs, then outputs), then its scratch buffers;
+  int kernel = -1;        // kernel id (not for copies)
+  size_t num_params = 0;  // kernel: the prim func's parameters among args
+  // kernel: one per prim func parameter (inputs, then outputs; num_params), then its scratch buffers;
   // blas_dense: x, w, [bias,] out; blas_matmul: a, b, out; copy: source, destination.
   std::vector<Location> args;
   std::string what;  // for errors and comments: "%y = call_tir @f"
   // blas: out[B, M, N] = x[M, K] w[N, K]^T (+ bias) (relu), or a[B, M, K] b[B, K, N]
   int64_t B = 1, M = 0, N = 0, K = 0;
   bool bias = false, relu = false;
-  uint64_t bytes = 0;  // copy
+  uint64_t bytes = 0;      // copy
+  ir::PrimExpr sym_bytes;  // copy of a symbolic tensor
+  // kernel: the values of the prim func's symbolic dimensions (kernelDims),
+  // as expressions of the plan's dims.
+  std::vector<ir::PrimExpr> dims;
 };
 
 struct EntryPlan {
@@ -75,6 +86,14 @@ struct EntryPlan {
   MemoryPlan memory;
   uint64_t scratch_bytes = 0;
   int intermediates = 0;  // how many graph tensors live in the workspace
+  // Symbolic dimensions: the variables that are whole dimensions of the
+  // inputs, in order of first appearance; every input dimension is a
+  // constant or one of them. When there are any, tensors may be symbolic,
+  // `sym_memory` is the workspace plan (offsets computed when the dims are
+  // known) and `memory` that plan for every dimension 1, for reports.
+  std::vector<const ir::VarNode*> dims;
+  SymbolicMemoryPlan sym_memory;
+  bool symbolic() const { return !dims.empty(); }
 };
 
 // The scratch buffers kernel `prim` needs after its parameters (bytes each),
@@ -84,9 +103,10 @@ using ScratchFn = std::function<std::vector<uint64_t>(const ir::PrimFunc& prim)>
 
 // Plans graph function `entry` of `m` ("": ir::defaultEntry). Throws
 // mlcc::Error naming the binding for what codegen cannot compile: graph ops
-// that were not legalized, calls of graph functions, symbolic shapes,
-// unknown externs or extern operands BLAS cannot take, and prim funcs whose
-// parameters do not match their call.
+// that were not legalized, calls of graph functions, input dimensions that
+// are symbolic expressions (not one variable), symbolic shapes in extern
+// calls, unknown externs or extern operands BLAS cannot take, and prim funcs
+// whose parameters do not match their call.
 EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch = {});
 
 }  // namespace mlcc::codegen

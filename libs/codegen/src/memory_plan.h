@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "mlcc/ir/expr.h"
+
 namespace mlcc::codegen {
 
 struct LiveTensor {
@@ -30,5 +32,48 @@ struct MemoryPlan {
 // Throws mlcc::Error on a range with last < first or an alignment that is not
 // a power of two.
 MemoryPlan planMemory(const std::vector<LiveTensor>& tensors, uint64_t alignment = 64);
+
+// A memory plan for sizes that depend on symbolic dimensions (i64
+// expressions of them), valid for every value of the dimensions (>= 0).
+//
+// Scaled (the usual case, a symbolic batch): when every symbolic size is a
+// constant c_i times one product U of dimensions (`n`, or `n * m`), the
+// static plan (planMemory) of the sizes c_i, with offsets multiplied by U,
+// is valid for every U; tensors of constant size get their own static plan
+// after it. `offsets` and `workspace_bytes` are then expressions.
+//
+// Otherwise stacked: tensors are placed in order of first use, each just
+// above every tensor already placed whose live range intersects its own
+// (no first-fit into gaps, whose sizes would depend on the dimensions; a
+// chain of tensors does not reuse memory). The offsets are computed when
+// the sizes are known, in `order`:
+//   offset[i] = max(0, max over j in below[i] of offset[j] + sizes[j])
+//   workspace = max over i of offset[i] + sizes[i]
+// (kept as this recurrence: written out as expressions, the nested maxima
+// would grow exponentially with the number of tensors).
+struct LiveSymbolicTensor {
+  ir::PrimExpr bytes;
+  int first = 0, last = 0;
+};
+struct SymbolicMemoryPlan {
+  std::vector<ir::PrimExpr> sizes;         // per tensor: its bytes rounded up to the alignment
+  std::vector<std::vector<size_t>> below;  // per tensor: the earlier-placed tensors it goes above
+  std::vector<size_t> order;               // placement order
+  ir::PrimExpr sum_bytes;                  // all tensors' bytes (no reuse)
+  // Scaled plans: the offsets and the workspace size (else empty / null).
+  std::vector<ir::PrimExpr> offsets;
+  ir::PrimExpr workspace_bytes;
+};
+SymbolicMemoryPlan planSymbolicMemory(const std::vector<LiveSymbolicTensor>& tensors,
+                                      uint64_t alignment = 64);
+
+// The value of an i64 expression of symbolic dimensions for the given
+// values (throws mlcc::Error when it does not fold to a constant).
+int64_t evalDims(const ir::PrimExpr& e, const std::vector<const ir::VarNode*>& dims,
+                 const std::vector<int64_t>& values);
+
+// A symbolic plan evaluated for the given values of its dimensions.
+MemoryPlan evaluateMemoryPlan(const SymbolicMemoryPlan& plan, const std::vector<const ir::VarNode*>& dims,
+                              const std::vector<int64_t>& values);
 
 }  // namespace mlcc::codegen

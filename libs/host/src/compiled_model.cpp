@@ -24,6 +24,7 @@ struct Api {
   decltype(&mlcc_model_input_info) input_info;
   decltype(&mlcc_model_output_info) output_info;
   decltype(&mlcc_model_run) run;
+  decltype(&mlcc_model_set_input_shape) set_input_shape;
   decltype(&mlcc_model_set_threads) set_threads;
   decltype(&mlcc_model_get_threads) get_threads;
   decltype(&mlcc_model_enable_profiling) enable_profiling;
@@ -48,10 +49,25 @@ struct CompiledModel::Impl {
   Api api{};
   mlcc_model* model = nullptr;
   std::vector<TensorSpec> inputs, outputs;
+  std::vector<bool> symbolic_inputs;  // inputs with symbolic dimensions
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
 
   Error error(const std::string& message) const { return Error(SourceLoc{path, 0, 0}, message); }
+  // inputs and outputs from the model's infos.
+  void readInfos() {
+    auto infos = [&](int n, auto info, std::vector<TensorSpec>& out) {
+      out.clear();
+      for (int i = 0; i < n; ++i) {
+        mlcc_tensor_info t;
+        if (info(model, i, &t) != 0) throw apiError("tensor info");
+        out.push_back(
+            {t.name, static_cast<ir::DType>(t.dtype), std::vector<int64_t>(t.shape, t.shape + t.ndim)});
+      }
+    };
+    infos(api.num_inputs(model), api.input_info, inputs);
+    infos(api.num_outputs(model), api.output_info, outputs);
+  }
   Error apiError(const std::string& what) const { return error(what + ": " + api.last_error()); }
 };
 
@@ -86,6 +102,7 @@ CompiledModel::CompiledModel(const std::string& path) : impl_(std::make_unique<I
   sym(I.api.input_info, "mlcc_model_input_info");
   sym(I.api.output_info, "mlcc_model_output_info");
   sym(I.api.run, "mlcc_model_run");
+  sym(I.api.set_input_shape, "mlcc_model_set_input_shape");
   sym(I.api.set_threads, "mlcc_model_set_threads");
   sym(I.api.get_threads, "mlcc_model_get_threads");
   sym(I.api.enable_profiling, "mlcc_model_enable_profiling");
@@ -99,17 +116,10 @@ CompiledModel::CompiledModel(const std::string& path) : impl_(std::make_unique<I
     I.handle = nullptr;
     throw e;
   }
-  auto infos = [&](int n, auto info, std::vector<TensorSpec>& out) {
-    for (int i = 0; i < n; ++i) {
-      mlcc_tensor_info t;
-      if (info(I.model, i, &t) != 0) throw I.apiError("tensor info");
-      out.push_back(
-          {t.name, static_cast<ir::DType>(t.dtype), std::vector<int64_t>(t.shape, t.shape + t.ndim)});
-    }
-  };
   try {
-    infos(I.api.num_inputs(I.model), I.api.input_info, I.inputs);
-    infos(I.api.num_outputs(I.model), I.api.output_info, I.outputs);
+    I.readInfos();
+    for (const auto& in : I.inputs)
+      I.symbolic_inputs.push_back(std::find(in.shape.begin(), in.shape.end(), -1) != in.shape.end());
   } catch (...) {
     I.api.free(I.model);
     dlclose(I.handle);
@@ -127,6 +137,26 @@ CompiledModel::~CompiledModel() {
 
 const std::vector<TensorSpec>& CompiledModel::inputs() const { return impl_->inputs; }
 const std::vector<TensorSpec>& CompiledModel::outputs() const { return impl_->outputs; }
+
+bool CompiledModel::hasSymbolicInputs() const {
+  const auto& s = impl_->symbolic_inputs;
+  return std::find(s.begin(), s.end(), true) != s.end();
+}
+
+void CompiledModel::setInputShapes(const std::vector<ir::Tensor>& inputs) {
+  auto& I = *impl_;
+  if (inputs.size() != I.inputs.size())
+    throw Error("the model takes " + std::to_string(I.inputs.size()) + " inputs, got " +
+                std::to_string(inputs.size()));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!I.symbolic_inputs[i]) continue;
+    const auto& shape = inputs[i].shape();
+    if (I.api.set_input_shape(I.model, static_cast<int>(i), static_cast<int>(shape.size()), shape.data()) !=
+        0)
+      throw Error(I.api.last_error());
+  }
+  I.readInfos();
+}
 
 int CompiledModel::threads() const { return impl_->api.get_threads(impl_->model); }
 
@@ -174,6 +204,7 @@ void CompiledModel::run(const std::vector<ir::Tensor>& inputs, std::vector<ir::T
 }
 
 std::vector<ir::Tensor> CompiledModel::run(const std::vector<ir::Tensor>& inputs) {
+  if (hasSymbolicInputs()) setInputShapes(inputs);
   checkInputs(inputs);
   auto outs = makeOutputs();
   run(inputs, outs);

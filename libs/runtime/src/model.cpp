@@ -1,6 +1,9 @@
 // include/mlcc/runtime.h over the model the generated model.o describes
 // (mlcc_abi_model_v1): load checks the ABI and allocates the workspace and
-// the thread pool; run calls the compiled entry. No C++ exception leaves
+// the thread pool; run calls the compiled entry. Models with symbolic
+// dimensions get them from mlcc_model_set_input_shape, which asks the
+// model's shapes function for the output shapes and the workspace size
+// (the workspace only grows). No C++ exception leaves
 // these functions: errors become -1/NULL and mlcc_last_error().
 #include <cblas.h>
 #include <sched.h>
@@ -39,7 +42,10 @@ std::string checkAbi(const mlcc_abi_model& abi) {
            std::to_string(MLCC_ABI_VERSION) + "; recompile the model with this mlcc";
   if (abi.num_inputs < 0 || abi.num_outputs < 0 || abi.num_kernels < 0 || !abi.entry)
     return "malformed model description (negative counts or no entry)";
-  auto tensors = [](const mlcc_abi_tensor* ts, int n) -> std::string {
+  if (abi.num_dims < 0 || (abi.num_dims > 0 && (!abi.shapes || !abi.dim_names)))
+    return "malformed model description (symbolic dimensions without names or shapes function)";
+  // min_dim: -num_dims for inputs (-1 - k: symbolic dimension k), -1 for outputs of symbolic models.
+  auto tensors = [](const mlcc_abi_tensor* ts, int n, int64_t min_dim) -> std::string {
     if (n > 0 && !ts) return "missing tensor descriptions";
     for (int i = 0; i < n; ++i) {
       if (!ts[i].name) return "a tensor without a name";
@@ -48,12 +54,14 @@ std::string checkAbi(const mlcc_abi_model& abi) {
       if (ts[i].ndim < 0 || (ts[i].ndim > 0 && !ts[i].shape))
         return "tensor '" + std::string(ts[i].name) + "' has a malformed shape";
       for (int d = 0; d < ts[i].ndim; ++d)
-        if (ts[i].shape[d] < 0) return "tensor '" + std::string(ts[i].name) + "' has a negative dimension";
+        if (ts[i].shape[d] < min_dim)
+          return "tensor '" + std::string(ts[i].name) + "' has a negative dimension";
     }
     return "";
   };
-  if (auto e = tensors(abi.inputs, abi.num_inputs); !e.empty()) return "inputs: " + e;
-  if (auto e = tensors(abi.outputs, abi.num_outputs); !e.empty()) return "outputs: " + e;
+  if (auto e = tensors(abi.inputs, abi.num_inputs, -abi.num_dims); !e.empty()) return "inputs: " + e;
+  if (auto e = tensors(abi.outputs, abi.num_outputs, abi.num_dims > 0 ? -1 : 0); !e.empty())
+    return "outputs: " + e;
   if (abi.num_kernels > 0 && !abi.kernels) return "missing kernel descriptions";
   return "";
 }
@@ -61,6 +69,43 @@ std::string checkAbi(const mlcc_abi_model& abi) {
 int fail(std::string message) {
   setLastError(std::move(message));
   return -1;
+}
+
+// A zeroed, 64-byte aligned workspace of at least `bytes` (0: none).
+bool allocateWorkspace(mlcc_model* m, uint64_t bytes) {
+  std::free(m->workspace);
+  m->workspace = nullptr;
+  m->workspace_bytes = 0;
+  if (bytes == 0) return true;
+  const size_t size = (bytes + 63) / 64 * 64;
+  m->workspace = std::aligned_alloc(64, size);
+  if (!m->workspace) return false;
+  std::memset(m->workspace, 0, size);
+  m->workspace_bytes = size;
+  return true;
+}
+
+// Input shapes from the dims (-1 where not set); once all are set, output
+// shapes and the workspace they need (grown when larger).
+int bindShapes(mlcc_model* m, const char* who) {
+  const mlcc_abi_model& abi = *m->abi;
+  for (int i = 0; i < abi.num_inputs; ++i)
+    for (int d = 0; d < abi.inputs[i].ndim; ++d) {
+      const int64_t s = abi.inputs[i].shape[d];
+      m->input_shapes[i][d] = s >= 0 ? s : m->dims[-1 - s];
+    }
+  for (int64_t v : m->dims)
+    if (v < 0) return 0;
+  std::vector<int64_t> out_dims;
+  for (int i = 0; i < abi.num_outputs; ++i) out_dims.resize(out_dims.size() + abi.outputs[i].ndim);
+  uint64_t bytes = 0;
+  abi.shapes(m->dims.data(), out_dims.data(), &bytes);
+  size_t k = 0;
+  for (auto& shape : m->output_shapes)
+    for (auto& d : shape) d = out_dims[k++];
+  if (bytes > m->workspace_bytes && !allocateWorkspace(m, bytes))
+    return fail(std::string(who) + ": cannot allocate the " + std::to_string(bytes) + "-byte workspace");
+  return 0;
 }
 
 }  // namespace
@@ -83,16 +128,19 @@ mlcc_model* mlcc_model_load(void) {
   try {
     m = new mlcc_model;
     m->abi = &abi;
-    if (abi.workspace_bytes > 0) {
-      const size_t bytes = (abi.workspace_bytes + 63) / 64 * 64;
-      m->workspace = std::aligned_alloc(64, bytes);
-      if (!m->workspace) {
-        delete m;
-        fail("mlcc_model_load: cannot allocate the " + std::to_string(bytes) + "-byte workspace");
-        return nullptr;
-      }
-      std::memset(m->workspace, 0, bytes);
+    if (!mlcc::rt::allocateWorkspace(m, abi.workspace_bytes)) {
+      delete m;
+      fail("mlcc_model_load: cannot allocate the " + std::to_string(abi.workspace_bytes) + "-byte workspace");
+      return nullptr;
     }
+    m->dims.assign(abi.num_dims, -1);
+    for (int i = 0; i < abi.num_inputs; ++i)
+      m->input_shapes.emplace_back(abi.inputs[i].shape, abi.inputs[i].shape + abi.inputs[i].ndim);
+    for (int i = 0; i < abi.num_outputs; ++i)
+      m->output_shapes.emplace_back(abi.outputs[i].shape, abi.outputs[i].shape + abi.outputs[i].ndim);
+    for (auto& shape : m->output_shapes)
+      for (auto& d : shape) d = d < 0 ? -1 : d;
+    if (abi.num_dims > 0) mlcc::rt::bindShapes(m, "mlcc_model_load");
     m->ctx.stats.resize(abi.num_kernels);
     const int threads = mlcc::rt::defaultThreads();
     m->ctx.pool = std::make_unique<mlcc::rt::ThreadPool>(threads);
@@ -117,7 +165,8 @@ void mlcc_model_free(mlcc_model* m) {
 int mlcc_model_num_inputs(const mlcc_model* m) { return m ? m->abi->num_inputs : fail("model is NULL"); }
 int mlcc_model_num_outputs(const mlcc_model* m) { return m ? m->abi->num_outputs : fail("model is NULL"); }
 
-static int tensorInfo(const mlcc_abi_tensor* ts, int n, int index, const char* what, mlcc_tensor_info* out) {
+static int tensorInfo(const mlcc_abi_tensor* ts, const std::vector<std::vector<int64_t>>& shapes, int n,
+                      int index, const char* what, mlcc_tensor_info* out) {
   if (!out) return fail(std::string(what) + " info: out is NULL");
   if (index < 0 || index >= n)
     return fail(std::string(what) + " index " + std::to_string(index) + " out of range [0, " +
@@ -125,18 +174,51 @@ static int tensorInfo(const mlcc_abi_tensor* ts, int n, int index, const char* w
   out->name = ts[index].name;
   out->dtype = static_cast<mlcc_dtype>(ts[index].dtype);
   out->ndim = ts[index].ndim;
-  out->shape = ts[index].shape;
+  out->shape = shapes[index].data();
   return 0;
 }
 
 int mlcc_model_input_info(const mlcc_model* m, int index, mlcc_tensor_info* out) {
   if (!m) return fail("model is NULL");
-  return tensorInfo(m->abi->inputs, m->abi->num_inputs, index, "input", out);
+  return tensorInfo(m->abi->inputs, m->input_shapes, m->abi->num_inputs, index, "input", out);
 }
 
 int mlcc_model_output_info(const mlcc_model* m, int index, mlcc_tensor_info* out) {
   if (!m) return fail("model is NULL");
-  return tensorInfo(m->abi->outputs, m->abi->num_outputs, index, "output", out);
+  return tensorInfo(m->abi->outputs, m->output_shapes, m->abi->num_outputs, index, "output", out);
+}
+
+int mlcc_model_set_input_shape(mlcc_model* m, int index, int ndim, const int64_t* shape) {
+  const char* who = "mlcc_model_set_input_shape";
+  if (!m) return fail("model is NULL");
+  const mlcc_abi_model& abi = *m->abi;
+  if (index < 0 || index >= abi.num_inputs)
+    return fail(std::string(who) + ": input index " + std::to_string(index) + " out of range [0, " +
+                std::to_string(abi.num_inputs) + ")");
+  const mlcc_abi_tensor& t = abi.inputs[index];
+  auto shapeText = [](const int64_t* s, int n) {
+    std::string r = "[";
+    for (int d = 0; d < n; ++d) r += (d ? ", " : "") + (s[d] < 0 ? std::string("?") : std::to_string(s[d]));
+    return r + "]";
+  };
+  if (ndim != t.ndim || (ndim > 0 && !shape))
+    return fail(std::string(who) + ": input '" + t.name + "' has " + std::to_string(t.ndim) + " dimensions " +
+                shapeText(t.shape, t.ndim) + ", got " + std::to_string(ndim));
+  std::vector<int64_t> dims = m->dims;
+  std::vector<char> set(dims.size(), 0);
+  for (int d = 0; d < ndim; ++d) {
+    const int64_t want = t.shape[d];
+    if (shape[d] < 0 || (want >= 0 && shape[d] != want) ||
+        (want < 0 && set[-1 - want] && dims[-1 - want] != shape[d]))
+      return fail(std::string(who) + ": input '" + t.name + "' has shape " + shapeText(t.shape, t.ndim) +
+                  ", got " + shapeText(shape, ndim));
+    if (want < 0) {
+      dims[-1 - want] = shape[d];
+      set[-1 - want] = 1;
+    }
+  }
+  m->dims = std::move(dims);
+  return mlcc::rt::bindShapes(m, who);
 }
 
 int mlcc_model_run(mlcc_model* m, const void* const* inputs, void* const* outputs) {
@@ -149,8 +231,12 @@ int mlcc_model_run(mlcc_model* m, const void* const* inputs, void* const* output
   for (int i = 0; i < m->abi->num_outputs; ++i)
     if (!outputs[i])
       return fail(std::string("mlcc_model_run: output '") + m->abi->outputs[i].name + "' is NULL");
+  for (size_t k = 0; k < m->dims.size(); ++k)
+    if (m->dims[k] < 0)
+      return fail(std::string("mlcc_model_run: symbolic dimension '") + m->abi->dim_names[k] +
+                  "' is not set: give the input shapes with mlcc_model_set_input_shape first");
   m->ctx.error.clear();
-  const int rc = m->abi->entry(inputs, outputs, m->workspace, &m->ctx);
+  const int rc = m->abi->entry(inputs, outputs, m->workspace, m->dims.data(), &m->ctx);
   if (rc != 0 || !m->ctx.error.empty())
     return fail(m->ctx.error.empty() ? "the model's entry failed (code " + std::to_string(rc) + ")"
                                      : m->ctx.error);

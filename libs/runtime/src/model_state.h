@@ -38,6 +38,11 @@ struct mlcc_rt_context {
 
 struct mlcc_model {
   const mlcc_abi_model* abi = nullptr;
-  void* workspace = nullptr;  // abi->workspace_bytes, 64-byte aligned
+  void* workspace = nullptr;     // 64-byte aligned
+  uint64_t workspace_bytes = 0;  // its size: abi->workspace_bytes, or what the dims need
   mlcc_rt_context ctx;
+  // Symbolic dimensions (abi->num_dims): their values, -1 while not set,
+  // and the current input and output shapes (-1 where not known).
+  std::vector<int64_t> dims;
+  std::vector<std::vector<int64_t>> input_shapes, output_shapes;
 };

@@ -68,7 +68,7 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
   progress("weights");
   EmbeddedWeights weights = embedWeights(mod, m, plan);
   llvm::Function* entry = emitEntry(mod, plan, kernels, weights);
-  emitModelInfo(mod, plan, entry);
+  emitModelInfo(mod, plan, entry, plan.symbolic() ? emitShapes(mod, plan) : nullptr);
 
   std::string problems;
   llvm::raw_string_ostream ps(problems);

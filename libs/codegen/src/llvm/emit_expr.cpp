@@ -32,9 +32,6 @@ llvm::Type* KernelEmitter::regType(DType t) {
   return nullptr;
 }
 
-namespace {
-
-// Floor division and modulo of i64 values; b == 0 gives 0, b == -1 wraps.
 llvm::Value* floorDivMod(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool mod) {
   if (auto* c = llvm::dyn_cast<llvm::ConstantInt>(y); c && c->getSExtValue() > 0) {
     llvm::Value* r = b.CreateSRem(x, y);
@@ -58,8 +55,6 @@ llvm::Value* floorDivMod(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, b
   llvm::Value* d = b.CreateSub(q, b.CreateZExt(adjust, b.getInt64Ty()));
   return b.CreateSelect(is0, zero, b.CreateSelect(ism1, b.CreateNeg(x), d));
 }
-
-}  // namespace
 
 llvm::Value* KernelEmitter::cast(llvm::Value* v, DType from, DType to) {
   if (from == to) return v;

@@ -3,6 +3,8 @@
 // workspace offsets) and are wrapped in the runtime's profiling hooks;
 // library kernels are calls of mlcc_rt_blas_*; returned inputs and
 // constants are copied into their outputs. No allocation, no dispatch.
+// With symbolic dimensions, workspace offsets, copy sizes and the kernels'
+// dimension arguments are computed from the dims argument.
 #include <llvm/IR/IRBuilder.h>
 
 #include <algorithm>
@@ -19,14 +21,17 @@ llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
   llvm::Type* i8 = llvm::Type::getInt8Ty(c);
   llvm::Type* i32 = llvm::Type::getInt32Ty(c);
   llvm::Type* i64 = llvm::Type::getInt64Ty(c);
-  auto* fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr}, false);
+  auto* fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr}, false);
   auto* fn = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, "mlcc_entry", mod);
-  const char* names[] = {"inputs", "outputs", "workspace", "ctx"};
-  for (unsigned i = 0; i < 4; ++i) fn->getArg(i)->setName(names[i]);
+  const char* names[] = {"inputs", "outputs", "workspace", "dims", "ctx"};
+  for (unsigned i = 0; i < 5; ++i) fn->getArg(i)->setName(names[i]);
   fn->setDoesNotThrow();
-  llvm::Argument* ctx = fn->getArg(3);
+  llvm::Argument* ctx = fn->getArg(4);
 
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
+  DimExprEmitter dim(b, plan.dims, fn->getArg(3));
+  std::vector<llvm::Value*> offsets;
+  if (plan.symbolic()) offsets = emitWorkspaceOffsets(b, dim, plan.sym_memory, nullptr);
   // The buffer pointers, loaded once.
   auto loadAll = [&](llvm::Value* array, size_t n, const char* what) {
     std::vector<llvm::Value*> v;
@@ -39,7 +44,7 @@ llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
   std::vector<llvm::Value*> out = loadAll(fn->getArg(1), plan.outputs.size(), "out");
   size_t max_args = 1;
   for (const EntryStep& s : plan.steps)
-    if (s.kind == EntryStep::Kind::kernel) max_args = std::max(max_args, s.args.size());
+    if (s.kind == EntryStep::Kind::kernel) max_args = std::max(max_args, s.args.size() + s.dims.size());
   llvm::Value* args = b.CreateAlloca(llvm::ArrayType::get(ptr, max_args), nullptr, "args");
 
   auto where = [&](const Location& l) -> llvm::Value* {
@@ -48,7 +53,9 @@ llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
       case Location::Kind::output: return out.at(l.index);
       case Location::Kind::constant:
         return b.CreateConstInBoundsGEP1_64(i8, weights.global, weights.offsets.at(l.index));
-      case Location::Kind::workspace: return b.CreateConstInBoundsGEP1_64(i8, fn->getArg(2), l.offset);
+      case Location::Kind::workspace:
+        if (l.sym_tensor >= 0) return b.CreateInBoundsGEP(i8, fn->getArg(2), offsets.at(l.sym_tensor));
+        return b.CreateConstInBoundsGEP1_64(i8, fn->getArg(2), l.offset);
     }
     return nullptr;
   };
@@ -63,9 +70,14 @@ llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
   for (const EntryStep& s : plan.steps) {
     switch (s.kind) {
       case EntryStep::Kind::kernel: {
-        for (size_t i = 0; i < s.args.size(); ++i)
-          b.CreateStore(where(s.args[i]),
-                        b.CreateConstInBoundsGEP2_64(llvm::ArrayType::get(ptr, max_args), args, 0, i));
+        // Parameters, the values of the kernel's symbolic dimensions, scratch buffers.
+        auto slot = [&](size_t i) {
+          return b.CreateConstInBoundsGEP2_64(llvm::ArrayType::get(ptr, max_args), args, 0, i);
+        };
+        for (size_t i = 0; i < s.num_params; ++i) b.CreateStore(where(s.args[i]), slot(i));
+        for (size_t k = 0; k < s.dims.size(); ++k) b.CreateStore(dim(s.dims[k]), slot(s.num_params + k));
+        for (size_t i = s.num_params; i < s.args.size(); ++i)
+          b.CreateStore(where(s.args[i]), slot(i + s.dims.size()));
         llvm::Function* k = kernels.at(s.kernel);
         profiled(s.kernel, [&] { b.CreateCall(k, {args, ctx}); });
         break;
@@ -93,7 +105,10 @@ llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
         break;
       }
       case EntryStep::Kind::copy:
-        if (s.bytes > 0)
+        if (s.sym_bytes)
+          b.CreateMemCpy(where(s.args[1]), llvm::MaybeAlign(), where(s.args[0]), llvm::MaybeAlign(),
+                         dim(s.sym_bytes));
+        else if (s.bytes > 0)
           b.CreateMemCpy(where(s.args[1]), llvm::MaybeAlign(), where(s.args[0]), llvm::MaybeAlign(), s.bytes);
         break;
     }

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <llvm/IR/GlobalVariable.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
 #include <cstdint>
+#include <unordered_map>
 #include <vector>
 
 #include "entry_plan.h"
@@ -26,13 +28,41 @@ struct EmbeddedWeights {
 EmbeddedWeights embedWeights(llvm::Module& mod, const ir::Module& m, const EntryPlan& plan);
 
 // The entry function
-//   i32 @mlcc_entry(ptr inputs, ptr outputs, ptr workspace, ptr ctx)
-// running the plan's steps; `kernels` holds the function of each kernel id
+//   i32 @mlcc_entry(ptr inputs, ptr outputs, ptr workspace, ptr dims, ptr ctx)
+// running the plan's steps (dims: the values of the plan's symbolic
+// dimensions, int64 each); `kernels` holds the function of each kernel id
 // (null for library kernels).
 llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
                           const std::vector<llvm::Function*>& kernels, const EmbeddedWeights& weights);
 
-// The global `mlcc_abi_model_v1` of abi.h describing the plan and `entry`.
-void emitModelInfo(llvm::Module& mod, const EntryPlan& plan, llvm::Function* entry);
+// For a plan with symbolic dimensions (emit_dims.cpp), the function
+//   void @mlcc_shapes(ptr dims, ptr output_dims, ptr workspace_bytes)
+// writing every output's dimensions (concatenated, int64) and the
+// workspace size (uint64) for the given values of the dimensions.
+llvm::Function* emitShapes(llvm::Module& mod, const EntryPlan& plan);
+
+// i64 expressions of the plan's dimensions, emitted at the builder's
+// insertion point (emit_dims.cpp); `values` points to the dims' int64
+// values, loaded once. Throws mlcc::Error for what is not integer
+// arithmetic.
+class DimExprEmitter {
+ public:
+  DimExprEmitter(llvm::IRBuilder<>& b, const std::vector<const ir::VarNode*>& dims, llvm::Value* values);
+  llvm::Value* operator()(const ir::PrimExpr& e);
+
+ private:
+  llvm::IRBuilder<>& b_;
+  std::unordered_map<const ir::ExprNode*, llvm::Value*> memo_;
+};
+
+// The workspace offsets of a symbolic memory plan (one per tensor) and
+// (when workspace_bytes is given) its size, computed from the dims
+// (emit_dims.cpp).
+std::vector<llvm::Value*> emitWorkspaceOffsets(llvm::IRBuilder<>& b, DimExprEmitter& dim,
+                                               const SymbolicMemoryPlan& plan, llvm::Value** workspace_bytes);
+
+// The global `mlcc_abi_model_v1` of abi.h describing the plan, its `entry`
+// and (symbolic plans) its `shapes` function.
+void emitModelInfo(llvm::Module& mod, const EntryPlan& plan, llvm::Function* entry, llvm::Function* shapes);
 
 }  // namespace mlcc::codegen

@@ -3,6 +3,7 @@
 // machine and the optimization pipeline. (Private: includes LLVM headers.)
 #pragma once
 
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
@@ -38,6 +39,10 @@ struct KernelInfo {
 // what it cannot compile.
 llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol,
                            KernelInfo* info = nullptr);
+
+// Floor division (or modulo) of i64 values as the IR defines them; a zero
+// divisor gives 0, -1 wraps (emit_expr.cpp).
+llvm::Value* floorDivMod(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool mod);
 
 // Whether every load and store under a loop moves by at most one element
 // of its last index per iteration of the loop (unit_stride.cpp).

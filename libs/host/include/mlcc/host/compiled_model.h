@@ -42,8 +42,16 @@ class CompiledModel {
   CompiledModel(const CompiledModel&) = delete;
   CompiledModel& operator=(const CompiledModel&) = delete;
 
+  // The current shapes: -1 for a symbolic dimension not set yet.
   const std::vector<TensorSpec>& inputs() const;
   const std::vector<TensorSpec>& outputs() const;
+  // Whether some input has symbolic dimensions (-1 in the model's shapes).
+  bool hasSymbolicInputs() const;
+  // Sets the model's symbolic dimensions from the shapes of `inputs` (in
+  // the model's input order; those of inputs with symbolic dimensions are
+  // given to mlcc_model_set_input_shape); inputs() and outputs() then give
+  // the bound shapes. Throws mlcc::Error with the model's message.
+  void setInputShapes(const std::vector<ir::Tensor>& inputs);
 
   int threads() const;
   void setThreads(int n);
@@ -59,7 +67,7 @@ class CompiledModel {
   void checkInputs(const std::vector<ir::Tensor>& inputs) const;
   // Runs on checked inputs into outputs from makeOutputs(); no allocation.
   void run(const std::vector<ir::Tensor>& inputs, std::vector<ir::Tensor>& outputs);
-  // checkInputs, makeOutputs and run.
+  // setInputShapes (symbolic models), checkInputs, makeOutputs and run.
   std::vector<ir::Tensor> run(const std::vector<ir::Tensor>& inputs);
 
  private:

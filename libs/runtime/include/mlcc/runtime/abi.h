@@ -13,11 +13,21 @@
  * per scratch buffer (its static allocations too large for the stack).
  * and the compiled graph entry
  *     int entry(const void* const* inputs, void* const* outputs,
- *               void* workspace, mlcc_rt_context* ctx)
+ *               void* workspace, const int64_t* dims, mlcc_rt_context* ctx)
  * calls them in order with pointers into the inputs, the outputs, the
  * embedded weights and the workspace (the static memory plan: intermediates
  * at fixed offsets, reused by liveness). It returns 0, or -1 after
  * mlcc_rt_set_error.
+ *
+ * Symbolic dimensions (a model compiled without --shape, `f32[n, 784]`):
+ * num_dims > 0; dims[k] is the value of dimension k for this run. An input
+ * dimension that is symbolic dimension k is stored as -1 - k in the input's
+ * shape (every input dimension is a constant or one dimension); output
+ * dimensions that depend on dims are stored as -1, and shapes(dims, ...)
+ * gives all outputs' dimensions (concatenated, in order) and the workspace
+ * size for those values; the workspace offsets are computed in the entry.
+ * Static models have num_dims = 0, shapes = NULL, and their entry ignores
+ * dims.
  */
 #ifndef MLCC_RUNTIME_ABI_H
 #define MLCC_RUNTIME_ABI_H
@@ -28,7 +38,7 @@
 extern "C" {
 #endif
 
-#define MLCC_ABI_VERSION 1
+#define MLCC_ABI_VERSION 2
 
 typedef struct mlcc_rt_context mlcc_rt_context;
 
@@ -52,8 +62,12 @@ typedef struct {
   const mlcc_abi_tensor* inputs;
   const mlcc_abi_tensor* outputs;
   const mlcc_abi_kernel* kernels; /* indexed by the kernel ids the entry reports */
-  uint64_t workspace_bytes;       /* the memory plan; 64-byte aligned */
-  int (*entry)(const void* const* inputs, void* const* outputs, void* workspace, mlcc_rt_context* ctx);
+  uint64_t workspace_bytes;       /* the memory plan; 64-byte aligned (static models) */
+  int (*entry)(const void* const* inputs, void* const* outputs, void* workspace, const int64_t* dims,
+               mlcc_rt_context* ctx);
+  int32_t num_dims;             /* symbolic dimensions; 0 for a static model */
+  const char* const* dim_names; /* their names */
+  void (*shapes)(const int64_t* dims, int64_t* output_dims, uint64_t* workspace_bytes);
 } mlcc_abi_model;
 
 /* The model, defined by model.o (const data); the runtime reads it at load. */
