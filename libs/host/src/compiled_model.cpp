@@ -102,7 +102,9 @@ CompiledModel::CompiledModel(const std::string& path) : impl_(std::make_unique<I
   sym(I.api.input_info, "mlcc_model_input_info");
   sym(I.api.output_info, "mlcc_model_output_info");
   sym(I.api.run, "mlcc_model_run");
-  sym(I.api.set_input_shape, "mlcc_model_set_input_shape");
+  // Optional: model.so files from before symbolic dimensions (all static) lack it.
+  I.api.set_input_shape =
+      reinterpret_cast<decltype(I.api.set_input_shape)>(dlsym(I.handle, "mlcc_model_set_input_shape"));
   sym(I.api.set_threads, "mlcc_model_set_threads");
   sym(I.api.get_threads, "mlcc_model_get_threads");
   sym(I.api.enable_profiling, "mlcc_model_enable_profiling");
@@ -149,7 +151,7 @@ void CompiledModel::setInputShapes(const std::vector<ir::Tensor>& inputs) {
     throw Error("the model takes " + std::to_string(I.inputs.size()) + " inputs, got " +
                 std::to_string(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!I.symbolic_inputs[i]) continue;
+    if (!I.symbolic_inputs[i] || !I.api.set_input_shape) continue;
     const auto& shape = inputs[i].shape();
     if (I.api.set_input_shape(I.model, static_cast<int>(i), static_cast<int>(shape.size()), shape.data()) !=
         0)

@@ -1,9 +1,11 @@
 // CPU code generation with LLVM 19. A legalized (usually scheduled) module
-// with static shapes becomes an object file implementing the runtime ABI
+// becomes an object file implementing the runtime ABI
 // (libs/runtime/include/mlcc/runtime/abi.h): one kernel per prim func, the
 // graph entry compiled ahead of time over a static memory plan, the model
 // description and the weights embedded as data. mlcc-link turns it into
-// model.so.
+// model.so. Symbolic input dimensions (`f32[n, 784]`) are set at run time
+// (mlcc_model_set_input_shape); the memory plan's offsets are then
+// expressions of them.
 //
 //   LLVMOptions opts;                       // host CPU, -O3
 //   CodegenStats st = compileModule(module, opts, Emit::obj, "model.o");
@@ -40,7 +42,7 @@ enum class Emit { obj, ll, asm_text };
 
 struct CodegenStats {
   int kernels = 0;
-  uint64_t planned_bytes = 0;       // the workspace of the memory plan
+  uint64_t planned_bytes = 0;       // the workspace of the memory plan (symbolic dimensions: for 1 each)
   uint64_t intermediate_bytes = 0;  // the sum of all intermediates (without reuse)
   uint64_t scratch_bytes = 0;       // kernels' scratch buffers, also in the workspace (sum, without reuse)
   uint64_t weight_bytes = 0;        // embedded weights
@@ -48,8 +50,8 @@ struct CodegenStats {
 };
 
 // Throws mlcc::Error (naming the function/block) for what it cannot compile:
-// graph ops that were not legalized, unknown externs, symbolic shapes in the
-// graph entry (kernels take symbolic dimensions; the entry does not yet).
+// graph ops that were not legalized, unknown externs, symbolic shapes in
+// BLAS calls or input dimensions that are expressions (`f32[n * 2]`).
 CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
                            const std::string& output_path);
 
