@@ -176,7 +176,7 @@ check "other library message" contains "$tmp/err" "other.so: error: not an mlcc 
 check "fixture with another ABI version" make_model "$tmp/abi" 8 32 64 -DTINY_ABI_VERSION=99
 "$bin/mlcc-link" "$tmp/abi/model.o" -o "$tmp/abi/model.so"
 check "ABI mismatch" run 1 "$tmp/abi/model.so"
-check "ABI mismatch message" contains "$tmp/err" "model ABI version 99 does not match the runtime's 1"
+check "ABI mismatch message" contains "$tmp/err" "model ABI version 99 does not match the runtime's 2"
 check "usage: --bench on IR" run 2 "$src/tests/cli/inspect/mm.ir" --bench 3
 check "usage: --threads 0" run 2 "$small/model.so" --threads 0
 check "usage: --dim on model.so" run 2 "$small/model.so" --dim n=3

@@ -284,7 +284,11 @@ class Planner {
     for (size_t i = 0; i < it->second.size(); ++i) {
       Storage sc;
       sc.desc.name = f->name + ".scratch" + std::to_string(i);
-      sc.desc.bytes = it->second[i];
+      ir::PrimExpr bytes = ir::simplify(ir::substitute(it->second[i], dims));
+      if (int64_t b; ir::asConstInt(bytes, &b))
+        sc.desc.bytes = static_cast<uint64_t>(b);
+      else
+        sc.desc.sym_bytes = bytes;
       sc.first = sc.last = index;
       sc.scratch = true;
       args.push_back(add(std::move(sc)));
@@ -442,7 +446,12 @@ class Planner {
     for (int c : which) live.push_back({bytesExpr(storage_[c].desc), storage_[c].first, storage_[c].last});
     plan_.sym_memory = planSymbolicMemory(live, 64);
     const std::vector<int64_t> ones(plan_.dims.size(), 1);
-    for (size_t i = 0; i < which.size(); ++i) storage_[which[i]].sym_tensor = static_cast<int>(i);
+    plan_.scratch_bytes = 0;
+    for (size_t i = 0; i < which.size(); ++i) {
+      storage_[which[i]].sym_tensor = static_cast<int>(i);
+      if (storage_[which[i]].scratch)
+        plan_.scratch_bytes += static_cast<uint64_t>(evalDims(live[i].bytes, plan_.dims, ones));
+    }
     plan_.memory = evaluateMemoryPlan(plan_.sym_memory, plan_.dims, ones);
   }
 
@@ -482,7 +491,7 @@ class Planner {
   std::map<std::string, int> kernel_ids_;  // kernel name -> id
   std::vector<std::vector<int>> step_storage_;
   const ScratchFn& scratch_;
-  std::map<std::string, std::vector<uint64_t>> scratch_sizes_;  // prim func -> its scratch buffers
+  std::map<std::string, std::vector<ir::PrimExpr>> scratch_sizes_;  // prim func -> its scratch buffers
 };
 
 }  // namespace

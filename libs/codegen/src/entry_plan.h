@@ -96,10 +96,11 @@ struct EntryPlan {
   bool symbolic() const { return !dims.empty(); }
 };
 
-// The scratch buffers kernel `prim` needs after its parameters (bytes each),
-// asked once per prim func the entry calls; each lives in the workspace for
-// the duration of its call.
-using ScratchFn = std::function<std::vector<uint64_t>(const ir::PrimFunc& prim)>;
+// The scratch buffers kernel `prim` needs after its parameters (bytes each:
+// constants, or expressions of the prim func's symbolic dimensions), asked
+// once per prim func the entry calls; each lives in the workspace for the
+// duration of its call.
+using ScratchFn = std::function<std::vector<ir::PrimExpr>(const ir::PrimFunc& prim)>;
 
 // Plans graph function `entry` of `m` ("": ir::defaultEntry). Throws
 // mlcc::Error naming the binding for what codegen cannot compile: graph ops

@@ -43,7 +43,9 @@ static void scaleRows(void* closure, int64_t begin, int64_t end) {
   }
 }
 
-static int entry(const void* const* inputs, void* const* outputs, void* workspace, mlcc_rt_context* ctx) {
+static int entry(const void* const* inputs, void* const* outputs, void* workspace, const int64_t* dims,
+                 mlcc_rt_context* ctx) {
+  (void)dims; /* a static model */
   const float* x = (const float*)inputs[0];
   float* y = (float*)outputs[0];
   float* h_out = (float*)outputs[1];
@@ -87,4 +89,7 @@ const mlcc_abi_model mlcc_abi_model_v1 = {
     kernels,
     (sizeof(float) * TINY_M * TINY_N + 63) / 64 * 64,
     entry,
+    0,
+    NULL,
+    NULL,
 };

@@ -46,7 +46,7 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
   mod.setDataLayout(tm->createDataLayout());
 
   std::map<std::string, llvm::Function*> functions;
-  std::map<std::string, std::vector<uint64_t>> scratch;
+  std::map<std::string, std::vector<ir::PrimExpr>> scratch;
   std::set<std::string> used;
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const EntryKernel& k = plan.kernels[i];

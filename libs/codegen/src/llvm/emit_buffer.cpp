@@ -2,9 +2,10 @@
 // stores with alias scopes (every buffer of a kernel is its own memory: the
 // parameters never overlap each other or the allocations), and storage for
 // function allocs and block alloc_buffers: up to 64 KiB on the stack, else
-// scratch buffers passed by the caller (function allocs, see KernelInfo) or
-// calloc'd memory (block alloc_buffers, or without KernelInfo, or a symbolic
-// shape). Dimensions are constants or the kernel's symbolic dimensions.
+// scratch buffers passed by the caller (function allocs, see KernelInfo;
+// those of symbolic shape too) or calloc'd memory (block alloc_buffers, or
+// without KernelInfo). Dimensions are constants or the kernel's symbolic
+// dimensions.
 //
 // Alignment: only the natural alignment of the element type is assumed
 // (parameters come from the caller, which need not align them).
@@ -147,24 +148,36 @@ void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& t
     bb.base = a;
     return;
   }
-  if (is_static && function_level && info) {
+  auto elements = [&] {
+    llvm::Value* count = b.getInt64(1);
+    for (const auto& d : buf->shape)
+      count = b.CreateMul(count, cast(expr(d), d->dtype, ir::DType::i64), "", false, true);
+    return count;
+  };
+  if (function_level && info) {
     const size_t slot = func.params.size() + dims.size() + info->scratch_bytes.size();
-    info->scratch_bytes.push_back(bytes);
+    ir::PrimExpr size = ir::makeInt(static_cast<int64_t>(bytes));
+    if (!is_static) {
+      size = ir::makeInt(ir::dtypeBytes(buf->dtype));
+      for (const auto& d : buf->shape) size = ir::makeBinary(ir::BinaryOp::Mul, size, d);
+    }
+    info->scratch_bytes.push_back(size);
     auto* p = b.CreateAlignedLoad(b.getPtrTy(), b.CreateConstInBoundsGEP1_64(b.getPtrTy(), args, slot),
                                   llvm::Align(8), buf->name);
     p->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx, {}));
     p->setMetadata(llvm::LLVMContext::MD_align,
                    llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(b.getInt64(64))}));
-    b.CreateMemSet(p, b.getInt8(0), bytes, llvm::MaybeAlign(64));
+    if (is_static)
+      b.CreateMemSet(p, b.getInt8(0), bytes, llvm::MaybeAlign(64));
+    else
+      b.CreateMemSet(p, b.getInt8(0), b.CreateMul(elements(), b.getInt64(ir::dtypeBytes(buf->dtype))),
+                     llvm::MaybeAlign(64));
     bb.base = p;
     return;
   }
   llvm::Type* i64 = b.getInt64Ty();
-  llvm::Value* count = b.getInt64(1);
-  for (const auto& d : buf->shape)
-    count = b.CreateMul(count, cast(expr(d), d->dtype, ir::DType::i64), "", false, true);
   llvm::FunctionCallee calloc = mod.getOrInsertFunction("calloc", b.getPtrTy(), i64, i64);
-  llvm::Value* p = b.CreateCall(calloc, {count, b.getInt64(ir::dtypeBytes(buf->dtype))}, buf->name);
+  llvm::Value* p = b.CreateCall(calloc, {elements(), b.getInt64(ir::dtypeBytes(buf->dtype))}, buf->name);
   bb.base = p;
   to_free.push_back(p);
 }

@@ -60,8 +60,8 @@ class KernelEmitter {
   void store(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices, llvm::Value* v);
   // Storage for a function alloc or block alloc_buffer, zeroed: an alloca
   // in the entry block when small, else the next scratch buffer of args
-  // (function allocs when info is set), else calloc'd (to be freed through
-  // freeAll); a symbolic shape is always calloc'd. Binds buf.
+  // (function allocs when info is set; also those of symbolic shape), else
+  // calloc'd (to be freed through freeAll). Binds buf.
   void allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level = false);
   void freeAll(const std::vector<llvm::Value*>& to_free);
 

@@ -1,7 +1,8 @@
 // JitKernel: one prim func emitted, optimized (-O pipeline, libmvec) and
 // compiled in memory with ORC LLJIT, for tests and the tuner; runs take the
 // values of its symbolic dimensions after the parameters. Its scratch
-// buffers (large function allocations) are allocated once per JitKernel;
+// buffers (large function allocations) are allocated once per JitKernel
+// (those of symbolic size once per run);
 // runs of one JitKernel are serialized. Kernels find
 // libm/libc in the process, libmvec loaded from glibc, and the JIT's own
 // runtime functions (jit_runtime.h).
@@ -16,15 +17,23 @@
 
 #include "llvm/jit_runtime.h"
 #include "llvm/kernel_emitter.h"
+#include "memory_plan.h"
 #include "mlcc/codegen/llvm.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::codegen {
 
+namespace {
+using Memory = std::unique_ptr<std::byte, void (*)(void*)>;  // aligned_alloc'd
+}  // namespace
+
 struct JitKernel::Impl {
   std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::vector<std::unique_ptr<std::byte, void (*)(void*)>> scratch;  // KernelInfo's buffers
-  std::mutex run_mutex;                                              // runs share the scratch
+  std::vector<Memory> scratch;      // KernelInfo's buffers of static size
+  std::vector<ir::PrimExpr> sizes;  // every scratch buffer's bytes (symbolic ones: allocated per run)
+  std::vector<ir::Buffer> params;   // keep the symbolic dimensions' variables alive
+  std::vector<const ir::VarNode*> dims;
+  std::mutex run_mutex;  // runs share the scratch
   void (*fn)(void* const*, void*) = nullptr;
   std::string ir;
   std::string name;
@@ -42,6 +51,13 @@ T unwrap(llvm::Expected<T> v, const std::string& what) {
 }
 void check(llvm::Error e, const std::string& what) {
   if (e) throw Error(what + ": " + llvm::toString(std::move(e)));
+}
+
+Memory allocate(int64_t bytes, const std::string& func) {
+  void* p = std::aligned_alloc(64, std::max<int64_t>(64, (bytes + 63) / 64 * 64));
+  if (!p)
+    throw Error("prim func @" + func + ": out of memory for a " + std::to_string(bytes) + "-byte buffer");
+  return {static_cast<std::byte*>(p), &std::free};
 }
 
 }  // namespace
@@ -62,12 +78,11 @@ JitKernel JitKernel::compile(const ir::PrimFunc& f, const LLVMOptions& opts) {
   const std::string symbol = "mlcc_jit_kernel";
   KernelInfo info;
   emitKernel(*mod, f, symbol, &info);
-  for (uint64_t bytes : info.scratch_bytes) {
-    void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-    if (!p)
-      throw Error("prim func @" + f.name + ": out of memory for a " + std::to_string(bytes) + "-byte buffer");
-    impl->scratch.emplace_back(static_cast<std::byte*>(p), &std::free);
-  }
+  impl->params = f.params;
+  impl->dims = kernelDims(f);
+  impl->sizes = info.scratch_bytes;
+  for (const ir::PrimExpr& size : info.scratch_bytes)
+    if (int64_t bytes; ir::asConstInt(size, &bytes)) impl->scratch.push_back(allocate(bytes, f.name));
   std::string verify;
   llvm::raw_string_ostream vs(verify);
   if (llvm::verifyModule(*mod, &vs))
@@ -120,7 +135,16 @@ void JitKernel::run(const std::vector<void*>& args, const std::vector<int64_t>& 
   std::lock_guard<std::mutex> lock(impl_->run_mutex);
   std::vector<void*> all = args;
   for (int64_t d : dims) all.push_back(reinterpret_cast<void*>(static_cast<intptr_t>(d)));
-  for (const auto& s : impl_->scratch) all.push_back(s.get());
+  std::vector<Memory> per_run;  // scratch of symbolic size
+  size_t next_static = 0;
+  for (const ir::PrimExpr& size : impl_->sizes) {
+    if (int64_t bytes; ir::asConstInt(size, &bytes)) {
+      all.push_back(impl_->scratch[next_static++].get());
+    } else {
+      per_run.push_back(allocate(evalDims(size, impl_->dims, dims), impl_->name));
+      all.push_back(per_run.back().get());
+    }
+  }
   JitContext ctx;
   ctx.num_threads = impl_->num_threads;
   impl_->fn(all.data(), &ctx);

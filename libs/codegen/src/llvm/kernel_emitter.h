@@ -19,12 +19,13 @@ namespace mlcc::codegen {
 // What a kernel needs from its caller besides its parameters and symbolic
 // dimensions.
 struct KernelInfo {
-  // Scratch buffers: the kernel's function-level allocations of static
-  // shape too large for the stack, in order; the caller passes one pointer
+  // Scratch buffers: the kernel's function-level allocations too large for
+  // the stack or of symbolic shape, in order; the caller passes one pointer
   // for each after the parameters and the symbolic dimensions
   // (args[num_params + num_dims + i], 64-byte aligned, scratch_bytes[i]
-  // bytes, no need to be zeroed: the kernel zeroes them).
-  std::vector<uint64_t> scratch_bytes;
+  // bytes: a constant, or an expression of the kernel's symbolic
+  // dimensions; no need to be zeroed: the kernel zeroes them).
+  std::vector<ir::PrimExpr> scratch_bytes;
 };
 
 // Emits prim func `f` into `mod` as
@@ -32,11 +33,10 @@ struct KernelInfo {
 // where args[i] points to parameter i (dense row-major; parameters must not
 // overlap each other), args[num_params + k] holds the value of symbolic
 // dimension k of kernelDims(f) as an int64 (>= 0), and ctx is passed to the
-// runtime (mlcc_rt_parallel_for). Function-level allocations of static shape
-// larger than 64 KiB are scratch buffers in args when `info` is given (see
-// KernelInfo), else calloc'd and freed on each call, as are allocations of
-// symbolic shape. Throws mlcc::Error naming the function (and block) for
-// what it cannot compile.
+// runtime (mlcc_rt_parallel_for). Function-level allocations larger than
+// 64 KiB or of symbolic shape are scratch buffers in args when `info` is
+// given (see KernelInfo), else calloc'd and freed on each call. Throws mlcc::Error naming the function (and
+// block) for what it cannot compile.
 llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol,
                            KernelInfo* info = nullptr);
 
