@@ -160,6 +160,7 @@ if [[ $pyok == 1 ]]; then
       "$bin/mlcc-run" -q "$d/model.ir" --input "input=$d/in$n.npy" --output-dir "$d/ir$n"
       check "symbolic mlp at batch $n matches the interpreter" compare "$d/so$n/output.npy" "$d/ir$n/output.npy"
     done
+    check "symbolic mlp runs without allocating" "$tmp/count_allocs" "$d/model.so"
     /usr/bin/python3 -c "import numpy as np; np.save('$d/bad.npy', np.zeros((2, 783), np.float32))"
     check "symbolic mlp: a wrong shape exits 1" bash -c "'$bin/mlcc-run' -q '$d/model.so' --input 'input=$d/bad.npy' --output-dir '$d/bad' 2>'$d/bad.err'; test \$? -eq 1"
     check "symbolic mlp: wrong shape message" contains "$d/bad.err" "input 'input' has shape \[?, 784\], got \[2, 783\]"

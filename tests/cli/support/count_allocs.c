@@ -2,8 +2,9 @@
  * through include/mlcc/runtime.h, runs it once (warm-up), then counts every
  * heap allocation any library makes (this program's malloc & co. interpose
  * glibc's for the whole process, worker threads included) during a few
- * more runs on 1 and 2 threads. Prints the count; exits 1 if it is not 0,
- * 2 on a usage or load error.
+ * more runs on 1 and 2 threads. Symbolic input dimensions (-1) are set to
+ * 5 first. Prints the count; exits 1 if it is not 0, 2 on a usage or load
+ * error.
  *   count_allocs MODEL.so */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -82,6 +83,7 @@ int main(int argc, char** argv) {
   SYM(mlcc_model_output_info);
   SYM(mlcc_model_run);
   SYM(mlcc_model_set_threads);
+  SYM(mlcc_model_set_input_shape);
   SYM(mlcc_last_error);
   if (!p_mlcc_model_load || !p_mlcc_model_run || !p_mlcc_model_set_threads) {
     fprintf(stderr, "count_allocs: %s is not an mlcc model\n", argv[1]);
@@ -103,6 +105,20 @@ int main(int argc, char** argv) {
   printf("load: %ld allocation(s)\n", allocations);
   allocations = 0;
   int ni = p_mlcc_model_num_inputs(m), no = p_mlcc_model_num_outputs(m);
+  for (int i = 0; i < ni && p_mlcc_model_set_input_shape; ++i) {
+    mlcc_tensor_info t;
+    p_mlcc_model_input_info(m, i, &t);
+    int64_t shape[16];
+    int symbolic = 0;
+    for (int d = 0; d < t.ndim && d < 16; ++d) {
+      shape[d] = t.shape[d] < 0 ? 5 : t.shape[d];
+      symbolic |= t.shape[d] < 0;
+    }
+    if (symbolic && p_mlcc_model_set_input_shape(m, i, t.ndim, shape) != 0) {
+      fprintf(stderr, "count_allocs: %s\n", p_mlcc_last_error());
+      return 2;
+    }
+  }
   void** in = calloc((size_t)ni, sizeof(void*));
   void** out = calloc((size_t)no, sizeof(void*));
   for (int i = 0; i < ni; ++i) {
