@@ -143,7 +143,7 @@ if [[ $pyok == 1 ]]; then
       check "$m runs without allocating" "$tmp/count_allocs" "$d/model.so"
     done
     # The MLP imported without --shape (a symbolic batch): one model.so runs at
-    # batch 4 (against PyTorch) and 1, 3, 8 (against the interpreter).
+    # batch 4, 1, 3 and 8 (against the interpreter and PyTorch).
     d=$tmp/chain/mlp_sym
     mkdir -p "$d"
     check "mlp imports with a symbolic batch" "$bin/mlcc-import" -q "$tmp/models/mlp.onnx" -o "$d/model.ir"
@@ -159,6 +159,11 @@ if [[ $pyok == 1 ]]; then
       check "symbolic mlp runs at batch $n" "$bin/mlcc-run" -q "$d/model.so" --input "input=$d/in$n.npy" --output-dir "$d/so$n"
       "$bin/mlcc-run" -q "$d/model.ir" --input "input=$d/in$n.npy" --output-dir "$d/ir$n"
       check "symbolic mlp at batch $n matches the interpreter" compare "$d/so$n/output.npy" "$d/ir$n/output.npy"
+    done
+    check "PyTorch at batches 1, 3, 8" /usr/bin/python3 "$src/tests/cli/support/torch_mlp.py" "$src" \
+      "$d/in1.npy" "$d/torch1.npy" "$d/in3.npy" "$d/torch3.npy" "$d/in8.npy" "$d/torch8.npy"
+    for n in 1 3 8; do
+      check "symbolic mlp at batch $n matches PyTorch" compare "$d/so$n/output.npy" "$d/torch$n.npy"
     done
     check "symbolic mlp runs without allocating" "$tmp/count_allocs" "$d/model.so"
     /usr/bin/python3 -c "import numpy as np; np.save('$d/bad.npy', np.zeros((2, 783), np.float32))"
