@@ -7,6 +7,9 @@
  *   run_model model.so x=x.npy --out outdir     # outdir/<output name>.npy
  *   run_model model.so --fill 0.5 --threads 1
  *
+ * Inputs with symbolic dimensions (-1 in the info, a model compiled without
+ * --shape) take the shape of their .npy file (filled inputs: 1 for each).
+ *
  * Build: make (see Makefile); needs only runtime.h and -ldl. A program can
  * also link model.so directly (cc app.c ./model.so) and call the functions.
  */
@@ -29,6 +32,7 @@ static struct {
   int (*input_info)(const mlcc_model*, int, mlcc_tensor_info*);
   int (*output_info)(const mlcc_model*, int, mlcc_tensor_info*);
   int (*run)(mlcc_model*, const void* const*, void* const*);
+  int (*set_input_shape)(mlcc_model*, int, int, const int64_t*);
   int (*set_threads)(mlcc_model*, int);
   int (*get_threads)(const mlcc_model*);
   const char* (*last_error)(void);
@@ -75,13 +79,13 @@ static void fill(void* data, mlcc_dtype dt, int64_t n, double v) {
   }
 }
 
-/* Reads a .npy file (format 1.x/2.x/3.x, C order) into `data`, checking its
- * dtype and shape against `t`. Returns 0, or -1 after printing why. */
-static int readNpy(const char* path, const mlcc_tensor_info* t, void* data) {
+/* Opens a .npy file (format 1.x/2.x/3.x) and reads its header (a string to
+ * free). NULL after printing why. */
+static char* openNpy(const char* path, FILE** out) {
   FILE* f = fopen(path, "rb");
   if (!f) {
     fprintf(stderr, "run_model: %s: %s\n", path, strerror(errno));
-    return -1;
+    return NULL;
   }
   unsigned char pre[12];
   int ok = fread(pre, 1, 10, f) == 10 && memcmp(pre, "\x93NUMPY", 6) == 0;
@@ -98,8 +102,38 @@ static int readNpy(const char* path, const mlcc_tensor_info* t, void* data) {
     fprintf(stderr, "run_model: %s: not a .npy file\n", path);
     free(header);
     fclose(f);
-    return -1;
+    return NULL;
   }
+  *out = f;
+  return header;
+}
+
+/* The shape of a .npy file (up to `max` dimensions): its rank, or -1. */
+static int npyShape(const char* path, int64_t* shape, int max) {
+  FILE* f = NULL;
+  char* header = openNpy(path, &f);
+  if (!header) return -1;
+  fclose(f);
+  const char* p = strstr(header, "'shape': (");
+  int n = 0;
+  for (p = p ? p + 10 : NULL; p && *p != ')' && n < max;) {
+    char* end;
+    shape[n++] = strtoll(p, &end, 10);
+    if (end == p) break;
+    p = end + strspn(end, ", ");
+  }
+  int ok = p && *p == ')';
+  if (!ok) fprintf(stderr, "run_model: %s: cannot read the shape in header %s\n", path, header);
+  free(header);
+  return ok ? n : -1;
+}
+
+/* Reads a .npy file (C order) into `data`, checking its dtype and shape
+ * against `t`. Returns 0, or -1 after printing why. */
+static int readNpy(const char* path, const mlcc_tensor_info* t, void* data) {
+  FILE* f = NULL;
+  char* header = openNpy(path, &f);
+  if (!header) return -1;
   /* The expected header fields: descr, fortran_order False, the shape tuple. */
   char want_descr[32], want_shape[256] = "(";
   snprintf(want_descr, sizeof want_descr, "'descr': '%s'", kDescr[t->dtype]);
@@ -121,7 +155,7 @@ static int readNpy(const char* path, const mlcc_tensor_info* t, void* data) {
   }
   free(header);
   size_t bytes = (size_t)numel(t) * kDtypeBytes[t->dtype];
-  ok = fread(data, 1, bytes, f) == bytes;
+  int ok = fread(data, 1, bytes, f) == bytes;
   fclose(f);
   if (!ok) fprintf(stderr, "run_model: %s: truncated data\n", path);
   return ok ? 0 : -1;
@@ -154,6 +188,14 @@ static int writeNpy(const char* dir, const mlcc_tensor_info* t, const void* data
   ok = (fclose(f) == 0) && ok;
   if (!ok) fprintf(stderr, "run_model: cannot write %s\n", path);
   return ok ? 0 : -1;
+}
+
+/* The file of input `name` (NAME=FILE among the arguments), or NULL. */
+static const char* inputFile(int argc, char** argv, const char* name) {
+  size_t len = strlen(name);
+  for (int a = 2; a < argc; ++a)
+    if (!strncmp(argv[a], name, len) && argv[a][len] == '=') return argv[a] + len + 1;
+  return NULL;
 }
 
 static double nowMs(void) {
@@ -206,6 +248,7 @@ int main(int argc, char** argv) {
   LOOKUP(set_threads, "mlcc_model_set_threads");
   LOOKUP(get_threads, "mlcc_model_get_threads");
   LOOKUP(last_error, "mlcc_last_error");
+  *(void**)&api.set_input_shape = dlsym(lib, "mlcc_model_set_input_shape"); /* older models lack it */
 
   mlcc_model* m = api.load();
   if (!m) {
@@ -224,17 +267,30 @@ int main(int argc, char** argv) {
   void** outputs = calloc(no + 1, sizeof(void*));
   mlcc_tensor_info* in_info = calloc(ni + 1, sizeof(mlcc_tensor_info));
   mlcc_tensor_info* out_info = calloc(no + 1, sizeof(mlcc_tensor_info));
+  /* Symbolic dimensions: from the .npy files, else 1. */
+  for (int i = 0; i < ni && api.set_input_shape; ++i) {
+    mlcc_tensor_info t;
+    api.input_info(m, i, &t);
+    int64_t shape[32];
+    int symbolic = 0, ndim = t.ndim < 32 ? t.ndim : 32;
+    for (int d = 0; d < ndim; ++d) {
+      shape[d] = t.shape[d] < 0 ? 1 : t.shape[d];
+      symbolic |= t.shape[d] < 0;
+    }
+    const char* file = inputFile(argc, argv, t.name);
+    if (!symbolic || (file && (ndim = npyShape(file, shape, 32)) < 0)) continue;
+    if (api.set_input_shape(m, i, ndim, shape) != 0) {
+      fprintf(stderr, "run_model: %s\n", api.last_error());
+      goto done;
+    }
+  }
   for (int i = 0; i < ni; ++i) {
     api.input_info(m, i, &in_info[i]);
     printInfo("input", i, &in_info[i]);
     void* buf =
         aligned_alloc(64, ((size_t)numel(&in_info[i]) * kDtypeBytes[in_info[i].dtype] + 63) / 64 * 64);
     inputs[i] = buf;
-    const char* file = NULL;
-    size_t name_len = strlen(in_info[i].name);
-    for (int a = 2; a < argc; ++a)
-      if (!strncmp(argv[a], in_info[i].name, name_len) && argv[a][name_len] == '=')
-        file = argv[a] + name_len + 1;
+    const char* file = inputFile(argc, argv, in_info[i].name);
     if (file ? readNpy(file, &in_info[i], buf) != 0
              : (fill(buf, in_info[i].dtype, numel(&in_info[i]), fill_value), 0))
       goto done;

@@ -166,6 +166,11 @@ if [[ $pyok == 1 ]]; then
       check "symbolic mlp at batch $n matches PyTorch" compare "$d/so$n/output.npy" "$d/torch$n.npy"
     done
     check "symbolic mlp runs without allocating" "$tmp/count_allocs" "$d/model.so"
+    if make -s -C "$src/examples/c" O="$tmp" CC=cc >/dev/null 2>&1; then
+      mkdir -p "$d/c3"
+      check "the C example runs the symbolic mlp at batch 3" "$tmp/run_model" "$d/model.so" "input=$d/in3.npy" --out "$d/c3"
+      check "the C example's output matches PyTorch" compare "$d/c3/output.npy" "$d/torch3.npy"
+    fi
     /usr/bin/python3 -c "import numpy as np; np.save('$d/bad.npy', np.zeros((2, 783), np.float32))"
     check "symbolic mlp: a wrong shape exits 1" bash -c "'$bin/mlcc-run' -q '$d/model.so' --input 'input=$d/bad.npy' --output-dir '$d/bad' 2>'$d/bad.err'; test \$? -eq 1"
     check "symbolic mlp: wrong shape message" contains "$d/bad.err" "input 'input' has shape \[?, 784\], got \[2, 783\]"
