@@ -150,7 +150,8 @@ if [[ $pyok == 1 ]]; then
     check "symbolic mlp: the batch is symbolic" contains "$d/model.ir" 'graph @main(%input: f32\[[a-z_]*, 784\])'
     "$bin/mlcc-fuse" -q "$d/model.ir" -o "$d/fused.ir" && "$bin/mlcc-legalize" -q "$d/fused.ir" -o "$d/lowered.ir" &&
       "$bin/mlcc-schedule" -q "$d/lowered.ir" --target llvm -o "$d/scheduled.ir"
-    check "symbolic mlp compiles" run 0 "$d/scheduled.ir" --target llvm -o "$d/model.o"
+    check "symbolic mlp compiles" run 0 "$d/scheduled.ir" --target llvm -o "$d/model.o" -v
+    check "symbolic mlp: -v names the symbolic dimension" contains "$tmp/err" '^memory plan: .* for [a-z_]* = 1 (symbolic dimensions, set at run time)' 
     check "symbolic mlp links" "$bin/mlcc-link" "$d/model.o" -o "$d/model.so"
     check "symbolic mlp runs at batch 4" "$bin/mlcc-run" -q "$d/model.so" --input "input=$tmp/models/mlp.input.npy" --output-dir "$d/out4"
     check "symbolic mlp matches PyTorch" compare "$d/out4/output.npy" "$tmp/models/mlp.output.npy"

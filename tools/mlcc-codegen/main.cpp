@@ -119,6 +119,11 @@ Examples:
         std::cerr << " (" << std::fixed << std::setprecision(1)
                   << 100.0 * static_cast<double>(st.planned_bytes) / static_cast<double>(all) << "%)"
                   << std::defaultfloat;
+      if (!st.dims.empty()) {
+        std::cerr << " for";
+        for (size_t k = 0; k < st.dims.size(); ++k) std::cerr << (k ? ", " : " ") << st.dims[k] << " = 1";
+        std::cerr << " (symbolic dimensions, set at run time)";
+      }
       std::cerr << "\nembedded weights: " << st.weight_bytes << " bytes\n";
       std::cerr << "compile time: " << std::fixed << std::setprecision(3) << secs << " s\n";
     }

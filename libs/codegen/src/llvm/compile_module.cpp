@@ -99,6 +99,7 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
   stats.intermediate_bytes = plan.memory.sum_bytes - plan.scratch_bytes;
   stats.scratch_bytes = plan.scratch_bytes;
   stats.weight_bytes = weights.bytes;
+  for (const ir::VarNode* v : plan.dims) stats.dims.push_back(v->name);
   return stats;
 }
 

@@ -47,6 +47,7 @@ struct CodegenStats {
   uint64_t scratch_bytes = 0;       // kernels' scratch buffers, also in the workspace (sum, without reuse)
   uint64_t weight_bytes = 0;        // embedded weights
   std::vector<std::string> kernel_names;  // by kernel id (prim funcs and library kernels)
+  std::vector<std::string> dims;          // the model's symbolic dimensions (set at run time)
 };
 
 // Throws mlcc::Error (naming the function/block) for what it cannot compile:
