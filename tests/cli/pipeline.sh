@@ -56,6 +56,8 @@ printf 'name: p\ntarget: llvm -mcpu\nstages:\n  - {name: a, tool: mlcc-fuse}\n' 
 yaml_error "bad target" "2:9" "target: "
 printf 'name: p\nstages:\n  - name: a\n    tool: mlcc-codegen\n    args: [--target, "${tagret}"]\n' >"$tmp/p.yaml"
 yaml_error "undefined variable" "5:22" "undefined variable '\${tagret}'"
+printf 'name: p\nvars:\n  extra: [-q]\nstages:\n  - name: a\n    tool: mlcc-fuse\n    args: ["x${extra}"]\n' >"$tmp/p.yaml"
+yaml_error "a list variable inside a string" "7:12" "'\${extra}' is a list: it can only be a whole item of args"
 printf 'name: p\nstages:\n  - {name: a, tool: mlcc-fuse}\n  - {name: a, tool: mlcc-legalize}\n' >"$tmp/p.yaml"
 yaml_error "duplicate stage" "4:12" "duplicate stage name 'a'"
 printf 'name: p\nstages: []\n' >"$tmp/p.yaml"

@@ -157,10 +157,16 @@ class Loader {
         size_t close = text.find('}', i + 2);
         if (close == std::string::npos) fail(at.Mark(), key, "'${' without a closing '}' in '" + text + "'");
         std::string name = text.substr(i + 2, close - i - 2);
+        if (list_vars_.count(name))
+          fail(
+              at.Mark(), key,
+              "'${" + name + "}' is a list: it can only be a whole item of args, not part of '" + text + "'");
         auto it = vars_.find(name);
         if (it == vars_.end()) {
           std::vector<std::string> known;
           for (const auto& [k, v] : vars_) known.push_back(k);
+          for (const auto& [k, v] : list_vars_) known.push_back(k);
+          std::sort(known.begin(), known.end());
           fail(at.Mark(), key, "undefined variable '${" + name + "}' (variables: " + joined(known) + ")");
         }
         out += it->second;
@@ -184,8 +190,17 @@ class Loader {
           fail(kv.first.Mark(), key, "a variable name is [A-Za-z_][A-Za-z0-9_]*");
         if (vars_.count(name) || name == "target")
           fail(kv.first.Mark(), key, "'" + name + "' is a built-in variable");
-        if (!kv.second.IsScalar() && !kv.second.IsNull()) fail(kv.second.Mark(), key, "must be a string");
-        vars_[name] = kv.second.IsNull() ? "" : expand(kv.second.Scalar(), kv.second, key);
+        if (kv.second.IsSequence()) {  // a list: spliced into args
+          auto& items = list_vars_[name];
+          for (size_t i = 0; i < kv.second.size(); ++i) {
+            const std::string ikey = key + "[" + std::to_string(i) + "]";
+            items.push_back(expand(scalar(kv.second[i], ikey), kv.second[i], ikey));
+          }
+        } else if (kv.second.IsScalar() || kv.second.IsNull()) {
+          vars_[name] = kv.second.IsNull() ? "" : expand(kv.second.Scalar(), kv.second, key);
+        } else {
+          fail(kv.second.Mark(), key, "must be a string or a list of strings");
+        }
         declared.insert(name);
       }
     }
@@ -193,7 +208,13 @@ class Loader {
       if (!declared.count(name))
         throw Error("--set " + name + ": the pipeline " + path_ + " has no variable '" + name +
                     "' (it declares: " + joined({declared.begin(), declared.end()}) + ")");
-      if (name != "target") vars_[name] = value;
+      if (auto list = list_vars_.find(name); list != list_vars_.end()) {  // the value's words
+        list->second.clear();
+        std::istringstream words(value);
+        for (std::string w; words >> w;) list->second.push_back(w);
+      } else if (name != "target") {
+        vars_[name] = value;
+      }
     }
   }
 
@@ -229,12 +250,11 @@ class Loader {
       for (size_t i = 0; i < args.size(); ++i) {
         const std::string akey = key + ".args[" + std::to_string(i) + "]";
         const std::string raw = scalar(args[i], akey);
-        const std::string value = expand(raw, args[i], akey);
-        if (std::regex_match(raw, whole_var)) {  // the value's words
-          std::istringstream words(value);
-          for (std::string w; words >> w;) s.args.push_back(w);
+        std::smatch m;
+        if (std::regex_match(raw, m, whole_var) && list_vars_.count(m[1])) {  // a list: its items
+          for (const auto& item : list_vars_.at(m[1])) s.args.push_back(item);
         } else {
-          s.args.push_back(value);
+          s.args.push_back(expand(raw, args[i], akey));
         }
       }
     }
@@ -362,6 +382,7 @@ class Loader {
   const LoadOptions& options_;
   std::string text_;
   std::map<std::string, std::string> vars_;
+  std::map<std::string, std::vector<std::string>> list_vars_;  // list variables, spliced into args
 };
 
 }  // namespace

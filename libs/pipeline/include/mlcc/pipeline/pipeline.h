@@ -5,11 +5,11 @@
 //
 //   name: cpu-default
 //   target: llvm
-//   vars: {import_args: ""}                 # more ${NAME}s; --set NAME=VALUE overrides
+//   vars: {opt: "3", import_args: []}       # more ${NAME}s; --set NAME=VALUE overrides
 //   stages:
 //     - name: import                        # output import.ir (+ import.safetensors)
 //       tool: mlcc-import
-//       args: ["${import_args}"]            # exactly "${NAME}": the value's words
+//       args: ["${import_args}"]            # a list variable: its items (--set: the value's words)
 //     - name: fuse
 //       tool: mlcc-fuse
 //       passes: [canonicalize, {fuse-ops: {max-depth: 6}}]
@@ -50,7 +50,7 @@ struct Stage {
 struct Pipeline {
   std::string path;  // the YAML file
   std::string name, description, target;
-  std::map<std::string, std::string> vars;  // every variable, built-in ones included
+  std::map<std::string, std::string> vars;  // the string variables, built-in ones included
   std::vector<Stage> stages;
 };
 
