@@ -38,11 +38,12 @@ int waitFor(pid_t pid) {
 
 }  // namespace
 
-int runProcessPassthrough(const std::vector<std::string>& argv, bool stdout_to_stderr) {
-  if (!stdout_to_stderr) return waitFor(spawn(argv, nullptr));
+int runProcessPassthrough(const std::vector<std::string>& argv, bool stdout_to_stderr,
+                          const std::string& cwd) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, 2, 1);
+  if (stdout_to_stderr) posix_spawn_file_actions_adddup2(&actions, 2, 1);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
   pid_t pid;
   try {
     pid = spawn(argv, &actions);

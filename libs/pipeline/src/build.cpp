@@ -93,10 +93,10 @@ int runBuild(const Pipeline& p, const BuildOptions& options) {
   std::string old;
   if (fs::exists(ninja_path)) old = readInput(ninja_path);
   if (old != text) writeOutputAtomic(ninja_path, text);
-  std::vector<std::string> argv = {"ninja", "-C", options.build_dir};
+  std::vector<std::string> argv = {"ninja"};
   if (options.verbose) argv.push_back("-v");
   try {
-    return host::runProcessPassthrough(argv, options.ninja_output_to_stderr);
+    return host::runProcessPassthrough(argv, options.ninja_output_to_stderr, options.build_dir);
   } catch (const Error& e) {
     throw Error(e.message() + " (mlcc-pipeline runs Ninja: install it, e.g. apt-get install ninja-build)");
   }

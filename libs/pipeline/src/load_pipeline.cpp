@@ -374,7 +374,8 @@ class Loader {
         for (const auto& spec : e.pass->options)
           if (spec.kind == transform::OptionKind::String) noteFileInput(s, e.options.getString(spec.name));
     } catch (const Error& e) {
-      fail(at.Mark(), key, e.message() + " in '" + text + "'");
+      const bool one_name = text.find_first_of(",{") == std::string::npos;
+      fail(at.Mark(), key, e.message() + (one_name ? "" : " in '" + text + "'"));
     }
   }
 
