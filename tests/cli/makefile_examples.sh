@@ -2,9 +2,10 @@
 # Makefile.examples as a user runs it: the public mlp and cnn built with make
 # (static shapes through IMPORT_ARGS), every intermediate kept, `run` (the
 # compiled model) and `interpret` (the lowered IR) against PyTorch's output; a
-# second make does nothing; a touched intermediate, or a rebuilt tool, reruns
-# only the stages after it; the errors (no MODEL, no such file, no INPUT, a
-# failing stage) are clear and leave no output behind; help and clean.
+# second make does nothing; a touched intermediate, a rebuilt tool or a changed
+# variable reruns only the stages from there on; the errors (no MODEL, no such
+# file, no INPUT, a failing stage) are clear and leave no output behind; help
+# and clean.
 set -uo pipefail
 bin=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
@@ -86,6 +87,19 @@ check "make after a deletion" run 0 "${args[@]}"
 check "the deleted file is back" test -s "$tmp/build/mlp/mlp.lowered.ir"
 check "and the stages after it rerun" contains "$tmp/out" "/mlcc-link "
 
+# A changed variable reruns its stage and those after it; the same again does nothing.
+check "FUSE_PASSES changed" run 0 "${args[@]}" FUSE_PASSES=canonicalize,fuse-ops,dead-code-elimination
+check "changed FUSE_PASSES reruns fuse" contains "$tmp/out" "/mlcc-fuse .*--passes 'canonicalize,fuse-ops,dead-code-elimination'"
+check "and link" contains "$tmp/out" "/mlcc-link "
+check "but not import" lacks "$tmp/out" "/mlcc-import "
+check "same FUSE_PASSES again" run 0 "${args[@]}" FUSE_PASSES=canonicalize,fuse-ops,dead-code-elimination
+check "same FUSE_PASSES does nothing" contains "$tmp/out" "Nothing to be done for 'all'"
+check "CODEGEN_ARGS changed" run 0 "${args[@]}" FUSE_PASSES=canonicalize,fuse-ops,dead-code-elimination CODEGEN_ARGS=-O2
+check "changed CODEGEN_ARGS reruns codegen" contains "$tmp/out" "/mlcc-codegen .* -O2 "
+check "but not schedule" lacks "$tmp/out" "/mlcc-schedule "
+check "back to the defaults" run 0 "${args[@]}"
+check "back to the defaults reruns fuse" contains "$tmp/out" "/mlcc-fuse "
+
 # A rebuilt tool reruns its stage and those after it: MLCC_BIN with every
 # tool linked but mlcc-codegen, a script we touch.
 mkdir -p "$tmp/tools"
@@ -113,13 +127,14 @@ check "run without INPUT" run 2 "${args[@]}" run
 check "run without INPUT: clear" contains "$tmp/err" "INPUT is not set: .* run INPUT=x.npy"
 check "failing stage" run 2 MODEL=models/mlp.onnx BUILD=build/bad IMPORT_ARGS="--shape nosuch=1x2"
 check "failing stage: the tool's message" contains "$tmp/err" "error:.*nosuch"
-check "failing stage: nothing left" bash -c "[[ -z \$(ls -A '$tmp/build/bad' 2>/dev/null) ]]"
+check "failing stage: no output left" bash -c "[[ -d '$tmp/build/bad' && -z \$(ls '$tmp/build/bad') ]]"
 
 # --- clean ---
 check "clean" run 0 "${args[@]}" clean
 for f in mlp.ir mlp.safetensors mlp.fused.ir mlp.lowered.ir mlp.scheduled.ir mlp.o mlp.so; do
   check "clean removes $f" absent "$tmp/build/mlp/$f"
 done
+check "clean removes the remembered arguments" bash -c "[[ -z \$(ls -A '$tmp/build/mlp') ]]"
 check "clean leaves other models" test -s "$tmp/build/cnn/cnn.so"
 
 finish makefile_examples
