@@ -3,8 +3,9 @@
 # Schema (draft 2020-12); pipelines/*.yaml and pipelines/patterns/*.yaml
 # validate; so do the JSON the tools write for a small model compiled here
 # (mlcc-run --bench --json, mlcc-inspect --summary --json of each stage, the
-# safetensors header of mlcc-import's weights); and broken documents (an
-# unknown key, a stage without tool, a bad target, a bad bench line) fail.
+# safetensors header of mlcc-import's weights, mlcc-pipeline verify --json when
+# it is built); and broken documents (an unknown key, a stage without tool, a
+# bad target, a bad bench line, ...) fail.
 set -uo pipefail
 bin=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
@@ -109,7 +110,8 @@ check "stage without tool" invalid "$P" stages/0 <<<'{name: p, target: llvm, sta
 check "unknown mlcc tool" invalid "$P" stages/0/tool <<<'{name: p, target: llvm, stages: [{name: a, tool: mlcc-optimize}]}'
 check "passes on mlcc-codegen" invalid "$P" stages/0 <<<'{name: p, target: llvm, stages: [{name: a, tool: mlcc-codegen, passes: [x]}]}'
 check "no stages" invalid "$P" stages <<<'{name: p, target: llvm, stages: []}'
-check "no target" invalid "$P" <<<"{name: p, $ok_stages}"
+check "no target: llvm" bash -c "printf 'name: p\n$ok_stages\n' >'$tmp/notarget.yaml' && /usr/bin/python3 '$tmp/validate.py' valid '$P' '$tmp/notarget.yaml'"
+check "no name" invalid "$P" <<<"{target: llvm, $ok_stages}"
 check "unknown target" invalid "$P" target <<<"{name: p, target: wasm, $ok_stages}"
 check "unknown target option" invalid "$P" target <<<"{name: p, target: llvm -mattr=x, $ok_stages}"
 check "bad stage name" invalid "$P" stages/0/name <<<'{name: p, target: llvm, stages: [{name: a/b, tool: mlcc-fuse}]}'
@@ -121,6 +123,7 @@ check "an option value with a comma" invalid "$P" stages/0/passes/0 <<<'{name: p
 check "a list as an option value" invalid "$P" stages/0/passes/0 <<<'{name: p, target: llvm, stages: [{name: a, tool: mlcc-fuse, passes: [{a: {k: [1]}}]}]}'
 check "a map in args" invalid "$P" stages/0/args/0 <<<'{name: p, target: llvm, stages: [{name: a, tool: mlcc-fuse, args: [{k: v}]}]}'
 check "output in a subdirectory" invalid "$P" stages/0/output <<<'{name: p, target: llvm, stages: [{name: a, tool: mlcc-fuse, output: d/x.ir}]}'
+check "output a hidden file" invalid "$P" stages/0/output <<<'{name: p, target: llvm, stages: [{name: a, tool: mlcc-fuse, output: .x.ir}]}'
 check "output build.ninja" invalid "$P" stages/0/output <<<'{name: p, target: llvm, stages: [{name: a, tool: mlcc-fuse, output: build.ninja}]}'
 
 check "patterns: unknown key" invalid "$schemas/patterns.schema.json" patterns/0 <<<'{patterns: [{name: d, ops: ["dense(x, w)"], codgen: blas.dense}]}'
@@ -163,6 +166,39 @@ for f in m m.fused m.low m.s; do
   check "summary of $f.ir matches inspect-summary.schema.json" validate "$S" "$tmp/$f.summary.json"
 done
 check "summary: an unknown key" invalid "$S" <<<"$(/usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); d['extra']=1; print(json.dumps(d))" "$tmp/m.s.summary.json")"
+
+# mlcc-pipeline verify --json (when mlcc-pipeline is built), on a pipeline that
+# starts from the IR above; the pipeline file itself matches its schema.
+if [[ -x $bin/mlcc-pipeline ]] && command -v ninja >/dev/null; then
+  cat >"$tmp/p.yaml" <<'Y'
+name: from-ir
+target: llvm
+stages:
+  - {name: fuse, tool: mlcc-fuse, passes: [canonicalize, fuse-ops]}
+  - {name: legalize, tool: mlcc-legalize}
+  - {name: schedule, tool: mlcc-schedule, args: [--target, "${target}"]}
+  - {name: codegen, tool: mlcc-codegen, args: [--target, "${target}"]}
+  - {name: link, tool: mlcc-link, output: model.so}
+Y
+  check "the test pipeline matches pipeline.schema.json" validate "$P" "$tmp/p.yaml"
+  tool=$bin/mlcc-pipeline
+  check "mlcc-pipeline verify --json" run 0 verify "$tmp/p.yaml" --input "$tmp/m.ir" --build-dir "$tmp/pb" --json -q
+  cp "$tmp/out" "$tmp/verify.json"
+  check "verify json matches verify.schema.json" validate "$schemas/verify.schema.json" "$tmp/verify.json"
+  check "verify json: every stage, codegen skipped" /usr/bin/python3 - "$tmp/verify.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert [s["stage"] for s in r["stages"]] == ["fuse", "legalize", "schedule", "codegen", "link"], r
+assert [s["kind"] for s in r["stages"]] == ["ir", "ir", "ir", "skipped", "model"], r
+assert r["first_bad_stage"] is None and all(s.get("ok", True) for s in r["stages"]), r
+PY
+else
+  echo "skip verify json: mlcc-pipeline or ninja not there"
+fi
+VS=$schemas/verify.schema.json
+check "verify: an unknown kind" invalid "$VS" stages/0/kind <<<'{"pipeline": "p", "atol": 0.1, "rtol": 0.1, "first_bad_stage": null, "stages": [{"stage": "c", "output": "c.o", "kind": "object"}]}'
+check "verify: a comparison without its diff" invalid "$VS" stages/0 <<<'{"pipeline": "p", "atol": 0.1, "rtol": 0.1, "first_bad_stage": null, "stages": [{"stage": "c", "output": "c.ir", "kind": "ir", "compared_with": "b"}]}'
+check "verify: no first_bad_stage" invalid "$VS" <<<'{"pipeline": "p", "atol": 0.1, "rtol": 0.1, "stages": []}'
 
 # The weights file's header: mlcc-import of a small ONNX model (built with
 # onnx.helper; constants of more than 16 elements go to the weights file).
