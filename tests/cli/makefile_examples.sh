@@ -80,7 +80,8 @@ done
 check "touched fused IR: no import" lacks "$tmp/out" "/mlcc-import "
 check "touched fused IR: no fuse" lacks "$tmp/out" "/mlcc-fuse "
 check "import output untouched" test "$before" = "$(stat -c %Y.%y "$tmp/build/mlp/mlp.ir")"
-check "rebuilt model still right" run 0 "${args[@]}" run INPUT=models/mlp.input.npy OUTPUT_DIR=res/mlp2
+check "rebuilt model still right (INPUT=NAME=FILE)" run 0 "${args[@]}" run INPUT=input=models/mlp.input.npy OUTPUT_DIR=res/mlp2
+check "INPUT=NAME=FILE: passed as such" contains "$tmp/out" "mlcc-run build/mlp/mlp.so --input input=models/mlp.input.npy "
 check "rebuilt model matches PyTorch" compare "$tmp/res/mlp2/output.npy" "$tmp/models/mlp.output.npy"
 check "deleted intermediate rebuilt" bash -c "rm '$tmp/build/mlp/mlp.lowered.ir'"
 check "make after a deletion" run 0 "${args[@]}"
@@ -125,6 +126,8 @@ check "CODEGEN_ARGS passed" contains "$tmp/out" "mlcc-codegen .* -O1 "
 # --- errors ---
 check "run without INPUT" run 2 "${args[@]}" run
 check "run without INPUT: clear" contains "$tmp/err" "INPUT is not set: .* run INPUT=x.npy"
+check "two INPUTs for one input" run 2 "${args[@]}" run INPUT="models/mlp.input.npy models/mlp.input.npy"
+check "two INPUTs: mlcc-run says why" contains "$tmp/err" "without NAME= is the only input"
 check "failing stage" run 2 MODEL=models/mlp.onnx BUILD=build/bad IMPORT_ARGS="--shape nosuch=1x2"
 check "failing stage: the tool's message" contains "$tmp/err" "error:.*nosuch"
 check "failing stage: no output left" bash -c "[[ -d '$tmp/build/bad' && -z \$(ls '$tmp/build/bad') ]]"
