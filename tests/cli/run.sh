@@ -87,6 +87,8 @@ check "unnamed input: the only one" run 0 "$tmp/one.ir" --input "$tmp/x.npy" --o
 check "unnamed input bound" py "$tmp" <<<'import numpy as np, sys; d = sys.argv[1]; assert (np.load(d + "/u/y.npy") == -np.load(d + "/x.npy")).all()'
 check "unnamed input, several inputs" run 2 "$mm" --input "$tmp/a.npy"
 check "several inputs named" contains "$tmp/err" "without NAME= needs a single input, but @main takes 2: A: f32\[128, 128\], B: f32\[128, 128\]"
+check "unnamed input, prim func" run 2 "$mm" --entry mm --input "$tmp/a.npy"
+check "prim func: the buffers it reads, not C" contains "$tmp/err" "@mm takes 2: A: f32\[128, 128\], B: f32\[128, 128\]; give each"
 check "unnamed and named" run 2 "$mm" --input "$tmp/a.npy" --input B="$tmp/b.npy"
 check "unnamed and named message" contains "$tmp/err" "give each as NAME=FILE.npy"
 check "unnamed input, bad IR still 1" run 1 "$src/tests/cli/inspect/undefined_buffer.ir" --input "$tmp/a.npy"

@@ -100,17 +100,20 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Binds `--input FILE.npy` (no NAME=) to the entry's only input: `names` are
-// the inputs it can bind (`expected` lists them with their types, `entry`
-// names the function or model). More or fewer than one is a usage error.
-void bindUnnamedInput(const std::string& file_path, const std::vector<std::string>& names,
-                      const std::string& entry, const std::string& expected,
-                      std::map<std::string, std::string>& given) {
-  if (names.size() != 1)
+// Binds `--input FILE.npy` (no NAME=) to the entry's only input: `inputs`
+// are those it can bind (name, type), `entry` names the function or model.
+// More or fewer than one is a usage error that lists them.
+void bindUnnamedInput(const std::string& file_path,
+                      const std::vector<std::pair<std::string, std::string>>& inputs,
+                      const std::string& entry, std::map<std::string, std::string>& given) {
+  if (inputs.size() != 1) {
+    std::string list;
+    for (const auto& [name, type] : inputs) list += (list.empty() ? "" : ", ") + name + ": " + type;
     throw UsageError("--input " + file_path + " without NAME= needs a single input, but " + entry +
-                     " takes " + std::to_string(names.size()) + ": " +
-                     (expected.empty() ? "(none)" : expected) + "; give each as --input NAME=FILE.npy");
-  given.emplace(names[0], file_path);
+                     " takes " + std::to_string(inputs.size()) + ": " + (list.empty() ? "(none)" : list) +
+                     "; give each as --input NAME=FILE.npy");
+  }
+  given.emplace(inputs[0].first, file_path);
 }
 
 // Writes each output as DIR/<name>.npy, or prints a summary of each.
@@ -180,9 +183,9 @@ void runCompiled(const std::string& path, std::map<std::string, std::string> giv
   for (const auto& s : specs)
     expected += (expected.empty() ? "" : ", ") + s.name + ": " + mlcc::host::typeText(s.dtype, s.shape);
   if (!unnamed.empty()) {
-    std::vector<std::string> names;
-    for (const auto& s : specs) names.push_back(s.name);
-    bindUnnamedInput(unnamed, names, "the model", expected, given);
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const auto& s : specs) inputs.emplace_back(s.name, mlcc::host::typeText(s.dtype, s.shape));
+    bindUnnamedInput(unnamed, inputs, "the model", given);
   }
   if (expected.empty()) expected = "(none)";
   for (const auto& [name, file_path] : given)
@@ -344,10 +347,11 @@ to compiled models only.)");
       std::string expected;
       for (const auto& s : specs) expected += (expected.empty() ? "" : ", ") + s.name + ": " + typeText(s);
       if (!unnamed.empty()) {
-        std::vector<std::string> names;  // of a prim func: the buffers it reads only
+        std::vector<std::pair<std::string, std::string>> inputs;  // of a prim func: the buffers it only reads
         for (const auto& s : specs)
-          if (!m.findPrim(entry) || !interp.isWrittenParam(entry, s.name)) names.push_back(s.name);
-        bindUnnamedInput(unnamed, names, "@" + entry, expected, given);
+          if (!m.findPrim(entry) || !interp.isWrittenParam(entry, s.name))
+            inputs.emplace_back(s.name, typeText(s));
+        bindUnnamedInput(unnamed, inputs, "@" + entry, given);
       }
       std::vector<mlcc::interp::NamedTensor> inputs;
       for (const auto& [name, file_path] : given) {
