@@ -88,7 +88,7 @@ check "every form of passes, custom tools, \${vars}" bash -c "cat >'$tmp/full.ya
 name: full
 description: every form
 target: llvm -mcpu=znver4 -num-cores=\${cores}
-vars: {cores: 4, extra: '', flag: true, none: null}
+vars: {cores: 4, extra: [], more: [-v, 2], flag: true, none: null}
 stages:
   - {name: import, tool: mlcc-import, args: ['\${extra}', --shape, input=1x3]}
   - {name: fuse, tool: mlcc-fuse, passes: 'canonicalize,fuse-ops{max-depth=6}'}
@@ -117,7 +117,8 @@ check "unknown target option" invalid "$P" target <<<"{name: p, target: llvm -ma
 check "bad stage name" invalid "$P" stages/0/name <<<'{name: p, target: llvm, stages: [{name: a/b, tool: mlcc-fuse}]}'
 check "a built-in variable declared" invalid "$P" vars <<<"{name: p, target: llvm, vars: {target: x}, $ok_stages}"
 check "a bad variable name" invalid "$P" vars <<<"{name: p, target: llvm, vars: {1x: y}, $ok_stages}"
-check "a list as a variable" invalid "$P" vars/v <<<"{name: p, target: llvm, vars: {v: [1]}, $ok_stages}"
+check "a map as a variable" invalid "$P" vars/v <<<"{name: p, target: llvm, vars: {v: {a: 1}}, $ok_stages}"
+check "a list of lists as a variable" invalid "$P" vars/v <<<"{name: p, target: llvm, vars: {v: [[1]]}, $ok_stages}"
 check "a pass map with two keys" invalid "$P" stages/0/passes/0 <<<'{name: p, target: llvm, stages: [{name: a, tool: mlcc-fuse, passes: [{a: {}, b: {}}]}]}'
 check "an option value with a comma" invalid "$P" stages/0/passes/0 <<<'{name: p, target: llvm, stages: [{name: a, tool: mlcc-fuse, passes: [{a: {k: "x,y"}}]}]}'
 check "a list as an option value" invalid "$P" stages/0/passes/0 <<<'{name: p, target: llvm, stages: [{name: a, tool: mlcc-fuse, passes: [{a: {k: [1]}}]}]}'
