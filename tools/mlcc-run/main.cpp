@@ -15,37 +15,15 @@
 #include "mlcc/interp/interpreter.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/tensor_npy.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
-#include "mlcc/support/npy.h"
 #include "mlcc/support/tool.h"
 
 namespace {
 
-using mlcc::ir::DType;
-
-std::optional<DType> dtypeOfDescr(const std::string& d) {
-  static const std::map<std::string, DType> m = {{"<f4", DType::f32}, {"<f2", DType::f16},
-                                                 {"|i1", DType::i8},  {"<i4", DType::i32},
-                                                 {"<i8", DType::i64}, {"|b1", DType::boolean}};
-  auto it = m.find(d);
-  if (it == m.end()) return std::nullopt;
-  return it->second;
-}
-std::string descrOf(DType t) {
-  switch (t) {
-    case DType::f32: return "<f4";
-    case DType::f16: return "<f2";
-    case DType::i8: return "|i1";
-    case DType::i32: return "<i4";
-    case DType::i64: return "<i8";
-    case DType::boolean: return "|b1";
-    case DType::bf16: break;
-  }
-  return "";
-}
 
 std::string typeText(const mlcc::interp::InputSpec& s) {
   return mlcc::ir::printType(mlcc::ir::Type::tensor(s.dtype, s.shape));
@@ -87,12 +65,7 @@ std::string summary(const mlcc::interp::NamedTensor& o) {
 // input's type) is named when the dtype is not an mlcc one.
 mlcc::ir::Tensor readInputTensor(const std::string& name, const std::string& file_path,
                                  const std::string& expected) {
-  mlcc::NpyArray a = mlcc::readNpy(file_path);
-  auto dt = dtypeOfDescr(a.dtype);
-  if (!dt)
-    throw mlcc::Error("input '" + name + "' (" + file_path + "): numpy dtype '" + a.dtype +
-                      "' is not an mlcc dtype; expected " + expected);
-  return mlcc::ir::Tensor::copyOf(*dt, a.shape, a.data);
+  return mlcc::ir::readNpyTensor(file_path, "input '" + name + "' (expected " + expected + ")");
 }
 
 // A usage error only found once the model is loaded (mlcc-run exits 2).
@@ -122,18 +95,8 @@ void emitOutputs(const std::vector<mlcc::interp::NamedTensor>& outs, const std::
   if (!out_dir.empty()) {
     std::filesystem::create_directories(out_dir);
     for (const auto& o : outs) {
-      mlcc::ir::Tensor t = o.tensor;
-      if (t.dtype() == DType::bf16) {  // no numpy dtype: written as f32
-        mlcc::ir::Tensor f = mlcc::ir::Tensor::zeros(DType::f32, t.shape());
-        for (int64_t i = 0; i < t.numel(); ++i) f.set(i, t.at(i));
-        t = f;
-      }
-      mlcc::NpyArray a;
-      a.dtype = descrOf(t.dtype());
-      a.shape = t.shape();
-      a.data.assign(t.bytes(), t.bytes() + t.nbytes());
       std::string p = (std::filesystem::path(out_dir) / (sanitize(o.name) + ".npy")).string();
-      mlcc::writeNpy(p, a);
+      mlcc::ir::writeNpyTensor(p, o.tensor);  // bf16 (no numpy dtype) as f32
       if (verbose) std::cerr << "wrote " << p << "\n";
     }
   } else if (!quiet) {
