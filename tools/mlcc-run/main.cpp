@@ -24,7 +24,6 @@
 
 namespace {
 
-
 std::string typeText(const mlcc::interp::InputSpec& s) {
   return mlcc::ir::printType(mlcc::ir::Type::tensor(s.dtype, s.shape));
 }
