@@ -36,7 +36,7 @@ struct Common {
         "name, in the current directory)");
     sub->add_option("--set", sets, "NAME=VALUE: override a pipeline variable (repeatable), e.g. target=llvm");
     sub->add_flag("-v,--verbose", verbose, "Print each stage's full command as it runs");
-    sub->add_flag("-q,--quiet", quiet, "Print nothing but errors");
+    sub->add_flag("-q,--quiet", quiet, "No progress lines: only what the stages print, and errors");
   }
 
   // Loads the pipeline: usage errors exit 2 (returned), bad input throws.
@@ -67,6 +67,7 @@ struct Common {
     bo.build_dir = lo.build_dir;
     bo.self_exe = ec ? "mlcc-pipeline" : self.string();
     bo.verbose = verbose;
+    bo.quiet = quiet;
     return {p, bo};
   }
 

@@ -95,6 +95,7 @@ int runBuild(const Pipeline& p, const BuildOptions& options) {
   if (old != text) writeOutputAtomic(ninja_path, text);
   std::vector<std::string> argv = {"ninja"};
   if (options.verbose) argv.push_back("-v");
+  if (options.quiet) argv.push_back("--quiet");
   try {
     return host::runProcessPassthrough(argv, options.ninja_output_to_stderr, options.build_dir);
   } catch (const Error& e) {
