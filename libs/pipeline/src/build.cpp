@@ -3,6 +3,7 @@
 #include "mlcc/pipeline/build.h"
 
 #include <filesystem>
+#include <iostream>
 #include <sstream>
 
 #include "mlcc/host/process.h"
@@ -95,8 +96,13 @@ int runBuild(const Pipeline& p, const BuildOptions& options) {
   if (old != text) writeOutputAtomic(ninja_path, text);
   std::vector<std::string> argv = {"ninja"};
   if (options.verbose) argv.push_back("-v");
-  if (options.quiet) argv.push_back("--quiet");
   try {
+    if (options.quiet) {  // Ninja's output only when it failed
+      argv.insert(argv.end(), {"-C", options.build_dir});
+      host::ProcessResult r = host::runProcess(argv);
+      if (r.exit_code != 0) std::cerr << r.output;
+      return r.exit_code;
+    }
     return host::runProcessPassthrough(argv, options.ninja_output_to_stderr, options.build_dir);
   } catch (const Error& e) {
     throw Error(e.message() + " (mlcc-pipeline runs Ninja: install it, e.g. apt-get install ninja-build)");

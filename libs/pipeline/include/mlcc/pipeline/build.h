@@ -20,7 +20,7 @@ struct BuildOptions {
   std::string build_dir;                // absolute
   std::string self_exe;                 // mlcc-pipeline, for exec-stage
   bool verbose = false;                 // ninja -v: print each command
-  bool quiet = false;                   // ninja --quiet: no progress lines
+  bool quiet = false;                   // Ninja's output only when it fails
   bool ninja_output_to_stderr = false;  // keep our stdout for a report
 };
 
