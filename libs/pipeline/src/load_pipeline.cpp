@@ -115,10 +115,7 @@ class Loader {
 
  private:
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& key, const std::string& msg) const {
-    int line = mark.line >= 0 ? mark.line + 1 : 0;
-    int col = mark.column >= 0 ? mark.column + 1 : 0;
-    throw Error(SourceLoc{path_, line, col}, (key.empty() ? "" : key + ": ") + msg,
-                line > 0 ? lineOf(text_, line) : "");
+    throw errorInText(path_, text_, mark.line, mark.column, (key.empty() ? "" : key + ": ") + msg);
   }
 
   void checkKeys(const YAML::Node& map, const std::string& where,

@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
 
 #include "mlcc/host/compiled_model.h"
 #include "mlcc/interp/interpreter.h"
@@ -164,29 +166,6 @@ std::string number(double v) {
   return buf;
 }
 
-// A JSON number (infinities, which JSON lacks, as the largest double).
-std::string jsonNumber(double v) {
-  if (std::isinf(v)) return v > 0 ? "1.7976931348623157e308" : "-1.7976931348623157e308";
-  return number(v);
-}
-
-std::string jsonString(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 VerifyReport verifyStages(const Pipeline& p, const BuildOptions& build, const VerifyOptions& options) {
@@ -261,23 +240,29 @@ std::string formatReport(const VerifyReport& r) {
 }
 
 std::string reportJson(const VerifyReport& r) {
-  std::string out = "{\"pipeline\": " + jsonString(r.pipeline) + ", \"atol\": " + number(r.atol) +
-                    ", \"rtol\": " + number(r.rtol) + ", \"stages\": [";
-  for (size_t i = 0; i < r.stages.size(); ++i) {
-    const auto& c = r.stages[i];
-    out += std::string(i ? ", " : "") + "{\"stage\": " + jsonString(c.stage) +
-           ", \"output\": " + jsonString(c.output) + ", \"kind\": " + jsonString(c.kind);
-    if (!c.compared_with.empty())
-      out += ", \"compared_with\": " + jsonString(c.compared_with) +
-             ", \"max_abs_diff\": " + jsonNumber(c.max_abs_diff) +
-             ", \"max_scaled_diff\": " + jsonNumber(c.max_scaled_diff) +
-             ", \"ok\": " + (c.ok ? "true" : "false");
-    if (!c.note.empty()) out += ", \"note\": " + jsonString(c.note);
-    out += "}";
+  // Infinite differences (JSON has no infinity) as the largest double.
+  auto finite = [](double v) { return std::isinf(v) ? std::numeric_limits<double>::max() : v; };
+  nlohmann::ordered_json j;
+  j["pipeline"] = r.pipeline;
+  j["atol"] = r.atol;
+  j["rtol"] = r.rtol;
+  j["stages"] = nlohmann::json::array();
+  for (const auto& c : r.stages) {
+    nlohmann::ordered_json s;
+    s["stage"] = c.stage;
+    s["output"] = c.output;
+    s["kind"] = c.kind;
+    if (!c.compared_with.empty()) {
+      s["compared_with"] = c.compared_with;
+      s["max_abs_diff"] = finite(c.max_abs_diff);
+      s["max_scaled_diff"] = finite(c.max_scaled_diff);
+      s["ok"] = c.ok;
+    }
+    if (!c.note.empty()) s["note"] = c.note;
+    j["stages"].push_back(std::move(s));
   }
-  out +=
-      "], \"first_bad_stage\": " + (r.first_bad ? jsonString(r.stages[*r.first_bad].stage) : "null") + "}\n";
-  return out;
+  j["first_bad_stage"] = r.first_bad ? nlohmann::json(r.stages[*r.first_bad].stage) : nlohmann::json(nullptr);
+  return j.dump(2) + "\n";
 }
 
 }  // namespace mlcc::pipeline
