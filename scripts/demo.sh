@@ -68,11 +68,26 @@ step "$bin/mlcc-run" "$out/resnet18.so" --bench 10 --threads 1 --json
 step "$bin/mlcc-run" "$out/resnet18.so" --bench 10 --threads 2 --json
 
 echo
-echo "== 6. What scheduling did to a matmul: a structural diff of two stages"
+echo "== 6. The same chain as a YAML pipeline (pipelines/cpu-default.yaml): an incremental Ninja build"
+shape=$(/usr/bin/python3 -c "import numpy as np; print('x'.join(map(str, np.load('$out/models/mobilenetv2.input.npy').shape)))")
+step "$bin/mlcc-pipeline" run "$root/pipelines/cpu-default.yaml" --input "$out/models/mobilenetv2.onnx" \
+  --build-dir "$out/pipeline_mobilenetv2" --set import_args="--shape input=$shape"
+ls "$out/pipeline_mobilenetv2"
+echo "(a second run has nothing to do)"
+step "$bin/mlcc-pipeline" run "$root/pipelines/cpu-default.yaml" --input "$out/models/mobilenetv2.onnx" \
+  --build-dir "$out/pipeline_mobilenetv2" --set import_args="--shape input=$shape"
+step "$bin/mlcc-run" "$out/pipeline_mobilenetv2/model.so" --input "input=$out/models/mobilenetv2.input.npy" --bench 10 --json
+echo "(verify: every stage's output on the same input, each compared with the stage before)"
+shape=$(/usr/bin/python3 -c "import numpy as np; print('x'.join(map(str, np.load('$out/models/cnn.input.npy').shape)))")
+step "$bin/mlcc-pipeline" verify "$root/pipelines/cpu-blas.yaml" --input "$out/models/cnn.onnx" \
+  --build-dir "$out/pipeline_cnn" --set import_args="--shape input=$shape" --data "input=$out/models/cnn.input.npy"
+
+echo
+echo "== 7. What scheduling did to a matmul: a structural diff of two stages"
 step "$bin/mlcc-inspect" --diff "$root/tests/cli/inspect/mm.ir" "$root/tests/cli/inspect/mm_scheduled.ir"
 
 echo
-echo "== 7. Errors point at the file, line and column"
+echo "== 8. Errors point at the file, line and column"
 printf 'mlcc.ir 1\n\nprim @f(%%A: f32[4]) {\n  for %%i in 0..4 {\n    %%A[%%i] = %%A[%%i, 0]\n  }\n}\n' > "$out/broken.ir"
 set +e
 "$bin/mlcc-inspect" --validate "$out/broken.ir"

@@ -12,6 +12,7 @@ packages=(
   llvm-19-dev libprotobuf-dev protobuf-compiler libonnx-dev libxgboost-dev libopenblas-dev
   # test models and reference outputs (run with /usr/bin/python3)
   python3 python3-numpy python3-torch python3-torchvision python3-onnx python3-jsonschema
+  python3-yaml  # tests/cli/schemas.sh: the YAML files against their schemas
 )
 
 missing=()

@@ -114,6 +114,8 @@ for t in 1 2; do
   check "run big, $t threads" run 0 "$big/model.so" --input x="$big/x.npy" --threads $t --output-dir "$tmp/b$t"
   check "big matches numpy, $t threads" reference "$big" "$tmp/b$t"
 done
+check "unnamed input: the model's only one" run 0 "$small/model.so" --input "$small/x.npy" --output-dir "$tmp/su"
+check "unnamed input matches numpy" reference "$small" "$tmp/su"
 check "summary" run 0 "$small/model.so" --input x="$small/x.npy"
 check "summary lines" contains "$tmp/out" "^y: f32\[8, 32\] = \[.*mean="
 check "random inputs" run 0 "$big/model.so" --seed 3 --output-dir "$tmp/r1"
@@ -162,7 +164,7 @@ check "wrong shape message" contains "$tmp/err" "input 'x': expected f32\[8, 64\
 check "wrong dtype" run 1 "$small/model.so" --input x="$tmp/xi.npy"
 check "wrong dtype message" contains "$tmp/err" "input 'x': expected f32\[8, 64\], got i64\[8, 64\]"
 check "float64" run 1 "$small/model.so" --input x="$tmp/x64.npy"
-check "float64 message" contains "$tmp/err" "'<f8' is not an mlcc dtype; expected f32\[8, 64\]"
+check "float64 message" contains "$tmp/err" "(expected f32\[8, 64\]).*'<f8' is not an mlcc dtype"
 check "error from the model" run 1 "$small/model.so" --input x="$tmp/xnan.npy"
 check "model's message" contains "$tmp/err" "run failed: tiny model: x\[0, 0\] is NaN"
 echo "not a model" >"$tmp/text.so"
@@ -212,6 +214,8 @@ IR
       check "scheduled matches interpreted, $t threads" compare "$tmp/cs$t/$out" "$tmp/ci/$out"
     done
   fi
+  check "unnamed input, two inputs" run 2 "$tmp/chain.so" --input "$small/x.npy"
+  check "unnamed input, inputs named" contains "$tmp/err" "without NAME= needs a single input, but the model takes 2: x: f32\[64, 48\], w: f32\[48, 32\]"
   check "profile of generated kernels" run 0 "$tmp/chain.so" --bench 3 --profile -q
   check "profile names a prim func" contains "$tmp/out" "^fused_\\|^matmul\\|^tanh"
   check "C example runs generated code" bash -c "'$ex' '$tmp/chain.so' --fill 0.25 >'$tmp/ex.txt'"

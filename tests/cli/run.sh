@@ -71,7 +71,31 @@ check "unknown entry named" contains "$tmp/err" "no function @nosuch"
 check "usage: no file" run 2
 check "usage: bad --input" run 2 "$mm" --input A
 check "usage: unknown flag" run 2 "$mm" --no-such-flag
+# --input FILE.npy without NAME=: the entry's only input; with several, exit 2 naming them.
+cat >"$tmp/one.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[2, 128]) -> f32[2, 128] {
+  dataflow {
+    %y: f32[2, 128] = negative(%x)
+  }
+  return %y
+}
+IR
+py "$tmp" <<<'import numpy as np, sys; np.save(sys.argv[1] + "/x.npy", np.arange(256, dtype=np.float32).reshape(2, 128))'
+check "unnamed input: the only one" run 0 "$tmp/one.ir" --input "$tmp/x.npy" --output-dir "$tmp/u"
+check "unnamed input bound" py "$tmp" <<<'import numpy as np, sys; d = sys.argv[1]; assert (np.load(d + "/u/y.npy") == -np.load(d + "/x.npy")).all()'
+check "unnamed input, several inputs" run 2 "$mm" --input "$tmp/a.npy"
+check "several inputs named" contains "$tmp/err" "without NAME= needs a single input, but @main takes 2: A: f32\[128, 128\], B: f32\[128, 128\]"
+check "unnamed input, prim func" run 2 "$mm" --entry mm --input "$tmp/a.npy"
+check "prim func: the buffers it reads, not C" contains "$tmp/err" "@mm takes 2: A: f32\[128, 128\], B: f32\[128, 128\]; give each"
+check "unnamed and named" run 2 "$mm" --input "$tmp/a.npy" --input B="$tmp/b.npy"
+check "unnamed and named message" contains "$tmp/err" "give each as NAME=FILE.npy"
+check "unnamed input, bad IR still 1" run 1 "$src/tests/cli/inspect/undefined_buffer.ir" --input "$tmp/a.npy"
+check "unnamed input, wrong shape still 1" run 1 "$tmp/one.ir" --input "$tmp/a.npy"
+check "unnamed input, wrong shape message" contains "$tmp/err" "input 'x': expected f32\[2, 128\], got f32\[128, 128\]"
 check "help has an example" run 0 --help
+check "help: unnamed input" contains "$tmp/out" "mlcc-run model.so --input x.npy"
 check "help example" contains "$tmp/out" "mlcc-run lowered.ir --input x=x.npy --output-dir out/"
 check "version" run 0 --version
 check "version line" contains "$tmp/out" "mlcc-run .* (IR format 1)"

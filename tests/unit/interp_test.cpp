@@ -392,9 +392,37 @@ prim @add(%a: f32[k], %b: f32[k], %c: f32[k]) {
 )");
   Interpreter interp(m);
   std::string e = errorOf([&] { interp.run("main", {{"x", iota(DType::f32, {3})}}); });
-  EXPECT_NE(e.find("call_extern 'blas.axpy' cannot be interpreted yet"), std::string::npos) << e;
+  EXPECT_NE(e.find("call_extern \"blas.axpy\": the interpreter knows LIB.dense|matmul[_bias][_relu]"),
+            std::string::npos)
+      << e;
   auto outs = interp.run("sub", {{"a", iota(DType::f32, {3})}, {"b", iota(DType::f32, {3}, 2.0)}});
   EXPECT_EQ(outs[0].tensor.at(2), 6.0);
+}
+
+// Library kernels run as the ops of the pattern they replaced.
+TEST(InterpGraph, CallExternBlasKernels) {
+  auto m = parse(R"(
+graph @main(%x: f32[2, 3], %w: f32[4, 3], %b: f32[4], %a: f32[3, 4]) -> (f32[2, 4], f32[2, 4], f32[2, 4]) {
+  %d: f32[2, 4] = call_extern "blas.dense_bias_relu"(%x, %w, %b)
+  %e: f32[2, 4] = call_extern "cublas.dense"(%x, %w)
+  %f: f32[2, 4] = call_extern "blas.matmul"(%x, %a)
+  return (%d, %e, %f)
+}
+)");
+  Interpreter interp(m);
+  auto x = mlcc::ir::Tensor::fromValues(DType::f32, {2, 3}, {1, -2, 3, 0.5, 4, -1});
+  auto w = mlcc::ir::Tensor::fromValues(DType::f32, {4, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1});
+  auto b = mlcc::ir::Tensor::fromValues(DType::f32, {4}, {0, 1, -10, 0.5});
+  auto a = mlcc::ir::Tensor::fromValues(DType::f32, {3, 4}, {1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 1, 1});
+  auto outs = interp.run("main", {{"x", x}, {"w", w}, {"b", b}, {"a", a}});
+  // x w^T = [[1, -2, 3, 2], [0.5, 4, -1, 3.5]]; + b, relu.
+  const std::vector<double> dense = {1, -2, 3, 2, 0.5, 4, -1, 3.5};
+  const std::vector<double> bias_relu = {1, 0, 0, 2.5, 0.5, 5, 0, 4};
+  for (int i = 0; i < 8; ++i) {
+    EXPECT_EQ(outs[0].tensor.at(i), bias_relu[i]) << i;
+    EXPECT_EQ(outs[1].tensor.at(i), dense[i]) << i;
+    EXPECT_EQ(outs[2].tensor.at(i), dense[i]) << i;  // a = w^T
+  }
 }
 
 }  // namespace

@@ -9,42 +9,20 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <stdexcept>
 
 #include "mlcc/host/compiled_model.h"
 #include "mlcc/interp/interpreter.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/tensor_npy.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
-#include "mlcc/support/npy.h"
 #include "mlcc/support/tool.h"
 
 namespace {
-
-using mlcc::ir::DType;
-
-std::optional<DType> dtypeOfDescr(const std::string& d) {
-  static const std::map<std::string, DType> m = {{"<f4", DType::f32}, {"<f2", DType::f16},
-                                                 {"|i1", DType::i8},  {"<i4", DType::i32},
-                                                 {"<i8", DType::i64}, {"|b1", DType::boolean}};
-  auto it = m.find(d);
-  if (it == m.end()) return std::nullopt;
-  return it->second;
-}
-std::string descrOf(DType t) {
-  switch (t) {
-    case DType::f32: return "<f4";
-    case DType::f16: return "<f2";
-    case DType::i8: return "|i1";
-    case DType::i32: return "<i4";
-    case DType::i64: return "<i8";
-    case DType::boolean: return "|b1";
-    case DType::bf16: break;
-  }
-  return "";
-}
 
 std::string typeText(const mlcc::interp::InputSpec& s) {
   return mlcc::ir::printType(mlcc::ir::Type::tensor(s.dtype, s.shape));
@@ -86,12 +64,28 @@ std::string summary(const mlcc::interp::NamedTensor& o) {
 // input's type) is named when the dtype is not an mlcc one.
 mlcc::ir::Tensor readInputTensor(const std::string& name, const std::string& file_path,
                                  const std::string& expected) {
-  mlcc::NpyArray a = mlcc::readNpy(file_path);
-  auto dt = dtypeOfDescr(a.dtype);
-  if (!dt)
-    throw mlcc::Error("input '" + name + "' (" + file_path + "): numpy dtype '" + a.dtype +
-                      "' is not an mlcc dtype; expected " + expected);
-  return mlcc::ir::Tensor::copyOf(*dt, a.shape, a.data);
+  return mlcc::ir::readNpyTensor(file_path, "input '" + name + "' (expected " + expected + ")");
+}
+
+// A usage error only found once the model is loaded (mlcc-run exits 2).
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Binds `--input FILE.npy` (no NAME=) to the entry's only input: `inputs`
+// are those it can bind (name, type), `entry` names the function or model.
+// More or fewer than one is a usage error that lists them.
+void bindUnnamedInput(const std::string& file_path,
+                      const std::vector<std::pair<std::string, std::string>>& inputs,
+                      const std::string& entry, std::map<std::string, std::string>& given) {
+  if (inputs.size() != 1) {
+    std::string list;
+    for (const auto& [name, type] : inputs) list += (list.empty() ? "" : ", ") + name + ": " + type;
+    throw UsageError("--input " + file_path + " without NAME= needs a single input, but " + entry +
+                     " takes " + std::to_string(inputs.size()) + ": " + (list.empty() ? "(none)" : list) +
+                     "; give each as --input NAME=FILE.npy");
+  }
+  given.emplace(inputs[0].first, file_path);
 }
 
 // Writes each output as DIR/<name>.npy, or prints a summary of each.
@@ -100,18 +94,8 @@ void emitOutputs(const std::vector<mlcc::interp::NamedTensor>& outs, const std::
   if (!out_dir.empty()) {
     std::filesystem::create_directories(out_dir);
     for (const auto& o : outs) {
-      mlcc::ir::Tensor t = o.tensor;
-      if (t.dtype() == DType::bf16) {  // no numpy dtype: written as f32
-        mlcc::ir::Tensor f = mlcc::ir::Tensor::zeros(DType::f32, t.shape());
-        for (int64_t i = 0; i < t.numel(); ++i) f.set(i, t.at(i));
-        t = f;
-      }
-      mlcc::NpyArray a;
-      a.dtype = descrOf(t.dtype());
-      a.shape = t.shape();
-      a.data.assign(t.bytes(), t.bytes() + t.nbytes());
       std::string p = (std::filesystem::path(out_dir) / (sanitize(o.name) + ".npy")).string();
-      mlcc::writeNpy(p, a);
+      mlcc::ir::writeNpyTensor(p, o.tensor);  // bf16 (no numpy dtype) as f32
       if (verbose) std::cerr << "wrote " << p << "\n";
     }
   } else if (!quiet) {
@@ -151,15 +135,20 @@ void printProfile(std::FILE* out, const std::vector<mlcc::host::KernelProfile>& 
 
 // Runs a compiled model.so: inputs by name (or random), optional benchmark
 // and profile, outputs written or summarized.
-void runCompiled(const std::string& path, const std::map<std::string, std::string>& given,
-                 bool random_missing, uint64_t seed, const CompiledOptions& opt, const std::string& out_dir,
-                 bool quiet, bool verbose) {
+void runCompiled(const std::string& path, std::map<std::string, std::string> given,
+                 const std::string& unnamed, bool random_missing, uint64_t seed, const CompiledOptions& opt,
+                 const std::string& out_dir, bool quiet, bool verbose) {
   mlcc::host::CompiledModel model(path);
   const mlcc::SourceLoc file{path, 0, 0};
   const auto& specs = model.inputs();
   std::string expected;
   for (const auto& s : specs)
     expected += (expected.empty() ? "" : ", ") + s.name + ": " + mlcc::host::typeText(s.dtype, s.shape);
+  if (!unnamed.empty()) {
+    std::vector<std::pair<std::string, std::string>> inputs;
+    for (const auto& s : specs) inputs.emplace_back(s.name, mlcc::host::typeText(s.dtype, s.shape));
+    bindUnnamedInput(unnamed, inputs, "the model", given);
+  }
   if (expected.empty()) expected = "(none)";
   for (const auto& [name, file_path] : given)
     if (std::none_of(specs.begin(), specs.end(), [&](auto& s) { return s.name == name; }))
@@ -222,6 +211,7 @@ int main(int argc, char** argv) {
       "mlcc-run"};
   app.footer(R"(Examples:
   mlcc-run lowered.ir --input x=x.npy --output-dir out/   # writes out/<output name>.npy
+  mlcc-run model.so --input x.npy --output-dir out/       # no NAME=: the model's only input
   mlcc-run model.ir                                       # random inputs (--seed), prints a summary
   mlcc-run model.ir --dim n=8 --seed 3 -v                 # symbolic dim n = 8 for random inputs; timing
   mlcc-run kernels.ir --entry mm --input A=a.npy --input B=b.npy --output-dir out/   # one prim func
@@ -230,15 +220,20 @@ int main(int argc, char** argv) {
   mlcc-run model.so --bench 20 --profile                 # per-kernel calls, total ms, share of the run, GFLOPS
 Inputs are .npy files (f32, f16, i8, i32, i64, bool). Without any --input every input is random:
 floats normal(0, 1), integers in [0, 10); --random-inputs fills only the missing ones. The random
-inputs of a model.so are those of its IR for the same --seed. --bench, --warmup, --json, --threads
-and --profile apply to compiled models only.)");
+inputs of a model.so are those of its IR for the same --seed. --input FILE.npy (no NAME=) binds the
+entry's only input (of a prim func: the only buffer it does not write); when the entry has several
+inputs, or none, that is a usage error listing them: exit 2, found once the IR or model.so is
+loaded (so a bad file is still exit 1). --bench, --warmup, --json, --threads and --profile apply
+to compiled models only.)");
   std::string path;
   std::vector<std::string> input_args, dim_args;
   std::string out_dir, entry;
   uint64_t seed = 0;
   bool quiet = false, verbose = false, random_missing = false;
   app.add_option("input", path, "IR file ('-' for stdin) or compiled model.so")->required();
-  app.add_option("--input", input_args, "NAME=FILE.npy: an input of the entry function (repeatable)");
+  app.add_option(
+      "--input", input_args,
+      "NAME=FILE.npy: an input of the entry function (repeatable); FILE.npy alone: its only input");
   app.add_option("--output-dir", out_dir, "Write each output as DIR/<output name>.npy");
   app.add_option("--seed", seed, "Seed of the random inputs (default 0)");
   app.add_option("--entry", entry, "Function to run (default: @main, or the single entry function)");
@@ -257,10 +252,20 @@ and --profile apply to compiled models only.)");
   app.add_flag("-q,--quiet", quiet, "Print nothing but errors");
   app.add_flag("-v,--verbose", verbose, "Print the inputs used and how long the run took");
 
-  return mlcc::runTool(app, argc, argv, [&]() -> int {
+  auto body = [&]() -> int {
     std::map<std::string, std::string> given;
+    std::string unnamed;  // --input FILE.npy: the entry's only input
     for (const auto& a : input_args) {
       auto eq = a.find('=');
+      if (eq == std::string::npos && !a.empty()) {
+        if (!unnamed.empty() || input_args.size() > 1) {
+          std::cerr << "mlcc-run: --input " << a
+                    << " without NAME= is the only input; with several, give each as NAME=FILE.npy\n";
+          return 2;
+        }
+        unnamed = a;
+        continue;
+      }
       if (eq == std::string::npos || eq == 0 || eq + 1 == a.size()) {
         std::cerr << "mlcc-run: --input takes NAME=FILE.npy, got '" << a << "'\n";
         return 2;
@@ -287,7 +292,7 @@ and --profile apply to compiled models only.)");
         std::cerr << "mlcc-run: --entry and --dim apply to IR files, not to a compiled model\n";
         return 2;
       }
-      runCompiled(path, given, random_missing, seed, copt, out_dir, quiet, verbose);
+      runCompiled(path, given, unnamed, random_missing, seed, copt, out_dir, quiet, verbose);
       return 0;
     }
     if (copt.bench || copt.json || copt.threads || copt.profile || app.count("--warmup")) {
@@ -306,6 +311,13 @@ and --profile apply to compiled models only.)");
       auto specs = interp.inputs(entry);
       std::string expected;
       for (const auto& s : specs) expected += (expected.empty() ? "" : ", ") + s.name + ": " + typeText(s);
+      if (!unnamed.empty()) {
+        std::vector<std::pair<std::string, std::string>> inputs;  // of a prim func: the buffers it only reads
+        for (const auto& s : specs)
+          if (!m.findPrim(entry) || !interp.isWrittenParam(entry, s.name))
+            inputs.emplace_back(s.name, typeText(s));
+        bindUnnamedInput(unnamed, inputs, "@" + entry, given);
+      }
       std::vector<mlcc::interp::NamedTensor> inputs;
       for (const auto& [name, file_path] : given) {
         auto it = std::find_if(specs.begin(), specs.end(), [&](auto& s) { return s.name == name; });
@@ -352,5 +364,13 @@ and --profile apply to compiled models only.)");
       throw mlcc::Error(file, e.message());
     }
     return 0;
+  };
+  return mlcc::runTool(app, argc, argv, [&]() -> int {
+    try {
+      return body();
+    } catch (const UsageError& e) {
+      std::cerr << "mlcc-run: " << e.what() << "\n";
+      return 2;
+    }
   });
 }

@@ -1,4 +1,5 @@
-// runProcess: posix_spawnp with stdout and stderr on one pipe.
+// runProcess: posix_spawnp with stdout and stderr on one pipe;
+// runProcessPassthrough: with ours.
 #include "mlcc/host/process.h"
 
 #include <spawn.h>
@@ -14,6 +15,46 @@ extern char** environ;
 
 namespace mlcc::host {
 
+namespace {
+
+// Starts argv with `actions` (null: inherit stdio); throws when it cannot.
+pid_t spawn(const std::vector<std::string>& argv, const posix_spawn_file_actions_t* actions) {
+  if (argv.empty()) throw Error("runProcess: no program");
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], actions, nullptr, args.data(), environ);
+  if (rc != 0) throw Error("cannot run '" + argv[0] + "': " + std::strerror(rc));
+  return pid;
+}
+
+int waitFor(pid_t pid) {
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+int runProcessPassthrough(const std::vector<std::string>& argv, bool stdout_to_stderr,
+                          const std::string& cwd) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  if (stdout_to_stderr) posix_spawn_file_actions_adddup2(&actions, 2, 1);
+  if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  pid_t pid;
+  try {
+    pid = spawn(argv, &actions);
+  } catch (const Error&) {
+    posix_spawn_file_actions_destroy(&actions);
+    throw;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+  return waitFor(pid);
+}
+
 ProcessResult runProcess(const std::vector<std::string>& argv) {
   if (argv.empty()) throw Error("runProcess: no program");
   int fds[2];
@@ -24,17 +65,17 @@ ProcessResult runProcess(const std::vector<std::string>& argv) {
   posix_spawn_file_actions_adddup2(&actions, fds[1], 1);
   posix_spawn_file_actions_adddup2(&actions, fds[1], 2);
   posix_spawn_file_actions_addclose(&actions, fds[1]);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
   pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  try {
+    pid = spawn(argv, &actions);
+  } catch (const Error&) {
+    posix_spawn_file_actions_destroy(&actions);
+    close(fds[0]);
+    close(fds[1]);
+    throw;
+  }
   posix_spawn_file_actions_destroy(&actions);
   close(fds[1]);
-  if (rc != 0) {
-    close(fds[0]);
-    throw Error("cannot run '" + argv[0] + "': " + std::strerror(rc));
-  }
   ProcessResult result;
   char buf[4096];
   for (;;) {
@@ -46,10 +87,7 @@ ProcessResult runProcess(const std::vector<std::string>& argv) {
     }
   }
   close(fds[0]);
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.exit_code = waitFor(pid);
   return result;
 }
 

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "extern_kernels.h"
 #include "mlcc/interp/interpreter.h"
 #include "mlcc/ir/entry.h"
 #include "mlcc/ir/printer.h"
@@ -244,7 +245,11 @@ struct Interpreter::Impl {
         for (size_t i = 0; i < v.args.size(); ++i) args.push_back(arg(i));
         return call(*callee, args, {}, depth + 1);
       }
-      case ir::ValueKind::CallExtern: throw Error("call_extern '" + v.callee + "' cannot be interpreted yet");
+      case ir::ValueKind::CallExtern: {
+        if (b.var->type.isTuple())
+          throw Error("call_extern \"" + v.callee + "\" has one result, not a tuple");
+        return Value{runExtern(v.callee, tensorArgs(v.args.size())), {}, false};
+      }
     }
     (void)g;
     throw Error("unknown binding kind");

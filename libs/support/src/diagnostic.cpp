@@ -37,4 +37,11 @@ std::string lineOf(const std::string& text, int line) {
   return result;
 }
 
+Error errorInText(const std::string& file, const std::string& text, int line0, int col0,
+                  std::string message) {
+  const int line = line0 >= 0 ? line0 + 1 : 0;
+  const int col = col0 >= 0 ? col0 + 1 : 0;
+  return Error(SourceLoc{file, line, col}, std::move(message), line > 0 ? lineOf(text, line) : "");
+}
+
 }  // namespace mlcc

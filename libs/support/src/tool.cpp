@@ -23,6 +23,9 @@ int runTool(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
   }
   try {
     return body();
+  } catch (const CLI::ParseError& e) {  // a usage error found after parsing
+    std::cerr << app.get_name() << ": " << e.what() << "\n";
+    return 2;
   } catch (const Error& e) {
     std::cerr << e.format() << "\n";
     return 1;

@@ -23,10 +23,7 @@ class Parser {
   Parser(const std::string& text, std::string file) : text_(text), file_(std::move(file)) {}
 
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& key, const std::string& msg) const {
-    int line = mark.line >= 0 ? mark.line + 1 : 0;
-    int col = mark.column >= 0 ? mark.column + 1 : 0;
-    throw Error(SourceLoc{file_, line, col}, (key.empty() ? "" : key + ": ") + msg,
-                line > 0 ? lineOf(text_, line) : "");
+    throw errorInText(file_, text_, mark.line, mark.column, (key.empty() ? "" : key + ": ") + msg);
   }
 
   std::vector<Pattern> parse() {

@@ -15,6 +15,7 @@
 
 #include "mlcc/ir/attrs.h"
 #include "mlcc/ir/graph.h"
+#include "mlcc/ir/stmt.h"
 #include "mlcc/ir/tensor.h"
 
 namespace mlcc::ops {

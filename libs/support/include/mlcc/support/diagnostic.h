@@ -43,4 +43,8 @@ class Error : public std::runtime_error {
 // Returns line `line` (1-based) of `text`, without its newline.
 std::string lineOf(const std::string& text, int line);
 
+// An error at a 0-based line and column of `text` (as YAML parsers report
+// them; negative: unknown), read from `file`, with the source line.
+Error errorInText(const std::string& file, const std::string& text, int line0, int col0, std::string message);
+
 }  // namespace mlcc

@@ -20,7 +20,8 @@ namespace mlcc {
 
 // Adds `--version` (tool name, mlcc version, IR format version), parses the
 // command line, runs `body`, and maps errors to exit codes. `body` may
-// return an exit code (e.g. a diff tool's 1 for "different").
+// return an exit code (e.g. a diff tool's 1 for "different"), and may throw
+// a CLI::ParseError for a usage error it finds (exit 2).
 int runTool(CLI::App& app, int argc, char** argv, const std::function<int()>& body);
 
 // The version line: "mlcc-inspect 0.1.0 (IR format 1)".

@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# mlcc-pipeline as a user runs it: the public models through
+# pipelines/cpu-default.yaml and cpu-blas.yaml against PyTorch; incremental
+# builds (a no-op rerun, a changed stage re-running itself and the stages
+# after it, restat stopping at an unchanged output, new weights re-running
+# the stages that read them); --dry-run's commands pasted into a shell; a
+# custom stage written as a small script; `verify` naming the stage that
+# broke the model, and its JSON against artifacts_schema/verify.schema.json;
+# every YAML error at its FILE:LINE:COL with nothing run.
+set -uo pipefail
+bin=$(cd "$1" && pwd)
+src=$2
+tool=$bin/mlcc-pipeline
+source "$src/tests/cli/lib/common.sh"
+pyok=0
+/usr/bin/python3 -c 'import torch, torchvision, onnx, numpy, jsonschema' 2>/dev/null && pyok=1
+
+# --- usage ---
+check "--help shows an example" bash -c "'$tool' --help | grep -q 'mlcc-pipeline run pipelines/cpu-default.yaml --input model.onnx'"
+check "--version" bash -c "'$tool' --version | grep -q 'mlcc-pipeline'"
+check "no subcommand exits 2" run 2
+check "run without --input exits 2" run 2 run "$src/pipelines/cpu-default.yaml"
+check "--set without = exits 2" run 2 run "$src/pipelines/cpu-default.yaml" --input "$src/README.md" --set nothing
+
+# --- YAML errors: FILE:LINE:COL, exit 1, nothing runs ---
+touch "$tmp/m.onnx"
+yaml_error() {  # yaml_error NAME LOCATION MESSAGE: $tmp/p.yaml must fail at LOCATION with MESSAGE
+  local name=$1 loc=$2 msg=$3
+  rm -rf "$tmp/never"
+  check "YAML error: $name" run 1 run "$tmp/p.yaml" --input "$tmp/m.onnx" --build-dir "$tmp/never"
+  check "YAML error: $name: located" contains "$tmp/err" "^$tmp/p.yaml:$loc: error: "
+  check "YAML error: $name: message" contains "$tmp/err" "$msg"
+  check "YAML error: $name: nothing ran" absent "$tmp/never"
+}
+printf 'name: p\nstages: [\n  - {name: a, tool: mlcc-fuse}\n' >"$tmp/p.yaml"
+yaml_error "syntax" "3:3" "invalid YAML"
+printf 'name: p\ntarget: llvm\nstagez: []\n' >"$tmp/p.yaml"
+yaml_error "unknown key" "3:1" "stagez: unknown key (expected name, description, target, vars, stages)"
+printf 'name: p\nstages:\n  - name: a\n    tool: mlcc-fuse\n    pases: [canonicalize]\n' >"$tmp/p.yaml"
+yaml_error "unknown stage key" "5:5" "stages\[0\].pases: unknown key"
+printf 'name: p\nstages:\n  - name: a\n    tool: mlcc-fusion\n' >"$tmp/p.yaml"
+yaml_error "unknown mlcc tool" "4:11" "unknown tool 'mlcc-fusion' (mlcc tools: mlcc-import"
+printf 'name: p\nstages:\n  - name: a\n    tool: my-pass\n' >"$tmp/p.yaml"
+yaml_error "unknown program" "4:11" "unknown tool 'my-pass': not an mlcc tool"
+printf 'name: p\nstages:\n  - name: a\n    tool: ./missing.sh\n' >"$tmp/p.yaml"
+yaml_error "missing custom tool" "4:11" "no executable '$tmp/missing.sh'"
+printf 'name: p\nstages:\n  - name: a\n    tool: mlcc-fuse\n    passes:\n      - canonicalize\n      - fuse-everything\n' >"$tmp/p.yaml"
+yaml_error "unknown pass" "7:9" "unknown pass 'fuse-everything'"
+printf 'name: p\nstages:\n  - name: a\n    tool: mlcc-fuse\n    passes:\n      - fuse-ops: {max-depth: deep}\n' >"$tmp/p.yaml"
+yaml_error "bad pass option" "6:9" "option 'max-depth' of pass 'fuse-ops' takes an int, not 'deep'"
+printf 'name: p\nstages:\n  - name: a\n    tool: mlcc-fuse\n    passes: "fuse-ops{depth=2}"\n' >"$tmp/p.yaml"
+yaml_error "unknown pass option" "5:13" "pass 'fuse-ops' has no option 'depth'"
+printf 'name: p\nstages:\n  - name: a\n    tool: mlcc-schedule\n    passes: [fuse-ops]\n' >"$tmp/p.yaml"
+yaml_error "passes on a tool without passes" "5:13" "mlcc-schedule takes no passes"
+printf 'name: p\ntarget: llvm -mcpu\nstages:\n  - {name: a, tool: mlcc-fuse}\n' >"$tmp/p.yaml"
+yaml_error "bad target" "2:9" "target: "
+printf 'name: p\nstages:\n  - name: a\n    tool: mlcc-codegen\n    args: [--target, "${tagret}"]\n' >"$tmp/p.yaml"
+yaml_error "undefined variable" "5:22" "undefined variable '\${tagret}'"
+printf 'name: p\nvars:\n  extra: [-q]\nstages:\n  - name: a\n    tool: mlcc-fuse\n    args: ["x${extra}"]\n' >"$tmp/p.yaml"
+yaml_error "a list variable inside a string" "7:12" "'\${extra}' is a list: it can only be a whole item of args"
+printf 'name: p\nstages:\n  - {name: a, tool: mlcc-fuse}\n  - {name: a, tool: mlcc-legalize}\n' >"$tmp/p.yaml"
+yaml_error "duplicate stage" "4:12" "duplicate stage name 'a'"
+printf 'name: p\nstages: []\n' >"$tmp/p.yaml"
+yaml_error "no stages" "2:9" "must be a non-empty list of stages"
+printf 'name: p\nstages:\n  - {name: a, tool: mlcc-fuse}\n' >"$tmp/p.yaml"
+check "--set of an undeclared variable exits 1" run 1 run "$tmp/p.yaml" --input "$tmp/m.onnx" --set opt=3
+check "--set names the variables" contains "$tmp/err" "has no variable 'opt' (it declares: target)"
+check "a missing --input file exits 1" run 1 run "$tmp/p.yaml" --input "$tmp/none.onnx"
+
+if [[ $pyok == 0 ]]; then
+  echo "skip the model tests: /usr/bin/python3 lacks torch, torchvision, onnx or jsonschema"
+  finish cli.pipeline
+fi
+/usr/bin/python3 "$src/tests/models/generate.py" --out "$tmp/models" >"$tmp/gen.log" 2>&1 ||
+  { cat "$tmp/gen.log"; echo "FAIL generate the public models"; exit 1; }
+shape_of() { /usr/bin/python3 -c "import numpy as np; print('x'.join(map(str, np.load('$1').shape)))"; }
+
+# --- the public suite through both pipelines, against PyTorch ---
+for p in cpu-default cpu-blas; do
+  for m in mlp cnn resnet18 mobilenetv2 transformer; do
+    d=$tmp/$p/$m
+    check "$p: $m builds" run 0 run "$src/pipelines/$p.yaml" --input "$tmp/models/$m.onnx" --build-dir "$d" \
+      --set import_args="--shape input=$(shape_of "$tmp/models/$m.input.npy")"
+    for f in import.ir import.safetensors fuse.ir legalize.ir schedule.ir codegen.o model.so; do
+      [[ -s $d/$f ]] || { echo "  $d/$f missing"; fails=$((fails + 1)); }
+    done
+    check "$p: $m matches PyTorch" bash -c "'$bin/mlcc-run' -q '$d/model.so' --input 'input=$tmp/models/$m.input.npy' \
+      --output-dir '$d/out' && exit 0; exit 1"
+    compare "$d/out/output.npy" "$tmp/models/$m.output.npy" || { echo "FAIL $p: $m output"; fails=$((fails + 1)); }
+  done
+done
+check "cpu-blas dispatches the mlp's dense layers to BLAS" contains "$tmp/cpu-blas/mlp/legalize.ir" 'call_extern "blas.dense_bias_relu"'
+
+# --- incremental builds (on a copy of cpu-default, edited as a user would) ---
+d=$tmp/inc
+cp "$src/pipelines/cpu-default.yaml" "$tmp/inc.yaml"
+build() { run 0 run "$tmp/inc.yaml" --input "$tmp/models/mlp.onnx" --build-dir "$d" --set import_args="--shape input=4x784"; }
+ran() { grep -q "^\[[0-9]*/[0-9]*\] $1 (" "$tmp/out"; }   # ran STAGE: Ninja ran STAGE in the last build
+ran_only() {  # ran_only STAGE...: exactly these stages ran
+  local got want
+  got=$(grep -o '^\[[0-9]*/[0-9]*\] [a-z]* (' "$tmp/out" | sed 's/^\[[0-9/]*\] //; s/ ($//' | tr '\n' ' ')
+  want="$* "
+  [[ $got == "$want" ]] || { echo "  ran: '$got', expected '$want'"; return 1; }
+}
+check "first build runs every stage" build
+check "first build: all six stages" ran_only import fuse legalize schedule codegen link
+check "a second run does no work" build
+check "Ninja says no work to do" contains "$tmp/out" "ninja: no work to do"
+check "-q: a run prints nothing" bash -c "[[ -z \$('$tool' run '$tmp/inc.yaml' --input '$tmp/models/mlp.onnx' --build-dir '$d' \
+  --set import_args='--shape input=4x784' -q 2>&1) ]]"
+sed -i 's/passes: \[canonicalize, fold-constants, fuse-ops, dead-code-elimination\]/passes: [canonicalize, fold-constants, "fuse-ops{max-depth=1}", dead-code-elimination]/' "$tmp/inc.yaml"
+check "changing fuse's options rebuilds" build
+check "... fuse and every stage after it, not import" ran_only fuse legalize schedule codegen link
+sed -i '/name: schedule/,/name: codegen/ s/args: \[--target, "${target}"\]/args: [--target, "${target}", -q]/' "$tmp/inc.yaml"
+stamp=$(stat -c %y "$d/schedule.ir")
+check "adding -q to schedule rebuilds" build
+check "... schedule only: its output did not change (restat)" ran_only schedule
+check "the unchanged output kept its timestamp" test "$(stat -c %y "$d/schedule.ir")" == "$stamp"
+# New weights with the same graph: the stages reading them re-run; those whose output did not change stop there.
+/usr/bin/python3 - "$d/import.safetensors" <<'PY'
+import json, struct, sys
+p = sys.argv[1]
+b = bytearray(open(p, "rb").read())
+n = struct.unpack("<Q", b[:8])[0]
+h = json.loads(b[8:8 + n])
+begin, end = h["fc2.weight"]["data_offsets"]
+b[8 + n + begin:8 + n + end] = bytes(end - begin)  # fc2.weight = 0: every row's output is fc2's bias
+open(p, "wb").write(b)
+PY
+check "new weights rebuild" build
+check "... the stages that read them, and link" ran_only fuse legalize schedule codegen link
+check "... into a model that uses them" bash -c "'$bin/mlcc-run' -q '$d/model.so' --input 'input=$tmp/models/mlp.input.npy' --output-dir '$d/out' &&
+  /usr/bin/python3 -c 'import numpy as np, sys; sys.exit(0 if np.ptp(np.load(\"$d/out/output.npy\"), axis=0).max() < 1e-6 else 1)'"
+
+# --- --dry-run: the same commands, ready to paste ---
+check "--dry-run" run 0 run "$src/pipelines/cpu-default.yaml" --input "$tmp/models/cnn.onnx" --build-dir "$tmp/dry" \
+  --set import_args="--shape input=$(shape_of "$tmp/models/cnn.input.npy")" --dry-run
+check "--dry-run runs nothing" absent "$tmp/dry"
+cp "$tmp/out" "$tmp/dry.sh"
+check "--dry-run's commands run in a shell" bash -c "cd '$tmp' && bash -e dry.sh >/dev/null 2>&1"
+check "... and make the same model.so" cmp "$tmp/dry/model.so" "$tmp/cpu-default/cnn/model.so"
+
+# --- a custom stage: any executable reading and writing the IR ---
+mkdir -p "$tmp/custom"
+cat >"$tmp/custom/reprint.sh" <<'SH'
+#!/bin/sh
+# A custom stage: prints the IR canonically (called as: reprint.sh IN -o OUT).
+exec "$MLCC_BIN/mlcc-inspect" --print "$1" -o "$3"
+SH
+cat >"$tmp/custom/drop_relu.sh" <<'SH'
+#!/bin/sh
+# A broken stage: relu no longer clamps (called as: drop_relu.sh IN -o OUT).
+sed 's/ < 0.0, 0.0,/ < -1000000.0, 0.0,/' "$1" >"$3.tmp" && mv "$3.tmp" "$3"
+SH
+chmod +x "$tmp/custom/"*.sh
+cat >"$tmp/custom/p.yaml" <<'YAML'
+name: custom
+target: llvm
+stages:
+  - {name: import, tool: mlcc-import, args: [--shape, input=4x784]}
+  - {name: fuse, tool: mlcc-fuse}
+  - {name: legalize, tool: mlcc-legalize}
+  - {name: reprint, tool: ./reprint.sh}
+  - {name: schedule, tool: mlcc-schedule, args: [--target, "${target}"]}
+  - {name: codegen, tool: mlcc-codegen}
+  - {name: link, tool: mlcc-link, output: model.so}
+YAML
+export MLCC_BIN=$bin
+check "a pipeline with a custom stage builds" run 0 run "$tmp/custom/p.yaml" --input "$tmp/models/mlp.onnx" --build-dir "$tmp/custom/b"
+check "the custom stage's output is kept" test -s "$tmp/custom/b/reprint.ir"
+check "verify: every stage agrees" run 0 verify "$tmp/custom/p.yaml" --input "$tmp/models/mlp.onnx" --build-dir "$tmp/custom/b" \
+  --data "input=$tmp/models/mlp.input.npy"
+check "verify: the table" contains "$tmp/out" "^reprint *reprint.ir *ir *legalize .* ok"
+check "verify: the object file is skipped" contains "$tmp/out" "^codegen *codegen.o *skipped"
+check "verify: model.so against the last IR" contains "$tmp/out" "^link *model.so *model *schedule .* ok"
+check "verify: the verdict" contains "$tmp/out" "every stage agrees with the one before it"
+sed -i 's|tool: ./reprint.sh|tool: ./drop_relu.sh|' "$tmp/custom/p.yaml"
+check "verify finds the broken stage (exit 1)" run 1 verify "$tmp/custom/p.yaml" --input "$tmp/models/mlp.onnx" \
+  --build-dir "$tmp/custom/b"
+check "verify names it" contains "$tmp/out" "first stage that changed the answer: reprint (reprint.ir, against legalize"
+check "verify --json" run 1 verify "$tmp/custom/p.yaml" --input "$tmp/models/mlp.onnx" --build-dir "$tmp/custom/b" --json
+check "verify --json matches the schema" py "$tmp/out" "$src/artifacts_schema/verify.schema.json" <<'PY'
+import json, sys, jsonschema
+doc = json.load(open(sys.argv[1]))
+jsonschema.validate(doc, json.load(open(sys.argv[2])))
+assert doc["first_bad_stage"] == "reprint", doc["first_bad_stage"]
+assert [s["kind"] for s in doc["stages"]] == ["ir", "ir", "ir", "ir", "ir", "skipped", "model"], doc
+PY
+cat >"$tmp/custom/fail.sh" <<'SH'
+#!/bin/sh
+echo "fail.sh: this stage always fails" >&2
+exit 3
+SH
+chmod +x "$tmp/custom/fail.sh"
+sed -i 's|tool: ./drop_relu.sh|tool: ./fail.sh|' "$tmp/custom/p.yaml"
+rm -rf "$tmp/custom/b"
+check "a failing stage fails the run (exit 1)" run 1 run "$tmp/custom/p.yaml" --input "$tmp/models/mlp.onnx" --build-dir "$tmp/custom/b"
+cat "$tmp/err" >>"$tmp/out"
+check "... with the stage's message" contains "$tmp/out" "fail.sh: this stage always fails"
+check "... and nothing after it ran" absent "$tmp/custom/b/schedule.ir"
+
+finish cli.pipeline
