@@ -47,8 +47,9 @@ TEST(ThreadPool, CoversEveryIndexOnceInStaticChunks) {
           << "threads " << threads << " n " << n;
       for (auto [b, e] : c.chunks) EXPECT_LE(e - b, (n + threads - 1) / threads + 1);
       // The caller runs a chunk itself.
-      if (n > 0)
+      if (n > 0) {
         EXPECT_NE(std::find(c.threads.begin(), c.threads.end(), std::this_thread::get_id()), c.threads.end());
+      }
     }
   }
 }
