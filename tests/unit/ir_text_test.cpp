@@ -83,7 +83,9 @@ TEST(IrText, InvalidSamplesReportLocationAndMessage) {
       EXPECT_EQ(
           formatted.rfind(path + ":" + std::to_string(line) + ":" + std::to_string(col) + ": error: ", 0),
           0u);
-      if (!e.source_line().empty()) EXPECT_NE(formatted.find('^'), std::string::npos);
+      if (!e.source_line().empty()) {
+        EXPECT_NE(formatted.find('^'), std::string::npos);
+      }
     }
   }
 }

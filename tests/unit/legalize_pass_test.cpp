@@ -220,8 +220,11 @@ TEST(Legalize, FusedGroupsBecomeOnePrimFuncEach) {
   ir::verifyModule(m);
   // Sub-functions are gone; the two structurally equal groups share a prim
   // func; the static one gets its own, numbered, name.
-  for (const auto& fn : m.functions)
-    if (const auto* g = std::get_if<ir::GraphFunc>(&fn)) EXPECT_EQ(g->name, "main");
+  for (const auto& fn : m.functions) {
+    if (const auto* g = std::get_if<ir::GraphFunc>(&fn)) {
+      EXPECT_EQ(g->name, "main");
+    }
+  }
   EXPECT_EQ(primNames(m),
             (std::vector<std::string>{"fused_add_relu", "relu", "fused_exp_relu_relu", "fused_add_relu_1"}));
   std::string text = ir::printModule(m);

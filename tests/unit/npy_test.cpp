@@ -211,7 +211,7 @@ np.save("structured.npy", np.zeros(2, dtype=[("a", "<f4"), ("b", "<i4")]))
     auto bin_bytes = std::as_bytes(std::span(bin));
     NpyArray expected{
         info["descr"], info["shape"].get<std::vector<int64_t>>(), {bin_bytes.begin(), bin_bytes.end()}};
-    for (const std::string& suffix : {".npy", ".v2.npy", ".v3.npy"})
+    for (const char* suffix : {".npy", ".v2.npy", ".v3.npy"})
       expectSameArray(mlcc::readNpy(dir.file(name + suffix)), expected);
     EXPECT_EQ(mlcc::serializeNpy(expected), mlcc::test::readFile(dir.file(name + ".npy")))
         << "C++ writer differs from numpy.save";

@@ -109,8 +109,9 @@ TEST(Safetensors, RoundTripEveryDType) {
     std::span<const std::byte> data = file.data(t.name);
     EXPECT_TRUE(std::equal(data.begin(), data.end(), t.bytes.begin(), t.bytes.end()));
     // Each tensor is aligned to its element size (the mapping is page-aligned).
-    if (!data.empty())
+    if (!data.empty()) {
       EXPECT_EQ(reinterpret_cast<uintptr_t>(data.data()) % *mlcc::safetensorsDTypeBytes(t.dtype), 0u);
+    }
   }
   EXPECT_EQ(file.find("nosuch"), nullptr);
   EXPECT_THROW(file.data("nosuch"), mlcc::Error);
