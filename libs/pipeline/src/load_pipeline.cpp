@@ -1,18 +1,20 @@
 // Reading a pipeline YAML file: validation of every key against the format
 // of pipeline.h, expansion of ${variables}, tool lookup, and validation of
 // the passes (by the pass registry of libs/transform) and of the target (by
-// libs/schedule's Target) — so that a bad pipeline fails at its FILE:LINE:COL
-// before anything runs.
+// libs/schedule's Target) and of an mlcc tool's arguments (by the tool) — so that a bad pipeline fails at its
+// FILE:LINE:COL before anything runs.
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <regex>
 #include <set>
 #include <sstream>
 
+#include "mlcc/host/process.h"
 #include "mlcc/pipeline/pipeline.h"
 #include "mlcc/schedule/rules.h"
 #include "mlcc/support/file_io.h"
@@ -268,9 +270,23 @@ class Loader {
     }
     for (const auto& a : s.args)
       noteFileInput(s, a.substr(a.find('=') == std::string::npos ? 0 : a.find('=') + 1));
+    if (s.is_mlcc_tool) checkArguments(s, n["args"] ? n["args"] : n, key + (n["args"] ? ".args" : ""));
     std::sort(s.file_inputs.begin(), s.file_inputs.end());
     s.file_inputs.erase(std::unique(s.file_inputs.begin(), s.file_inputs.end()), s.file_inputs.end());
     return s;
+  }
+
+  // An mlcc tool parses the stage's command line (`--check-args`: nothing
+  // runs), so an unknown option or a malformed value fails here.
+  void checkArguments(const Stage& s, const YAML::Node& at, const std::string& key) const {
+    std::vector<std::string> argv = stageCommand(s, "input", "output");
+    argv.push_back("--check-args");
+    host::ProcessResult r = host::runProcess(argv);
+    if (r.exit_code == 0) return;
+    std::string msg = r.output;
+    while (!msg.empty() && std::isspace(static_cast<unsigned char>(msg.back()))) msg.pop_back();
+    if (size_t nl = msg.find('\n'); nl != std::string::npos) msg.resize(nl);  // the error, not the usage
+    fail(at.Mark(), key, s.tool + " rejects its arguments: " + msg);
   }
 
   // An argument or option value naming an existing file (as the stage,

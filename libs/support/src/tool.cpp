@@ -15,12 +15,16 @@ std::string versionLine(const std::string& tool) {
 
 int runTool(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
   app.set_version_flag("--version", versionLine(app.get_name()));
+  bool check_args = false;
+  app.add_flag("--check-args", check_args, "Check the command line, then exit 0 (for mlcc-pipeline)")
+      ->group("");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);  // prints help/version (exit 0) or the usage error
     return code == 0 ? 0 : 2;
   }
+  if (check_args) return 0;
   try {
     return body();
   } catch (const CLI::ParseError& e) {  // a usage error found after parsing

@@ -22,7 +22,7 @@
 // Stage i reads the output of stage i-1 (stage 0 the pipeline's input) and
 // writes its output file in the build directory. Every error (YAML syntax,
 // an unknown key, tool, pass or option, a bad target, an undefined
-// variable) throws mlcc::Error at the YAML's FILE:LINE:COL.
+// variable, arguments an mlcc tool rejects) throws mlcc::Error at the YAML's FILE:LINE:COL.
 #pragma once
 
 #include <map>

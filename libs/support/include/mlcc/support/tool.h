@@ -18,7 +18,9 @@ class App;
 
 namespace mlcc {
 
-// Adds `--version` (tool name, mlcc version, IR format version), parses the
+// Adds `--version` (tool name, mlcc version, IR format version) and a
+// hidden `--check-args` (parse the command line, then exit 0 without running:
+// mlcc-pipeline checks its stages' arguments with it), parses the
 // command line, runs `body`, and maps errors to exit codes. `body` may
 // return an exit code (e.g. a diff tool's 1 for "different"), and may throw
 // a CLI::ParseError for a usage error it finds (exit 2).
