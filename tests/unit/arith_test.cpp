@@ -48,8 +48,10 @@ TEST(Arith, ResolvesDivModWithRanges) {
   EXPECT_EQ(printExpr(az.simplify((f * 16 + j) / 16)), "f");
   EXPECT_EQ(printExpr(az.simplify((f * 16 + j) % 16)), "j");
   EXPECT_EQ(printExpr(az.simplify(j / 16)), "0");
-  // Without a range for j nothing is assumed.
-  EXPECT_EQ(printExpr(simplify((f * 16 + j) / 16)), "(f * 16 + j) / 16");
+  // Without a range for j only the exact identity (q * d + r) / d == q + r / d.
+  EXPECT_EQ(printExpr(simplify((f * 16 + j) / 16)), "f + j / 16");
+  EXPECT_EQ(printExpr(simplify((f * 2 + j + 3) / 2)), "f + (j + 1) / 2 + 1");
+  EXPECT_EQ(printExpr(simplify((f * 3 + j) / 2)), "(f * 3 + j) / 2");
   EXPECT_EQ(printExpr(simplify((f / 4) / 8)), "f / 32");
   // A value split into quotient and remainder and put back together.
   EXPECT_EQ(printExpr(simplify(f / 8 * 8 + f % 8)), "f");

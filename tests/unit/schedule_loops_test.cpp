@@ -448,7 +448,7 @@ TEST(ScheduleLoopKind, BindAFusedSplitLoop) {
 prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
   for %b in 0..(n * 8 + 31) / 32 thread_binding(blockIdx.x) {
     for %t in 0..32 thread_binding(threadIdx.x) {
-      block "relu" (%vi = spatial(n, (%b * 32 + %t) / 8), %vj = spatial(8, %t % 8)) {
+      block "relu" (%vi = spatial(n, %b * 4 + %t / 8), %vj = spatial(8, %t % 8)) {
         where(%b * 32 + %t < n * 8)
         reads(%x[%vi, %vj])
         writes(%y[%vi, %vj])

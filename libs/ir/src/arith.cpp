@@ -320,7 +320,12 @@ class Simplifier {
         return makeBinary(BinaryOp::Mod, rest_expr, makeInt(d));
       return (*this)(makeBinary(BinaryOp::Mod, rest_expr, makeInt(d)));
     }
-    return makeBinary(BinaryOp::Div, fromLinear(l), makeInt(d));
+    // (q * d + r) / d == q + r / d for floor division, whatever r is: a
+    // stride-d access re-indexed by w / d becomes unit-stride in q.
+    if (quotient.terms.empty() && quotient.constant == 0)
+      return makeBinary(BinaryOp::Div, fromLinear(l), makeInt(d));
+    quotient.add(makeBinary(BinaryOp::Div, rest_expr, makeInt(d)), 1);
+    return fromLinear(quotient);
   }
 
   const Analyzer& az_;
