@@ -357,6 +357,25 @@ graph @main(%x: f32[1, 32, 7, 7], %w: f32[32, 32, 3, 3], %b: f32[1, 32, 1, 1], %
   EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
 }
 
+// A stride-2 depthwise convolution keeps its padding per tile (not
+// deinterleaved, see llvm_matmul.cpp): computed on its own it costs more
+// than the gathers it saves.
+TEST(ScheduleRulesCpu, StridedDepthwiseConvKeepsItsPaddingPerTile) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 8, 28, 28], %dw: f32[8, 1, 3, 3]) -> f32[1, 8, 14, 14] {
+  dataflow {
+    %d: f32[1, 8, 14, 14] = conv2d(%x, %dw, strides = [2, 2], padding = [1, 1, 1, 1], groups = 8)
+  }
+  return %d
+}
+)",
+                            "fused_conv2d");
+  EXPECT_EQ(s.rule, "gemv");
+  const std::string text = ir::printFunction(s.after);
+  EXPECT_NE(text.find("alloc_buffer %pad: f32[1, 8, 30, 30]"), std::string::npos) << text;
+  EXPECT_EQ(loopsOf(s.after, "pad").loops.front(), loopsOf(s.after, "conv2d").loops.front());
+}
+
 TEST(ScheduleRulesCpu, DepthwiseConvIsGemvTiledAlongTheRow) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%x: f32[1, 8, 14, 14], %dw: f32[8, 1, 3, 3]) -> f32[1, 8, 14, 14] {
