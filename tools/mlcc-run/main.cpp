@@ -161,7 +161,7 @@ void runCompiled(const std::string& path, std::map<std::string, std::string> giv
     } else if (given.empty() || random_missing) {
       std::vector<int64_t> shape = specs[i].shape;  // symbolic dimensions: 1
       for (auto& d : shape) d = d < 0 ? 1 : d;
-      inputs.push_back(mlcc::interp::randomTensor(specs[i].dtype, shape, seed * 1000003 + i));
+      inputs.push_back(mlcc::interp::randomInput(specs[i].dtype, shape, seed, i));
       if (verbose) std::cerr << "random input " << specs[i].name << "\n";
     } else {
       throw mlcc::Error(file,
@@ -337,19 +337,12 @@ to compiled models only.)");
                             "); give it with --input, or use --random-inputs; @" + entry +
                             " takes: " + expected);
         std::vector<int64_t> shape;
-        for (const auto& d : specs[i].shape) {
-          int64_t c;
-          if (mlcc::ir::asConstInt(d, &c)) {
-            shape.push_back(c);
-          } else if (auto* v = d->as<mlcc::ir::VarNode>()) {
-            shape.push_back(dims.count(v->name) ? dims[v->name] : 1);
-          } else {
-            throw mlcc::Error("input '" + specs[i].name + "': cannot make a random tensor of type " +
-                              typeText(specs[i]) + "; give it with --input");
-          }
+        try {
+          shape = mlcc::interp::concreteShape(specs[i], dims);
+        } catch (const mlcc::Error& e) {
+          throw mlcc::Error(e.message() + "; give it with --input");
         }
-        inputs.push_back(
-            {specs[i].name, mlcc::interp::randomTensor(specs[i].dtype, shape, seed * 1000003 + i)});
+        inputs.push_back({specs[i].name, mlcc::interp::randomInput(specs[i].dtype, shape, seed, i)});
         if (verbose) std::cerr << "random input " << specs[i].name << "\n";
       }
       auto t0 = std::chrono::steady_clock::now();

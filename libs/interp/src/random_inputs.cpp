@@ -3,6 +3,8 @@
 #include <random>
 
 #include "mlcc/interp/interpreter.h"
+#include "mlcc/ir/printer.h"
+#include "mlcc/support/diagnostic.h"
 
 namespace mlcc::interp {
 
@@ -22,6 +24,27 @@ ir::Tensor randomTensor(ir::DType dtype, const std::vector<int64_t>& shape, uint
     t.set(i, v);
   }
   return t;
+}
+
+ir::Tensor randomInput(ir::DType dtype, const std::vector<int64_t>& shape, uint64_t seed, size_t index) {
+  return randomTensor(dtype, shape, seed * 1000003 + index);
+}
+
+std::vector<int64_t> concreteShape(const InputSpec& spec, const std::map<std::string, int64_t>& dims) {
+  std::vector<int64_t> shape;
+  for (const auto& d : spec.shape) {
+    int64_t c;
+    if (ir::asConstInt(d, &c)) {
+      shape.push_back(c);
+    } else if (auto* v = d->as<ir::VarNode>()) {
+      auto it = dims.find(v->name);
+      shape.push_back(it == dims.end() ? 1 : it->second);
+    } else {
+      throw Error("input '" + spec.name + "': cannot make a random tensor of type " +
+                  ir::printType(ir::Type::tensor(spec.dtype, spec.shape)) + ": a dimension is an expression");
+    }
+  }
+  return shape;
 }
 
 }  // namespace mlcc::interp

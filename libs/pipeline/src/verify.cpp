@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -52,36 +53,30 @@ class Inputs {
 
   std::vector<Named> forIr(const std::vector<interp::InputSpec>& specs) {
     if (made_) return tensors_;
-    for (size_t i = 0; i < specs.size(); ++i) {
-      std::vector<int64_t> shape;
-      for (const auto& d : specs[i].shape) {
-        int64_t c;
-        if (ir::asConstInt(d, &c)) {
-          shape.push_back(c);
-        } else if (auto* v = d->as<ir::VarNode>()) {
-          auto it = options_.dims.find(v->name);
-          shape.push_back(it == options_.dims.end() ? 1 : it->second);
-        } else {
-          throw Error("input '" + specs[i].name + "' has a shape of no fixed size; give it with --data");
-        }
-      }
-      add(specs[i].name, specs[i].dtype, shape, i);
-    }
+    for (size_t i = 0; i < specs.size(); ++i)
+      add(specs[i].name, specs[i].dtype, i, [&] { return interp::concreteShape(specs[i], options_.dims); });
     return finish();
   }
 
   std::vector<Named> forModel(const std::vector<host::TensorSpec>& specs) {
     if (made_) return tensors_;
-    for (size_t i = 0; i < specs.size(); ++i) add(specs[i].name, specs[i].dtype, specs[i].shape, i);
+    for (size_t i = 0; i < specs.size(); ++i)
+      add(specs[i].name, specs[i].dtype, i, [&] {
+        std::vector<int64_t> shape = specs[i].shape;  // a symbolic dimension (-1): 1, as mlcc-run
+        for (auto& d : shape) d = d < 0 ? 1 : d;
+        return shape;
+      });
     return finish();
   }
 
  private:
-  void add(const std::string& name, ir::DType dtype, const std::vector<int64_t>& shape, size_t index) {
+  // The input from --data, else random (its shape only needed then).
+  void add(const std::string& name, ir::DType dtype, size_t index,
+           const std::function<std::vector<int64_t>()>& shape) {
     auto it = options_.data.find(name);
     tensors_.push_back({name, it != options_.data.end()
                                   ? ir::readNpyTensor(it->second, "input '" + name + "'")
-                                  : interp::randomTensor(dtype, shape, options_.seed * 1000003 + index)});
+                                  : interp::randomInput(dtype, shape(), options_.seed, index)});
   }
   std::vector<Named> finish() {
     for (const auto& [name, file] : options_.data)

@@ -80,4 +80,14 @@ class Interpreter {
 // [0, 10), bools fair; deterministic in `seed` and the input's position.
 ir::Tensor randomTensor(ir::DType dtype, const std::vector<int64_t>& shape, uint64_t seed);
 
+// The random tensor of input number `index` for a run's `seed` (mlcc-run
+// --seed, mlcc-pipeline verify --seed): the same for an IR file and the
+// model.so compiled from it.
+ir::Tensor randomInput(ir::DType dtype, const std::vector<int64_t>& shape, uint64_t seed, size_t index);
+
+// An input's shape with each symbolic dimension's size from `dims` (1 when
+// it has none there). Throws mlcc::Error for a dimension that is an
+// expression (its size cannot be chosen).
+std::vector<int64_t> concreteShape(const InputSpec& spec, const std::map<std::string, int64_t>& dims);
+
 }  // namespace mlcc::interp
