@@ -53,18 +53,11 @@ struct Common {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     lo.tool_dir = ec ? "" : self.parent_path().string();
-    std::string dir = build_dir;
-    Pipeline p;
-    if (dir.empty()) {  // the default needs the pipeline's name
-      lo.build_dir = fs::absolute(".").string();
-      p = loadPipeline(pipeline, lo);
-      dir = fs::path(input).stem().string() + "." + p.name;
-    }
-    lo.build_dir = fs::absolute(dir).lexically_normal().string();
-    p = loadPipeline(pipeline, lo);
+    if (!build_dir.empty()) lo.build_dir = fs::absolute(build_dir).lexically_normal().string();
+    Pipeline p = loadPipeline(pipeline, lo);
     BuildOptions bo;
     bo.input = lo.input;
-    bo.build_dir = lo.build_dir;
+    bo.build_dir = p.build_dir;
     bo.self_exe = ec ? "mlcc-pipeline" : self.string();
     bo.verbose = verbose;
     bo.quiet = quiet;

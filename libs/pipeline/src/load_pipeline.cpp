@@ -90,12 +90,18 @@ class Loader {
     const fs::path yaml_dir = fs::absolute(path_).parent_path().lexically_normal();
     vars_["name"] = p.name;
     vars_["pipeline_dir"] = yaml_dir.string();
-    vars_["build_dir"] = options_.build_dir;
+    build_dir_ = options_.build_dir.empty()  // the default: MODEL's stem + "." + the pipeline's name
+                     ? fs::absolute(fs::path(options_.input).stem().string() + "." + p.name)
+                           .lexically_normal()
+                           .string()
+                     : options_.build_dir;
+    vars_["build_dir"] = build_dir_;
     vars_["input"] = options_.input;
     readVars(root);
     readTarget(root);
     p.target = vars_["target"];
     p.vars = vars_;
+    p.build_dir = build_dir_;
 
     const YAML::Node stages = root["stages"];
     if (!stages) fail(root.Mark(), "stages", "missing: a pipeline needs a list of stages");
@@ -293,7 +299,7 @@ class Loader {
   // which runs in the build directory, sees it) is an input of the stage.
   void noteFileInput(Stage& s, const std::string& value) const {
     if (value.empty() || value.starts_with("-")) return;
-    fs::path p = fs::path(resolvePath(options_.build_dir, value)).lexically_normal();
+    fs::path p = fs::path(resolvePath(build_dir_, value)).lexically_normal();
     std::error_code ec;
     if (fs::is_regular_file(p, ec)) s.file_inputs.push_back(p.string());
   }
@@ -395,6 +401,7 @@ class Loader {
   std::string path_;
   const LoadOptions& options_;
   std::string text_;
+  std::string build_dir_;  // absolute
   std::map<std::string, std::string> vars_;
   std::map<std::string, std::vector<std::string>> list_vars_;  // list variables, spliced into args
 };

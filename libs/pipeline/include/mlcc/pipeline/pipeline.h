@@ -51,12 +51,15 @@ struct Pipeline {
   std::string path;  // the YAML file
   std::string name, description, target;
   std::map<std::string, std::string> vars;  // the string variables, built-in ones included
+  std::string build_dir;                    // absolute
   std::vector<Stage> stages;
 };
 
 struct LoadOptions {
-  std::string input;      // the model the first stage reads: ${input}
-  std::string build_dir;  // ${build_dir}
+  std::string input;  // the model the first stage reads: ${input}
+  // ${build_dir}, absolute; empty: INPUT's stem + "." + the pipeline's
+  // name, in the current directory.
+  std::string build_dir;
   // Where mlcc-* tools are looked up first (the directory of mlcc-pipeline);
   // then PATH.
   std::string tool_dir;
