@@ -81,7 +81,7 @@ graph @main(%x: f32[4, 8], %w: f32[2, 8]) -> f32[4, 2] {
 }
 IR
 check "unknown extern exits 1" run 1 "$tmp/ext.ir" -o "$tmp/x.o"
-check "unknown extern: message" contains "$tmp/err" 'binding %y: unknown extern "blas.conv" (codegen knows blas.dense'
+check "unknown extern: message" contains "$tmp/err" 'binding %y: unknown extern "blas.conv" (the CPU codegen knows blas.dense'
 check "unknown --entry exits 1" run 1 "$tmp/small.low.ir" --entry nosuch -o "$tmp/x.o"
 check "unknown --entry: message" contains "$tmp/err" "no graph function @nosuch"
 check "missing file exits 1" run 1 "$tmp/nosuch.ir" -o "$tmp/x.o"

@@ -403,7 +403,7 @@ graph @main(%x: f32[1, 4, 4, 4], %w: f32[4, 4, 1, 1], %dw: f32[4, 1, 3, 3]) -> f
   std::string out =
       fuse(text, "fuse-by-pattern", std::string(MLCC_TEST_DATA_DIR) + "/transform/patterns/conv.yaml");
   EXPECT_NE(out.find("%r: f32[1, 4, 4, 4] = call @fused_conv2d_relu(%x, %w)"), std::string::npos) << out;
-  EXPECT_NE(out.find("codegen = \"dnn.conv2d_relu\", pattern = \"conv_relu\""), std::string::npos) << out;
+  EXPECT_NE(out.find("attrs(pattern = \"conv_relu\", primitive = true)"), std::string::npos) << out;
   EXPECT_NE(out.find("%g: f32[1, 4, 4, 4] = conv2d(%r, %dw"), std::string::npos)
       << out;  // groups = 4: no match
 }
@@ -439,4 +439,41 @@ TEST(FuseByPattern, PatternFileErrorsNameFileLineAndKey) {
             "bad_root.yaml:5:9: error: patterns[0].ops[0]: op 'dense' does not feed the pattern's root (the "
             "last op)");
   EXPECT_NE(error("missing.yaml").find("missing.yaml"), std::string::npos) << error("missing.yaml");
+  EXPECT_EQ(
+      error("bad_kernel.yaml"),
+      "bad_kernel.yaml:4:14: error: patterns[0].codegen: blas.matmul_bias computes matmul(a, b) + bias, "
+      "but the ops compute add(matmul(%x, permute_dims(%w)), %b)");
+  EXPECT_EQ(
+      error("bad_codegen.yaml").substr(0, 96),
+      "bad_codegen.yaml:4:14: error: patterns[0].codegen: 'blas.gemm' is no library kernel (known: blas");
+}
+
+// The TVM tutorial's pattern (w transposed, named before x) on square
+// shapes, where operands passed in the pattern's order would fit the kernel's
+// shapes and silently compute dense(w, x): legalize passes (x, w, b), and the
+// lowered module computes what the graph computed.
+TEST(FuseByPattern, KernelOperandsAreBoundByRole) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[4, 4], %w: f32[4, 4], %b: f32[4], %r: f32[4, 4]) -> (f32[4, 4], f32[4, 4]) {
+  dataflow {
+    %wt: f32[4, 4] = permute_dims(%w)
+    %y: f32[4, 4] = matmul(%x, %wt)
+    %z: f32[4, 4] = add(%b, %y)
+    %a: f32[4, 4] = relu(%z)
+    %wt2: f32[4, 4] = permute_dims(%w)
+    %y2: f32[4, 4] = matmul(%x, %wt2)
+    %z2: f32[4, 4] = add(%r, %y2)
+    %a2: f32[4, 4] = relu(%z2)
+  }
+  return (%a, %a2)
+}
+)";
+  std::string fused =
+      fuse(text, "fuse-by-pattern", std::string(MLCC_TEST_DATA_DIR) + "/transform/patterns/tvm_dense.yaml");
+  // The second group adds a [4, 4] matrix, not a bias vector: left undispatched.
+  EXPECT_EQ(count(fused, "codegen = \"blas.dense_bias_relu\""), 1) << fused;
+  EXPECT_NE(fused.find("%y2: f32[4, 4] = matmul(%x, %wt2)"), std::string::npos) << fused;
+  std::string lowered = fuse(fused, "legalize");
+  EXPECT_NE(lowered.find("call_extern \"blas.dense_bias_relu\"(%x, %w, %b)"), std::string::npos) << lowered;
 }

@@ -392,8 +392,7 @@ prim @add(%a: f32[k], %b: f32[k], %c: f32[k]) {
 )");
   Interpreter interp(m);
   std::string e = errorOf([&] { interp.run("main", {{"x", iota(DType::f32, {3})}}); });
-  EXPECT_NE(e.find("call_extern \"blas.axpy\": the interpreter knows LIB.dense|matmul[_bias][_relu]"),
-            std::string::npos)
+  EXPECT_NE(e.find("call_extern \"blas.axpy\": no such library kernel (known: blas.dense"), std::string::npos)
       << e;
   auto outs = interp.run("sub", {{"a", iota(DType::f32, {3})}, {"b", iota(DType::f32, {3}, 2.0)}});
   EXPECT_EQ(outs[0].tensor.at(2), 6.0);

@@ -282,31 +282,82 @@ graph @g(%p: f32[m, 4]) -> (f32[m, 4], f32[m, 4], f32[m, 4]) attrs(primitive = t
   expectSameResults(before, m, 2);
 }
 
-TEST(Legalize, CodegenGroupsBecomeCallExtern) {
+// A group written as in TVM's tutorial (the weight transposed by
+// permute_dims, so the pattern names w before x) is a dense: call_extern
+// gets (x, w, b) in the kernel's order, and computes what the graph did even
+// with square shapes, where a swapped order would go unnoticed by shapes.
+TEST(Legalize, CodegenGroupsBecomeCallExternWithOperandsByRole) {
   const char* text = R"(mlcc.ir 1
 
-graph @main(%x: f32[n, 8], %w: f32[4, 8], %b: f32[4]) -> f32[n, 4] {
+graph @main(%x: f32[4, 4], %w: f32[4, 4], %b: f32[4]) -> f32[4, 4] {
   dataflow {
-    %y: f32[n, 4] = call @fused_matmul_add(%x, %w, %b)
+    %y: f32[4, 4] = call @fused_permute_dims_matmul_add_relu(%w, %x, %b)
   }
   return %y
 }
 
-graph @fused_matmul_add(%p: f32[m, 8], %q: f32[4, 8], %r: f32[4]) -> f32[m, 4] attrs(codegen = "blas.dense_bias", pattern = "dense_bias", primitive = true) {
+graph @fused_permute_dims_matmul_add_relu(%p: f32[4, 4], %q: f32[4, 4], %r: f32[4]) -> f32[4, 4] attrs(codegen = "blas.dense_bias_relu", pattern = "dense", primitive = true) {
   dataflow {
-    %s: f32[m, 4] = dense(%p, %q)
-    %t: f32[m, 4] = add(%s, %r)
-    %u: f32[m, 4] = leaky_relu(%t, alpha = 0.25)
+    %t: f32[4, 4] = permute_dims(%p)
+    %s: f32[4, 4] = matmul(%q, %t)
+    %u: f32[4, 4] = add(%r, %s)
+    %v: f32[4, 4] = relu(%u)
   }
-  return %u
+  return %v
 }
 )";
+  ir::Module before = ir::parseModule(text, "m.ir");
   ir::Module m = legalized(text);
   expectOnlyLowered(m);
   ASSERT_EQ(m.functions.size(), 1u);
   std::string out = ir::printModule(m);
-  EXPECT_NE(out.find("%y: f32[n, 4] = call_extern \"blas.dense_bias\"(%x, %w, %b"), std::string::npos) << out;
-  EXPECT_NE(out.find("alpha = 0.25"), std::string::npos) << out;
+  EXPECT_NE(out.find("%y: f32[4, 4] = call_extern \"blas.dense_bias_relu\"(%x, %w, %b)\n"), std::string::npos)
+      << out;
+  expectSameResults(before, m);
+}
+
+// A group that does not compute exactly what its kernel computes is refused:
+// once an epilogue the kernel lacks was silently dropped, once a matmul's
+// operand that is not transposed went to a dense kernel.
+TEST(Legalize, CodegenGroupsThatAreNotTheKernelAreRefused) {
+  const std::pair<const char*, const char*> cases[] = {
+      {"%s: f32[4, 4] = dense(%p, %q)\n    %t: f32[4, 4] = add(%s, %r)\n    %u: f32[4, 4] = leaky_relu(%t, "
+       "alpha = 0.25)",
+       "blas.dense_bias computes dense(x, w) + bias, but the ops compute leaky_relu(add(dense(%p, %q), %r))"},
+      {"%s: f32[4, 4] = matmul(%p, %q)\n    %u: f32[4, 4] = add(%s, %r)",
+       "blas.dense_bias computes dense(x, w) + bias, but the ops compute add(matmul(%p, %q), %r)"},
+      {"%t: f32[4, 4] = permute_dims(%q, axes = [0, 1])\n    %s: f32[4, 4] = matmul(%p, %t)\n    %u: f32[4, "
+       "4] = add(%s, %r)",
+       "does not swap the two axes of a matrix"},
+  };
+  for (const auto& [body, message] : cases) {
+    std::string text = std::string(R"(mlcc.ir 1
+
+graph @main(%x: f32[4, 4], %w: f32[4, 4], %b: f32[4]) -> f32[4, 4] {
+  dataflow {
+    %y: f32[4, 4] = call @g(%x, %w, %b)
+  }
+  return %y
+}
+
+graph @g(%p: f32[4, 4], %q: f32[4, 4], %r: f32[4]) -> f32[4, 4] attrs(codegen = "blas.dense_bias", primitive = true) {
+  dataflow {
+    )") + body + R"(
+  }
+  return %)" + (std::string(body).find("%u") != std::string::npos ? "u" : "t") +
+                       R"(
+}
+)";
+    try {
+      ir::Module m = ir::parseModule(text, "m.ir");
+      transform::PassContext ctx;
+      transform::runPipeline(m, transform::parsePipeline("legalize"), ctx);
+      ADD_FAILURE() << "expected an error for\n" << text;
+    } catch (const Error& e) {
+      EXPECT_NE(e.message().find(message), std::string::npos) << e.message();
+      EXPECT_NE(e.message().find("@g (codegen = \"blas.dense_bias\")"), std::string::npos) << e.message();
+    }
+  }
 }
 
 TEST(Legalize, OpsWithoutComputeDefinitionAreNamed) {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "mlcc/codegen/llvm.h"
@@ -13,6 +14,7 @@
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/substitute.h"
 #include "mlcc/ir/summary.h"
+#include "mlcc/ops/library_kernels.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::codegen {
@@ -39,8 +41,6 @@ struct Storage {
   int sym_tensor = -1;                    // the same in a symbolic plan: its index there
   bool scratch = false;                   // computed: a kernel's scratch buffer, not a graph value
 };
-
-const char* const kExterns[] = {"blas.dense", "blas.dense_bias", "blas.dense_bias_relu", "blas.matmul"};
 
 std::string shapeText(const std::vector<int64_t>& s) {
   std::string r;
@@ -305,15 +305,19 @@ class Planner {
   void callExtern(const ir::Binding& b, int index) {
     const ir::GraphValue& v = b.value;
     const std::string& sym = v.callee;
-    if (std::find(std::begin(kExterns), std::end(kExterns), sym) == std::end(kExterns)) {
-      std::string known;
-      for (const char* k : kExterns) known += (known.empty() ? "" : ", ") + std::string(k);
-      throw Error("unknown extern \"" + sym + "\" (codegen knows " + known + ")");
-    }
+    // The CPU's library kernels: every blas dense form, and the plain matmul
+    // (ops/library_kernels.h names them all; the interpreter runs them all).
+    std::optional<ops::LibraryKernel> kernel = ops::findLibraryKernel(sym);
+    if (!kernel || kernel->library != "blas")
+      throw Error("unknown extern \"" + sym + "\" (the CPU codegen knows " + ops::libraryKernelList("blas") +
+                  ")");
+    if (kernel->base == "matmul" && (kernel->bias || kernel->relu))
+      throw Error("call_extern \"" + sym +
+                  "\": a matmul with an epilogue is not supported by the CPU codegen yet");
     if (!v.attrs.empty())
       throw Error("call_extern \"" + sym + "\": attribute '" + v.attrs.begin()->first + "' is not supported");
-    const bool dense = sym != "blas.matmul";
-    const size_t nargs = sym == "blas.dense" || sym == "blas.matmul" ? 2 : 3;
+    const bool dense = kernel->base == "dense";
+    const size_t nargs = kernel->params.size();
     if (v.args.size() != nargs)
       throw Error("call_extern \"" + sym + "\" takes " + std::to_string(nargs) + " operands, not " +
                   std::to_string(v.args.size()));
@@ -349,8 +353,8 @@ class Planner {
       s.K = x.back();
       s.N = w[0];
       s.M = numel(x, 0, x.size() - 1);
-      s.bias = nargs == 3;
-      s.relu = sym == "blas.dense_bias_relu";
+      s.bias = kernel->bias;
+      s.relu = kernel->relu;
       if (s.bias) {
         const auto& bias = shape(2);
         if (bias.empty() || bias.back() != s.N || numel(bias) != s.N)

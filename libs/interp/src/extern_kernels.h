@@ -1,5 +1,5 @@
 // Reference semantics of the library kernels that fusion dispatches with
-// call_extern (pipelines/patterns/blas.yaml, cublas.yaml): a symbol
+// call_extern (ops/library_kernels.h; pipelines/patterns/blas.yaml, cublas.yaml): a symbol
 // LIB.BASE[_bias][_relu] with LIB blas or cublas and BASE dense or matmul
 // is BASE(x, w), then + bias (the third operand), then relu — the ops of
 // the pattern it replaced, run by their reference kernels.

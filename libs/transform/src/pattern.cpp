@@ -7,9 +7,11 @@
 #include <cctype>
 #include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 
 #include "mlcc/ir/printer.h"
+#include "mlcc/ops/library_kernels.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
@@ -83,7 +85,42 @@ class Parser {
       if (!used[i])
         fail(ops[i].Mark(), key + ".ops[" + std::to_string(i) + "]",
              "op '" + p.ops[i].op + "' does not feed the pattern's root (the last op)");
+    if (!p.codegen.empty()) checkKernel(p, n["codegen"], key + ".codegen");
     return p;
+  }
+
+  // A pattern dispatched to a library kernel must compute what the kernel
+  // computes: its ops are bound to the kernel as a matched group would be
+  // (ops::bindLibraryKernel), with untyped stand-ins for the wildcards; only
+  // the ops and their wiring are checked here, types are checked per match.
+  void checkKernel(const Pattern& p, const YAML::Node& n, const std::string& key) const {
+    std::optional<ops::LibraryKernel> kernel = ops::findLibraryKernel(p.codegen);
+    if (!kernel)
+      fail(n.Mark(), key,
+           "'" + p.codegen + "' is no library kernel (known: " + ops::libraryKernelList("blas") + ", " +
+               ops::libraryKernelList("cublas") + ")");
+    std::vector<ir::Binding> bindings(p.ops.size());
+    std::map<std::string, ir::GraphVar> wildcards;
+    for (size_t i = 0; i < p.ops.size(); ++i) {
+      bindings[i].var = ir::makeGraphVar("op" + std::to_string(i),
+                                         ir::Type::tensor(ir::DType::f32, std::vector<int64_t>{}));
+      bindings[i].value.kind = ir::ValueKind::Op;
+      bindings[i].value.callee = p.ops[i].op;
+      bindings[i].value.attrs = p.ops[i].attrs;
+      for (const PatternArg& a : p.ops[i].args) {
+        if (a.node >= 0) {
+          bindings[i].value.args.push_back(bindings[static_cast<size_t>(a.node)].var);
+          continue;
+        }
+        ir::GraphVar& w = wildcards[a.name];
+        if (!w) w = ir::makeGraphVar(a.name, ir::Type::tensor(ir::DType::f32, std::vector<int64_t>{}));
+        bindings[i].value.args.push_back(w);
+      }
+    }
+    std::vector<const ir::Binding*> body;
+    for (const auto& b : bindings) body.push_back(&b);
+    ops::KernelBinding bound = ops::bindLibraryKernel(*kernel, body);
+    if (bound.wrong_ops) fail(n.Mark(), key, bound.mismatch);
   }
 
   PatternOp parseOp(const YAML::Node& n, const std::string& key, int index, std::map<std::string, int>& named,

@@ -17,15 +17,20 @@
 // block, in order, as its root (the pattern's last op). A binding matched
 // once is not matched again, and the values of a match's non-root ops must
 // be used only inside the match (otherwise they would be computed twice).
-// Functions with `primitive = true` are skipped.
+// Functions with `primitive = true` are skipped. A match of a pattern with
+// `codegen` whose operands do not fit the kernel (ops/library_kernels.h: a
+// non-f32 dtype, a bias that is no vector along N, ...) is left undispatched
+// (fuse-ops groups it as usual); -v counts them.
 //
 // In a pipeline, fuse-by-pattern runs before fuse-ops: fuse-ops treats the
 // calls it makes as opaque and never looks inside primitive functions, so
 // the remaining ops are grouped around them.
 #include <algorithm>
+#include <optional>
 
 #include "../outline.h"
 #include "../pattern.h"
+#include "mlcc/ops/library_kernels.h"
 #include "mlcc/support/diagnostic.h"
 #include "passes.h"
 
@@ -33,8 +38,21 @@ namespace mlcc::transform {
 
 namespace {
 
+// Why a match of `p` cannot dispatch to its library kernel (its operands'
+// types do not fit the kernel), or empty: the pattern file's check
+// (pattern.cpp) already refused patterns whose ops are not the kernel's.
+std::string kernelMismatch(const Pattern& p, const ir::BindingBlock& block,
+                           const std::vector<size_t>& members) {
+  if (p.codegen.empty()) return {};
+  std::optional<ops::LibraryKernel> kernel = ops::findLibraryKernel(p.codegen);
+  if (!kernel) return "no library kernel '" + p.codegen + "'";
+  std::vector<const ir::Binding*> body;
+  for (size_t i : members) body.push_back(&block.bindings[i]);
+  return ops::bindLibraryKernel(*kernel, body).mismatch;
+}
+
 std::vector<OutlineGroup> findMatches(const std::vector<Pattern>& patterns, const ir::BindingBlock& block,
-                                      size_t bi, const UseInfo& uses) {
+                                      size_t bi, const UseInfo& uses, std::vector<std::string>& skipped) {
   std::unordered_set<size_t> taken;
   std::vector<OutlineGroup> list;
   for (const auto& p : patterns) {
@@ -55,6 +73,10 @@ std::vector<OutlineGroup> findMatches(const std::vector<Pattern>& patterns, cons
       OutlineGroup g;
       g.members.assign(members.begin(), members.end());
       std::sort(g.members.begin(), g.members.end());
+      if (std::string why = kernelMismatch(p, block, g.members); !why.empty()) {
+        skipped.push_back("%" + block.bindings[r].var->name + " (" + p.name + "): " + why);
+        continue;
+      }
       g.attrs["primitive"] = ir::AttrValue(true);
       g.attrs["pattern"] = ir::AttrValue(p.name);
       if (!p.codegen.empty()) g.attrs["codegen"] = ir::AttrValue(p.codegen);
@@ -77,9 +99,16 @@ PassInfo makeFuseByPatternPass() {
     if (path.empty()) path = ctx.patterns_path;
     if (path.empty()) throw Error("no pattern file (pass option patterns=FILE or --patterns FILE)");
     std::vector<Pattern> patterns = loadPatternFile(path);
-    return outlineModule(m, "match(es)", [&](const ir::BindingBlock& block, size_t bi, const UseInfo& uses) {
-      return findMatches(patterns, block, bi, uses);
-    });
+    std::vector<std::string> skipped;
+    std::string summary =
+        outlineModule(m, "match(es)", [&](const ir::BindingBlock& block, size_t bi, const UseInfo& uses) {
+          return findMatches(patterns, block, bi, uses, skipped);
+        });
+    if (!skipped.empty())
+      summary += (summary.empty() ? "" : "; ") + std::to_string(skipped.size()) +
+                 " match(es) left undispatched, their operands do not fit the kernel (first: " + skipped[0] +
+                 ")";
+    return summary;
   };
   return p;
 }

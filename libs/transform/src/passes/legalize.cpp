@@ -7,9 +7,10 @@
 //   becomes one call_tir of the prim func FuseTIR merges from the group's ops
 //   (fuse_tir.cpp);
 // - a call of a codegen-marked sub-function (`codegen = "blas.dense_bias"`)
-//   becomes `call_extern "blas.dense_bias"(args, attrs)`, with the attributes
-//   of the group's ops (defaults filled in) for the library kernel; a key two
-//   ops set differently is spelt `<op>_<key>` for the later one.
+//   becomes `call_extern "blas.dense_bias"(x, w, bias)`: the group must compute
+//   exactly what the kernel computes, and its operands are passed in the
+//   kernel's parameter order, bound by role (ops/library_kernels.h), not in
+//   the group's parameter order; anything else is an error.
 // Primitive sub-functions no longer called are then removed.
 //
 // Prim funcs are named after their ops (`relu`, `fused_conv2d_add_relu`) and
@@ -18,13 +19,16 @@
 // numbered `_1`, `_2`, ... (avoiding the names of the module's functions).
 // Symbolic dimensions stay symbolic. Ops with no compute definition yet make
 // the pass fail with an error naming the op and the binding.
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <unordered_map>
 
 #include "../pass_registry.h"
 #include "fuse_tir.h"
 #include "mlcc/ir/structural.h"
+#include "mlcc/ops/library_kernels.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "passes.h"
@@ -71,38 +75,30 @@ class PrimTable {
 // (a name no parsed module can have).
 std::string placeholder(size_t i) { return std::string("\x01") + std::to_string(i); }
 
-bool attrEqual(const ir::AttrValue& a, const ir::AttrValue& b) {
-  if (a.v.index() != b.v.index()) return false;
-  if (a.isList()) {
-    if (a.asList().size() != b.asList().size()) return false;
-    for (size_t i = 0; i < a.asList().size(); ++i)
-      if (!attrEqual(a.asList()[i], b.asList()[i])) return false;
-    return true;
-  }
-  if (a.isExpr()) return ir::structuralEqual(a.asExpr(), b.asExpr());
-  if (a.isBool()) return a.asBool() == b.asBool();
-  if (a.isInt()) return a.asInt() == b.asInt();
-  if (a.isFloat()) return a.asFloat() == b.asFloat();
-  if (a.isString()) return a.asString() == b.asString();
-  return a.asRef() == b.asRef();
-}
-
-ir::Attrs externAttrs(const ir::GraphFunc& group) {
-  ir::Attrs out;
+// The operands of a call of the codegen-marked group `group` in the order of
+// its library kernel's parameters (bound by role, library_kernels.h). Throws
+// when the group does not compute exactly what the kernel computes.
+std::vector<ir::GraphVar> kernelOperands(const ir::GraphFunc& group, const std::string& symbol,
+                                         const std::vector<ir::GraphVar>& call_args) {
+  const std::string where = "@" + group.name + " (codegen = \"" + symbol + "\"): ";
+  std::optional<ops::LibraryKernel> kernel = ops::findLibraryKernel(symbol);
+  if (!kernel)
+    throw Error(where + "no such library kernel (known: " + ops::libraryKernelList("blas") + ", " +
+                ops::libraryKernelList("cublas") + ")");
+  std::vector<const ir::Binding*> body;
   for (const auto& block : group.blocks)
-    for (const auto& b : block.bindings) {
-      if (b.value.kind != ir::ValueKind::Op) continue;
-      const ops::OpDef* def = ops::findOp(b.value.callee);
-      ir::Attrs attrs = def ? ops::normalizeAttrs(*def, b.value.attrs) : b.value.attrs;
-      for (const auto& [k, v] : attrs) {
-        auto it = out.find(k);
-        if (it == out.end())
-          out.emplace(k, v);
-        else if (!attrEqual(it->second, v))
-          out[b.value.callee + "_" + k] = v;
-      }
-    }
-  return out;
+    for (const auto& b : block.bindings) body.push_back(&b);
+  if (group.ret_is_tuple || group.ret.size() != 1 || body.empty() || group.ret[0] != body.back()->var)
+    throw Error(where + "a library kernel has one result, the group's last binding");
+  ops::KernelBinding bound = ops::bindLibraryKernel(*kernel, body);
+  if (!bound) throw Error(where + bound.mismatch);
+  std::vector<ir::GraphVar> operands;
+  for (const ir::GraphVar& v : bound.operands) {
+    auto it = std::find(group.params.begin(), group.params.end(), v);
+    if (it == group.params.end()) throw Error(where + "%" + v->name + " is not a parameter of the group");
+    operands.push_back(call_args.at(static_cast<size_t>(it - group.params.begin())));
+  }
+  return operands;
 }
 
 struct Stats {
@@ -126,8 +122,9 @@ void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, S
           const ir::GraphFunc* group = m.findGraph(v.callee);
           if (!group || !attrTrue(group->attrs, "primitive")) continue;
           if (const std::string* codegen = codegenOf(*group)) {
+            v.args = kernelOperands(*group, *codegen, v.args);
             v.kind = ir::ValueKind::CallExtern;
-            v.attrs = externAttrs(*group);
+            v.attrs.clear();
             v.callee = *codegen;
             ++stats.externs;
           } else {
