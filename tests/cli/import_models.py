@@ -104,6 +104,27 @@ save("maxpool_pads", [N("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2
      [1, 2, 3, 3],
      np.array([[[[np.pad(x4[0, c], 1, constant_values=-np.inf)[2 * i:2 * i + 3, 2 * j:2 * j + 3].max()
                   for j in range(3)] for i in range(3)] for c in range(2)]]), expect=["max_pool2d"])
+# Issue 12: every attribute and input is honoured or refused. AveragePool's
+# dilations were once dropped (wrong shape and values); Dropout in training
+# mode ran as the identity; an attribute no converter reads is an error.
+x7 = r(1, 2, 7, 7)
+x34 = r(3, 4)
+save("avgpool_dilations", [N("AveragePool", ["x"], ["y"], kernel_shape=[2, 2], dilations=[2, 2], strides=[1, 1])],
+     x7, [1, 2, 5, 5],
+     np.array([[[[x7[0, c, i:i + 3:2, j:j + 3:2].mean() for j in range(5)] for i in range(5)] for c in range(2)]]),
+     expect=["avg_pool2d.*dilation = \\[2, 2\\]"])
+save("dropout_inference", [N("Dropout", ["x", "ratio", "mode"], ["y"], seed=3)], x34, [3, 4], x34, opset=13,
+     inits=[("ratio", np.array(0.5, np.float32)), ("mode", np.array(False))])
+save("err_dropout_training", [N("Dropout", ["x", "ratio", "mode"], ["y"])], x34, [3, 4], x34, opset=13,
+     inits=[("ratio", np.array(0.5, np.float32)), ("mode", np.array(True))])
+save("err_unknown_attribute", [N("Relu", ["x"], ["y"], alpha=0.5)], x34, [3, 4], np.maximum(x34, 0))
+save("err_unread_input", [N("Shape", ["x"], ["s"]), N("Reshape", ["x", "s", "x"], ["y"])], x34, [3, 4], x34)
+# Mod with fmod = 1 on a shape computation (folded at import): C's remainder.
+# n = [-3, -3]; fmod: n % [6, 5] = [-3, -3], + [9, 5] = [6, 2] (floor mod would give [12, 7]).
+save("mod_fmod_folded", [N("Shape", ["x"], ["s"]), N("Sub", ["z", "s"], ["n"]), N("Mod", ["n", "d"], ["m"], fmod=1),
+                         N("Add", ["m", "a"], ["q"]), N("Reshape", ["x", "q"], ["y"])],
+     x34, [6, 2], x34.reshape(6, 2), inits=[("z", np.array([0, 1], np.int64)), ("d", np.array([6, 5], np.int64)),
+                                        ("a", np.array([9, 5], np.int64))])
 save("resize_nearest_x2", [N("Resize", ["x", "", "s"], ["y"], mode="nearest")], x4, [1, 2, 10, 10],
      x4.repeat(2, 2).repeat(2, 3), inits=[("s", np.array([1, 1, 2, 2], np.float32))], expect=["resize2d"])
 # Dynamic batch: Shape -> Gather -> Unsqueeze -> Concat -> Reshape folds to [n, 16].

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "mlcc/interp/interpreter.h"
+#include "mlcc/ir/entry.h"
 #include "mlcc/ir/module_io.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
@@ -147,6 +148,33 @@ graph @main(%x: f32[2, 3]) -> (f32[2, 3], f32[2, 2, 3]) {
 }
 )");
   EXPECT_TRUE(r.weights.tensors.empty());
+}
+
+// Outputs keep their names when canonicalize forwards an alias or a no-op
+// into the return (the interpreter and codegen write outputs under these
+// names): once, `return %y` with `%y = %a` became `return %a`, and mlcc-run
+// wrote a.npy; an output that is an input kept the input's name.
+TEST(Canonicalize, OutputsKeepTheirNames) {
+  std::string dir = tempDir("output_names");
+  ir::Module m = parse(R"(mlcc.ir 1
+
+graph @main(%x: f32[4]) -> (f32[4], f32[4], f32[4]) {
+  dataflow {
+    %a: f32[4] = relu(%x)
+    %y: f32[4] = %a
+    %z: f32[4] = reshape(%a, shape = [4])
+    %w: f32[4] = %x
+  }
+  return (%y, %z, %w)
+}
+)");
+  Result r = checkPasses(m, "canonicalize,fuse-ops,dead-code-elimination", dir);
+  const auto& main = std::get<ir::GraphFunc>(r.module.functions[0]);
+  EXPECT_EQ(ir::outputNames(main), (std::vector<std::string>{"y", "z", "w"})) << r.text;
+  EXPECT_NE(r.text.find("return (%a, %a, %x)"), std::string::npos) << r.text;
+  // Unchanged names are not pinned.
+  Result same = checkPasses(r.module, "canonicalize", dir);
+  EXPECT_EQ(same.text, r.text);
 }
 
 TEST(Canonicalize, ComposesPermutes) {

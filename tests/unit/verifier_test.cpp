@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "mlcc/ir/builder.h"
+#include "mlcc/ir/entry.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -261,6 +262,19 @@ TEST(VerifierGraph, VariableDefinedTwice) {
   Mlp mlp;
   mlp.binding("h").var = mlp.main().params[0];
   expectModuleError(mlp.m, "in graph @main, binding %x: variable %x is defined twice");
+}
+
+TEST(VerifierGraph, OutputNamesListOneDistinctNamePerOutput) {
+  Mlp mlp;
+  mlp.main().attrs["output_names"] = AttrValue(AttrValue::List{AttrValue("logits")});
+  expectModuleError(mlp.m, "@main: attribute output_names must list one name per output (the function has 2");
+  mlp.main().attrs["output_names"] = AttrValue(AttrValue::List{AttrValue(int64_t{3}), AttrValue("probs")});
+  expectModuleError(mlp.m, "@main: attribute output_names must list non-empty strings");
+  mlp.main().attrs["output_names"] = AttrValue(AttrValue::List{AttrValue("logits"), AttrValue("logits")});
+  expectModuleError(mlp.m, "@main: attribute output_names names 'logits' twice");
+  mlp.main().attrs["output_names"] = AttrValue(AttrValue::List{AttrValue("logits"), AttrValue("probs")});
+  EXPECT_NO_THROW(verifyModule(mlp.m));
+  EXPECT_EQ(outputNames(mlp.main()), (std::vector<std::string>{"logits", "probs"}));
 }
 
 TEST(VerifierGraph, UseBeforeDefinition) {

@@ -46,7 +46,10 @@ void flatten(const std::string& name, std::vector<size_t>& path, const Type& typ
 
 }  // namespace
 
-std::vector<EntryOutput> entryOutputs(const GraphFunc& g) {
+namespace {
+
+// The outputs named after the returned variables.
+std::vector<EntryOutput> outputsByVariable(const GraphFunc& g) {
   std::vector<EntryOutput> out;
   std::vector<size_t> path;
   if (g.ret_is_tuple) {
@@ -72,6 +75,44 @@ std::vector<EntryOutput> entryOutputs(const GraphFunc& g) {
     flatten(n, path, r->type.fields[i], out);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<EntryOutput> entryOutputs(const GraphFunc& g) {
+  std::vector<EntryOutput> out = outputsByVariable(g);
+  auto it = g.attrs.find("output_names");
+  if (it == g.attrs.end()) return out;
+  auto bad = [&](const std::string& why) {
+    return Error("@" + g.name + ": attribute output_names " + why + " (the function has " +
+                 std::to_string(out.size()) + " output(s))");
+  };
+  if (!it->second.isList() || it->second.asList().size() != out.size())
+    throw bad("must list one name per output");
+  for (size_t i = 0; i < out.size(); ++i) {
+    const AttrValue& name = it->second.asList()[i];
+    if (!name.isString() || name.asString().empty()) throw bad("must list non-empty strings");
+    out[i].name = name.asString();
+    for (size_t j = 0; j < i; ++j)
+      if (out[j].name == out[i].name) throw bad("names '" + out[i].name + "' twice");
+  }
+  return out;
+}
+
+std::vector<std::string> outputNames(const GraphFunc& g) {
+  std::vector<std::string> names;
+  for (const auto& o : entryOutputs(g)) names.push_back(o.name);
+  return names;
+}
+
+bool pinOutputNames(GraphFunc& g, const std::vector<std::string>& before) {
+  std::vector<std::string> now;
+  for (const auto& o : outputsByVariable(g)) now.push_back(o.name);
+  if (g.attrs.count("output_names") || now.size() != before.size() || now == before) return false;
+  AttrValue::List names;
+  for (const auto& n : before) names.push_back(AttrValue(n));
+  g.attrs["output_names"] = AttrValue(names);
+  return true;
 }
 
 }  // namespace mlcc::ir

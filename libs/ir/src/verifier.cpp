@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "mlcc/ir/entry.h"
 #include "mlcc/ir/intrinsics.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/support/diagnostic.h"
@@ -350,6 +351,13 @@ class GraphChecker {
     for (const auto& block : f_.blocks)
       for (const auto& b : block.bindings) checkBinding(b);
     checkReturn();
+    if (f_.attrs.count("output_names")) {
+      try {
+        entryOutputs(f_);
+      } catch (const Error& e) {
+        fail("", e.message(), &f_);
+      }
+    }
   }
 
  private:

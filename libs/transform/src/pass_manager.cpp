@@ -7,6 +7,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "mlcc/ir/entry.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
@@ -192,12 +193,21 @@ void runPipeline(ir::Module& m, const Pipeline& pipeline, PassContext& ctx) {
   for (const auto& entry : pipeline) {
     auto start = std::chrono::steady_clock::now();
     std::string changed;
+    // The outputs' names of each graph function, which no pass may change
+    // (forwarding `%y = %x` into a return renames it to x): kept below.
+    std::map<std::string, std::vector<std::string>> output_names;
+    for (const auto& fn : m.functions)
+      if (const auto* g = std::get_if<ir::GraphFunc>(&fn)) output_names[g->name] = ir::outputNames(*g);
     try {
       changed = entry.pass->run(m, entry.options, ctx);
     } catch (const Error& e) {
       if (e.loc().line > 0) throw;
       throw Error("pass '" + entry.pass->name + "': " + e.message());
     }
+    for (auto& fn : m.functions)
+      if (auto* g = std::get_if<ir::GraphFunc>(&fn))
+        if (auto it = output_names.find(g->name); it != output_names.end())
+          ir::pinOutputNames(*g, it->second);
     double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     if (ctx.verbose && ctx.log) {
       std::ostringstream line;

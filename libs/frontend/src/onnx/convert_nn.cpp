@@ -150,10 +150,8 @@ std::vector<ValuePtr> pool(NodeCtx& c, const std::string& op) {
               {"strides", ir::AttrValue::ints(s.strides)},
               {"padding", ir::AttrValue::ints(s.pads)},
               {"ceil_mode", c.attrInt("ceil_mode", 0) != 0}};
-  if (op == "max_pool2d")
-    a["dilation"] = ir::AttrValue::ints(s.dil);
-  else
-    a["count_include_pad"] = c.attrInt("count_include_pad", 0) != 0;
+  a["dilation"] = ir::AttrValue::ints(s.dil);
+  if (op == "avg_pool2d") a["count_include_pad"] = c.attrInt("count_include_pad", 0) != 0;
   if (op == "max_pool2d" && c.attrInt("storage_order", 0) != 0 && c.outputUsed(1))
     c.fail("storage_order = 1 is not supported");
   ValuePtr y = c.im.emit(op, {xi}, a, s.one_d ? name + "_pool" : name);
@@ -229,7 +227,10 @@ void registerNNConverters(ConverterTable& t) {
   t["Softmax"] = [](NodeCtx& c) { return softmax(c, "softmax"); };
   t["LogSoftmax"] = [](NodeCtx& c) { return softmax(c, "log_softmax"); };
   t["BatchNormalization"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
-    if (c.attrInt("training_mode", 0) != 0) c.fail("training_mode = 1 is not supported (inference only)");
+    if (c.attrInt("training_mode", 0) != 0 || (c.opset < 7 && c.attrInt("is_test", 0) == 0))
+      c.fail("training mode is not supported (inference only)");
+    if (c.opset < 9 && c.attrInt("spatial", 1) == 0) c.fail("spatial = 0 is not supported");
+    c.ignoreAttrs({"momentum", "consumed_inputs"});  // running-statistics update and a legacy hint
     return {c.im.emit("batch_norm", {c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)},
                       {{"axis", int64_t{1}}, {"epsilon", floatAttr(c.attrFloat("epsilon", 1e-5f))}},
                       c.outName())};
@@ -269,8 +270,33 @@ void registerNNConverters(ConverterTable& t) {
     y = c.im.emit("multiply", {y, reshapeTo(c, c.in(1), cshape, n + "_scale")}, {}, n + "_scaled");
     return {c.im.emit("add", {y, reshapeTo(c, c.in(2), cshape, n + "_bias")}, {}, n)};
   };
+  // Dropout is the identity in inference. In training mode (opset 12+:
+  // input training_mode true; before opset 7: is_test = 0) it zeroes random
+  // elements, which mlcc cannot reproduce: refused unless the ratio is 0.
   t["Dropout"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     if (c.outputUsed(1)) c.fail("the mask output of Dropout is not supported");
+    c.ignoreAttrs({"seed"});  // the random seed of training mode
+    bool training = false;
+    double ratio = 0.5;
+    if (c.opset >= 12) {
+      if (c.hasInput(2)) {
+        const ValuePtr& m = c.in(2);
+        if (!m->constant || m->constant->numel() != 1)
+          c.fail("training_mode (input 2) must be a constant scalar");
+        training = m->constant->at(0) != 0;
+      }
+      if (c.hasInput(1)) {
+        std::vector<double> r = c.constFloats(1, "ratio");
+        if (r.size() != 1) c.fail("ratio (input 1) must be a scalar");
+        ratio = r[0];
+      }
+    } else {
+      ratio = c.attrFloat("ratio", 0.5f);
+      if (c.opset < 7) training = c.attrInt("is_test", 0) == 0;
+      c.ignoreAttrs({"consumed_inputs"});  // opset 1's legacy optimization hint
+    }
+    if (training && ratio != 0.0)
+      c.fail("training mode is not supported (inference only: training-mode dropout drops random elements)");
     return {c.in(0)};
   };
 }

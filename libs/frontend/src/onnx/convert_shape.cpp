@@ -73,6 +73,12 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     if (c.attrStr("keep_aspect_ratio_policy", "stretch") != "stretch")
       c.fail("keep_aspect_ratio_policy other than stretch is not supported");
     if (c.hasAttr("axes")) c.fail("the axes attribute is not supported");
+    if (c.attrInt("exclude_outside", 0) != 0 && mode != "nearest")
+      c.fail("exclude_outside = 1 is not supported");
+    // Only tf_crop_and_resize (refused below) reads roi and extrapolation_value,
+    // and only cubic (refused above) reads cubic_coeff_a.
+    c.hasInput(1);
+    c.ignoreAttrs({"extrapolation_value", "cubic_coeff_a"});
   }
   static const std::set<std::string> ctms = {"half_pixel", "align_corners", "asymmetric",
                                              "pytorch_half_pixel"};
@@ -263,8 +269,9 @@ void registerShapeConverters(ConverterTable& t) {
     std::vector<ValuePtr> ins;
     for (size_t i = 0; i < c.numInputs(); ++i)
       if (c.hasInput(i)) ins.push_back(c.inputs[i]);
+    const int64_t axis = c.attrInt("axis", 0);
     if (ins.size() == 1) return {ins[0]};
-    return {c.im.emit("concat", ins, {{"axis", c.attrInt("axis", 0)}}, c.outName())};
+    return {c.im.emit("concat", ins, {{"axis", axis}}, c.outName())};
   };
   t["Split"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     const ValuePtr& x = c.in(0);

@@ -51,7 +51,8 @@ ValuePtr makeSym(NodeCtx& ctx, Elems elems, bool scalar, ir::DType dtype, size_t
 bool isScalar(const ValuePtr& v) { return v->type.rank() == 0; }
 
 // Elementwise integer arithmetic with broadcasting of one-element operands.
-std::optional<Elems> binary(const std::string& op, const Elems& a, const Elems& b) {
+// Mod: the sign of the divisor (Python's %), or of the dividend with fmod (C's %).
+std::optional<Elems> binary(const std::string& op, const Elems& a, const Elems& b, bool fmod) {
   size_t n = std::max(a.size(), b.size());
   if ((a.size() != n && a.size() != 1) || (b.size() != n && b.size() != 1)) return std::nullopt;
   Elems out;
@@ -83,7 +84,7 @@ std::optional<Elems> binary(const std::string& op, const Elems& a, const Elems& 
     } else if (op == "Mod") {
       if (!cc || cy == 0) return std::nullopt;
       int64_t m = cx % cy;
-      if (m != 0 && ((m < 0) != (cy < 0))) m += cy;
+      if (!fmod && m != 0 && ((m < 0) != (cy < 0))) m += cy;
       out.push_back(ir::makeInt(m));
     } else {
       return std::nullopt;
@@ -151,6 +152,9 @@ std::optional<std::vector<ValuePtr>> foldShapeNode(NodeCtx& ctx) {
   // (folded by computeOp), except the pure shape ones handled here.
   (void)any_sym;
   ir::DType dtype = ctx.in(0)->type.dtype;
+  // The data of Gather and Concat folded here is a vector: axis 0 (or -1).
+  if ((op == "Gather" || op == "Concat") && ctx.attrInt("axis", 0) != 0 && ctx.attrInt("axis", 0) != -1)
+    return std::nullopt;
   if (op == "Gather") {
     auto idx = ctx.maybeConstInts(1);
     if (!idx) return std::nullopt;
@@ -291,7 +295,7 @@ std::optional<std::vector<ValuePtr>> foldShapeNode(NodeCtx& ctx) {
   // Binary arithmetic.
   if (ctx.numInputs() != 2 || !ctx.hasInput(1)) return std::nullopt;
   if (ctx.in(0)->type.dtype != ctx.in(1)->type.dtype) return std::nullopt;
-  auto r = binary(op, el[0], el[1]);
+  auto r = binary(op, el[0], el[1], op == "Mod" && ctx.attrInt("fmod", 0) != 0);
   if (!r) return std::nullopt;
   return std::vector<ValuePtr>{makeSym(ctx, *r, isScalar(ctx.in(0)) && isScalar(ctx.in(1)), dtype)};
 }

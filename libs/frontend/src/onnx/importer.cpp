@@ -43,6 +43,7 @@ bool NodeCtx::outputUsed(size_t i) const {
 }
 
 const onnx::AttributeProto* NodeCtx::attr(const std::string& n) const {
+  attrs_read.insert(n);
   for (const auto& a : node.attribute())
     if (a.name() == n) return &a;
   return nullptr;
@@ -95,6 +96,14 @@ std::vector<double> NodeCtx::constFloats(size_t i, const char* what) const {
   std::vector<double> out(static_cast<size_t>(t.numel()));
   for (size_t k = 0; k < out.size(); ++k) out[k] = t.at(static_cast<int64_t>(k));
   return out;
+}
+
+void NodeCtx::checkAllRead() const {
+  for (const auto& a : node.attribute())
+    if (!attrs_read.count(a.name())) fail("attribute '" + a.name() + "' is not supported");
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (inputs[i] && !inputs_read.count(i))
+      fail("input " + std::to_string(i) + " ('" + node.input(static_cast<int>(i)) + "') is not supported");
 }
 
 void NodeCtx::fail(const std::string& message) const {
@@ -305,6 +314,7 @@ ImportedModel Importer::run(const onnx::ModelProto& model, const OnnxImportOptio
       } else {
         outs = converters().at(n.op_type())(ctx);
       }
+      ctx.checkAllRead();
     } catch (const std::exception& e) {
       std::string msg = errorText(e);
       if (msg.rfind("node '", 0) != 0) msg = "node '" + n.name() + "' (" + n.op_type() + "): " + msg;

@@ -56,7 +56,10 @@ struct NodeCtx {
 
   const std::string& name() const { return node.name(); }
   size_t numInputs() const { return inputs.size(); }
-  bool hasInput(size_t i) const { return i < inputs.size() && inputs[i]; }
+  bool hasInput(size_t i) const {
+    if (i < inputs.size()) inputs_read.insert(i);
+    return i < inputs.size() && inputs[i];
+  }
   const ValuePtr& in(size_t i) const;  // throws when absent
   // The name for output `i`'s binding (the ONNX output name).
   std::string outName(size_t i = 0) const;
@@ -74,8 +77,22 @@ struct NodeCtx {
   std::optional<std::vector<int64_t>> maybeConstInts(size_t i) const;
   std::vector<double> constFloats(size_t i, const char* what) const;
 
+  // Marks attributes that cannot change an inference result (a training
+  // seed, say) as read.
+  void ignoreAttrs(std::initializer_list<const char*> names) const {
+    for (const char* n : names) attrs_read.insert(n);
+  }
+  // Throws naming the first attribute or present input the converter never
+  // looked at: every ONNX attribute and input is honoured or refused, never
+  // silently ignored.
+  void checkAllRead() const;
+
   // An error naming the node.
   [[noreturn]] void fail(const std::string& message) const;
+
+  // What the converter looked at (attr(), hasAttr(), hasInput(), in(), ...).
+  mutable std::set<std::string> attrs_read;
+  mutable std::set<size_t> inputs_read;
 };
 
 using Converter = std::function<std::vector<ValuePtr>(NodeCtx&)>;

@@ -25,9 +25,20 @@ struct EntryOutput {
   Type type;  // a tensor type
 };
 
-// The outputs' names: the returned variables; a returned tuple variable
-// bound to a tuple of variables gives those variables' names, other tuple
-// fields are named NAME_i; repeated names get a suffix _1, _2, ...
+// The outputs' names: the function's attribute `output_names` (a list of
+// strings, one per flattened output) when it has one; otherwise the returned
+// variables: a returned tuple variable bound to a tuple of variables gives
+// those variables' names, other tuple fields are named NAME_i; repeated names
+// get a suffix _1, _2, ... Throws mlcc::Error for an `output_names` that does
+// not list one distinct, non-empty name per output.
 std::vector<EntryOutput> entryOutputs(const GraphFunc& g);
+
+// Keeps the outputs' names of `g` as they were before a pass rewrote it:
+// when entryOutputs(g) no longer gives `before` (a pass forwarded `%y = %x`
+// into the return, say), sets `output_names` to `before`. Returns whether it did.
+bool pinOutputNames(GraphFunc& g, const std::vector<std::string>& before);
+
+// The names of entryOutputs(g).
+std::vector<std::string> outputNames(const GraphFunc& g);
 
 }  // namespace mlcc::ir
