@@ -87,6 +87,12 @@ if $py -c 'import onnx' 2>/dev/null; then
   check "missing external data fails" run 1 "$tmp/ops/err_external_missing.onnx" -o "$tmp/ops/e.ir"
   check "missing external data is named" contains "$tmp/err" "external data"
   check "no output for missing external data" absent "$tmp/ops/e.ir"
+  for how in traversal absolute symlink; do
+    [[ $how == symlink ]] && ln -sf ../outside.bin "$tmp/ops/link.bin"
+    check "external data outside the model's directory ($how) fails" run 1 "$tmp/ops/err_external_$how.onnx" -o "$tmp/ops/t.ir"
+    check "  with the reason" contains "$tmp/err" "external data location: '.*' \(leads outside the model's directory\|is an absolute path\)"
+    check "  and writes nothing" absent "$tmp/ops/t.safetensors"
+  done
   check "external data imports" run 0 "$tmp/ops/external.onnx" -o "$tmp/ops/ext.ir"
   check "external data validates" "$bin/mlcc-inspect" --validate --check-weights "$tmp/ops/ext.ir"
 else

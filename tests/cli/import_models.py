@@ -232,3 +232,9 @@ we = external("external", "external.bin", True)
 np.save(os.path.join(out, "external.in.npy"), xe)
 np.save(os.path.join(out, "external.out.npy"), xe + we)
 external("err_external_missing", "missing.bin", False)
+# External data must lie in the model's directory (issue 12: these were read
+# and copied into the weights file). import.sh links err_external_symlink's
+# file to one outside.
+external("err_external_traversal", "../outside.bin", True)
+external("err_external_absolute", os.path.abspath(os.path.join(out, "..", "outside_abs.bin")), True)
+external("err_external_symlink", "link.bin", False)

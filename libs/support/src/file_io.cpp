@@ -59,6 +59,28 @@ std::string resolvePath(const std::string& base_dir, const std::string& rel) {
   return (std::filesystem::path(base_dir) / p).string();
 }
 
+std::string resolveInside(const std::string& base_dir, const std::string& rel, const std::string& what) {
+  namespace fs = std::filesystem;
+  const fs::path p(rel);
+  auto refuse = [&](const std::string& why) {
+    return Error(what + ": '" + rel + "' " + why + "; files a model names must lie in its directory (" +
+                 (base_dir.empty() ? std::string(".") : base_dir) + ")");
+  };
+  if (rel.empty()) throw refuse("is empty");
+  if (p.is_absolute()) throw refuse("is an absolute path");
+  if (rel.find('\0') != std::string::npos) throw refuse("contains a NUL byte");
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(fs::absolute(base_dir.empty() ? "." : base_dir, ec), ec);
+  if (ec) throw refuse("cannot be resolved: " + ec.message());
+  const fs::path full = fs::weakly_canonical(base / p, ec);
+  if (ec) throw refuse("cannot be resolved: " + ec.message());
+  auto b = base.begin(), f = full.begin();
+  for (; b != base.end() && !b->empty(); ++b, ++f)
+    if (f == full.end() || *f != *b) throw refuse("leads outside the model's directory");
+  if (f == full.end()) throw refuse("names the model's directory itself");
+  return full.string();
+}
+
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
   if (isStdStream(path_)) {
     std::cout.flush();  // keep earlier buffered stdout output in order

@@ -65,7 +65,7 @@ std::string readExternal(const onnx::TensorProto& t, const std::string& base_dir
       length = std::stoll(kv.value());
   }
   if (location.empty()) throw Error("tensor '" + t.name() + "': external data without a location");
-  std::string path = resolvePath(base_dir, location);
+  std::string path = resolveInside(base_dir, location, "tensor '" + t.name() + "': external data location");
   std::ifstream f(path, std::ios::binary);
   if (!f) throw Error("tensor '" + t.name() + "': cannot open external data file '" + path + "'");
   f.seekg(0, std::ios::end);

@@ -29,6 +29,12 @@ std::string directoryOf(const std::string& path);
 // `rel` resolved against `base_dir` unless it is absolute.
 std::string resolvePath(const std::string& base_dir, const std::string& rel);
 
+// `rel`, a path that an input file names (ONNX external data), resolved inside
+// `base_dir`: an absolute path, or one whose real path (`..` and symbolic
+// links resolved) lies outside base_dir's real path, throws mlcc::Error
+// naming `what`, so an input file cannot make a tool read files elsewhere.
+std::string resolveInside(const std::string& base_dir, const std::string& rel, const std::string& what);
+
 }  // namespace mlcc
 
 #include <cstddef>
