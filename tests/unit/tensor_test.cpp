@@ -52,3 +52,20 @@ TEST(Tensor, ReshapeSharesStorageAndChecksCount) {
   EXPECT_THROW(Tensor::zeros(DType::f32, {-1}), mlcc::Error);
   EXPECT_THROW(Tensor::zeros(DType::f32, {1LL << 40, 1LL << 40}), mlcc::Error);
 }
+
+// Sizes are checked before anything is allocated (issue 12): a shape whose
+// byte size wraps, and copyOf given too few bytes for a 16 GiB shape.
+TEST(Tensor, SizesAreCheckedBeforeAllocation) {
+  EXPECT_THROW(Tensor::zeros(DType::f32, {int64_t{1} << 62}), mlcc::Error);  // 2^64 bytes wraps to 0
+  EXPECT_THROW(Tensor::zeros(DType::f32, {0, -1}), mlcc::Error);
+  std::vector<std::byte> four(4);
+  try {
+    Tensor::copyOf(DType::f32, {int64_t{1} << 32}, four);
+    FAIL() << "no error";
+  } catch (const mlcc::Error& e) {
+    EXPECT_EQ(e.message(), "tensor data has 4 bytes, but its type needs 17179869184");
+  }
+  float one = 1;
+  EXPECT_THROW(Tensor::view(DType::f32, {int64_t{1} << 62}, &one, nullptr), mlcc::Error);
+  EXPECT_EQ(Tensor::zeros(DType::f32, {0, 5}).nbytes(), 0u);
+}

@@ -430,6 +430,32 @@ TEST(VerifierGraph, InlineConstSize) {
   expectModuleError(mlp.m, "inline constant has 12 bytes, but f32[2] needs 8");
 }
 
+// Sizes (issue 12): negative dimensions, and byte sizes that overflow int64
+// (f32[2^62] wraps to 0 bytes unchecked, so a 1-element weight passed).
+TEST(VerifierGraph, NegativeAndOverflowingDims) {
+  Mlp neg;
+  neg.retype("w", tensor({lit(-1), lit(16)}));
+  neg.binding("h").value.args[1] = neg.var("w");
+  expectModuleError(neg.m, "binding %w: negative dimension -1 in f32[-1, 16]");
+  Mlp huge;
+  huge.retype("w", tensor({lit(99999999999), lit(99999999999)}));
+  huge.binding("h").value.args[1] = huge.var("w");
+  expectModuleError(huge.m, "binding %w: f32[99999999999, 99999999999] is too large");
+  Mlp wraps;
+  wraps.retype("s", tensor({lit(int64_t{1} << 62)}));
+  expectModuleError(wraps.m, "binding %s: f32[4611686018427387904] is too large");
+}
+
+TEST(VerifierPrim, NegativeAndOverflowingBufferDims) {
+  Copy c;
+  PrimFunc f = c.func();
+  f.params[0] = buf("A", {lit(-4)});
+  expectPrimError(f, "parameter %A: negative dimension -4 in f32[-4]");
+  PrimFunc g = c.func();
+  g.allocs.push_back(buf("T", {lit(int64_t{1} << 40), lit(int64_t{1} << 40)}, DType::i64));
+  expectPrimError(g, "allocated buffer %T: i64[1099511627776, 1099511627776] is too large");
+}
+
 TEST(VerifierGraph, InlineConstNeedsStaticShape) {
   Mlp mlp;
   Binding c = constInline(makeGraphVar("c", tensor({mlp.n})), {1.0f});

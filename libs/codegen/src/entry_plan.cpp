@@ -15,6 +15,7 @@
 #include "mlcc/ir/substitute.h"
 #include "mlcc/ir/summary.h"
 #include "mlcc/ops/library_kernels.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::codegen {
@@ -66,10 +67,11 @@ Error notSupported(const std::string& what) {
                "; import with --shape NAME=DIMS (e.g. --shape input=1x3x224x224)");
 }
 
+// The element count of dims [begin, end) of `s` (checked: throws on overflow).
 int64_t numel(const std::vector<int64_t>& s, size_t begin = 0, size_t end = SIZE_MAX) {
-  int64_t n = 1;
-  for (size_t i = begin; i < std::min(end, s.size()); ++i) n *= s[i];
-  return n;
+  end = std::min(end, s.size());
+  begin = std::min(begin, end);
+  return elementCount(std::span(s).subspan(begin, end - begin));
 }
 
 class Planner {
@@ -150,7 +152,7 @@ class Planner {
       d.shape.push_back(v);
     }
     if (is_static) {
-      d.bytes = static_cast<uint64_t>(numel(d.shape)) * static_cast<uint64_t>(ir::dtypeBytes(t.dtype));
+      d.bytes = static_cast<uint64_t>(byteSize(d.shape, ir::dtypeBytes(t.dtype)));
       return d;
     }
     d.sym_shape = t.shape;

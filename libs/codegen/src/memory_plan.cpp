@@ -10,13 +10,22 @@
 #include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/substitute.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::codegen {
 
 namespace {
 
-uint64_t alignUp(uint64_t x, uint64_t a) { return (x + a - 1) / a * a; }
+// Byte counts stay within int64 (mlcc/support/checked_math.h): a plan whose
+// workspace would overflow is an error, never a wrapped small workspace.
+uint64_t addBytes(uint64_t a, uint64_t b) {
+  if (a > INT64_MAX || b > INT64_MAX) throw Error("memory plan: a size exceeds 2^63 - 1 bytes");
+  return static_cast<uint64_t>(
+      addOrThrow(static_cast<int64_t>(a), static_cast<int64_t>(b), "memory plan: the workspace size"));
+}
+
+uint64_t alignUp(uint64_t x, uint64_t a) { return addBytes(x, a - 1) / a * a; }
 
 template <class T>
 bool liveTogether(const T& a, const T& b) {
@@ -41,7 +50,7 @@ MemoryPlan planMemory(const std::vector<LiveTensor>& tensors, uint64_t alignment
   checkTensors(tensors, alignment);
   MemoryPlan plan;
   plan.offsets.assign(tensors.size(), 0);
-  for (const LiveTensor& t : tensors) plan.sum_bytes += t.bytes;
+  for (const LiveTensor& t : tensors) plan.sum_bytes = addBytes(plan.sum_bytes, t.bytes);
   std::vector<size_t> order(tensors.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -61,12 +70,12 @@ MemoryPlan planMemory(const std::vector<LiveTensor>& tensors, uint64_t alignment
     uint64_t offset = 0;
     for (const Placed& p : placed) {  // by increasing offset: the first gap that fits
       if (!liveTogether(tensors[p.index], t)) continue;
-      if (p.begin >= offset + size) break;
+      if (p.begin >= addBytes(offset, size)) break;
       offset = std::max(offset, alignUp(p.end, alignment));
     }
     plan.offsets[i] = offset;
-    plan.workspace_bytes = std::max(plan.workspace_bytes, offset + size);
-    Placed np{offset, offset + t.bytes, i};
+    plan.workspace_bytes = std::max(plan.workspace_bytes, addBytes(offset, size));
+    Placed np{offset, addBytes(offset, t.bytes), i};
     placed.insert(std::upper_bound(placed.begin(), placed.end(), np,
                                    [](const Placed& a, const Placed& b) { return a.begin < b.begin; }),
                   np);

@@ -174,12 +174,7 @@ struct Interpreter::Impl {
     if (!t.isTensor()) throw Error("a constant must have a tensor type");
     if (b.value.is_inline) {
       std::vector<int64_t> shape = concreteShape(t, env);
-      ir::Tensor r = ir::Tensor::zeros(t.dtype, shape);
-      if (b.value.data.size() != r.nbytes())
-        throw Error("inline constant has " + std::to_string(b.value.data.size()) + " bytes, its type needs " +
-                    std::to_string(r.nbytes()));
-      std::memcpy(r.mutableBytes(), b.value.data.data(), r.nbytes());
-      return r;
+      return ir::Tensor::copyOf(t.dtype, shape, std::as_bytes(std::span(b.value.data)));
     }
     if (!weights) weights = std::make_shared<ir::WeightStore>(ir::WeightStore::open(module));
     ir::WeightView w = weights->get(b.value.weight);

@@ -8,6 +8,7 @@
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ir/weights.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/file_io.h"
 #include "mlcc/support/safetensors.h"
 
@@ -24,8 +25,9 @@ Module readVerifiedModule(const std::string& path, SourceMap* source_map) {
 }
 
 bool isInlineConstant(DType dtype, const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  std::optional<int64_t> count = checkedElementCount(shape);
+  if (!count) return false;
+  const int64_t n = *count;
   return n <= 16 || (isInt(dtype) && shape.size() <= 1 && n <= 64);
 }
 

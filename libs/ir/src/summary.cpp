@@ -7,22 +7,13 @@
 #include <set>
 #include <sstream>
 
+#include "mlcc/support/checked_math.h"
+
 namespace mlcc::ir {
 
 namespace {
 
 GraphOpFlops g_graph_op_flops = nullptr;
-
-int64_t saturatingMul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) return std::numeric_limits<int64_t>::max();
-  return r;
-}
-int64_t saturatingAdd(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) return std::numeric_limits<int64_t>::max();
-  return r;
-}
 
 // Element count of a static tensor type; symbolic dims count as 1.
 int64_t elementCount(const Type& t, bool* symbolic) {

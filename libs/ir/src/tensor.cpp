@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "mlcc/ir/float_bits.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::ir {
@@ -43,24 +44,15 @@ T toInt(double v) {
 
 }  // namespace
 
-int64_t shapeNumel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) {
-    if (d < 0) throw Error("negative dimension " + std::to_string(d) + " in a tensor shape");
-    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
-      throw Error("tensor shape has too many elements");
-    n *= d;
-  }
-  return n;
-}
+int64_t Tensor::numel() const { return elementCount(shape_); }
 
-int64_t Tensor::numel() const { return shapeNumel(shape_); }
+size_t Tensor::nbytes() const { return static_cast<size_t>(byteSize(shape_, dtypeBytes(dtype_))); }
 
 Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
-  auto storage = allocateZeroed(t.nbytes());
+  auto storage = allocateZeroed(t.nbytes());  // nbytes() checks the shape
   t.data_ = storage.get();
   t.owner_ = std::move(storage);
   return t;
@@ -68,6 +60,7 @@ Tensor Tensor::zeros(DType dtype, std::vector<int64_t> shape) {
 
 Tensor Tensor::view(DType dtype, std::vector<int64_t> shape, const void* data,
                     std::shared_ptr<const void> owner) {
+  byteSize(shape, dtypeBytes(dtype));  // checks the shape
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = std::move(shape);
@@ -78,10 +71,12 @@ Tensor Tensor::view(DType dtype, std::vector<int64_t> shape, const void* data,
 }
 
 Tensor Tensor::copyOf(DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes) {
-  Tensor t = zeros(dtype, std::move(shape));
-  if (bytes.size() != t.nbytes())
+  // The size is checked before anything is allocated.
+  const int64_t need = byteSize(shape, dtypeBytes(dtype));
+  if (bytes.size() != static_cast<uint64_t>(need))
     throw Error("tensor data has " + std::to_string(bytes.size()) + " bytes, but its type needs " +
-                std::to_string(t.nbytes()));
+                std::to_string(need));
+  Tensor t = zeros(dtype, std::move(shape));
   if (!bytes.empty()) std::memcpy(t.data_, bytes.data(), bytes.size());
   return t;
 }
@@ -134,9 +129,9 @@ void Tensor::set(int64_t i, double v) {
 }
 
 Tensor Tensor::reshaped(std::vector<int64_t> shape) const {
-  if (shapeNumel(shape) != numel())
+  if (elementCount(shape) != numel())
     throw Error("cannot reshape a tensor of " + std::to_string(numel()) + " elements to " +
-                std::to_string(shapeNumel(shape)));
+                std::to_string(elementCount(shape)));
   Tensor t = *this;
   t.shape_ = std::move(shape);
   return t;

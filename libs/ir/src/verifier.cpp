@@ -15,6 +15,7 @@
 #include "mlcc/ir/entry.h"
 #include "mlcc/ir/intrinsics.h"
 #include "mlcc/ir/parser.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::ir {
@@ -292,15 +293,31 @@ std::string dimError(const PrimExpr& d, const std::unordered_set<const VarNode*>
   return error;
 }
 
-// The element count of a static shape, or -1 when a dimension is symbolic.
-int64_t staticElementCount(const std::vector<PrimExpr>& shape) {
-  int64_t count = 1;
+// Why a tensor of `dtype` and `shape` cannot exist: a negative constant
+// dimension, or constant dimensions whose size in bytes overflows int64
+// (checked_math.h; symbolic dimensions are not counted). "" when it can.
+std::string sizeError(DType dtype, const std::vector<PrimExpr>& shape) {
+  std::vector<int64_t> dims;
+  for (const auto& d : shape) {
+    int64_t c;
+    if (!asConstInt(d, &c)) continue;
+    if (c < 0) return "negative dimension " + std::to_string(c) + " in " + shapeText(dtype, shape);
+    dims.push_back(c);
+  }
+  if (checkedByteSize(dims, dtypeBytes(dtype))) return {};
+  return shapeText(dtype, shape) + " is too large: its size in bytes overflows a 64-bit integer";
+}
+
+// The byte size of a static shape, or -1 when a dimension is symbolic (or the
+// shape has no valid size: see sizeError).
+int64_t staticByteSize(DType dtype, const std::vector<PrimExpr>& shape) {
+  std::vector<int64_t> dims;
   for (const auto& d : shape) {
     int64_t c;
     if (!asConstInt(d, &c)) return -1;
-    count *= c;
+    dims.push_back(c);
   }
-  return count;
+  return checkedByteSize(dims, dtypeBytes(dtype)).value_or(-1);
 }
 
 // The AttrValue invariant (attrs.h): an expression value is never an i64
@@ -376,6 +393,7 @@ class GraphChecker {
     }
     for (const auto& d : t.shape)
       if (std::string e = dimError(d, symbolic_); !e.empty()) fail(e, node);
+    if (std::string e = sizeError(t.dtype, t.shape); !e.empty()) fail(e, node);
   }
 
   void checkNotDefined(const GraphVar& v) const {
@@ -408,6 +426,7 @@ class GraphChecker {
     where_ = "binding " + pct(b.var->name);
     checkNotDefined(b.var);
     for (const auto& a : b.value.args) checkUse(a, b.var.get());
+    checkType(b.var->type, b.var.get());  // before the value, whose checks use its size
     checkValue(b);
     define(b.var);
   }
@@ -479,10 +498,9 @@ class GraphChecker {
       if (v.weight.empty()) fail("constant without a weight name", at);
       return;
     }
-    int64_t count = staticElementCount(type.shape);
-    if (count < 0) fail("inline constant needs a static shape, not " + typeText(type), at);
-    size_t expected = static_cast<size_t>(count) * dtypeBytes(type.dtype);
-    if (v.data.size() != expected)
+    int64_t expected = staticByteSize(type.dtype, type.shape);
+    if (expected < 0) fail("inline constant needs a static shape, not " + typeText(type), at);
+    if (v.data.size() != static_cast<uint64_t>(expected))
       fail("inline constant has " + std::to_string(v.data.size()) + " bytes, but " + typeText(type) +
                " needs " + std::to_string(expected),
            at);
@@ -648,6 +666,8 @@ class PrimChecker {
       for (const auto& d : b->shape)
         if (std::string e = dimError(d, symbolic); !e.empty())
           fail("parameter " + pct(b->name) + ": " + e, b.get());
+      if (std::string e = sizeError(b->dtype, b->shape); !e.empty())
+        fail("parameter " + pct(b->name) + ": " + e, b.get());
       if (!buffers_.insert(b.get()).second) fail("parameter " + pct(b->name) + " is listed twice", b.get());
     }
     for (const VarNode* v : symbolic) vars_[v] = VarInfo{VarRole::Symbolic, 0, nullptr};
@@ -669,6 +689,8 @@ class PrimChecker {
       if (d->dtype != DType::i64)
         fail("dimension of buffer " + pct(b->name) + " has dtype " + dt(d->dtype) + ", not i64", b.get());
     }
+    if (std::string e = sizeError(b->dtype, b->shape); !e.empty())
+      fail(what + " " + pct(b->name) + ": " + e, b.get());
     if (!buffers_.insert(b.get()).second) fail(what + " " + pct(b->name) + " is already defined", b.get());
   }
 

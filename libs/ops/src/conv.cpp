@@ -162,7 +162,7 @@ int64_t flopsConv2d(const std::vector<Type>& inputs, const Type& output, const i
   if (inputs.size() < 2 || !inputs[1].isTensor() || inputs[1].rank() != 4) return 0;
   // output N*O*OH*OW, times C/groups*KH*KW (the weight's dims 1..3).
   const auto& ws = inputs[1].shape;
-  return 2 * staticCount(output.shape) * staticCount({ws[1], ws[2], ws[3]});
+  return flopsProduct(2, staticCount(output.shape), staticCount({ws[1], ws[2], ws[3]}));
 }
 
 // As TVM's topi conv2d_nchw: a `pad` stage (only when some padding is
@@ -273,7 +273,7 @@ int64_t flopsConv2dTranspose(const std::vector<Type>& inputs, const Type&, const
   if (inputs.size() < 2 || !inputs[0].isTensor() || !inputs[1].isTensor() || inputs[1].rank() != 4) return 0;
   // every input element meets O/groups * KH * KW weights.
   const auto& ws = inputs[1].shape;
-  return 2 * staticCount(inputs[0].shape) * staticCount({ws[1], ws[2], ws[3]});
+  return flopsProduct(2, staticCount(inputs[0].shape), staticCount({ws[1], ws[2], ws[3]}));
 }
 
 // One reduce stage "conv2d_transpose" over the input channels of the group

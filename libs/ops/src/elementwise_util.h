@@ -122,8 +122,7 @@ struct BcastPlan {
 
   BcastPlan(const std::vector<int64_t>& out, const std::vector<std::vector<int64_t>>& ins) {
     nin = static_cast<int>(ins.size());
-    numel = 1;
-    for (int64_t d : out) numel *= d;
+    numel = elementCount(out);  // also bounds every stride below
     size_t rank = out.size();
     std::vector<std::array<int64_t, kMax>> st(rank, std::array<int64_t, kMax>{0, 0, 0});
     for (int k = 0; k < nin; ++k) {

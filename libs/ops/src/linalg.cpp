@@ -6,6 +6,7 @@
 #include "legalize_util_nn.h"
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/te.h"
+#include "mlcc/support/checked_math.h"
 #include "nn_util.h"
 #include "op_families.h"
 
@@ -178,7 +179,7 @@ BatchPlan planBatches(const std::vector<int64_t>& abatch, const std::vector<int6
     sb *= bd[i];
   }
   BatchPlan plan;
-  plan.count = ir::shapeNumel(od);
+  plan.count = elementCount(od);
   std::vector<int64_t> idx(rank, 0);
   for (int64_t n = 0; n < plan.count; ++n) {
     int64_t ao = 0, bo = 0;
@@ -282,7 +283,7 @@ std::vector<Tensor> computeMatmul(const std::vector<Tensor>& inputs, const ir::A
 int64_t flopsMatmul(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
   if (inputs.empty() || !inputs[0].isTensor() || inputs[0].shape.empty()) return 0;
   int64_t k = staticCount({inputs[0].shape.back()});
-  return 2 * staticCount(output.shape) * k;
+  return flopsProduct(2, staticCount(output.shape), k);
 }
 
 // out[batch..., m, n] = sum over k of a[batch..., m, k] * b[batch..., k, n]
@@ -357,7 +358,7 @@ std::vector<Tensor> computeDense(const std::vector<Tensor>& inputs, const ir::At
   int64_t K = x.shape().back();
   int64_t N = w.shape()[0];
   std::vector<int64_t> oshape(x.shape().begin(), x.shape().end() - 1);
-  int64_t M = ir::shapeNumel(oshape);
+  int64_t M = elementCount(oshape);
   oshape.push_back(N);
   Tensor out = Tensor::zeros(x.dtype(), oshape);
   if (out.numel() == 0) return {out};
@@ -371,7 +372,7 @@ std::vector<Tensor> computeDense(const std::vector<Tensor>& inputs, const ir::At
 
 int64_t flopsDense(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
   if (inputs.size() < 2 || !inputs[1].isTensor() || inputs[1].rank() != 2) return 0;
-  return 2 * staticCount(output.shape) * staticCount({inputs[1].shape[1]});
+  return flopsProduct(2, staticCount(output.shape), staticCount({inputs[1].shape[1]}));
 }
 
 // out[..., j] = sum over k of x[..., k] * w[j, k]: one reduce stage over k.

@@ -18,6 +18,7 @@
 #include "mlcc/ir/tensor.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::ops::detail {
@@ -49,12 +50,11 @@ inline Shape attrDims(const ir::Attrs& attrs, const std::string& name) {
 }
 
 // The static element count of a shape, or -1 when a dimension is symbolic.
+// Throws mlcc::Error on a negative dimension or an overflowing count.
 inline int64_t staticNumel(const Shape& s) {
   std::vector<int64_t> dims;
   if (!staticShape(s, &dims)) return -1;
-  int64_t n = 1;
-  for (int64_t d : dims) n *= d;
-  return n;
+  return elementCount(dims);
 }
 
 // Copies one element of `size` bytes (a fixed-size memcpy per case, so the

@@ -194,7 +194,7 @@ void addSoftmax(std::vector<OpDef>& ops, const std::string& name, bool log_form)
   };
   // max, subtract, exp, sum, divide (or subtract)
   d.flops = [](const std::vector<Type>& in, const Type&, const ir::Attrs&) {
-    return 5 * staticCount(in[0].shape);
+    return flopsProduct(5, staticCount(in[0].shape));
   };
   ops.push_back(std::move(d));
 }
@@ -260,7 +260,7 @@ OpDef layerNormOp() {
   };
   // mean, variance (subtract, square, add), normalize, scale, shift
   d.flops = [](const std::vector<Type>& in, const Type&, const ir::Attrs&) {
-    return 8 * staticCount(in[0].shape);
+    return flopsProduct(8, staticCount(in[0].shape));
   };
   return d;
 }
@@ -316,7 +316,7 @@ OpDef batchNormOp() {
   };
   // folded to one multiply-add per element (plus per-channel work)
   d.flops = [](const std::vector<Type>& in, const Type&, const ir::Attrs&) {
-    return 2 * staticCount(in[0].shape);
+    return flopsProduct(2, staticCount(in[0].shape));
   };
   return d;
 }

@@ -214,8 +214,7 @@ ir::PrimFunc legalizePool(const std::vector<Type>& inputs, const Type& output, c
 template <bool kAvg>
 int64_t flopsPool(const std::vector<Type>&, const Type& output, const ir::Attrs& attrs) {
   auto k = attrInts(attrs, "pool_size");
-  int64_t window = k.size() == 2 ? k[0] * k[1] : 1;
-  return staticCount(output.shape) * window;
+  return k.size() == 2 ? flopsProduct(staticCount(output.shape), k[0], k[1]) : staticCount(output.shape);
 }
 
 std::vector<AttrSpec> poolSpecs(bool avg) {

@@ -29,6 +29,7 @@ struct ReducePlan {
   int64_t in_numel = 1, out_numel = 1, count = 1;  // count: elements reduced into each output
 
   ReducePlan(const std::vector<int64_t>& s, const std::vector<bool>& reduced) {
+    elementCount(s);  // checked: the partial products below then fit
     for (size_t i = 0; i < s.size(); ++i) {
       in_numel *= s[i];
       (reduced[i] ? count : out_numel) *= s[i];

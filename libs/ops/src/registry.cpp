@@ -11,6 +11,7 @@
 #include "mlcc/ops/shape.h"
 #include "mlcc/support/diagnostic.h"
 #include "op_families.h"
+#include "op_util.h"
 
 namespace mlcc::ops {
 
@@ -196,12 +197,7 @@ void installIrHooks() {
         return 0;
       }
       if (def->flops) return def->flops(types, b.var->type, attrs);
-      int64_t n = 1;
-      for (const auto& d : b.var->type.shape) {
-        int64_t c;
-        if (ir::asConstInt(d, &c)) n *= c;
-      }
-      return b.var->type.isTensor() ? n : 0;
+      return b.var->type.isTensor() ? staticCount(b.var->type.shape) : 0;
     });
   });
 }

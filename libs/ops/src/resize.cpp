@@ -18,6 +18,7 @@
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/float_bits.h"
 #include "op_families.h"
+#include "op_util.h"
 
 namespace mlcc::ops {
 
@@ -172,12 +173,7 @@ std::vector<Tensor> computeResize(const std::vector<Tensor>& inputs, const ir::A
 // only moves data.
 int64_t resizeFlops(const std::vector<Type>&, const Type& output, const ir::Attrs& attrs) {
   if (attrStr(attrs, "method") != "linear") return 0;
-  int64_t elems = 1;
-  for (const auto& d : output.shape) {
-    int64_t v;
-    if (ir::asConstInt(d, &v)) elems *= v;
-  }
-  return 6 * elems;
+  return flopsProduct(6, staticCount(output.shape));
 }
 
 // ---- legalization (TensorIR compute definition) ----------------------------

@@ -7,7 +7,7 @@
 #include <cstring>
 #include <map>
 
-#include "byte_size.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 
@@ -186,10 +186,10 @@ std::string shapeRepr(const std::vector<int64_t>& shape) {
 void checkSize(const std::string& name, const NpyArray& a, uint64_t data_size) {
   std::optional<int> elem = npyDTypeBytes(a.dtype);
   if (!elem) fail(name, "unsupported dtype '" + a.dtype + "'");
-  std::optional<uint64_t> expected = detail::tensorByteSize(a.shape, *elem);
+  std::optional<int64_t> expected = checkedByteSize(a.shape, *elem);
   if (!expected)
     fail(name, "shape " + shapeRepr(a.shape) + " is invalid (a negative dim, or its size overflows)");
-  if (data_size != *expected)
+  if (data_size != static_cast<uint64_t>(*expected))
     fail(name, "has " + std::to_string(data_size) + " bytes of data, but dtype '" + a.dtype + "' and shape " +
                    shapeRepr(a.shape) + " need " + std::to_string(*expected));
 }
@@ -218,11 +218,7 @@ std::string npyHeader(const NpyArray& a) {
 
 }  // namespace
 
-int64_t NpyArray::numElements() const {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
+int64_t NpyArray::numElements() const { return elementCount(shape); }
 
 std::optional<int> npyDTypeBytes(std::string_view descr) {
   for (const DTypeEntry& e : kDTypes)

@@ -15,7 +15,7 @@
 #include <set>
 #include <utility>
 
-#include "byte_size.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 
@@ -116,7 +116,7 @@ SafetensorsTensorInfo parseTensorEntry(const std::string& path, const std::strin
       failTensor(path, name, "bad dimension " + d.dump() + " (dims are non-negative integers)");
     info.shape.push_back(static_cast<int64_t>(*dim));
   }
-  std::optional<uint64_t> expected = detail::tensorByteSize(info.shape, *elem_bytes);
+  std::optional<int64_t> expected = checkedByteSize(info.shape, *elem_bytes);
   if (!expected) failTensor(path, name, "shape is too large (its size overflows)");
 
   const json& offsets = entry["data_offsets"];
@@ -132,7 +132,7 @@ SafetensorsTensorInfo parseTensorEntry(const std::string& path, const std::strin
                    "] are out of bounds (the data buffer has " + std::to_string(data_size) + " bytes)");
   info.begin = *begin;
   info.end = *end;
-  if (info.byteSize() != *expected)
+  if (info.byteSize() != static_cast<uint64_t>(*expected))
     failTensor(path, name,
                "has " + std::to_string(info.byteSize()) + " bytes of data, but its dtype and shape need " +
                    std::to_string(*expected));
@@ -271,9 +271,9 @@ void writeSafetensors(const std::string& path, const std::vector<SafetensorsTens
     if (!names.insert(t.name).second) failTensor(path, t.name, "written twice");
     std::optional<int> elem_bytes = safetensorsDTypeBytes(t.dtype);
     if (!elem_bytes) failTensor(path, t.name, "unknown dtype '" + t.dtype + "'");
-    std::optional<uint64_t> size = detail::tensorByteSize(t.shape, *elem_bytes);
+    std::optional<int64_t> size = checkedByteSize(t.shape, *elem_bytes);
     if (!size) failTensor(path, t.name, "invalid shape (a negative dim, or its size overflows)");
-    if (*size != t.data.size())
+    if (static_cast<uint64_t>(*size) != t.data.size())
       failTensor(path, t.name,
                  "has " + std::to_string(t.data.size()) + " bytes of data, but its dtype and shape need " +
                      std::to_string(*size));

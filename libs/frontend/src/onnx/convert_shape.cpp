@@ -143,7 +143,8 @@ void registerShapeConverters(ConverterTable& t) {
     auto dims = symElements(c.in(0));
     if (!dims) c.fail("the shape input must be known at import");
     std::vector<int64_t> st;
-    if (ops::staticShape(*dims, &st)) {
+    // A large result stays broadcast_to (a 100-byte node must not allocate gigabytes).
+    if (ops::staticShape(*dims, &st) && checkedElementCount(st).value_or(INT64_MAX) <= kMaxComputedElements) {
       ir::Tensor out = ir::Tensor::zeros(value.dtype(), st);
       size_t esz = static_cast<size_t>(ir::dtypeBytes(value.dtype()));
       for (int64_t i = 0; i < out.numel(); ++i)
@@ -159,7 +160,11 @@ void registerShapeConverters(ConverterTable& t) {
     double start = c.in(0)->constant->at(0), limit = c.in(1)->constant->at(0),
            delta = c.in(2)->constant->at(0);
     if (delta == 0) c.fail("delta is 0");
-    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((limit - start) / delta)));
+    double count = std::ceil((limit - start) / delta);
+    if (!(count <= static_cast<double>(kMaxComputedElements)))  // also NaN
+      c.fail("the range has more than " + std::to_string(kMaxComputedElements) +
+             " elements, the most the importer computes");
+    int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
     ir::Tensor out = ir::Tensor::zeros(c.in(0)->type.dtype, {n});
     if (out.dtype() == ir::DType::i64) {
       int64_t s = intElements(*c.in(0)->constant)[0], d = intElements(*c.in(2)->constant)[0];
@@ -204,7 +209,7 @@ void registerShapeConverters(ConverterTable& t) {
       for (const auto& d : x->type.shape) {
         int64_t v;
         if (ir::asConstInt(d, &v))
-          ct *= v;
+          ct = mulOrThrow(ct, v, "the input's element count");
         else
           st.push_back(d);
       }
@@ -212,7 +217,7 @@ void registerShapeConverters(ConverterTable& t) {
         if (static_cast<int>(i) == minus) continue;
         int64_t v;
         if (ir::asConstInt(out[i], &v))
-          ck *= v;
+          ck = mulOrThrow(ck, v, "the target shape's element count");
         else
           sk.push_back(out[i]);
       }
@@ -405,6 +410,7 @@ void registerShapeConverters(ConverterTable& t) {
       c.fail("needs static last two dimensions (bind them with --shape)");
     int64_t k = c.hasInput(1) ? c.constInts(1, "k").at(0) : 0;
     bool upper = c.attrInt("upper", 1) != 0;
+    checkComputedSize({rows, cols}, "the mask");
     ir::Tensor mask = ir::Tensor::zeros(ir::DType::boolean, {rows, cols});
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j)
@@ -422,6 +428,7 @@ void registerShapeConverters(ConverterTable& t) {
                        ? dtypeFromOnnx(static_cast<int>(c.attrInt("dtype", 1)), "EyeLike dtype")
                        : x->type.dtype;
     int64_t k = c.attrInt("k", 0);
+    checkComputedSize(shape, "the result");
     ir::Tensor out = ir::Tensor::zeros(dt, shape);
     for (int64_t i = 0; i < shape[0]; ++i)
       if (i + k >= 0 && i + k < shape[1]) out.set(i * shape[1] + i + k, 1.0);

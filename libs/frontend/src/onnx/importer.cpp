@@ -173,10 +173,13 @@ ValuePtr Importer::emit(const std::string& op, const std::vector<ValuePtr>& args
   for (const auto& a : args) {
     types.push_back(a->type);
     all_const = all_const && a->constant.has_value();
-    if (a->constant) elems += a->constant->numel();
+    if (a->constant) elems = saturatingAdd(elems, a->constant->numel());
   }
   ir::Type type = ops::inferOpType(op, types, attrs);
-  if (all_const && type.isTensor() && elems <= (int64_t{1} << 24)) {
+  std::vector<int64_t> out_shape;
+  if (all_const && type.isTensor() && elems <= kMaxComputedElements &&
+      ops::staticShape(type.shape, &out_shape) &&
+      checkedElementCount(out_shape).value_or(INT64_MAX) <= kMaxComputedElements) {
     std::vector<ir::Tensor> ins;
     for (const auto& a : args) ins.push_back(*a->constant);
     try {
@@ -290,6 +293,11 @@ ImportedModel Importer::run(const onnx::ModelProto& model, const OnnxImportOptio
         shape.push_back(var);
       }
     }
+    std::vector<int64_t> static_dims;
+    for (const auto& d : shape)
+      if (int64_t c; ir::asConstInt(d, &c)) static_dims.push_back(c);
+    if (std::string e = shapeSizeError(static_dims, ir::dtypeBytes(dtype)); !e.empty())
+      throw located("graph input '" + in.name() + "': " + e);
     auto v = std::make_shared<Value>();
     v->name = in.name();
     v->type = ir::Type::tensor(dtype, shape);

@@ -15,6 +15,7 @@
 #include "mlcc/frontend/onnx.h"
 #include "mlcc/ir/graph.h"
 #include "mlcc/ir/tensor.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 #include "onnx/onnx_pb.h"
 
@@ -33,6 +34,14 @@ struct Value {
   bool isConst() const { return constant.has_value(); }
 };
 using ValuePtr = std::shared_ptr<Value>;
+
+// The most elements of a constant that the importer computes itself (folded
+// ops, ConstantOfShape, Range, masks): a larger result stays an op or is
+// refused, so that a tiny model cannot make the importer allocate gigabytes.
+inline constexpr int64_t kMaxComputedElements = int64_t{1} << 24;
+// Throws (naming `what`) when a computed constant of `shape` would exceed
+// kMaxComputedElements (or its size overflows).
+void checkComputedSize(const std::vector<int64_t>& shape, const std::string& what);
 
 // --- tensors.cpp ---
 // The mlcc dtype of an ONNX TensorProto data type; throws naming `what`.

@@ -5,6 +5,7 @@
 
 #include "mlcc/ir/module_io.h"
 #include "mlcc/ops/shape.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::transform {
@@ -43,8 +44,8 @@ const ir::Tensor* Constants::value(const ir::GraphVarNode* v) {
   std::optional<ir::Tensor> t;
   if (val.is_inline) {
     auto bytes = std::as_bytes(std::span(val.data));
-    if (bytes.size() != static_cast<size_t>(ir::shapeNumel(shape)) * ir::dtypeBytes(v->type.dtype))
-      return nullptr;
+    std::optional<int64_t> need = checkedByteSize(shape, ir::dtypeBytes(v->type.dtype));
+    if (!need || bytes.size() != static_cast<uint64_t>(*need)) return nullptr;
     t = ir::Tensor::copyOf(v->type.dtype, shape, bytes);
   } else {
     if (ctx_.new_weights)

@@ -14,6 +14,7 @@
 #include "constants.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 #include "passes.h"
 
@@ -30,9 +31,8 @@ int foldFunction(ir::GraphFunc& f, Constants& consts, int64_t max_bytes) {
       if (b.value.kind != ir::ValueKind::Op || !b.var->type.isTensor()) continue;
       std::vector<int64_t> shape;
       if (!ops::staticShape(b.var->type.shape, &shape)) continue;
-      int64_t numel = 1;
-      for (int64_t d : shape) numel *= d;
-      if (numel * static_cast<int64_t>(ir::dtypeBytes(b.var->type.dtype)) > max_bytes) continue;
+      std::optional<int64_t> bytes = checkedByteSize(shape, ir::dtypeBytes(b.var->type.dtype));
+      if (!bytes || *bytes > max_bytes) continue;
       std::vector<ir::Tensor> inputs;
       bool all_const = true;
       for (const auto& a : b.value.args) {

@@ -17,9 +17,11 @@ namespace mlcc::ir {
 class Tensor {
  public:
   Tensor() = default;
-  // A new zero-filled tensor.
+  // A new zero-filled tensor. Throws mlcc::Error when a dim is negative or
+  // the byte size overflows (before allocating anything).
   static Tensor zeros(DType dtype, std::vector<int64_t> shape);
-  // A read-only view of `data`, which `owner` keeps alive.
+  // A read-only view of `data`, which `owner` keeps alive; the shape is checked
+  // as by zeros().
   static Tensor view(DType dtype, std::vector<int64_t> shape, const void* data,
                      std::shared_ptr<const void> owner);
   // A new tensor holding a copy of `bytes` (must be numel * element size).
@@ -31,8 +33,10 @@ class Tensor {
   DType dtype() const { return dtype_; }
   const std::vector<int64_t>& shape() const { return shape_; }
   int rank() const { return static_cast<int>(shape_.size()); }
+  // Element count and byte size; a tensor's shape is checked when it is made
+  // (mlcc/support/checked_math.h), so these never overflow.
   int64_t numel() const;
-  size_t nbytes() const { return static_cast<size_t>(numel()) * dtypeBytes(dtype_); }
+  size_t nbytes() const;
   bool isView() const { return read_only_; }
 
   const std::byte* bytes() const { return data_; }
@@ -65,8 +69,5 @@ class Tensor {
   std::byte* data_ = nullptr;
   bool read_only_ = false;
 };
-
-// Element count of a shape; throws mlcc::Error on negative dims or overflow.
-int64_t shapeNumel(const std::vector<int64_t>& shape);
 
 }  // namespace mlcc::ir

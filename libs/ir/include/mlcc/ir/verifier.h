@@ -4,6 +4,8 @@
 // types of call_tir arguments agree with the prim func's buffers, tuple
 // indices are in range, return matches the declared type, inline constants
 // have as many elements as their type, only calls carry keyword arguments.
+// Every tensor type and buffer (both levels) has no negative constant
+// dimension, and its constant dimensions' size in bytes fits in int64.
 // Attributes keep the AttrValue invariant (no i64 literal expressions). Op-specific type inference is added
 // by libs/ops through hooks once the op registry exists.
 // TensorIR: every variable and buffer used is in scope; loop extents and
