@@ -66,6 +66,25 @@ printf 'name: p\nstages:\n  - name: c\n    tool: mlcc-codegen\n    args: [--emit
 yaml_error "a bad option value" "5:11" "mlcc-codegen rejects its arguments: --emit: exe not in {obj,ll,asm}"
 printf 'name: p\nstages: []\n' >"$tmp/p.yaml"
 yaml_error "no stages" "2:9" "must be a non-empty list of stages"
+# Command injection (issue 12): a newline in a value once ended its line in
+# build.ninja and Ninja ran the rule that followed. Each is refused at its key
+# or option, nothing runs, and the marker never appears.
+inject='\n\nrule pwn\n  command = touch '"$tmp"'/PWNED\nbuild '"$tmp"'/pwned: pwn\ndefault '"$tmp"'/pwned\n'
+printf 'name: p\nstages:\n  - name: a\n    tool: mlcc-fuse\n    args: ["-q%s"]\n' "$inject" >"$tmp/p.yaml"
+yaml_error "a newline in args" "5:12" "contains a control character (a newline, say)"
+printf 'name: p\nvars:\n  v: "x%s"\nstages:\n  - name: a\n    tool: mlcc-fuse\n    args: ["${v}"]\n' "$inject" >"$tmp/p.yaml"
+yaml_error "a newline in a variable" "3:6" "contains a control character"
+printf 'name: p\nvars:\n  v: x\nstages:\n  - name: a\n    tool: mlcc-fuse\n    args: ["${v}"]\n' >"$tmp/p.yaml"
+check "a newline in --set fails" run 1 run "$tmp/p.yaml" --input "$tmp/m.onnx" --build-dir "$tmp/never" \
+  --set "v=$(printf 'x\nrule pwn')"
+check "  names the option" contains "$tmp/err" "^error: --set v: 'x\\\\nrule pwn' contains a control character"
+nl_model="$tmp/m
+rule pwn.onnx"
+touch "$nl_model"
+check "a newline in the --input path fails" run 1 run "$tmp/p.yaml" --input "$nl_model" --build-dir "$tmp/never"
+check "  names the option" contains "$tmp/err" "^error: --input: .* contains a control character"
+check "injection: nothing ran" absent "$tmp/never"
+check "injection: no marker" absent "$tmp/PWNED"
 printf 'name: p\nstages:\n  - {name: a, tool: mlcc-fuse}\n' >"$tmp/p.yaml"
 check "--set of an undeclared variable exits 1" run 1 run "$tmp/p.yaml" --input "$tmp/m.onnx" --set opt=3
 check "--set names the variables" contains "$tmp/err" "has no variable 'opt' (it declares: target)"

@@ -15,6 +15,7 @@
 #include "mlcc/host/elf.h"
 #include "mlcc/host/process.h"
 #include "mlcc/support/diagnostic.h"
+#include "mlcc/support/file_io.h"
 
 namespace mlcc::host {
 
@@ -102,7 +103,11 @@ std::vector<std::string> linkCommand(const LinkOptions& options, const std::stri
 void linkModel(const LinkOptions& options, std::string* log) {
   if (options.objects.empty()) throw Error("no object files to link");
   if (options.output.empty()) throw Error("no output file (-o model.so)");
-  for (const auto& o : options.objects) checkObjectFile(o);
+  for (const auto& o : options.objects) {
+    checkObjectFile(o);
+    noteInputFile(o);
+  }
+  checkOutputPath(options.output);  // never over an object being linked
   if (!options.runtime_library.empty() && !fs::is_regular_file(options.runtime_library))
     throw Error(SourceLoc{options.runtime_library, 0, 0}, "no such runtime library");
   fs::path out(options.output);

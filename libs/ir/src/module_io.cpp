@@ -66,6 +66,20 @@ std::vector<std::string> rebaseWeightPaths(Module& module, const std::string& ir
 
 void writeModuleWithWeights(Module& module, const std::string& ir_path, const std::string& weights_path,
                             const std::vector<std::pair<std::string, Tensor>>& tensors, bool keep_absolute) {
+  // Refused before anything is written: an output over an input, and an IR
+  // and its weights file on one path.
+  checkOutputPath(ir_path);
+  if (!tensors.empty()) {
+    checkOutputPath(weights_path);
+    std::error_code ec1, ec2;
+    if (!isStdStream(ir_path) &&
+        fs::weakly_canonical(fs::absolute(ir_path), ec1) ==
+            fs::weakly_canonical(fs::absolute(weights_path), ec2) &&
+        !ec1 && !ec2)
+      throw Error(SourceLoc{ir_path, 0, 0},
+                  "the IR and its weights file would be the same file; choose another "
+                  "weights path (--weights)");
+  }
   if (tensors.empty()) {
     writeOutputAtomic(ir_path, printModule(module));
     return;

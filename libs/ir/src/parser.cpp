@@ -1185,6 +1185,8 @@ Module parseModuleFile(const std::string& path, SourceMap* source_map) {
   std::string text = readInput(path);
   Module m = parseModule(text, displayName(path), source_map);
   m.base_dir = directoryOf(path);
+  for (const auto& f : m.weight_files)
+    noteInputFile(resolvePath(m.base_dir, f));  // no output may replace them
   return m;
 }
 

@@ -2,11 +2,15 @@
 // Ninja (see build.h).
 #include "mlcc/pipeline/build.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 
 #include "mlcc/host/process.h"
+#include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 
 namespace mlcc::pipeline {
@@ -17,6 +21,7 @@ namespace {
 
 // A path in a Ninja build line: $, space and : escaped.
 std::string ninjaPath(const std::string& path) {
+  refuseControlCharacters(path, "a path in build.ninja");
   std::string s;
   for (char c : path) {
     if (c == '$' || c == ' ' || c == ':') s += '$';
@@ -27,6 +32,7 @@ std::string ninjaPath(const std::string& path) {
 
 // A variable value in a Ninja file: $ escaped.
 std::string ninjaValue(const std::string& text) {
+  refuseControlCharacters(text, "a command in build.ninja");
   std::string s;
   for (char c : text) s += c == '$' ? std::string("$$") : std::string(1, c);
   return s;
@@ -38,7 +44,40 @@ std::string stageInput(const Pipeline& p, const BuildOptions& options, size_t in
   return index == 0 ? options.input : p.stages[index - 1].output;
 }
 
+// `text` with control characters shown as \n, \r, \t or \xHH.
+std::string escapedForMessage(std::string_view text) {
+  std::string s;
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (c == '\n') {
+      s += "\\n";
+    } else if (c == '\r') {
+      s += "\\r";
+    } else if (c == '\t') {
+      s += "\\t";
+    } else if (u < 0x20 || u == 0x7f) {
+      const char* hex = "0123456789abcdef";
+      s += std::string("\\x") + hex[u >> 4] + hex[u & 15];
+    } else {
+      s += c;
+    }
+  }
+  return s;
+}
+
 }  // namespace
+
+bool hasControlCharacter(std::string_view text) {
+  return std::any_of(text.begin(), text.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+void refuseControlCharacters(std::string_view text, const std::string& what) {
+  if (hasControlCharacter(text))
+    throw Error(
+        what + ": '" + escapedForMessage(text) +
+        "' contains a control character (a newline, say), which a command in build.ninja cannot carry");
+}
 
 std::string stageOutputPath(const Pipeline& p, const BuildOptions& options, size_t index) {
   return (fs::path(options.build_dir) / p.stages[index].output).string();
@@ -92,7 +131,8 @@ int runBuild(const Pipeline& p, const BuildOptions& options) {
   const std::string ninja_path = (fs::path(options.build_dir) / "build.ninja").string();
   const std::string text = ninjaFile(p, options);
   std::string old;
-  if (fs::exists(ninja_path)) old = readInput(ninja_path);
+  if (std::ifstream f(ninja_path, std::ios::binary); f)  // compared, not an input: it is rewritten
+    old.assign(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>());
   if (old != text) writeOutputAtomic(ninja_path, text);
   std::vector<std::string> argv = {"ninja"};
   if (options.verbose) argv.push_back("-v");

@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "mlcc/host/process.h"
+#include "mlcc/pipeline/build.h"
 #include "mlcc/pipeline/pipeline.h"
 #include "mlcc/schedule/rules.h"
 #include "mlcc/support/file_io.h"
@@ -95,6 +96,9 @@ class Loader {
                            .lexically_normal()
                            .string()
                      : options_.build_dir;
+    refuseControlCharacters(options_.input, "--input");
+    refuseControlCharacters(build_dir_, "--build-dir");
+    for (const auto& [name, value] : options_.overrides) refuseControlCharacters(value, "--set " + name);
     vars_["build_dir"] = build_dir_;
     vars_["input"] = options_.input;
     readVars(root);
@@ -180,6 +184,9 @@ class Loader {
         out += text[i];
       }
     }
+    if (hasControlCharacter(out))
+      fail(at.Mark(), key,
+           "contains a control character (a newline, say), which a command in build.ninja cannot carry");
     return out;
   }
 

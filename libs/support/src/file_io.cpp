@@ -12,7 +12,10 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <mutex>
 #include <sstream>
+#include <tuple>
+#include <vector>
 
 #include "mlcc/support/diagnostic.h"
 
@@ -22,6 +25,52 @@ bool isStdStream(std::string_view path) { return path.empty() || path == "-"; }
 
 std::string displayName(std::string_view path) {
   return isStdStream(path) ? std::string("<stdin>") : std::string(path);
+}
+
+namespace {
+
+// The files this process reads, by device and inode (so every spelling of a
+// path, and hard links, are the same file), with the name first used.
+struct InputFiles {
+  std::mutex mutex;
+  bool tracking = false;
+  std::vector<std::tuple<dev_t, ino_t, std::string>> files;
+};
+InputFiles& inputFiles() {
+  static InputFiles f;
+  return f;
+}
+
+}  // namespace
+
+void trackInputFiles(bool on) {
+  InputFiles& in = inputFiles();
+  std::lock_guard<std::mutex> lock(in.mutex);
+  in.tracking = on;
+  if (!on) in.files.clear();
+}
+
+void noteInputFile(const std::string& path) {
+  struct stat st;
+  if (isStdStream(path) || ::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return;
+  InputFiles& in = inputFiles();
+  std::lock_guard<std::mutex> lock(in.mutex);
+  if (!in.tracking) return;
+  for (const auto& [dev, ino, name] : in.files)
+    if (dev == st.st_dev && ino == st.st_ino) return;
+  in.files.emplace_back(st.st_dev, st.st_ino, path);
+}
+
+void checkOutputPath(const std::string& path) {
+  struct stat st;
+  if (isStdStream(path) || ::stat(path.c_str(), &st) != 0) return;
+  if (S_ISDIR(st.st_mode)) throw Error(SourceLoc{path, 0, 0}, "cannot write the output: is a directory");
+  InputFiles& in = inputFiles();
+  std::lock_guard<std::mutex> lock(in.mutex);
+  for (const auto& [dev, ino, name] : in.files)
+    if (dev == st.st_dev && ino == st.st_ino)
+      throw Error(SourceLoc{path, 0, 0}, "cannot write the output over an input of this command (" + name +
+                                             "); choose another output path");
 }
 
 std::string readInput(const std::string& path) {
@@ -37,6 +86,7 @@ std::string readInput(const std::string& path) {
   if (!in) throw Error(SourceLoc{path, 0, 0}, std::string("cannot open: ") + std::strerror(errno));
   std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (in.bad()) throw Error(SourceLoc{path, 0, 0}, "read failed");
+  noteInputFile(path);
   return data;
 }
 
@@ -87,6 +137,13 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
     fd_ = STDOUT_FILENO;
     return;
   }
+  checkOutputPath(path_);
+  struct stat st;
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd_ < 0) fail("cannot open output", errno);
+    return;
+  }
   tmp_path_ = path_ + ".tmp.XXXXXX";
   fd_ = mkstemp(tmp_path_.data());
   if (fd_ < 0) {
@@ -96,6 +153,7 @@ AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)) {
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
+  if (tmp_path_.empty() && fd_ >= 0 && fd_ != STDOUT_FILENO) ::close(fd_);
   if (committed_ || tmp_path_.empty()) return;
   if (fd_ >= 0) ::close(fd_);
   ::unlink(tmp_path_.c_str());
@@ -124,8 +182,13 @@ void AtomicFileWriter::write(std::span<const std::byte> bytes) {
 
 void AtomicFileWriter::commit() {
   if (committed_) return;
-  if (tmp_path_.empty()) {  // stdout
+  if (tmp_path_.empty()) {  // stdout, or a device or FIFO written directly
     committed_ = true;
+    if (fd_ != STDOUT_FILENO) {
+      int fd = fd_;
+      fd_ = -1;
+      if (::close(fd) != 0) fail("cannot write output", errno);
+    }
     return;
   }
   // Match the permissions a plain open() would give (mkstemp uses 0600).

@@ -178,6 +178,7 @@ SafetensorsFile SafetensorsFile::open(const std::string& path) {
     ::close(fd);
     fail(path, "not a regular file");
   }
+  noteInputFile(path);
   file.map_size_ = static_cast<size_t>(st.st_size);
   if (file.map_size_ < 8) {
     ::close(fd);

@@ -6,6 +6,7 @@
 #include <new>
 
 #include "mlcc/support/diagnostic.h"
+#include "mlcc/support/file_io.h"
 
 namespace mlcc {
 
@@ -25,6 +26,7 @@ int runTool(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
     return code == 0 ? 0 : 2;
   }
   if (check_args) return 0;
+  trackInputFiles(true);  // no output over an input of this command (file_io.h)
   try {
     return body();
   } catch (const CLI::ParseError& e) {  // a usage error found after parsing

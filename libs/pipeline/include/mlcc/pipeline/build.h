@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "mlcc/pipeline/pipeline.h"
 
@@ -26,6 +27,15 @@ struct BuildOptions {
 
 // The text of build.ninja (paths of outputs relative to the build directory).
 std::string ninjaFile(const Pipeline& p, const BuildOptions& options);
+
+// Whether `text` holds a control character (a byte below 0x20, or 0x7f). Such
+// text never reaches build.ninja: Ninja has no escape for a newline, so one
+// in an argument or a path would end the line and start a rule of the text's
+// choosing. The loader refuses them at their YAML key (or option); ninjaFile
+// refuses them again.
+bool hasControlCharacter(std::string_view text);
+// Throws mlcc::Error("WHAT: contains a control character ...") when it does.
+void refuseControlCharacters(std::string_view text, const std::string& what);
 
 // Shell commands equivalent to the build, ready to paste: `mkdir -p DIR &&
 // cd DIR`, then one command per stage. `build_dir_shown` is the build

@@ -19,6 +19,22 @@ std::string displayName(std::string_view path);
 // Reads a whole file (or stdin); throws mlcc::Error naming the path on failure.
 std::string readInput(const std::string& path);
 
+// A tool's process is one command: runTool (tool.h) turns on the tracking of
+// its input files, so that no output is written over one. Libraries used in
+// a long-lived process (tests, a tuner rewriting its own files) leave it off.
+void trackInputFiles(bool on);
+
+// Records `path` as an input of this command when tracking is on (readInput,
+// mapped weights files, the weights files an IR file names do this): no
+// output may be written over it. A path that does not exist is ignored.
+void noteInputFile(const std::string& path);
+
+// Throws mlcc::Error when `path` ("-": stdout, always fine) may not be
+// written as an output: it is a directory, or (when tracking) a file this
+// command reads as an input (the same file, however spelt). Tools that write
+// several files call it for each before writing any; AtomicFileWriter calls it too.
+void checkOutputPath(const std::string& path);
+
 // Writes `contents` to `path` atomically (temp file + rename), or to stdout.
 // Throws mlcc::Error naming the path on failure.
 void writeOutputAtomic(const std::string& path, std::string_view contents);
@@ -46,7 +62,11 @@ namespace mlcc {
 // renames it into place. Destroying the writer without commit() (say, on an
 // exception) removes the temporary file, so a failed write never leaves a
 // partial output and never truncates an existing file at `path`. For "-"/""
-// it writes straight to stdout. All failures throw mlcc::Error naming `path`.
+// it writes straight to stdout, and into an existing file that is not a
+// regular one (/dev/null, a FIFO, a terminal) it writes directly, as a shell
+// redirection would, instead of replacing the device node. An input of this
+// process or a directory at `path` is refused (checkOutputPath) before
+// anything is written. All failures throw mlcc::Error naming `path`.
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(std::string path);
@@ -62,7 +82,7 @@ class AtomicFileWriter {
  private:
   void fail(const std::string& what, int err);
   std::string path_;
-  std::string tmp_path_;  // empty for stdout
+  std::string tmp_path_;  // empty for stdout and non-regular files (written directly)
   int fd_ = -1;
   bool committed_ = false;
 };
