@@ -55,6 +55,23 @@ check "-o - writes the object to stdout" bash -c "'$tool' '$tmp/small.low.ir' -o
 check "--target cuda exits 1" run 1 "$tmp/small.low.ir" --target cuda -o "$tmp/x.o"
 check "--target cuda: not supported yet" contains "$tmp/err" "target cuda is not supported by mlcc-codegen yet"
 check "unknown target exits 1" run 1 "$tmp/small.low.ir" --target wasm -o "$tmp/x.o"
+# CPUs and features are checked against LLVM's tables (before: an LLVM fatal
+# error, exit 134), also by --check-args (what mlcc-pipeline runs first).
+check "-mcpu=bogus exits 1" run 1 "$tmp/small.low.ir" -mcpu=bogus -o "$tmp/x.o"
+check "-mcpu=bogus: message" contains "$tmp/err" "^-mcpu: error: unknown CPU 'bogus' for x86_64.*(valid: native, x86-64, x86-64-v2"
+check "-mcpu=bogus: no LLVM warning" bash -c "! grep -q 'not a recognized processor' '$tmp/err'"
+check "-mcpu=bogus: no output" absent "$tmp/x.o"
+check "a misspelt -mcpu: did you mean" run 1 "$tmp/small.low.ir" --mcpu skylake-avx51 -o "$tmp/x.o"
+check "a misspelt -mcpu: suggestion" contains "$tmp/err" "did you mean skylake-avx512"
+check "32-bit CPU in --target exits 1" run 1 "$tmp/small.low.ir" --target "llvm -mcpu=i386" -o "$tmp/x.o"
+check "32-bit CPU: message" contains "$tmp/err" "^--target: error: CPU 'i386' cannot run 64-bit code"
+check "bad -mattr exits 1" run 1 "$tmp/small.low.ir" -mattr=+avx2,+avx9 -o "$tmp/x.o"
+check "bad -mattr: message" contains "$tmp/err" "unknown CPU feature '+avx9' in -mattr=+avx2,+avx9"
+check "-mattr=-64bit exits 1" run 1 "$tmp/small.low.ir" -mattr=-64bit -o "$tmp/x.o"
+check "--check-args rejects -mcpu=bogus" run 1 "$tmp/small.low.ir" -mcpu=bogus --check-args
+check "--check-args accepts a good -mcpu" run 0 "$tmp/small.low.ir" -mcpu=x86-64-v3 --check-args
+check "-mcpu with -mattr" run 0 "$tmp/small.low.ir" --target "llvm -mcpu=x86-64-v3 -mattr=-fma" -o "$tmp/v3.o"
+check "-mattr: the object links" "$bin/mlcc-link" "$tmp/v3.o" -o "$tmp/v3.so"
 check "unlegalized op exits 1" run 1 "$tmp/small.ir" -o "$tmp/x.o"
 check "unlegalized op: message" contains "$tmp/err" "small.ir: error: @main, binding %y: op exp was not legalized: run mlcc-legalize first"
 # Symbolic shapes in library calls are refused (symbolic models run: see below).
