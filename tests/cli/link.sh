@@ -174,7 +174,31 @@ check "object, not model" run 1 "$small/model.o"
 check "object message" contains "$tmp/err" "an object file, not a compiled model: link it first"
 "$CC" -shared -fPIC "$tmp/other.c" -o "$tmp/other.so"
 check "other library" run 1 "$tmp/other.so"
-check "other library message" contains "$tmp/err" "other.so: error: not an mlcc model (no mlcc_model_load"
+# (not dlopen'ed: without mlcc-link's checksum it could as well be a truncated model.so)
+check "other library message" contains "$tmp/err" "other.so: error: not a model.so as mlcc-link writes it"
+# A truncated or damaged model.so is refused before dlopen (before: SIGBUS or
+# SIGSEGV in the loader): mlcc-link appends a checksum that mlcc-run verifies.
+check "mlcc-link appends the checksum" bash -c "tail -c 8 '$small/model.so' | grep -q MLCCSUM1"
+head -c 20000 "$small/model.so" >"$tmp/trunc.so"
+check "truncated model.so exits 1" run 1 "$tmp/trunc.so"
+check "truncated: message" contains "$tmp/err" "trunc.so: error: not a model.so as mlcc-link writes it: .*truncated"
+py "$small/model.so" "$tmp" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+flip = bytearray(data)
+flip[0x20] ^= 0x40  # e_phoff: the program headers would be read far out of the file
+open(f"{sys.argv[2]}/flip.so", "wb").write(flip)
+flip = bytearray(data)
+flip[len(data) // 2] ^= 0x01  # one bit in the middle
+open(f"{sys.argv[2]}/flip_mid.so", "wb").write(flip)
+open(f"{sys.argv[2]}/cut.so", "wb").write(data[:1000] + data[1008:])  # 8 bytes cut, trailer kept
+PY
+check "bit-flipped header exits 1" run 1 "$tmp/flip.so"
+check "bit-flipped header: message" contains "$tmp/err" "flip.so: error: damaged: its contents do not match the checksum"
+check "bit-flipped middle exits 1" run 1 "$tmp/flip_mid.so"
+check "bit-flipped middle: message" contains "$tmp/err" "flip_mid.so: error: damaged"
+check "bytes cut exits 1" run 1 "$tmp/cut.so"
+check "bytes cut: message" contains "$tmp/err" "cut.so: error: truncated or damaged: mlcc-link wrote [0-9]* bytes before the checksum, the file has"
 check "fixture with another ABI version" make_model "$tmp/abi" 8 32 64 -DTINY_ABI_VERSION=99
 "$bin/mlcc-link" "$tmp/abi/model.o" -o "$tmp/abi/model.so"
 check "ABI mismatch" run 1 "$tmp/abi/model.so"
