@@ -114,6 +114,12 @@ for t in 1 2; do
   check "run big, $t threads" run 0 "$big/model.so" --input x="$big/x.npy" --threads $t --output-dir "$tmp/b$t"
   check "big matches numpy, $t threads" reference "$big" "$tmp/b$t"
 done
+# Its two outputs (y, then h) are written all or nothing.
+mkdir -p "$tmp/o2/h.npy"
+echo old >"$tmp/o2/y.npy"
+check "second output fails" run 1 "$small/model.so" --input x="$small/x.npy" --output-dir "$tmp/o2"
+check "second output fails: message" contains "$tmp/err" "o2/h.npy: error: cannot write output: Is a directory"
+check "second output fails: first kept as it was" bash -c "[[ \$(cat '$tmp/o2/y.npy') == old && \$(ls -A '$tmp/o2' | wc -l) == 2 ]]"
 check "unnamed input: the model's only one" run 0 "$small/model.so" --input "$small/x.npy" --output-dir "$tmp/su"
 check "unnamed input matches numpy" reference "$small" "$tmp/su"
 check "summary" run 0 "$small/model.so" --input x="$small/x.npy"
