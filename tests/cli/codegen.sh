@@ -105,6 +105,30 @@ check "missing file exits 1" run 1 "$tmp/nosuch.ir" -o "$tmp/x.o"
 printf 'mlcc.ir 1\ngraph @main(%%x: f32[4]) -> f32[4] {\n  return %%nope\n}\n' >"$tmp/bad.ir"
 check "bad IR exits 1 at FILE:LINE:COL" run 1 "$tmp/bad.ir" -o "$tmp/x.o"
 check "bad IR: location" contains "$tmp/err" "bad.ir:[0-9]*:[0-9]*: error:"
+# A store the verifier can prove out of bounds is refused at its line (before:
+# it compiled, and model.so wrote far past %y: SIGSEGV).
+cat >"$tmp/oob.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[8]) -> f32[8] {
+  dataflow {
+    %y: f32[8] = call_tir @shift(%x)
+  }
+  return %y
+}
+
+prim @shift(%x: f32[8], %y: f32[8]) {
+  for %i in 0..8 {
+    block "shift" (%vi = spatial(8, %i)) {
+      reads(%x[%vi])
+      writes(%y[%vi])
+      %y[%vi * 100000 + 1] = %x[%vi]
+    }
+  }
+}
+IR
+check "out-of-bounds store exits 1" run 1 "$tmp/oob.ir" -o "$tmp/x.o"
+check "out-of-bounds store: located" contains "$tmp/err" '^.*oob.ir:15:7: error: in prim @shift, block "shift": store to %y is out of bounds: index 700001 in dimension 0 of size 8 at %i = 7'
 check "no output after errors" absent "$tmp/x.o"
 
 # No allocation while a model runs: tests/cli/support/count_allocs.c counts
