@@ -131,6 +131,47 @@ check "out-of-bounds store exits 1" run 1 "$tmp/oob.ir" -o "$tmp/x.o"
 check "out-of-bounds store: located" contains "$tmp/err" '^.*oob.ir:15:7: error: in prim @shift, block "shift": store to %y is out of bounds: index 700001 in dimension 0 of size 8 at %i = 7'
 check "no output after errors" absent "$tmp/x.o"
 
+# --bounds-check: an index read from the input (no verifier can know it) out
+# of bounds fails the run, naming the prim func, buffer and index (without
+# the checks, that model.so reads far outside %x: SIGSEGV).
+cat >"$tmp/gather.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[8], %idx: i64[4]) -> f32[4] {
+  dataflow {
+    %y: f32[4] = call_tir @gather(%x, %idx)
+  }
+  return %y
+}
+
+prim @gather(%x: f32[8], %idx: i64[4], %y: f32[4]) {
+  for %i in 0..4 {
+    block "gather" (%vi = spatial(4, %i)) {
+      reads(%x[0 +: 8], %idx[%vi])
+      writes(%y[%vi])
+      %y[%vi] = %x[%idx[%vi]]
+    }
+  }
+}
+IR
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  py "$tmp" <<'PY'
+import numpy as np, sys
+d = sys.argv[1]
+np.save(f"{d}/gx.npy", np.arange(8, dtype=np.float32))
+np.save(f"{d}/gidx.npy", np.array([0, 3, 7, 1], np.int64))
+np.save(f"{d}/gbad.npy", np.array([0, 3, 1000000000, 1], np.int64))
+PY
+  check "--bounds-check compiles" run 0 "$tmp/gather.ir" --bounds-check -o "$tmp/gather.o"
+  check "--bounds-check: the object links" "$bin/mlcc-link" "$tmp/gather.o" -o "$tmp/gather.so"
+  check "--bounds-check: in bounds, the right answer" bash -c "'$bin/mlcc-run' '$tmp/gather.so' --input x='$tmp/gx.npy' --input idx='$tmp/gidx.npy' --output-dir '$tmp/gout' && /usr/bin/python3 -c 'import numpy as np; assert (np.load(\"$tmp/gout/y.npy\") == [0, 3, 7, 1]).all()'"
+  "$bin/mlcc-run" "$tmp/gather.so" --input x="$tmp/gx.npy" --input idx="$tmp/gbad.npy" --output-dir "$tmp/gbad" 2>"$tmp/err"
+  rc=$?
+  check "--bounds-check: out of bounds exits 1 (no signal)" test "$rc" -eq 1
+  check "--bounds-check: the message" contains "$tmp/err" 'gather.so: error: run failed: prim func @gather, block "gather": load from %x\[1000000000\] is out of bounds of shape \[8\]'
+  check "--bounds-check: no output" absent "$tmp/gbad/y.npy"
+fi
+
 # No allocation while a model runs: tests/cli/support/count_allocs.c counts
 # every heap allocation of the process during runs (after a warm-up).
 check "the allocation counter builds" cc -O2 -Wall -Wextra -I"$src/include" -o "$tmp/count_allocs" \

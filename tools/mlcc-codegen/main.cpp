@@ -56,10 +56,11 @@ Examples:
   mlcc-codegen scheduled.ir --target llvm -mcpu=x86-64-v3 -mattr=-fma -o model.o
   mlcc-codegen scheduled.ir --target llvm --emit ll -o model.ll  # inspect the LLVM IR
   mlcc-codegen scheduled.ir --target llvm --emit asm | less
+  mlcc-codegen scheduled.ir --target llvm --bounds-check -o model.o   # index errors fail the run
   mlcc-link model.o -o model.so)");
   std::string input, output, target = "llvm", emit_text = "obj", mcpu, mattr, entry;
   int opt_level = 3;
-  bool verbose = false, quiet = false;
+  bool verbose = false, quiet = false, bounds_check = false;
   app.add_option("input", input, "IR file ('-' or none: stdin)");
   app.add_option("-o,--output", output,
                  "Output file (default: model.o for obj, stdout for ll/asm; '-': stdout)");
@@ -74,6 +75,9 @@ Examples:
   app.add_option("--emit", emit_text, "What to write: obj, ll (LLVM IR) or asm")
       ->check(CLI::IsMember({"obj", "ll", "asm"}))
       ->capture_default_str();
+  app.add_flag("--bounds-check", bounds_check,
+               "Check every buffer access at run time: an index out of bounds makes the run fail, naming "
+               "the prim func, buffer and index, instead of corrupting memory (slower)");
   app.add_option("--entry", entry, "The graph function to compile (default: @main or the entry)");
   app.add_flag("-v,--verbose", verbose,
                "Print the kernels, the memory plan, the weights and the compile time");
@@ -103,7 +107,8 @@ Examples:
       [&]() -> int {
         auto start = std::chrono::steady_clock::now();
         opts.opt_level = opt_level;
-            opts.entry = entry;
+        opts.bounds_check = bounds_check;
+        opts.entry = entry;
         const bool show_progress = !quiet && isatty(STDERR_FILENO);
         if (show_progress)
           opts.progress = [](const std::string& what) {

@@ -34,6 +34,12 @@ struct LLVMOptions {
   int opt_level = 3;    // 0..3
   std::string entry;    // the graph function to compile; "": the default entry
   int num_threads = 0;  // JIT only: threads for parallel loops (0: the machine's cores)
+  // Check every buffer access against the buffer's shape: an index out of
+  // bounds skips the access (a load gives 0) and makes the run fail with
+  // "prim func @f, block "b": store to %y[3, 12] is out of bounds of shape
+  // [4, 10]" (mlcc_model_run returns -1 with it in mlcc_last_error(); a
+  // JitKernel::run throws it). Slower; for finding wrong indices.
+  bool bounds_check = false;
   // compileModule only: called with what it starts next ("kernel 3/19 @f",
   // "optimizing", "emitting obj"); tools show it on a terminal.
   std::function<void(const std::string&)> progress;
