@@ -55,6 +55,23 @@ check "-o - writes the object to stdout" bash -c "'$tool' '$tmp/small.low.ir' -o
 check "--target cuda exits 1" run 1 "$tmp/small.low.ir" --target cuda -o "$tmp/x.o"
 check "--target cuda: not supported yet" contains "$tmp/err" "target cuda is not supported by mlcc-codegen yet"
 check "unknown target exits 1" run 1 "$tmp/small.low.ir" --target wasm -o "$tmp/x.o"
+# CPUs and features are checked against LLVM's tables (before: an LLVM fatal
+# error, exit 134), also by --check-args (what mlcc-pipeline runs first).
+check "-mcpu=bogus exits 1" run 1 "$tmp/small.low.ir" -mcpu=bogus -o "$tmp/x.o"
+check "-mcpu=bogus: message" contains "$tmp/err" "^-mcpu: error: unknown CPU 'bogus' for x86_64.*(valid: native, x86-64, x86-64-v2"
+check "-mcpu=bogus: no LLVM warning" bash -c "! grep -q 'not a recognized processor' '$tmp/err'"
+check "-mcpu=bogus: no output" absent "$tmp/x.o"
+check "a misspelt -mcpu: did you mean" run 1 "$tmp/small.low.ir" --mcpu skylake-avx51 -o "$tmp/x.o"
+check "a misspelt -mcpu: suggestion" contains "$tmp/err" "did you mean skylake-avx512"
+check "32-bit CPU in --target exits 1" run 1 "$tmp/small.low.ir" --target "llvm -mcpu=i386" -o "$tmp/x.o"
+check "32-bit CPU: message" contains "$tmp/err" "^--target: error: CPU 'i386' cannot run 64-bit code"
+check "bad -mattr exits 1" run 1 "$tmp/small.low.ir" -mattr=+avx2,+avx9 -o "$tmp/x.o"
+check "bad -mattr: message" contains "$tmp/err" "unknown CPU feature '+avx9' in -mattr=+avx2,+avx9"
+check "-mattr=-64bit exits 1" run 1 "$tmp/small.low.ir" -mattr=-64bit -o "$tmp/x.o"
+check "--check-args rejects -mcpu=bogus" run 1 "$tmp/small.low.ir" -mcpu=bogus --check-args
+check "--check-args accepts a good -mcpu" run 0 "$tmp/small.low.ir" -mcpu=x86-64-v3 --check-args
+check "-mcpu with -mattr" run 0 "$tmp/small.low.ir" --target "llvm -mcpu=x86-64-v3 -mattr=-fma" -o "$tmp/v3.o"
+check "-mattr: the object links" "$bin/mlcc-link" "$tmp/v3.o" -o "$tmp/v3.so"
 check "unlegalized op exits 1" run 1 "$tmp/small.ir" -o "$tmp/x.o"
 check "unlegalized op: message" contains "$tmp/err" "small.ir: error: @main, binding %y: op exp was not legalized: run mlcc-legalize first"
 # Symbolic shapes in library calls are refused (symbolic models run: see below).
@@ -88,7 +105,72 @@ check "missing file exits 1" run 1 "$tmp/nosuch.ir" -o "$tmp/x.o"
 printf 'mlcc.ir 1\ngraph @main(%%x: f32[4]) -> f32[4] {\n  return %%nope\n}\n' >"$tmp/bad.ir"
 check "bad IR exits 1 at FILE:LINE:COL" run 1 "$tmp/bad.ir" -o "$tmp/x.o"
 check "bad IR: location" contains "$tmp/err" "bad.ir:[0-9]*:[0-9]*: error:"
+# A store the verifier can prove out of bounds is refused at its line (before:
+# it compiled, and model.so wrote far past %y: SIGSEGV).
+cat >"$tmp/oob.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[8]) -> f32[8] {
+  dataflow {
+    %y: f32[8] = call_tir @shift(%x)
+  }
+  return %y
+}
+
+prim @shift(%x: f32[8], %y: f32[8]) {
+  for %i in 0..8 {
+    block "shift" (%vi = spatial(8, %i)) {
+      reads(%x[%vi])
+      writes(%y[%vi])
+      %y[%vi * 100000 + 1] = %x[%vi]
+    }
+  }
+}
+IR
+check "out-of-bounds store exits 1" run 1 "$tmp/oob.ir" -o "$tmp/x.o"
+check "out-of-bounds store: located" contains "$tmp/err" '^.*oob.ir:15:7: error: in prim @shift, block "shift": store to %y is out of bounds: index 700001 in dimension 0 of size 8 at %i = 7'
 check "no output after errors" absent "$tmp/x.o"
+
+# --bounds-check: an index read from the input (no verifier can know it) out
+# of bounds fails the run, naming the prim func, buffer and index (without
+# the checks, that model.so reads far outside %x: SIGSEGV).
+cat >"$tmp/gather.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[8], %idx: i64[4]) -> f32[4] {
+  dataflow {
+    %y: f32[4] = call_tir @gather(%x, %idx)
+  }
+  return %y
+}
+
+prim @gather(%x: f32[8], %idx: i64[4], %y: f32[4]) {
+  for %i in 0..4 {
+    block "gather" (%vi = spatial(4, %i)) {
+      reads(%x[0 +: 8], %idx[%vi])
+      writes(%y[%vi])
+      %y[%vi] = %x[%idx[%vi]]
+    }
+  }
+}
+IR
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  py "$tmp" <<'PY'
+import numpy as np, sys
+d = sys.argv[1]
+np.save(f"{d}/gx.npy", np.arange(8, dtype=np.float32))
+np.save(f"{d}/gidx.npy", np.array([0, 3, 7, 1], np.int64))
+np.save(f"{d}/gbad.npy", np.array([0, 3, 1000000000, 1], np.int64))
+PY
+  check "--bounds-check compiles" run 0 "$tmp/gather.ir" --bounds-check -o "$tmp/gather.o"
+  check "--bounds-check: the object links" "$bin/mlcc-link" "$tmp/gather.o" -o "$tmp/gather.so"
+  check "--bounds-check: in bounds, the right answer" bash -c "'$bin/mlcc-run' '$tmp/gather.so' --input x='$tmp/gx.npy' --input idx='$tmp/gidx.npy' --output-dir '$tmp/gout' && /usr/bin/python3 -c 'import numpy as np; assert (np.load(\"$tmp/gout/y.npy\") == [0, 3, 7, 1]).all()'"
+  "$bin/mlcc-run" "$tmp/gather.so" --input x="$tmp/gx.npy" --input idx="$tmp/gbad.npy" --output-dir "$tmp/gbad" 2>"$tmp/err"
+  rc=$?
+  check "--bounds-check: out of bounds exits 1 (no signal)" test "$rc" -eq 1
+  check "--bounds-check: the message" contains "$tmp/err" 'gather.so: error: run failed: prim func @gather, block "gather": load from %x\[1000000000\] is out of bounds of shape \[8\]'
+  check "--bounds-check: no output" absent "$tmp/gbad/y.npy"
+fi
 
 # No allocation while a model runs: tests/cli/support/count_allocs.c counts
 # every heap allocation of the process during runs (after a warm-up).

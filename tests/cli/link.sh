@@ -114,6 +114,12 @@ for t in 1 2; do
   check "run big, $t threads" run 0 "$big/model.so" --input x="$big/x.npy" --threads $t --output-dir "$tmp/b$t"
   check "big matches numpy, $t threads" reference "$big" "$tmp/b$t"
 done
+# Its two outputs (y, then h) are written all or nothing.
+mkdir -p "$tmp/o2/h.npy"
+echo old >"$tmp/o2/y.npy"
+check "second output fails" run 1 "$small/model.so" --input x="$small/x.npy" --output-dir "$tmp/o2"
+check "second output fails: message" contains "$tmp/err" "o2/h.npy: error: cannot write output: Is a directory"
+check "second output fails: first kept as it was" bash -c "[[ \$(cat '$tmp/o2/y.npy') == old && \$(ls -A '$tmp/o2' | wc -l) == 2 ]]"
 check "unnamed input: the model's only one" run 0 "$small/model.so" --input "$small/x.npy" --output-dir "$tmp/su"
 check "unnamed input matches numpy" reference "$small" "$tmp/su"
 check "summary" run 0 "$small/model.so" --input x="$small/x.npy"
@@ -174,7 +180,31 @@ check "object, not model" run 1 "$small/model.o"
 check "object message" contains "$tmp/err" "an object file, not a compiled model: link it first"
 "$CC" -shared -fPIC "$tmp/other.c" -o "$tmp/other.so"
 check "other library" run 1 "$tmp/other.so"
-check "other library message" contains "$tmp/err" "other.so: error: not an mlcc model (no mlcc_model_load"
+# (not dlopen'ed: without mlcc-link's checksum it could as well be a truncated model.so)
+check "other library message" contains "$tmp/err" "other.so: error: not a model.so as mlcc-link writes it"
+# A truncated or damaged model.so is refused before dlopen (before: SIGBUS or
+# SIGSEGV in the loader): mlcc-link appends a checksum that mlcc-run verifies.
+check "mlcc-link appends the checksum" bash -c "tail -c 8 '$small/model.so' | grep -q MLCCSUM1"
+head -c 20000 "$small/model.so" >"$tmp/trunc.so"
+check "truncated model.so exits 1" run 1 "$tmp/trunc.so"
+check "truncated: message" contains "$tmp/err" "trunc.so: error: not a model.so as mlcc-link writes it: .*truncated"
+py "$small/model.so" "$tmp" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+flip = bytearray(data)
+flip[0x20] ^= 0x40  # e_phoff: the program headers would be read far out of the file
+open(f"{sys.argv[2]}/flip.so", "wb").write(flip)
+flip = bytearray(data)
+flip[len(data) // 2] ^= 0x01  # one bit in the middle
+open(f"{sys.argv[2]}/flip_mid.so", "wb").write(flip)
+open(f"{sys.argv[2]}/cut.so", "wb").write(data[:1000] + data[1008:])  # 8 bytes cut, trailer kept
+PY
+check "bit-flipped header exits 1" run 1 "$tmp/flip.so"
+check "bit-flipped header: message" contains "$tmp/err" "flip.so: error: damaged: its contents do not match the checksum"
+check "bit-flipped middle exits 1" run 1 "$tmp/flip_mid.so"
+check "bit-flipped middle: message" contains "$tmp/err" "flip_mid.so: error: damaged"
+check "bytes cut exits 1" run 1 "$tmp/cut.so"
+check "bytes cut: message" contains "$tmp/err" "cut.so: error: truncated or damaged: mlcc-link wrote [0-9]* bytes before the checksum, the file has"
 check "fixture with another ABI version" make_model "$tmp/abi" 8 32 64 -DTINY_ABI_VERSION=99
 "$bin/mlcc-link" "$tmp/abi/model.o" -o "$tmp/abi/model.so"
 check "ABI mismatch" run 1 "$tmp/abi/model.so"

@@ -64,6 +64,12 @@ printf 'name: p\nstages:\n  - name: s\n    tool: mlcc-schedule\n    args: [--tar
 yaml_error "an unknown option of the tool" "5:11" "mlcc-schedule rejects its arguments: The following argument was not expected: --frobnicate"
 printf 'name: p\nstages:\n  - name: c\n    tool: mlcc-codegen\n    args: [--emit, exe]\n' >"$tmp/p.yaml"
 yaml_error "a bad option value" "5:11" "mlcc-codegen rejects its arguments: --emit: exe not in {obj,ll,asm}"
+# A CPU LLVM does not know (or that has no 64-bit mode) fails the up-front
+# check of the codegen stage (before, it passed and LLVM aborted in the build).
+printf 'name: p\ntarget: llvm -mcpu=bogus\nstages:\n  - name: c\n    tool: mlcc-codegen\n    args: [--target, "${target}"]\n' >"$tmp/p.yaml"
+yaml_error "an unknown -mcpu in the target" "6:11" "mlcc-codegen rejects its arguments: --target: error: unknown CPU 'bogus'.*valid: native, x86-64"
+printf 'name: p\nstages:\n  - name: c\n    tool: mlcc-codegen\n    args: [-mcpu=i386]\n' >"$tmp/p.yaml"
+yaml_error "a 32-bit -mcpu" "5:11" "mlcc-codegen rejects its arguments: -mcpu: error: CPU 'i386' cannot run 64-bit code"
 printf 'name: p\nstages: []\n' >"$tmp/p.yaml"
 yaml_error "no stages" "2:9" "must be a non-empty list of stages"
 # Command injection (issue 12): a newline in a value once ended its line in

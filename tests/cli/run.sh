@@ -94,6 +94,36 @@ check "unnamed and named message" contains "$tmp/err" "give each as NAME=FILE.np
 check "unnamed input, bad IR still 1" run 1 "$src/tests/cli/inspect/undefined_buffer.ir" --input "$tmp/a.npy"
 check "unnamed input, wrong shape still 1" run 1 "$tmp/one.ir" --input "$tmp/a.npy"
 check "unnamed input, wrong shape message" contains "$tmp/err" "input 'x': expected f32\[2, 128\], got f32\[128, 128\]"
+# Several outputs are written all or nothing: the second one failing (its
+# path is a directory) leaves no first one behind, and an older first one intact.
+cat >"$tmp/two.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[2, 3]) -> (f32[2, 3], f32[2, 3]) {
+  dataflow {
+    %"a/b": f32[2, 3] = exp(%x)
+    %c: f32[2, 3] = negative(%x)
+  }
+  return (%"a/b", %c)
+}
+IR
+mkdir -p "$tmp/o2/c.npy"
+check "second output fails" run 1 "$tmp/two.ir" --seed 1 --output-dir "$tmp/o2"
+check "second output fails: message" contains "$tmp/err" "o2/c.npy: error: cannot write output: Is a directory"
+check "second output fails: first not written" absent "$tmp/o2/a_b.npy"
+check "second output fails: no temporary files" bash -c "[[ \$(ls -A '$tmp/o2') == c.npy ]]"
+echo old >"$tmp/o2/a_b.npy"
+check "second output fails again" run 1 "$tmp/two.ir" --seed 1 --output-dir "$tmp/o2"
+check "second output fails: first kept as it was" bash -c "[[ \$(cat '$tmp/o2/a_b.npy') == old && \$(ls -A '$tmp/o2' | wc -l) == 2 ]]"
+rmdir "$tmp/o2/c.npy"
+check "both outputs" run 0 "$tmp/two.ir" --seed 1 --output-dir "$tmp/o2" -v
+check "both outputs written" bash -c "[[ \$(ls -A '$tmp/o2' | tr '\n' ' ') == 'a_b.npy c.npy ' ]]"
+check "both outputs: -v names them" contains "$tmp/err" "wrote .*o2/c.npy"
+# Two outputs whose file names collide (a/b and a_b) are refused, nothing written.
+sed 's/%c\b/%a_b/g' "$tmp/two.ir" >"$tmp/collide.ir"
+check "colliding output names" run 1 "$tmp/collide.ir" --seed 1 --output-dir "$tmp/o3"
+check "colliding output names: message" contains "$tmp/err" "^--output-dir: error: outputs 'a/b' and 'a_b' would both be written to .*o3/a_b.npy"
+check "colliding output names: nothing written" absent "$tmp/o3"
 check "help has an example" run 0 --help
 check "help: unnamed input" contains "$tmp/out" "mlcc-run model.so --input x.npy"
 check "help example" contains "$tmp/out" "mlcc-run lowered.ir --input x=x.npy --output-dir out/"

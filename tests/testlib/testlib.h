@@ -17,6 +17,9 @@ std::string readFile(const std::string& path);
 
 // Parses `body` after an "mlcc.ir 1" header line and verifies it.
 ir::Module parseVerified(const std::string& body);
+// The same without the verifier: for modules it refuses (say, accesses
+// provably out of bounds) whose run-time errors a test checks.
+ir::Module parseUnverified(const std::string& body);
 
 // A tensor whose element i is offset + scale * (i % 17): varied, small,
 // exactly representable values.

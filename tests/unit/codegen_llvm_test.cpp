@@ -891,3 +891,46 @@ graph @main(%x: f32[n, 3, 10, 10], %w1: f32[8, 3, 3, 3], %b1: f32[1, 8, 1, 1], %
 )");
   expectModuleMatchesForEachN(m, 1e-4, 4);
 }
+
+// --bounds-check: indices read from memory, which no verifier can know. In
+// bounds, the kernel computes as without checks; out of bounds (negative
+// too), the access is skipped and the run fails naming the prim func, block,
+// buffer, indices and shape (also from an outlined parallel loop).
+TEST(CodegenLLVM, BoundsCheck) {
+  const ir::PrimFunc f = parsePrim(R"(prim @gather(%x: f32[12], %idx: i64[4], %y: f32[2, 2]) {
+  for %i in 0..4 parallel {
+    block "gather" (%vi = spatial(4, %i)) {
+      reads(%x[0 +: 12], %idx[%vi])
+      writes(%y[0 +: 2, 0 +: 2])
+      %y[%idx[%vi] / 4, %vi % 2] = %x[%idx[%vi]]
+    }
+  }
+}
+)");
+  codegen::LLVMOptions opts;
+  opts.bounds_check = true;
+  codegen::JitKernel k = codegen::JitKernel::compile(f, opts);
+  std::vector<float> x = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, y(4, -1.0f);
+  std::vector<int64_t> idx = {0, 3, 6, 5};
+  k.run({x.data(), idx.data(), y.data()});
+  EXPECT_EQ(y, (std::vector<float>{0, 3, 6, 5}));
+  auto expectRunError = [&](std::vector<int64_t> bad, const std::string& message) {
+    idx = std::move(bad);
+    try {
+      k.run({x.data(), idx.data(), y.data()});
+      ADD_FAILURE() << "no error; expected " << message;
+    } catch (const mlcc::Error& e) {
+      EXPECT_NE(e.message().find(message), std::string::npos) << e.message();
+    }
+  };
+  expectRunError(
+      {0, 1, 2, 1000000007},
+      "prim func @gather, block \"gather\": load from %x[1000000007] is out of bounds of shape [12]");
+  // The value (the load) comes before the store's address; the first error wins.
+  expectRunError({0, 1, -2, 3}, "block \"gather\": load from %x[-2] is out of bounds of shape [12]");
+  // In bounds of %x, but row 9 / 4 = 2 of %y is not.
+  expectRunError({0, 9, 2, 3}, "block \"gather\": store to %y[2, 1] is out of bounds of shape [2, 2]");
+  // Without the option, no checks are compiled in.
+  EXPECT_EQ(codegen::JitKernel::compile(f).llvmIR().find("mlcc_rt_bounds_error"), std::string::npos);
+  EXPECT_NE(k.llvmIR().find("mlcc_rt_bounds_error"), std::string::npos);
+}

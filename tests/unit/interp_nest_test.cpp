@@ -38,7 +38,9 @@ float r16(float v) {
 }
 
 TEST(InterpNest, OutOfBoundsOnlyAtTheLastInnermostIteration) {
-  auto m = parse(R"(
+  // Provably out of bounds: the verifier refuses it; the interpreter, which
+  // may run unverified modules, reports it at run time.
+  auto m = mlcc::test::parseUnverified(R"(
 prim @f(%x: f32[4, 4], %y: f32[4, 5]) {
   for %i in 0..4 {
     for %j in 0..5 {
@@ -58,6 +60,7 @@ prim @g(%x: f32[16], %y: f32[4, 4]) {
   }
 }
 )");
+  EXPECT_THROW(mlcc::ir::verifyModule(m), mlcc::Error);
   Interpreter interp(m);
   Tensor x = iota(DType::f32, {4, 4}), y = Tensor::zeros(DType::f32, {4, 5});
   std::string e = errorOf([&] { interp.runPrim("f", {&x, &y}); });
@@ -129,7 +132,9 @@ prim @mm(%A: f16[3, 37], %B: f16[37, 5], %C: f16[3, 5]) {
 }
 
 TEST(InterpNest, ReversedIndicesNegativeStrides) {
-  auto m = parse(R"(
+  // Provably out of bounds: the verifier refuses it; the interpreter, which
+  // may run unverified modules, reports it at run time.
+  auto m = mlcc::test::parseUnverified(R"(
 prim @f(%x: f32[4, 6], %w: f32[6], %y: f32[4, 6], %s: f32[4]) {
   for %i in 0..4 {
     for %j in 0..6 {
@@ -155,6 +160,7 @@ prim @g(%x: f32[4], %y: f32[5]) {
   }
 }
 )");
+  EXPECT_THROW(mlcc::ir::verifyModule(m), mlcc::Error);
   Tensor x = iota(DType::f32, {4, 6}, 0.25, -1.0), w = iota(DType::f32, {6}, 1.5, -3.0);
   Tensor y = Tensor::zeros(DType::f32, {4, 6}), s = Tensor::zeros(DType::f32, {4});
   Interpreter interp(m);

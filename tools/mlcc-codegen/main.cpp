@@ -19,7 +19,7 @@
 namespace {
 
 // --target "llvm -mcpu=X": the kind and its options.
-void parseTarget(const std::string& text, std::string& mcpu) {
+void parseTarget(const std::string& text, std::string& mcpu, std::string& mattr) {
   std::istringstream in(text);
   std::string kind, opt;
   in >> kind;
@@ -29,8 +29,10 @@ void parseTarget(const std::string& text, std::string& mcpu) {
   while (in >> opt) {
     if (opt.rfind("-mcpu=", 0) == 0)
       mcpu = opt.substr(6);
+    else if (opt.rfind("-mattr=", 0) == 0)
+      mattr = opt.substr(7);
     else if (opt.rfind("-num-cores=", 0) != 0)  // scheduling only: accepted, ignored here
-      throw bad("unknown llvm target option '" + opt + "' (known: -mcpu=CPU, -num-cores=N)");
+      throw bad("unknown llvm target option '" + opt + "' (known: -mcpu=CPU, -mattr=+F,-G, -num-cores=N)");
   }
 }
 
@@ -51,82 +53,104 @@ Examples:
   mlcc-codegen scheduled.ir --target llvm -o model.o
   mlcc-codegen scheduled.ir --target llvm -o model.o -v          # kernels, memory plan, weights, time
   mlcc-codegen scheduled.ir --target llvm -mcpu=skylake-avx512 -O2 -o model.o
+  mlcc-codegen scheduled.ir --target llvm -mcpu=x86-64-v3 -mattr=-fma -o model.o
   mlcc-codegen scheduled.ir --target llvm --emit ll -o model.ll  # inspect the LLVM IR
   mlcc-codegen scheduled.ir --target llvm --emit asm | less
+  mlcc-codegen scheduled.ir --target llvm --bounds-check -o model.o   # index errors fail the run
   mlcc-link model.o -o model.so)");
-  std::string input, output, target = "llvm", emit_text = "obj", mcpu, entry;
+  std::string input, output, target = "llvm", emit_text = "obj", mcpu, mattr, entry;
   int opt_level = 3;
-  bool verbose = false, quiet = false;
+  bool verbose = false, quiet = false, bounds_check = false;
   app.add_option("input", input, "IR file ('-' or none: stdin)");
   app.add_option("-o,--output", output,
                  "Output file (default: model.o for obj, stdout for ll/asm; '-': stdout)");
   app.add_option("--target", target, "Target: 'llvm' (with options, e.g. 'llvm -mcpu=znver4')")
       ->capture_default_str();
   app.add_option("--mcpu", mcpu, "CPU to compile for (also -mcpu=CPU; default: the host, e.g. with AVX-512)");
+  app.add_option("--mattr", mattr,
+                 "CPU features to add or remove, e.g. +avx2,-fma (also -mattr=...; default: the CPU's)");
   app.add_option("-O", opt_level, "Optimization level 0..3 (-O0 ... -O3)")
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
   app.add_option("--emit", emit_text, "What to write: obj, ll (LLVM IR) or asm")
       ->check(CLI::IsMember({"obj", "ll", "asm"}))
       ->capture_default_str();
+  app.add_flag("--bounds-check", bounds_check,
+               "Check every buffer access at run time: an index out of bounds makes the run fail, naming "
+               "the prim func, buffer and index, instead of corrupting memory (slower)");
   app.add_option("--entry", entry, "The graph function to compile (default: @main or the entry)");
   app.add_flag("-v,--verbose", verbose,
                "Print the kernels, the memory plan, the weights and the compile time");
   app.add_flag("-q,--quiet", quiet, "No progress output");
-  // Accept -mcpu=X (LLVM's spelling) as --mcpu=X.
+  // Accept -mcpu=X and -mattr=F (LLVM's spelling) as --mcpu=X and --mattr=F.
   std::vector<std::string> args(argv, argv + argc);
   for (auto& a : args)
-    if (a.rfind("-mcpu=", 0) == 0) a = "-" + a;
+    if (a.rfind("-mcpu=", 0) == 0 || a.rfind("-mattr=", 0) == 0) a = "-" + a;
   std::vector<char*> argp;
   for (auto& a : args) argp.push_back(a.data());
-  return mlcc::runTool(app, static_cast<int>(argp.size()), argp.data(), [&]() -> int {
-    auto start = std::chrono::steady_clock::now();
-    mlcc::codegen::LLVMOptions opts;
-    parseTarget(target, opts.mcpu);
+  mlcc::codegen::LLVMOptions opts;
+  // The target and the CPU are checked with the command line (also under
+  // --check-args, so mlcc-pipeline rejects a bad -mcpu before running).
+  auto check_target = [&] {
+    parseTarget(target, opts.mcpu, opts.mattr);
     if (!mcpu.empty()) opts.mcpu = mcpu;
-    opts.opt_level = opt_level;
-    opts.entry = entry;
-    const bool show_progress = !quiet && isatty(STDERR_FILENO);
-    if (show_progress)
-      opts.progress = [](const std::string& what) {
-        std::cerr << "\rmlcc-codegen: " << what << "\x1b[K" << std::flush;
-      };
-    auto emit = emit_text == "ll"    ? mlcc::codegen::Emit::ll
-                : emit_text == "asm" ? mlcc::codegen::Emit::asm_text
-                                     : mlcc::codegen::Emit::obj;
-    if (output.empty()) output = emit == mlcc::codegen::Emit::obj ? "model.o" : "-";
-    std::string path = input.empty() ? "-" : input;
-    mlcc::ops::installIrHooks();
-    mlcc::ir::Module m = mlcc::ir::readVerifiedModule(path);
-    mlcc::codegen::CodegenStats st;
+    if (!mattr.empty()) opts.mattr = mattr;
     try {
-      st = mlcc::codegen::compileModule(m, opts, emit, output);
+      mlcc::codegen::checkTargetCpu(opts.mcpu, opts.mattr);
     } catch (const mlcc::Error& e) {
-      if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
-      if (!e.loc().file.empty()) throw;
-      throw mlcc::Error(mlcc::SourceLoc{mlcc::displayName(path), 0, 0}, e.message());
+      const bool from_options = !mcpu.empty() || !mattr.empty();
+      throw mlcc::Error(mlcc::SourceLoc{from_options ? "-mcpu" : "--target", 0, 0}, e.message());
     }
-    if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
-    if (verbose && !quiet) {
-      double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-      std::cerr << "kernels: " << st.kernels << "\n";
-      for (const auto& k : st.kernel_names) std::cerr << "  " << k << "\n";
-      const uint64_t all = st.intermediate_bytes + st.scratch_bytes;
-      std::cerr << "memory plan: " << st.planned_bytes << " bytes planned for " << st.intermediate_bytes
-                << " bytes of intermediates";
-      if (st.scratch_bytes > 0) std::cerr << " + " << st.scratch_bytes << " bytes of kernel scratch";
-      if (all > 0)
-        std::cerr << " (" << std::fixed << std::setprecision(1)
-                  << 100.0 * static_cast<double>(st.planned_bytes) / static_cast<double>(all) << "%)"
-                  << std::defaultfloat;
-      if (!st.dims.empty()) {
-        std::cerr << " for";
-        for (size_t k = 0; k < st.dims.size(); ++k) std::cerr << (k ? ", " : " ") << st.dims[k] << " = 1";
-        std::cerr << " (symbolic dimensions, set at run time)";
-      }
-      std::cerr << "\nembedded weights: " << st.weight_bytes << " bytes\n";
-      std::cerr << "compile time: " << std::fixed << std::setprecision(3) << secs << " s\n";
-    }
-    return 0;
-  });
+  };
+  return mlcc::runTool(
+      app, static_cast<int>(argp.size()), argp.data(),
+      [&]() -> int {
+        auto start = std::chrono::steady_clock::now();
+        opts.opt_level = opt_level;
+        opts.bounds_check = bounds_check;
+        opts.entry = entry;
+        const bool show_progress = !quiet && isatty(STDERR_FILENO);
+        if (show_progress)
+          opts.progress = [](const std::string& what) {
+            std::cerr << "\rmlcc-codegen: " << what << "\x1b[K" << std::flush;
+          };
+        auto emit = emit_text == "ll"    ? mlcc::codegen::Emit::ll
+                    : emit_text == "asm" ? mlcc::codegen::Emit::asm_text
+                                         : mlcc::codegen::Emit::obj;
+        if (output.empty()) output = emit == mlcc::codegen::Emit::obj ? "model.o" : "-";
+        std::string path = input.empty() ? "-" : input;
+        mlcc::ops::installIrHooks();
+        mlcc::ir::Module m = mlcc::ir::readVerifiedModule(path);
+        mlcc::codegen::CodegenStats st;
+        try {
+          st = mlcc::codegen::compileModule(m, opts, emit, output);
+        } catch (const mlcc::Error& e) {
+          if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
+          if (!e.loc().file.empty()) throw;
+          throw mlcc::Error(mlcc::SourceLoc{mlcc::displayName(path), 0, 0}, e.message());
+        }
+        if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
+        if (verbose && !quiet) {
+          double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+          std::cerr << "kernels: " << st.kernels << "\n";
+          for (const auto& k : st.kernel_names) std::cerr << "  " << k << "\n";
+          const uint64_t all = st.intermediate_bytes + st.scratch_bytes;
+          std::cerr << "memory plan: " << st.planned_bytes << " bytes planned for " << st.intermediate_bytes
+                    << " bytes of intermediates";
+          if (st.scratch_bytes > 0) std::cerr << " + " << st.scratch_bytes << " bytes of kernel scratch";
+          if (all > 0)
+            std::cerr << " (" << std::fixed << std::setprecision(1)
+                      << 100.0 * static_cast<double>(st.planned_bytes) / static_cast<double>(all) << "%)"
+                      << std::defaultfloat;
+          if (!st.dims.empty()) {
+            std::cerr << " for";
+            for (size_t k = 0; k < st.dims.size(); ++k) std::cerr << (k ? ", " : " ") << st.dims[k] << " = 1";
+            std::cerr << " (symbolic dimensions, set at run time)";
+          }
+          std::cerr << "\nembedded weights: " << st.weight_bytes << " bytes\n";
+          std::cerr << "compile time: " << std::fixed << std::setprecision(3) << secs << " s\n";
+        }
+        return 0;
+      },
+      check_target);
 }

@@ -88,16 +88,31 @@ void bindUnnamedInput(const std::string& file_path,
   given.emplace(inputs[0].first, file_path);
 }
 
-// Writes each output as DIR/<name>.npy, or prints a summary of each.
+// Writes each output as DIR/<name>.npy, all or none (AtomicFileSet), or
+// prints a summary of each. Two outputs whose names sanitize to the same file
+// are an error (before anything is written).
 void emitOutputs(const std::vector<mlcc::interp::NamedTensor>& outs, const std::string& out_dir, bool quiet,
                  bool verbose) {
   if (!out_dir.empty()) {
-    std::filesystem::create_directories(out_dir);
+    std::map<std::string, std::string> owner;  // file name -> output name
     for (const auto& o : outs) {
-      std::string p = (std::filesystem::path(out_dir) / (sanitize(o.name) + ".npy")).string();
-      mlcc::ir::writeNpyTensor(p, o.tensor);  // bf16 (no numpy dtype) as f32
-      if (verbose) std::cerr << "wrote " << p << "\n";
+      const std::string file = sanitize(o.name) + ".npy";
+      if (auto [it, fresh] = owner.emplace(file, o.name); !fresh)
+        throw mlcc::Error(mlcc::SourceLoc{"--output-dir", 0, 0},
+                          "outputs '" + it->second + "' and '" + o.name + "' would both be written to " +
+                              (std::filesystem::path(out_dir) / file).string() +
+                              " (characters outside [A-Za-z0-9_.-] become '_'); nothing was written");
     }
+    std::filesystem::create_directories(out_dir);
+    mlcc::AtomicFileSet files;
+    std::vector<std::string> paths;
+    for (const auto& o : outs) {
+      paths.push_back((std::filesystem::path(out_dir) / (sanitize(o.name) + ".npy")).string());
+      mlcc::ir::writeNpyTensor(files.add(paths.back()), o.tensor);  // bf16 (no numpy dtype) as f32
+    }
+    files.commit();
+    if (verbose)
+      for (const auto& p : paths) std::cerr << "wrote " << p << "\n";
   } else if (!quiet) {
     for (const auto& o : outs) std::cout << summary(o) << "\n";
   }

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "mlcc/host/elf.h"
+#include "mlcc/host/model_checksum.h"
 #include "mlcc/runtime.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -80,6 +81,8 @@ CompiledModel::CompiledModel(const std::string& path) : impl_(std::make_unique<I
   if (!elf.elf) throw I.error("not a compiled model (not an ELF shared library)");
   if (elf.type == kElfRelocatable)
     throw I.error("an object file, not a compiled model: link it first (mlcc-link model.o -o model.so)");
+  // A truncated or damaged library would crash dlopen or run corrupted code.
+  verifyModelChecksum(path);
   // A path without '/' would be looked up in the library search path.
   const std::string open_path = path.find('/') == std::string::npos ? "./" + path : path;
   I.handle = dlopen(open_path.c_str(), RTLD_NOW | RTLD_LOCAL);

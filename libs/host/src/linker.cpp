@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "mlcc/host/elf.h"
+#include "mlcc/host/model_checksum.h"
 #include "mlcc/host/process.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
@@ -134,6 +135,7 @@ void linkModel(const LinkOptions& options, std::string* log) {
     while (!r.output.empty() && r.output.back() == '\n') r.output.pop_back();
     throw Error(msg + ":\n" + r.output);
   }
+  appendModelChecksum(so.path);
   mode_t mask = umask(0);
   umask(mask);
   chmod(so.path.c_str(), 0777 & ~mask);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "mlcc/support/diagnostic.h"
+#include "mlcc/support/file_io.h"
 #include "mlcc/support/npy.h"
 
 namespace mlcc::ir {
@@ -32,6 +33,12 @@ Tensor readNpyTensor(const std::string& path, const std::string& what) {
 }
 
 void writeNpyTensor(const std::string& path, const Tensor& tensor) {
+  AtomicFileWriter out(path);
+  writeNpyTensor(out, tensor);
+  out.commit();
+}
+
+void writeNpyTensor(AtomicFileWriter& out, const Tensor& tensor) {
   Tensor t = tensor;
   if (t.dtype() == DType::bf16) {
     Tensor f = Tensor::zeros(DType::f32, t.shape());
@@ -43,7 +50,7 @@ void writeNpyTensor(const std::string& path, const Tensor& tensor) {
     if (dt == t.dtype()) a.dtype = d;
   a.shape = t.shape();
   a.data.assign(t.bytes(), t.bytes() + t.nbytes());
-  writeNpy(path, a);
+  writeNpy(out, a);
 }
 
 }  // namespace mlcc::ir

@@ -5,13 +5,15 @@
 //    factories' dtype rules rechecked per node, structural equality of dims;
 //  - GraphChecker: SSA, call targets and types of one graph function;
 //  - PrimChecker: one scope-tracking walk over a prim func, checking the
-//    visibility of variables and buffers, dtypes, accesses and the trace.
+//    visibility of variables and buffers, dtypes, accesses and the trace;
+//    then accesses provably out of bounds (access_bounds.cpp).
 #include "mlcc/ir/verifier.h"
 
 #include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "access_bounds.h"
 #include "mlcc/ir/entry.h"
 #include "mlcc/ir/intrinsics.h"
 #include "mlcc/ir/parser.h"
@@ -912,7 +914,12 @@ class PrimChecker {
 
 void setOpTypeChecker(OpTypeChecker checker) { opTypeCheckerSlot() = std::move(checker); }
 
-void verifyPrimFunc(const PrimFunc& f, const SourceMap* source_map) { PrimChecker(f, source_map).run(); }
+void verifyPrimFunc(const PrimFunc& f, const SourceMap* source_map) {
+  PrimChecker(f, source_map).run();
+  if (auto oob = findOutOfBoundsAccess(f))
+    Reporter(source_map, "prim @" + f.name, &f)
+        .fail(oob->block ? "block " + quoted(oob->block->name) : "", oob->message, {oob->node, oob->stmt});
+}
 
 void verifyModule(const Module& m, const SourceMap* source_map) {
   std::unordered_set<std::string> files;

@@ -2,6 +2,7 @@
 // profiling hooks and errors. Library kernels are in blas.cpp.
 #include <ctime>
 
+#include "mlcc/runtime/bounds_error.h"
 #include "model_state.h"
 
 namespace mlcc::rt {
@@ -41,6 +42,11 @@ void mlcc_rt_kernel_end(mlcc_rt_context* ctx, int32_t kernel_id, int64_t begin_t
 void mlcc_rt_set_error(mlcc_rt_context* ctx, const char* message) {
   std::lock_guard<std::mutex> lk(ctx->error_mu);
   if (ctx->error.empty()) ctx->error = message && *message ? message : "error in the model";
+}
+
+void mlcc_rt_bounds_error(mlcc_rt_context* ctx, const char* access, int32_t rank, const int64_t* index,
+                          const int64_t* shape) {
+  mlcc_rt_set_error(ctx, mlcc::rt::boundsErrorMessage(access, rank, index, shape).c_str());
 }
 
 }  // extern "C"

@@ -180,6 +180,17 @@ void AtomicFileWriter::write(std::span<const std::byte> bytes) {
   write(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
 }
 
+void AtomicFileWriter::finish() {
+  if (committed_ || tmp_path_.empty() || fd_ < 0) return;
+  // Match the permissions a plain open() would give (mkstemp uses 0600).
+  mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd_, 0666 & ~mask);
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail("cannot write output", errno);
+}
+
 void AtomicFileWriter::commit() {
   if (committed_) return;
   if (tmp_path_.empty()) {  // stdout, or a device or FIFO written directly
@@ -191,15 +202,60 @@ void AtomicFileWriter::commit() {
     }
     return;
   }
-  // Match the permissions a plain open() would give (mkstemp uses 0600).
-  mode_t mask = ::umask(0);
-  ::umask(mask);
-  ::fchmod(fd_, 0666 & ~mask);
-  int fd = fd_;
-  fd_ = -1;
-  if (::close(fd) != 0) fail("cannot write output", errno);
+  finish();
   if (std::rename(tmp_path_.c_str(), path_.c_str()) != 0) fail("cannot write output", errno);
   committed_ = true;
+}
+
+AtomicFileSet::~AtomicFileSet() = default;  // the writers remove their temporary files
+
+AtomicFileWriter& AtomicFileSet::add(const std::string& path) {
+  for (const auto& w : writers_)
+    if (w->path_ == path) throw Error(SourceLoc{displayName(path), 0, 0}, "is written twice");
+  writers_.push_back(std::make_unique<AtomicFileWriter>(path));
+  return *writers_.back();
+}
+
+void AtomicFileSet::commit() {
+  for (auto& w : writers_) w->finish();
+  // The previous file at each path, kept (hard-linked) until all are renamed.
+  struct Renamed {
+    AtomicFileWriter* writer;
+    std::string backup;  // empty: there was no file
+  };
+  std::vector<Renamed> done;
+  auto rollback = [&] {
+    for (auto it = done.rbegin(); it != done.rend(); ++it) {
+      const std::string& path = it->writer->path_;
+      if (it->backup.empty())
+        ::unlink(path.c_str());
+      else
+        std::rename(it->backup.c_str(), path.c_str());
+    }
+  };
+  for (auto& w : writers_) {
+    if (w->tmp_path_.empty()) continue;  // stdout, or a device or FIFO written directly
+    std::string backup;
+    struct stat st;
+    if (::lstat(w->path_.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      backup = w->tmp_path_ + ".old";
+      if (::link(w->path_.c_str(), backup.c_str()) != 0) {
+        const int err = errno;
+        rollback();
+        w->fail("cannot replace output", err);
+      }
+    }
+    if (std::rename(w->tmp_path_.c_str(), w->path_.c_str()) != 0) {
+      const int err = errno;
+      if (!backup.empty()) ::unlink(backup.c_str());
+      rollback();
+      w->fail("cannot write output", err);
+    }
+    done.push_back({w.get(), backup});
+  }
+  for (const auto& r : done)
+    if (!r.backup.empty()) ::unlink(r.backup.c_str());
+  for (auto& w : writers_) w->committed_ = true;
 }
 
 }  // namespace mlcc

@@ -272,11 +272,15 @@ std::string serializeNpy(const NpyArray& array) {
   return out;
 }
 
-void writeNpy(const std::string& path, const NpyArray& array) {
-  checkSize(path, array, array.data.size());
-  AtomicFileWriter out(path);
+void writeNpy(AtomicFileWriter& out, const NpyArray& array) {
+  checkSize(out.path(), array, array.data.size());
   out.write(npyHeader(array));
   out.write(std::span<const std::byte>(array.data));
+}
+
+void writeNpy(const std::string& path, const NpyArray& array) {
+  AtomicFileWriter out(path);
+  writeNpy(out, array);
   out.commit();
 }
 

@@ -14,7 +14,8 @@ std::string versionLine(const std::string& tool) {
   return tool + " " + MLCC_VERSION + " (IR format " + std::to_string(MLCC_IR_FORMAT_VERSION) + ")";
 }
 
-int runTool(CLI::App& app, int argc, char** argv, const std::function<int()>& body) {
+int runTool(CLI::App& app, int argc, char** argv, const std::function<int()>& body,
+            const std::function<void()>& check_args_fn) {
   app.set_version_flag("--version", versionLine(app.get_name()));
   bool check_args = false;
   app.add_flag("--check-args", check_args, "Check the command line, then exit 0 (for mlcc-pipeline)")
@@ -25,9 +26,10 @@ int runTool(CLI::App& app, int argc, char** argv, const std::function<int()>& bo
     int code = app.exit(e);  // prints help/version (exit 0) or the usage error
     return code == 0 ? 0 : 2;
   }
-  if (check_args) return 0;
-  trackInputFiles(true);  // no output over an input of this command (file_io.h)
   try {
+    if (check_args_fn) check_args_fn();
+    if (check_args) return 0;
+    trackInputFiles(true);  // no output over an input of this command (file_io.h)
     return body();
   } catch (const CLI::ParseError& e) {  // a usage error found after parsing
     std::cerr << app.get_name() << ": " << e.what() << "\n";

@@ -53,7 +53,8 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
     if (k.prim.empty()) continue;
     progress("kernel " + std::to_string(i + 1) + "/" + std::to_string(plan.kernels.size()) + " @" + k.prim);
     KernelInfo info;
-    llvm::Function* fn = emitKernel(mod, *m.findPrim(k.prim), kernelSymbol(k.prim, used), &info);
+    llvm::Function* fn =
+        emitKernel(mod, *m.findPrim(k.prim), kernelSymbol(k.prim, used), &info, opts.bounds_check);
     fn->setLinkage(llvm::GlobalValue::InternalLinkage);
     functions[k.prim] = fn;
     scratch[k.prim] = info.scratch_bytes;

@@ -9,6 +9,12 @@
 //
 // Alignment: only the natural alignment of the element type is assumed
 // (parameters come from the caller, which need not align them).
+//
+// With bounds checks (LLVMOptions::bounds_check), each access first compares
+// every index with its dimension (unsigned, so negative ones fail too); a
+// failing access is skipped (a load gives 0) after mlcc_rt_bounds_error
+// records the function, block, buffer, indices and shape for the run's error.
+#include <llvm/IR/CFG.h>
 #include <llvm/IR/MDBuilder.h>
 
 #include "llvm/emitter.h"
@@ -78,19 +84,26 @@ void KernelEmitter::collectBuffers() {
 
 namespace {
 
+// The element's address; `done` is set to the block after the access when
+// it is bounds-checked (KernelEmitter::checkBounds), else to null.
 llvm::Value* elementAddress(KernelEmitter& e, const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices,
-                            const BufferBinding& bb) {
+                            const BufferBinding& bb, const char* what, llvm::BasicBlock*& done) {
   if (!bb.base) e.fail("buffer %" + buf->name + " is used outside of its block");
   if (indices.size() != buf->shape.size()) e.fail("wrong number of indices for buffer %" + buf->name);
   llvm::Type* i64 = e.b.getInt64Ty();
-  llvm::Value* off = nullptr;
+  std::vector<llvm::Value*> index, shape;
   for (size_t d = 0; d < indices.size(); ++d) {
     llvm::Value* i = e.expr(indices[d]);
     if (i->getType() != i64) i = e.b.CreateSExt(i, i64);
+    index.push_back(i);
     // A constant dimension, or one of the symbolic dimensions (kernel arguments).
-    llvm::Value* dim = e.cast(e.expr(buf->shape[d]), buf->shape[d]->dtype, ir::DType::i64);
-    off = off ? e.b.CreateAdd(e.b.CreateMul(off, dim, "", false, true), i, "", false, true) : i;
+    shape.push_back(e.cast(e.expr(buf->shape[d]), buf->shape[d]->dtype, ir::DType::i64));
   }
+  done = e.checkBounds(buf, index, shape, what);
+  llvm::Value* off = nullptr;
+  for (size_t d = 0; d < index.size(); ++d)
+    off = off ? e.b.CreateAdd(e.b.CreateMul(off, shape[d], "", false, true), index[d], "", false, true)
+              : index[d];
   if (!off) off = e.b.getInt64(0);
   return e.b.CreateInBoundsGEP(memType(e.ctx, buf->dtype), bb.base, off);
 }
@@ -102,22 +115,65 @@ void tagAccess(llvm::Instruction* inst, const BufferBinding& bb) {
 
 }  // namespace
 
+llvm::BasicBlock* KernelEmitter::checkBounds(const ir::Buffer& buf, const std::vector<llvm::Value*>& index,
+                                             const std::vector<llvm::Value*>& shape, const char* what) {
+  if (!bounds_check || index.empty()) return nullptr;
+  llvm::Value* ok = b.getTrue();
+  for (size_t d = 0; d < index.size(); ++d) ok = b.CreateAnd(ok, b.CreateICmpULT(index[d], shape[d]));
+  auto* bad_bb = llvm::BasicBlock::Create(ctx, "oob." + buf->name, fn);
+  auto* access_bb = llvm::BasicBlock::Create(ctx, "inbounds." + buf->name, fn);
+  auto* done_bb = llvm::BasicBlock::Create(ctx, "access." + buf->name, fn);
+  b.CreateCondBr(ok, access_bb, bad_bb, llvm::MDBuilder(ctx).createBranchWeights(1 << 20, 1));
+  b.SetInsertPoint(bad_bb);
+  llvm::Type* arr = llvm::ArrayType::get(b.getInt64Ty(), index.size());
+  llvm::IRBuilder<> eb(entry, entry->getFirstInsertionPt());
+  llvm::Value* index_arr = eb.CreateAlloca(arr, nullptr, "oob.index");
+  llvm::Value* shape_arr = eb.CreateAlloca(arr, nullptr, "oob.shape");
+  for (size_t d = 0; d < index.size(); ++d) {
+    b.CreateStore(index[d], b.CreateConstInBoundsGEP2_64(arr, index_arr, 0, d));
+    b.CreateStore(shape[d], b.CreateConstInBoundsGEP2_64(arr, shape_arr, 0, d));
+  }
+  std::string access = "prim func @" + func.name;
+  if (!block_name.empty()) access += ", block \"" + block_name + "\"";
+  access += std::string(": ") + what + " %" + buf->name;
+  b.CreateCall(runtimeFunction(mod, "mlcc_rt_bounds_error"),
+               {rt_ctx, b.CreateGlobalStringPtr(access), b.getInt32(static_cast<int32_t>(index.size())),
+                index_arr, shape_arr});
+  b.CreateBr(done_bb);
+  b.SetInsertPoint(access_bb);
+  return done_bb;
+}
+
 llvm::Value* KernelEmitter::load(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices) {
   const BufferBinding& bb = buffers.at(buf.get());
-  llvm::Value* p = elementAddress(*this, buf, indices, bb);
+  llvm::BasicBlock* done = nullptr;
+  llvm::Value* p = elementAddress(*this, buf, indices, bb, "load from", done);
   auto* raw = b.CreateAlignedLoad(memType(ctx, buf->dtype), p, llvm::Align(ir::dtypeBytes(buf->dtype)));
   tagAccess(raw, bb);
+  llvm::Value* v = raw;
+  if (done) {  // out of bounds: 0
+    llvm::BasicBlock* loaded = b.GetInsertBlock();
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+    llvm::PHINode* phi = b.CreatePHI(raw->getType(), 2);
+    phi->addIncoming(raw, loaded);
+    // The failing path is the block that branched to `done` besides `loaded`.
+    for (llvm::BasicBlock* pred : llvm::predecessors(done))
+      if (pred != loaded) phi->addIncoming(llvm::Constant::getNullValue(raw->getType()), pred);
+    v = phi;
+  }
   switch (buf->dtype) {
-    case ir::DType::f16: return f16BitsToFloat(raw);
-    case ir::DType::bf16: return bf16BitsToFloat(raw);
-    case ir::DType::boolean: return b.CreateICmpNE(raw, b.getInt8(0));
-    default: return raw;
+    case ir::DType::f16: return f16BitsToFloat(v);
+    case ir::DType::bf16: return bf16BitsToFloat(v);
+    case ir::DType::boolean: return b.CreateICmpNE(v, b.getInt8(0));
+    default: return v;
   }
 }
 
 void KernelEmitter::store(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices, llvm::Value* v) {
   const BufferBinding& bb = buffers.at(buf.get());
-  llvm::Value* p = elementAddress(*this, buf, indices, bb);
+  llvm::BasicBlock* done = nullptr;
+  llvm::Value* p = elementAddress(*this, buf, indices, bb, "store to", done);
   switch (buf->dtype) {
     case ir::DType::f16: v = floatToF16Bits(v); break;
     case ir::DType::bf16: v = floatToBF16Bits(v); break;
@@ -126,6 +182,10 @@ void KernelEmitter::store(const ir::Buffer& buf, const std::vector<ir::PrimExpr>
   }
   auto* st = b.CreateAlignedStore(v, p, llvm::Align(ir::dtypeBytes(buf->dtype)));
   tagAccess(st, bb);
+  if (done) {
+    b.CreateBr(done);
+    b.SetInsertPoint(done);
+  }
 }
 
 void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level) {

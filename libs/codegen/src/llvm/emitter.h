@@ -58,6 +58,12 @@ class KernelEmitter {
   void collectBuffers();
   llvm::Value* load(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices);
   void store(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices, llvm::Value* v);
+  // With bounds_check: branches to a new block where every index of the
+  // access is within the buffer's shape and returns the block after the
+  // access (where both paths meet), having reported the access through
+  // mlcc_rt_bounds_error on the other path. Without: returns null.
+  llvm::BasicBlock* checkBounds(const ir::Buffer& buf, const std::vector<llvm::Value*>& index,
+                                const std::vector<llvm::Value*>& shape, const char* what);
   // Storage for a function alloc or block alloc_buffer, zeroed: an alloca
   // in the entry block when small, else the next scratch buffer of args
   // (function allocs when info is set; also those of symbolic shape), else
@@ -91,6 +97,7 @@ class KernelEmitter {
   llvm::Value* args = nullptr;           // the kernel's argument array
   std::vector<const ir::VarNode*> dims;  // its symbolic dimensions (kernelDims), after the parameters
   KernelInfo* info = nullptr;            // scratch buffers come from args when set
+  bool bounds_check = false;             // check every access (LLVMOptions::bounds_check)
   llvm::BasicBlock* entry = nullptr;     // where allocas go
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars;
   std::unordered_map<const ir::BufferNode*, BufferBinding> buffers;

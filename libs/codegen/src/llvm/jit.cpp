@@ -77,7 +77,7 @@ JitKernel JitKernel::compile(const ir::PrimFunc& f, const LLVMOptions& opts) {
   mod->setDataLayout(tm->createDataLayout());
   const std::string symbol = "mlcc_jit_kernel";
   KernelInfo info;
-  emitKernel(*mod, f, symbol, &info);
+  emitKernel(*mod, f, symbol, &info, opts.bounds_check);
   impl->params = f.params;
   impl->dims = kernelDims(f);
   impl->sizes = info.scratch_bytes;

@@ -12,6 +12,8 @@
 #include <mutex>
 #include <thread>
 
+#include "mlcc/runtime/bounds_error.h"
+
 namespace mlcc::codegen {
 
 namespace {
@@ -121,11 +123,16 @@ void setError(void* ctx, const char* message) {
   if (c->error.empty()) c->error = message;
 }
 
+void boundsError(void* ctx, const char* access, int32_t rank, const int64_t* index, const int64_t* shape) {
+  setError(ctx, mlcc::rt::boundsErrorMessage(access, rank, index, shape).c_str());
+}
+
 }  // namespace
 
 std::vector<std::pair<const char*, void*>> jitRuntimeSymbols() {
   return {{"mlcc_rt_parallel_for", reinterpret_cast<void*>(&parallelFor)},
-          {"mlcc_rt_set_error", reinterpret_cast<void*>(&setError)}};
+          {"mlcc_rt_set_error", reinterpret_cast<void*>(&setError)},
+          {"mlcc_rt_bounds_error", reinterpret_cast<void*>(&boundsError)}};
 }
 
 }  // namespace mlcc::codegen

@@ -248,9 +248,10 @@ std::vector<const ir::VarNode*> kernelDims(const ir::PrimFunc& f) {
 }
 
 llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol,
-                           KernelInfo* info) {
+                           KernelInfo* info, bool bounds_check) {
   if (info) info->scratch_bytes.clear();
   KernelEmitter e(mod, f);
+  e.bounds_check = bounds_check;
   return e.emit(symbol, info);
 }
 

@@ -35,10 +35,12 @@ struct KernelInfo {
 // dimension k of kernelDims(f) as an int64 (>= 0), and ctx is passed to the
 // runtime (mlcc_rt_parallel_for). Function-level allocations larger than
 // 64 KiB or of symbolic shape are scratch buffers in args when `info` is
-// given (see KernelInfo), else calloc'd and freed on each call. Throws mlcc::Error naming the function (and
-// block) for what it cannot compile.
+// given (see KernelInfo), else calloc'd and freed on each call. With
+// `bounds_check`, every access is checked (LLVMOptions::bounds_check).
+// Throws mlcc::Error naming the function (and block) for what it cannot
+// compile.
 llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::string& symbol,
-                           KernelInfo* info = nullptr);
+                           KernelInfo* info = nullptr, bool bounds_check = false);
 
 // Floor division (or modulo) of i64 values as the IR defines them; a zero
 // divisor gives 0, -1 wraps (emit_expr.cpp).

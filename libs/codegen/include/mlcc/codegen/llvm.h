@@ -30,9 +30,16 @@ namespace mlcc::codegen {
 
 struct LLVMOptions {
   std::string mcpu;     // "" or "native": the host CPU
+  std::string mattr;    // CPU features to add or remove: "+avx2,-fma" ("": the CPU's)
   int opt_level = 3;    // 0..3
   std::string entry;    // the graph function to compile; "": the default entry
   int num_threads = 0;  // JIT only: threads for parallel loops (0: the machine's cores)
+  // Check every buffer access against the buffer's shape: an index out of
+  // bounds skips the access (a load gives 0) and makes the run fail with
+  // "prim func @f, block "b": store to %y[3, 12] is out of bounds of shape
+  // [4, 10]" (mlcc_model_run returns -1 with it in mlcc_last_error(); a
+  // JitKernel::run throws it). Slower; for finding wrong indices.
+  bool bounds_check = false;
   // compileModule only: called with what it starts next ("kernel 3/19 @f",
   // "optimizing", "emitting obj"); tools show it on a terminal.
   std::function<void(const std::string&)> progress;
@@ -55,6 +62,16 @@ struct CodegenStats {
 // BLAS calls or input dimensions that are expressions (`f32[n * 2]`).
 CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
                            const std::string& output_path);
+
+// Throws mlcc::Error unless LLVM can compile 64-bit code for CPU `mcpu`
+// ("" or "native": the host) with features `mattr` ("+avx2,-fma"): an
+// unknown CPU (the message suggests close names and lists common ones), an
+// unknown feature, or a CPU without 64-bit mode. compileModule and
+// JitKernel::compile check their options with it; tools call it while
+// checking their command line.
+void checkTargetCpu(const std::string& mcpu, const std::string& mattr = "");
+// The CPUs LLVM can compile 64-bit code for on this host's architecture.
+std::vector<std::string> validCpuNames();
 
 // The symbolic dimensions of a prim func, which its kernel takes as
 // arguments: the variables that are whole dimensions of its parameters'

@@ -35,8 +35,9 @@ bool isElfFile(const std::string& path);
 
 class CompiledModel {
  public:
-  // dlopens `path` and loads its model; throws mlcc::Error (located at the
-  // file) when it is not a shared library or not an mlcc model.
+  // Verifies mlcc-link's checksum (model_checksum.h), dlopens `path` and
+  // loads its model; throws mlcc::Error (located at the file) when it is
+  // truncated or damaged, not a shared library or not an mlcc model.
   explicit CompiledModel(const std::string& path);
   ~CompiledModel();
   CompiledModel(const CompiledModel&) = delete;

@@ -25,10 +25,9 @@ std::string defaultRuntimeLibrary();
 std::vector<std::string> linkCommand(const LinkOptions& options, const std::string& output_file,
                                      const std::string& version_script);
 
-// Checks the objects, links them into a temporary file next to the output
-// and renames it into place. Throws mlcc::Error (with the linker's messages
-// on a failed link); nothing is left behind on error. With `log`, the
-// command is written to it.
+// Checks the objects, links them into a temporary file next to the output,
+// appends the checksum (model_checksum.h) and renames it into place. Throws mlcc::Error (with the linker's
+// messages on a failed link); nothing is left behind on error. With `log`, the command is written to it.
 void linkModel(const LinkOptions& options, std::string* log = nullptr);
 
 // Throws mlcc::Error unless `path` is a readable ELF relocatable object.

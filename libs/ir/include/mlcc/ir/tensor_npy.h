@@ -6,6 +6,10 @@
 
 #include "mlcc/ir/tensor.h"
 
+namespace mlcc {
+class AtomicFileWriter;
+}
+
 namespace mlcc::ir {
 
 // Reads a .npy file as a tensor of the file's dtype. A numpy dtype that is
@@ -14,5 +18,8 @@ Tensor readNpyTensor(const std::string& path, const std::string& what);
 
 // Writes `t` atomically as a .npy file.
 void writeNpyTensor(const std::string& path, const Tensor& t);
+// Writes `t` as .npy bytes into `out`, which the caller commits (several
+// outputs at once: AtomicFileSet).
+void writeNpyTensor(AtomicFileWriter& out, const Tensor& t);
 
 }  // namespace mlcc::ir

@@ -12,7 +12,9 @@
 // iteration domains are i64; block bindings are expressions of enclosing loop
 // variables only; thread tags are valid; loads/stores have one index per
 // dimension, the buffer's dtype and constant indices within constant
-// bounds; expression dtypes are consistent.
+// bounds; no access is provably out of bounds (an unguarded access under
+// loops of constant extent whose index leaves a constant dimension at some
+// iteration); expression dtypes are consistent.
 #pragma once
 
 #include <functional>

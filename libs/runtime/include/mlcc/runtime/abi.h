@@ -85,6 +85,13 @@ void mlcc_rt_kernel_end(mlcc_rt_context* ctx, int32_t kernel_id, int64_t begin_t
 
 void mlcc_rt_set_error(mlcc_rt_context* ctx, const char* message);
 
+/* A bounds-checked access (mlcc-codegen --bounds-check) out of bounds:
+ * `access` names the function, block, kind and buffer ("prim func @f,
+ * block \"b\": store to %y"); index and shape have `rank` values. Sets the
+ * run's error (the first one wins) as mlcc_rt_set_error does. */
+void mlcc_rt_bounds_error(mlcc_rt_context* ctx, const char* access, int32_t rank, const int64_t* index,
+                          const int64_t* shape);
+
 /* Library kernels for call_extern (pipelines/patterns/blas.yaml), on f32
  * row-major data: out[M, N] = x[M, K] * w[N, K]^T (+ bias[N]) (then relu). */
 void mlcc_rt_blas_dense(mlcc_rt_context* ctx, const float* x, const float* w, const float* bias, float* out,

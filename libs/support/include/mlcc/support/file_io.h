@@ -54,9 +54,13 @@ std::string resolveInside(const std::string& base_dir, const std::string& rel, c
 }  // namespace mlcc
 
 #include <cstddef>
+#include <memory>
 #include <span>
+#include <vector>
 
 namespace mlcc {
+
+class AtomicFileSet;
 
 // Streams an output file into a temporary file beside `path`; commit()
 // renames it into place. Destroying the writer without commit() (say, on an
@@ -78,13 +82,39 @@ class AtomicFileWriter {
   void write(std::span<const std::byte> bytes);
   // Makes the output visible at `path`. No writes are allowed afterwards.
   void commit();
+  const std::string& path() const { return path_; }
 
  private:
+  friend class AtomicFileSet;
+  // Closes the temporary file (commit's first half; throws on failure).
+  void finish();
   void fail(const std::string& what, int err);
   std::string path_;
   std::string tmp_path_;  // empty for stdout and non-regular files (written directly)
   int fd_ = -1;
   bool committed_ = false;
+};
+
+// Several outputs written as one (say, every output of a model): each is
+// written through its own AtomicFileWriter; commit() renames them all into
+// place, or none: when a rename fails, the files renamed before it are put
+// back (the previous file, kept as a hard link until then, or removed when
+// there was none) and the temporary files are removed. Destroying the set
+// without commit() leaves every path as it was. Two writers for the same
+// path are an error.
+class AtomicFileSet {
+ public:
+  AtomicFileSet() = default;
+  ~AtomicFileSet();
+  AtomicFileSet(const AtomicFileSet&) = delete;
+  AtomicFileSet& operator=(const AtomicFileSet&) = delete;
+
+  // The writer of `path` (valid until the set is destroyed).
+  AtomicFileWriter& add(const std::string& path);
+  void commit();
+
+ private:
+  std::vector<std::unique_ptr<AtomicFileWriter>> writers_;
 };
 
 }  // namespace mlcc

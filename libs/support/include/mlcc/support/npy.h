@@ -18,6 +18,8 @@
 
 namespace mlcc {
 
+class AtomicFileWriter;
+
 struct NpyArray {
   std::string dtype;            // numpy descr, e.g. "<f4"
   std::vector<int64_t> shape;   // empty: a 0-d array (one element)
@@ -39,5 +41,7 @@ NpyArray readNpy(const std::string& path);
 std::string serializeNpy(const NpyArray& array);
 // Writes a .npy file atomically ("-" for stdout).
 void writeNpy(const std::string& path, const NpyArray& array);
+// Writes the .npy bytes into `out`, which the caller commits.
+void writeNpy(AtomicFileWriter& out, const NpyArray& array);
 
 }  // namespace mlcc
