@@ -118,7 +118,7 @@ done
 mkdir -p "$tmp/o2/h.npy"
 echo old >"$tmp/o2/y.npy"
 check "second output fails" run 1 "$small/model.so" --input x="$small/x.npy" --output-dir "$tmp/o2"
-check "second output fails: message" contains "$tmp/err" "o2/h.npy: error: cannot write output: Is a directory"
+check "second output fails: message" contains "$tmp/err" "o2/h.npy: error: cannot write the output: is a directory"
 check "second output fails: first kept as it was" bash -c "[[ \$(cat '$tmp/o2/y.npy') == old && \$(ls -A '$tmp/o2' | wc -l) == 2 ]]"
 check "unnamed input: the model's only one" run 0 "$small/model.so" --input "$small/x.npy" --output-dir "$tmp/su"
 check "unnamed input matches numpy" reference "$small" "$tmp/su"

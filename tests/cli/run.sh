@@ -109,7 +109,7 @@ graph @main(%x: f32[2, 3]) -> (f32[2, 3], f32[2, 3]) {
 IR
 mkdir -p "$tmp/o2/c.npy"
 check "second output fails" run 1 "$tmp/two.ir" --seed 1 --output-dir "$tmp/o2"
-check "second output fails: message" contains "$tmp/err" "o2/c.npy: error: cannot write output: Is a directory"
+check "second output fails: message" contains "$tmp/err" "o2/c.npy: error: cannot write the output: is a directory"
 check "second output fails: first not written" absent "$tmp/o2/a_b.npy"
 check "second output fails: no temporary files" bash -c "[[ \$(ls -A '$tmp/o2') == c.npy ]]"
 echo old >"$tmp/o2/a_b.npy"
