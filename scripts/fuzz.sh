@@ -40,6 +40,7 @@ for t in "${targets[@]}"; do
     echo "fuzz_$t: FINDING (see $findings/ and $findings/log.txt)" >&2
     status=1
   fi
-  grep -E '^(stat::number_of_executed_units|stat::peak_rss_mb|#[0-9]+ *DONE)' "$findings/log.txt" >&2 || true
+  # The executions so far (the last status line; -fork=N runs print no final stats).
+  grep -E '^#[0-9]+' "$findings/log.txt" | tail -n 1 >&2 || true
 done
 exit $status
