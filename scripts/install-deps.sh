@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   # toolchain and build
   g++ cmake ninja-build ccache pkg-config clang-format
+  # the fuzz preset (libFuzzer targets of tests/fuzz): clang with its sanitizer runtimes
+  clang-19 libclang-rt-19-dev
   # libraries
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   llvm-19-dev libprotobuf-dev protobuf-compiler libonnx-dev libxgboost-dev libopenblas-dev

@@ -283,7 +283,8 @@ class Loader {
     }
     for (const auto& a : s.args)
       noteFileInput(s, a.substr(a.find('=') == std::string::npos ? 0 : a.find('=') + 1));
-    if (s.is_mlcc_tool) checkArguments(s, n["args"] ? n["args"] : n, key + (n["args"] ? ".args" : ""));
+    if (s.is_mlcc_tool && options_.check_args)
+      checkArguments(s, n["args"] ? n["args"] : n, key + (n["args"] ? ".args" : ""));
     std::sort(s.file_inputs.begin(), s.file_inputs.end());
     s.file_inputs.erase(std::unique(s.file_inputs.begin(), s.file_inputs.end()), s.file_inputs.end());
     return s;

@@ -64,6 +64,9 @@ struct LoadOptions {
   // then PATH.
   std::string tool_dir;
   std::map<std::string, std::string> overrides;  // --set NAME=VALUE (target and vars)
+  // Run each mlcc stage's command line through its tool (`--check-args`).
+  // Off only where no process may be started (the fuzz target).
+  bool check_args = true;
 };
 
 // Reads, validates and expands a pipeline file.
