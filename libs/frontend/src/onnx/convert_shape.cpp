@@ -9,6 +9,7 @@
 
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
+#include "mlcc/support/checked_math.h"
 
 namespace mlcc::frontend::onnx_import {
 
@@ -445,13 +446,17 @@ void registerShapeConverters(ConverterTable& t) {
       const auto& s = x->type.shape;
       if (!ir::asConstInt(s[1], &ch) || !ir::asConstInt(s[2], &h) || !ir::asConstInt(s[3], &w))
         c.fail("needs static C, H and W (bind them with --shape)");
+      // blocksize² and the output's C·b² or H·b, W·b, checked (a crafted blocksize overflowed).
+      const int64_t bb = mulOrThrow(b, b, "blocksize²");
+      const int64_t cbb = mulOrThrow(ch, bb, "the output channels"),
+                    hb = mulOrThrow(h, b, "the output height"), wb = mulOrThrow(w, b, "the output width");
       auto I = [](int64_t v) { return ir::makeInt(v); };
       std::string n = c.outName();
       std::vector<PrimExpr> mid, out;
       std::vector<int64_t> perm;
       if (to_space) {
-        if (ch % (b * b) != 0) c.fail("channels are not a multiple of blocksize²");
-        int64_t oc = ch / (b * b);
+        if (ch % bb != 0) c.fail("channels are not a multiple of blocksize²");
+        int64_t oc = ch / bb;
         if (c.attrStr("mode", "DCR") == "CRD") {
           mid = {s[0], I(oc), I(b), I(b), I(h), I(w)};
           perm = {0, 1, 4, 2, 5, 3};
@@ -461,12 +466,12 @@ void registerShapeConverters(ConverterTable& t) {
         } else {
           c.fail("mode '" + c.attrStr("mode", "") + "' is not supported (DCR, CRD are)");
         }
-        out = {s[0], I(oc), I(h * b), I(w * b)};
+        out = {s[0], I(oc), I(hb), I(wb)};
       } else {
         if (h % b != 0 || w % b != 0) c.fail("H and W are not multiples of blocksize");
         mid = {s[0], I(ch), I(h / b), I(b), I(w / b), I(b)};
         perm = {0, 3, 5, 1, 2, 4};
-        out = {s[0], I(ch * b * b), I(h / b), I(w / b)};
+        out = {s[0], I(cbb), I(h / b), I(w / b)};
       }
       auto r = reshapeTo(c, x, mid, n + "_split");
       auto p = c.im.emit("permute_dims", {r}, {{"axes", ir::AttrValue::ints(perm)}}, n + "_perm");
