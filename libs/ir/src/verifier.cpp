@@ -295,9 +295,8 @@ std::string dimError(const PrimExpr& d, const std::unordered_set<const VarNode*>
   return error;
 }
 
-// Why a tensor of `dtype` and `shape` cannot exist: a negative constant
-// dimension, or constant dimensions whose size in bytes overflows int64
-// (checked_math.h; symbolic dimensions are not counted). "" when it can.
+}  // namespace
+
 std::string sizeError(DType dtype, const std::vector<PrimExpr>& shape) {
   std::vector<int64_t> dims;
   for (const auto& d : shape) {
@@ -309,6 +308,15 @@ std::string sizeError(DType dtype, const std::vector<PrimExpr>& shape) {
   if (checkedByteSize(dims, dtypeBytes(dtype))) return {};
   return shapeText(dtype, shape) + " is too large: its size in bytes overflows a 64-bit integer";
 }
+
+std::string typeSizeError(const Type& t) {
+  if (!t.isTuple()) return sizeError(t.dtype, t.shape);
+  for (const auto& f : t.fields)
+    if (std::string e = typeSizeError(f); !e.empty()) return e;
+  return {};
+}
+
+namespace {
 
 // The byte size of a static shape, or -1 when a dimension is symbolic (or the
 // shape has no valid size: see sizeError).

@@ -200,13 +200,15 @@ BatchPlan planBatches(const std::vector<int64_t>& abatch, const std::vector<int6
 template <class T>
 void intGemm(int64_t M, int64_t N, int64_t K, const T* a, int64_t a_rs, int64_t a_cs, const T* b,
              int64_t b_rs, int64_t b_cs, T* c) {
-  std::vector<int64_t> row(static_cast<size_t>(N));
+  // Accumulated modulo 2^64 (unsigned), as integer MatMul wraps, without signed overflow.
+  std::vector<uint64_t> row(static_cast<size_t>(N));
   for (int64_t i = 0; i < M; ++i) {
     std::fill(row.begin(), row.end(), 0);
     for (int64_t k = 0; k < K; ++k) {
-      int64_t av = a[i * a_rs + k * a_cs];
+      const auto av = static_cast<uint64_t>(static_cast<int64_t>(a[i * a_rs + k * a_cs]));
       const T* brow = b + k * b_rs;
-      for (int64_t j = 0; j < N; ++j) row[j] += av * static_cast<int64_t>(brow[j * b_cs]);
+      for (int64_t j = 0; j < N; ++j)
+        row[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j * b_cs]));
     }
     for (int64_t j = 0; j < N; ++j) c[i * N + j] = static_cast<T>(static_cast<uint64_t>(row[j]));
   }

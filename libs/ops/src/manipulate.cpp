@@ -148,9 +148,10 @@ std::vector<Tensor> computePermute(const std::vector<Tensor>& inputs, const ir::
   std::vector<int64_t> perm = permutation(tensorType(x), attrs);
   std::vector<int64_t> strides = rowMajorStrides(x.shape());
   std::vector<int64_t> out_shape;
+  for (int64_t a : perm) out_shape.push_back(x.shape()[a]);
+  if (x.numel() == 0) return {Tensor::zeros(x.dtype(), out_shape)};  // no tables for huge empty dims
   std::vector<std::vector<int64_t>> tables;
   for (int64_t a : perm) {
-    out_shape.push_back(x.shape()[a]);
     tables.emplace_back();
     for (int64_t i = 0; i < x.shape()[a]; ++i) tables.back().push_back(i * strides[a]);
   }
@@ -415,6 +416,15 @@ Type inferStridedSlice(const std::vector<Type>& inputs, const ir::Attrs& attrs) 
 
 std::vector<Tensor> computeStridedSlice(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
   const Tensor& x = inputs[0];
+  if (x.numel() == 0) {  // an empty slice of an empty tensor (whose other dims may be huge: no tables)
+    std::vector<int64_t> out_shape = x.shape();
+    for (const SliceAxis& s : sliceAxes(x.rank(), attrs)) {
+      int64_t start, count;
+      sliceRange(x.shape()[s.axis], s, &start, &count);
+      out_shape[s.axis] = count;
+    }
+    return {Tensor::zeros(x.dtype(), out_shape)};
+  }
   std::vector<std::vector<int64_t>> tables = identityTables(x.shape());
   std::vector<int64_t> strides = rowMajorStrides(x.shape());
   std::vector<int64_t> out_shape = x.shape();

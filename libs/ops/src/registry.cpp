@@ -146,7 +146,11 @@ ir::Type inferOpType(const std::string& op, const std::vector<ir::Type>& inputs,
   const OpDef& def = checkedOp(op, inputs.size());
   ir::Attrs full = normalizeAttrs(def, attrs);
   try {
-    return def.infer(inputs, full);
+    ir::Type out = def.infer(inputs, full);
+    // A result no tensor can have (from crafted attributes or shapes) is an
+    // error here, where the op is known, not a module the verifier refuses.
+    if (std::string e = ir::typeSizeError(out); !e.empty()) throw Error("the result " + e);
+    return out;
   } catch (const Error& e) {
     std::string msg = e.message();
     if (msg.rfind("op '" + op + "'", 0) == 0) throw;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "mlcc/ir/structural.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::ops {
@@ -25,16 +26,19 @@ bool isConstDim(const PrimExpr& d, int64_t value) {
 
 PrimExpr dimAdd(const PrimExpr& a, const PrimExpr& b) {
   int64_t x, y;
-  if (constOf(a, &x) && constOf(b, &y)) return dimConst(x + y);
+  if (constOf(a, &x) && constOf(b, &y)) return dimConst(addOrThrow(x, y, "a dimension"));
   if (isConstDim(a, 0)) return b;
   if (isConstDim(b, 0)) return a;
-  if (constOf(b, &y) && y < 0) return ir::makeBinary(BinaryOp::Sub, a, dimConst(-y));
+  if (constOf(b, &y) && y < 0 && y != INT64_MIN) return ir::makeBinary(BinaryOp::Sub, a, dimConst(-y));
   return ir::makeBinary(BinaryOp::Add, a, b);
 }
 
 PrimExpr dimSub(const PrimExpr& a, const PrimExpr& b) {
   int64_t x, y;
-  if (constOf(a, &x) && constOf(b, &y)) return dimConst(x - y);
+  if (constOf(a, &x) && constOf(b, &y)) {
+    if (y == INT64_MIN) throw Error("a dimension overflows");
+    return dimConst(addOrThrow(x, -y, "a dimension"));
+  }
   if (isConstDim(b, 0)) return a;
   if (dimEqual(a, b)) return dimConst(0);
   // (e + c1) - c2 -> e + (c1 - c2)
@@ -42,7 +46,8 @@ PrimExpr dimSub(const PrimExpr& a, const PrimExpr& b) {
     if (const auto* bin = a->as<ir::BinaryNode>();
         bin && (bin->op == BinaryOp::Add || bin->op == BinaryOp::Sub)) {
       int64_t c1;
-      if (constOf(bin->b, &c1)) return dimAdd(bin->a, dimConst((bin->op == BinaryOp::Add ? c1 : -c1) - y));
+      if (constOf(bin->b, &c1) && c1 != INT64_MIN && y != INT64_MIN)
+        return dimAdd(bin->a, dimConst(addOrThrow(bin->op == BinaryOp::Add ? c1 : -c1, -y, "a dimension")));
     }
   }
   return ir::makeBinary(BinaryOp::Sub, a, b);
@@ -50,7 +55,7 @@ PrimExpr dimSub(const PrimExpr& a, const PrimExpr& b) {
 
 PrimExpr dimMul(const PrimExpr& a, const PrimExpr& b) {
   int64_t x, y;
-  if (constOf(a, &x) && constOf(b, &y)) return dimConst(x * y);
+  if (constOf(a, &x) && constOf(b, &y)) return dimConst(mulOrThrow(x, y, "a dimension"));
   if (isConstDim(a, 1)) return b;
   if (isConstDim(b, 1)) return a;
   if (isConstDim(a, 0) || isConstDim(b, 0)) return dimConst(0);

@@ -241,10 +241,10 @@ void registerNNConverters(ConverterTable& t) {
     if (c.hasInput(2)) {
       bias = c.in(2);
     } else {
-      std::vector<int64_t> shape;
-      if (!ops::staticShape(scale->type.shape, &shape))
-        c.fail("LayerNormalization without bias needs a static scale");
-      bias = c.im.constant(ir::Tensor::zeros(scale->type.dtype, shape), c.outName() + "_zero_bias");
+      // Zeros shaped like scale: a scalar broadcast (no allocation of a crafted size).
+      auto zero = c.im.scalar(scale->type.dtype, 0.0, c.outName() + "_zero");
+      bias = c.im.emit("broadcast_to", {zero}, {{"shape", dimsAttr(scale->type.shape)}},
+                       c.outName() + "_zero_bias");
     }
     if (c.attrInt("stash_type", 1) != 1 && x->type.dtype != ir::DType::f32)
       c.fail("stash_type other than float is not supported");

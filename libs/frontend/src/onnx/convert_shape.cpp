@@ -296,8 +296,11 @@ void registerShapeConverters(ConverterTable& t) {
       if (!ir::asConstInt(x->type.shape[static_cast<size_t>(axis)], &dim))
         c.fail("an even split needs a static dimension");
       int64_t parts = c.attrInt("num_outputs", static_cast<int64_t>(n));
-      int64_t each = (dim + parts - 1) / parts;
-      for (int64_t i = 0; i < parts; ++i) sizes.push_back(std::min(each, dim - i * each));
+      if (parts != static_cast<int64_t>(n))
+        c.fail("num_outputs = " + std::to_string(parts) + " for " + std::to_string(n) + " outputs");
+      int64_t each = dim / parts + (dim % parts != 0 ? 1 : 0);
+      for (int64_t i = 0; i < parts; ++i)
+        sizes.push_back(std::max<int64_t>(0, std::min(each, dim - i * each)));
     }
     if (sizes.size() != n)
       c.fail(std::to_string(sizes.size()) + " split sizes for " + std::to_string(n) + " outputs");

@@ -173,7 +173,12 @@ ValuePtr Importer::emit(const std::string& op, const std::vector<ValuePtr>& args
   for (const auto& a : args) {
     types.push_back(a->type);
     all_const = all_const && a->constant.has_value();
-    if (a->constant) elems = saturatingAdd(elems, a->constant->numel());
+    if (a->constant) {
+      elems = saturatingAdd(elems, a->constant->numel());
+      // Reference kernels index per dimension: an empty constant with a huge
+      // dimension is as costly as a huge one.
+      for (int64_t d : a->constant->shape()) elems = saturatingAdd(elems, d);
+    }
   }
   ir::Type type = ops::inferOpType(op, types, attrs);
   std::vector<int64_t> out_shape;

@@ -18,6 +18,8 @@
 #pragma once
 
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "mlcc/ir/module.h"
 
@@ -29,6 +31,13 @@ struct SourceMap;
 // block or variable), with a source location when `source_map` knows it.
 void verifyModule(const Module& m, const SourceMap* source_map = nullptr);
 void verifyPrimFunc(const PrimFunc& f, const SourceMap* source_map = nullptr);
+
+// Why a tensor of `dtype` and `shape` cannot exist: a negative constant
+// dimension, or constant dimensions whose size in bytes overflows int64
+// (checked_math.h; symbolic dimensions are not counted). "" when it can.
+// typeSizeError: the same for a tensor or every field of a tuple.
+std::string sizeError(DType dtype, const std::vector<PrimExpr>& shape);
+std::string typeSizeError(const Type& t);
 
 // Op-specific type checking of `Op` bindings, registered by libs/ops once the
 // op registry exists. verifyModule calls it for each Op binding after the
