@@ -58,6 +58,9 @@ Spatial spatial2d(NodeCtx& c, const ValuePtr& x, std::vector<int64_t> kernel, bo
   s.strides = c.attrInts("strides", std::vector<int64_t>(k, 1));
   s.dil = c.attrInts("dilations", std::vector<int64_t>(k, 1));
   if (s.strides.size() != k || s.dil.size() != k) c.fail("strides/dilations do not match the kernel rank");
+  for (size_t i = 0; i < k; ++i)
+    if (s.strides[i] <= 0 || s.dil[i] <= 0 || kernel[i] <= 0)
+      c.fail("kernel_shape, strides and dilations must be positive");
   s.pads = resolvePads(c, x, kernel, s.strides, s.dil);
   s.kernel = kernel;
   if (k == 1) {
