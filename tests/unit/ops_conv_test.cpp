@@ -105,7 +105,7 @@ TEST(OpsConv, Errors) {
   EXPECT_EQ(inferError("conv2d", {t({1, 4, 8, 8}), t({6, 4, 3, 3})}, {{"strides", AttrValue::ints({1})}}),
             "op 'conv2d': attribute 'strides' must have 2 items, not 1");
   EXPECT_EQ(inferError("conv2d", {t({1, 4, 8, 8}), t({6, 4, 3, 3})}, {{"strides", AttrValue::ints({0, 1})}}),
-            "op 'conv2d': attribute 'strides' items must be >= 1, not 0");
+            "op 'conv2d': attribute 'strides' items must be between 1 and 2147483648, not 0");
   EXPECT_EQ(inferError("conv2d", {t({1, 4, 8, 8}), t({6, 4, 3, 3})}, {{"groups", AttrValue(int64_t{0})}}),
             "op 'conv2d': attribute 'groups' must be >= 1, not 0");
   EXPECT_EQ(inferError("conv2d", {t({1, 4, 8, 8}), t({6, 4, 3, 3})}, {{"padding", AttrValue::ints({1, 1})}}),

@@ -6,6 +6,7 @@
 #include "legalize_util_nn.h"
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/te.h"
+#include "mlcc/support/checked_math.h"
 #include "nn_util.h"
 #include "op_families.h"
 
@@ -62,8 +63,11 @@ void checkPositive(const PrimExpr& d, const char* op, const std::string& what) {
 // (in + c) / stride so that a symbolic `h` with "same" padding stays `h`.
 PrimExpr convOutDim(const PrimExpr& in, const PrimExpr& k, int64_t pad, int64_t stride, int64_t dilation) {
   int64_t kc;
-  if (ir::asConstInt(k, &kc))
-    return dimFloorDiv(dimAdd(in, dimConst(pad - dilation * (kc - 1) - 1 + stride)), dimConst(stride));
+  if (ir::asConstInt(k, &kc)) {
+    const int64_t window =
+        mulOrThrow(dilation, kc - 1, "the dilated window");  // checked: kc comes from a shape
+    return dimFloorDiv(dimAdd(in, dimConst(pad + stride - 1 - window)), dimConst(stride));
+  }
   PrimExpr eff = dimAdd(dimMul(dimSub(k, dimConst(1)), dimConst(dilation)), dimConst(1));
   PrimExpr span = dimSub(dimAdd(in, dimConst(pad)), eff);
   return dimAdd(dimFloorDiv(span, dimConst(stride)), dimConst(1));

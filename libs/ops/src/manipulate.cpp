@@ -10,6 +10,7 @@
 #include "legalize_util_mv.h"
 #include "manipulate_util.h"
 #include "mlcc/ir/builder.h"
+#include "mlcc/support/checked_math.h"
 #include "op_families.h"
 
 namespace mlcc::ops {
@@ -221,6 +222,8 @@ Type inferBroadcastTo(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
 std::vector<Tensor> computeBroadcastTo(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
   const Tensor& x = inputs[0];
   std::vector<int64_t> out_shape = staticResult(inferBroadcastTo({tensorType(x)}, attrs), "broadcast_to");
+  if (elementCount(out_shape) == 0)
+    return {Tensor::zeros(x.dtype(), out_shape)};  // no tables for huge empty dims
   std::vector<int64_t> strides = rowMajorStrides(x.shape());
   size_t lead = out_shape.size() - x.shape().size();
   std::vector<std::vector<int64_t>> tables(out_shape.size());
@@ -296,7 +299,7 @@ Type inferSplit(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) throw opError("split", "sizes " + intsText(sizes) + " has a negative size");
-    total += s;
+    total = addOrThrow(total, s, "the split sizes' sum");
   }
   int64_t dim;
   if (ir::asConstInt(x.shape[axis], &dim) && dim != total)
@@ -504,9 +507,9 @@ Type inferPad(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
                              " entries (all begins, then all ends) for " + ir::printType(x));
   Shape shape;
   for (size_t d = 0; d < rank; ++d) {
-    int64_t extra = pads[d] + pads[d + rank], dim;
+    int64_t extra = addOrThrow(pads[d], pads[d + rank], "pad_width"), dim;
     if (ir::asConstInt(x.shape[d], &dim)) {
-      if (dim + extra < 0)
+      if (addOrThrow(dim, extra, "the padded dimension") < 0)
         throw opError("pad", "pad_width " + intsText(pads) + " removes more than axis " + std::to_string(d) +
                                  " of " + ir::printType(x) + " holds");
       if (dim == 0 && mode != "constant" && (pads[d] > 0 || pads[d + rank] > 0))

@@ -49,10 +49,13 @@ inline std::vector<int64_t> intsAttr(const ir::Attrs& attrs, const char* name, c
   if (v.size() != size)
     fail(op, std::string("attribute '") + name + "' must have " + std::to_string(size) + " items, not " +
                  std::to_string(v.size()));
+  // Window sizes, strides, dilations and paddings are bounded (2^31), so the
+  // window arithmetic on any valid dimension cannot overflow.
+  constexpr int64_t kMax = int64_t{1} << 31;
   for (int64_t x : v)
-    if (x < min)
-      fail(op, std::string("attribute '") + name + "' items must be >= " + std::to_string(min) + ", not " +
-                   std::to_string(x));
+    if (x < min || x > kMax)
+      fail(op, std::string("attribute '") + name + "' items must be between " + std::to_string(min) +
+                   " and " + std::to_string(kMax) + ", not " + std::to_string(x));
   return v;
 }
 

@@ -7,6 +7,7 @@
 #include "legalize_util_nn.h"
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/te.h"
+#include "mlcc/support/checked_math.h"
 #include "nn_util.h"
 #include "op_families.h"
 
@@ -47,10 +48,11 @@ PoolAttrs poolAttrs(const ir::Attrs& attrs, const char* op, bool avg) {
 // The output size of one spatial axis, with PyTorch's ceil_mode rule: the
 // last window must start inside the input or the leading padding.
 int64_t poolOutSize(int64_t in, int64_t k, int64_t s, int64_t pbeg, int64_t pend, int64_t d, bool ceil_mode) {
-  int64_t span = in + pbeg + pend - (d * (k - 1) + 1);
+  int64_t span =
+      addOrThrow(addOrThrow(in, pbeg, "the padded input"), pend, "the padded input") - (d * (k - 1) + 1);
   if (span < 0) return 0;
   int64_t out = (ceil_mode ? (span + s - 1) / s : span / s) + 1;
-  if (ceil_mode && (out - 1) * s >= in + pbeg) --out;
+  if (ceil_mode && (out - 1) * s >= in + pbeg) --out;  // in + pbeg checked above
   return out;
 }
 
@@ -59,8 +61,9 @@ PrimExpr poolOutDim(const PrimExpr& in, int64_t k, int64_t s, int64_t pbeg, int6
   int64_t eff = d * (k - 1) + 1;
   int64_t c;
   if (ir::asConstInt(in, &c)) {
-    if (c + pbeg + pend < eff)
-      fail(op, std::string("the padded input ") + axis + " " + std::to_string(c + pbeg + pend) +
+    const int64_t padded = addOrThrow(addOrThrow(c, pbeg, "the padded input"), pend, "the padded input");
+    if (padded < eff)
+      fail(op, std::string("the padded input ") + axis + " " + std::to_string(padded) +
                    " is smaller than the (dilated) window " + std::to_string(eff));
     return dimConst(poolOutSize(c, k, s, pbeg, pend, d, ceil_mode));
   }

@@ -5,6 +5,7 @@
 // BatchNormalization, LayerNormalization, InstanceNormalization, Dropout.
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
+#include "mlcc/support/checked_math.h"
 
 namespace mlcc::frontend::onnx_import {
 
@@ -34,8 +35,16 @@ std::vector<int64_t> resolvePads(NodeCtx& c, const ValuePtr& x, const std::vecto
   std::vector<int64_t> pads(2 * k);
   for (size_t i = 0; i < k; ++i) {
     int64_t in = staticDim(c, x->type.shape[2 + i], "auto_pad SAME");
-    int64_t out = (in + strides[i] - 1) / strides[i];
-    int64_t total = std::max<int64_t>(0, (out - 1) * strides[i] + (kernel[i] - 1) * dil[i] + 1 - in);
+    if (strides[i] <= 0 || dil[i] <= 0 || kernel[i] <= 0)
+      c.fail("kernel_shape, strides and dilations must be positive");
+    int64_t out = in / strides[i] + (in % strides[i] != 0 ? 1 : 0);
+    // (out - 1) * stride + (kernel - 1) * dilation + 1 - in, checked (crafted attributes overflowed).
+    int64_t span =
+        addOrThrow(mulOrThrow(std::max<int64_t>(out - 1, 0), strides[i], "auto_pad SAME's padding"),
+                   addOrThrow(mulOrThrow(kernel[i] - 1, dil[i], "auto_pad SAME's padding"), 1,
+                              "auto_pad SAME's padding"),
+                   "auto_pad SAME's padding");
+    int64_t total = std::max<int64_t>(0, span - in);
     int64_t small = total / 2, big = total - small;
     pads[i] = auto_pad == "SAME_UPPER" ? small : big;
     pads[k + i] = auto_pad == "SAME_UPPER" ? big : small;

@@ -304,6 +304,11 @@ void registerShapeConverters(ConverterTable& t) {
     }
     if (sizes.size() != n)
       c.fail(std::to_string(sizes.size()) + " split sizes for " + std::to_string(n) + " outputs");
+    int64_t total = 0;  // checked: the begins and ends below are its partial sums
+    for (int64_t sz : sizes) {
+      if (sz < 0) c.fail("a split size is negative");
+      total = addOrThrow(total, sz, "the split sizes' sum");
+    }
     if (n == 1) return {x};
     if (x->constant) {
       // Fold a constant input part by part (a tuple is never folded), so that
