@@ -14,23 +14,8 @@
 #include "mlcc/transform/pass.h"
 
 namespace {
-
-const char* kGraph = R"(mlcc.ir 1
-
-graph @main(%x: f32[4, 32], %w: f32[64, 32], %b: f32[64], %k: f32[8, 3, 3, 3], %im: f32[1, 3, 10, 10]) -> (f32[4, 64], f32[1, 8, 8, 8]) {
-  dataflow {
-    %d: f32[4, 64] = dense(%x, %w)
-    %a: f32[4, 64] = add(%d, %b)
-    %r: f32[4, 64] = relu(%a)
-    %c: f32[1, 8, 8, 8] = conv2d(%im, %k)
-    %cr: f32[1, 8, 8, 8] = relu(%c)
-  }
-  return (%r, %cr)
-}
-)";
-
 mlcc::ir::Module legalized() {
-  mlcc::ir::Module m = mlcc::ir::parseModule(kGraph, "graph.ir");
+  mlcc::ir::Module m = mlcc::ir::parseModule(mlcc::fuzz::kDenseConvGraph, "graph.ir");
   mlcc::transform::PassContext ctx;
   mlcc::transform::runPipeline(m, mlcc::transform::parsePipeline("fuse-ops,legalize"), ctx);
   return m;
