@@ -291,6 +291,7 @@ void registerShapeConverters(ConverterTable& t) {
       sizes = c.attrInts("split");
     }
     size_t n = c.numOutputs();
+    if (n == 0) c.fail("Split has no outputs");
     if (sizes.empty()) {
       int64_t dim;
       if (!ir::asConstInt(x->type.shape[static_cast<size_t>(axis)], &dim))

@@ -84,6 +84,12 @@ std::optional<std::vector<int64_t>> NodeCtx::maybeConstInts(size_t i) const {
 }
 
 std::vector<int64_t> NodeCtx::constInts(size_t i, const char* what) const {
+  // Axes, pads, shapes, sizes: one value per dimension or output, so a list
+  // longer than any rank is a malformed model (and would become a huge attribute).
+  if (hasInput(i) && inputs[i]->constant && inputs[i]->constant->numel() > kMaxIntListElements)
+    fail(std::string(what) + " (input " + std::to_string(i) + ") has " +
+         std::to_string(inputs[i]->constant->numel()) + " elements; at most " +
+         std::to_string(kMaxIntListElements) + " are supported");
   auto v = maybeConstInts(i);
   if (!v) fail(std::string(what) + " (input " + std::to_string(i) + ") must be a constant integer tensor");
   return *v;

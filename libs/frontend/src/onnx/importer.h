@@ -39,6 +39,8 @@ using ValuePtr = std::shared_ptr<Value>;
 // ops, ConstantOfShape, Range, masks): a larger result stays an op or is
 // refused, so that a tiny model cannot make the importer allocate gigabytes.
 inline constexpr int64_t kMaxComputedElements = int64_t{1} << 24;
+// The longest integer list input (axes, pads, shape, split sizes...) the importer reads.
+inline constexpr int64_t kMaxIntListElements = 4096;
 // Throws (naming `what`) when a computed constant of `shape` would exceed
 // kMaxComputedElements (or its size overflows).
 void checkComputedSize(const std::vector<int64_t>& shape, const std::string& what);
