@@ -12,6 +12,8 @@ packages=(
   # libraries
   libcli11-dev libyaml-cpp-dev nlohmann-json3-dev libgtest-dev libgmock-dev
   llvm-19-dev libprotobuf-dev protobuf-compiler libonnx-dev libxgboost-dev libopenblas-dev
+  # text tests (tests/lit): lit, FileCheck, not, count and split-file
+  llvm-19-tools
   # test models and reference outputs (run with /usr/bin/python3)
   python3 python3-numpy python3-torch python3-torchvision python3-onnx python3-jsonschema
   python3-yaml  # tests/cli/schemas.sh: the YAML files against their schemas
