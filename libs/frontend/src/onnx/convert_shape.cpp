@@ -107,8 +107,12 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
   if (!scales.empty()) {
     if (scales.size() != 4) c.fail("scales must have 4 values");
     if (scales[0] != 1.0 || scales[1] != 1.0) c.fail("only the spatial dimensions may be scaled");
-    for (size_t i = 0; i < 2; ++i)
-      size[i] = static_cast<int64_t>(std::floor(static_cast<double>(in[2 + i]) * scales[2 + i]));
+    for (size_t i = 0; i < 2; ++i) {
+      const double scaled = std::floor(static_cast<double>(in[2 + i]) * scales[2 + i]);
+      if (!(scaled >= 0 && scaled <= static_cast<double>(kMaxComputedElements)))  // also NaN
+        c.fail("scale " + std::to_string(scales[2 + i]) + " gives an output size out of range");
+      size[i] = static_cast<int64_t>(scaled);
+    }
   } else if (!upsample && c.hasInput(sizes_i)) {
     // Exporters build sizes as Concat(Shape(x)[:2], [oh, ow]): with a
     // symbolic batch only the spatial entries are constants.
@@ -157,7 +161,8 @@ void registerShapeConverters(ConverterTable& t) {
   };
   t["Range"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     for (size_t i = 0; i < 3; ++i)
-      if (!c.in(i)->constant) c.fail("start, limit and delta must be constants");
+      if (!c.in(i)->constant || c.in(i)->constant->numel() != 1)
+        c.fail("start, limit and delta must be constants with one element");
     double start = c.in(0)->constant->at(0), limit = c.in(1)->constant->at(0),
            delta = c.in(2)->constant->at(0);
     if (delta == 0) c.fail("delta is 0");
@@ -169,7 +174,8 @@ void registerShapeConverters(ConverterTable& t) {
     ir::Tensor out = ir::Tensor::zeros(c.in(0)->type.dtype, {n});
     if (out.dtype() == ir::DType::i64) {
       int64_t s = intElements(*c.in(0)->constant)[0], d = intElements(*c.in(2)->constant)[0];
-      for (int64_t i = 0; i < n; ++i) out.mutableData<int64_t>()[i] = s + i * d;
+      for (int64_t i = 0; i < n; ++i)
+        out.mutableData<int64_t>()[i] = addOrThrow(s, mulOrThrow(i, d, "a Range element"), "a Range element");
     } else {
       for (int64_t i = 0; i < n; ++i) out.set(i, start + static_cast<double>(i) * delta);
     }
