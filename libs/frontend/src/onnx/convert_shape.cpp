@@ -447,7 +447,7 @@ void registerShapeConverters(ConverterTable& t) {
     checkComputedSize(shape, "the result");
     ir::Tensor out = ir::Tensor::zeros(dt, shape);
     for (int64_t i = 0; i < shape[0]; ++i)
-      if (i + k >= 0 && i + k < shape[1]) out.set(i * shape[1] + i + k, 1.0);
+      if (k >= -i && k < shape[1] - i) out.set(i * shape[1] + i + k, 1.0);  // 0 <= i + k < cols, no overflow
     return {c.im.constant(std::move(out), c.outName())};
   };
   for (const char* op : {"DepthToSpace", "SpaceToDepth"}) {

@@ -42,7 +42,7 @@ inline constexpr int64_t kMaxComputedElements = int64_t{1} << 24;
 // The longest integer list input (axes, pads, shape, split sizes...) the importer reads.
 inline constexpr int64_t kMaxIntListElements = 4096;
 // Throws (naming `what`) when a computed constant of `shape` would exceed
-// kMaxComputedElements (or its size overflows).
+// kMaxComputedElements, or have a dimension over it (or its size overflows).
 void checkComputedSize(const std::vector<int64_t>& shape, const std::string& what);
 
 // --- tensors.cpp ---

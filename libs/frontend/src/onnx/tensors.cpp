@@ -52,6 +52,12 @@ void checkComputedSize(const std::vector<int64_t>& shape, const std::string& wha
     throw Error(what + " would have " + std::to_string(*n) +
                 " elements; the importer computes constants of at most " +
                 std::to_string(kMaxComputedElements));
+  // Loops over one dimension of an empty tensor cost as much as its elements.
+  for (int64_t d : shape)
+    if (d > kMaxComputedElements)
+      throw Error(what + " would have a dimension of " + std::to_string(d) +
+                  "; the importer computes constants with dimensions of at most " +
+                  std::to_string(kMaxComputedElements));
 }
 
 ir::Tensor intTensor(const std::vector<int64_t>& values, bool scalar) {
