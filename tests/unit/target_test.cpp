@@ -70,11 +70,10 @@ TEST(Target, ErrorsNameTheBadPartAtTheCallersLocation) {
   EXPECT_NE(parseError("cuda -mcpu=x").find("unknown or malformed option '-mcpu=x' for cuda (known: -arch"),
             std::string::npos);
   EXPECT_NE(parseError("llvm -mcpu").find("'-mcpu'"), std::string::npos);
-  EXPECT_EQ(parseError("llvm -num-cores=0", "-mcpu"),
-            "target: -num-cores must be a positive integer, not '0'");
-  EXPECT_EQ(parseError("llvm -vector-bits=2x"), "target: -vector-bits must be a positive integer, not '2x'");
+  EXPECT_EQ(parseError("llvm -num-cores=0", "-mcpu"), "-num-cores must be a positive integer, not '0'");
+  EXPECT_EQ(parseError("llvm -vector-bits=2x"), "-vector-bits must be a positive integer, not '2x'");
   EXPECT_EQ(parseError("cuda -max-threads-per-block=-1"),
-            "target: -max-threads-per-block must be a positive integer, not '-1'");
+            "-max-threads-per-block must be a positive integer, not '-1'");
 }
 
 TEST(Target, CudaArchitecturesFromTheTable) {
@@ -113,7 +112,7 @@ TEST(Target, UnknownCudaArchitecturesAreRefused) {
               std::string::npos)
         << arch;
   EXPECT_EQ(parseError("cuda -arch=sm_80 -max-threads-per-block=2048"),
-            "target: -max-threads-per-block=2048 is over sm_80's limit of 1024");
+            "-max-threads-per-block=2048 is over sm_80's limit of 1024");
 }
 
 #if defined(__x86_64__)

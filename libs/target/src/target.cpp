@@ -22,7 +22,7 @@ int positiveInt(const std::string& text, const std::string& option, const Source
     if (used == text.size() && v > 0) return v;
   } catch (const std::exception&) {
   }
-  throw Error(where, "target: " + option + " must be a positive integer, not '" + text + "'");
+  throw Error(where, option + " must be a positive integer, not '" + text + "'");
 }
 
 // The options as written, before they are resolved.
@@ -51,7 +51,7 @@ Options readOptions(std::istringstream& in, Target::Kind kind, const std::string
     else if (!llvm && key == "-max-threads-per-block")
       o.max_threads_per_block = positiveInt(value, key, where);
     else
-      throw Error(where, "target: unknown or malformed option '" + opt + "' for " + kind_name +
+      throw Error(where, "unknown or malformed option '" + opt + "' for " + kind_name +
                              " (known: " + (llvm ? kLlvmOptions : kCudaOptions) + ")");
   }
   return o;
@@ -83,8 +83,8 @@ Target Target::parse(const std::string& text, const SourceLoc& where) {
       t.gpu = describeGpu(o.arch);
       t.max_threads_per_block = o.max_threads_per_block.value_or(t.gpu.max_threads_per_block);
       if (t.max_threads_per_block > t.gpu.max_threads_per_block)
-        throw Error("target: -max-threads-per-block=" + std::to_string(t.max_threads_per_block) +
-                    " is over " + t.arch + "'s limit of " + std::to_string(t.gpu.max_threads_per_block));
+        throw Error("-max-threads-per-block=" + std::to_string(t.max_threads_per_block) + " is over " +
+                    t.arch + "'s limit of " + std::to_string(t.gpu.max_threads_per_block));
       t.max_shared_memory_bytes = t.gpu.max_shared_memory_bytes;
     }
   } catch (const Error& e) {
