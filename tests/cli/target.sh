@@ -12,16 +12,8 @@ src=$2
 tool=$bin/mlcc-inspect
 source "$src/tests/cli/lib/common.sh"
 
-cat >"$tmp/small.ir" <<'IR'
-mlcc.ir 1
-
-graph @main(%x: f32[64, 64]) -> f32[64, 64] {
-  dataflow {
-    %y: f32[64, 64] = exp(%x)
-  }
-  return %y
-}
-IR
+printf 'mlcc.ir 1\n\ngraph @main(%%x: f32[64, 64]) -> f32[64, 64] {\n  dataflow {\n    %%y: f32[64, 64] = exp(%%x)\n  }\n  return %%y\n}\n' \
+  >"$tmp/small.ir"
 "$bin/mlcc-legalize" "$tmp/small.ir" -o "$tmp/low.ir"
 printf 'name: p\ntarget: llvm\nstages:\n  - {name: f, tool: mlcc-fuse}\n' >"$tmp/p.yaml"
 touch "$tmp/m.onnx"
