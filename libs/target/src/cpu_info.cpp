@@ -82,18 +82,15 @@ void checkCpu(const llvm::Target& t, const std::string& triple, const std::strin
   }
 }
 
-int64_t sysconfBytes([[maybe_unused]] int name) {
-  const long v = sysconf(name);
-  return v > 0 ? v : 0;
-}
-
-// The cores and caches of this machine.
+// The cores and caches of this machine (the caches from glibc's sysconf;
+// 0 where it does not know them).
 void describeMachine(CpuInfo& cpu) {
   cpu.cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 #if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
-  cpu.l1d_cache_bytes = sysconfBytes(_SC_LEVEL1_DCACHE_SIZE);
-  cpu.l2_cache_bytes = sysconfBytes(_SC_LEVEL2_CACHE_SIZE);
-  cpu.l3_cache_bytes = sysconfBytes(_SC_LEVEL3_CACHE_SIZE);
+  auto bytes = [](int name) -> int64_t { return std::max(0L, sysconf(name)); };
+  cpu.l1d_cache_bytes = bytes(_SC_LEVEL1_DCACHE_SIZE);
+  cpu.l2_cache_bytes = bytes(_SC_LEVEL2_CACHE_SIZE);
+  cpu.l3_cache_bytes = bytes(_SC_LEVEL3_CACHE_SIZE);
 #endif
 }
 
