@@ -114,6 +114,7 @@ check "no target: llvm" bash -c "printf 'name: p\n$ok_stages\n' >'$tmp/notarget.
 check "no name" invalid "$P" <<<"{target: llvm, $ok_stages}"
 check "unknown target" invalid "$P" target <<<"{name: p, target: wasm, $ok_stages}"
 check "unknown target option" invalid "$P" target <<<"{name: p, target: llvm -mattr=x, $ok_stages}"
+check "llvm -mattr=+avx2,-fma is valid" bash -c "echo '{name: p, target: \"llvm -mcpu=x86-64-v3 -mattr=+avx2,-fma -vector-bits=256\", stages: [{name: a, tool: mlcc-fuse}]}' >'$tmp/mattr.yaml' && /usr/bin/python3 '$tmp/validate.py' valid '$P' '$tmp/mattr.yaml'"
 check "bad stage name" invalid "$P" stages/0/name <<<'{name: p, target: llvm, stages: [{name: a/b, tool: mlcc-fuse}]}'
 check "a built-in variable declared" invalid "$P" vars <<<"{name: p, target: llvm, vars: {target: x}, $ok_stages}"
 check "a bad variable name" invalid "$P" vars <<<"{name: p, target: llvm, vars: {1x: y}, $ok_stages}"

@@ -697,7 +697,7 @@ ir::Module lowered(const std::string& text, bool scheduled = true) {
   transform::PassContext pctx;
   pctx.verify_each = true;
   transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), pctx);
-  if (scheduled) schedule::applyDefaultRules(m, schedule::Target::parse("llvm"));
+  if (scheduled) schedule::applyDefaultRules(m, target::Target::parse("llvm"));
   ir::verifyModule(m);
   return m;
 }

@@ -30,6 +30,7 @@
 
 using namespace mlcc;
 using namespace mlcc::schedule;
+using mlcc::target::Target;
 
 namespace {
 

@@ -23,6 +23,7 @@
 
 using namespace mlcc;
 using namespace mlcc::schedule;
+using mlcc::target::Target;
 using mlcc::test::parsePrim;
 
 namespace {

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <iomanip>
 #include <iostream>
-#include <sstream>
 
 #include "mlcc/codegen/llvm.h"
 #include "mlcc/ir/module_io.h"
@@ -15,28 +14,7 @@
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
-
-namespace {
-
-// --target "llvm -mcpu=X": the kind and its options.
-void parseTarget(const std::string& text, std::string& mcpu, std::string& mattr) {
-  std::istringstream in(text);
-  std::string kind, opt;
-  in >> kind;
-  auto bad = [&](const std::string& msg) { return mlcc::Error(mlcc::SourceLoc{"--target", 0, 0}, msg); };
-  if (kind == "cuda") throw bad("target cuda is not supported by mlcc-codegen yet; use --target llvm");
-  if (kind != "llvm") throw bad("unknown target '" + kind + "'; expected llvm (or cuda, not supported yet)");
-  while (in >> opt) {
-    if (opt.rfind("-mcpu=", 0) == 0)
-      mcpu = opt.substr(6);
-    else if (opt.rfind("-mattr=", 0) == 0)
-      mattr = opt.substr(7);
-    else if (opt.rfind("-num-cores=", 0) != 0)  // scheduling only: accepted, ignored here
-      throw bad("unknown llvm target option '" + opt + "' (known: -mcpu=CPU, -mattr=+F,-G, -num-cores=N)");
-  }
-}
-
-}  // namespace
+#include "mlcc/target/target.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -64,7 +42,10 @@ Examples:
   app.add_option("input", input, "IR file ('-' or none: stdin)");
   app.add_option("-o,--output", output,
                  "Output file (default: model.o for obj, stdout for ll/asm; '-': stdout)");
-  app.add_option("--target", target, "Target: 'llvm' (with options, e.g. 'llvm -mcpu=znver4')")
+  app.add_option("--target", target,
+                 "Target: 'llvm' with options -mcpu=CPU, -mattr=+F,-G, -num-cores=N, -vector-bits=N (as "
+                 "mlcc-schedule "
+                 "takes them), e.g. 'llvm -mcpu=znver4'; mlcc-inspect --target-info shows what it means")
       ->capture_default_str();
   app.add_option("--mcpu", mcpu, "CPU to compile for (also -mcpu=CPU; default: the host, e.g. with AVX-512)");
   app.add_option("--mattr", mattr,
@@ -92,15 +73,17 @@ Examples:
   // The target and the CPU are checked with the command line (also under
   // --check-args, so mlcc-pipeline rejects a bad -mcpu before running).
   auto check_target = [&] {
-    parseTarget(target, opts.mcpu, opts.mattr);
-    if (!mcpu.empty()) opts.mcpu = mcpu;
-    if (!mattr.empty()) opts.mattr = mattr;
-    try {
-      mlcc::codegen::checkTargetCpu(opts.mcpu, opts.mattr);
-    } catch (const mlcc::Error& e) {
-      const bool from_options = !mcpu.empty() || !mattr.empty();
-      throw mlcc::Error(mlcc::SourceLoc{from_options ? "-mcpu" : "--target", 0, 0}, e.message());
-    }
+    using mlcc::target::Target;
+    Target t = Target::parse(target);
+    if (t.kind == Target::Kind::cuda)
+      throw mlcc::Error(mlcc::SourceLoc{"--target", 0, 0},
+                        "target cuda is not supported by mlcc-codegen yet; use --target llvm");
+    if (!mcpu.empty() || !mattr.empty())  // --mcpu and --mattr override the target's
+      t = Target::parse(
+          target + (mcpu.empty() ? "" : " -mcpu=" + mcpu) + (mattr.empty() ? "" : " -mattr=" + mattr),
+          mlcc::SourceLoc{"-mcpu", 0, 0});
+    opts.mcpu = t.mcpu;
+    opts.mattr = t.mattr;
   };
   return mlcc::runTool(
       app, static_cast<int>(argp.size()), argp.data(),

@@ -12,6 +12,7 @@
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
+#include "mlcc/target/target.h"
 
 namespace {
 
@@ -35,12 +36,14 @@ int main(int argc, char** argv) {
   mlcc-inspect --summary --json lowered.ir        # op counts, prim funcs, loops, params_bytes, flops
   mlcc-inspect --func fused_matmul_add lowered.ir # print one function
   mlcc-inspect --diff fused.ir lowered.ir         # structural diff, function by function
-  mlcc-import m.onnx | mlcc-inspect --summary     # '-' or no file: read stdin)");
+  mlcc-import m.onnx | mlcc-inspect --summary     # '-' or no file: read stdin
+  mlcc-inspect --target-info llvm                 # the CPU, features, vector bits, cores, caches assumed
+  mlcc-inspect --target-info 'cuda -arch=sm_90'   # the GPU limits the rules respect)");
   std::vector<std::string> inputs;
   std::string output = "-";
   bool print = false, validate = false, summary = false, json = false, diff = false, exit_code = false;
   bool check_weights = false;
-  std::string func;
+  std::string func, target_info;
   app.add_option("input", inputs, "IR file(s): one, or two with --diff ('-' or none: stdin)");
   app.add_option("-o,--output", output, "Write the result here instead of stdout");
   auto* g_print = app.add_flag("--print", print, "Print the module in canonical text form");
@@ -53,12 +56,21 @@ int main(int argc, char** argv) {
   app.add_flag("--exit-code", exit_code, "With --diff: exit 3 when the modules differ (0 when equal)");
   app.add_flag("--check-weights", check_weights,
                "With --validate: also open the weights files and check every constant against them");
+  auto* g_target = app.add_option("--target-info", target_info,
+                                  "Print what mlcc assumes for this target (as --target of mlcc-schedule and "
+                                  "mlcc-codegen takes it, e.g. 'llvm -mcpu=x86-64-v3'), then exit");
+  g_target->excludes(g_print, g_valid, g_sum, g_func, g_diff);
   g_print->excludes(g_valid, g_sum, g_func, g_diff);
   g_valid->excludes(g_sum, g_func, g_diff);
   g_sum->excludes(g_func, g_diff);
   g_func->excludes(g_diff);
 
   return mlcc::runTool(app, argc, argv, [&]() -> int {
+    if (!target_info.empty()) {
+      mlcc::writeOutputAtomic(output,
+                              mlcc::target::Target::parse(target_info, {"--target-info", 0, 0}).describe());
+      return 0;
+    }
     if (diff) {
       if (inputs.size() != 2) {
         std::cerr << "mlcc-inspect: --diff takes two IR files\n";

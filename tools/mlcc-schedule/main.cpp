@@ -17,18 +17,11 @@
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
+#include "mlcc/target/target.h"
 
 namespace {
 
-using mlcc::schedule::Target;
-
-Target parseTarget(const std::string& text) {
-  try {
-    return Target::parse(text);
-  } catch (const mlcc::Error& e) {
-    throw mlcc::Error(mlcc::SourceLoc{"--target", 0, 0}, e.message());
-  }
-}
+using mlcc::target::Target;
 
 void listRules(std::ostream& out, Target::Kind kind) {
   out << (kind == Target::Kind::llvm ? "llvm" : "cuda") << ":\n";
@@ -75,7 +68,7 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
   app.add_option("-o,--output", output, "IR output file ('-': stdout)");
   app.add_option("--target", target_text,
                  "Target of the default rules: 'llvm' or 'cuda', with options, e.g. 'llvm -num-cores=4', "
-                 "'cuda -arch=sm_80'");
+                 "'cuda -arch=sm_80' (mlcc-inspect --target-info shows what a target means)");
   app.add_option("--rules", rules,
                  "default: the target's rules schedule the unscheduled prim funcs; none: no rules")
       ->check(CLI::IsMember({"default", "none"}))
@@ -96,7 +89,7 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
     }
     if (list_rules) {
       if (!target_text.empty()) {
-        listRules(std::cout, parseTarget(target_text).kind);
+        listRules(std::cout, Target::parse(target_text).kind);
       } else {
         listRules(std::cout, Target::Kind::llvm);
         listRules(std::cout, Target::Kind::cuda);
@@ -110,7 +103,7 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
       return 2;
     }
     std::optional<Target> target;
-    if (!target_text.empty()) target = parseTarget(target_text);
+    if (!target_text.empty()) target = Target::parse(target_text);
     std::optional<mlcc::ir::ScheduleScript> script;
     if (!trace_path.empty())
       script = mlcc::ir::parseScheduleScript(mlcc::readInput(trace_path), mlcc::displayName(trace_path));

@@ -1,7 +1,7 @@
 // Reading a pipeline YAML file: validation of every key against the format
 // of pipeline.h, expansion of ${variables}, tool lookup, and validation of
 // the passes (by the pass registry of libs/transform) and of the target (by
-// libs/schedule's Target) and of an mlcc tool's arguments (by the tool) — so that a bad pipeline fails at its
+// libs/target's Target) and of an mlcc tool's arguments (by the tool) — so that a bad pipeline fails at its
 // FILE:LINE:COL before anything runs.
 #include <unistd.h>
 #include <yaml-cpp/yaml.h>
@@ -17,8 +17,8 @@
 #include "mlcc/host/process.h"
 #include "mlcc/pipeline/build.h"
 #include "mlcc/pipeline/pipeline.h"
-#include "mlcc/schedule/rules.h"
 #include "mlcc/support/file_io.h"
+#include "mlcc/target/target.h"
 #include "mlcc/transform/pass.h"
 
 namespace mlcc::pipeline {
@@ -236,7 +236,7 @@ class Loader {
     if (at) target = expand(scalar(at, "target"), at, "target");
     if (auto it = options_.overrides.find("target"); it != options_.overrides.end()) target = it->second;
     try {
-      (void)schedule::Target::parse(target);
+      (void)target::Target::parse(target);
     } catch (const Error& e) {
       if (at && !options_.overrides.count("target")) fail(at.Mark(), "target", e.message());
       throw Error("--set target=" + target + ": " + e.message());

@@ -123,7 +123,7 @@ struct Kernel {
 
 class Checker {
  public:
-  Checker(const PrimFunc& f, const Target& t) : f_(f), t_(t) {}
+  Checker(const PrimFunc& f, const target::Target& t) : f_(f), t_(t) {}
 
   void run() {
     for (const auto& b : f_.allocs) function_allocs_.insert(b.get());
@@ -461,7 +461,7 @@ class Checker {
   }
 
   const PrimFunc& f_;
-  const Target& t_;
+  const target::Target& t_;
   std::optional<Kernel> kernel_;
   std::vector<const ForNode*> thread_loops_;            // enclosing thread-bound loops
   std::vector<const ForNode*> kernel_loops_;            // enclosing loops inside the current kernel
@@ -475,8 +475,8 @@ class Checker {
 
 }  // namespace
 
-void verifyGpuFunc(const PrimFunc& func, const Target& target) {
-  if (target.kind != Target::Kind::cuda)
+void verifyGpuFunc(const PrimFunc& func, const target::Target& target) {
+  if (target.kind != target::Target::Kind::cuda)
     throw Error("verifyGpuFunc: target " + target.str() + " is not a GPU target");
   Checker(func, target).run();
 }

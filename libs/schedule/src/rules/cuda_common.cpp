@@ -95,7 +95,7 @@ ExprRV chooseCategorical(Schedule& sch, const std::vector<int64_t>& candidates, 
   return ExprRV{sch.apply(inst)[0]};
 }
 
-std::vector<int64_t> threadCandidates(const Target& t) {
+std::vector<int64_t> threadCandidates(const target::Target& t) {
   std::vector<int64_t> out;
   for (int64_t n = 32; n <= std::min(t.max_threads_per_block, 512); n *= 2) out.push_back(n);
   if (out.empty()) out.push_back(t.max_threads_per_block);
@@ -213,7 +213,7 @@ int inlineInjective(Schedule& sch, const std::vector<Buffer>& keep) {
 
 // --- the fallback ------------------------------------------------------------
 
-bool bindBlockFallback(Schedule& sch, const std::string& name, const Target& t, bool with_consumers) {
+bool bindBlockFallback(Schedule& sch, const std::string& name, const target::Target& t, bool with_consumers) {
   std::vector<LoopRole> roles = loopRoles(sch.func(), name);
   std::vector<const ForNode*> nest = loopsOf(sch.func(), name);
   size_t n_spatial = 0;
@@ -294,7 +294,8 @@ int64_t splitThreadsFor(std::optional<int64_t> outputs, std::optional<int64_t> r
   return threads;
 }
 
-bool scheduleReduction(Schedule& sch, const std::string& name, const Target& t, int64_t split_threads) {
+bool scheduleReduction(Schedule& sch, const std::string& name, const target::Target& t,
+                       int64_t split_threads) {
   std::vector<LoopRole> roles = loopRoles(sch.func(), name);
   size_t n_spatial = 0;
   while (n_spatial < roles.size() && roles[n_spatial] == LoopRole::Spatial) ++n_spatial;
@@ -321,7 +322,7 @@ bool scheduleReduction(Schedule& sch, const std::string& name, const Target& t, 
   return bindBlockFallback(sch, name, t, true);
 }
 
-bool bindRemainingBlocks(Schedule& sch, const Target& t) {
+bool bindRemainingBlocks(Schedule& sch, const target::Target& t) {
   std::vector<std::string> names;
   for (const BlockNode* b : topLevelBlocks(sch.func())) names.push_back(b->name);
   for (const auto& name : names)
@@ -329,7 +330,7 @@ bool bindRemainingBlocks(Schedule& sch, const Target& t) {
   return true;
 }
 
-bool scheduleReductionAndRest(Schedule& sch, const std::string& block, const Target& t) {
+bool scheduleReductionAndRest(Schedule& sch, const std::string& block, const target::Target& t) {
   auto outputs = extentOfRole(sch.func(), block, LoopRole::Spatial);
   auto reduced = extentOfRole(sch.func(), block, LoopRole::Reduce);
   if (!scheduleReduction(sch, block, t, splitThreadsFor(outputs, reduced))) return false;

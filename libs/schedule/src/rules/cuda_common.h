@@ -70,7 +70,7 @@ ExprRV chooseCategorical(Schedule& sch, const std::vector<int64_t>& candidates, 
 // The thread counts a rule may pick (powers of two up to the target's
 // limit) and the one for `work` independent elements: the smallest that
 // covers it, at most `preferred`.
-std::vector<int64_t> threadCandidates(const Target& t);
+std::vector<int64_t> threadCandidates(const target::Target& t);
 size_t pickThreads(const std::vector<int64_t>& candidates, std::optional<int64_t> work, int64_t preferred);
 
 // Tile factors [outer, ..., inner] for a constant extent: `want[i]` is the
@@ -111,7 +111,7 @@ int inlineInjective(Schedule& sch, const std::vector<ir::Buffer>& keep = {});
 // innermost spatial loop (fuseConsumers, their intermediate made local),
 // so each thread also computes what depends on its outputs. False when
 // the block has no spatial loop or its nest is not of that form.
-bool bindBlockFallback(Schedule& sch, const std::string& block, const Target& t, bool with_consumers);
+bool bindBlockFallback(Schedule& sch, const std::string& block, const target::Target& t, bool with_consumers);
 
 // Moves the injective consumers of `producer` (top-level blocks after it
 // reading what it writes) under `loop` with reverse_compute_at, where
@@ -133,7 +133,8 @@ bool fuseConsumers(Schedule& sch, const std::string& producer, const LoopRV& loo
 //    threadIdx.x over the partials) and the original block sums the
 //    partials in a second, serial kernel with the consumers fused.
 // False when the nest is not of that form or a primitive refused.
-bool scheduleReduction(Schedule& sch, const std::string& block, const Target& t, int64_t split_threads);
+bool scheduleReduction(Schedule& sch, const std::string& block, const target::Target& t,
+                       int64_t split_threads);
 
 // The threads to split a reduction of `reduced` elements over, for
 // `outputs` outputs (0: reduce serially, one thread per output): a split
@@ -143,11 +144,11 @@ int64_t splitThreadsFor(std::optional<int64_t> outputs, std::optional<int64_t> r
 
 // Binds every top-level block not yet under a thread-bound loop with
 // bindBlockFallback. False when one cannot be bound.
-bool bindRemainingBlocks(Schedule& sch, const Target& t);
+bool bindRemainingBlocks(Schedule& sch, const target::Target& t);
 
 // The GEMV and Reduction rules' common end: scheduleReduction of `block`,
 // split over threads as splitThreadsFor says for its extents, then
 // bindRemainingBlocks.
-bool scheduleReductionAndRest(Schedule& sch, const std::string& block, const Target& t);
+bool scheduleReductionAndRest(Schedule& sch, const std::string& block, const target::Target& t);
 
 }  // namespace mlcc::schedule::gpu

@@ -9,7 +9,7 @@
 
 namespace mlcc::schedule {
 
-bool applyCudaFallback(Schedule& sch, const Target& target) {
+bool applyCudaFallback(Schedule& sch, const target::Target& target) {
   gpu::inlineInjective(sch);
   return gpu::bindRemainingBlocks(sch, target);
 }

@@ -13,7 +13,7 @@
 
 namespace mlcc::schedule {
 
-bool applyCudaGemv(Schedule& sch, const Target& target) {
+bool applyCudaGemv(Schedule& sch, const target::Target& target) {
   gpu::inlineInjective(sch);
   auto anchors = gpu::nonInjectiveBlocks(sch.func());
   if (anchors.size() != 1 || analyzeBlock(*anchors[0]).kind != BlockKind::Gemv) return false;

@@ -40,7 +40,7 @@ void bindInside(Schedule& sch, const std::string& block, size_t outer, const Fac
 
 }  // namespace
 
-bool applyCudaGeneralReduction(Schedule& sch, const Target& target) {
+bool applyCudaGeneralReduction(Schedule& sch, const target::Target& target) {
   gpu::inlineInjective(sch);
   const ir::PrimFunc& f = sch.func();
   auto reductions = gpu::nonInjectiveBlocks(f);

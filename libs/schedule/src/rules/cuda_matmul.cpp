@@ -145,7 +145,7 @@ void cooperativeFetch(Schedule& sch, const BlockRV& copy, size_t depth, const st
 
 // The schedule for one configuration; false when the function is not of
 // the form this rule handles (whatever the configuration).
-bool scheduleMatmul(Schedule& sch, const Target& target, const Config& cfg, bool local_acc,
+bool scheduleMatmul(Schedule& sch, const target::Target& target, const Config& cfg, bool local_acc,
                     bool& structural) {
   structural = true;
   auto anchors = gpu::nonInjectiveBlocks(sch.func());
@@ -430,7 +430,7 @@ bool scheduleMatmul(Schedule& sch, const Target& target, const Config& cfg, bool
 
 }  // namespace
 
-bool applyCudaMatmul(Schedule& sch, const Target& target) {
+bool applyCudaMatmul(Schedule& sch, const target::Target& target) {
   const ir::PrimFunc original = sch.func();
   for (const Config& cfg : kConfigs) {
     if (cfg.tx * cfg.ty > target.max_threads_per_block) continue;

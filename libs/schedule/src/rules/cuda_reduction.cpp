@@ -11,7 +11,7 @@
 
 namespace mlcc::schedule {
 
-bool applyCudaReduction(Schedule& sch, const Target& target) {
+bool applyCudaReduction(Schedule& sch, const target::Target& target) {
   gpu::inlineInjective(sch);
   auto anchors = gpu::nonInjectiveBlocks(sch.func());
   if (anchors.size() != 1) return false;

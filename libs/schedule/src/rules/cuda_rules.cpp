@@ -14,8 +14,8 @@ namespace {
 // for the GPU (verifyGpuFunc); a primitive refusing midway or an invalid
 // result means it does not apply (the driver drops its schedule and tries
 // the next rule).
-template <bool (*Apply)(Schedule&, const Target&)>
-bool guarded(Schedule& sch, const Target& target) {
+template <bool (*Apply)(Schedule&, const target::Target&)>
+bool guarded(Schedule& sch, const target::Target& target) {
   try {
     if (!Apply(sch, target)) return false;
     verifyGpuFunc(sch.func(), target);

@@ -8,10 +8,10 @@
 
 namespace mlcc::schedule {
 
-bool applyCudaMatmul(Schedule& sch, const Target& target);
-bool applyCudaGemv(Schedule& sch, const Target& target);
-bool applyCudaReduction(Schedule& sch, const Target& target);
-bool applyCudaGeneralReduction(Schedule& sch, const Target& target);
-bool applyCudaFallback(Schedule& sch, const Target& target);
+bool applyCudaMatmul(Schedule& sch, const target::Target& target);
+bool applyCudaGemv(Schedule& sch, const target::Target& target);
+bool applyCudaReduction(Schedule& sch, const target::Target& target);
+bool applyCudaGeneralReduction(Schedule& sch, const target::Target& target);
+bool applyCudaFallback(Schedule& sch, const target::Target& target);
 
 }  // namespace mlcc::schedule

@@ -16,7 +16,8 @@ void noteRefusal(const ScheduleError& e) {
   if (std::getenv("MLCC_RULES_DEBUG")) std::cerr << "rules: refused: " << e.message() << "\n";
 }
 
-bool applyAtomically(Schedule& sch, const Target& target, bool (*rule)(Schedule&, const Target&)) {
+bool applyAtomically(Schedule& sch, const target::Target& target,
+                     bool (*rule)(Schedule&, const target::Target&)) {
   Schedule trial(sch.func());
   try {
     if (!rule(trial, target)) return false;
@@ -126,7 +127,7 @@ std::optional<size_t> innermostOutputIter(const BlockNode& b) {
   return std::nullopt;
 }
 
-int vectorLanes(const Target& target, DType dtype) {
+int vectorLanes(const target::Target& target, DType dtype) {
   return std::max(1, target.vector_bits / (8 * dtypeBytes(dtype)));
 }
 
@@ -216,7 +217,7 @@ std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>&
   return fused;
 }
 
-bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const Target& target) {
+bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Target& target) {
   if (!simpleNest(sch, block)) return false;
   auto loops = sch.getLoops(block);
   const BlockNode& b = blockNode(sch, block);
@@ -247,7 +248,8 @@ bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const Target& targ
   return true;
 }
 
-void scheduleStandalone(Schedule& sch, const BlockRV& block, const Stage& stage, const Target& target) {
+void scheduleStandalone(Schedule& sch, const BlockRV& block, const Stage& stage,
+                        const target::Target& target) {
   if (stage.info.kind == BlockKind::Injective)
     scheduleSpatialNest(sch, block, target);
   else if (stage.info.kind == BlockKind::Reduction)

@@ -23,16 +23,17 @@
 namespace mlcc::schedule::cpu {
 
 // --- the rules (one file each) ----------------------------------------------
-bool applyMatmulRule(Schedule& sch, const Target& target);     // llvm_matmul.cpp
-bool applyGemvRule(Schedule& sch, const Target& target);       // llvm_gemv.cpp
-bool applyReductionRule(Schedule& sch, const Target& target);  // llvm_reduction.cpp
-bool applyInjectiveRule(Schedule& sch, const Target& target);  // llvm_injective.cpp
-bool applyFallbackRule(Schedule& sch, const Target& target);   // llvm_fallback.cpp
+bool applyMatmulRule(Schedule& sch, const target::Target& target);     // llvm_matmul.cpp
+bool applyGemvRule(Schedule& sch, const target::Target& target);       // llvm_gemv.cpp
+bool applyReductionRule(Schedule& sch, const target::Target& target);  // llvm_reduction.cpp
+bool applyInjectiveRule(Schedule& sch, const target::Target& target);  // llvm_injective.cpp
+bool applyFallbackRule(Schedule& sch, const target::Target& target);   // llvm_fallback.cpp
 
 // Runs `rule` on a copy of the schedule and keeps the copy only when the
 // rule applied; a schedule error inside the rule means it does not apply
 // (so a rule changes nothing unless it succeeds as a whole).
-bool applyAtomically(Schedule& sch, const Target& target, bool (*rule)(Schedule&, const Target&));
+bool applyAtomically(Schedule& sch, const target::Target& target,
+                     bool (*rule)(Schedule&, const target::Target&));
 
 // --- tuning constants ---------------------------------------------------------
 // Parallel loops get at least this many iterations per core (when the
@@ -94,7 +95,7 @@ bool simpleNest(Schedule& sch, const BlockRV& b);
 std::optional<size_t> innermostOutputIter(const ir::BlockNode& b);
 
 // The number of f32 (or the block's dtype) lanes in a vector register.
-int vectorLanes(const Target& target, ir::DType dtype);
+int vectorLanes(const target::Target& target, ir::DType dtype);
 
 // --- tile sizes ---------------------------------------------------------------------
 int64_t largestDivisorAtMost(int64_t n, int64_t limit);
@@ -141,18 +142,19 @@ std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>&
 // when the innermost loop walks the output's innermost dimension, and
 // parallelizes the outer part when large enough. False when the block is
 // not in such a nest (nothing changed).
-bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const Target& target);
+bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Target& target);
 
 // A reduction block alone in its simple nest (llvm_reduction.cpp): spatial
 // loops fused and parallel, the innermost one vectorized (moved inside the
 // reduce loops) when it walks the innermost dimension of the output and of
 // every input, the init decomposed out.
-void scheduleReductionNest(Schedule& sch, const BlockRV& block, const Target& target);
+void scheduleReductionNest(Schedule& sch, const BlockRV& block, const target::Target& target);
 
 // A block left on its own by a rule: scheduleSpatialNest for an injective
 // block, scheduleReductionNest for a reduction, else its outermost loop
 // parallel.
-void scheduleStandalone(Schedule& sch, const BlockRV& block, const Stage& stage, const Target& target);
+void scheduleStandalone(Schedule& sch, const BlockRV& block, const Stage& stage,
+                        const target::Target& target);
 
 // Vectorizes the innermost loop of `block` when it has a constant extent
 // > 1 and walks the block's innermost output dimension (and only it);
@@ -178,7 +180,7 @@ std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block);
 // its innermost loop, contiguous in the operands) of the block `anchor`,
 // a GEMV-like block or a small-batch matmul (smallBatchMatmul). False when
 // it does not apply (the schedule may have changed: run it on a copy).
-bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const Target& target);
+bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const target::Target& target);
 // Whether a matmul-like block is a small-batch dense layer: both operands
 // contiguous along the innermost reduce variable, the output's innermost
 // dimension indexing one of them (with a stride), the other reused over at
@@ -190,6 +192,7 @@ bool smallBatchMatmul(const ir::BlockNode& b, const BlockInfo& info);
 // the outer tile (llvm_matmul.cpp). `register_rows`: tile a second spatial
 // dimension into the register tile (rows of vectors). False when the block
 // is not in a simple nest (nothing changed).
-bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target& target, bool register_rows);
+bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target::Target& target,
+                         bool register_rows);
 
 }  // namespace mlcc::schedule::cpu

@@ -6,7 +6,7 @@
 
 namespace mlcc::schedule::cpu {
 
-bool applyFallbackRule(Schedule& sch, const Target&) {
+bool applyFallbackRule(Schedule& sch, const target::Target&) {
   bool any = false;
   for (const Stage& st : stagesOf(sch.func())) any |= parallelizeOutermost(sch, sch.getBlock(st.name));
   return any;

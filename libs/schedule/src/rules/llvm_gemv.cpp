@@ -49,7 +49,7 @@ bool contiguousAlong(const LoadNode* x, const BlockNode& b, size_t iv) {
 
 }  // namespace
 
-bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const Target& target) {
+bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const target::Target& target) {
   inlineInjectiveBlocks(sch, {anchor});
   BlockRV blk = sch.getBlock(anchor);
   if (!simpleNest(sch, blk)) return false;
@@ -151,7 +151,7 @@ bool smallBatchMatmul(const BlockNode& b, const BlockInfo& info) {
   return batch <= kMaxRfactorBatch;
 }
 
-bool applyGemvRule(Schedule& sch, const Target& target) {
+bool applyGemvRule(Schedule& sch, const target::Target& target) {
   std::optional<std::string> anchor;
   for (const Stage& st : stagesOf(sch.func())) {
     if (st.info.kind == BlockKind::Gemv) {

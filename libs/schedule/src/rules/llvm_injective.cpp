@@ -13,7 +13,7 @@
 
 namespace mlcc::schedule::cpu {
 
-bool applyInjectiveRule(Schedule& sch, const Target& target) {
+bool applyInjectiveRule(Schedule& sch, const target::Target& target) {
   auto stages = stagesOf(sch.func());
   if (stages.empty()) return false;
   for (const Stage& st : stages)

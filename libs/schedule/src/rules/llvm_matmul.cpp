@@ -105,7 +105,8 @@ int64_t productOrUnknown(const std::vector<Dim>& dims) {
 
 }  // namespace
 
-bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target& target, bool register_rows) {
+bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target::Target& target,
+                         bool register_rows) {
   std::vector<std::string> keep{anchor};
   for (const Stage& st : stagesOf(sch.func()))
     if (st.padding) keep.push_back(st.name);
@@ -264,7 +265,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const Target&
   return true;
 }
 
-bool applyMatmulRule(Schedule& sch, const Target& target) {
+bool applyMatmulRule(Schedule& sch, const target::Target& target) {
   std::optional<std::string> anchor;
   for (const Stage& st : stagesOf(sch.func())) {
     if (st.info.kind == BlockKind::MatmulLike) {

@@ -74,7 +74,7 @@ void decomposeAndVectorizeInit(Schedule& sch, const BlockRV& block) {
 }  // namespace
 
 // A reduction block on its own (see the header comment).
-void scheduleReductionNest(Schedule& sch, const BlockRV& blk, const Target& target) {
+void scheduleReductionNest(Schedule& sch, const BlockRV& blk, const target::Target& target) {
   if (!simpleNest(sch, blk)) {
     parallelizeOutermost(sch, blk);
     return;
@@ -124,7 +124,7 @@ namespace {
 // nullopt when `out` does not read them row by row (nothing changed).
 std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::string& out,
                                                      const std::vector<std::string>& earlier,
-                                                     const Target& target) {
+                                                     const target::Target& target) {
   BlockRV blk = sch.getBlock(out);
   if (!simpleNest(sch, blk)) return std::nullopt;
   auto loops = sch.getLoops(blk);
@@ -175,7 +175,7 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
 
 }  // namespace
 
-bool applyReductionRule(Schedule& sch, const Target& target) {
+bool applyReductionRule(Schedule& sch, const target::Target& target) {
   bool any_reduction = false;
   for (const Stage& st : stagesOf(sch.func())) {
     if (st.info.kind == BlockKind::Reduction) {

@@ -6,8 +6,8 @@ namespace mlcc::schedule {
 
 namespace {
 
-template <bool (*R)(Schedule&, const Target&)>
-bool atomically(Schedule& sch, const Target& target) {
+template <bool (*R)(Schedule&, const target::Target&)>
+bool atomically(Schedule& sch, const target::Target& target) {
   return cpu::applyAtomically(sch, target, R);
 }
 

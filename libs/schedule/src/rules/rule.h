@@ -13,7 +13,7 @@ namespace mlcc::schedule {
 
 struct Rule {
   const char* name;
-  bool (*apply)(Schedule& sch, const Target& target);
+  bool (*apply)(Schedule& sch, const target::Target& target);
 };
 
 // The rules of each target, in the order they are tried

@@ -29,6 +29,8 @@
 namespace mlcc::codegen {
 
 struct LLVMOptions {
+  // The CPU, as libs/target's Target has it (target.mcpu, target.mattr);
+  // compileModule and JitKernel::compile check them with target::describeCpu.
   std::string mcpu;     // "" or "native": the host CPU
   std::string mattr;    // CPU features to add or remove: "+avx2,-fma" ("": the CPU's)
   int opt_level = 3;    // 0..3
@@ -62,16 +64,6 @@ struct CodegenStats {
 // BLAS calls or input dimensions that are expressions (`f32[n * 2]`).
 CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
                            const std::string& output_path);
-
-// Throws mlcc::Error unless LLVM can compile 64-bit code for CPU `mcpu`
-// ("" or "native": the host) with features `mattr` ("+avx2,-fma"): an
-// unknown CPU (the message suggests close names and lists common ones), an
-// unknown feature, or a CPU without 64-bit mode. compileModule and
-// JitKernel::compile check their options with it; tools call it while
-// checking their command line.
-void checkTargetCpu(const std::string& mcpu, const std::string& mattr = "");
-// The CPUs LLVM can compile 64-bit code for on this host's architecture.
-std::vector<std::string> validCpuNames();
 
 // The symbolic dimensions of a prim func, which its kernel takes as
 // arguments: the variables that are whole dimensions of its parameters'

@@ -2,7 +2,7 @@
 // computation lies in a kernel, thread extents and shared memory respect
 // the target's limits, and no thread-bound loop carries a reduction.
 //
-//   verifyGpuFunc(func, Target::parse("cuda"));   // throws mlcc::Error
+//   verifyGpuFunc(func, target::Target::parse("cuda"));   // throws mlcc::Error
 //
 // A kernel is a loop nest under an outermost loop bound to a thread axis;
 // loops outside kernels are host loops. The rules checked, each reported
@@ -13,7 +13,7 @@
 //    be symbolic), within CUDA's per-axis limits; within a kernel a thread
 //    axis has one extent wherever it is bound (loops bound to the same axis,
 //    nested or not, are the same hardware index), and the product of the
-//    threadIdx extents is at most Target::max_threads_per_block;
+//    threadIdx extents is at most target::Target::max_threads_per_block;
 //  - no thread-bound loop feeds a reduce iteration variable of a block
 //    (threads run in parallel; a reduction across them needs a separate
 //    combining step), and a reduction block that writes a buffer outside
@@ -23,8 +23,8 @@
 //  - a block does not use two loops bound to the same axis (on the GPU
 //    they are the same index);
 //  - the shared memory a kernel needs is at most
-//    Target::max_shared_memory_bytes: for a block-level `shared` buffer its
-//    declared size; a function-level one (as cache_read and set_scope make
+//    target::Target::max_shared_memory_bytes: for a block-level `shared`
+//    buffer its declared size; a function-level one (as cache_read and set_scope make
 //    them, full-size) counts the box one thread block touches at a time,
 //    as code generation allocates it compacted at the innermost loop
 //    enclosing all its accesses: the blockIdx loops and the serial loops
@@ -41,6 +41,6 @@ namespace mlcc::schedule {
 
 // Throws mlcc::Error ("in prim @f: block \"dense\" ...") on the first
 // violation.
-void verifyGpuFunc(const ir::PrimFunc& func, const Target& target);
+void verifyGpuFunc(const ir::PrimFunc& func, const target::Target& target);
 
 }  // namespace mlcc::schedule
