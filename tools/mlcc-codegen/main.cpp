@@ -119,8 +119,7 @@ Examples:
                                          : mlcc::codegen::Emit::obj;
         if (output.empty()) output = emit == mlcc::codegen::Emit::obj ? "model.o" : "-";
         std::string path = input.empty() ? "-" : input;
-        mlcc::ops::installIrHooks();
-        mlcc::ir::Module m = mlcc::ir::readVerifiedModule(path);
+        mlcc::ir::Module m = mlcc::ir::readVerifiedModule(path, mlcc::ops::opTypeInfo());
         mlcc::codegen::CodegenStats st;
         try {
           st = mlcc::codegen::compileModule(m, opts, emit, output);
