@@ -2,6 +2,7 @@
 #include "mlcc/run/input_binding.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iostream>
 
 #include "mlcc/ir/printer.h"
@@ -9,6 +10,15 @@
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::run {
+
+std::optional<std::pair<std::string, int64_t>> parseDimArg(const std::string& arg) {
+  const auto eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0) return std::nullopt;
+  char* end = nullptr;
+  const long long v = std::strtoll(arg.c_str() + eq + 1, &end, 10);
+  if (v < 0 || !end || *end) return std::nullopt;
+  return std::pair<std::string, int64_t>{arg.substr(0, eq), v};
+}
 
 std::vector<InputSlot> irInputSlots(interp::Interpreter& interp, const ir::Module& m,
                                     const std::string& entry, const std::map<std::string, int64_t>& dims) {

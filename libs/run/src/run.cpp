@@ -3,7 +3,6 @@
 // (see run.h).
 #include "mlcc/run/run.h"
 
-#include <cstdlib>
 #include <iostream>
 
 #include "mlcc/host/compiled_model.h"
@@ -35,11 +34,9 @@ std::string parseInputArgs(const std::vector<std::string>& args, InputRequest& r
 // Parses --dim NAME=SIZE arguments; "" or the usage error.
 std::string parseDimArgs(const std::vector<std::string>& args, std::map<std::string, int64_t>& dims) {
   for (const auto& a : args) {
-    auto eq = a.find('=');
-    char* end = nullptr;
-    long long v = eq == std::string::npos ? -1 : std::strtoll(a.c_str() + eq + 1, &end, 10);
-    if (eq == std::string::npos || v < 0 || !end || *end) return "--dim takes NAME=SIZE, got '" + a + "'";
-    dims[a.substr(0, eq)] = v;
+    const auto dim = parseDimArg(a);
+    if (!dim) return "--dim takes NAME=SIZE, got '" + a + "'";
+    dims[dim->first] = dim->second;
   }
   return "";
 }

@@ -11,8 +11,10 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mlcc/host/compiled_model.h"
@@ -45,6 +47,9 @@ struct InputRequest {
   uint64_t seed = 0;
   bool verbose = false;  // "random input NAME" on stderr
 };
+
+// A --dim argument NAME=SIZE (SIZE >= 0); nullopt when malformed.
+std::optional<std::pair<std::string, int64_t>> parseDimArg(const std::string& arg);
 
 // A usage error found once the entry is known (an unnamed file for an entry
 // with several inputs): mlcc-run exits 2.
