@@ -32,7 +32,14 @@ graph @main(%x: f32[4, 5]) -> f32[4, 5] {
 }
 )";
 
-void writeText(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+// Options reading kNegate from DIR/model.ir and writing DIR/`output`.
+transform::IrToolOptions toolOptions(const test::TempDir& dir, const std::string& output) {
+  std::ofstream(dir.file("model.ir")) << kNegate;
+  transform::IrToolOptions o;
+  o.input = dir.file("model.ir");
+  o.output = dir.file(output);
+  return o;
+}
 
 // An op's legalization removed for the length of a test: the legalize pass
 // then fails on its binding, as it does for an op without a TensorIR
@@ -50,52 +57,44 @@ class WithoutLegalization {
   decltype(ops::OpDef::legalize) saved_;
 };
 
-TEST(IrTool, PassErrorNamesFileLineAndColumn) {
-  test::TempDir dir;
-  writeText(dir.file("model.ir"), kNegate);
-  transform::IrToolOptions o;
-  o.input = dir.file("model.ir");
-  o.output = dir.file("lowered.ir");
-  o.passes = transform::parsePipeline("legalize");
-  WithoutLegalization no_negative("negative");
+// The error of a run that must fail, after checking that it wrote nothing.
+Error failure(const transform::IrToolOptions& o) {
   try {
     transform::runIrTool(o);
-    FAIL() << "no error";
   } catch (const Error& e) {
-    EXPECT_EQ(e.loc().file, dir.file("model.ir"));
-    EXPECT_EQ(e.loc().line, 6);
-    EXPECT_EQ(e.loc().col, 5);
-    EXPECT_NE(e.message().find("op 'negative' cannot be lowered to TensorIR yet"), std::string::npos)
-        << e.message();
-    EXPECT_EQ(e.format().rfind(dir.file("model.ir") + ":6:5: error: legalize: in @main, binding %y: ", 0), 0u)
-        << e.format();
-    EXPECT_NE(e.format().find("    %y: f32[4, 5] = negative(%x)\n    ^"), std::string::npos) << e.format();
+    EXPECT_FALSE(std::filesystem::exists(o.output)) << o.output;
+    return e;
   }
-  EXPECT_FALSE(std::filesystem::exists(o.output));
+  ADD_FAILURE() << "no error";
+  return Error("");
+}
+
+TEST(IrTool, PassErrorNamesFileLineAndColumn) {
+  test::TempDir dir;
+  transform::IrToolOptions o = toolOptions(dir, "lowered.ir");
+  o.passes = transform::parsePipeline("legalize");
+  WithoutLegalization no_negative("negative");
+  const Error e = failure(o);
+  EXPECT_EQ(e.loc().file, dir.file("model.ir"));
+  EXPECT_EQ(e.loc().line, 6);
+  EXPECT_EQ(e.loc().col, 5);
+  EXPECT_NE(e.message().find("op 'negative' cannot be lowered to TensorIR yet"), std::string::npos)
+      << e.message();
+  EXPECT_EQ(e.format().rfind(dir.file("model.ir") + ":6:5: error: legalize: in @main, binding %y: ", 0), 0u)
+      << e.format();
+  EXPECT_NE(e.format().find("    %y: f32[4, 5] = negative(%x)\n    ^"), std::string::npos) << e.format();
 }
 
 TEST(IrTool, ErrorWithoutALocationNamesTheInput) {
   test::TempDir dir;
-  writeText(dir.file("model.ir"), kNegate);
-  transform::IrToolOptions o;
-  o.input = dir.file("model.ir");
-  o.output = dir.file("out.ir");
+  transform::IrToolOptions o = toolOptions(dir, "out.ir");
   o.transform = [](ir::Module&) { throw Error("the transform failed"); };
-  try {
-    transform::runIrTool(o);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.format(), dir.file("model.ir") + ": error: the transform failed");
-  }
-  EXPECT_FALSE(std::filesystem::exists(o.output));
+  EXPECT_EQ(failure(o).format(), dir.file("model.ir") + ": error: the transform failed");
 }
 
 TEST(IrTool, NewConstantsGoBesideTheOutputOrAreRefused) {
   test::TempDir dir;
-  writeText(dir.file("model.ir"), kNegate);
-  transform::IrToolOptions o;
-  o.input = dir.file("model.ir");
-  o.output = dir.file("folded.ir");
+  transform::IrToolOptions o = toolOptions(dir, "folded.ir");
   o.passes = transform::parsePipeline("fold-constants");
   o.new_weights_stem = "fused";
   EXPECT_EQ(transform::runIrTool(o), 0);
@@ -107,13 +106,7 @@ TEST(IrTool, NewConstantsGoBesideTheOutputOrAreRefused) {
   // A tool that makes no constants (mlcc-legalize) refuses the same pipeline.
   o.output = dir.file("refused.ir");
   o.new_weights_stem.clear();
-  try {
-    transform::runIrTool(o);
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_NE(e.message().find("run constant folding in mlcc-fuse"), std::string::npos) << e.message();
-  }
-  EXPECT_FALSE(std::filesystem::exists(o.output));
+  EXPECT_NE(failure(o).message().find("run constant folding in mlcc-fuse"), std::string::npos);
 }
 
 }  // namespace
