@@ -13,17 +13,12 @@
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  mlcc::ops::installIrHooks();  // the verifier's op type checks, as the tools have them
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text = mlcc::fuzz::asString(data, size);
   mlcc::fuzz::expectErrorsOnly([&] {
     mlcc::ir::SourceMap source_map;
     mlcc::ir::Module m = mlcc::ir::parseModule(text, "fuzz.ir", &source_map);
-    mlcc::ir::verifyModule(m, &source_map);
+    mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo(), &source_map);
     const std::string printed = mlcc::ir::printModule(m);
     mlcc::ir::Module again;
     try {

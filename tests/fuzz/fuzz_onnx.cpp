@@ -281,11 +281,6 @@ bool mutateModel(onnx::ModelProto& model, Rng& rng) {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  mlcc::ops::installIrHooks();
-  return 0;
-}
-
 extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max_size, unsigned int seed) {
   Rng rng(seed);
   onnx::ModelProto model;
@@ -307,7 +302,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     mlcc::frontend::ImportedModel imported =
         mlcc::frontend::importOnnxBytes(bytes, "fuzz.onnx", mlcc::fuzz::scratchDir());
     try {
-      mlcc::ir::verifyModule(imported.module);
+      mlcc::ir::verifyModule(imported.module, mlcc::ops::opTypeInfo());
     } catch (const mlcc::Error& e) {
       mlcc::fuzz::fail("an imported module does not verify: " + e.format());
     }

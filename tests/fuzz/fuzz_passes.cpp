@@ -12,11 +12,6 @@
 #include "mlcc/ops/op.h"
 #include "mlcc/transform/pass.h"
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  mlcc::ops::installIrHooks();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const mlcc::ir::Module base = mlcc::ir::parseModule(mlcc::fuzz::kDenseConvGraph, "graph.ir");
   const std::string text = mlcc::fuzz::asString(data, size);

@@ -34,11 +34,6 @@ graph @main(%x: f32[4, 32], %w: f32[64, 32], %b: f32[64], %k: f32[8, 3, 3, 3], %
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  mlcc::ops::installIrHooks();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const mlcc::ir::Module base = mlcc::ir::parseModule(kGraph, "graph.ir");
   static const mlcc::transform::Pipeline pipeline = mlcc::transform::parsePipeline("fuse-by-pattern");

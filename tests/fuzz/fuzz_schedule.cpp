@@ -23,11 +23,6 @@ mlcc::ir::Module legalized() {
 
 }  // namespace
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  mlcc::ops::installIrHooks();
-  return 0;
-}
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const mlcc::ir::Module base = legalized();
   const std::string text = mlcc::fuzz::asString(data, size);
@@ -36,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     mlcc::ir::Module m = base;
     mlcc::schedule::applyScheduleScript(m, script, /*seed=*/1);
     try {
-      mlcc::ir::verifyModule(m);
+      mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo());
     } catch (const mlcc::Error& e) {
       mlcc::fuzz::fail("a scheduled module does not verify: " + e.format());
     }

@@ -42,7 +42,7 @@ void checkOnce(const std::string& op, const std::vector<ir::Tensor>& operands, c
   ir::Module m;
   try {
     m.functions.push_back(ops::legalizeOp(op, typesOf(operands, batch), attrs, "legalized"));
-    ir::verifyModule(m);
+    ir::verifyModule(m, mlcc::ops::opTypeInfo());
   } catch (const Error& e) {
     ADD_FAILURE() << what << ": legalize: " << e.format();
     return;
@@ -103,7 +103,7 @@ void expectSymbolicSpatialMatchesKernel(const char* op, const std::vector<ir::Te
   ir::Module m;
   try {
     m.functions.push_back(ops::legalizeOp(op, types, attrs, "f"));
-    ir::verifyModule(m);
+    ir::verifyModule(m, mlcc::ops::opTypeInfo());
   } catch (const Error& e) {
     ADD_FAILURE() << e.format();
     return;

@@ -8,6 +8,7 @@
 
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
 
 namespace mlcc::test {
 
@@ -26,7 +27,7 @@ std::string readFile(const std::string& path) {
 
 ir::Module parseVerified(const std::string& body) {
   ir::Module m = parseUnverified(body);
-  ir::verifyModule(m);
+  ir::verifyModule(m, mlcc::ops::opTypeInfo());
   return m;
 }
 

@@ -38,7 +38,6 @@ struct Weight {
 
 // Parses `body` as a module whose weights (random, f32) are in w.safetensors in `dir`.
 ir::Module makeModule(const TempDir& dir, const std::string& body, const std::vector<Weight>& weights = {}) {
-  ops::installIrHooks();
   std::string text = "mlcc.ir 1\n";
   if (!weights.empty()) {
     std::vector<ir::Tensor> data;
@@ -52,7 +51,7 @@ ir::Module makeModule(const TempDir& dir, const std::string& body, const std::ve
   }
   ir::Module m = ir::parseModule(text + body, "test.ir");
   m.base_dir = dir.path();
-  ir::verifyModule(m);
+  ir::verifyModule(m, mlcc::ops::opTypeInfo());
   return m;
 }
 

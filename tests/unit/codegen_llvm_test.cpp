@@ -691,14 +691,13 @@ namespace {
 // A graph module fused, legalized and (when `scheduled`) scheduled by the
 // default CPU rules.
 ir::Module lowered(const std::string& text, bool scheduled = true) {
-  ops::installIrHooks();
   ir::Module m = ir::parseModule(text, "net.ir");
-  ir::verifyModule(m);
+  ir::verifyModule(m, mlcc::ops::opTypeInfo());
   transform::PassContext pctx;
   pctx.verify_each = true;
   transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), pctx);
   if (scheduled) schedule::applyDefaultRules(m, target::Target::parse("llvm"));
-  ir::verifyModule(m);
+  ir::verifyModule(m, mlcc::ops::opTypeInfo());
   return m;
 }
 

@@ -91,7 +91,6 @@ Result checkPasses(const ir::Module& m, const std::string& pipeline, const std::
 }
 
 ir::Module parse(const std::string& text, const std::string& dir = ".") {
-  ops::installIrHooks();
   ir::Module m = ir::parseModule(text, "m.ir");
   m.base_dir = dir;
   return m;

@@ -12,6 +12,7 @@
 #include "mlcc/ir/float_bits.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "testlib.h"
 
@@ -60,7 +61,7 @@ prim @g(%x: f32[16], %y: f32[4, 4]) {
   }
 }
 )");
-  EXPECT_THROW(mlcc::ir::verifyModule(m), mlcc::Error);
+  EXPECT_THROW(mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo()), mlcc::Error);
   Interpreter interp(m);
   Tensor x = iota(DType::f32, {4, 4}), y = Tensor::zeros(DType::f32, {4, 5});
   std::string e = errorOf([&] { interp.runPrim("f", {&x, &y}); });
@@ -160,7 +161,7 @@ prim @g(%x: f32[4], %y: f32[5]) {
   }
 }
 )");
-  EXPECT_THROW(mlcc::ir::verifyModule(m), mlcc::Error);
+  EXPECT_THROW(mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo()), mlcc::Error);
   Tensor x = iota(DType::f32, {4, 6}, 0.25, -1.0), w = iota(DType::f32, {6}, 1.5, -3.0);
   Tensor y = Tensor::zeros(DType::f32, {4, 6}), s = Tensor::zeros(DType::f32, {4});
   Interpreter interp(m);

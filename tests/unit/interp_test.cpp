@@ -9,6 +9,7 @@
 #include "mlcc/interp/interpreter.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "testlib.h"
 
@@ -271,7 +272,7 @@ prim @g(%x: i64[4], %y: i64[4]) {
   }
 }
 )");
-  EXPECT_THROW(mlcc::ir::verifyModule(m), mlcc::Error);
+  EXPECT_THROW(mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo()), mlcc::Error);
   Interpreter interp(m);
   Tensor x = iota(DType::f32, {4});
   std::string e = errorOf([&] { interp.run("f", {{"x", x}}); });

@@ -229,7 +229,7 @@ TEST(LegalizeElementwise, SymbolicBroadcastAgainstOne) {
   Type b = Type::tensor(DType::f32, std::vector<int64_t>{1, 3});
   mlcc::ir::Module m;
   m.functions.push_back(mlcc::ops::legalizeOp("add", {a, b}, {}, "add_bcast"));
-  mlcc::ir::verifyModule(m);
+  mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo());
   std::string text = mlcc::ir::printModule(m);
   EXPECT_NE(text.find("%b[0, "), std::string::npos) << text;
 }
@@ -239,7 +239,7 @@ TEST(LegalizeElementwise, PrintedLoopNestIsReadable) {
   Type b = Type::tensor(DType::f32, std::vector<int64_t>{3});
   mlcc::ir::Module m;
   m.functions.push_back(mlcc::ops::legalizeOp("add", {a, b}, {}, "add"));
-  mlcc::ir::verifyModule(m);
+  mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo());
   std::string text = mlcc::ir::printModule(m);
   EXPECT_NE(text.find("block \"add\" (%v0 = spatial(2, %i0), %v1 = spatial(3, %i1))"), std::string::npos)
       << text;

@@ -71,7 +71,7 @@ TEST_F(LegalizeManipulate, ReshapeSymbolicTarget) {
       {"shape", AttrValue(AttrValue::List{AttrValue(mlcc::ops::dimMul(n, makeInt(2))), AttrValue(6)})}};
   Module m;
   m.functions.push_back(mlcc::ops::legalizeOp("reshape", {x_type}, attrs, "reshape"));
-  verifyModule(m);
+  verifyModule(m, mlcc::ops::opTypeInfo());
   Tensor x = rand(DType::f32, {5, 4, 3});
   Tensor y = Tensor::zeros(DType::f32, {10, 6});
   mlcc::interp::Interpreter in(m);
@@ -203,7 +203,7 @@ TEST_F(LegalizeManipulate, TakeClampsOutOfRangeIndices) {
       "take",
       {Type::tensor(DType::f32, std::vector<int64_t>{4}), Type::tensor(DType::i32, std::vector<int64_t>{4})},
       {}, "take"));
-  verifyModule(m);
+  verifyModule(m, mlcc::ops::opTypeInfo());
   Tensor x = Tensor::fromValues(DType::f32, {4}, {10, 11, 12, 13});
   Tensor idx = Tensor::fromValues(DType::i32, {4}, {7, -9, 4, -5});
   Tensor y = Tensor::zeros(DType::f32, {4});

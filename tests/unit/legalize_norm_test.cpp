@@ -91,7 +91,7 @@ TEST(LegalizeNorm, SymbolicBatchTypes) {
   mlcc::ir::Module m;
   m.functions.push_back(mlcc::ops::legalizeOp("batch_norm", {x, v, v, v, v}, {}, "bn"));
   m.functions.push_back(mlcc::ops::legalizeOp("softmax", {x}, {{"axis", AttrValue(0)}}, "sm"));
-  mlcc::ir::verifyModule(m);
+  mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo());
   std::string text = mlcc::ir::printModule(m);
   for (const char* block :
        {"block \"batch_norm_scale\"", "block \"batch_norm_shift\"", "block \"batch_norm\"",

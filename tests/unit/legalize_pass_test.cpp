@@ -69,10 +69,9 @@ void installStandInLegalizations() {
 }
 
 ir::Module legalized(const std::string& text) {
-  ops::installIrHooks();
   installStandInLegalizations();
   ir::Module m = ir::parseModule(text, "m.ir");
-  ir::verifyModule(m);
+  ir::verifyModule(m, mlcc::ops::opTypeInfo());
   transform::PassContext ctx;
   ctx.verify_each = true;
   transform::runPipeline(m, transform::parsePipeline("legalize"), ctx);
@@ -188,12 +187,11 @@ graph @fused_add_relu2(%p: f32[2, 3], %q: f32[3]) -> f32[2, 3] attrs(primitive =
 }  // namespace
 
 TEST(Legalize, OpsBecomeCallTirOfNamedDedupedPrimFuncs) {
-  ops::installIrHooks();
   installStandInLegalizations();
   ir::Module before = ir::parseModule(kOps, "m.ir");
   ir::Module m = legalized(kOps);
   expectOnlyLowered(m);
-  ir::verifyModule(m);
+  ir::verifyModule(m, mlcc::ops::opTypeInfo());
   // The two relus on f32[n, 4] share one prim func; the one on f32[2, 3] differs.
   EXPECT_EQ(primNames(m), (std::vector<std::string>{"relu", "add", "exp", "relu_1"}));
   std::string text = ir::printModule(m);
@@ -212,12 +210,11 @@ TEST(Legalize, OpsBecomeCallTirOfNamedDedupedPrimFuncs) {
 }
 
 TEST(Legalize, FusedGroupsBecomeOnePrimFuncEach) {
-  ops::installIrHooks();
   installStandInLegalizations();
   ir::Module before = ir::parseModule(kGroups, "m.ir");
   ir::Module m = legalized(kGroups);
   expectOnlyLowered(m);
-  ir::verifyModule(m);
+  ir::verifyModule(m, mlcc::ops::opTypeInfo());
   // Sub-functions are gone; the two structurally equal groups share a prim
   // func; the static one gets its own, numbered, name.
   for (const auto& fn : m.functions) {
@@ -273,7 +270,6 @@ graph @g(%p: f32[m, 4]) -> (f32[m, 4], f32[m, 4], f32[m, 4]) attrs(primitive = t
   return (%s, %p, %s2)
 }
 )";
-  ops::installIrHooks();
   installStandInLegalizations();
   ir::Module before = ir::parseModule(text, "m.ir");
   ir::Module m = legalized(text);

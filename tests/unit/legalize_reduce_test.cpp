@@ -106,7 +106,7 @@ TEST(LegalizeReduce, PrintedStagesAreNamedAfterTheOp) {
   Type x = Type::tensor(DType::f32, {mlcc::ir::makeVar("n"), mlcc::ir::makeInt(8)});
   mlcc::ir::Module m;
   m.functions.push_back(mlcc::ops::legalizeOp("argmax", {x}, {{"axis", AttrValue(1)}}, "argmax"));
-  mlcc::ir::verifyModule(m);
+  mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo());
   std::string text = mlcc::ir::printModule(m);
   for (const char* block : {"block \"argmax_isnan\"", "block \"argmax_max\"", "block \"argmax\""})
     EXPECT_NE(text.find(block), std::string::npos) << text;

@@ -39,7 +39,6 @@ Target cpu() { return Target::parse("llvm -num-cores=4 -vector-bits=256"); }
 
 // The graph module `text` after fuse-ops and legalize.
 ir::Module lower(const std::string& text) {
-  ops::installIrHooks();
   ir::Module m = ir::parseModule(text, "m.ir");
   transform::PassContext ctx;
   ctx.verify_each = true;
@@ -731,7 +730,6 @@ TEST(ScheduleRulesCpu, ResNet18ScheduledMatchesPyTorch) {
                                 dir.path() + "', '--only', 'resnet18']))",
                             dir.path()),
             0);
-  ops::installIrHooks();
   auto imported = frontend::importOnnxFile(dir.file("resnet18.onnx"));
   frontend::writeImportedModel(imported, dir.file("resnet18.ir"), "");
   ir::Module m = ir::parseModuleFile(dir.file("resnet18.ir"));

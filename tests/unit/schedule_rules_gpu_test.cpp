@@ -393,7 +393,6 @@ namespace {
 
 // The prim funcs of a graph after fuse-ops and legalize.
 ir::Module lowered(const std::string& graph) {
-  ops::installIrHooks();
   ir::Module m = test::parseVerified(graph);
   transform::PassContext ctx;
   ctx.verify_each = true;
@@ -662,7 +661,6 @@ namespace {
 // `meaning`, interpret as before.
 void checkModel(const std::string& onnx, bool meaning, bool resnet) {
   SCOPED_TRACE(onnx);
-  ops::installIrHooks();
   auto imported = frontend::importOnnxFile(onnx);
   ir::Module m = std::move(imported.module);
   transform::PassContext ctx;

@@ -7,6 +7,7 @@
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/structural.h"
 #include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
 #include "mlcc/schedule/schedule.h"
 #include "mlcc/schedule/script.h"
 #include "schedule_check.h"
@@ -127,7 +128,7 @@ TEST(ScheduleScript, AppliesBlocksToTheirFunctions) {
   ir::Module m = twoFuncs();
   auto done = applyScheduleScript(m, ir::parseScheduleScript(kScript, "s.sched"));
   EXPECT_EQ(done, (std::vector<std::string>{"dense", "add"}));
-  ir::verifyModule(m);
+  ir::verifyModule(m, mlcc::ops::opTypeInfo());
 
   // The same as scheduling with the Schedule API.
   Schedule sch(parsePrim(kDense));
@@ -154,7 +155,7 @@ TEST(ScheduleScript, AppendsToAnExistingTraceRenamingClashingVariables) {
             "  %l1, %l2, %l3 = get_loops(%b1)\n"
             "  transform_layout(%b1, \"w\", [o, i], [o / 16, i, o % 16])\n"
             "}\n");
-  ir::verifyModule(m);
+  ir::verifyModule(m, mlcc::ops::opTypeInfo());
   // The whole trace replays on the unscheduled function.
   EXPECT_TRUE(ir::structuralEqual(replayTrace(parsePrim(kDense), f.trace), f));
 }

@@ -9,6 +9,7 @@
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 
 using namespace mlcc::ir;
@@ -39,7 +40,7 @@ TEST(Te, DenseWithBiasAndReluStages) {
   ASSERT_EQ(f.params.size(), 4u);
   ASSERT_EQ(f.allocs.size(), 1u);
   Module m = moduleOf(f);
-  verifyModule(m);
+  verifyModule(m, mlcc::ops::opTypeInfo());
   std::string text = printFunction(m.functions[0]);
   EXPECT_NE(
       text.find("block \"dense\" (%v0 = spatial(n, %i0), %v1 = spatial(2, %i1), %vk0 = reduce(3, %k0))"),
@@ -65,7 +66,7 @@ TEST(Te, GuardedLoadPadsWithoutOutOfBoundsReads) {
     return te::guardedLoad(x, {src}, src >= 0 && src < 3, makeFloat(-1.0));
   });
   Module m = moduleOf(fb.build({y}));
-  verifyModule(m);
+  verifyModule(m, mlcc::ops::opTypeInfo());
   mlcc::interp::Interpreter in(m);
   Tensor tx = Tensor::fromValues(DType::f32, {3}, {4, 5, 6});
   Tensor ty = Tensor::zeros(DType::f32, {5});
@@ -80,7 +81,7 @@ TEST(Te, ReductionIdentitiesAndScalarOutputs) {
   Buffer y = fb.reduce("amax", {}, DType::i32, {makeInt(4)}, te::ReduceOp::Max,
                        [&](const te::Indices&, const te::Indices& r) { return load(x, {r[0]}); });
   Module m = moduleOf(fb.build({y}));
-  verifyModule(m);
+  verifyModule(m, mlcc::ops::opTypeInfo());
   mlcc::interp::Interpreter in(m);
   Tensor tx = Tensor::fromValues(DType::i32, {4}, {-7, -3, -9, -4});
   Tensor ty = Tensor::zeros(DType::i32, {});

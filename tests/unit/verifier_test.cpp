@@ -179,7 +179,7 @@ void expectError(F&& verify, const std::string& expected) {
   }
 }
 void expectModuleError(const Module& m, const std::string& expected) {
-  expectError([&] { verifyModule(m); }, expected);
+  expectError([&] { verifyModule(m, mlcc::ir::structuralChecksOnly()); }, expected);
 }
 void expectPrimError(const PrimFunc& f, const std::string& expected) {
   expectError([&] { verifyPrimFunc(f); }, expected);
@@ -204,7 +204,7 @@ struct Copy {
 
 TEST(Verifier, ValidMlpModulePasses) {
   Mlp mlp;
-  EXPECT_NO_THROW(verifyModule(mlp.m));
+  EXPECT_NO_THROW(verifyModule(mlp.m, mlcc::ir::structuralChecksOnly()));
 }
 
 TEST(Verifier, ValidPrimFuncVariantsPass) {
@@ -274,7 +274,7 @@ TEST(VerifierGraph, OutputNamesListOneDistinctNamePerOutput) {
   mlp.main().attrs["output_names"] = AttrValue(AttrValue::List{AttrValue("logits"), AttrValue("logits")});
   expectModuleError(mlp.m, "@main: attribute output_names names 'logits' twice");
   mlp.main().attrs["output_names"] = AttrValue(AttrValue::List{AttrValue("logits"), AttrValue("probs")});
-  EXPECT_NO_THROW(verifyModule(mlp.m));
+  EXPECT_NO_THROW(verifyModule(mlp.m, mlcc::ir::structuralChecksOnly()));
   EXPECT_EQ(outputNames(mlp.main()), (std::vector<std::string>{"logits", "probs"}));
 }
 
@@ -398,7 +398,7 @@ TEST(VerifierGraph, OnlyCallsTakeAttributes) {
   Mlp mlp;
   mlp.binding("h").value.attrs["tag"] = "x";  // call_tir
   mlp.binding("z").value.attrs["tag"] = "x";  // call
-  EXPECT_NO_THROW(verifyModule(mlp.m));
+  EXPECT_NO_THROW(verifyModule(mlp.m, mlcc::ir::structuralChecksOnly()));
 }
 
 // AttrValue's invariant: an i64 constant is a plain integer, never an
@@ -412,7 +412,7 @@ TEST(VerifierGraph, AttributeExpressionsAreNotI64Literals) {
   mlp.binding("r").value.attrs["axis"] = AttrValue::List{AttrValue(int64_t{1}), five};
   expectModuleError(mlp.m, "attribute 'axis' holds the i64 literal expression 5");
   mlp.binding("r").value.attrs["axis"] = AttrValue(makeInt(5, DType::i32));
-  EXPECT_NO_THROW(verifyModule(mlp.m));
+  EXPECT_NO_THROW(verifyModule(mlp.m, mlcc::ir::structuralChecksOnly()));
   Copy c;
   PrimFunc f = c.func();
   f.attrs["unroll"] = five;
@@ -499,20 +499,25 @@ TEST(VerifierGraph, DimensionsAreI64) {
   expectModuleError(mlp.m, "binding %s: shape dimension has dtype i32, not i64");
 }
 
-TEST(VerifierGraph, OpTypeCheckerHook) {
+// The verifier asks the OpTypeInfo it is given about each op binding, and
+// puts the binding's context on its errors.
+TEST(VerifierGraph, OpTypeInfoChecksOpBindings) {
+  struct SoftmaxNeedsAxis final : OpTypeInfo {
+    mutable int calls = 0;
+    void checkBinding(const GraphFunc&, const Binding& b) const override {
+      ++calls;
+      if (b.value.callee == "softmax" && !b.value.attrs.count("axis"))
+        throw mlcc::Error("missing attribute axis");
+    }
+    int64_t flops(const Binding&) const override { return 0; }
+  } op_types;
   Mlp mlp;
-  int calls = 0;
-  setOpTypeChecker([&](const GraphFunc& f, const Binding& b) {
-    ++calls;
-    if (b.value.callee == "softmax" && !b.value.attrs.count("axis"))
-      throw mlcc::Error("missing attribute axis");
-  });
-  EXPECT_NO_THROW(verifyModule(mlp.m));
-  EXPECT_EQ(calls, 1);
+  EXPECT_NO_THROW(verifyModule(mlp.m, op_types));
+  EXPECT_EQ(op_types.calls, 1);
   mlp.binding("r").value.attrs.clear();
-  expectModuleError(mlp.m, "in graph @main, binding %r: op softmax: missing attribute axis");
-  setOpTypeChecker(nullptr);
-  EXPECT_NO_THROW(verifyModule(mlp.m));
+  expectError([&] { verifyModule(mlp.m, op_types); },
+              "in graph @main, binding %r: op softmax: missing attribute axis");
+  EXPECT_NO_THROW(verifyModule(mlp.m, mlcc::ir::structuralChecksOnly()));
   mlp.binding("r").value.callee.clear();
   expectModuleError(mlp.m, "op call without an op name");
 }
@@ -772,7 +777,7 @@ TEST(Verifier, ErrorCarriesSourceLocation) {
       "mlcc.ir 1\ngraph @main(%x: f32[n, 16]) -> (f32[n, 8], f32[2]) {\n  %w: f32[8, 16] = const \"\"\n";
   sm.locs[mlp.var("w").get()] = mlcc::SourceLoc{"mlp.ir", 3, 3};
   try {
-    verifyModule(mlp.m, &sm);
+    verifyModule(mlp.m, mlcc::ir::structuralChecksOnly(), &sm);
     FAIL() << "expected an error";
   } catch (const mlcc::Error& e) {
     EXPECT_EQ(e.loc().line, 3);
@@ -865,7 +870,7 @@ TEST(VerifierBounds, LocatedInTheSource) {
   SourceMap sm;
   Module m = parseModule(text, "shift.ir", &sm);
   try {
-    verifyModule(m, &sm);
+    verifyModule(m, mlcc::ir::structuralChecksOnly(), &sm);
     FAIL() << "expected an error";
   } catch (const mlcc::Error& e) {
     EXPECT_EQ(e.loc().file, "shift.ir");

@@ -1,18 +1,10 @@
 // mlcc-codegen: compile a legalized (usually scheduled) module for the CPU
 // with LLVM: the kernels, the graph entry over a static memory plan and the
 // embedded weights, as an object file for mlcc-link (or LLVM IR / assembly).
-#include <unistd.h>
-
 #include <CLI/CLI.hpp>
-#include <chrono>
-#include <iomanip>
-#include <iostream>
 
-#include "mlcc/codegen/llvm.h"
-#include "mlcc/ir/module_io.h"
-#include "mlcc/ops/op.h"
+#include "mlcc/codegen/compile_file.h"
 #include "mlcc/support/diagnostic.h"
-#include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
 #include "mlcc/target/target.h"
 
@@ -88,52 +80,13 @@ Examples:
   return mlcc::runTool(
       app, static_cast<int>(argp.size()), argp.data(),
       [&]() -> int {
-        auto start = std::chrono::steady_clock::now();
         opts.opt_level = opt_level;
         opts.bounds_check = bounds_check;
         opts.entry = entry;
-        const bool show_progress = !quiet && isatty(STDERR_FILENO);
-        if (show_progress)
-          opts.progress = [](const std::string& what) {
-            std::cerr << "\rmlcc-codegen: " << what << "\x1b[K" << std::flush;
-          };
-        auto emit = emit_text == "ll"    ? mlcc::codegen::Emit::ll
-                    : emit_text == "asm" ? mlcc::codegen::Emit::asm_text
-                                         : mlcc::codegen::Emit::obj;
-        if (output.empty()) output = emit == mlcc::codegen::Emit::obj ? "model.o" : "-";
-        std::string path = input.empty() ? "-" : input;
-        mlcc::ops::installIrHooks();
-        mlcc::ir::Module m = mlcc::ir::readVerifiedModule(path);
-        mlcc::codegen::CodegenStats st;
-        try {
-          st = mlcc::codegen::compileModule(m, opts, emit, output);
-        } catch (const mlcc::Error& e) {
-          if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
-          if (!e.loc().file.empty()) throw;
-          throw mlcc::Error(mlcc::SourceLoc{mlcc::displayName(path), 0, 0}, e.message());
-        }
-        if (show_progress) std::cerr << "\r\x1b[K" << std::flush;
-        if (verbose && !quiet) {
-          double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-          std::cerr << "kernels: " << st.kernels << "\n";
-          for (const auto& k : st.kernel_names) std::cerr << "  " << k << "\n";
-          const uint64_t all = st.intermediate_bytes + st.scratch_bytes;
-          std::cerr << "memory plan: " << st.planned_bytes << " bytes planned for " << st.intermediate_bytes
-                    << " bytes of intermediates";
-          if (st.scratch_bytes > 0) std::cerr << " + " << st.scratch_bytes << " bytes of kernel scratch";
-          if (all > 0)
-            std::cerr << " (" << std::fixed << std::setprecision(1)
-                      << 100.0 * static_cast<double>(st.planned_bytes) / static_cast<double>(all) << "%)"
-                      << std::defaultfloat;
-          if (!st.dims.empty()) {
-            std::cerr << " for";
-            for (size_t k = 0; k < st.dims.size(); ++k) std::cerr << (k ? ", " : " ") << st.dims[k] << " = 1";
-            std::cerr << " (symbolic dimensions, set at run time)";
-          }
-          std::cerr << "\nembedded weights: " << st.weight_bytes << " bytes\n";
-          std::cerr << "compile time: " << std::fixed << std::setprecision(3) << secs << " s\n";
-        }
-        return 0;
+        mlcc::codegen::CompileFileOptions files{input, output, mlcc::codegen::Emit::obj, verbose, quiet};
+        if (emit_text == "ll") files.emit = mlcc::codegen::Emit::ll;
+        if (emit_text == "asm") files.emit = mlcc::codegen::Emit::asm_text;
+        return mlcc::codegen::compileFile(files, opts);
       },
       check_target);
 }

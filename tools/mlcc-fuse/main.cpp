@@ -1,16 +1,10 @@
 // mlcc-fuse: run graph passes (canonicalize, constant folding, fusion, DCE)
 // over an IR file; new constants go to a sidecar weights file.
 #include <CLI/CLI.hpp>
-#include <filesystem>
 #include <iostream>
-#include <set>
 
-#include "mlcc/ir/module_io.h"
-#include "mlcc/ops/op.h"
-#include "mlcc/support/diagnostic.h"
-#include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
-#include "mlcc/transform/pass.h"
+#include "mlcc/transform/ir_tool.h"
 
 namespace {
 
@@ -21,7 +15,6 @@ constexpr const char* kDefaultPipeline = "canonicalize,fold-constants,fuse-ops,d
 }  // namespace
 
 int main(int argc, char** argv) {
-  namespace fs = std::filesystem;
   CLI::App app{
       "mlcc-fuse: run graph passes (canonicalize, constant folding, fusion, dead code elimination) "
       "over mlcc IR.",
@@ -58,44 +51,15 @@ Examples:
       std::cout << mlcc::transform::listPasses();
       return 0;
     }
-    auto pipeline = mlcc::transform::parsePipeline(passes, "--passes");
-
-    mlcc::ops::installIrHooks();
-    const std::string in_path = input.empty() ? "-" : input;
-    mlcc::ir::Module m = mlcc::ir::readVerifiedModule(in_path);
-
-    mlcc::transform::NewWeights new_weights;
-    mlcc::transform::PassContext ctx;
-    ctx.verify_each = ctx.verify_each || verify_each;
-    ctx.verbose = verbose;
-    ctx.log = &std::cerr;
-    ctx.new_weights = &new_weights;
-    ctx.patterns_path = patterns;
-    mlcc::transform::runPipeline(m, pipeline, ctx);
-
-    // Keep only the new weights the module still names (a later pass may
-    // have removed a folded constant's binding).
-    std::set<std::string> named;
-    for (const auto& fn : m.functions)
-      if (const auto* g = std::get_if<mlcc::ir::GraphFunc>(&fn))
-        for (const auto& block : g->blocks)
-          for (const auto& b : block.bindings)
-            if (b.value.kind == mlcc::ir::ValueKind::Const && !b.value.is_inline)
-              named.insert(b.value.weight);
-    std::erase_if(new_weights.tensors, [&](const auto& t) { return !named.count(t.first); });
-
-    // The input's weights files, named relative to the output's directory.
-    const std::vector<std::string> inputs_abs = mlcc::ir::rebaseWeightPaths(m, output);
-    const bool keep_absolute = fs::path(weights).is_absolute();
-    if (weights.empty()) weights = mlcc::ir::defaultWeightsPath(output, "fused");
-    if (!new_weights.tensors.empty()) {
-      std::string abs = fs::absolute(weights).lexically_normal().string();
-      for (const auto& f : inputs_abs)
-        if (f == abs)
-          throw mlcc::Error("the weights file for new constants, " + weights +
-                            ", is a weights file of the input; choose another with --weights");
-    }
-    mlcc::ir::writeModuleWithWeights(m, output, weights, new_weights.tensors, keep_absolute);
-    return 0;
+    mlcc::transform::IrToolOptions run;
+    run.input = input;
+    run.output = output;
+    run.passes = mlcc::transform::parsePipeline(passes, "--passes");
+    run.verify_each = verify_each;
+    run.verbose = verbose;
+    run.patterns = patterns;
+    run.new_weights_stem = "fused";
+    run.weights = weights;
+    return mlcc::transform::runIrTool(run);
   });
 }

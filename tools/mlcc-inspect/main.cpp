@@ -19,10 +19,9 @@ namespace {
 // Parses and verifies one file (graph op bindings are type-checked through
 // the op registry); the verifier's errors point into the file.
 mlcc::ir::Module load(const std::string& path) {
-  mlcc::ops::installIrHooks();
   mlcc::ir::SourceMap map;
   mlcc::ir::Module m = mlcc::ir::parseModuleFile(path, &map);
-  mlcc::ir::verifyModule(m, &map);
+  mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo(), &map);
   return m;
 }
 
@@ -94,7 +93,7 @@ int main(int argc, char** argv) {
       }
       out = mlcc::displayName(path) + ": ok\n";
     } else if (summary) {
-      auto s = mlcc::ir::summarizeModule(m);
+      auto s = mlcc::ir::summarizeModule(m, mlcc::ops::opTypeInfo());
       out = json ? mlcc::ir::formatSummaryJson(s) : mlcc::ir::formatSummaryText(s);
     } else if (!func.empty()) {
       for (const auto& f : m.functions)

@@ -4,13 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "mlcc/ir/module_io.h"
-#include "mlcc/ir/verifier.h"
-#include "mlcc/ops/op.h"
-#include "mlcc/support/diagnostic.h"
-#include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
-#include "mlcc/transform/pass.h"
+#include "mlcc/transform/ir_tool.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -37,28 +32,12 @@ int main(int argc, char** argv) {
       std::cout << mlcc::transform::listPasses();
       return 0;
     }
-    mlcc::transform::Pipeline pipeline = mlcc::transform::parsePipeline(passes, "--passes");
-    std::string path = input.empty() ? "-" : input;
-    mlcc::ops::installIrHooks();
-    mlcc::ir::Module m = mlcc::ir::readVerifiedModule(path);
-    mlcc::transform::NewWeights new_weights;
-    mlcc::transform::PassContext ctx;
-    ctx.verify_each = ctx.verify_each || verify_each;
-    ctx.verbose = verbose && !quiet;
-    ctx.log = &std::cerr;
-    ctx.new_weights = &new_weights;
-    try {
-      mlcc::transform::runPipeline(m, pipeline, ctx);
-      mlcc::ir::verifyModule(m);
-    } catch (const mlcc::Error& e) {
-      if (!e.loc().file.empty()) throw;
-      throw mlcc::Error(mlcc::SourceLoc{mlcc::displayName(path), 0, 0}, e.message());
-    }
-    if (!new_weights.tensors.empty())
-      throw mlcc::Error("the pipeline made new constants; run constant folding in mlcc-fuse");
-    // The weights stay where they are: name them relative to the output's directory.
-    mlcc::ir::rebaseWeightPaths(m, output);
-    mlcc::ir::writeModuleWithWeights(m, output, "", {});
-    return 0;
+    mlcc::transform::IrToolOptions run;
+    run.input = input;
+    run.output = output;
+    run.passes = mlcc::transform::parsePipeline(passes, "--passes");
+    run.verify_each = verify_each;
+    run.verbose = verbose && !quiet;
+    return mlcc::transform::runIrTool(run);
   });
 }

@@ -3,32 +3,21 @@
 // rules for the functions still unscheduled. Each scheduled prim func
 // carries its trace.
 #include <CLI/CLI.hpp>
-#include <algorithm>
 #include <iostream>
 #include <optional>
 
-#include "mlcc/ir/module_io.h"
-#include "mlcc/ir/parser.h"
-#include "mlcc/ir/verifier.h"
-#include "mlcc/ops/op.h"
-#include "mlcc/schedule/rules.h"
 #include "mlcc/schedule/schedule.h"
-#include "mlcc/schedule/script.h"
+#include "mlcc/schedule/schedule_module.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
 #include "mlcc/target/target.h"
+#include "mlcc/transform/ir_tool.h"
 
 namespace {
 
+using mlcc::schedule::ruleList;
 using mlcc::target::Target;
-
-void listRules(std::ostream& out, Target::Kind kind) {
-  out << (kind == Target::Kind::llvm ? "llvm" : "cuda") << ":\n";
-  auto names = mlcc::schedule::ruleNames(kind);
-  if (names.empty()) out << "  (no rules yet: every prim func is left unscheduled)\n";
-  for (const auto& n : names) out << "  " << n << "\n";
-}
 
 }  // namespace
 
@@ -89,10 +78,9 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
     }
     if (list_rules) {
       if (!target_text.empty()) {
-        listRules(std::cout, Target::parse(target_text).kind);
+        std::cout << ruleList(Target::parse(target_text).kind);
       } else {
-        listRules(std::cout, Target::Kind::llvm);
-        listRules(std::cout, Target::Kind::cuda);
+        std::cout << ruleList(Target::Kind::llvm) << ruleList(Target::Kind::cuda);
       }
       return 0;
     }
@@ -108,41 +96,16 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
     if (!trace_path.empty())
       script = mlcc::ir::parseScheduleScript(mlcc::readInput(trace_path), mlcc::displayName(trace_path));
 
-    const std::string path = input.empty() ? "-" : input;
-    mlcc::ops::installIrHooks();
-    mlcc::ir::Module m = mlcc::ir::readVerifiedModule(path);
-
-    std::vector<std::string> by_script;
-    if (script) by_script = mlcc::schedule::applyScheduleScript(m, *script, seed);
-    std::vector<mlcc::schedule::RuleReport> report;
-    if (use_rules) report = mlcc::schedule::applyDefaultRules(m, *target, seed);
-    try {
-      mlcc::ir::verifyModule(m);
-    } catch (const mlcc::Error& e) {
-      throw mlcc::Error("internal error: the scheduled module does not verify: " + e.message());
-    }
-
-    if (verbose && !quiet) {
-      for (const auto& f : m.functions) {
-        const auto* prim = std::get_if<mlcc::ir::PrimFunc>(&f);
-        if (!prim) continue;
-        std::string how = "none";
-        if (std::find(by_script.begin(), by_script.end(), prim->name) != by_script.end()) {
-          how = "script";
-        } else {
-          auto it =
-              std::find_if(report.begin(), report.end(), [&](const auto& r) { return r.func == prim->name; });
-          if (it != report.end())
-            how = it->rule;
-          else if (!prim->trace.empty())
-            how = "already scheduled";
-        }
-        std::cerr << "@" << prim->name << ": " << how << "\n";
-      }
-    }
-    // The weights stay where they are: name them relative to the output's directory.
-    mlcc::ir::rebaseWeightPaths(m, output);
-    mlcc::ir::writeModuleWithWeights(m, output, "", {});
-    return 0;
+    mlcc::transform::IrToolOptions run;
+    run.input = input;
+    run.output = output;
+    run.invalid_result = "internal error: the scheduled module does not verify";
+    run.transform = [&](mlcc::ir::Module& m) {
+      const auto how = mlcc::schedule::scheduleModule(
+          m, {script ? &*script : nullptr, use_rules ? &*target : nullptr, seed});
+      if (verbose && !quiet)
+        for (const auto& [func, by] : how) std::cerr << "@" << func << ": " << by << "\n";
+    };
+    return mlcc::transform::runIrTool(run);
   });
 }

@@ -8,6 +8,7 @@
 
 #include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/float_bits.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 #include "tir_compile.h"
 
@@ -125,20 +126,6 @@ struct IVar final : IExpr {
   int slot;
 };
 
-int64_t floorDiv(int64_t a, int64_t b) {
-  if (b == 0) throw Error("integer division by zero");
-  if (b == -1) return static_cast<int64_t>(0ull - static_cast<uint64_t>(a));
-  int64_t q = a / b;
-  if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
-  return q;
-}
-int64_t floorMod(int64_t a, int64_t b) {
-  if (b == 0) throw Error("integer modulo by zero");
-  if (b == -1) return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
 uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
 
 template <BinaryOp OP>

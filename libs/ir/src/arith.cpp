@@ -10,13 +10,6 @@
 
 namespace mlcc::ir {
 
-int64_t floorDiv(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
-}
-
-int64_t floorMod(int64_t a, int64_t b) { return a - floorDiv(a, b) * b; }
-
 namespace {
 
 bool isIndex(const PrimExpr& e) { return e && e->dtype == DType::i64; }

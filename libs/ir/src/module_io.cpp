@@ -16,11 +16,11 @@ namespace mlcc::ir {
 
 namespace fs = std::filesystem;
 
-Module readVerifiedModule(const std::string& path, SourceMap* source_map) {
+Module readVerifiedModule(const std::string& path, const OpTypeInfo& op_types, SourceMap* source_map) {
   SourceMap local;
   if (!source_map) source_map = &local;
   Module m = parseModuleFile(path, source_map);
-  verifyModule(m, source_map);
+  verifyModule(m, op_types, source_map);
   return m;
 }
 

@@ -13,8 +13,6 @@ namespace mlcc::ir {
 
 namespace {
 
-GraphOpFlops g_graph_op_flops = nullptr;
-
 // Element count of a static tensor type; symbolic dims count as 1.
 int64_t elementCount(const Type& t, bool* symbolic) {
   int64_t n = 1;
@@ -92,8 +90,6 @@ struct PrimWalker {
 
 }  // namespace
 
-void setGraphOpFlops(GraphOpFlops fn) { g_graph_op_flops = fn; }
-
 int64_t primFuncFlops(const PrimFunc& f, bool* symbolic) {
   PrimWalker w;
   int64_t n = w.walk(f.body, 1);
@@ -101,7 +97,7 @@ int64_t primFuncFlops(const PrimFunc& f, bool* symbolic) {
   return n;
 }
 
-ModuleSummary summarizeModule(const Module& m) {
+ModuleSummary summarizeModule(const Module& m, const OpTypeInfo& op_types) {
   ModuleSummary s;
   for (LoopKind k : {LoopKind::serial, LoopKind::parallel, LoopKind::vectorized, LoopKind::unrolled,
                      LoopKind::thread_binding})
@@ -161,8 +157,7 @@ ModuleSummary summarizeModule(const Module& m) {
     int64_t total = 0;
     for (const auto& block : g->blocks)
       for (const auto& b : block.bindings) {
-        if (b.value.kind == ValueKind::Op && g_graph_op_flops)
-          total = saturatingAdd(total, g_graph_op_flops(b));
+        if (b.value.kind == ValueKind::Op) total = saturatingAdd(total, op_types.flops(b));
         if (b.value.kind == ValueKind::CallTir || b.value.kind == ValueKind::CallGraph)
           total = saturatingAdd(total, flopsOf(b.value.callee, depth + 1));
       }

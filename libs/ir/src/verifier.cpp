@@ -24,10 +24,12 @@ namespace mlcc::ir {
 
 namespace {
 
-OpTypeChecker& opTypeCheckerSlot() {
-  static OpTypeChecker checker;
-  return checker;
-}
+// structuralChecksOnly(): no op is known, none is checked.
+class NoOpTypes final : public OpTypeInfo {
+ public:
+  void checkBinding(const GraphFunc&, const Binding&) const override {}
+  int64_t flops(const Binding&) const override { return 0; }
+};
 
 std::string dt(DType t) { return std::string(dtypeName(t)); }
 std::string pct(const std::string& name) { return "%" + name; }
@@ -358,8 +360,8 @@ std::string attrsError(const Attrs& attrs) {
 
 class GraphChecker {
  public:
-  GraphChecker(const Module& m, const GraphFunc& f, const SourceMap* source_map)
-      : m_(m), f_(f), report_(source_map, "graph @" + f.name, &f) {}
+  GraphChecker(const Module& m, const GraphFunc& f, const OpTypeInfo& op_types, const SourceMap* source_map)
+      : m_(m), f_(f), op_types_(op_types), report_(source_map, "graph @" + f.name, &f) {}
 
   void run() {
     for (const auto& p : f_.params)
@@ -488,7 +490,7 @@ class GraphChecker {
       }
       case ValueKind::Op:
         if (v.callee.empty()) fail("op call without an op name", at);
-        if (const auto& checker = opTypeCheckerSlot()) runOpChecker(checker, b);
+        runOpChecker(b);
         break;
       case ValueKind::CallTir: checkCallTir(b); break;
       case ValueKind::CallExtern:
@@ -584,9 +586,9 @@ class GraphChecker {
   }
 
   // Runs the op registry's checker; its errors get this binding's context.
-  void runOpChecker(const OpTypeChecker& checker, const Binding& b) const {
+  void runOpChecker(const Binding& b) const {
     try {
-      checker(f_, b);
+      op_types_.checkBinding(f_, b);
     } catch (const Error& e) {
       if (e.loc().line > 0) throw;
       // The op registry's messages name the op already ("op 'concat' ...").
@@ -620,6 +622,7 @@ class GraphChecker {
 
   const Module& m_;
   const GraphFunc& f_;
+  const OpTypeInfo& op_types_;
   Reporter report_;
   std::string where_;                                    // "binding %h", for messages
   std::unordered_set<const VarNode*> symbolic_;          // bound by the parameters' types
@@ -920,7 +923,10 @@ class PrimChecker {
 
 }  // namespace
 
-void setOpTypeChecker(OpTypeChecker checker) { opTypeCheckerSlot() = std::move(checker); }
+const OpTypeInfo& structuralChecksOnly() {
+  static const NoOpTypes none;
+  return none;
+}
 
 void verifyPrimFunc(const PrimFunc& f, const SourceMap* source_map) {
   PrimChecker(f, source_map).run();
@@ -929,7 +935,7 @@ void verifyPrimFunc(const PrimFunc& f, const SourceMap* source_map) {
         .fail(oob->block ? "block " + quoted(oob->block->name) : "", oob->message, {oob->node, oob->stmt});
 }
 
-void verifyModule(const Module& m, const SourceMap* source_map) {
+void verifyModule(const Module& m, const OpTypeInfo& op_types, const SourceMap* source_map) {
   std::unordered_set<std::string> files;
   for (const auto& file : m.weight_files) {
     if (file.empty()) throw Error("empty weights file name");
@@ -944,7 +950,7 @@ void verifyModule(const Module& m, const SourceMap* source_map) {
   }
   for (const auto& fn : m.functions) {
     if (const auto* g = std::get_if<GraphFunc>(&fn))
-      GraphChecker(m, *g, source_map).run();
+      GraphChecker(m, *g, op_types, source_map).run();
     else
       verifyPrimFunc(std::get<PrimFunc>(fn), source_map);
   }

@@ -3,6 +3,7 @@
 
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/printer.h"
+#include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::ops::legal_mv {
@@ -12,10 +13,6 @@ bool constOf(const PrimExpr& e, int64_t* v) { return ir::asConstInt(e, v); }
 bool isConst(const PrimExpr& e, int64_t value) {
   int64_t v;
   return constOf(e, &v) && v == value;
-}
-int64_t floorDivInt(int64_t a, int64_t b) {
-  int64_t q = a / b;
-  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
 }
 }  // namespace
 
@@ -65,14 +62,14 @@ PrimExpr mul(const PrimExpr& a, const PrimExpr& b) {
 
 PrimExpr floorDiv(const PrimExpr& a, const PrimExpr& b) {
   int64_t x, y;
-  if (constOf(a, &x) && constOf(b, &y) && y != 0) return idx(floorDivInt(x, y));
+  if (constOf(a, &x) && constOf(b, &y) && y != 0) return idx(mlcc::floorDiv(x, y));
   if (isConst(b, 1)) return a;
   return ir::makeBinary(ir::BinaryOp::Div, a, b);
 }
 
 PrimExpr floorMod(const PrimExpr& a, const PrimExpr& b) {
   int64_t x, y;
-  if (constOf(a, &x) && constOf(b, &y) && y != 0) return idx(x - floorDivInt(x, y) * y);
+  if (constOf(a, &x) && constOf(b, &y) && y != 0) return idx(mlcc::floorMod(x, y));
   if (isConst(b, 1)) return idx(0);
   return ir::makeBinary(ir::BinaryOp::Mod, a, b);
 }

@@ -5,7 +5,6 @@
 #include <mutex>
 
 #include "mlcc/ir/printer.h"
-#include "mlcc/ir/summary.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
@@ -178,32 +177,44 @@ ir::PrimFunc legalizeOp(const std::string& op, const std::vector<ir::Type>& inpu
   return f;
 }
 
-void installIrHooks() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    ir::setOpTypeChecker([](const ir::GraphFunc&, const ir::Binding& b) {
-      std::vector<ir::Type> types;
-      for (const auto& a : b.value.args) types.push_back(a->type);
-      ir::Type inferred = inferOpType(b.value.callee, types, b.value.attrs);
-      if (!typesEquivalent(inferred, b.var->type))
-        throw Error("op '" + b.value.callee + "' gives " + ir::printType(inferred) + ", but %" + b.var->name +
-                    " is declared " + ir::printType(b.var->type));
-    });
-    ir::setGraphOpFlops([](const ir::Binding& b) -> int64_t {
-      const OpDef* def = findOp(b.value.callee);
-      if (!def) return 0;
-      std::vector<ir::Type> types;
-      for (const auto& a : b.value.args) types.push_back(a->type);
-      ir::Attrs attrs;
-      try {
-        attrs = normalizeAttrs(*def, b.value.attrs);
-      } catch (const Error&) {
-        return 0;
-      }
-      if (def->flops) return def->flops(types, b.var->type, attrs);
-      return b.var->type.isTensor() ? staticCount(b.var->type.shape) : 0;
-    });
-  });
+namespace {
+
+// The registry behind ops::opTypeInfo().
+class RegistryOpTypes final : public ir::OpTypeInfo {
+ public:
+  void checkBinding(const ir::GraphFunc&, const ir::Binding& b) const override {
+    ir::Type inferred = inferOpType(b.value.callee, argTypes(b), b.value.attrs);
+    if (!typesEquivalent(inferred, b.var->type))
+      throw Error("op '" + b.value.callee + "' gives " + ir::printType(inferred) + ", but %" + b.var->name +
+                  " is declared " + ir::printType(b.var->type));
+  }
+
+  int64_t flops(const ir::Binding& b) const override {
+    const OpDef* def = findOp(b.value.callee);
+    if (!def) return 0;
+    ir::Attrs attrs;
+    try {
+      attrs = normalizeAttrs(*def, b.value.attrs);
+    } catch (const Error&) {
+      return 0;
+    }
+    if (def->flops) return def->flops(argTypes(b), b.var->type, attrs);
+    return b.var->type.isTensor() ? staticCount(b.var->type.shape) : 0;
+  }
+
+ private:
+  static std::vector<ir::Type> argTypes(const ir::Binding& b) {
+    std::vector<ir::Type> types;
+    for (const auto& a : b.value.args) types.push_back(a->type);
+    return types;
+  }
+};
+
+}  // namespace
+
+const ir::OpTypeInfo& opTypeInfo() {
+  static const RegistryOpTypes registry;
+  return registry;
 }
 
 int64_t attrInt(const ir::Attrs& attrs, const std::string& name) { return getAttr(attrs, name).asInt(); }

@@ -6,7 +6,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
-#include <functional>
 #include <iostream>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -15,9 +14,9 @@
 #include "mlcc/interp/interpreter.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
-#include "mlcc/ir/tensor_npy.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
+#include "mlcc/run/input_binding.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::pipeline {
@@ -40,74 +39,45 @@ std::string kindOf(const std::string& path) {
   return "skipped";
 }
 
-struct Named {
-  std::string name;
-  ir::Tensor tensor;
-};
+using Named = interp::NamedTensor;
 
-// The inputs of the first runnable stage: given .npy files, else random
-// tensors exactly as `mlcc-run --seed` makes them.
+// The inputs of the first runnable stage, bound by the input binder of
+// mlcc-run (the same random tensors as `mlcc-run --seed`), then reused by
+// name for every later stage.
 class Inputs {
  public:
-  Inputs(const VerifyOptions& o) : options_(o) {}
-
-  std::vector<Named> forIr(const std::vector<interp::InputSpec>& specs) {
-    if (made_) return tensors_;
-    for (size_t i = 0; i < specs.size(); ++i)
-      add(specs[i].name, specs[i].dtype, i, [&] { return interp::concreteShape(specs[i], options_.dims); });
-    return finish();
+  explicit Inputs(const VerifyOptions& o) {
+    request_.files = o.data;
+    request_.random_missing = true;
+    request_.seed = o.seed;
   }
 
-  std::vector<Named> forModel(const std::vector<host::TensorSpec>& specs) {
-    if (made_) return tensors_;
-    for (size_t i = 0; i < specs.size(); ++i)
-      add(specs[i].name, specs[i].dtype, i, [&] {
-        std::vector<int64_t> shape = specs[i].shape;  // a symbolic dimension (-1): 1, as mlcc-run
-        for (auto& d : shape) d = d < 0 ? 1 : d;
-        return shape;
-      });
-    return finish();
-  }
-
- private:
-  // The input from --data, else random (its shape only needed then).
-  void add(const std::string& name, ir::DType dtype, size_t index,
-           const std::function<std::vector<int64_t>()>& shape) {
-    auto it = options_.data.find(name);
-    tensors_.push_back({name, it != options_.data.end()
-                                  ? ir::readNpyTensor(it->second, "input '" + name + "'")
-                                  : interp::randomInput(dtype, shape(), options_.seed, index)});
-  }
-  std::vector<Named> finish() {
-    for (const auto& [name, file] : options_.data)
-      if (std::none_of(tensors_.begin(), tensors_.end(), [&](const Named& t) { return t.name == name; }))
-        throw Error("--data " + name + "=" + file + ": the model has no input '" + name + "'");
+  // The tensors for `slots`, made on the first call.
+  const std::vector<Named>& get(const std::vector<run::InputSlot>& slots, const std::string& entry) {
+    if (!made_) tensors_ = run::bindInputs(slots, request_, entry);
     made_ = true;
     return tensors_;
   }
-  const VerifyOptions& options_;
+
+ private:
+  run::InputRequest request_;
   std::vector<Named> tensors_;
   bool made_ = false;
 };
 
-std::vector<Named> runIr(const std::string& path, Inputs& inputs) {
-  ops::installIrHooks();
+std::vector<Named> runIr(const std::string& path, Inputs& inputs, const VerifyOptions& options) {
   ir::SourceMap map;
   ir::Module m = ir::parseModuleFile(path, &map);
-  ir::verifyModule(m, &map);
+  ir::verifyModule(m, ops::opTypeInfo(), &map);
   interp::Interpreter interp(m);
   const std::string entry = interp.defaultEntry();
-  std::vector<interp::NamedTensor> in;
-  for (auto& t : inputs.forIr(interp.inputs(entry))) in.push_back({t.name, t.tensor});
-  std::vector<Named> out;
-  for (auto& o : interp.run(entry, in)) out.push_back({o.name, std::move(o.tensor)});
-  return out;
+  return interp.run(entry, inputs.get(run::irInputSlots(interp, m, entry, options.dims), "@" + entry));
 }
 
 std::vector<Named> runModel(const std::string& path, Inputs& inputs) {
   host::CompiledModel model(path);
   std::vector<ir::Tensor> in;
-  const auto given = inputs.forModel(model.inputs());
+  const auto& given = inputs.get(run::modelInputSlots(model), "the model");
   for (const auto& spec : model.inputs()) {
     auto it = std::find_if(given.begin(), given.end(), [&](const Named& t) { return t.name == spec.name; });
     if (it == given.end())
@@ -181,7 +151,7 @@ VerifyReport verifyStages(const Pipeline& p, const BuildOptions& build, const Ve
       if (options.progress) std::cerr << "verify: running " << c.output << " (" << c.stage << ")\n";
       std::vector<Named> outs;
       try {
-        outs = c.kind == "ir" ? runIr(path, inputs) : runModel(path, inputs);
+        outs = c.kind == "ir" ? runIr(path, inputs, options) : runModel(path, inputs);
       } catch (const Error& e) {
         throw Error("stage '" + c.stage + "' (" + path + "): " + e.format());
       }

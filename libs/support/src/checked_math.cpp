@@ -55,4 +55,18 @@ int64_t addOrThrow(int64_t a, int64_t b, std::string_view what) {
               std::to_string(b) + ")");
 }
 
+int64_t floorDiv(int64_t a, int64_t b) {
+  if (b == 0) throw Error("integer division by zero");
+  if (b == -1) return static_cast<int64_t>(0ull - static_cast<uint64_t>(a));  // INT64_MIN wraps
+  const int64_t q = a / b;
+  return (a % b != 0 && ((a < 0) != (b < 0))) ? q - 1 : q;
+}
+
+int64_t floorMod(int64_t a, int64_t b) {
+  if (b == 0) throw Error("integer modulo by zero");
+  if (b == -1) return 0;
+  const int64_t r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+
 }  // namespace mlcc

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "mlcc/ir/entry.h"
+#include "mlcc/ir/parser.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
@@ -188,8 +189,11 @@ Pipeline parsePipeline(const std::string& text, const std::string& source_name) 
   return PipelineParser(text, source_name).parse();
 }
 
+Error PassContext::errorAt(const void* node, const std::string& message) const {
+  return source_map ? source_map->errorAt(node, message) : Error(message);
+}
+
 void runPipeline(ir::Module& m, const Pipeline& pipeline, PassContext& ctx) {
-  ops::installIrHooks();
   for (const auto& entry : pipeline) {
     auto start = std::chrono::steady_clock::now();
     std::string changed;
@@ -219,9 +223,10 @@ void runPipeline(ir::Module& m, const Pipeline& pipeline, PassContext& ctx) {
     }
     if (ctx.verify_each) {
       try {
-        ir::verifyModule(m);
+        ir::verifyModule(m, ops::opTypeInfo(), ctx.source_map);
       } catch (const Error& e) {
-        throw Error("pass '" + entry.pass->name + "' produced an invalid module: " + e.message());
+        throw Error(e.loc(), "pass '" + entry.pass->name + "' produced an invalid module: " + e.message(),
+                    e.source_line());
       }
     }
   }

@@ -105,7 +105,8 @@ struct Stats {
   int ops = 0, groups = 0, externs = 0;
 };
 
-void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, Stats& stats) {
+void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, Stats& stats,
+                      const PassContext& ctx) {
   for (auto& block : f.blocks)
     for (auto& b : block.bindings) {
       ir::GraphValue& v = b.value;
@@ -136,12 +137,13 @@ void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, S
           }
         }
       } catch (const Error& e) {
-        throw Error("legalize: in @" + f.name + ", binding %" + b.var->name + ": " + e.message());
+        throw ctx.errorAt(b.var.get(),
+                          "legalize: in @" + f.name + ", binding %" + b.var->name + ": " + e.message());
       }
     }
 }
 
-std::string runLegalize(ir::Module& m) {
+std::string runLegalize(ir::Module& m, const PassContext& ctx) {
   PrimTable table;
   Stats stats;
   std::set<std::string> groups;  // primitive sub-functions: lowered into their callers
@@ -150,7 +152,7 @@ std::string runLegalize(ir::Module& m) {
       groups.insert(g->name);
   for (auto& fn : m.functions)
     if (auto* g = std::get_if<ir::GraphFunc>(&fn); g && !groups.count(g->name))
-      legalizeFunction(*g, m, table, stats);
+      legalizeFunction(*g, m, table, stats, ctx);
   // Remove the primitive sub-functions nothing calls any more.
   std::set<std::string> called;
   for (const auto& fn : m.functions)
@@ -197,7 +199,7 @@ PassInfo makeLegalizePass() {
   PassInfo p;
   p.name = "legalize";
   p.summary = "Lower graph ops to call_tir of TensorIR prim funcs; merge each fused group into one (FuseTIR)";
-  p.run = [](ir::Module& m, const PassOptions&, PassContext&) { return runLegalize(m); };
+  p.run = [](ir::Module& m, const PassOptions&, PassContext& ctx) { return runLegalize(m, ctx); };
   return p;
 }
 

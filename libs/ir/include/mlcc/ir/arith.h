@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "mlcc/ir/expr.h"
+#include "mlcc/support/checked_math.h"
 
 namespace mlcc::ir {
 
@@ -68,8 +69,9 @@ class Analyzer {
 // Simplification without any ranges.
 PrimExpr simplify(const PrimExpr& e);
 
-// Floor division and modulo on int64 (the IR's integer `/` and `%`).
-int64_t floorDiv(int64_t a, int64_t b);
-int64_t floorMod(int64_t a, int64_t b);
+// The IR's integer `/` and `%` on constants: floorDiv and floorMod of
+// mlcc/support/checked_math.h.
+using mlcc::floorDiv;
+using mlcc::floorMod;
 
 }  // namespace mlcc::ir

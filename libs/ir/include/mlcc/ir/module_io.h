@@ -11,14 +11,17 @@
 
 #include "mlcc/ir/graph.h"
 #include "mlcc/ir/module.h"
+#include "mlcc/ir/op_type_info.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/tensor.h"
 
 namespace mlcc::ir {
 
-// Parses the IR file at `path` ("-": stdin) and verifies it, reporting
-// errors at their source locations (the map is kept in `source_map` when given).
-Module readVerifiedModule(const std::string& path, SourceMap* source_map = nullptr);
+// Parses the IR file at `path` ("-": stdin) and verifies it (op bindings
+// with `op_types`: ops::opTypeInfo()), reporting errors at their source
+// locations (the map is kept in `source_map` when given).
+Module readVerifiedModule(const std::string& path, const OpTypeInfo& op_types,
+                          SourceMap* source_map = nullptr);
 
 // Whether a constant of this dtype and shape is written inline in the IR
 // (small: at most 16 elements, or an integer vector of at most 64, e.g. a

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "mlcc/ir/module.h"
+#include "mlcc/ir/op_type_info.h"
 
 namespace mlcc::ir {
 
@@ -26,7 +27,7 @@ struct ModuleSummary {
   // Floating-point and integer arithmetic operations of one run of the
   // module: the FLOPs of each function that nothing calls (the entries),
   // where a graph function's FLOPs are the sum over its bindings — ops
-  // through the op registry's FLOP hook when one is registered, and for each
+  // through `op_types` (the op registry's FLOP counts), and for each
   // call_tir or call the FLOPs of the callee, per call — and a prim func's
   // are each arithmetic operator or intrinsic in a stored value times the
   // trip count of its loops. Symbolic dimensions count as 1, and
@@ -37,14 +38,10 @@ struct ModuleSummary {
   std::map<std::string, std::string> functions;
 };
 
-ModuleSummary summarizeModule(const Module& m);
+ModuleSummary summarizeModule(const Module& m, const OpTypeInfo& op_types);
 
 // FLOPs of one execution of a prim func (symbolic dims as 1).
 int64_t primFuncFlops(const PrimFunc& f, bool* symbolic = nullptr);
-
-// Hook through which libs/ops counts the FLOPs of a graph op binding.
-using GraphOpFlops = int64_t (*)(const Binding& b);
-void setGraphOpFlops(GraphOpFlops fn);
 
 // A readable multi-line text summary.
 std::string formatSummaryText(const ModuleSummary& s);

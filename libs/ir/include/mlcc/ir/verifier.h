@@ -6,8 +6,8 @@
 // have as many elements as their type, only calls carry keyword arguments.
 // Every tensor type and buffer (both levels) has no negative constant
 // dimension, and its constant dimensions' size in bytes fits in int64.
-// Attributes keep the AttrValue invariant (no i64 literal expressions). Op-specific type inference is added
-// by libs/ops through hooks once the op registry exists.
+// Attributes keep the AttrValue invariant (no i64 literal expressions). Op
+// bindings have the type the op registry infers (`op_types`, see op_type_info.h).
 // TensorIR: every variable and buffer used is in scope; loop extents and
 // iteration domains are i64; block bindings are expressions of enclosing loop
 // variables only; thread tags are valid; loads/stores have one index per
@@ -17,11 +17,11 @@
 // iteration); expression dtypes are consistent.
 #pragma once
 
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "mlcc/ir/module.h"
+#include "mlcc/ir/op_type_info.h"
 
 namespace mlcc::ir {
 
@@ -29,7 +29,9 @@ struct SourceMap;
 
 // Throws mlcc::Error for the first violation, naming the function (and the
 // block or variable), with a source location when `source_map` knows it.
-void verifyModule(const Module& m, const SourceMap* source_map = nullptr);
+// `op_types` checks each op binding after the structural checks (pass
+// ops::opTypeInfo(), or structuralChecksOnly()).
+void verifyModule(const Module& m, const OpTypeInfo& op_types, const SourceMap* source_map = nullptr);
 void verifyPrimFunc(const PrimFunc& f, const SourceMap* source_map = nullptr);
 
 // Why a tensor of `dtype` and `shape` cannot exist: a negative constant
@@ -38,11 +40,5 @@ void verifyPrimFunc(const PrimFunc& f, const SourceMap* source_map = nullptr);
 // typeSizeError: the same for a tensor or every field of a tuple.
 std::string sizeError(DType dtype, const std::vector<PrimExpr>& shape);
 std::string typeSizeError(const Type& t);
-
-// Op-specific type checking of `Op` bindings, registered by libs/ops once the
-// op registry exists. verifyModule calls it for each Op binding after the
-// structural checks; it throws mlcc::Error. Unset: structural checks only.
-using OpTypeChecker = std::function<void(const GraphFunc&, const Binding&)>;
-void setOpTypeChecker(OpTypeChecker checker);
 
 }  // namespace mlcc::ir

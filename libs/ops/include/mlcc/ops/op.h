@@ -15,6 +15,7 @@
 
 #include "mlcc/ir/attrs.h"
 #include "mlcc/ir/graph.h"
+#include "mlcc/ir/op_type_info.h"
 #include "mlcc/ir/stmt.h"
 #include "mlcc/ir/tensor.h"
 
@@ -97,10 +98,10 @@ std::vector<ir::Tensor> computeOp(const std::string& op, const std::vector<ir::T
 ir::PrimFunc legalizeOp(const std::string& op, const std::vector<ir::Type>& inputs, const ir::Attrs& attrs,
                         const std::string& func_name);
 
-// Registers the op registry's hooks in libs/ir: the verifier's type check of
-// op bindings (the binding's declared type must equal the inferred one) and
-// the summary's FLOP count. Idempotent.
-void installIrHooks();
+// The op registry as libs/ir sees it (op_type_info.h), for ir::verifyModule
+// and ir::summarizeModule: an op binding's declared type must equal the
+// type inferOpType gives; FLOPs from the op's count.
+const ir::OpTypeInfo& opTypeInfo();
 
 // Attribute accessors for kernels (attrs already normalized, so present).
 int64_t attrInt(const ir::Attrs& attrs, const std::string& name);

@@ -70,4 +70,15 @@ int64_t byteSize(std::span<const int64_t> shape, int64_t elem_bytes);
 int64_t mulOrThrow(int64_t a, int64_t b, std::string_view what);
 int64_t addOrThrow(int64_t a, int64_t b, std::string_view what);
 
+// Floor division and modulo on int64: the IR's integer `/` and `%`, the one
+// definition the simplifier, the interpreter and the legalizations use (the
+// LLVM backend emits the same rule). The quotient rounds toward negative
+// infinity and the remainder has the divisor's sign: floorDiv(-7, 2) == -4,
+// floorMod(-7, 2) == 1, floorMod(7, -2) == -1. INT64_MIN / -1 wraps to
+// INT64_MIN (two's complement, as the compiled code does) and INT64_MIN % -1
+// is 0. Division by zero throws mlcc::Error ("integer division by zero");
+// compiled code, which cannot throw, yields 0 there.
+int64_t floorDiv(int64_t a, int64_t b);
+int64_t floorMod(int64_t a, int64_t b);
+
 }  // namespace mlcc

@@ -18,6 +18,11 @@
 
 #include "mlcc/ir/module.h"
 #include "mlcc/ir/tensor.h"
+#include "mlcc/support/diagnostic.h"
+
+namespace mlcc::ir {
+struct SourceMap;
+}
 
 namespace mlcc::transform {
 
@@ -59,6 +64,13 @@ struct PassContext {
   std::ostream* log = nullptr;        // where -v output goes (stderr in tools)
   NewWeights* new_weights = nullptr;  // where folded constants go; null: folding writes inline only
   std::string patterns_path;          // --patterns for fuse-by-pattern
+  // Where the parser found each node of the input (bindings, statements):
+  // a pass reports an error on a node with errorAt, so it reads
+  // `model.ir:12:5: error: ...`. Null: errors without a location.
+  const ir::SourceMap* source_map = nullptr;
+
+  // An error at `node`'s source location when the map knows it.
+  Error errorAt(const void* node, const std::string& message) const;
 };
 
 struct PassInfo {
