@@ -5,6 +5,7 @@
 
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/verifier.h"
@@ -22,6 +23,19 @@ std::string readFile(const std::string& path) {
   std::ostringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+std::string fixture(const std::string& name) {
+  const std::string path = dataPath("unit/fixtures/" + name);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read fixture " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const std::string header = "mlcc.ir 1";
+  if (text.compare(0, header.size(), header) != 0)
+    throw std::runtime_error("fixture " + path + " does not start with \"" + header + "\"");
+  return text.substr(header.size());  // keeps the header's newline
 }
 
 ir::Module parseVerified(const std::string& body) {

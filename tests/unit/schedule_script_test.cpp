@@ -15,40 +15,14 @@
 using namespace mlcc;
 using namespace mlcc::schedule;
 using mlcc::test::expectSameMeaning;
+using mlcc::test::fixture;
 using mlcc::test::parsePrim;
 
 namespace {
 
-const char* kDense = R"(
-prim @dense(%x: f32[4, 32], %w: f32[64, 32], %y: f32[4, 64]) {
-  for %i in 0..4 {
-    for %j in 0..64 {
-      for %k in 0..32 {
-        block "dense" (%vi = spatial(4, %i), %vj = spatial(64, %j), %vk = reduce(32, %k)) {
-          reads(%x[%vi, %vk], %w[%vj, %vk])
-          writes(%y[%vi, %vj])
-          init {
-            %y[%vi, %vj] = 0.0
-          }
-          %y[%vi, %vj] = %y[%vi, %vj] + %x[%vi, %vk] * %w[%vj, %vk]
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kDense = fixture("dense.ir");
 
-const char* kAdd = R"(
-prim @add(%a: f32[8], %b: f32[8], %c: f32[8]) {
-  for %i in 0..8 {
-    block "add" (%vi = spatial(8, %i)) {
-      reads(%a[%vi], %b[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %a[%vi] + %b[%vi]
-    }
-  }
-}
-)";
+const std::string kAdd = fixture("schedule_script/add.ir");
 
 ir::Module twoFuncs() { return mlcc::test::parseVerified(std::string(kDense) + kAdd); }
 
