@@ -27,8 +27,7 @@
 #include "testlib.h"
 
 using namespace mlcc;
-using mlcc::test::fixture;
-using mlcc::test::TempDir;
+using namespace mlcc::test;
 
 namespace {
 

@@ -30,8 +30,7 @@
 #include "testlib.h"
 
 using namespace mlcc;
-using mlcc::test::fixture;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 

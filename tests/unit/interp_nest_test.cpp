@@ -18,11 +18,9 @@
 namespace {
 
 using mlcc::interp::Interpreter;
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
+using namespace mlcc::ir;
 
-using mlcc::test::fixture;
-using mlcc::test::iota;
+using namespace mlcc::test;
 mlcc::ir::Module parse(const std::string& body) { return mlcc::test::parseVerified(body); }
 
 std::string errorOf(const std::function<void()>& f) {

@@ -16,11 +16,9 @@ namespace {
 
 using mlcc::interp::Interpreter;
 using mlcc::interp::NamedTensor;
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
+using namespace mlcc::ir;
 
-using mlcc::test::fixture;
-using mlcc::test::iota;
+using namespace mlcc::test;
 mlcc::ir::Module parse(const std::string& body) { return mlcc::test::parseVerified(body); }
 
 // Runs `entry` and returns the output named `name`.

@@ -12,12 +12,7 @@
 
 using namespace mlcc;
 using namespace mlcc::schedule;
-using mlcc::test::expectSameMeaning;
-using mlcc::test::expectScheduled;
-using mlcc::test::expectScheduledAs;
-using mlcc::test::expectScheduleError;
-using mlcc::test::fixture;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 
@@ -25,18 +20,6 @@ const std::string kMatmul = fixture("matmul_64.ir");
 
 // A row sum into an intermediate, then a scaling of it.
 const std::string kRowSum = fixture("row_sum.ir");
-
-// The scheduled function keeps the meaning and replays from its trace.
-void expectGood(const std::string& text, const Schedule& sch) { expectScheduled(parsePrim(text), sch.func()); }
-
-// The scheduled function is `expected` (traces aside).
-void expectStructure(const Schedule& sch, const std::string& expected) {
-  ir::PrimFunc want = parsePrim(expected);
-  EXPECT_TRUE(ir::structuralEqual(sch.func(), want, {.compare_traces = false}))
-      << "got:\n"
-      << ir::printFunction(sch.func()) << "\nexpected:\n"
-      << ir::printFunction(want);
-}
 
 TEST(ScheduleCache, CacheReadAndWriteOfMatmul) {
   Schedule sch(parsePrim(kMatmul));
@@ -47,7 +30,7 @@ TEST(ScheduleCache, CacheReadAndWriteOfMatmul) {
   EXPECT_EQ(sch.getLoops(a_shared).size(), 2u);
   EXPECT_EQ(sch.getConsumers(b_shared).size(), 1u);
   EXPECT_EQ(sch.getProducers(c_local).size(), 1u);
-  expectStructure(sch, fixture("schedule_cache/cache_cache_read_and_write_of_matmul_expected.ir"));
+  expectStructure(sch.func(), fixture("schedule_cache/cache_cache_read_and_write_of_matmul_expected.ir"));
   EXPECT_EQ(ir::printTrace(sch.func().trace),
             "trace {\n"
             "  %b0 = get_block(\"C\")\n"
@@ -58,7 +41,7 @@ TEST(ScheduleCache, CacheReadAndWriteOfMatmul) {
             "  %b6 = get_consumers(%b2)\n"
             "  %b7 = get_producers(%b3)\n"
             "}\n");
-  expectGood(kMatmul, sch);
+  expectScheduled(parsePrim(kMatmul), sch.func());
 }
 
 // As a GPU matmul schedule starts: shared-memory copies of the operands
@@ -79,7 +62,7 @@ TEST(ScheduleCache, MatmulPipeline) {
                       "  alloc_buffer %C_local: f32[64, 64]\n"),
             std::string::npos)
       << text;
-  expectGood(kMatmul, sch);
+  expectScheduled(parsePrim(kMatmul), sch.func());
 }
 
 TEST(ScheduleCache, CachesOfAnIntermediate) {
@@ -87,8 +70,8 @@ TEST(ScheduleCache, CachesOfAnIntermediate) {
   BlockRV d = sch.getBlock("D");
   sch.cacheRead(d, 0, ir::StorageScope::local);
   sch.cacheWrite(sch.getBlock("S"), 0, ir::StorageScope::shared);
-  expectStructure(sch, fixture("schedule_cache/cache_caches_of_an_intermediate_expected.ir"));
-  expectGood(kRowSum, sch);
+  expectStructure(sch.func(), fixture("schedule_cache/cache_caches_of_an_intermediate_expected.ir"));
+  expectScheduled(parsePrim(kRowSum), sch.func());
 }
 
 // A block that writes part of an output: only that part is copied back, so
@@ -97,8 +80,8 @@ TEST(ScheduleCache, CacheWriteCopiesBackTheWrittenBox) {
   const std::string text = fixture("schedule_cache/cache_cache_write_copies_back_the_written_box.ir");
   Schedule sch(parsePrim(text));
   sch.cacheWrite(sch.getBlock("C"), 0, ir::StorageScope::local);
-  expectStructure(sch, fixture("schedule_cache/cache_cache_write_copies_back_the_written_box_expected.ir"));
-  expectGood(text, sch);
+  expectStructure(sch.func(), fixture("schedule_cache/cache_cache_write_copies_back_the_written_box_expected.ir"));
+  expectScheduled(parsePrim(text), sch.func());
 }
 
 // Names already taken get a suffix: caching the copy block's read of %A
@@ -111,7 +94,7 @@ TEST(ScheduleCache, FreshNames) {
   std::string text = ir::printFunction(sch.func());
   EXPECT_NE(text.find("alloc_buffer %A_shared_1: f32[64, 64] shared"), std::string::npos) << text;
   EXPECT_NE(text.find("block \"A_shared_1\" ("), std::string::npos) << text;
-  expectGood(kMatmul, sch);
+  expectScheduled(parsePrim(kMatmul), sch.func());
 }
 
 TEST(ScheduleCache, CacheRefusals) {
@@ -149,7 +132,7 @@ TEST(ScheduleCache, RefusesWhenTheNestAlsoProducesOrConsumes) {
       "block \"C\" reads %B in the loop nest of block \"B\"; it would read it before the copy back");
   // Reading %A in that nest is fine: nothing there writes it.
   sch.cacheRead(sch.getBlock("B"), 0, ir::StorageScope::local);
-  expectGood(kSameNest, sch);
+  expectScheduled(parsePrim(kSameNest), sch.func());
 }
 
 TEST(ScheduleCache, CacheWriteRefusals) {
@@ -187,7 +170,7 @@ TEST(ScheduleStorage, SetScope) {
   // Every use refers to the new buffer (the verifier would reject a stale one).
   EXPECT_EQ(sch.func().allocs.size(), 1u);
   EXPECT_EQ(sch.func().allocs[0]->scope, ir::StorageScope::shared);
-  expectGood(kTwoStages, sch);
+  expectScheduled(parsePrim(kTwoStages), sch.func());
 }
 
 TEST(ScheduleStorage, SetScopeOfABlockBuffer) {
@@ -195,7 +178,7 @@ TEST(ScheduleStorage, SetScopeOfABlockBuffer) {
   Schedule sch(parsePrim(text));
   sch.setScope(sch.getBlock("T"), 0, ir::StorageScope::local);
   EXPECT_NE(ir::printFunction(sch.func()).find("alloc_buffer %t: f32[8] local"), std::string::npos);
-  expectGood(text, sch);
+  expectScheduled(parsePrim(text), sch.func());
 }
 
 TEST(ScheduleStorage, StorageAlignPadsTheInnermostDimension) {
@@ -206,17 +189,17 @@ TEST(ScheduleStorage, StorageAlignPadsTheInnermostDimension) {
   EXPECT_NE(text.find("alloc_buffer %b: f32[8, 33]\n"), std::string::npos) << text;
   EXPECT_NE(text.find("  storage_align(%b0, 0, axis = 0, factor = 32, offset = 1)\n"), std::string::npos)
       << text;
-  expectGood(kTwoStages, sch);
+  expectScheduled(parsePrim(kTwoStages), sch.func());
 
   Schedule negative(parsePrim(kTwoStages));
   negative.storageAlign(negative.getBlock("B"), 0, -2, 8, 4);  // 30 -> 36
   EXPECT_NE(ir::printFunction(negative.func()).find("alloc_buffer %b: f32[8, 36]\n"), std::string::npos);
-  expectGood(kTwoStages, negative);
+  expectScheduled(parsePrim(kTwoStages), negative.func());
 
   Schedule exact(parsePrim(kTwoStages));
   exact.storageAlign(exact.getBlock("B"), 0, 0, 15, 0);  // 30 is already a multiple of 15
   EXPECT_NE(ir::printFunction(exact.func()).find("alloc_buffer %b: f32[8, 30]\n"), std::string::npos);
-  expectGood(kTwoStages, exact);
+  expectScheduled(parsePrim(kTwoStages), exact.func());
 }
 
 TEST(ScheduleStorage, Refusals) {

@@ -14,12 +14,7 @@
 
 using namespace mlcc;
 using namespace mlcc::schedule;
-using mlcc::test::expectSameMeaning;
-using mlcc::test::expectScheduled;
-using mlcc::test::expectScheduledAs;
-using mlcc::test::expectScheduleError;
-using mlcc::test::fixture;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 
