@@ -185,7 +185,8 @@ TEST(CodegenEntry, ConvNetReusesIntermediates) {
 
 TEST(CodegenEntry, AliasesTuplesAndReturnedInputsAndConstants) {
   TempDir dir;
-  ir::Module m = makeModule(dir, fixture("codegen_entry/aliases_tuples_and_returned_inputs_and_constants.ir"));
+  ir::Module m =
+      makeModule(dir, fixture("codegen_entry/aliases_tuples_and_returned_inputs_and_constants.ir"));
   codegen::CodegenStats st;
   expectSameOutputs(m, lowered(m, "legalize"), dir, "tuples", &st);
   // %a (= %b = %u = both fields of %t) is written straight into output u: no intermediates.
@@ -261,11 +262,10 @@ TEST(CodegenEntry, SymbolicBatch) {
   EXPECT_EQ(st.intermediate_bytes, 1u * 64 * 4);
   EXPECT_GT(st.scratch_bytes, 0u);
   EXPECT_LT(st.planned_bytes, st.intermediate_bytes + st.scratch_bytes);
-  ir::Module tuples = makeModule(dir, replaceAll(fixture("codegen_entry/symbolic_batch.ir"),
-                                                 "[2, ", "[n, "));
+  ir::Module tuples = makeModule(dir, replaceAll(fixture("codegen_entry/symbolic_batch.ir"), "[2, ", "[n, "));
   expectSameOutputs(tuples, lowered(tuples, "legalize"), dir, "tuples_n", nullptr, ns);
-  ir::Module net = makeModule(dir, fixture("codegen_entry/symbolic_batch_2.ir"),
-                              {{"k1", {8, 3, 3, 3}}, {"w", {10, 128}}});
+  ir::Module net =
+      makeModule(dir, fixture("codegen_entry/symbolic_batch_2.ir"), {{"k1", {8, 3, 3, 3}}, {"w", {10, 128}}});
   expectSameOutputs(net, lowered(net, "legalize"), dir, "net_n", nullptr, ns);
   expectSameOutputs(net, lowered(net, "fuse-ops,legalize"), dir, "net_fused_n", nullptr, ns);
 

@@ -39,7 +39,8 @@ float r16(float v) {
 TEST(InterpNest, OutOfBoundsOnlyAtTheLastInnermostIteration) {
   // Provably out of bounds: the verifier refuses it; the interpreter, which
   // may run unverified modules, reports it at run time.
-  auto m = mlcc::test::parseUnverified(fixture("interp_nest/out_of_bounds_only_at_the_last_innermost_iteration.ir"));
+  auto m = mlcc::test::parseUnverified(
+      fixture("interp_nest/out_of_bounds_only_at_the_last_innermost_iteration.ir"));
   EXPECT_THROW(mlcc::ir::verifyModule(m), mlcc::Error);
   Interpreter interp(m);
   Tensor x = iota(DType::f32, {4, 4}), y = Tensor::zeros(DType::f32, {4, 5});

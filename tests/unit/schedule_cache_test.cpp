@@ -80,7 +80,8 @@ TEST(ScheduleCache, CacheWriteCopiesBackTheWrittenBox) {
   const std::string text = fixture("schedule_cache/cache_cache_write_copies_back_the_written_box.ir");
   Schedule sch(parsePrim(text));
   sch.cacheWrite(sch.getBlock("C"), 0, ir::StorageScope::local);
-  expectStructure(sch.func(), fixture("schedule_cache/cache_cache_write_copies_back_the_written_box_expected.ir"));
+  expectStructure(sch.func(),
+                  fixture("schedule_cache/cache_cache_write_copies_back_the_written_box_expected.ir"));
   expectScheduled(parsePrim(text), sch.func());
 }
 

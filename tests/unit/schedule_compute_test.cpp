@@ -128,7 +128,8 @@ TEST(ScheduleComputeAt, StencilUnderTheInnerSplitLoop) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.computeAt(sch.getBlock("B"), loops[1]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir"));
 }
 
 TEST(ScheduleComputeAt, StencilUnderTheOuterSplitLoop) {
@@ -136,40 +137,50 @@ TEST(ScheduleComputeAt, StencilUnderTheOuterSplitLoop) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.computeAt(sch.getBlock("B"), loops[0]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_at_stencil_under_the_outer_split_loop_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_at_stencil_under_the_outer_split_loop_expected.ir"));
 }
 
 // The same with the consumer's loop split by the schedule.
 TEST(ScheduleComputeAt, StencilUnderALoopSplitByTheSchedule) {
-  const std::string text = fixture("schedule_compute/compute_at_stencil_under_a_loop_split_by_the_schedule.ir");
+  const std::string text =
+      fixture("schedule_compute/compute_at_stencil_under_a_loop_split_by_the_schedule.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   auto tiles = sch.split(loops[0], {std::nullopt, int64_t{4}});
   sch.computeAt(sch.getBlock("B"), tiles[1]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir"));
 }
 
 // A non-divisible split of the producer: the consumer follows each tile,
 // with the split's predicate.
 TEST(ScheduleReverseComputeAt, ConsumerFollowsATileOfANonDivisibleSplit) {
-  const std::string text = fixture("schedule_compute/reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split.ir");
+  const std::string text =
+      fixture("schedule_compute/reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   auto tiles = sch.split(sch.getLoops(sch.getBlock("B"))[0], {std::nullopt, int64_t{4}});
   sch.reverseComputeAt(sch.getBlock("C"), tiles[0]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir"));
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/"
+              "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir"));
 }
 
 // The consumer's loop split 3 x 6 (non-divisible, with a predicate): the
 // region of the last iteration leaves B's domain, so B gets a predicate.
 TEST(ScheduleComputeAt, RegionLeavingTheDomainGetsAPredicate) {
-  const std::string text = fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate.ir");
+  const std::string text =
+      fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.computeAt(sch.getBlock("B"), loops[0]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate_expected.ir"));
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate_expected.ir"));
 }
 
 // A reduction producer keeps its reduce loop whole under the consumer's loop.
@@ -180,7 +191,9 @@ TEST(ScheduleComputeAt, ReductionProducerKeepsItsReduceLoop) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("relu"));
   sch.computeAt(sch.getBlock("dense"), loops[0]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_at_reduction_producer_keeps_its_reduce_loop_expected.ir"));
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/compute_at_reduction_producer_keeps_its_reduce_loop_expected.ir"));
 }
 
 // The two stages over a symbolic number of rows.
@@ -270,7 +283,8 @@ TEST(ScheduleComputeAt, IllegalUsesAreRefused) {
 }
 
 TEST(ScheduleComputeAt, ParameterOutputsAndBlocksSharingANestAreRefused) {
-  const std::string text = fixture("schedule_compute/compute_at_parameter_outputs_and_blocks_sharing_a_nest_are_refused.ir");
+  const std::string text =
+      fixture("schedule_compute/compute_at_parameter_outputs_and_blocks_sharing_a_nest_are_refused.ir");
   Schedule sch(parsePrim(text));
   BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
   auto cloops = sch.getLoops(c);
@@ -363,12 +377,16 @@ prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 
 
 // The producer's loop split in IR: the consumer follows the tile.
 TEST(ScheduleReverseComputeAt, ConsumerFollowsASplitProducer) {
-  const std::string text = fixture("schedule_compute/reverse_compute_at_consumer_follows_a_split_producer.ir");
+  const std::string text =
+      fixture("schedule_compute/reverse_compute_at_consumer_follows_a_split_producer.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("B"));
   sch.reverseComputeAt(sch.getBlock("C"), loops[0]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir"));
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/"
+              "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir"));
 }
 
 TEST(ScheduleReverseComputeAt, SymbolicExtent) {
@@ -420,7 +438,8 @@ TEST(ScheduleComputeInline, PaddingIntoConvolution) {
   ir::PrimFunc f = parsePrim(kPadConv);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("pad"));
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_inline_padding_into_convolution_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_inline_padding_into_convolution_expected.ir"));
   expectScheduleError([&] { sch.getBlock("pad"); }, "no block \"pad\"");
 }
 
@@ -428,7 +447,8 @@ TEST(ScheduleComputeInline, ReadRegionsAreMapped) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_inline_read_regions_are_mapped_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_inline_read_regions_are_mapped_expected.ir"));
 }
 
 TEST(ScheduleComputeInline, TwoStages) {
@@ -475,7 +495,8 @@ TEST(ScheduleReverseComputeInline, ReluIntoAdd) {
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   sch.reverseComputeInline(sch.getBlock("relu"));
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/reverse_compute_inline_relu_into_add_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/reverse_compute_inline_relu_into_add_expected.ir"));
 }
 
 TEST(ScheduleReverseComputeInline, IllegalUsesAreRefused) {
@@ -542,7 +563,8 @@ TEST(ScheduleComputeHazards, ReductionWithoutInit) {
       "cannot compute block \"sum\" at loop %i: it is a reduction without an init, which cannot be "
       "recomputed");
   sch.reverseComputeAt(copy, sch.getLoops(sum)[0]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_hazards_reduction_without_init_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_hazards_reduction_without_init_expected.ir"));
 }
 
 TEST(ScheduleComputeHazards, SeveralWritersAndReaders) {
@@ -593,7 +615,8 @@ TEST(ScheduleComputeHazards, SeveralWritersAndReaders) {
 }
 
 TEST(ScheduleComputeHazards, ConsumerReadingMoreThanTheLoopWrites) {
-  const std::string text = fixture("schedule_compute/compute_hazards_consumer_reading_more_than_the_loop_writes.ir");
+  const std::string text =
+      fixture("schedule_compute/compute_hazards_consumer_reading_more_than_the_loop_writes.ir");
   Schedule sch(parsePrim(text));
   BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
   expectScheduleError(
@@ -652,8 +675,10 @@ TEST(ScheduleComputeLegalized, SoftmaxReductionsUnderTheRowLoop) {
                       "its consumer block \"softmax_expsum\" is not under that loop");
   sch.computeAt(sum, loops[0]);
   sch.computeAt(mx, loops[0]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_legalized_softmax_reductions_under_the_row_loop_expected.ir"),
-                    1e-5, {{"n", 3}});
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/compute_legalized_softmax_reductions_under_the_row_loop_expected.ir"), 1e-5,
+      {{"n", 3}});
 }
 
 // --- with the other primitives -------------------------------------------------------
@@ -677,7 +702,9 @@ TEST(ScheduleComputePipeline, TiledMatmulWithSharedAndLocalCaches) {
   sch.computeAt(as, k[0]);
   sch.computeAt(bs, k[0]);
   sch.reverseComputeAt(cl, j[0]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_pipeline_tiled_matmul_with_shared_and_local_caches_expected.ir"));
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/compute_pipeline_tiled_matmul_with_shared_and_local_caches_expected.ir"));
   // The accumulator is not final inside the reduction loop.
   Schedule bad(f);
   BlockRV mm2 = bad.getBlock("mm");
@@ -750,7 +777,8 @@ TEST(ScheduleSampleComputeLocation, SamplesAreRecordedAndReplay) {
 
 TEST(ScheduleSampleComputeLocation, OnlyLegalLoopsAreCandidates) {
   // B's consumers C and D: only the loop enclosing both qualifies.
-  const std::string text = fixture("schedule_compute/sample_compute_location_only_legal_loops_are_candidates.ir");
+  const std::string text =
+      fixture("schedule_compute/sample_compute_location_only_legal_loops_are_candidates.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   BlockRV b = sch.getBlock("B");

@@ -25,7 +25,8 @@ TEST(ScheduleSplit, DivisibleSplitOfASpatialLoop) {
   auto ij = sch.split(loops[1], {int64_t{4}, std::nullopt});
   ASSERT_EQ(ij.size(), 2u);
   EXPECT_EQ(sch.loopVar(ij[0])->name, "j_0");
-  expectScheduledAs(f, sch.func(), fixture("schedule_loops/split_divisible_split_of_a_spatial_loop_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_loops/split_divisible_split_of_a_spatial_loop_expected.ir"));
   EXPECT_NE(ir::printTrace(sch.func().trace).find("%l3, %l4 = split(%l2, [4, -1])"), std::string::npos)
       << ir::printTrace(sch.func().trace);
 }
@@ -36,7 +37,8 @@ TEST(ScheduleSplit, ThreeWaySplitOfTheReduction) {
   auto loops = sch.getLoops(sch.getBlock("C"));
   auto k = sch.split(loops[2], {std::nullopt, int64_t{4}, int64_t{2}});
   EXPECT_EQ(sch.loopVar(k[2])->name, "k_2");
-  expectScheduledAs(f, sch.func(), fixture("schedule_loops/split_three_way_split_of_the_reduction_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_loops/split_three_way_split_of_the_reduction_expected.ir"));
 }
 
 TEST(ScheduleSplit, NonDivisibleSplitGetsAPredicate) {
@@ -44,7 +46,8 @@ TEST(ScheduleSplit, NonDivisibleSplitGetsAPredicate) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("sum"));
   sch.split(loops[1], {std::nullopt, int64_t{4}});
-  const std::string expected = fixture("schedule_loops/split_non_divisible_split_gets_a_predicate_expected.ir");
+  const std::string expected =
+      fixture("schedule_loops/split_non_divisible_split_gets_a_predicate_expected.ir");
   expectScheduledAs(f, sch.func(), expected);
 
   // A product larger than the extent without an inferred factor: the same.
@@ -59,7 +62,8 @@ TEST(ScheduleSplit, SplittingTwiceKeepsOnePredicate) {
   auto loops = sch.getLoops(sch.getBlock("sum"));
   auto k = sch.split(loops[1], {std::nullopt, int64_t{4}});
   sch.split(k[1], {int64_t{2}, int64_t{2}});
-  expectScheduledAs(f, sch.func(), fixture("schedule_loops/split_splitting_twice_keeps_one_predicate_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_loops/split_splitting_twice_keeps_one_predicate_expected.ir"));
 }
 
 TEST(ScheduleSplit, SymbolicExtent) {
@@ -73,8 +77,8 @@ TEST(ScheduleSplit, SymbolicExtent) {
   // Inferring the outer factor: the inner one is symbolic.
   Schedule sch2(f);
   sch2.split(sch2.getLoops(sch2.getBlock("relu"))[0], {int64_t{2}, std::nullopt});
-  expectScheduledAs(f, sch2.func(), fixture("schedule_loops/split_symbolic_extent_expected_2.ir"),
-                    0, {{"n", 7}});
+  expectScheduledAs(f, sch2.func(), fixture("schedule_loops/split_symbolic_extent_expected_2.ir"), 0,
+                    {{"n", 7}});
 
   // A single inferred factor needs no predicate.
   Schedule sch3(f);
@@ -123,7 +127,8 @@ TEST(ScheduleSplit, Errors) {
 }
 
 TEST(ScheduleSplit, RefusesAPredicateOverStoresOutsideBlocks) {
-  ir::PrimFunc f = parsePrim(fixture("schedule_loops/split_refuses_a_predicate_over_stores_outside_blocks.ir"));
+  ir::PrimFunc f =
+      parsePrim(fixture("schedule_loops/split_refuses_a_predicate_over_stores_outside_blocks.ir"));
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("copy"));
   expectScheduleError(
@@ -250,8 +255,8 @@ TEST(ScheduleLoopKind, BindAFusedSplitLoop) {
   auto bt = sch.split(fused, {std::nullopt, int64_t{32}});
   sch.bind(bt[0], "blockIdx.x");
   sch.bind(bt[1], "threadIdx.x");
-  expectScheduledAs(f, sch.func(), fixture("schedule_loops/loop_kind_bind_a_fused_split_loop_expected.ir"),
-                    0, {{"n", 5}});
+  expectScheduledAs(f, sch.func(), fixture("schedule_loops/loop_kind_bind_a_fused_split_loop_expected.ir"), 0,
+                    {{"n", 5}});
   EXPECT_NE(ir::printTrace(sch.func().trace).find("bind(%l5, \"threadIdx.x\")"), std::string::npos);
 }
 
@@ -328,7 +333,8 @@ TEST(ScheduleReorder, SwapsTheOuterAndInnerLoop) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.reorder({loops[2], loops[0]});
-  expectScheduledAs(f, sch.func(), fixture("schedule_loops/reorder_swaps_the_outer_and_inner_loop_expected.ir"));
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_loops/reorder_swaps_the_outer_and_inner_loop_expected.ir"));
   EXPECT_NE(ir::printTrace(sch.func().trace).find("reorder([%l3, %l1])"), std::string::npos);
 }
 
@@ -485,8 +491,8 @@ TEST(ScheduleLoops, SoftmaxRows) {
   auto j = sch.getLoops(sch.getBlock("normalize"));
   auto jj = sch.split(j[1], {std::nullopt, int64_t{8}});
   sch.vectorize(jj[1]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_loops/loops_softmax_rows_expected.ir"),
-                    1e-5, {{"n", 6}});
+  expectScheduledAs(f, sch.func(), fixture("schedule_loops/loops_softmax_rows_expected.ir"), 1e-5,
+                    {{"n", 6}});
   // The row loop holds three sibling loops: no fuse or reorder through it.
   expectScheduleError([&] { sch.fuse({rows[0], k[0]}); }, "the body of loop %i is not exactly loop %k_0");
   expectScheduleError(

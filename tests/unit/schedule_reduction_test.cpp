@@ -23,7 +23,6 @@ const std::string kSplitMatmul = fixture("schedule_reduction/split_matmul.ir");
 // A row sum into an intermediate, then a scaling of it.
 const std::string kRowSum = fixture("row_sum.ir");
 
-
 // --- decompose_reduction -------------------------------------------------------
 
 TEST(ScheduleDecomposeReduction, AtTheInnerSpatialLoop) {
@@ -32,7 +31,8 @@ TEST(ScheduleDecomposeReduction, AtTheInnerSpatialLoop) {
   auto loops = sch.getLoops(c);
   BlockRV init = sch.decomposeReduction(c, loops[1]);
   EXPECT_EQ(sch.getLoops(init).size(), 2u);
-  expectStructure(sch.func(), fixture("schedule_reduction/decompose_reduction_at_the_inner_spatial_loop_expected.ir"));
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/decompose_reduction_at_the_inner_spatial_loop_expected.ir"));
   EXPECT_EQ(ir::printTrace(sch.func().trace),
             "trace {\n"
             "  %b0 = get_block(\"C\")\n"
@@ -71,7 +71,8 @@ TEST(ScheduleDecomposeReduction, AtTheOuterLoop) {
   Schedule sch(parsePrim(kSplitMatmul));
   BlockRV c = sch.getBlock("C");
   sch.decomposeReduction(c, sch.getLoops(c)[0]);
-  expectStructure(sch.func(), fixture("schedule_reduction/decompose_reduction_at_the_outer_loop_expected.ir"));
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/decompose_reduction_at_the_outer_loop_expected.ir"));
   expectScheduled(parsePrim(kSplitMatmul), sch.func());
 }
 
@@ -93,7 +94,8 @@ TEST(ScheduleDecomposeReduction, ReduceLoopInTheMiddle) {
   expectScheduleError([&] { sch.decomposeReduction(s, loops[2]); },
                       "decompose_reduction: loop %k (above loop %j) binds reduce iteration variable %vk");
   sch.decomposeReduction(s, loops[0]);
-  expectStructure(sch.func(), fixture("schedule_reduction/decompose_reduction_reduce_loop_in_the_middle_expected.ir"));
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/decompose_reduction_reduce_loop_in_the_middle_expected.ir"));
   expectScheduled(parsePrim(text), sch.func());
 }
 
@@ -104,7 +106,8 @@ TEST(ScheduleDecomposeReduction, KeepsThePredicate) {
   Schedule sch(parsePrim(text));
   BlockRV s = sch.getBlock("S");
   sch.decomposeReduction(s, sch.getLoops(s)[1]);
-  expectStructure(sch.func(), fixture("schedule_reduction/decompose_reduction_keeps_the_predicate_expected.ir"));
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/decompose_reduction_keeps_the_predicate_expected.ir"));
   expectScheduled(parsePrim(text), sch.func());
 }
 
@@ -183,7 +186,8 @@ TEST(ScheduleRFactor, InnerPartOfASplitReduction) {
   BlockRV rf = sch.rfactor(loops[3], 0);
   EXPECT_EQ(sch.getLoops(rf).size(), 4u);
   EXPECT_EQ(sch.getLoops(c).size(), 3u);  // the original block, in its new nest
-  expectStructure(sch.func(), fixture("schedule_reduction/r_factor_inner_part_of_a_split_reduction_expected.ir"));
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/r_factor_inner_part_of_a_split_reduction_expected.ir"));
   expectScheduled(parsePrim(kSplitMatmul), sch.func());
 }
 
@@ -231,7 +235,8 @@ TEST(ScheduleRFactor, WholeReduceLoopOfARowSum) {
   Schedule sch(parsePrim(kRowSum));
   BlockRV s = sch.getBlock("S");
   sch.rfactor(sch.getLoops(s)[1], 1);
-  expectStructure(sch.func(), fixture("schedule_reduction/r_factor_whole_reduce_loop_of_a_row_sum_expected.ir"));
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/r_factor_whole_reduce_loop_of_a_row_sum_expected.ir"));
   expectScheduled(parsePrim(kRowSum), sch.func());
 }
 
@@ -308,11 +313,10 @@ prim @r(%A: f32[8, 16], %S: f32[8]) {
 
   // A split of a 10-long reduce loop by 16: the partial results of %k1 from
   // 10 on are never initialized.
-  refuse(
-      fixture("schedule_reduction/r_factor_refusals.ir"),
-      "rfactor: the predicate of block \"S\" has a condition on loops %k0, %k1 that may skip the first "
-      "iteration "
-      "for some value of loop %k1; some partial results would stay uninitialized");
+  refuse(fixture("schedule_reduction/r_factor_refusals.ir"),
+         "rfactor: the predicate of block \"S\" has a condition on loops %k0, %k1 that may skip the first "
+         "iteration "
+         "for some value of loop %k1; some partial results would stay uninitialized");
 
   // A loop fused from a spatial and a reduce one.
   refuse(fixture("schedule_reduction/r_factor_refusals_2.ir"),

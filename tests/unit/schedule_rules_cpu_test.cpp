@@ -678,7 +678,8 @@ TEST(ScheduleRulesCpu, RuleNamesAndAlreadyScheduledFunctions) {
 TEST(ScheduleRulesCpu, FallbackParallelizesWhatNoRuleHandles) {
   // Two reductions of different kinds in one function: a matmul-like block
   // next to a plain reduction is no rule's pattern.
-  ir::PrimFunc f = test::parsePrim(fixture("schedule_rules_cpu/rules_cpu_fallback_parallelizes_what_no_rule_handles.ir"));
+  ir::PrimFunc f =
+      test::parsePrim(fixture("schedule_rules_cpu/rules_cpu_fallback_parallelizes_what_no_rule_handles.ir"));
   ir::Module m;
   m.functions.push_back(f);
   auto report = applyDefaultRules(m, cpu());
@@ -695,14 +696,9 @@ TEST(ScheduleRulesCpu, FallbackParallelizesWhatNoRuleHandles) {
 // ResNet-18 (generated with PyTorch): imported, fused, legalized, scheduled
 // with the default rules, interpreted, and compared with PyTorch's output.
 TEST(ScheduleRulesCpu, ResNet18ScheduledMatchesPyTorch) {
-  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = test::modelGeneratorUnavailable(); !why.empty()) GTEST_SKIP() << why;
   test::TempDir dir;
-  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
-  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
-                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
-                                dir.path() + "', '--only', 'resnet18']))",
-                            dir.path()),
-            0);
+  ASSERT_EQ(test::generateModels(dir.path(), {"resnet18"}), 0);
   ops::installIrHooks();
   auto imported = frontend::importOnnxFile(dir.file("resnet18.onnx"));
   frontend::writeImportedModel(imported, dir.file("resnet18.ir"), "");

@@ -68,8 +68,8 @@ TEST(GpuCheck, RejectsThreadExtents) {
       k2048,
       "has 2048 threads per block (threadIdx.x 1024 * threadIdx.y 2), over max_threads_per_block 1024");
   Target small = Target::parse("cuda -max-threads-per-block=256");
-  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_thread_extents_2.ir"),
-                 "512 threads per block", small);
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_thread_extents_2.ir"), "512 threads per block",
+                 small);
   // a thread axis with two extents in one kernel
   expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_thread_extents_3.ir"),
                  "has extent 16, but loop %tx of the same kernel binds threadIdx.x with extent 32");
@@ -111,8 +111,8 @@ TEST(GpuCheck, SharedMemoryPerReductionStep) {
   // then read: the buffer is allocated per step, though the steps together
   // touch 64 x 1024 elements (256 KiB). The copy's fused index is bounded
   // by its predicate.
-  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(fixture("schedule_rules_gpu/gpu_check_shared_memory_per_reduction_step.ir")),
-                                kCuda));
+  EXPECT_NO_THROW(verifyGpuFunc(
+      parsePrim(fixture("schedule_rules_gpu/gpu_check_shared_memory_per_reduction_step.ir")), kCuda));
 }
 
 TEST(GpuCheck, RejectsTwoLoopsOfOneAxis) {
@@ -441,14 +441,9 @@ void checkModel(const std::string& onnx, bool meaning, bool resnet) {
 // same prim funcs on smaller images, which the interpreter runs in seconds)
 // also keeps its meaning, function by function.
 TEST(CudaRules, ResNet18EveryPrimFuncIsValidAndKeepsItsMeaning) {
-  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = test::modelGeneratorUnavailable(); !why.empty()) GTEST_SKIP() << why;
   test::TempDir dir;
-  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
-  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
-                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
-                                dir.path() + "', '--only', 'resnet18']))",
-                            dir.path()),
-            0);
+  ASSERT_EQ(test::generateModels(dir.path(), {"resnet18"}), 0);
   ASSERT_EQ(test::runPython(
                 "import torch, torchvision\n"
                 "torch.manual_seed(0)\n"
@@ -465,14 +460,9 @@ TEST(CudaRules, ResNet18EveryPrimFuncIsValidAndKeepsItsMeaning) {
 // a Transformer encoder: attention matmuls, softmax, layer norms as ONNX
 // spells them, GELU): every prim func valid and equal in meaning.
 TEST(CudaRules, SmallPublicModels) {
-  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = test::modelGeneratorUnavailable(); !why.empty()) GTEST_SKIP() << why;
   test::TempDir dir;
-  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
-  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
-                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
-                                dir.path() + "', '--only', 'mlp', 'cnn', 'transformer']))",
-                            dir.path()),
-            0);
+  ASSERT_EQ(test::generateModels(dir.path(), {"mlp", "cnn", "transformer"}), 0);
   for (const char* m : {"mlp", "cnn", "transformer"})
     checkModel(dir.file(std::string(m) + ".onnx"), true, false);
 }
