@@ -9,6 +9,7 @@
 
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/verifier.h"
+#include "mlcc/support/diagnostic.h"
 
 namespace mlcc::test {
 
@@ -46,6 +47,24 @@ ir::Module parseVerified(const std::string& body) {
 
 ir::Module parseUnverified(const std::string& body) {
   return ir::parseModule("mlcc.ir 1\n" + body, "test.ir");
+}
+
+std::string errorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.message();
+  }
+  return "(no error)";
+}
+
+std::string formattedErrorOf(const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return e.format();
+  }
+  return "(no error)";
 }
 
 ir::Tensor iota(ir::DType t, std::vector<int64_t> shape, double scale, double offset) {

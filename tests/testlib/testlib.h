@@ -1,6 +1,7 @@
 // Small helpers shared by the unit tests.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,11 @@ ir::Module parseVerified(const std::string& body);
 // The same without the verifier: for modules it refuses (say, accesses
 // provably out of bounds) whose run-time errors a test checks.
 ir::Module parseUnverified(const std::string& body);
+
+// What the mlcc::Error that `fn` throws says: its message, or (formatted)
+// its "FILE:LINE:COL: error: message" form; "(no error)" when fn returns.
+std::string errorOf(const std::function<void()>& fn);
+std::string formattedErrorOf(const std::function<void()>& fn);
 
 // A tensor whose element i is offset + scale * (i % 17): varied, small,
 // exactly representable values.

@@ -23,15 +23,6 @@ using namespace mlcc::ir;
 using namespace mlcc::test;
 mlcc::ir::Module parse(const std::string& body) { return mlcc::test::parseVerified(body); }
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const mlcc::Error& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
-
 float r16(float v) {
   return static_cast<float>(mlcc::ir::detail::halfBitsToDouble(mlcc::ir::detail::doubleToHalfBits(v)));
 }

@@ -31,15 +31,6 @@ Tensor runOne(const mlcc::ir::Module& m, const std::string& entry, std::vector<N
   return {};
 }
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const mlcc::Error& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
-
 const std::string kMatmul = fixture("interp/matmul.ir");
 
 TEST(InterpTir, MatmulWithInitAndSymbolicN) {
