@@ -49,23 +49,20 @@ ir::Module parseUnverified(const std::string& body) {
   return ir::parseModule("mlcc.ir 1\n" + body, "test.ir");
 }
 
-std::string errorOf(const std::function<void()>& fn) {
+namespace {
+std::string thrownError(const std::function<void()>& fn, bool formatted) {
   try {
     fn();
   } catch (const Error& e) {
-    return e.message();
+    return formatted ? e.format() : e.message();
   }
   return "(no error)";
 }
+}  // namespace
 
-std::string formattedErrorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.format();
-  }
-  return "(no error)";
-}
+std::string errorOf(const std::function<void()>& fn) { return thrownError(fn, false); }
+
+std::string errorAt(const std::function<void()>& fn) { return thrownError(fn, true); }
 
 ir::Tensor iota(ir::DType t, std::vector<int64_t> shape, double scale, double offset) {
   ir::Tensor x = ir::Tensor::zeros(t, std::move(shape));

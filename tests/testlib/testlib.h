@@ -28,10 +28,11 @@ ir::Module parseVerified(const std::string& body);
 // provably out of bounds) whose run-time errors a test checks.
 ir::Module parseUnverified(const std::string& body);
 
-// What the mlcc::Error that `fn` throws says: its message, or (formatted)
-// its "FILE:LINE:COL: error: message" form; "(no error)" when fn returns.
+// What the mlcc::Error that `fn` throws says: errorOf gives its message,
+// errorAt its "FILE:LINE:COL: error: message" form (with the source line);
+// both "(no error)" when fn returns.
 std::string errorOf(const std::function<void()>& fn);
-std::string formattedErrorOf(const std::function<void()>& fn);
+std::string errorAt(const std::function<void()>& fn);
 
 // A tensor whose element i is offset + scale * (i % 17): varied, small,
 // exactly representable values.

@@ -64,24 +64,22 @@ TEST(ScheduleScript, ParsesBlocksCommentsAndLocations) {
 TEST(ScheduleScript, SyntaxErrorsAreLocated) {
   auto parse = [](const std::string& text) { return [text] { ir::parseScheduleScript(text, "s.sched"); }; };
   EXPECT_EQ(
-      formattedErrorOf(parse("schedule dense {}\n")),
+      errorAt(parse("schedule dense {}\n")),
       "s.sched:1:10: error: expected a function name (@name) after 'schedule', found identifier 'dense'\n"
       "schedule dense {}\n"
       "         ^");
-  EXPECT_NE(formattedErrorOf(parse("trace {\n}\n"))
-                .find("s.sched:1:1: error: expected 'schedule @function { ... }'"),
+  EXPECT_NE(errorAt(parse("trace {\n}\n")).find("s.sched:1:1: error: expected 'schedule @function { ... }'"),
             std::string::npos);
-  EXPECT_NE(formattedErrorOf(parse("schedule @f {\n  %b0 = get_block(\"x\"\n}\n"))
-                .find("s.sched:3:1: error: expected ')'"),
-            std::string::npos);
-  EXPECT_NE(formattedErrorOf(parse("schedule @f {\n  get_loops(%b0)\n}\n"))
+  EXPECT_NE(
+      errorAt(parse("schedule @f {\n  %b0 = get_block(\"x\"\n}\n")).find("s.sched:3:1: error: expected ')'"),
+      std::string::npos);
+  EXPECT_NE(errorAt(parse("schedule @f {\n  get_loops(%b0)\n}\n"))
                 .find("s.sched:2:13: error: undefined trace variable %b0"),
             std::string::npos);
-  EXPECT_NE(formattedErrorOf(parse("schedule @f {\n  %b0 = get_block(\"x\")\n")).find("s.sched:3:1: error:"),
+  EXPECT_NE(errorAt(parse("schedule @f {\n  %b0 = get_block(\"x\")\n")).find("s.sched:3:1: error:"),
             std::string::npos);
   // Trace variables are local to their block.
-  EXPECT_NE(formattedErrorOf(
-                parse("schedule @f {\n  %b0 = get_block(\"x\")\n}\nschedule @g {\n  get_loops(%b0)\n}\n"))
+  EXPECT_NE(errorAt(parse("schedule @f {\n  %b0 = get_block(\"x\")\n}\nschedule @g {\n  get_loops(%b0)\n}\n"))
                 .find("s.sched:5:13: error: undefined trace variable %b0"),
             std::string::npos);
 }
@@ -135,24 +133,23 @@ TEST(ScheduleScript, ErrorsNameTheScriptLineAndChangeNothing) {
       }
     };
   };
-  EXPECT_EQ(
-      formattedErrorOf(apply("schedule @add {\n  %b0 = get_block(\"add\")\n}\n"
-                             "schedule @dense {\n  %b0 = get_block(\"dense\")\n  %l1 = get_loops(%b0)\n}\n")),
-      "s.sched:6:3: error: in prim @dense: get_loops gives 3 outputs, but the trace names 1\n"
-      "  %l1 = get_loops(%b0)\n"
-      "  ^");
-  EXPECT_EQ(formattedErrorOf(apply("schedule @dense {\n  %b0 = get_block(\"nope\")\n}\n")),
+  EXPECT_EQ(errorAt(apply("schedule @add {\n  %b0 = get_block(\"add\")\n}\n"
+                          "schedule @dense {\n  %b0 = get_block(\"dense\")\n  %l1 = get_loops(%b0)\n}\n")),
+            "s.sched:6:3: error: in prim @dense: get_loops gives 3 outputs, but the trace names 1\n"
+            "  %l1 = get_loops(%b0)\n"
+            "  ^");
+  EXPECT_EQ(errorAt(apply("schedule @dense {\n  %b0 = get_block(\"nope\")\n}\n")),
             "s.sched:2:3: error: in prim @dense: no block \"nope\" (it was removed, or never existed)\n"
             "  %b0 = get_block(\"nope\")\n"
             "  ^");
-  EXPECT_NE(formattedErrorOf(apply("schedule @dense {\n\n  frobnicate()\n}\n"))
+  EXPECT_NE(errorAt(apply("schedule @dense {\n\n  frobnicate()\n}\n"))
                 .find("s.sched:3:3: error: in prim @dense: unknown schedule instruction 'frobnicate'"),
             std::string::npos);
-  EXPECT_NE(formattedErrorOf(apply("schedule @dense {\n  %b0 = get_block(\"dense\")\n"
-                                   "  transform_layout(%b0, \"w\", [o, i], [o / 16, i])\n}\n"))
+  EXPECT_NE(errorAt(apply("schedule @dense {\n  %b0 = get_block(\"dense\")\n"
+                          "  transform_layout(%b0, \"w\", [o, i], [o / 16, i])\n}\n"))
                 .find("s.sched:3:3: error: in prim @dense: transform_layout: index variable o must appear"),
             std::string::npos);
-  EXPECT_EQ(formattedErrorOf(apply("schedule @add {\n}\nschedule @mystery {\n}\n")),
+  EXPECT_EQ(errorAt(apply("schedule @add {\n}\nschedule @mystery {\n}\n")),
             "s.sched:3:10: error: no prim func @mystery in the module\n"
             "schedule @mystery {\n"
             "         ^");
