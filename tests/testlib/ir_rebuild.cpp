@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <variant>
 
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/float_bits.h"
 #include "mlcc/ir/intrinsics.h"
 #include "random_ir.h"
@@ -23,47 +24,6 @@ namespace mlcc::test {
 using namespace mlcc::ir;
 
 namespace {
-
-// Deep equality with variables and buffers compared by identity: whether
-// swapping two operands changes anything.
-bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
-  auto same = [](const std::vector<PrimExpr>& x, const std::vector<PrimExpr>& y) {
-    if (x.size() != y.size()) return false;
-    for (size_t k = 0; k < x.size(); ++k)
-      if (!sameExpr(x[k], y[k])) return false;
-    return true;
-  };
-  switch (a->kind) {
-    case ExprKind::IntImm: return a->as<IntImmNode>()->value == b->as<IntImmNode>()->value;
-    case ExprKind::FloatImm:
-      return std::bit_cast<uint64_t>(a->as<FloatImmNode>()->value) ==
-             std::bit_cast<uint64_t>(b->as<FloatImmNode>()->value);
-    case ExprKind::Var: return false;  // different nodes
-    case ExprKind::Binary: {
-      const auto *x = a->as<BinaryNode>(), *y = b->as<BinaryNode>();
-      return x->op == y->op && sameExpr(x->a, y->a) && sameExpr(x->b, y->b);
-    }
-    case ExprKind::Unary: {
-      const auto *x = a->as<UnaryNode>(), *y = b->as<UnaryNode>();
-      return x->op == y->op && sameExpr(x->a, y->a);
-    }
-    case ExprKind::Select: {
-      const auto *x = a->as<SelectNode>(), *y = b->as<SelectNode>();
-      return sameExpr(x->cond, y->cond) && sameExpr(x->true_value, y->true_value) &&
-             sameExpr(x->false_value, y->false_value);
-    }
-    case ExprKind::Cast: return sameExpr(a->as<CastNode>()->value, b->as<CastNode>()->value);
-    case ExprKind::Load:
-      return a->as<LoadNode>()->buffer == b->as<LoadNode>()->buffer &&
-             same(a->as<LoadNode>()->indices, b->as<LoadNode>()->indices);
-    case ExprKind::Call:
-      return a->as<CallNode>()->name == b->as<CallNode>()->name &&
-             same(a->as<CallNode>()->args, b->as<CallNode>()->args);
-  }
-  return false;
-}
 
 // The next member of `op`'s family (same operand and result dtypes).
 BinaryOp siblingOp(BinaryOp op) {

@@ -114,6 +114,11 @@ bool torchAvailable() {
   return ok == 1;
 }
 
+std::string torchUnavailable() {
+  if (std::string why = pythonNumpyUnavailable(); !why.empty()) return why;
+  return torchAvailable() ? "" : "python3 with torch is unavailable";
+}
+
 namespace {
 
 const char* kScript = R"(import numpy as np

@@ -66,6 +66,9 @@ struct RefOptions {
 std::string operandExpr(const std::string& expr);
 
 bool torchAvailable();
+// An empty string when python3 with numpy and torch can run; else why not
+// (for GTEST_SKIP).
+std::string torchUnavailable();
 
 // Runs every case (skipping those whose callable mentions torch when torch is
 // missing) and compares; returns the number compared (0 when python with

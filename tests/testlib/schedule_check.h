@@ -28,7 +28,11 @@ bool expectSameMeaning(const ir::PrimFunc& before, const ir::PrimFunc& after, do
 void expectScheduled(const ir::PrimFunc& before, const ir::PrimFunc& scheduled, double tol = 1e-5,
                      const std::map<std::string, int64_t>& dims = {});
 
-// The same, and `scheduled` has the structure of `expected` (IR text of the
+// Expects `scheduled` to have the structure of `expected` (IR text of the
+// function; traces and names aside), printing both when it has not.
+void expectStructure(const ir::PrimFunc& scheduled, const std::string& expected);
+
+// expectScheduled, and `scheduled` has the structure of `expected` (IR text of the
 // function; traces and names aside).
 void expectScheduledAs(const ir::PrimFunc& before, const ir::PrimFunc& scheduled, const std::string& expected,
                        double tol = 1e-5, const std::map<std::string, int64_t>& dims = {});

@@ -60,4 +60,20 @@ int runPython(const std::string& script, const std::string& cwd) {
   return rc;
 }
 
+std::string modelGeneratorUnavailable() {
+  if (std::string why = pythonNumpyUnavailable(); !why.empty()) return why;
+  if (std::system("/usr/bin/python3 -c 'import torch, torchvision, onnx' >/dev/null 2>&1") != 0)
+    return "no torch, torchvision or onnx for /usr/bin/python3";
+  return "";
+}
+
+int generateModels(const std::string& dir, const std::vector<std::string>& names) {
+  std::string args;
+  for (const auto& n : names) args += ", '" + n + "'";
+  return runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
+                       std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" + dir +
+                       "', '--only'" + args + "]))",
+                   dir);
+}
+
 }  // namespace mlcc::test

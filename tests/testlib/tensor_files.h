@@ -35,4 +35,11 @@ std::string pythonNumpyUnavailable();
 // status (0 on success) and adds its output to the failure message on error.
 int runPython(const std::string& script, const std::string& cwd);
 
+// An empty string when the public test models can be made (python with
+// numpy, torch, torchvision and onnx); else why not (for GTEST_SKIP).
+std::string modelGeneratorUnavailable();
+// Makes the named models of tests/models/generate.py (e.g. "resnet18") as
+// DIR/NAME.onnx; returns its exit status, as runPython does.
+int generateModels(const std::string& dir, const std::vector<std::string>& names);
+
 }  // namespace mlcc::test

@@ -5,10 +5,12 @@
 
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
+#include "mlcc/support/diagnostic.h"
 
 namespace mlcc::test {
 
@@ -25,6 +27,19 @@ std::string readFile(const std::string& path) {
   return ss.str();
 }
 
+std::string fixture(const std::string& name) {
+  const std::string path = dataPath("unit/fixtures/" + name);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot read fixture " + path);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  const std::string header = "mlcc.ir 1";
+  if (text.compare(0, header.size(), header) != 0)
+    throw std::runtime_error("fixture " + path + " does not start with \"" + header + "\"");
+  return text.substr(header.size());  // keeps the header's newline
+}
+
 ir::Module parseVerified(const std::string& body) {
   ir::Module m = parseUnverified(body);
   ir::verifyModule(m, mlcc::ops::opTypeInfo());
@@ -34,6 +49,21 @@ ir::Module parseVerified(const std::string& body) {
 ir::Module parseUnverified(const std::string& body) {
   return ir::parseModule("mlcc.ir 1\n" + body, "test.ir");
 }
+
+namespace {
+std::string thrownError(const std::function<void()>& fn, bool formatted) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    return formatted ? e.format() : e.message();
+  }
+  return "(no error)";
+}
+}  // namespace
+
+std::string errorOf(const std::function<void()>& fn) { return thrownError(fn, false); }
+
+std::string errorAt(const std::function<void()>& fn) { return thrownError(fn, true); }
 
 ir::Tensor iota(ir::DType t, std::vector<int64_t> shape, double scale, double offset) {
   ir::Tensor x = ir::Tensor::zeros(t, std::move(shape));

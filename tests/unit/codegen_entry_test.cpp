@@ -27,7 +27,7 @@
 #include "testlib.h"
 
 using namespace mlcc;
-using mlcc::test::TempDir;
+using namespace mlcc::test;
 
 namespace {
 
@@ -153,22 +153,7 @@ std::string errorOf(const ir::Module& m, const TempDir& dir) {
   return "(no error)";
 }
 
-const char* kMlp = R"(
-graph @main(%x: f32[4, 32]) -> f32[4, 10] {
-  dataflow {
-    %w1: f32[64, 32] = const "w1"
-    %b1: f32[64] = const "b1"
-    %h: f32[4, 64] = dense(%x, %w1)
-    %hb: f32[4, 64] = add(%h, %b1)
-    %r: f32[4, 64] = relu(%hb)
-    %w2: f32[10, 64] = const "w2"
-    %b2: f32[10] = const [0.5, -0.25, 0.125, 1.0, -1.0, 0.0, 2.0, 0.75, -0.5, 0.25]
-    %o: f32[4, 10] = dense(%r, %w2)
-    %y: f32[4, 10] = add(%o, %b2)
-  }
-  return %y
-}
-)";
+const std::string kMlp = fixture("codegen_entry/mlp.ir");
 const std::vector<Weight> kMlpWeights = {{"w1", {64, 32}}, {"b1", {64}}, {"w2", {10, 64}}};
 
 }  // namespace
@@ -187,27 +172,7 @@ TEST(CodegenEntry, DenseBiasRelu) {
 TEST(CodegenEntry, ConvNetReusesIntermediates) {
   TempDir dir;
   ir::Module m =
-      makeModule(dir, R"(
-graph @main(%x: f32[1, 3, 12, 12]) -> f32[1, 10] {
-  dataflow {
-    %k1: f32[8, 3, 3, 3] = const "k1"
-    %c1: f32[1, 8, 10, 10] = conv2d(%x, %k1, dilation = [1, 1], groups = 1, padding = [0, 0, 0, 0], strides = [1, 1])
-    %r1: f32[1, 8, 10, 10] = relu(%c1)
-    %k2: f32[8, 8, 3, 3] = const "k2"
-    %c2: f32[1, 8, 10, 10] = conv2d(%r1, %k2, dilation = [1, 1], groups = 1, padding = [1, 1, 1, 1], strides = [1, 1])
-    %s: f32[1, 8, 10, 10] = add(%c2, %r1)
-    %p: f32[1, 8, 5, 5] = max_pool2d(%s, ceil_mode = false, dilation = [1, 1], padding = [0, 0, 0, 0], pool_size = [2, 2], strides = [2, 2])
-    %k3: f32[8, 8, 3, 3] = const "k3"
-    %c3: f32[1, 8, 5, 5] = conv2d(%p, %k3, dilation = [1, 1], groups = 1, padding = [1, 1, 1, 1], strides = [1, 1])
-    %r3: f32[1, 8, 5, 5] = relu(%c3)
-    %f: f32[1, 200] = reshape(%r3, shape = [1, 200])
-    %w: f32[10, 200] = const "w"
-    %d: f32[1, 10] = dense(%f, %w)
-    %y: f32[1, 10] = softmax(%d, axis = 1)
-  }
-  return %y
-}
-)",
+      makeModule(dir, fixture("codegen_entry/conv_net_reuses_intermediates.ir"),
                  {{"k1", {8, 3, 3, 3}}, {"k2", {8, 8, 3, 3}}, {"k3", {8, 8, 3, 3}}, {"w", {10, 200}}});
   codegen::CodegenStats st;
   // Unfused: every op is a kernel with its own intermediate.
@@ -219,19 +184,8 @@ graph @main(%x: f32[1, 3, 12, 12]) -> f32[1, 10] {
 
 TEST(CodegenEntry, AliasesTuplesAndReturnedInputsAndConstants) {
   TempDir dir;
-  ir::Module m = makeModule(dir, R"(
-graph @main(%x: f32[2, 8]) -> (f32[2, 8], f32[2, 8], f32[2, 8], f32[3], (f32[2, 8], f32[2, 8])) {
-  dataflow {
-    %a: f32[2, 8] = exp(%x)
-    %b: f32[2, 8] = %a
-    %t: (f32[2, 8], f32[2, 8]) = (%a, %b)
-    %u: f32[2, 8] = %t[1]
-    %c: f32[3] = const [1.0, 2.0, 3.0]
-    %n: f32[2, 8] = negative(%u)
-  }
-  return (%n, %u, %x, %c, %t)
-}
-)");
+  ir::Module m =
+      makeModule(dir, fixture("codegen_entry/aliases_tuples_and_returned_inputs_and_constants.ir"));
   codegen::CodegenStats st;
   expectSameOutputs(m, lowered(m, "legalize"), dir, "tuples", &st);
   // %a (= %b = %u = both fields of %t) is written straight into output u: no intermediates.
@@ -241,42 +195,7 @@ graph @main(%x: f32[2, 8]) -> (f32[2, 8], f32[2, 8], f32[2, 8], f32[3], (f32[2, 
 
 TEST(CodegenEntry, MultiOutputPrimFunc) {
   TempDir dir;
-  ir::Module m = makeModule(dir, R"(
-graph @main(%x: f32[4, 8]) -> (f32[4, 8], f32[4, 8]) {
-  dataflow {
-    %t: (f32[4, 8], f32[4, 8]) = call_tir @two(%x)
-    %a: f32[4, 8] = %t[0]
-    %b: f32[4, 8] = %t[1]
-    %c: f32[4, 8] = call_tir @sum(%a, %b)
-  }
-  return (%c, %b)
-}
-
-prim @two(%x: f32[4, 8], %e: f32[4, 8], %n: f32[4, 8]) {
-  for %i in 0..4 {
-    for %j in 0..8 {
-      block "two" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
-        reads(%x[%vi, %vj])
-        writes(%e[%vi, %vj], %n[%vi, %vj])
-        %e[%vi, %vj] = exp(%x[%vi, %vj])
-        %n[%vi, %vj] = 0.0 - %x[%vi, %vj]
-      }
-    }
-  }
-}
-
-prim @sum(%a: f32[4, 8], %b: f32[4, 8], %c: f32[4, 8]) {
-  for %i in 0..4 {
-    for %j in 0..8 {
-      block "sum" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
-        reads(%a[%vi, %vj], %b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
-      }
-    }
-  }
-}
-)");
+  ir::Module m = makeModule(dir, fixture("codegen_entry/multi_output_prim_func.ir"));
   codegen::CodegenStats st;
   expectSameOutputs(m, m, dir, "multi", &st);
   EXPECT_EQ(st.kernels, 2);
@@ -287,38 +206,7 @@ prim @sum(%a: f32[4, 8], %b: f32[4, 8], %c: f32[4, 8]) {
 // buffer in the workspace, live during its call only (no calloc at run time).
 TEST(CodegenEntry, KernelScratchInWorkspace) {
   TempDir dir;
-  ir::Module m = makeModule(dir, R"(
-graph @main(%x: f32[256, 128]) -> f32[256, 128] {
-  dataflow {
-    %y: f32[256, 128] = call_tir @big(%x)
-    %z: f32[256, 128] = call_tir @big(%y)
-  }
-  return %z
-}
-
-prim @big(%A: f32[256, 128], %B: f32[256, 128]) {
-  alloc_buffer %T: f32[256, 128]
-  for %i in 0..256 {
-    for %j in 0..128 {
-      block "T" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
-        where(%i < 200)
-        reads(%A[%vi, %vj])
-        writes(%T[%vi, %vj])
-        %T[%vi, %vj] = %A[%vi, %vj] + 1.0
-      }
-    }
-  }
-  for %i in 0..256 {
-    for %j in 0..128 {
-      block "B" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
-        reads(%T[%vi, %vj])
-        writes(%B[%vi, %vj])
-        %B[%vi, %vj] = %T[%vi, %vj] * 2.0
-      }
-    }
-  }
-}
-)");
+  ir::Module m = makeModule(dir, fixture("codegen_entry/kernel_scratch_in_workspace.ir"));
   codegen::CodegenStats st;
   expectSameOutputs(m, m, dir, "scratch", &st);
   const uint64_t t = 256 * 128 * 4;
@@ -332,27 +220,7 @@ prim @big(%A: f32[256, 128], %B: f32[256, 128]) {
 TEST(CodegenEntry, BlasDispatch) {
   TempDir dir;
   ir::Module m = makeModule(
-      dir, R"(
-graph @main(%x: f32[2, 3, 32], %a: f32[2, 4, 16], %b: f32[2, 16, 8]) -> (f32[2, 3, 10], f32[2, 4, 8], f32[2, 4, 8]) {
-  dataflow {
-    %w1: f32[64, 32] = const "w1"
-    %b1: f32[64] = const "b1"
-    %h: f32[2, 3, 64] = dense(%x, %w1)
-    %hb: f32[2, 3, 64] = add(%h, %b1)
-    %r: f32[2, 3, 64] = relu(%hb)
-    %w2: f32[10, 64] = const "w2"
-    %b2: f32[10] = const "b2"
-    %o: f32[2, 3, 10] = dense(%r, %w2)
-    %ob: f32[2, 3, 10] = add(%o, %b2)
-    %p: f32[2, 4, 8] = matmul(%a, %b)
-    %m: f32[16, 8] = const "m"
-    %q: f32[2, 4, 8] = matmul(%a, %m)
-    %w3: f32[8, 8] = const "w3"
-    %d: f32[2, 4, 8] = dense(%q, %w3)
-  }
-  return (%ob, %p, %d)
-}
-)",
+      dir, fixture("codegen_entry/blas_dispatch.ir"),
       {{"w1", {64, 32}}, {"b1", {64}}, {"w2", {10, 64}}, {"b2", {10}}, {"m", {16, 8}}, {"w3", {8, 8}}});
   ir::Module blas = lowered(m, "fuse-by-pattern,fuse-ops,legalize");
   codegen::CodegenStats st;
@@ -370,34 +238,13 @@ TEST(CodegenEntry, Errors) {
       << errorOf(m, dir);
   EXPECT_NE(errorOf(lowered(m, "fuse-ops"), dir).find("call of graph function @"), std::string::npos);
   // What does not take symbolic shapes yet: library (BLAS) calls.
-  ir::Module symbolic = makeModule(dir, R"(
-graph @main(%x: f32[n, 8], %w: f32[2, 8]) -> f32[n, 2] {
-  dataflow {
-    %y: f32[n, 2] = call_extern "blas.dense"(%x, %w)
-  }
-  return %y
-}
-)");
+  ir::Module symbolic = makeModule(dir, fixture("codegen_entry/errors.ir"));
   EXPECT_NE(errorOf(symbolic, dir).find("symbolic shapes are not supported by codegen yet in library calls"),
             std::string::npos)
       << errorOf(symbolic, dir);
-  ir::Module ext = makeModule(dir, R"(
-graph @main(%x: f32[4, 8], %w: f32[2, 8]) -> f32[4, 2] {
-  dataflow {
-    %y: f32[4, 2] = call_extern "blas.conv"(%x, %w)
-  }
-  return %y
-}
-)");
+  ir::Module ext = makeModule(dir, fixture("codegen_entry/errors_2.ir"));
   EXPECT_NE(errorOf(ext, dir).find("unknown extern \"blas.conv\""), std::string::npos) << errorOf(ext, dir);
-  ir::Module bias = makeModule(dir, R"(
-graph @main(%x: f32[4, 8], %w: f32[2, 8], %b: f32[4, 2]) -> f32[4, 2] {
-  dataflow {
-    %y: f32[4, 2] = call_extern "blas.dense_bias"(%x, %w, %b)
-  }
-  return %y
-}
-)");
+  ir::Module bias = makeModule(dir, fixture("codegen_entry/errors_3.ir"));
   EXPECT_NE(errorOf(bias, dir).find("the bias must have shape [N]"), std::string::npos) << errorOf(bias, dir);
 }
 
@@ -414,36 +261,10 @@ TEST(CodegenEntry, SymbolicBatch) {
   EXPECT_EQ(st.intermediate_bytes, 1u * 64 * 4);
   EXPECT_GT(st.scratch_bytes, 0u);
   EXPECT_LT(st.planned_bytes, st.intermediate_bytes + st.scratch_bytes);
-  ir::Module tuples = makeModule(dir, replaceAll(R"(
-graph @main(%x: f32[2, 8]) -> (f32[2, 8], f32[2, 8], f32[3], (f32[2, 8], f32[2, 8])) {
-  dataflow {
-    %a: f32[2, 8] = exp(%x)
-    %t: (f32[2, 8], f32[2, 8]) = (%a, %a)
-    %n2: f32[2, 8] = negative(%a)
-    %e: f32[2, 8] = exp(%n2)
-    %c: f32[3] = const [1.0, 2.0, 3.0]
-  }
-  return (%e, %x, %c, %t)
-}
-)",
-                                                 "[2, ", "[n, "));
+  ir::Module tuples = makeModule(dir, replaceAll(fixture("codegen_entry/symbolic_batch.ir"), "[2, ", "[n, "));
   expectSameOutputs(tuples, lowered(tuples, "legalize"), dir, "tuples_n", nullptr, ns);
-  ir::Module net = makeModule(dir, R"(
-graph @main(%x: f32[n, 3, 8, 8]) -> f32[n, 10] {
-  dataflow {
-    %k1: f32[8, 3, 3, 3] = const "k1"
-    %c1: f32[n, 8, 8, 8] = conv2d(%x, %k1, padding = [1, 1, 1, 1])
-    %r1: f32[n, 8, 8, 8] = relu(%c1)
-    %p: f32[n, 8, 4, 4] = max_pool2d(%r1, pool_size = [2, 2], strides = [2, 2])
-    %f: f32[n, 128] = reshape(%p, shape = [n, 128])
-    %w: f32[10, 128] = const "w"
-    %d: f32[n, 10] = dense(%f, %w)
-    %y: f32[n, 10] = softmax(%d, axis = 1)
-  }
-  return %y
-}
-)",
-                              {{"k1", {8, 3, 3, 3}}, {"w", {10, 128}}});
+  ir::Module net =
+      makeModule(dir, fixture("codegen_entry/symbolic_batch_2.ir"), {{"k1", {8, 3, 3, 3}}, {"w", {10, 128}}});
   expectSameOutputs(net, lowered(net, "legalize"), dir, "net_n", nullptr, ns);
   expectSameOutputs(net, lowered(net, "fuse-ops,legalize"), dir, "net_fused_n", nullptr, ns);
 

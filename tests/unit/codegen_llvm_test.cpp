@@ -27,9 +27,10 @@
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/transform/pass.h"
 #include "schedule_check.h"
+#include "testlib.h"
 
 using namespace mlcc;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 
@@ -127,52 +128,11 @@ void expectError(const std::function<void()>& fn, const std::string& text) {
   }
 }
 
-const char* kElementwise = R"(
-prim @ew(%A: f32[8, 33], %B: f32[33], %C: f32[8, 33]) {
-  for %i in 0..8 {
-    for %j in 0..33 {
-      block "C" (%vi = spatial(8, %i), %vj = spatial(33, %j)) {
-        reads(%A[%vi, %vj], %B[%vj])
-        writes(%C[%vi, %vj])
-        %C[%vi, %vj] = max(%A[%vi, %vj] * %B[%vj] - 0.5, 0.0) / (1.0 + min(%A[%vi, %vj], %B[%vj]))
-      }
-    }
-  }
-}
-)";
+const std::string kElementwise = fixture("codegen_llvm/elementwise.ir");
 
-const char* kMatmul = R"(
-prim @mm(%A: f32[64, 48], %B: f32[48, 80], %C: f32[64, 80]) {
-  for %i in 0..64 {
-    for %j in 0..80 {
-      for %k in 0..48 {
-        block "C" (%vi = spatial(64, %i), %vj = spatial(80, %j), %vk = reduce(48, %k)) {
-          reads(%A[%vi, %vk], %B[%vk, %vj])
-          writes(%C[%vi, %vj])
-          init {
-            %C[%vi, %vj] = 0.0
-          }
-          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kMatmul = fixture("codegen_llvm/matmul.ir");
 
-const char* kScale37 = R"(
-prim @scale(%A: f32[5, 37], %B: f32[5, 37]) {
-  for %i in 0..5 {
-    for %j in 0..37 {
-      block "B" (%vi = spatial(5, %i), %vj = spatial(37, %j)) {
-        reads(%A[%vi, %vj])
-        writes(%B[%vi, %vj])
-        %B[%vi, %vj] = %A[%vi, %vj] * 3.0 + exp(%A[%vi, %vj])
-      }
-    }
-  }
-}
-)";
+const std::string kScale37 = fixture("codegen_llvm/scale37.ir");
 
 }  // namespace
 
@@ -260,30 +220,7 @@ TEST(CodegenLLVM, ScheduledMatmul) {
 // A predicate from a non-divisible split, plus a block-level local
 // accumulator (cache_write) and a function-level intermediate.
 TEST(CodegenLLVM, PredicatesAndAllocations) {
-  const char* text = R"(
-prim @rowsum(%A: f32[19, 45], %D: f32[19]) {
-  alloc_buffer %S: f32[19]
-  for %i in 0..19 {
-    for %k in 0..45 {
-      block "S" (%vi = spatial(19, %i), %vk = reduce(45, %k)) {
-        reads(%A[%vi, %vk])
-        writes(%S[%vi])
-        init {
-          %S[%vi] = 0.5
-        }
-        %S[%vi] = %S[%vi] + %A[%vi, %vk]
-      }
-    }
-  }
-  for %i in 0..19 {
-    block "D" (%vi = spatial(19, %i)) {
-      reads(%S[%vi])
-      writes(%D[%vi])
-      %D[%vi] = %S[%vi] * 0.5
-    }
-  }
-}
-)";
+  const std::string text = fixture("codegen_llvm/predicates_and_allocations.ir");
   schedule::Schedule sch(parsePrim(text));
   schedule::BlockRV s = sch.getBlock("S");
   auto loops = sch.getLoops(s);
@@ -295,37 +232,7 @@ prim @rowsum(%A: f32[19, 45], %D: f32[19]) {
 // If/else statements inside a vectorized loop, and a reduction whose
 // vectorized loop runs over the reduce axis (float sums stay in order).
 TEST(CodegenLLVM, IfElseAndVectorizedReduceAxis) {
-  const char* text = R"(
-prim @ifs(%A: f32[12, 40], %B: f32[12, 40], %S: f32[12]) {
-  for %i in 0..12 {
-    for %j in 0..40 vectorized {
-      block "B" (%vi = spatial(12, %i), %vj = spatial(40, %j)) {
-        reads(%A[%vi, %vj])
-        writes(%B[%vi, %vj])
-        if %A[%vi, %vj] > 0.25 {
-          %B[%vi, %vj] = %A[%vi, %vj] * 2.0
-        } else {
-          if %vj % 3 == 1 {
-            %B[%vi, %vj] = -1.0
-          }
-        }
-      }
-    }
-  }
-  for %i in 0..12 {
-    for %k in 0..40 vectorized {
-      block "S" (%vi = spatial(12, %i), %vk = reduce(40, %k)) {
-        reads(%B[%vi, %vk])
-        writes(%S[%vi])
-        init {
-          %S[%vi] = 0.0
-        }
-        %S[%vi] = %S[%vi] + %B[%vi, %vk] * %B[%vi, %vk]
-      }
-    }
-  }
-}
-)";
+  const std::string text = fixture("codegen_llvm/if_else_and_vectorized_reduce_axis.ir");
   expectCompiledMatches(parsePrim(text), 1e-5);
 }
 
@@ -333,64 +240,12 @@ prim @ifs(%A: f32[12, 40], %B: f32[12, 40], %S: f32[12]) {
 // the caller passes, block-level ones calloc'd; both zeroed as in the
 // interpreter.
 TEST(CodegenLLVM, LargeAllocation) {
-  const char* text = R"(
-prim @big(%A: f32[256, 128], %B: f32[256, 128]) {
-  alloc_buffer %T: f32[256, 128]
-  for %i in 0..256 {
-    for %j in 0..128 {
-      block "T" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
-        where(%i < 200)
-        reads(%A[%vi, %vj])
-        writes(%T[%vi, %vj])
-        %T[%vi, %vj] = %A[%vi, %vj] + 1.0
-      }
-    }
-  }
-  for %i in 0..256 {
-    for %j in 0..128 {
-      block "B" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
-        reads(%T[%vi, %vj])
-        writes(%B[%vi, %vj])
-        %B[%vi, %vj] = %T[%vi, %vj] * 2.0
-      }
-    }
-  }
-}
-)";
+  const std::string text = fixture("codegen_llvm/large_allocation.ir");
   ir::PrimFunc f = parsePrim(text);
   expectCompiledMatches(f);
   EXPECT_EQ(codegen::JitKernel::compile(f).llvmIR().find("calloc"), std::string::npos);  // scratch
   // A large block-level buffer is calloc'd (and zeroed on each execution).
-  ir::PrimFunc g = parsePrim(R"(
-prim @bigblock(%A: f32[256, 128], %B: f32[256, 128]) {
-  for %r in 0..2 {
-    block "R" (%vr = spatial(2, %r)) {
-      reads(%A[0 +: 256, 0 +: 128])
-      writes(%B[0 +: 256, 0 +: 128])
-      alloc_buffer %T: f32[256, 128]
-      for %i in 0..256 {
-        for %j in 0..128 {
-          block "T" (%vi = spatial(256, %i), %vj = spatial(128, %j), %vq = spatial(2, %vr)) {
-            where(%i < 150 - %vr * 50)
-            reads(%A[%vi, %vj])
-            writes(%T[%vi, %vj])
-            %T[%vi, %vj] = %A[%vi, %vj] + cast<f32>(%vq)
-          }
-        }
-      }
-      for %i in 0..256 {
-        for %j in 0..128 {
-          block "B" (%vi = spatial(256, %i), %vj = spatial(128, %j)) {
-            reads(%T[%vi, %vj], %B[%vi, %vj])
-            writes(%B[%vi, %vj])
-            %B[%vi, %vj] = %B[%vi, %vj] + %T[%vi, %vj]
-          }
-        }
-      }
-    }
-  }
-}
-)");
+  ir::PrimFunc g = parsePrim(fixture("codegen_llvm/large_allocation_2.ir"));
   expectCompiledMatches(g);
   EXPECT_NE(codegen::JitKernel::compile(g).llvmIR().find("calloc"), std::string::npos);
 }
@@ -399,30 +254,7 @@ prim @bigblock(%A: f32[256, 128], %B: f32[256, 128]) {
 // constants and by variables), wrapping arithmetic, min/max, comparisons,
 // select, bool logic, in i64, i32 and i8.
 TEST(CodegenLLVM, IntegerOps) {
-  const char* text = R"(
-prim @ints(%A: i64[64], %B: i64[64], %C: i32[64], %D: i8[64], %O: i64[64, 6], %P: i32[64, 4], %Q: i8[64, 3], %R: bool[64]) {
-  for %i in 0..64 vectorized {
-    block "O" (%vi = spatial(64, %i)) {
-      reads(%A[%vi], %B[%vi], %C[%vi], %D[%vi])
-      writes(%O[%vi, 0 +: 6], %P[%vi, 0 +: 4], %Q[%vi, 0 +: 3], %R[%vi])
-      %O[%vi, 0] = %A[%vi] / %B[%vi]
-      %O[%vi, 1] = %A[%vi] % %B[%vi]
-      %O[%vi, 2] = %A[%vi] / 7 + %A[%vi] % 7 * 100
-      %O[%vi, 3] = %A[%vi] / -3 + %A[%vi] % -3 * 100
-      %O[%vi, 4] = select(%A[%vi] < %B[%vi], min(%A[%vi], %B[%vi]) * 3, max(%A[%vi], %B[%vi]) - 5)
-      %O[%vi, 5] = -%A[%vi] * 9223372036854775807 + abs(%B[%vi])
-      %P[%vi, 0] = %C[%vi] / cast<i32>(%B[%vi]) + %C[%vi] % cast<i32>(%B[%vi]) * cast<i32>(1000)
-      %P[%vi, 1] = %C[%vi] * cast<i32>(123456789) * cast<i32>(77) + %C[%vi] * cast<i32>(1000000)
-      %P[%vi, 2] = cast<i32>(%A[%vi] * 100000000000)
-      %P[%vi, 3] = abs(%C[%vi] - cast<i32>(2147483647) - cast<i32>(1))
-      %Q[%vi, 0] = %D[%vi] * cast<i8>(100) + cast<i8>(%A[%vi])
-      %Q[%vi, 1] = %D[%vi] / cast<i8>(%B[%vi]) + %D[%vi] % cast<i8>(-3)
-      %Q[%vi, 2] = cast<i8>(-128) / cast<i8>(-1) + cast<i8>(%C[%vi] > cast<i32>(0) && %D[%vi] != cast<i8>(5))
-      %R[%vi] = %A[%vi] >= %B[%vi] || !(%C[%vi] == cast<i32>(%D[%vi]))
-    }
-  }
-}
-)";
+  const std::string text = fixture("codegen_llvm/integer_ops.ir");
   std::mt19937 rng(5);
   std::uniform_int_distribution<int> val(-50, 50), div(-7, 7);
   expectCompiledMatches(parsePrim(text), 0, [&](size_t p, ir::Tensor& t) {
@@ -439,17 +271,7 @@ prim @ints(%A: i64[64], %B: i64[64], %C: i32[64], %D: i8[64], %O: i64[64, 6], %P
 
 // Integer division by zero gives 0 in compiled code (the interpreter throws).
 TEST(CodegenLLVM, IntegerDivisionByZeroDoesNotTrap) {
-  ir::PrimFunc f = parsePrim(R"(
-prim @d(%A: i64[4], %B: i64[4], %C: i64[4]) {
-  for %i in 0..4 {
-    block "C" (%vi = spatial(4, %i)) {
-      reads(%A[%vi], %B[%vi])
-      writes(%C[%vi])
-      %C[%vi] = %A[%vi] / %B[%vi] + %A[%vi] % %B[%vi]
-    }
-  }
-}
-)");
+  ir::PrimFunc f = parsePrim(fixture("codegen_llvm/integer_division_by_zero_does_not_trap.ir"));
   std::vector<int64_t> a{5, -5, 7, 9}, b{0, 0, 2, -1}, c(4, 42);
   codegen::JitKernel k = codegen::JitKernel::compile(f);
   k.run({a.data(), b.data(), c.data()});
@@ -459,36 +281,7 @@ prim @d(%A: i64[4], %B: i64[4], %C: i64[4]) {
 // Casts between every pair of dtypes, with values that saturate, NaN, inf,
 // negative zero and halfway cases of f16/bf16 rounding.
 TEST(CodegenLLVM, Casts) {
-  const char* text = R"(
-prim @casts(%F: f32[96], %I: i64[96], %O: f32[96, 6], %J: i64[96, 4], %K: i32[96], %L: i8[96], %H: f16[96, 3], %G: bf16[96, 3], %Z: bool[96, 2]) {
-  for %i in 0..96 vectorized {
-    block "O" (%vi = spatial(96, %i)) {
-      reads(%F[%vi], %I[%vi])
-      writes(%O[%vi, 0 +: 6], %J[%vi, 0 +: 4], %K[%vi], %L[%vi], %H[%vi, 0 +: 3], %G[%vi, 0 +: 3], %Z[%vi, 0 +: 2])
-      %O[%vi, 0] = cast<f32>(%I[%vi])
-      %O[%vi, 1] = cast<f32>(cast<f16>(%F[%vi]))
-      %O[%vi, 2] = cast<f32>(cast<bf16>(%F[%vi]))
-      %O[%vi, 3] = cast<f32>(cast<i8>(%F[%vi]))
-      %O[%vi, 4] = cast<f32>(%F[%vi] > 0.0)
-      %O[%vi, 5] = cast<f32>(cast<bf16>(%I[%vi]))
-      %J[%vi, 0] = cast<i64>(%F[%vi])
-      %J[%vi, 1] = cast<i64>(cast<i32>(%I[%vi]))
-      %J[%vi, 2] = cast<i64>(cast<i8>(%I[%vi]))
-      %J[%vi, 3] = cast<i64>(cast<bool>(%I[%vi])) + cast<i64>(cast<bool>(%F[%vi]))
-      %K[%vi] = cast<i32>(%F[%vi])
-      %L[%vi] = cast<i8>(%I[%vi])
-      %H[%vi, 0] = cast<f16>(%F[%vi])
-      %H[%vi, 1] = cast<f16>(%I[%vi])
-      %H[%vi, 2] = cast<f16>(%F[%vi]) * cast<f16>(%F[%vi]) + cast<f16>(cast<bf16>(%F[%vi]))
-      %G[%vi, 0] = cast<bf16>(%F[%vi])
-      %G[%vi, 1] = cast<bf16>(%I[%vi])
-      %G[%vi, 2] = cast<bf16>(%F[%vi]) / cast<bf16>(3.0)
-      %Z[%vi, 0] = cast<bool>(%F[%vi])
-      %Z[%vi, 1] = cast<bool>(cast<i8>(%I[%vi]))
-    }
-  }
-}
-)";
+  const std::string text = fixture("codegen_llvm/casts.ir");
   const float specials[] = {NAN,     INFINITY, -INFINITY, -0.0f,          0.0f,          1e10f,   -1e10f,
                             3e9f,    -3e9f,    127.5f,    -128.7f,        300.0f,        -300.0f, 1e20f,
                             65504.f, 65520.f,  1e-8f,     1.00048828125f, 1.0009765625f, 2.5f,    -2.5f};
@@ -527,18 +320,7 @@ prim @casts(%F: f32[96], %I: i64[96], %O: f32[96, 6], %J: i64[96, 4], %K: i32[96
 
 // f16 and bf16 arithmetic: computed in f32 and rounded after each operation.
 TEST(CodegenLLVM, HalfPrecision) {
-  const char* text = R"(
-prim @half(%A: f16[40], %B: f16[40], %C: bf16[40], %D: bf16[40], %X: f16[40], %Y: bf16[40]) {
-  for %i in 0..40 vectorized {
-    block "X" (%vi = spatial(40, %i)) {
-      reads(%A[%vi], %B[%vi], %C[%vi], %D[%vi])
-      writes(%X[%vi], %Y[%vi])
-      %X[%vi] = exp(%A[%vi]) * %B[%vi] + %A[%vi] / %B[%vi] - max(%A[%vi], %B[%vi])
-      %Y[%vi] = tanh(%C[%vi]) * %D[%vi] + %C[%vi] / %D[%vi] - sqrt(abs(%D[%vi]))
-    }
-  }
-}
-)";
+  const std::string text = fixture("codegen_llvm/half_precision.ir");
   expectCompiledMatches(parsePrim(text));
 }
 
@@ -614,17 +396,7 @@ TEST(CodegenLLVM, MathIntrinsicsWithinFewUlp) {
 }
 
 TEST(CodegenLLVM, VectorMathUsesLibmvec) {
-  ir::PrimFunc f = parsePrim(R"(
-prim @t(%A: f32[256], %C: f32[256]) {
-  for %i in 0..256 vectorized {
-    block "C" (%vi = spatial(256, %i)) {
-      reads(%A[%vi])
-      writes(%C[%vi])
-      %C[%vi] = tanh(%A[%vi]) + erf(%A[%vi]) * sigmoid(%A[%vi])
-    }
-  }
-}
-)");
+  ir::PrimFunc f = parsePrim(fixture("codegen_llvm/vector_math_uses_libmvec.ir"));
   codegen::JitKernel k = codegen::JitKernel::compile(f);
   for (const char* fn : {"tanhf", "erff", "expf"})
     EXPECT_NE(k.llvmIR().find(std::string("v_") + fn), std::string::npos) << fn << "\n" << k.llvmIR();
@@ -632,17 +404,7 @@ prim @t(%A: f32[256], %C: f32[256]) {
 
 // Vector math variants follow the target CPU: no AVX-512 calls for haswell.
 TEST(CodegenLLVM, VectorMathFollowsTargetCPU) {
-  ir::PrimFunc f = parsePrim(R"(
-prim @t(%A: f32[256], %C: f32[256]) {
-  for %i in 0..256 vectorized {
-    block "C" (%vi = spatial(256, %i)) {
-      reads(%A[%vi])
-      writes(%C[%vi])
-      %C[%vi] = tanh(%A[%vi])
-    }
-  }
-}
-)");
+  ir::PrimFunc f = parsePrim(fixture("codegen_llvm/vector_math_follows_target_cpu.ir"));
   codegen::LLVMOptions haswell;
   haswell.mcpu = "haswell";
   codegen::JitKernel k = codegen::JitKernel::compile(f, haswell);
@@ -652,29 +414,9 @@ prim @t(%A: f32[256], %C: f32[256]) {
 }
 
 TEST(CodegenLLVM, RefusesWhatItCannotCompile) {
-  ir::PrimFunc cuda = parsePrim(R"(
-prim @g(%A: f32[64], %B: f32[64]) {
-  for %i in 0..64 thread_binding(threadIdx.x) {
-    block "B" (%vi = spatial(64, %i)) {
-      reads(%A[%vi])
-      writes(%B[%vi])
-      %B[%vi] = %A[%vi]
-    }
-  }
-}
-)");
+  ir::PrimFunc cuda = parsePrim(fixture("codegen_llvm/refuses_what_it_cannot_compile.ir"));
   expectError([&] { codegen::JitKernel::compile(cuda); }, "compile with the cuda target");
-  ir::PrimFunc sym = parsePrim(R"(
-prim @s(%A: f32[n], %B: f32[n]) {
-  for %i in 0..n {
-    block "B" (%vi = spatial(n, %i)) {
-      reads(%A[%vi])
-      writes(%B[%vi])
-      %B[%vi] = %A[%vi]
-    }
-  }
-}
-)");
+  ir::PrimFunc sym = parsePrim(fixture("codegen_llvm/refuses_what_it_cannot_compile_2.ir"));
   codegen::JitKernel ks = codegen::JitKernel::compile(sym);
   EXPECT_EQ(ks.dimNames(), std::vector<std::string>{"n"});
   std::vector<float> a(4), b(4);
@@ -792,19 +534,7 @@ graph @main(%x: f32[n, 40], %w: f32[24, 40], %b: f32[24], %w2: f32[24, 10]) -> f
 }  // namespace
 
 TEST(CodegenSymbolic, ElementwiseWithVectorTail) {
-  ir::PrimFunc f = parsePrim(R"(
-prim @ew(%A: f32[n, 33], %B: f32[33], %C: f32[n, 33]) {
-  for %i in 0..n {
-    for %j in 0..33 {
-      block "C" (%vi = spatial(n, %i), %vj = spatial(33, %j)) {
-        reads(%A[%vi, %vj], %B[%vj])
-        writes(%C[%vi, %vj])
-        %C[%vi, %vj] = max(%A[%vi, %vj] * %B[%vj] - 0.5, 0.0) / (1.0 + min(%A[%vi, %vj], %B[%vj]))
-      }
-    }
-  }
-}
-)");
+  ir::PrimFunc f = parsePrim(fixture("codegen_llvm/codegen_symbolic_elementwise_with_vector_tail.ir"));
   expectMatchesForEachN(f, 1e-5, {0, 1, 3, 17, 64});
   // The rows fused with the columns, split by 16 (a `where` predicate on the
   // symbolic extent n * 33), the outer part parallel, the inner vectorized.
@@ -822,19 +552,7 @@ prim @ew(%A: f32[n, 33], %B: f32[33], %C: f32[n, 33]) {
 
 // Symbolic dimensions that are not the first: a vectorized loop over m.
 TEST(CodegenSymbolic, SeveralSymbolicDimensions) {
-  ir::PrimFunc f = parsePrim(R"(
-prim @outer(%A: f32[n], %B: f32[m], %C: f32[n, m]) {
-  for %i in 0..n parallel {
-    for %j in 0..m vectorized {
-      block "C" (%vi = spatial(n, %i), %vj = spatial(m, %j)) {
-        reads(%A[%vi], %B[%vj])
-        writes(%C[%vi, %vj])
-        %C[%vi, %vj] = exp(%A[%vi]) * %B[%vj] + 1.0
-      }
-    }
-  }
-}
-)");
+  ir::PrimFunc f = parsePrim(fixture("codegen_llvm/codegen_symbolic_several_symbolic_dimensions.ir"));
   EXPECT_EQ(codegen::JitKernel::compile(f).dimNames(), (std::vector<std::string>{"n", "m"}));
   for (int64_t m : {1, 7, 16, 45}) {
     SCOPED_TRACE("m = " + std::to_string(m));

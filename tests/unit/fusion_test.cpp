@@ -280,14 +280,9 @@ Counts countMain(const ir::Module& m) {
 }  // namespace
 
 TEST(FuseOps, ResNet18AndMobileNetV2) {
-  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = test::modelGeneratorUnavailable(); !why.empty()) GTEST_SKIP() << why;
   test::TempDir dir;
-  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
-  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
-                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
-                                dir.path() + "', '--only', 'resnet18', 'mobilenetv2']))",
-                            dir.path()),
-            0);
+  ASSERT_EQ(test::generateModels(dir.path(), {"resnet18", "mobilenetv2"}), 0);
   for (std::string name : {"resnet18", "mobilenetv2"}) {
     auto imported = frontend::importOnnxFile(dir.file(name + ".onnx"));
     frontend::writeImportedModel(imported, dir.file(name + ".ir"), "");

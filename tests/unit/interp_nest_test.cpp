@@ -19,20 +19,10 @@
 namespace {
 
 using mlcc::interp::Interpreter;
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
+using namespace mlcc::ir;
 
-using mlcc::test::iota;
+using namespace mlcc::test;
 mlcc::ir::Module parse(const std::string& body) { return mlcc::test::parseVerified(body); }
-
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const mlcc::Error& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
 
 float r16(float v) {
   return static_cast<float>(mlcc::ir::detail::halfBitsToDouble(mlcc::ir::detail::doubleToHalfBits(v)));
@@ -41,26 +31,8 @@ float r16(float v) {
 TEST(InterpNest, OutOfBoundsOnlyAtTheLastInnermostIteration) {
   // Provably out of bounds: the verifier refuses it; the interpreter, which
   // may run unverified modules, reports it at run time.
-  auto m = mlcc::test::parseUnverified(R"(
-prim @f(%x: f32[4, 4], %y: f32[4, 5]) {
-  for %i in 0..4 {
-    for %j in 0..5 {
-      %y[%i, %j] = %x[%i, %j]
-    }
-  }
-}
-prim @g(%x: f32[16], %y: f32[4, 4]) {
-  for %i in 0..4 {
-    for %j in 0..4 {
-      block "b" (%vi = spatial(4, %i), %vj = spatial(4, %j)) {
-        reads(%x[%vi * 4 + %vj + 1])
-        writes(%y[%vi, %vj])
-        %y[%vi, %vj] = %x[%vi * 4 + %vj + 1]
-      }
-    }
-  }
-}
-)");
+  auto m = mlcc::test::parseUnverified(
+      fixture("interp_nest/out_of_bounds_only_at_the_last_innermost_iteration.ir"));
   EXPECT_THROW(mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo()), mlcc::Error);
   Interpreter interp(m);
   Tensor x = iota(DType::f32, {4, 4}), y = Tensor::zeros(DType::f32, {4, 5});
@@ -74,15 +46,7 @@ prim @g(%x: f32[16], %y: f32[4, 4]) {
 }
 
 TEST(InterpNest, NonAffineAndGatheredIndices) {
-  auto m = parse(R"(
-prim @f(%x: f32[4, 8], %idx: i64[6], %y: f32[6, 8]) {
-  for %i in 0..6 {
-    for %j in 0..8 {
-      %y[%i, %j] = %x[%idx[%i], (%j * 3) % 8] + %x[%i % 4, %j]
-    }
-  }
-}
-)");
+  auto m = parse(fixture("interp_nest/non_affine_and_gathered_indices.ir"));
   Tensor x = iota(DType::f32, {4, 8}, 0.5), idx = Tensor::fromValues(DType::i64, {6}, {3, 0, 2, 1, 3, 0});
   Tensor y = Tensor::zeros(DType::f32, {6, 8});
   Interpreter interp(m);
@@ -99,24 +63,7 @@ prim @f(%x: f32[4, 8], %idx: i64[6], %y: f32[6, 8]) {
 }
 
 TEST(InterpNest, F16AccumulationRoundsAfterEveryOperation) {
-  auto m = parse(R"(
-prim @mm(%A: f16[3, 37], %B: f16[37, 5], %C: f16[3, 5]) {
-  for %i in 0..3 {
-    for %j in 0..5 {
-      for %k in 0..37 {
-        block "C" (%vi = spatial(3, %i), %vj = spatial(5, %j), %vk = reduce(37, %k)) {
-          reads(%A[%vi, %vk], %B[%vk, %vj])
-          writes(%C[%vi, %vj])
-          init {
-            %C[%vi, %vj] = 0.0f16
-          }
-          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-)");
+  auto m = parse(fixture("interp_nest/f16_accumulation_rounds_after_every_operation.ir"));
   Tensor a = iota(DType::f16, {3, 37}, 0.3, -2.0), b = iota(DType::f16, {37, 5}, 0.7, -1.0);
   Tensor c = Tensor::zeros(DType::f16, {3, 5});
   Interpreter interp(m);
@@ -135,32 +82,7 @@ prim @mm(%A: f16[3, 37], %B: f16[37, 5], %C: f16[3, 5]) {
 TEST(InterpNest, ReversedIndicesNegativeStrides) {
   // Provably out of bounds: the verifier refuses it; the interpreter, which
   // may run unverified modules, reports it at run time.
-  auto m = mlcc::test::parseUnverified(R"(
-prim @f(%x: f32[4, 6], %w: f32[6], %y: f32[4, 6], %s: f32[4]) {
-  for %i in 0..4 {
-    for %j in 0..6 {
-      %y[%i, %j] = %x[3 - %i, 6 - 1 - %j] * 2.0
-    }
-  }
-  for %i in 0..4 {
-    for %k in 0..6 {
-      block "s" (%vi = spatial(4, 3 - %i), %vk = reduce(6, %k)) {
-        reads(%x[%vi, 5 - %vk], %w[%vk])
-        writes(%s[%vi])
-        init {
-          %s[%vi] = 0.0
-        }
-        %s[%vi] = %s[%vi] + %x[%vi, 5 - %vk] * %w[%vk]
-      }
-    }
-  }
-}
-prim @g(%x: f32[4], %y: f32[5]) {
-  for %i in 0..5 {
-    %y[%i] = %x[3 - %i]
-  }
-}
-)");
+  auto m = mlcc::test::parseUnverified(fixture("interp_nest/reversed_indices_negative_strides.ir"));
   EXPECT_THROW(mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo()), mlcc::Error);
   Tensor x = iota(DType::f32, {4, 6}, 0.25, -1.0), w = iota(DType::f32, {6}, 1.5, -3.0);
   Tensor y = Tensor::zeros(DType::f32, {4, 6}), s = Tensor::zeros(DType::f32, {4});
@@ -180,20 +102,7 @@ prim @g(%x: f32[4], %y: f32[5]) {
 }
 
 TEST(InterpNest, ZeroExtentLoopsRunNothing) {
-  auto m = parse(R"(
-prim @f(%x: f32[n], %y: f32[4]) {
-  for %i in 0..4 {
-    for %j in 0..n {
-      %y[%i + 100] = %x[%j - 7]
-    }
-  }
-  for %i in 0..n {
-    for %j in 0..4 {
-      %y[%j] = %x[%i] + 1.0
-    }
-  }
-}
-)");
+  auto m = parse(fixture("interp_nest/zero_extent_loops_run_nothing.ir"));
   Tensor x = Tensor::zeros(DType::f32, {0}), y = iota(DType::f32, {4});
   Interpreter interp(m);
   interp.runPrim("f", {&x, &y});
@@ -201,17 +110,7 @@ prim @f(%x: f32[n], %y: f32[4]) {
 }
 
 TEST(InterpNest, GuardedAccessOutsideTheBoxIsNoError) {
-  auto m = parse(R"(
-prim @f(%x: f32[4], %y: f32[6]) {
-  for %i in 0..6 {
-    if %i < 4 {
-      %y[%i] = %x[%i]
-    } else {
-      %y[%i] = -1.0
-    }
-  }
-}
-)");
+  auto m = parse(fixture("interp_nest/guarded_access_outside_the_box_is_no_error.ir"));
   Tensor x = iota(DType::f32, {4}, 1.0, 1.0), y = Tensor::zeros(DType::f32, {6});
   Interpreter interp(m);
   interp.runPrim("f", {&x, &y});

@@ -17,10 +17,9 @@ namespace {
 
 using mlcc::interp::Interpreter;
 using mlcc::interp::NamedTensor;
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
+using namespace mlcc::ir;
 
-using mlcc::test::iota;
+using namespace mlcc::test;
 mlcc::ir::Module parse(const std::string& body) { return mlcc::test::parseVerified(body); }
 
 // Runs `entry` and returns the output named `name`.
@@ -33,33 +32,7 @@ Tensor runOne(const mlcc::ir::Module& m, const std::string& entry, std::vector<N
   return {};
 }
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const mlcc::Error& e) {
-    return e.message();
-  }
-  return "(no error)";
-}
-
-const char* kMatmul = R"(
-prim @mm(%A: f32[n, 8], %B: f32[8, 5], %C: f32[n, 5]) {
-  for %i in 0..n {
-    for %j in 0..5 {
-      for %k in 0..8 {
-        block "C" (%vi = spatial(n, %i), %vj = spatial(5, %j), %vk = reduce(8, %k)) {
-          reads(%A[%vi, %vk], %B[%vk, %vj])
-          writes(%C[%vi, %vj])
-          init {
-            %C[%vi, %vj] = 0.0
-          }
-          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kMatmul = fixture("interp/matmul.ir");
 
 TEST(InterpTir, MatmulWithInitAndSymbolicN) {
   auto m = parse(kMatmul);
@@ -83,81 +56,14 @@ TEST(InterpTir, MatmulWithInitAndSymbolicN) {
 }
 
 TEST(InterpTir, NestedBlocksPredicateIfElseAllocThreadLoops) {
-  auto m = parse(R"(
-prim @f(%x: f32[10], %y: f32[10]) {
-  alloc_buffer %tmp: f32[16]
-  for %bx in 0..4 thread_binding(blockIdx.x) {
-    for %tx in 0..4 thread_binding(threadIdx.x) {
-      block "outer" (%v = spatial(16, %bx * 4 + %tx)) {
-        where(%bx * 4 + %tx < 10)
-        reads(%x[%v])
-        writes(%tmp[%v])
-        alloc_buffer %loc: f32[1] local
-        block "inner" () {
-          reads(%x[%v])
-          writes(%loc[0])
-          %loc[0] = %x[%v] * 2.0
-        }
-        if %v % 2 == 0 {
-          %tmp[%v] = %loc[0]
-        } else {
-          %tmp[%v] = -%loc[0]
-        }
-      }
-    }
-  }
-  for %i in 0..10 unrolled {
-    for %z in 0..1 vectorized {
-      %y[%i] = %tmp[%i] + 1.0
-    }
-  }
-}
-)");
+  auto m = parse(fixture("interp/tir_nested_blocks_predicate_if_else_alloc_thread_loops.ir"));
   Tensor x = iota(DType::f32, {10}, 1.0, 0.0);
   Tensor y = runOne(m, "f", {{"x", x}}, "y");
   for (int i = 0; i < 10; ++i) EXPECT_FLOAT_EQ(y.at(i), (i % 2 == 0 ? 2.0 * i : -2.0 * i) + 1.0) << i;
 }
 
 TEST(InterpTir, EveryIntrinsicMatchesLibm) {
-  auto m = parse(R"(
-prim @f(%x: f32[8], %y: f32[32, 8], %p: bool[2, 8]) {
-  for %i in 0..8 {
-    %y[0, %i] = exp(%x[%i])
-    %y[1, %i] = exp2(%x[%i])
-    %y[2, %i] = expm1(%x[%i])
-    %y[3, %i] = log(%x[%i])
-    %y[4, %i] = log2(%x[%i])
-    %y[5, %i] = log1p(%x[%i])
-    %y[6, %i] = sqrt(%x[%i])
-    %y[7, %i] = rsqrt(%x[%i])
-    %y[8, %i] = tanh(%x[%i])
-    %y[9, %i] = sigmoid(%x[%i])
-    %y[10, %i] = erf(%x[%i])
-    %y[11, %i] = sin(%x[%i])
-    %y[12, %i] = cos(%x[%i])
-    %y[13, %i] = tan(%x[%i])
-    %y[14, %i] = asin(%x[%i] / 4.0)
-    %y[15, %i] = acos(%x[%i] / 4.0)
-    %y[16, %i] = atan(%x[%i])
-    %y[17, %i] = sinh(%x[%i])
-    %y[18, %i] = cosh(%x[%i])
-    %y[19, %i] = asinh(%x[%i])
-    %y[20, %i] = acosh(%x[%i] + 1.0)
-    %y[21, %i] = atanh(%x[%i] / 4.0)
-    %y[22, %i] = floor(%x[%i] - 1.5)
-    %y[23, %i] = ceil(%x[%i] - 1.5)
-    %y[24, %i] = round(%x[%i] - 1.5)
-    %y[25, %i] = trunc(%x[%i] - 1.5)
-    %y[26, %i] = abs(%x[%i] - 1.5)
-    %y[27, %i] = pow(%x[%i], 1.5)
-    %y[28, %i] = atan2(%x[%i], -1.0)
-    %y[29, %i] = fmod(%x[%i], 0.75)
-    %y[30, %i] = cast<f32>(abs(%i - 4))
-    %p[0, %i] = isnan(log(%x[%i] - 2.0))
-    %p[1, %i] = isinf(log(%x[%i] - 0.125))
-  }
-}
-)");
+  auto m = parse(fixture("interp/tir_every_intrinsic_matches_libm.ir"));
   Tensor x = Tensor::zeros(DType::f32, {8});
   for (int i = 0; i < 8; ++i) x.set(i, 0.125 + 0.375 * i);
   Interpreter interp(m);
@@ -204,18 +110,7 @@ prim @f(%x: f32[8], %y: f32[32, 8], %p: bool[2, 8]) {
 }
 
 TEST(InterpTir, IntegerFloorDivModCastsSelect) {
-  auto m = parse(R"(
-prim @f(%a: i64[6], %b: i64[6], %q: i64[6], %r: i64[6], %c: i32[6], %s: i8[6], %f: f32[6], %h: f16[6], %t: f32[6]) {
-  for %i in 0..6 {
-    %q[%i] = %a[%i] / %b[%i]
-    %r[%i] = %a[%i] % %b[%i]
-    %c[%i] = cast<i32>(%f[%i] * 1e+10)
-    %s[%i] = cast<i8>(%a[%i] * 40)
-    %h[%i] = cast<f16>(%f[%i]) + 0.1f16
-    %t[%i] = select(%a[%i] < 0 && %b[%i] > 0, cast<f32>(%a[%i]), cast<f32>(cast<bool>(%b[%i])) * 0.5)
-  }
-}
-)");
+  auto m = parse(fixture("interp/tir_integer_floor_div_mod_casts_select.ir"));
   Tensor a = Tensor::fromValues(DType::i64, {6}, {7, -7, 7, -7, 0, -1});
   Tensor b = Tensor::fromValues(DType::i64, {6}, {2, 2, -2, -2, 3, 4});
   Tensor f = Tensor::fromValues(DType::f32, {6}, {1.0, -1.0, 0.5, std::nan(""), 1e-12, 3.0});
@@ -238,16 +133,7 @@ prim @f(%a: i64[6], %b: i64[6], %q: i64[6], %r: i64[6], %c: i32[6], %s: i8[6], %
 TEST(InterpTir, ScalarBuffersAndValidSamples) {
   Interpreter* unused = nullptr;
   (void)unused;
-  auto m = parse(R"(
-prim @scalar(%s: f32[], %t: i64[], %flag: bool[]) {
-  block "root" () {
-    reads(%s[], %t[])
-    writes(%s[], %flag[])
-    %s[] = %s[] * cast<f32>(%t[] * 2 - 1)
-    %flag[] = %t[] > 0 && %s[] < 1.0
-  }
-}
-)");
+  auto m = parse(fixture("interp/tir_scalar_buffers_and_valid_samples.ir"));
   Interpreter interp(m);
   auto outs =
       interp.run("scalar", {{"s", Tensor::scalar(DType::f32, 0.25)}, {"t", Tensor::scalar(DType::i64, 2)}});
@@ -260,18 +146,7 @@ prim @scalar(%s: f32[], %t: i64[], %flag: bool[]) {
 TEST(InterpTir, OutOfBoundsIsAClearError) {
   // Provably out of bounds: the verifier refuses it; the interpreter, which
   // may run unverified modules, reports it at run time.
-  auto m = mlcc::test::parseUnverified(R"(
-prim @f(%x: f32[4], %y: f32[4]) {
-  for %i in 0..4 {
-    %y[%i] = %x[%i * 2 - 1]
-  }
-}
-prim @g(%x: i64[4], %y: i64[4]) {
-  for %i in 0..4 {
-    %y[%i] = %x[%i] / (%i - 2)
-  }
-}
-)");
+  auto m = mlcc::test::parseUnverified(fixture("interp/tir_out_of_bounds_is_a_clear_error.ir"));
   EXPECT_THROW(mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo()), mlcc::Error);
   Interpreter interp(m);
   Tensor x = iota(DType::f32, {4});
@@ -301,29 +176,7 @@ TEST(InterpTir, Matmul256Timing) {
   EXPECT_FLOAT_EQ(c.at(3 * 256 + 9), want);
 }
 
-const char* kGraph = R"(
-graph @main(%x: f32[n, 8], %w: f32[8, 5]) -> (f32[n, 5], f32[n, 5]) {
-  dataflow {
-    %y: f32[n, 5] = call_tir @mm(%x, %w)
-    %z: f32[n, 5] = call_tir @relu(%y)
-    %t: (f32[n, 5], f32[n, 5]) = (%y, %z)
-    %u: f32[n, 5] = %t[1]
-  }
-  return (%y, %u)
-}
-
-prim @relu(%a: f32[m, 5], %b: f32[m, 5]) {
-  for %i in 0..m {
-    for %j in 0..5 {
-      block "relu" (%vi = spatial(m, %i), %vj = spatial(5, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = max(%a[%vi, %vj], 0.0)
-      }
-    }
-  }
-}
-)";
+const std::string kGraph = fixture("interp/graph.ir");
 
 TEST(InterpGraph, CallTirTupleReturnSymbolicBatch) {
   auto m = parse(std::string(kGraph) + kMatmul);
@@ -377,23 +230,7 @@ graph @main(%x: f32[n, 8], %x2: f32[n, 8], %w: f32[8, 5]) -> f32[n, 5] {
 }
 
 TEST(InterpGraph, CallExternAndInlineConstAndSubFunction) {
-  auto m = parse(R"(
-graph @main(%x: f32[3]) -> (f32[3], f32[3]) {
-  %c: f32[3] = const [1.0, -2.0, 0.5]
-  %s: f32[3] = call @sub(%x, %c)
-  %e: f32[3] = call_extern "blas.axpy"(%x, %c)
-  return (%s, %e)
-}
-graph @sub(%a: f32[k], %b: f32[k]) -> f32[k] {
-  %r: f32[k] = call_tir @add(%a, %b)
-  return %r
-}
-prim @add(%a: f32[k], %b: f32[k], %c: f32[k]) {
-  for %i in 0..k {
-    %c[%i] = %a[%i] + %b[%i]
-  }
-}
-)");
+  auto m = parse(fixture("interp/graph_call_extern_and_inline_const_and_sub_function.ir"));
   Interpreter interp(m);
   std::string e = errorOf([&] { interp.run("main", {{"x", iota(DType::f32, {3})}}); });
   EXPECT_NE(e.find("call_extern \"blas.axpy\": no such library kernel (known: blas.dense"), std::string::npos)
@@ -404,14 +241,7 @@ prim @add(%a: f32[k], %b: f32[k], %c: f32[k]) {
 
 // Library kernels run as the ops of the pattern they replaced.
 TEST(InterpGraph, CallExternBlasKernels) {
-  auto m = parse(R"(
-graph @main(%x: f32[2, 3], %w: f32[4, 3], %b: f32[4], %a: f32[3, 4]) -> (f32[2, 4], f32[2, 4], f32[2, 4]) {
-  %d: f32[2, 4] = call_extern "blas.dense_bias_relu"(%x, %w, %b)
-  %e: f32[2, 4] = call_extern "cublas.dense"(%x, %w)
-  %f: f32[2, 4] = call_extern "blas.matmul"(%x, %a)
-  return (%d, %e, %f)
-}
-)");
+  auto m = parse(fixture("interp/graph_call_extern_blas_kernels.ir"));
   Interpreter interp(m);
   auto x = mlcc::ir::Tensor::fromValues(DType::f32, {2, 3}, {1, -2, 3, 0.5, 4, -1});
   auto w = mlcc::ir::Tensor::fromValues(DType::f32, {4, 3}, {1, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1});

@@ -15,13 +15,8 @@
 #include "mlcc/support/diagnostic.h"
 #include "numpy_reference.h"
 
-using mlcc::ir::AttrValue;
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
-using mlcc::ir::Type;
-using mlcc::test::expectLegalizeMatchesKernel;
-using mlcc::test::LegalizeCheckOptions;
-using mlcc::test::randomTensor;
+using namespace mlcc::ir;
+using namespace mlcc::test;
 
 namespace {
 

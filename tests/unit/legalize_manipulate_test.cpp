@@ -18,12 +18,8 @@
 
 namespace {
 
-using mlcc::ir::Attrs;
-using mlcc::ir::AttrValue;
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
-using mlcc::test::expectLegalizeMatchesKernel;
-using mlcc::test::LegalizeCheckOptions;
+using namespace mlcc::ir;
+using namespace mlcc::test;
 
 const mlcc::test::RandomRange kRange{-4, 4, -100, 100};
 const DType kMoveTypes[] = {DType::f32, DType::f16, DType::bf16,   DType::i8,

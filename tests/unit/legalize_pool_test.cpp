@@ -14,16 +14,8 @@
 #include "mlcc/support/diagnostic.h"
 #include "numpy_reference.h"
 
-using mlcc::ir::Attrs;
-using mlcc::ir::AttrValue;
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
-using mlcc::ir::Type;
-using mlcc::test::expectEveryOpHasALegalization;
-using mlcc::test::expectLegalizeMatchesKernel;
-using mlcc::test::expectSymbolicSpatialMatchesKernel;
-using mlcc::test::LegalizeCheckOptions;
-using mlcc::test::randomTensor;
+using namespace mlcc::ir;
+using namespace mlcc::test;
 
 namespace {
 

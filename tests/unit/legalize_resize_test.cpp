@@ -13,12 +13,8 @@
 
 namespace {
 
-using mlcc::ir::Attrs;
-using mlcc::ir::AttrValue;
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
-using mlcc::test::expectLegalizeMatchesKernel;
-using mlcc::test::LegalizeCheckOptions;
+using namespace mlcc::ir;
+using namespace mlcc::test;
 
 const mlcc::test::RandomRange kRange{-4, 4, -100, 100};
 const char* kModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};

@@ -11,15 +11,8 @@
 #include "mlcc/ops/op.h"
 #include "numpy_reference.h"
 
-using mlcc::ir::Attrs;
-using mlcc::ir::AttrValue;
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
-using mlcc::ir::Type;
-using mlcc::test::inferError;
-using mlcc::test::operandExpr;
-using mlcc::test::randomTensor;
-using mlcc::test::RefCase;
+using namespace mlcc::ir;
+using namespace mlcc::test;
 
 namespace {
 
@@ -129,9 +122,7 @@ TEST(OpsConv, Flops) {
 }
 
 TEST(OpsConv, AgainstTorch) {
-  std::string why = mlcc::test::pythonNumpyUnavailable();
-  if (!why.empty()) GTEST_SKIP() << why;
-  if (!mlcc::test::torchAvailable()) GTEST_SKIP() << "python3 with torch is unavailable";
+  if (std::string why = mlcc::test::torchUnavailable(); !why.empty()) GTEST_SKIP() << why;
   std::mt19937 rng(4321);
   auto r = [&](std::vector<int64_t> s, DType d = DType::f32) { return randomTensor(rng, d, s, kRange); };
   std::vector<RefCase> cases;

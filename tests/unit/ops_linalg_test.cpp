@@ -10,14 +10,8 @@
 #include "mlcc/ops/op.h"
 #include "numpy_reference.h"
 
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
-using mlcc::ir::Type;
-using mlcc::test::inferError;
-using mlcc::test::inferred;
-using mlcc::test::operandExpr;
-using mlcc::test::randomTensor;
-using mlcc::test::RefCase;
+using namespace mlcc::ir;
+using namespace mlcc::test;
 
 namespace {
 

@@ -8,13 +8,8 @@
 #include "mlcc/ops/shape.h"
 #include "numpy_reference.h"
 
-using mlcc::ir::AttrValue;
-using mlcc::ir::DType;
-using mlcc::ir::Tensor;
-using mlcc::ir::Type;
-using mlcc::test::inferred;
-using mlcc::test::randomTensor;
-using mlcc::test::RefCase;
+using namespace mlcc::ir;
+using namespace mlcc::test;
 
 namespace {
 

@@ -18,15 +18,8 @@
 
 namespace {
 
-using mlcc::ir::Attrs;
-using mlcc::ir::AttrValue;
-using mlcc::ir::DType;
-using mlcc::ir::PrimExpr;
-using mlcc::ir::Tensor;
-using mlcc::ir::Type;
-using mlcc::test::inferError;
-using mlcc::test::randomTensor;
-using mlcc::test::RefCase;
+using namespace mlcc::ir;
+using namespace mlcc::test;
 
 // Floats in [-4, 4), integers in [-100, 100].
 const mlcc::test::RandomRange kRange{-4, 4, -100, 100};

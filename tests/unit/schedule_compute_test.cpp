@@ -10,41 +10,16 @@
 #include "mlcc/ir/structural.h"
 #include "mlcc/schedule/schedule.h"
 #include "schedule_check.h"
+#include "testlib.h"
 
 using namespace mlcc;
 using namespace mlcc::schedule;
-using mlcc::test::expectSameMeaning;
-using mlcc::test::expectScheduled;
-using mlcc::test::expectScheduledAs;
-using mlcc::test::expectScheduleError;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 
 // B = A * 2; C = B + 1.
-const char* kTwoStages = R"(
-prim @f(%a: f32[8, 16], %c: f32[8, 16]) {
-  alloc_buffer %b: f32[8, 16]
-  for %i in 0..8 {
-    for %j in 0..16 {
-      block "B" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      }
-    }
-  }
-  for %i in 0..8 {
-    for %j in 0..16 {
-      block "C" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
-        reads(%b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
-      }
-    }
-  }
-}
-)";
+const std::string kTwoStages = fixture("two_stages.ir");
 
 const char* kConsumerC = R"(
       block "C" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
@@ -146,54 +121,15 @@ TEST(ScheduleComputeAt, RootLeavesTheBlockWhereItIs) {
 }
 
 // A 1-d stencil: C[i] = B[i] + B[i + 1] + B[i + 2], C's loop split in IR.
-const char* kStencil = R"(
-prim @stencil(%a: f32[18], %c: f32[16]) {
-  alloc_buffer %b: f32[18]
-  for %i in 0..18 {
-    block "B" (%vi = spatial(18, %i)) {
-      reads(%a[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %a[%vi] * 2.0
-    }
-  }
-  for %io in 0..4 {
-    for %ii in 0..4 {
-      block "C" (%vi = spatial(16, %io * 4 + %ii)) {
-        reads(%b[%vi +: 3])
-        writes(%c[%vi])
-        %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
-      }
-    }
-  }
-}
-)";
+const std::string kStencil = fixture("schedule_compute/stencil.ir");
 
 TEST(ScheduleComputeAt, StencilUnderTheInnerSplitLoop) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.computeAt(sch.getBlock("B"), loops[1]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @stencil(%a: f32[18], %c: f32[16]) {
-  alloc_buffer %b: f32[18]
-  for %io in 0..4 {
-    for %ii in 0..4 {
-      for %ax0 in 0..3 {
-        block "B" (%vi = spatial(18, %io * 4 + %ii + %ax0)) {
-          reads(%a[%vi])
-          writes(%b[%vi])
-          %b[%vi] = %a[%vi] * 2.0
-        }
-      }
-      block "C" (%vi = spatial(16, %io * 4 + %ii)) {
-        reads(%b[%vi +: 3])
-        writes(%c[%vi])
-        %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir"));
 }
 
 TEST(ScheduleComputeAt, StencilUnderTheOuterSplitLoop) {
@@ -201,270 +137,67 @@ TEST(ScheduleComputeAt, StencilUnderTheOuterSplitLoop) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.computeAt(sch.getBlock("B"), loops[0]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @stencil(%a: f32[18], %c: f32[16]) {
-  alloc_buffer %b: f32[18]
-  for %io in 0..4 {
-    for %ax0 in 0..6 {
-      block "B" (%vi = spatial(18, %io * 4 + %ax0)) {
-        reads(%a[%vi])
-        writes(%b[%vi])
-        %b[%vi] = %a[%vi] * 2.0
-      }
-    }
-    for %ii in 0..4 {
-      block "C" (%vi = spatial(16, %io * 4 + %ii)) {
-        reads(%b[%vi +: 3])
-        writes(%c[%vi])
-        %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_at_stencil_under_the_outer_split_loop_expected.ir"));
 }
 
 // The same with the consumer's loop split by the schedule.
 TEST(ScheduleComputeAt, StencilUnderALoopSplitByTheSchedule) {
-  const char* text = R"(
-prim @stencil(%a: f32[18], %c: f32[16]) {
-  alloc_buffer %b: f32[18]
-  for %i in 0..18 {
-    block "B" (%vi = spatial(18, %i)) {
-      reads(%a[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %a[%vi] * 2.0
-    }
-  }
-  for %i in 0..16 {
-    block "C" (%vi = spatial(16, %i)) {
-      reads(%b[%vi +: 3])
-      writes(%c[%vi])
-      %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
-    }
-  }
-}
-)";
+  const std::string text =
+      fixture("schedule_compute/compute_at_stencil_under_a_loop_split_by_the_schedule.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   auto tiles = sch.split(loops[0], {std::nullopt, int64_t{4}});
   sch.computeAt(sch.getBlock("B"), tiles[1]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @stencil(%a: f32[18], %c: f32[16]) {
-  alloc_buffer %b: f32[18]
-  for %io in 0..4 {
-    for %ii in 0..4 {
-      for %ax0 in 0..3 {
-        block "B" (%vi = spatial(18, %io * 4 + %ii + %ax0)) {
-          reads(%a[%vi])
-          writes(%b[%vi])
-          %b[%vi] = %a[%vi] * 2.0
-        }
-      }
-      block "C" (%vi = spatial(16, %io * 4 + %ii)) {
-        reads(%b[%vi +: 3])
-        writes(%c[%vi])
-        %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir"));
 }
 
 // A non-divisible split of the producer: the consumer follows each tile,
 // with the split's predicate.
 TEST(ScheduleReverseComputeAt, ConsumerFollowsATileOfANonDivisibleSplit) {
-  const char* text = R"(
-prim @f(%a: f32[10], %c: f32[10]) {
-  alloc_buffer %b: f32[10]
-  for %i in 0..10 {
-    block "B" (%vi = spatial(10, %i)) {
-      reads(%a[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %a[%vi] * 2.0
-    }
-  }
-  for %i in 0..10 {
-    block "C" (%vi = spatial(10, %i)) {
-      reads(%b[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %b[%vi] + 1.0
-    }
-  }
-}
-)";
+  const std::string text =
+      fixture("schedule_compute/reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   auto tiles = sch.split(sch.getLoops(sch.getBlock("B"))[0], {std::nullopt, int64_t{4}});
   sch.reverseComputeAt(sch.getBlock("C"), tiles[0]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @f(%a: f32[10], %c: f32[10]) {
-  alloc_buffer %b: f32[10]
-  for %io in 0..3 {
-    for %ii in 0..4 {
-      block "B" (%vi = spatial(10, %io * 4 + %ii)) {
-        where(%io * 4 + %ii < 10)
-        reads(%a[%vi])
-        writes(%b[%vi])
-        %b[%vi] = %a[%vi] * 2.0
-      }
-    }
-    for %ax0 in 0..4 {
-      block "C" (%vi = spatial(10, %io * 4 + %ax0)) {
-        where(%io * 4 + %ax0 < 10)
-        reads(%b[%vi])
-        writes(%c[%vi])
-        %c[%vi] = %b[%vi] + 1.0
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/"
+              "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir"));
 }
 
 // The consumer's loop split 3 x 6 (non-divisible, with a predicate): the
 // region of the last iteration leaves B's domain, so B gets a predicate.
 TEST(ScheduleComputeAt, RegionLeavingTheDomainGetsAPredicate) {
-  const char* text = R"(
-prim @stencil(%a: f32[18], %c: f32[16]) {
-  alloc_buffer %b: f32[18]
-  for %i in 0..18 {
-    block "B" (%vi = spatial(18, %i)) {
-      reads(%a[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %a[%vi] * 2.0
-    }
-  }
-  for %io in 0..3 {
-    for %ii in 0..6 {
-      block "C" (%vi = spatial(16, %io * 6 + %ii)) {
-        where(%io * 6 + %ii < 16)
-        reads(%b[%vi +: 3])
-        writes(%c[%vi])
-        %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
-      }
-    }
-  }
-}
-)";
+  const std::string text =
+      fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.computeAt(sch.getBlock("B"), loops[0]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @stencil(%a: f32[18], %c: f32[16]) {
-  alloc_buffer %b: f32[18]
-  for %io in 0..3 {
-    for %ax0 in 0..8 {
-      block "B" (%vi = spatial(18, %io * 6 + %ax0)) {
-        where(%io * 6 + %ax0 < 18)
-        reads(%a[%vi])
-        writes(%b[%vi])
-        %b[%vi] = %a[%vi] * 2.0
-      }
-    }
-    for %ii in 0..6 {
-      block "C" (%vi = spatial(16, %io * 6 + %ii)) {
-        where(%io * 6 + %ii < 16)
-        reads(%b[%vi +: 3])
-        writes(%c[%vi])
-        %c[%vi] = %b[%vi] + %b[%vi + 1] + %b[%vi + 2]
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate_expected.ir"));
 }
 
 // A reduction producer keeps its reduce loop whole under the consumer's loop.
-const char* kDenseRelu = R"(
-prim @dense_relu(%x: f32[4, 8], %w: f32[6, 8], %out: f32[4, 6]) {
-  alloc_buffer %acc: f32[4, 6]
-  for %i in 0..4 {
-    for %j in 0..6 {
-      for %k in 0..8 {
-        block "dense" (%vi = spatial(4, %i), %vj = spatial(6, %j), %vk = reduce(8, %k)) {
-          reads(%x[%vi, %vk], %w[%vj, %vk])
-          writes(%acc[%vi, %vj])
-          init {
-            %acc[%vi, %vj] = 0.0
-          }
-          %acc[%vi, %vj] = %acc[%vi, %vj] + %x[%vi, %vk] * %w[%vj, %vk]
-        }
-      }
-    }
-  }
-  for %i in 0..4 {
-    for %j in 0..6 {
-      block "relu" (%vi = spatial(4, %i), %vj = spatial(6, %j)) {
-        reads(%acc[%vi, %vj])
-        writes(%out[%vi, %vj])
-        %out[%vi, %vj] = max(%acc[%vi, %vj], 0.0)
-      }
-    }
-  }
-}
-)";
+const std::string kDenseRelu = fixture("schedule_compute/dense_relu.ir");
 
 TEST(ScheduleComputeAt, ReductionProducerKeepsItsReduceLoop) {
   ir::PrimFunc f = parsePrim(kDenseRelu);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("relu"));
   sch.computeAt(sch.getBlock("dense"), loops[0]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @dense_relu(%x: f32[4, 8], %w: f32[6, 8], %out: f32[4, 6]) {
-  alloc_buffer %acc: f32[4, 6]
-  for %i in 0..4 {
-    for %ax0 in 0..6 {
-      for %ax1 in 0..8 {
-        block "dense" (%vi = spatial(4, %i), %vj = spatial(6, %ax0), %vk = reduce(8, %ax1)) {
-          reads(%x[%vi, %vk], %w[%vj, %vk])
-          writes(%acc[%vi, %vj])
-          init {
-            %acc[%vi, %vj] = 0.0
-          }
-          %acc[%vi, %vj] = %acc[%vi, %vj] + %x[%vi, %vk] * %w[%vj, %vk]
-        }
-      }
-    }
-    for %j in 0..6 {
-      block "relu" (%vi = spatial(4, %i), %vj = spatial(6, %j)) {
-        reads(%acc[%vi, %vj])
-        writes(%out[%vi, %vj])
-        %out[%vi, %vj] = max(%acc[%vi, %vj], 0.0)
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/compute_at_reduction_producer_keeps_its_reduce_loop_expected.ir"));
 }
 
 // The two stages over a symbolic number of rows.
-const char* kTwoStagesN = R"(
-prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
-  alloc_buffer %b: f32[n, 16]
-  for %i in 0..n {
-    for %j in 0..16 {
-      block "B" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      }
-    }
-  }
-  for %i in 0..n {
-    for %j in 0..16 {
-      block "C" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
-        reads(%b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
-      }
-    }
-  }
-}
-)";
+const std::string kTwoStagesN = fixture("schedule_compute/two_stages_n.ir");
 
 const char* kBlockBN = R"(
       block "B" (%vi = spatial(n, %i), %vj = spatial(16, %ax0)) {
@@ -501,29 +234,7 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
 }
 
 TEST(ScheduleComputeAt, SymbolicRegionExtentIsRefused) {
-  const char* text = R"(
-prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
-  alloc_buffer %b: f32[n, 16]
-  for %i in 0..n {
-    for %j in 0..16 {
-      block "B" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      }
-    }
-  }
-  for %j in 0..16 {
-    for %i in 0..n {
-      block "C" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
-        reads(%b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
-      }
-    }
-  }
-}
-)";
+  const std::string text = fixture("schedule_compute/compute_at_symbolic_region_extent_is_refused.ir");
   Schedule sch(parsePrim(text));
   auto loops = sch.getLoops(sch.getBlock("C"));
   BlockRV b = sch.getBlock("B");
@@ -572,29 +283,8 @@ TEST(ScheduleComputeAt, IllegalUsesAreRefused) {
 }
 
 TEST(ScheduleComputeAt, ParameterOutputsAndBlocksSharingANestAreRefused) {
-  const char* text = R"(
-prim @f(%a: f32[8], %b: f32[8], %c: f32[8]) {
-  for %i in 0..8 {
-    block "B" (%vi = spatial(8, %i)) {
-      reads(%a[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %a[%vi] * 2.0
-    }
-  }
-  for %i in 0..8 {
-    block "C" (%vi = spatial(8, %i)) {
-      reads(%b[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %b[%vi] + 1.0
-    }
-    block "D" (%vi = spatial(8, %i)) {
-      reads(%c[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %c[%vi] * 3.0
-    }
-  }
-}
-)";
+  const std::string text =
+      fixture("schedule_compute/compute_at_parameter_outputs_and_blocks_sharing_a_nest_are_refused.ir");
   Schedule sch(parsePrim(text));
   BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
   auto cloops = sch.getLoops(c);
@@ -610,44 +300,7 @@ prim @f(%a: f32[8], %b: f32[8], %c: f32[8]) {
 
 // --- reverse_compute_at --------------------------------------------------------
 
-const char* kDenseBiasRelu = R"(
-prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 6]) {
-  alloc_buffer %acc: f32[4, 6]
-  alloc_buffer %biased: f32[4, 6]
-  for %i in 0..4 {
-    for %j in 0..6 {
-      for %k in 0..8 {
-        block "dense" (%vi = spatial(4, %i), %vj = spatial(6, %j), %vk = reduce(8, %k)) {
-          reads(%x[%vi, %vk], %w[%vj, %vk])
-          writes(%acc[%vi, %vj])
-          init {
-            %acc[%vi, %vj] = 0.0
-          }
-          %acc[%vi, %vj] = %acc[%vi, %vj] + %x[%vi, %vk] * %w[%vj, %vk]
-        }
-      }
-    }
-  }
-  for %i in 0..4 {
-    for %j in 0..6 {
-      block "bias" (%vi = spatial(4, %i), %vj = spatial(6, %j)) {
-        reads(%acc[%vi, %vj], %bias[%vj])
-        writes(%biased[%vi, %vj])
-        %biased[%vi, %vj] = %acc[%vi, %vj] + %bias[%vj]
-      }
-    }
-  }
-  for %i in 0..4 {
-    for %j in 0..6 {
-      block "relu" (%vi = spatial(4, %i), %vj = spatial(6, %j)) {
-        reads(%biased[%vi, %vj])
-        writes(%out[%vi, %vj])
-        %out[%vi, %vj] = max(%biased[%vi, %vj], 0.0)
-      }
-    }
-  }
-}
-)";
+const std::string kDenseBiasRelu = fixture("schedule_compute/dense_bias_relu.ir");
 
 const char* kDenseBlock = R"(
         block "dense" (%vi = spatial(4, %i), %vj = spatial(6, %j), %vk = reduce(8, %k)) {
@@ -724,55 +377,16 @@ prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 
 
 // The producer's loop split in IR: the consumer follows the tile.
 TEST(ScheduleReverseComputeAt, ConsumerFollowsASplitProducer) {
-  const char* text = R"(
-prim @f(%a: f32[10], %c: f32[10]) {
-  alloc_buffer %b: f32[10]
-  for %io in 0..3 {
-    for %ii in 0..4 {
-      block "B" (%vi = spatial(10, %io * 4 + %ii)) {
-        where(%io * 4 + %ii < 10)
-        reads(%a[%vi])
-        writes(%b[%vi])
-        %b[%vi] = %a[%vi] * 2.0
-      }
-    }
-  }
-  for %i in 0..10 {
-    block "C" (%vi = spatial(10, %i)) {
-      reads(%b[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %b[%vi] + 1.0
-    }
-  }
-}
-)";
+  const std::string text =
+      fixture("schedule_compute/reverse_compute_at_consumer_follows_a_split_producer.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("B"));
   sch.reverseComputeAt(sch.getBlock("C"), loops[0]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @f(%a: f32[10], %c: f32[10]) {
-  alloc_buffer %b: f32[10]
-  for %io in 0..3 {
-    for %ii in 0..4 {
-      block "B" (%vi = spatial(10, %io * 4 + %ii)) {
-        where(%io * 4 + %ii < 10)
-        reads(%a[%vi])
-        writes(%b[%vi])
-        %b[%vi] = %a[%vi] * 2.0
-      }
-    }
-    for %ax0 in 0..4 {
-      block "C" (%vi = spatial(10, %io * 4 + %ax0)) {
-        where(%io * 4 + %ax0 < 10)
-        reads(%b[%vi])
-        writes(%c[%vi])
-        %c[%vi] = %b[%vi] + 1.0
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/"
+              "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir"));
 }
 
 TEST(ScheduleReverseComputeAt, SymbolicExtent) {
@@ -780,27 +394,7 @@ TEST(ScheduleReverseComputeAt, SymbolicExtent) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("B"));
   sch.reverseComputeAt(sch.getBlock("C"), loops[0]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
-  alloc_buffer %b: f32[n, 16]
-  for %i in 0..n {
-    for %j in 0..16 {
-      block "B" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      }
-    }
-    for %ax0 in 0..16 {
-      block "C" (%vi = spatial(n, %i), %vj = spatial(16, %ax0)) {
-        reads(%b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
-      }
-    }
-  }
-}
-)",
+  expectScheduledAs(f, sch.func(), fixture("schedule_compute/reverse_compute_at_symbolic_extent_expected.ir"),
                     1e-5, {{"n", 2}});
 }
 
@@ -818,25 +412,7 @@ TEST(ScheduleReverseComputeAt, IllegalUsesAreRefused) {
       "reads, outside that loop but before it");
 
   // Shifted reads: C[i] = B[i + 1].
-  const char* shifted = R"(
-prim @f(%a: f32[9], %c: f32[8]) {
-  alloc_buffer %b: f32[9]
-  for %i in 0..9 {
-    block "B" (%vi = spatial(9, %i)) {
-      reads(%a[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %a[%vi] * 2.0
-    }
-  }
-  for %i in 0..8 {
-    block "C" (%vi = spatial(8, %i)) {
-      reads(%b[%vi + 1])
-      writes(%c[%vi])
-      %c[%vi] = %b[%vi + 1]
-    }
-  }
-}
-)";
+  const std::string shifted = fixture("schedule_compute/shifted.ir");
   Schedule s2(parsePrim(shifted));
   auto bl = s2.getLoops(s2.getBlock("B"));
   BlockRV c = s2.getBlock("C");
@@ -856,51 +432,14 @@ prim @f(%a: f32[9], %c: f32[8]) {
 
 // A padding block (clamped load under a select, as legalize writes it) read
 // by a 1-d convolution.
-const char* kPadConv = R"(
-prim @pad_conv(%a: f32[8], %w: f32[3], %c: f32[8]) {
-  alloc_buffer %p: f32[10]
-  for %i in 0..10 {
-    block "pad" (%vi = spatial(10, %i)) {
-      reads(%a[0 +: 8])
-      writes(%p[%vi])
-      %p[%vi] = select(1 <= %vi && %vi < 9, %a[max(min(%vi - 1, 7), 0)], 0.0)
-    }
-  }
-  for %i in 0..8 {
-    for %k in 0..3 {
-      block "conv" (%vi = spatial(8, %i), %vk = reduce(3, %k)) {
-        reads(%p[%vi + %vk], %w[%vk])
-        writes(%c[%vi])
-        init {
-          %c[%vi] = 0.0
-        }
-        %c[%vi] = %c[%vi] + %p[%vi + %vk] * %w[%vk]
-      }
-    }
-  }
-}
-)";
+const std::string kPadConv = fixture("schedule_compute/pad_conv.ir");
 
 TEST(ScheduleComputeInline, PaddingIntoConvolution) {
   ir::PrimFunc f = parsePrim(kPadConv);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("pad"));
-  expectScheduledAs(f, sch.func(), R"(
-prim @pad_conv(%a: f32[8], %w: f32[3], %c: f32[8]) {
-  for %i in 0..8 {
-    for %k in 0..3 {
-      block "conv" (%vi = spatial(8, %i), %vk = reduce(3, %k)) {
-        reads(%a[0 +: 8], %w[%vk])
-        writes(%c[%vi])
-        init {
-          %c[%vi] = 0.0
-        }
-        %c[%vi] = %c[%vi] + select(1 <= %vi + %vk && %vi + %vk < 9, %a[max(min(%vi + %vk - 1, 7), 0)], 0.0) * %w[%vk]
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_inline_padding_into_convolution_expected.ir"));
   expectScheduleError([&] { sch.getBlock("pad"); }, "no block \"pad\"");
 }
 
@@ -908,55 +447,20 @@ TEST(ScheduleComputeInline, ReadRegionsAreMapped) {
   ir::PrimFunc f = parsePrim(kStencil);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
-  expectScheduledAs(f, sch.func(), R"(
-prim @stencil(%a: f32[18], %c: f32[16]) {
-  for %io in 0..4 {
-    for %ii in 0..4 {
-      block "C" (%vi = spatial(16, %io * 4 + %ii)) {
-        reads(%a[%vi +: 3])
-        writes(%c[%vi])
-        %c[%vi] = %a[%vi] * 2.0 + %a[%vi + 1] * 2.0 + %a[%vi + 2] * 2.0
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_inline_read_regions_are_mapped_expected.ir"));
 }
 
 TEST(ScheduleComputeInline, TwoStages) {
   ir::PrimFunc f = parsePrim(kTwoStages);
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
-  expectScheduledAs(f, sch.func(), R"(
-prim @f(%a: f32[8, 16], %c: f32[8, 16]) {
-  for %i in 0..8 {
-    for %j in 0..16 {
-      block "C" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %a[%vi, %vj] * 2.0 + 1.0
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_inline_two_stages_expected.ir"));
 }
 
 TEST(ScheduleComputeInline, SymbolicShapes) {
   ir::PrimFunc f = parsePrim(kTwoStagesN);
-  const char* expected = R"(
-prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
-  for %i in 0..n {
-    for %j in 0..16 {
-      block "C" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %a[%vi, %vj] * 2.0 + 1.0
-      }
-    }
-  }
-}
-)";
+  const std::string expected = fixture("schedule_compute/compute_inline_symbolic_shapes_expected.ir");
   Schedule sch(f);
   sch.computeInline(sch.getBlock("B"));
   expectScheduledAs(f, sch.func(), expected, 1e-5, {{"n", 4}});
@@ -987,45 +491,12 @@ TEST(ScheduleComputeInline, IllegalUsesAreRefused) {
 // --- reverse_compute_inline --------------------------------------------------------
 
 TEST(ScheduleReverseComputeInline, ReluIntoAdd) {
-  const char* text = R"(
-prim @add_relu(%a: f32[4, 6], %b: f32[4, 6], %c: f32[4, 6]) {
-  alloc_buffer %t: f32[4, 6]
-  for %i in 0..4 {
-    for %j in 0..6 {
-      block "add" (%vi = spatial(4, %i), %vj = spatial(6, %j)) {
-        reads(%a[%vi, %vj], %b[%vi, %vj])
-        writes(%t[%vi, %vj])
-        %t[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
-      }
-    }
-  }
-  for %i in 0..4 {
-    for %j in 0..6 {
-      block "relu" (%vi = spatial(4, %i), %vj = spatial(6, %j)) {
-        reads(%t[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = max(%t[%vi, %vj], 0.0)
-      }
-    }
-  }
-}
-)";
+  const std::string text = fixture("schedule_compute/reverse_compute_inline_relu_into_add.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   sch.reverseComputeInline(sch.getBlock("relu"));
-  expectScheduledAs(f, sch.func(), R"(
-prim @add_relu(%a: f32[4, 6], %b: f32[4, 6], %c: f32[4, 6]) {
-  for %i in 0..4 {
-    for %j in 0..6 {
-      block "add" (%vi = spatial(4, %i), %vj = spatial(6, %j)) {
-        reads(%a[%vi, %vj], %b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = max(%a[%vi, %vj] + %b[%vi, %vj], 0.0)
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/reverse_compute_inline_relu_into_add_expected.ir"));
 }
 
 TEST(ScheduleReverseComputeInline, IllegalUsesAreRefused) {
@@ -1039,32 +510,7 @@ TEST(ScheduleReverseComputeInline, IllegalUsesAreRefused) {
 // --- hazards: moving a computation past a block that interferes --------------------
 
 // X overwrites %a, which B reads, between B and its consumer C.
-const char* kOverwrite = R"(
-prim @f(%a: f32[8], %c: f32[8]) {
-  alloc_buffer %b: f32[8]
-  for %i in 0..8 {
-    block "B" (%vi = spatial(8, %i)) {
-      reads(%a[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %a[%vi] * 2.0
-    }
-  }
-  for %i in 0..8 {
-    block "X" (%vi = spatial(8, %i)) {
-      reads()
-      writes(%a[%vi])
-      %a[%vi] = 0.5
-    }
-  }
-  for %i in 0..8 {
-    block "C" (%vi = spatial(8, %i)) {
-      reads(%b[%vi], %a[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %b[%vi] + %a[%vi]
-    }
-  }
-}
-)";
+const std::string kOverwrite = fixture("schedule_compute/overwrite.ir");
 
 TEST(ScheduleComputeHazards, OverwrittenInputsAreRefused) {
   Schedule sch(parsePrim(kOverwrite));
@@ -1108,27 +554,7 @@ TEST(ScheduleComputeHazards, PredicatesThatSkipIterationsAreRefused) {
 // A reduction without an init (accumulating into a zeroed buffer) cannot be
 // recomputed, but a consumer can still follow it.
 TEST(ScheduleComputeHazards, ReductionWithoutInit) {
-  const char* text = R"(
-prim @f(%x: f32[4, 8], %out: f32[4]) {
-  alloc_buffer %s: f32[4]
-  for %i in 0..4 {
-    for %k in 0..8 {
-      block "sum" (%vi = spatial(4, %i), %vk = reduce(8, %k)) {
-        reads(%x[%vi, %vk])
-        writes(%s[%vi])
-        %s[%vi] = %s[%vi] + %x[%vi, %vk]
-      }
-    }
-  }
-  for %i in 0..4 {
-    block "copy" (%vi = spatial(4, %i)) {
-      reads(%s[%vi])
-      writes(%out[%vi])
-      %out[%vi] = %s[%vi]
-    }
-  }
-}
-)";
+  const std::string text = fixture("schedule_compute/compute_hazards_reduction_without_init.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   BlockRV sum = sch.getBlock("sum"), copy = sch.getBlock("copy");
@@ -1137,25 +563,8 @@ prim @f(%x: f32[4, 8], %out: f32[4]) {
       "cannot compute block \"sum\" at loop %i: it is a reduction without an init, which cannot be "
       "recomputed");
   sch.reverseComputeAt(copy, sch.getLoops(sum)[0]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @f(%x: f32[4, 8], %out: f32[4]) {
-  alloc_buffer %s: f32[4]
-  for %i in 0..4 {
-    for %k in 0..8 {
-      block "sum" (%vi = spatial(4, %i), %vk = reduce(8, %k)) {
-        reads(%x[%vi, %vk])
-        writes(%s[%vi])
-        %s[%vi] = %s[%vi] + %x[%vi, %vk]
-      }
-    }
-    block "copy" (%vi = spatial(4, %i)) {
-      reads(%s[%vi])
-      writes(%out[%vi])
-      %out[%vi] = %s[%vi]
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_compute/compute_hazards_reduction_without_init_expected.ir"));
 }
 
 TEST(ScheduleComputeHazards, SeveralWritersAndReaders) {
@@ -1183,30 +592,7 @@ TEST(ScheduleComputeHazards, SeveralWritersAndReaders) {
                       "cannot compute block \"B\" at loop %i: block \"B2\" also writes %b");
 
   // Two blocks under the producer's loop write what the consumer reads.
-  const char* two = R"(
-prim @f(%a: f32[8], %c: f32[8]) {
-  alloc_buffer %b: f32[8]
-  for %i in 0..8 {
-    block "B" (%vi = spatial(8, %i)) {
-      reads(%a[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %a[%vi] * 2.0
-    }
-    block "B2" (%vi = spatial(8, %i)) {
-      reads(%b[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %b[%vi] + 3.0
-    }
-  }
-  for %i in 0..8 {
-    block "C" (%vi = spatial(8, %i)) {
-      reads(%b[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %b[%vi] + 1.0
-    }
-  }
-}
-)";
+  const std::string two = fixture("schedule_compute/two.ir");
   Schedule s2(parsePrim(two));
   BlockRV c2 = s2.getBlock("C");
   expectScheduleError(
@@ -1215,40 +601,7 @@ prim @f(%a: f32[8], %c: f32[8]) {
       "loop both write %b, which it reads");
 
   // Two intermediates read by one consumer; an intermediate with two readers.
-  const char* join = R"(
-prim @f(%a: f32[8], %c: f32[8], %d: f32[8]) {
-  alloc_buffer %t: f32[8]
-  alloc_buffer %u: f32[8]
-  for %i in 0..8 {
-    block "T" (%vi = spatial(8, %i)) {
-      reads(%a[%vi])
-      writes(%t[%vi])
-      %t[%vi] = %a[%vi] * 2.0
-    }
-  }
-  for %i in 0..8 {
-    block "U" (%vi = spatial(8, %i)) {
-      reads(%t[%vi])
-      writes(%u[%vi])
-      %u[%vi] = %t[%vi] + 1.0
-    }
-  }
-  for %i in 0..8 {
-    block "C" (%vi = spatial(8, %i)) {
-      reads(%t[%vi], %u[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %t[%vi] * %u[%vi]
-    }
-  }
-  for %i in 0..8 {
-    block "D" (%vi = spatial(8, %i)) {
-      reads(%u[%vi])
-      writes(%d[%vi])
-      %d[%vi] = %u[%vi] - 1.0
-    }
-  }
-}
-)";
+  const std::string join = fixture("schedule_compute/join.ir");
   ir::PrimFunc jf = parsePrim(join);
   Schedule s3(jf);
   expectScheduleError([&] { s3.reverseComputeInline(s3.getBlock("C")); },
@@ -1262,25 +615,8 @@ prim @f(%a: f32[8], %c: f32[8], %d: f32[8]) {
 }
 
 TEST(ScheduleComputeHazards, ConsumerReadingMoreThanTheLoopWrites) {
-  const char* text = R"(
-prim @f(%a: f32[8], %c: f32[8]) {
-  alloc_buffer %b: f32[8]
-  for %i in 0..4 {
-    block "B" (%vi = spatial(4, %i)) {
-      reads(%a[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %a[%vi] * 2.0
-    }
-  }
-  for %i in 0..8 {
-    block "C" (%vi = spatial(8, %i)) {
-      reads(%b[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %b[%vi] + 1.0
-    }
-  }
-}
-)";
+  const std::string text =
+      fixture("schedule_compute/compute_hazards_consumer_reading_more_than_the_loop_writes.ir");
   Schedule sch(parsePrim(text));
   BlockRV b = sch.getBlock("B"), c = sch.getBlock("C");
   expectScheduleError(
@@ -1294,74 +630,7 @@ prim @f(%a: f32[8], %c: f32[8]) {
 
 // --- prim funcs as mlcc-legalize writes them ----------------------------------------
 
-const char* kLegalizedConv = R"(
-prim @fused_conv2d_add_relu(%x: f32[1, 2, 6, 6], %w: f32[3, 2, 3, 3], %b: f32[1, 3, 1, 1], %r: f32[1, 3, 6, 6]) {
-  alloc_buffer %c: f32[1, 3, 6, 6]
-  alloc_buffer %pad: f32[1, 2, 8, 8]
-  alloc_buffer %cb: f32[1, 3, 6, 6]
-  for %i0 in 0..1 {
-    for %i1 in 0..2 {
-      for %i2 in 0..8 {
-        for %i3 in 0..8 {
-          block "pad" (%v0 = spatial(1, %i0), %v1 = spatial(2, %i1), %v2 = spatial(8, %i2), %v3 = spatial(8, %i3)) {
-            reads(%x[%v0, %v1, max(min(%v2 - 1, 5), 0), max(min(%v3 - 1, 5), 0)])
-            writes(%pad[%v0, %v1, %v2, %v3])
-            %pad[%v0, %v1, %v2, %v3] = select(%v2 - 1 >= 0 && %v2 - 1 < 6 && (%v3 - 1 >= 0 && %v3 - 1 < 6), %x[%v0, %v1, max(min(%v2 - 1, 5), 0), max(min(%v3 - 1, 5), 0)], 0.0)
-          }
-        }
-      }
-    }
-  }
-  for %i0 in 0..1 {
-    for %i1 in 0..3 {
-      for %i2 in 0..6 {
-        for %i3 in 0..6 {
-          for %k0 in 0..2 {
-            for %k1 in 0..3 {
-              for %k2 in 0..3 {
-                block "conv2d" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), %v3 = spatial(6, %i3), %vk0 = reduce(2, %k0), %vk1 = reduce(3, %k1), %vk2 = reduce(3, %k2)) {
-                  reads(%pad[%v0, %vk0, %v2 + %vk1, %v3 + %vk2], %w[%v1, %vk0, %vk1, %vk2])
-                  writes(%c[%v0, %v1, %v2, %v3])
-                  init {
-                    %c[%v0, %v1, %v2, %v3] = 0.0
-                  }
-                  %c[%v0, %v1, %v2, %v3] = %c[%v0, %v1, %v2, %v3] + %pad[%v0, %vk0, %v2 + %vk1, %v3 + %vk2] * %w[%v1, %vk0, %vk1, %vk2]
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  for %i0 in 0..1 {
-    for %i1 in 0..3 {
-      for %i2 in 0..6 {
-        for %i3 in 0..6 {
-          block "add" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), %v3 = spatial(6, %i3)) {
-            reads(%c[%v0, %v1, %v2, %v3], %b[%v0, %v1, 0, 0])
-            writes(%cb[%v0, %v1, %v2, %v3])
-            %cb[%v0, %v1, %v2, %v3] = %c[%v0, %v1, %v2, %v3] + %b[%v0, %v1, 0, 0]
-          }
-        }
-      }
-    }
-  }
-  for %i0 in 0..1 {
-    for %i1 in 0..3 {
-      for %i2 in 0..6 {
-        for %i3 in 0..6 {
-          block "relu" (%v0 = spatial(1, %i0), %v1 = spatial(3, %i1), %v2 = spatial(6, %i2), %v3 = spatial(6, %i3)) {
-            reads(%cb[%v0, %v1, %v2, %v3])
-            writes(%r[%v0, %v1, %v2, %v3])
-            %r[%v0, %v1, %v2, %v3] = select(%cb[%v0, %v1, %v2, %v3] < 0.0, 0.0, %cb[%v0, %v1, %v2, %v3])
-          }
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kLegalizedConv = fixture("schedule_compute/legalized_conv.ir");
 
 TEST(ScheduleComputeLegalized, ConvolutionWithPaddingAndEpilogue) {
   ir::PrimFunc f = parsePrim(kLegalizedConv);
@@ -1394,45 +663,7 @@ TEST(ScheduleComputeLegalized, ConvolutionWithPaddingAndEpilogue) {
   EXPECT_TRUE(ir::structuralEqual(replayTrace(f, inl.func().trace), inl.func()));
 }
 
-const char* kLegalizedSoftmax = R"(
-prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
-  alloc_buffer %softmax_max: f32[n]
-  alloc_buffer %softmax_expsum: f32[n]
-  for %i0 in 0..n {
-    for %k0 in 0..8 {
-      block "softmax_max" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %k0)) {
-        reads(%dr[%v0, %vk0])
-        writes(%softmax_max[%v0])
-        init {
-          %softmax_max[%v0] = -inf
-        }
-        %softmax_max[%v0] = max(%softmax_max[%v0], %dr[%v0, %vk0])
-      }
-    }
-  }
-  for %i0 in 0..n {
-    for %k0 in 0..8 {
-      block "softmax_expsum" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %k0)) {
-        reads(%dr[%v0, %vk0], %softmax_max[%v0])
-        writes(%softmax_expsum[%v0])
-        init {
-          %softmax_expsum[%v0] = 0.0
-        }
-        %softmax_expsum[%v0] = %softmax_expsum[%v0] + exp(%dr[%v0, %vk0] - %softmax_max[%v0])
-      }
-    }
-  }
-  for %i0 in 0..n {
-    for %i1 in 0..8 {
-      block "softmax" (%v0 = spatial(n, %i0), %v1 = spatial(8, %i1)) {
-        reads(%dr[%v0, %v1], %softmax_max[%v0], %softmax_expsum[%v0])
-        writes(%s[%v0, %v1])
-        %s[%v0, %v1] = exp(%dr[%v0, %v1] - %softmax_max[%v0]) * (1.0 / %softmax_expsum[%v0])
-      }
-    }
-  }
-}
-)";
+const std::string kLegalizedSoftmax = fixture("schedule_compute/legalized_softmax.ir");
 
 TEST(ScheduleComputeLegalized, SoftmaxReductionsUnderTheRowLoop) {
   ir::PrimFunc f = parsePrim(kLegalizedSoftmax);
@@ -1444,64 +675,15 @@ TEST(ScheduleComputeLegalized, SoftmaxReductionsUnderTheRowLoop) {
                       "its consumer block \"softmax_expsum\" is not under that loop");
   sch.computeAt(sum, loops[0]);
   sch.computeAt(mx, loops[0]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @fused_softmax(%dr: f32[n, 8], %s: f32[n, 8]) {
-  alloc_buffer %softmax_max: f32[n]
-  alloc_buffer %softmax_expsum: f32[n]
-  for %i0 in 0..n {
-    for %ax0 in 0..8 {
-      block "softmax_max" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %ax0)) {
-        reads(%dr[%v0, %vk0])
-        writes(%softmax_max[%v0])
-        init {
-          %softmax_max[%v0] = -inf
-        }
-        %softmax_max[%v0] = max(%softmax_max[%v0], %dr[%v0, %vk0])
-      }
-    }
-    for %ax0 in 0..8 {
-      block "softmax_expsum" (%v0 = spatial(n, %i0), %vk0 = reduce(8, %ax0)) {
-        reads(%dr[%v0, %vk0], %softmax_max[%v0])
-        writes(%softmax_expsum[%v0])
-        init {
-          %softmax_expsum[%v0] = 0.0
-        }
-        %softmax_expsum[%v0] = %softmax_expsum[%v0] + exp(%dr[%v0, %vk0] - %softmax_max[%v0])
-      }
-    }
-    for %i1 in 0..8 {
-      block "softmax" (%v0 = spatial(n, %i0), %v1 = spatial(8, %i1)) {
-        reads(%dr[%v0, %v1], %softmax_max[%v0], %softmax_expsum[%v0])
-        writes(%s[%v0, %v1])
-        %s[%v0, %v1] = exp(%dr[%v0, %v1] - %softmax_max[%v0]) * (1.0 / %softmax_expsum[%v0])
-      }
-    }
-  }
-}
-)",
-                    1e-5, {{"n", 3}});
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/compute_legalized_softmax_reductions_under_the_row_loop_expected.ir"), 1e-5,
+      {{"n", 3}});
 }
 
 // --- with the other primitives -------------------------------------------------------
 
-const char* kMatmul = R"(
-prim @mm(%a: f32[16, 12], %b: f32[12, 8], %c: f32[16, 8]) {
-  for %i in 0..16 {
-    for %j in 0..8 {
-      for %k in 0..12 {
-        block "mm" (%vi = spatial(16, %i), %vj = spatial(8, %j), %vk = reduce(12, %k)) {
-          reads(%a[%vi, %vk], %b[%vk, %vj])
-          writes(%c[%vi, %vj])
-          init {
-            %c[%vi, %vj] = 0.0
-          }
-          %c[%vi, %vj] = %c[%vi, %vj] + %a[%vi, %vk] * %b[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kMatmul = fixture("schedule_compute/matmul.ir");
 
 // GPU-style tiling: operand tiles copied to shared memory per reduction
 // step, the accumulator tile written back from local memory per output tile.
@@ -1520,60 +702,9 @@ TEST(ScheduleComputePipeline, TiledMatmulWithSharedAndLocalCaches) {
   sch.computeAt(as, k[0]);
   sch.computeAt(bs, k[0]);
   sch.reverseComputeAt(cl, j[0]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @mm(%a: f32[16, 12], %b: f32[12, 8], %c: f32[16, 8]) {
-  alloc_buffer %a_shared: f32[16, 12] shared
-  alloc_buffer %b_shared: f32[12, 8] shared
-  alloc_buffer %c_local: f32[16, 8] local
-  for %i_0 in 0..4 {
-    for %j_0 in 0..2 {
-      for %k_0 in 0..3 {
-        for %ax0 in 0..4 {
-          for %ax1 in 0..4 {
-            block "b_shared" (%v0 = spatial(12, %k_0 * 4 + %ax0), %v1 = spatial(8, %j_0 * 4 + %ax1)) {
-              reads(%b[%v0, %v1])
-              writes(%b_shared[%v0, %v1])
-              %b_shared[%v0, %v1] = %b[%v0, %v1]
-            }
-          }
-        }
-        for %ax0 in 0..4 {
-          for %ax1 in 0..4 {
-            block "a_shared" (%v0 = spatial(16, %i_0 * 4 + %ax0), %v1 = spatial(12, %k_0 * 4 + %ax1)) {
-              reads(%a[%v0, %v1])
-              writes(%a_shared[%v0, %v1])
-              %a_shared[%v0, %v1] = %a[%v0, %v1]
-            }
-          }
-        }
-        for %i_1 in 0..4 {
-          for %j_1 in 0..4 {
-            for %k_1 in 0..4 {
-              block "mm" (%vi = spatial(16, %i_0 * 4 + %i_1), %vj = spatial(8, %j_0 * 4 + %j_1), %vk = reduce(12, %k_0 * 4 + %k_1)) {
-                reads(%a_shared[%vi, %vk], %b_shared[%vk, %vj])
-                writes(%c_local[%vi, %vj])
-                init {
-                  %c_local[%vi, %vj] = 0.0
-                }
-                %c_local[%vi, %vj] = %c_local[%vi, %vj] + %a_shared[%vi, %vk] * %b_shared[%vk, %vj]
-              }
-            }
-          }
-        }
-      }
-      for %ax0 in 0..4 {
-        for %ax1 in 0..4 {
-          block "c_local" (%v0 = spatial(16, %i_0 * 4 + %ax0), %v1 = spatial(8, %j_0 * 4 + %ax1)) {
-            reads(%c_local[%v0, %v1])
-            writes(%c[%v0, %v1])
-            %c[%v0, %v1] = %c_local[%v0, %v1]
-          }
-        }
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(
+      f, sch.func(),
+      fixture("schedule_compute/compute_pipeline_tiled_matmul_with_shared_and_local_caches_expected.ir"));
   // The accumulator is not final inside the reduction loop.
   Schedule bad(f);
   BlockRV mm2 = bad.getBlock("mm");
@@ -1606,7 +737,7 @@ TEST(ScheduleComputePipeline, SampledLocationsOfACacheCopy) {
 // --- sample_compute_location -------------------------------------------------------
 
 TEST(ScheduleSampleComputeLocation, EveryDecisionReplaysToAnEquivalentProgram) {
-  for (const char* text : {kTwoStages, kStencil, kDenseRelu}) {
+  for (const std::string& text : {kTwoStages, kStencil, kDenseRelu}) {
     ir::PrimFunc f = parsePrim(text);
     std::string producer = text == kDenseRelu ? "dense" : "B";
     for (int64_t d = -1; d < 2; ++d) {
@@ -1646,36 +777,8 @@ TEST(ScheduleSampleComputeLocation, SamplesAreRecordedAndReplay) {
 
 TEST(ScheduleSampleComputeLocation, OnlyLegalLoopsAreCandidates) {
   // B's consumers C and D: only the loop enclosing both qualifies.
-  const char* text = R"(
-prim @f(%a: f32[8, 4], %c: f32[8, 4], %d: f32[8, 4]) {
-  alloc_buffer %b: f32[8, 4]
-  for %i in 0..8 {
-    for %j in 0..4 {
-      block "B" (%vi = spatial(8, %i), %vj = spatial(4, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      }
-    }
-  }
-  for %i in 0..8 {
-    for %j in 0..4 {
-      block "C" (%vi = spatial(8, %i), %vj = spatial(4, %j)) {
-        reads(%b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
-      }
-    }
-    for %j in 0..4 {
-      block "D" (%vi = spatial(8, %i), %vj = spatial(4, %j)) {
-        reads(%b[%vi, %vj])
-        writes(%d[%vi, %vj])
-        %d[%vi, %vj] = %b[%vi, %vj] - 1.0
-      }
-    }
-  }
-}
-)";
+  const std::string text =
+      fixture("schedule_compute/sample_compute_location_only_legal_loops_are_candidates.ir");
   ir::PrimFunc f = parsePrim(text);
   Schedule sch(f);
   BlockRV b = sch.getBlock("B");

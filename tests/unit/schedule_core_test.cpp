@@ -6,37 +6,15 @@
 #include "mlcc/ir/structural.h"
 #include "mlcc/schedule/schedule.h"
 #include "schedule_check.h"
+#include "testlib.h"
 
 using namespace mlcc;
 using namespace mlcc::schedule;
-using mlcc::test::expectScheduleError;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 
-const char* kTwoStages = R"(
-prim @f(%a: f32[8, 16], %c: f32[8, 16]) {
-  alloc_buffer %b: f32[8, 16]
-  for %i in 0..8 {
-    for %j in 0..16 {
-      block "B" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      }
-    }
-  }
-  for %i in 0..8 {
-    for %j in 0..16 {
-      block "C" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
-        reads(%b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
-      }
-    }
-  }
-}
-)";
+const std::string kTwoStages = fixture("two_stages.ir");
 
 TEST(ScheduleCore, NavigationRecordsTheTrace) {
   Schedule sch(parsePrim(kTwoStages));

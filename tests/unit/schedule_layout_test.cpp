@@ -8,114 +8,23 @@
 #include "mlcc/ir/structural.h"
 #include "mlcc/schedule/schedule.h"
 #include "schedule_check.h"
+#include "testlib.h"
 
 using namespace mlcc;
 using namespace mlcc::schedule;
-using mlcc::test::expectSameMeaning;
-using mlcc::test::expectScheduled;
-using mlcc::test::expectScheduledAs;
-using mlcc::test::expectScheduleError;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 
-const char* kDense = R"(
-prim @dense(%x: f32[4, 32], %w: f32[64, 32], %y: f32[4, 64]) {
-  for %i in 0..4 {
-    for %j in 0..64 {
-      for %k in 0..32 {
-        block "dense" (%vi = spatial(4, %i), %vj = spatial(64, %j), %vk = reduce(32, %k)) {
-          reads(%x[%vi, %vk], %w[%vj, %vk])
-          writes(%y[%vi, %vj])
-          init {
-            %y[%vi, %vj] = 0.0
-          }
-          %y[%vi, %vj] = %y[%vi, %vj] + %x[%vi, %vk] * %w[%vj, %vk]
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kDense = fixture("dense.ir");
 
-const char* kConv = R"(
-prim @conv(%x: f32[1, 4, 6, 6], %w: f32[16, 4, 3, 3], %y: f32[1, 16, 4, 4]) {
-  for %n in 0..1 {
-    for %f in 0..16 {
-      for %h in 0..4 {
-        for %q in 0..4 {
-          for %c in 0..4 {
-            for %r in 0..3 {
-              for %s in 0..3 {
-                block "conv" (%vn = spatial(1, %n), %vf = spatial(16, %f), %vh = spatial(4, %h),
-                              %vq = spatial(4, %q), %vc = reduce(4, %c), %vr = reduce(3, %r),
-                              %vs = reduce(3, %s)) {
-                  reads(%x[%vn, %vc, %vh + %vr, %vq + %vs], %w[%vf, %vc, %vr, %vs])
-                  writes(%y[%vn, %vf, %vh, %vq])
-                  init {
-                    %y[%vn, %vf, %vh, %vq] = 0.0
-                  }
-                  %y[%vn, %vf, %vh, %vq] = %y[%vn, %vf, %vh, %vq] + %x[%vn, %vc, %vh + %vr, %vq + %vs] * %w[%vf, %vc, %vr, %vs]
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kConv = fixture("schedule_layout/conv.ir");
 
 // An intermediate %b written by "B", read elementwise by "C" and a row at a
 // time (a region with a range) by "S".
-const char* kIntermediate = R"(
-prim @f(%a: f32[8, 12], %c: f32[8, 12], %s: f32[8]) {
-  alloc_buffer %b: f32[8, 12]
-  for %i in 0..8 {
-    for %j in 0..12 {
-      block "B" (%vi = spatial(8, %i), %vj = spatial(12, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      }
-    }
-  }
-  for %i in 0..8 {
-    for %j in 0..12 {
-      block "C" (%vi = spatial(8, %i), %vj = spatial(12, %j)) {
-        reads(%b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
-      }
-    }
-  }
-  for %i in 0..8 {
-    block "S" (%vi = spatial(8, %i)) {
-      reads(%b[%vi, 0 +: 12])
-      writes(%s[%vi])
-      %s[%vi] = 0.0
-      for %k in 0..12 {
-        %s[%vi] = %s[%vi] + %b[%vi, %k]
-      }
-    }
-  }
-}
-)";
+const std::string kIntermediate = fixture("schedule_layout/intermediate.ir");
 
-const char* kSymbolic = R"(
-prim @g(%x: f32[n, 40], %y: f32[n, 40]) {
-  for %i in 0..n {
-    for %j in 0..40 {
-      block "G" (%vi = spatial(n, %i), %vj = spatial(40, %j)) {
-        reads(%x[%vi, %vj])
-        writes(%y[%vi, %vj])
-        %y[%vi, %vj] = %x[%vi, %vj] + 1.0
-      }
-    }
-  }
-}
-)";
+const std::string kSymbolic = fixture("schedule_layout/symbolic.ir");
 
 std::vector<ir::Var> vars(std::initializer_list<const char*> names) {
   std::vector<ir::Var> out;
@@ -319,24 +228,7 @@ TEST(ScheduleLayout, RefusesMapsThatMayNotBeOneToOne) {
 TEST(ScheduleLayout, RefusesAParameterAnotherBlockWrites) {
   // %c is an output written by "C"; a later block reading it cannot get an
   // up-front copy.
-  const char* text = R"(
-prim @h(%a: f32[8], %c: f32[8], %d: f32[8]) {
-  for %i in 0..8 {
-    block "C" (%vi = spatial(8, %i)) {
-      reads(%a[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %a[%vi] + 1.0
-    }
-  }
-  for %i in 0..8 {
-    block "D" (%vi = spatial(8, %i)) {
-      reads(%c[%vi])
-      writes(%d[%vi])
-      %d[%vi] = %c[%vi] * 2.0
-    }
-  }
-}
-)";
+  const std::string text = fixture("schedule_layout/layout_refuses_a_parameter_another_block_writes.ir");
   Schedule sch(parsePrim(text));
   BlockRV d = sch.getBlock("D");
   auto from = vars({"x"});
@@ -352,21 +244,7 @@ prim @h(%a: f32[8], %c: f32[8], %d: f32[8]) {
 }
 
 TEST(ScheduleLayout, RefusesACopyForANestedBlock) {
-  const char* text = R"(
-prim @n(%a: f32[8], %b: f32[8]) {
-  block "outer" () {
-    reads(%a[0 +: 8])
-    writes(%b[0 +: 8])
-    for %i in 0..8 {
-      block "inner" (%vi = spatial(8, %i)) {
-        reads(%a[%vi])
-        writes(%b[%vi])
-        %b[%vi] = %a[%vi] + 1.0
-      }
-    }
-  }
-}
-)";
+  const std::string text = fixture("schedule_layout/layout_refuses_a_copy_for_a_nested_block.ir");
   Schedule sch(parsePrim(text));
   BlockRV inner = sch.getBlock("inner");
   auto from = vars({"x"});

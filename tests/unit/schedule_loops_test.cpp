@@ -8,6 +8,7 @@
 #include <random>
 
 #include "schedule_loops_check.h"
+#include "testlib.h"
 
 using namespace mlcc;
 using namespace mlcc::schedule;
@@ -24,21 +25,8 @@ TEST(ScheduleSplit, DivisibleSplitOfASpatialLoop) {
   auto ij = sch.split(loops[1], {int64_t{4}, std::nullopt});
   ASSERT_EQ(ij.size(), 2u);
   EXPECT_EQ(sch.loopVar(ij[0])->name, "j_0");
-  expectScheduledAs(f, sch.func(), R"(
-prim @add(%a: f32[16, 32], %b: f32[16, 32], %c: f32[16, 32]) {
-  for %i in 0..16 {
-    for %j_0 in 0..4 {
-      for %j_1 in 0..8 {
-        block "add" (%vi = spatial(16, %i), %vj = spatial(32, %j_0 * 8 + %j_1)) {
-          reads(%a[%vi, %vj], %b[%vi, %vj])
-          writes(%c[%vi, %vj])
-          %c[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
-        }
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_loops/split_divisible_split_of_a_spatial_loop_expected.ir"));
   EXPECT_NE(ir::printTrace(sch.func().trace).find("%l3, %l4 = split(%l2, [4, -1])"), std::string::npos)
       << ir::printTrace(sch.func().trace);
 }
@@ -49,28 +37,8 @@ TEST(ScheduleSplit, ThreeWaySplitOfTheReduction) {
   auto loops = sch.getLoops(sch.getBlock("C"));
   auto k = sch.split(loops[2], {std::nullopt, int64_t{4}, int64_t{2}});
   EXPECT_EQ(sch.loopVar(k[2])->name, "k_2");
-  expectScheduledAs(f, sch.func(), R"(
-prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
-  for %i in 0..64 {
-    for %j in 0..64 {
-      for %k_0 in 0..8 {
-        for %k_1 in 0..4 {
-          for %k_2 in 0..2 {
-            block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k_0 * 8 + %k_1 * 2 + %k_2)) {
-              reads(%A[%vi, %vk], %B[%vk, %vj])
-              writes(%C[%vi, %vj])
-              init {
-                %C[%vi, %vj] = 0.0
-              }
-              %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-            }
-          }
-        }
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_loops/split_three_way_split_of_the_reduction_expected.ir"));
 }
 
 TEST(ScheduleSplit, NonDivisibleSplitGetsAPredicate) {
@@ -78,25 +46,8 @@ TEST(ScheduleSplit, NonDivisibleSplitGetsAPredicate) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("sum"));
   sch.split(loops[1], {std::nullopt, int64_t{4}});
-  const char* expected = R"(
-prim @rowsum(%x: f32[6, 10], %y: f32[6]) {
-  for %i in 0..6 {
-    for %k_0 in 0..3 {
-      for %k_1 in 0..4 {
-        block "sum" (%vi = spatial(6, %i), %vk = reduce(10, %k_0 * 4 + %k_1)) {
-          where(%k_0 * 4 + %k_1 < 10)
-          reads(%x[%vi, %vk])
-          writes(%y[%vi])
-          init {
-            %y[%vi] = 0.0
-          }
-          %y[%vi] = %y[%vi] + %x[%vi, %vk]
-        }
-      }
-    }
-  }
-}
-)";
+  const std::string expected =
+      fixture("schedule_loops/split_non_divisible_split_gets_a_predicate_expected.ir");
   expectScheduledAs(f, sch.func(), expected);
 
   // A product larger than the extent without an inferred factor: the same.
@@ -111,27 +62,8 @@ TEST(ScheduleSplit, SplittingTwiceKeepsOnePredicate) {
   auto loops = sch.getLoops(sch.getBlock("sum"));
   auto k = sch.split(loops[1], {std::nullopt, int64_t{4}});
   sch.split(k[1], {int64_t{2}, int64_t{2}});
-  expectScheduledAs(f, sch.func(), R"(
-prim @rowsum(%x: f32[6, 10], %y: f32[6]) {
-  for %i in 0..6 {
-    for %k_0 in 0..3 {
-      for %k_1_0 in 0..2 {
-        for %k_1_1 in 0..2 {
-          block "sum" (%vi = spatial(6, %i), %vk = reduce(10, %k_0 * 4 + %k_1_0 * 2 + %k_1_1)) {
-            where(%k_0 * 4 + %k_1_0 * 2 + %k_1_1 < 10)
-            reads(%x[%vi, %vk])
-            writes(%y[%vi])
-            init {
-              %y[%vi] = 0.0
-            }
-            %y[%vi] = %y[%vi] + %x[%vi, %vk]
-          }
-        }
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_loops/split_splitting_twice_keeps_one_predicate_expected.ir"));
 }
 
 TEST(ScheduleSplit, SymbolicExtent) {
@@ -139,44 +71,14 @@ TEST(ScheduleSplit, SymbolicExtent) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("relu"));
   sch.split(loops[0], {std::nullopt, int64_t{4}});
-  const char* expected = R"(
-prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
-  for %i_0 in 0..(n + 3) / 4 {
-    for %i_1 in 0..4 {
-      for %j in 0..8 {
-        block "relu" (%vi = spatial(n, %i_0 * 4 + %i_1), %vj = spatial(8, %j)) {
-          where(%i_0 * 4 + %i_1 < n)
-          reads(%x[%vi, %vj])
-          writes(%y[%vi, %vj])
-          %y[%vi, %vj] = max(%x[%vi, %vj], 0.0)
-        }
-      }
-    }
-  }
-}
-)";
+  const std::string expected = fixture("schedule_loops/split_symbolic_extent_expected.ir");
   for (int64_t n : {1, 4, 5, 11}) expectScheduledAs(f, sch.func(), expected, 0, {{"n", n}});
 
   // Inferring the outer factor: the inner one is symbolic.
   Schedule sch2(f);
   sch2.split(sch2.getLoops(sch2.getBlock("relu"))[0], {int64_t{2}, std::nullopt});
-  expectScheduledAs(f, sch2.func(), R"(
-prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
-  for %i_0 in 0..2 {
-    for %i_1 in 0..(n + 1) / 2 {
-      for %j in 0..8 {
-        block "relu" (%vi = spatial(n, %i_0 * ((n + 1) / 2) + %i_1), %vj = spatial(8, %j)) {
-          where(%i_0 * ((n + 1) / 2) + %i_1 < n)
-          reads(%x[%vi, %vj])
-          writes(%y[%vi, %vj])
-          %y[%vi, %vj] = max(%x[%vi, %vj], 0.0)
-        }
-      }
-    }
-  }
-}
-)",
-                    0, {{"n", 7}});
+  expectScheduledAs(f, sch2.func(), fixture("schedule_loops/split_symbolic_extent_expected_2.ir"), 0,
+                    {{"n", 7}});
 
   // A single inferred factor needs no predicate.
   Schedule sch3(f);
@@ -225,18 +127,8 @@ TEST(ScheduleSplit, Errors) {
 }
 
 TEST(ScheduleSplit, RefusesAPredicateOverStoresOutsideBlocks) {
-  ir::PrimFunc f = parsePrim(R"(
-prim @raw(%x: f32[10], %y: f32[10]) {
-  for %i in 0..10 {
-    %x[%i] = 1.0
-    block "copy" (%vi = spatial(10, %i)) {
-      reads(%x[%vi])
-      writes(%y[%vi])
-      %y[%vi] = %x[%vi]
-    }
-  }
-}
-)");
+  ir::PrimFunc f =
+      parsePrim(fixture("schedule_loops/split_refuses_a_predicate_over_stores_outside_blocks.ir"));
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("copy"));
   expectScheduleError(
@@ -254,40 +146,9 @@ prim @raw(%x: f32[10], %y: f32[10]) {
 // --- fuse --------------------------------------------------------------------
 
 // Two blocks under one loop, and a loop whose extent depends on another.
-const char* kTwoBlocks = R"(
-prim @two(%a: f32[8, 4], %b: f32[8, 4], %c: f32[8, 4]) {
-  for %i in 0..8 {
-    for %j in 0..4 {
-      block "B" (%vi = spatial(8, %i), %vj = spatial(4, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      }
-    }
-    for %j in 0..4 {
-      block "C" (%vi = spatial(8, %i), %vj = spatial(4, %j)) {
-        reads(%b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
-      }
-    }
-  }
-}
-)";
+const std::string kTwoBlocks = fixture("schedule_loops/two_blocks.ir");
 
-const char* kTriangle = R"(
-prim @tri(%a: f32[8, 8], %b: f32[8, 8]) {
-  for %i in 0..8 {
-    for %j in 0..%i + 1 {
-      block "T" (%vi = spatial(8, %i), %vj = spatial(8, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 3.0
-      }
-    }
-  }
-}
-)";
+const std::string kTriangle = fixture("schedule_loops/triangle.ir");
 
 TEST(ScheduleFuse, TwoSpatialLoops) {
   ir::PrimFunc f = parsePrim(kAdd);
@@ -295,17 +156,7 @@ TEST(ScheduleFuse, TwoSpatialLoops) {
   auto loops = sch.getLoops(sch.getBlock("add"));
   LoopRV fused = sch.fuse(loops);
   EXPECT_EQ(sch.loopVar(fused)->name, "i_j_fused");
-  expectScheduledAs(f, sch.func(), R"(
-prim @add(%a: f32[16, 32], %b: f32[16, 32], %c: f32[16, 32]) {
-  for %f in 0..512 {
-    block "add" (%vi = spatial(16, %f / 32), %vj = spatial(32, %f % 32)) {
-      reads(%a[%vi, %vj], %b[%vi, %vj])
-      writes(%c[%vi, %vj])
-      %c[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(), fixture("schedule_loops/fuse_two_spatial_loops_expected.ir"));
   EXPECT_NE(ir::printTrace(sch.func().trace).find("%l3 = fuse([%l1, %l2])"), std::string::npos);
 }
 
@@ -313,37 +164,14 @@ TEST(ScheduleFuse, ThreeLoopsWithTheReduction) {
   ir::PrimFunc f = parsePrim(kMatmul);
   Schedule sch(f);
   sch.fuse(sch.getLoops(sch.getBlock("C")));
-  expectScheduledAs(f, sch.func(), R"(
-prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
-  for %f in 0..262144 {
-    block "C" (%vi = spatial(64, %f / 4096), %vj = spatial(64, %f / 64 % 64), %vk = reduce(64, %f % 64)) {
-      reads(%A[%vi, %vk], %B[%vk, %vj])
-      writes(%C[%vi, %vj])
-      init {
-        %C[%vi, %vj] = 0.0
-      }
-      %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(), fixture("schedule_loops/fuse_three_loops_with_the_reduction_expected.ir"));
 }
 
 TEST(ScheduleFuse, SymbolicExtentAndSplitBack) {
   ir::PrimFunc f = parsePrim(kSymbolic);
   Schedule sch(f);
   LoopRV fused = sch.fuse(sch.getLoops(sch.getBlock("relu")));
-  expectScheduledAs(f, sch.func(), R"(
-prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
-  for %f in 0..n * 8 {
-    block "relu" (%vi = spatial(n, %f / 8), %vj = spatial(8, %f % 8)) {
-      reads(%x[%vi, %vj])
-      writes(%y[%vi, %vj])
-      %y[%vi, %vj] = max(%x[%vi, %vj], 0.0)
-    }
-  }
-}
-)",
+  expectScheduledAs(f, sch.func(), fixture("schedule_loops/fuse_symbolic_extent_and_split_back_expected.ir"),
                     0, {{"n", 3}});
   // The usual GPU fallback: fuse, then split by the thread count.
   auto bt = sch.split(fused, {std::nullopt, int64_t{32}});
@@ -414,24 +242,7 @@ TEST(ScheduleLoopKind, ParallelVectorizeUnroll) {
   sch.parallel(loops[0]);
   sch.vectorize(loops[1]);
   sch.unroll(loops[2]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
-  for %i in 0..64 parallel {
-    for %j in 0..64 vectorized {
-      for %k in 0..64 unrolled {
-        block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k)) {
-          reads(%A[%vi, %vk], %B[%vk, %vj])
-          writes(%C[%vi, %vj])
-          init {
-            %C[%vi, %vj] = 0.0
-          }
-          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(), fixture("schedule_loops/loop_kind_parallel_vectorize_unroll_expected.ir"));
   EXPECT_NE(ir::printTrace(sch.func().trace).find("  parallel(%l1)\n  vectorize(%l2)\n  unroll(%l3)\n"),
             std::string::npos)
       << ir::printTrace(sch.func().trace);
@@ -444,21 +255,8 @@ TEST(ScheduleLoopKind, BindAFusedSplitLoop) {
   auto bt = sch.split(fused, {std::nullopt, int64_t{32}});
   sch.bind(bt[0], "blockIdx.x");
   sch.bind(bt[1], "threadIdx.x");
-  expectScheduledAs(f, sch.func(), R"(
-prim @relu(%x: f32[n, 8], %y: f32[n, 8]) {
-  for %b in 0..(n * 8 + 31) / 32 thread_binding(blockIdx.x) {
-    for %t in 0..32 thread_binding(threadIdx.x) {
-      block "relu" (%vi = spatial(n, %b * 4 + %t / 8), %vj = spatial(8, %t % 8)) {
-        where(%b * 32 + %t < n * 8)
-        reads(%x[%vi, %vj])
-        writes(%y[%vi, %vj])
-        %y[%vi, %vj] = max(%x[%vi, %vj], 0.0)
-      }
-    }
-  }
-}
-)",
-                    0, {{"n", 5}});
+  expectScheduledAs(f, sch.func(), fixture("schedule_loops/loop_kind_bind_a_fused_split_loop_expected.ir"), 0,
+                    {{"n", 5}});
   EXPECT_NE(ir::printTrace(sch.func().trace).find("bind(%l5, \"threadIdx.x\")"), std::string::npos);
 }
 
@@ -477,31 +275,9 @@ TEST(ScheduleLoopKind, SiblingLoopsMayShareAThreadTag) {
       "cannot bind loop %j: it is thread_binding(threadIdx.x), and only serial loops change their kind");
 }
 
-const char* kBroadcastAgain = R"(
-prim @again(%a: f32[4], %b: f32[4]) {
-  for %r in 0..3 {
-    for %j in 0..4 {
-      block "copy" (%vj = spatial(4, %j)) {
-        reads(%a[%vj])
-        writes(%b[%vj])
-        %b[%vj] = %a[%vj] + 1.0
-      }
-    }
-  }
-}
-)";
+const std::string kBroadcastAgain = fixture("schedule_loops/broadcast_again.ir");
 
-const char* kOpaque = R"(
-prim @opaque(%a: f32[8], %b: f32[8]) {
-  for %i in 0..8 {
-    block "o" (%vi = opaque(8, %i)) {
-      reads(%a[%vi])
-      writes(%b[%vi])
-      %b[%vi] = %a[%vi]
-    }
-  }
-}
-)";
+const std::string kOpaque = fixture("schedule_loops/opaque.ir");
 
 TEST(ScheduleLoopKind, Errors) {
   ir::PrimFunc f = parsePrim(kMatmul);
@@ -557,24 +333,8 @@ TEST(ScheduleReorder, SwapsTheOuterAndInnerLoop) {
   Schedule sch(f);
   auto loops = sch.getLoops(sch.getBlock("C"));
   sch.reorder({loops[2], loops[0]});
-  expectScheduledAs(f, sch.func(), R"(
-prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
-  for %k in 0..64 {
-    for %j in 0..64 {
-      for %i in 0..64 {
-        block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k)) {
-          reads(%A[%vi, %vk], %B[%vk, %vj])
-          writes(%C[%vi, %vj])
-          init {
-            %C[%vi, %vj] = 0.0
-          }
-          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(),
+                    fixture("schedule_loops/reorder_swaps_the_outer_and_inner_loop_expected.ir"));
   EXPECT_NE(ir::printTrace(sch.func().trace).find("reorder([%l3, %l1])"), std::string::npos);
 }
 
@@ -588,30 +348,7 @@ TEST(ScheduleReorder, TilesAMatmul) {
   sch.reorder({i[0], j[0], k[0], i[1], k[1], j[1]});
   sch.parallel(i[0]);
   sch.vectorize(j[1]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
-  for %i_0 in 0..8 parallel {
-    for %j_0 in 0..4 {
-      for %k_0 in 0..16 {
-        for %i_1 in 0..8 {
-          for %k_1 in 0..4 {
-            for %j_1 in 0..16 vectorized {
-              block "C" (%vi = spatial(64, %i_0 * 8 + %i_1), %vj = spatial(64, %j_0 * 16 + %j_1), %vk = reduce(64, %k_0 * 4 + %k_1)) {
-                reads(%A[%vi, %vk], %B[%vk, %vj])
-                writes(%C[%vi, %vj])
-                init {
-                  %C[%vi, %vj] = 0.0
-                }
-                %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(), fixture("schedule_loops/reorder_tiles_a_matmul_expected.ir"));
 }
 
 TEST(ScheduleReorder, LoopsBetweenStayInPlace) {
@@ -660,19 +397,7 @@ TEST(ScheduleReorder, Errors) {
       },
       "cannot reorder: the extent of loop %j depends on loop %i, which would be inside it");
 
-  ir::PrimFunc o = parsePrim(R"(
-prim @opaque2(%a: f32[4, 8], %b: f32[4, 8]) {
-  for %i in 0..4 {
-    for %j in 0..8 {
-      block "o" (%vi = spatial(4, %i), %vj = opaque(8, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj]
-      }
-    }
-  }
-}
-)");
+  ir::PrimFunc o = parsePrim(fixture("schedule_loops/reorder_errors.ir"));
   Schedule sch4(o);
   auto ol = sch4.getLoops(sch4.getBlock("o"));
   expectScheduleError(
@@ -682,20 +407,7 @@ prim @opaque2(%a: f32[4, 8], %b: f32[4, 8]) {
       "cannot reorder loop %j: it is bound to the opaque iteration variable %vj of block \"o\"");
 
   // A store outside the blocks.
-  ir::PrimFunc r = parsePrim(R"(
-prim @raw2(%x: f32[4, 8], %y: f32[4, 8]) {
-  for %i in 0..4 {
-    for %j in 0..8 {
-      %x[%i, %j] = 1.0
-      block "copy" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
-        reads(%x[%vi, %vj])
-        writes(%y[%vi, %vj])
-        %y[%vi, %vj] = %x[%vi, %vj]
-      }
-    }
-  }
-}
-)");
+  ir::PrimFunc r = parsePrim(fixture("schedule_loops/reorder_errors_2.ir"));
   Schedule sch6(r);
   auto rl = sch6.getLoops(sch6.getBlock("copy"));
   expectScheduleError(
@@ -705,23 +417,7 @@ prim @raw2(%x: f32[4, 8], %y: f32[4, 8]) {
       "cannot reorder the loops: loop %j has a store to %x outside any block");
 
   // A block between two loops.
-  ir::PrimFunc n = parsePrim(R"(
-prim @nested(%a: f32[4, 8], %b: f32[4, 8]) {
-  for %i in 0..4 {
-    block "outer" (%vi = spatial(4, %i)) {
-      reads(%a[%vi, 0 +: 8])
-      writes(%b[%vi, 0 +: 8])
-      for %j in 0..8 {
-        block "inner" (%wi = spatial(4, %vi), %wj = spatial(8, %j)) {
-          reads(%a[%wi, %wj])
-          writes(%b[%wi, %wj])
-          %b[%wi, %wj] = %a[%wi, %wj]
-        }
-      }
-    }
-  }
-}
-)");
+  ir::PrimFunc n = parsePrim(fixture("schedule_loops/reorder_errors_3.ir"));
   Schedule sch5(n);
   BlockRV inner = sch5.getBlock("inner");
   auto j = sch5.getLoops(inner);
@@ -745,19 +441,7 @@ TEST(ScheduleAnnotate, LoopsAndBlocks) {
   sch.annotate(b, "meta_schedule.tiling_structure", "SSRSRS");
   sch.annotate(b, "note", ir::AttrValue::ints({1, 2}));
   sch.unannotate(b, "note");
-  expectScheduledAs(f, sch.func(), R"(
-prim @add(%a: f32[16, 32], %b: f32[16, 32], %c: f32[16, 32]) {
-  for %i in 0..16 attrs(pragma_auto_unroll_max_step = 16, pragma_unroll_explicit = true) {
-    for %j in 0..32 {
-      block "add" (%vi = spatial(16, %i), %vj = spatial(32, %j)) attrs(meta_schedule.tiling_structure = "SSRSRS") {
-        reads(%a[%vi, %vj], %b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %a[%vi, %vj] + %b[%vi, %vj]
-      }
-    }
-  }
-}
-)");
+  expectScheduledAs(f, sch.func(), fixture("schedule_loops/annotate_loops_and_blocks_expected.ir"));
   // Re-annotating replaces the value; annotations survive a split (on the
   // outer loop) and a fuse (from the outermost loop).
   sch.annotate(loops[0], "pragma_auto_unroll_max_step", int64_t{64});
@@ -792,61 +476,10 @@ TEST(ScheduleAnnotate, Errors) {
 
 // --- random loop schedules ----------------------------------------------------
 
-const char* kSmallMatmul = R"(
-prim @mm(%A: f32[12, 10], %B: f32[10, 16], %C: f32[12, 16]) {
-  for %i in 0..12 {
-    for %j in 0..16 {
-      for %k in 0..10 {
-        block "C" (%vi = spatial(12, %i), %vj = spatial(16, %j), %vk = reduce(10, %k)) {
-          reads(%A[%vi, %vk], %B[%vk, %vj])
-          writes(%C[%vi, %vj])
-          init {
-            %C[%vi, %vj] = 0.0
-          }
-          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kSmallMatmul = fixture("schedule_loops/small_matmul.ir");
 
 // A softmax row by row: three blocks under one loop.
-const char* kSoftmax = R"(
-prim @softmax(%x: f32[n, 10], %y: f32[n, 10]) {
-  alloc_buffer %maxv: f32[n]
-  alloc_buffer %sum: f32[n]
-  for %i in 0..n {
-    for %k in 0..10 {
-      block "max" (%vi = spatial(n, %i), %vk = reduce(10, %k)) {
-        reads(%x[%vi, %vk])
-        writes(%maxv[%vi])
-        init {
-          %maxv[%vi] = -inf
-        }
-        %maxv[%vi] = max(%maxv[%vi], %x[%vi, %vk])
-      }
-    }
-    for %k in 0..10 {
-      block "sum" (%vi = spatial(n, %i), %vk = reduce(10, %k)) {
-        reads(%x[%vi, %vk], %maxv[%vi])
-        writes(%sum[%vi])
-        init {
-          %sum[%vi] = 0.0
-        }
-        %sum[%vi] = %sum[%vi] + exp(%x[%vi, %vk] - %maxv[%vi])
-      }
-    }
-    for %j in 0..10 {
-      block "normalize" (%vi = spatial(n, %i), %vj = spatial(10, %j)) {
-        reads(%x[%vi, %vj], %maxv[%vi], %sum[%vi])
-        writes(%y[%vi, %vj])
-        %y[%vi, %vj] = exp(%x[%vi, %vj] - %maxv[%vi]) / %sum[%vi]
-      }
-    }
-  }
-}
-)";
+const std::string kSoftmax = fixture("schedule_loops/softmax.ir");
 
 TEST(ScheduleLoops, SoftmaxRows) {
   ir::PrimFunc f = parsePrim(kSoftmax);
@@ -858,48 +491,8 @@ TEST(ScheduleLoops, SoftmaxRows) {
   auto j = sch.getLoops(sch.getBlock("normalize"));
   auto jj = sch.split(j[1], {std::nullopt, int64_t{8}});
   sch.vectorize(jj[1]);
-  expectScheduledAs(f, sch.func(), R"(
-prim @softmax(%x: f32[n, 10], %y: f32[n, 10]) {
-  alloc_buffer %maxv: f32[n]
-  alloc_buffer %sum: f32[n]
-  for %i in 0..n parallel {
-    for %k_0 in 0..3 {
-      for %k_1 in 0..4 unrolled {
-        block "max" (%vi = spatial(n, %i), %vk = reduce(10, %k_0 * 4 + %k_1)) {
-          where(%k_0 * 4 + %k_1 < 10)
-          reads(%x[%vi, %vk])
-          writes(%maxv[%vi])
-          init {
-            %maxv[%vi] = -inf
-          }
-          %maxv[%vi] = max(%maxv[%vi], %x[%vi, %vk])
-        }
-      }
-    }
-    for %k in 0..10 {
-      block "sum" (%vi = spatial(n, %i), %vk = reduce(10, %k)) {
-        reads(%x[%vi, %vk], %maxv[%vi])
-        writes(%sum[%vi])
-        init {
-          %sum[%vi] = 0.0
-        }
-        %sum[%vi] = %sum[%vi] + exp(%x[%vi, %vk] - %maxv[%vi])
-      }
-    }
-    for %j_0 in 0..2 {
-      for %j_1 in 0..8 vectorized {
-        block "normalize" (%vi = spatial(n, %i), %vj = spatial(10, %j_0 * 8 + %j_1)) {
-          where(%j_0 * 8 + %j_1 < 10)
-          reads(%x[%vi, %vj], %maxv[%vi], %sum[%vi])
-          writes(%y[%vi, %vj])
-          %y[%vi, %vj] = exp(%x[%vi, %vj] - %maxv[%vi]) / %sum[%vi]
-        }
-      }
-    }
-  }
-}
-)",
-                    1e-5, {{"n", 6}});
+  expectScheduledAs(f, sch.func(), fixture("schedule_loops/loops_softmax_rows_expected.ir"), 1e-5,
+                    {{"n", 6}});
   // The row loop holds three sibling loops: no fuse or reorder through it.
   expectScheduleError([&] { sch.fuse({rows[0], k[0]}); }, "the body of loop %i is not exactly loop %k_0");
   expectScheduleError(
@@ -915,7 +508,7 @@ prim @softmax(%x: f32[n, 10], %y: f32[n, 10]) {
 // nothing) keep the meaning and replay exactly.
 TEST(ScheduleLoops, RandomSchedulesKeepTheMeaning) {
   struct Case {
-    const char* text;
+    std::string text;
     std::vector<std::string> blocks;
   };
   const Case cases[] = {{kSmallMatmul, {"C"}}, {kAdd, {"add"}},          {kRowSum, {"sum"}},

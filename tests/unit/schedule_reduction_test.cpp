@@ -7,95 +7,21 @@
 #include "mlcc/ir/structural.h"
 #include "mlcc/schedule/schedule.h"
 #include "schedule_check.h"
+#include "testlib.h"
 
 using namespace mlcc;
 using namespace mlcc::schedule;
-using mlcc::test::expectSameMeaning;
-using mlcc::test::expectScheduled;
-using mlcc::test::expectScheduledAs;
-using mlcc::test::expectScheduleError;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 
-const char* kMatmul = R"(
-prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
-  for %i in 0..64 {
-    for %j in 0..64 {
-      for %k in 0..64 {
-        block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k)) {
-          reads(%A[%vi, %vk], %B[%vk, %vj])
-          writes(%C[%vi, %vj])
-          init {
-            %C[%vi, %vj] = 0.0
-          }
-          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kMatmul = fixture("matmul_64.ir");
 
 // The matmul with k split into %k0 * 16 + %k1 (as split would make it).
-const char* kSplitMatmul = R"(
-prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
-  for %i in 0..64 {
-    for %j in 0..64 {
-      for %k0 in 0..4 {
-        for %k1 in 0..16 {
-          block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k0 * 16 + %k1)) {
-            reads(%A[%vi, %vk], %B[%vk, %vj])
-            writes(%C[%vi, %vj])
-            init {
-              %C[%vi, %vj] = 0.0
-            }
-            %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-          }
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kSplitMatmul = fixture("schedule_reduction/split_matmul.ir");
 
 // A row sum into an intermediate, then a scaling of it.
-const char* kRowSum = R"(
-prim @rowsum(%A: f32[16, 32], %D: f32[16]) {
-  alloc_buffer %S: f32[16]
-  for %i in 0..16 {
-    for %k in 0..32 {
-      block "S" (%vi = spatial(16, %i), %vk = reduce(32, %k)) {
-        reads(%A[%vi, %vk])
-        writes(%S[%vi])
-        init {
-          %S[%vi] = 0.0
-        }
-        %S[%vi] = %S[%vi] + %A[%vi, %vk]
-      }
-    }
-  }
-  for %i in 0..16 {
-    block "D" (%vi = spatial(16, %i)) {
-      reads(%S[%vi])
-      writes(%D[%vi])
-      %D[%vi] = %S[%vi] * 0.5
-    }
-  }
-}
-)";
-
-// The scheduled function keeps the meaning and replays from its trace.
-void expectGood(const char* text, const Schedule& sch) { expectScheduled(parsePrim(text), sch.func()); }
-
-// The scheduled function is `expected` (traces aside).
-void expectStructure(const Schedule& sch, const char* expected) {
-  ir::PrimFunc want = parsePrim(expected);
-  EXPECT_TRUE(ir::structuralEqual(sch.func(), want, {.compare_traces = false}))
-      << "got:\n"
-      << ir::printFunction(sch.func()) << "\nexpected:\n"
-      << ir::printFunction(want);
-}
+const std::string kRowSum = fixture("row_sum.ir");
 
 // --- decompose_reduction -------------------------------------------------------
 
@@ -105,28 +31,8 @@ TEST(ScheduleDecomposeReduction, AtTheInnerSpatialLoop) {
   auto loops = sch.getLoops(c);
   BlockRV init = sch.decomposeReduction(c, loops[1]);
   EXPECT_EQ(sch.getLoops(init).size(), 2u);
-  expectStructure(sch, R"(
-prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
-  for %i in 0..64 {
-    for %j_init in 0..64 {
-      block "C_init" (%vi = spatial(64, %i), %vj = spatial(64, %j_init)) {
-        reads()
-        writes(%C[%vi, %vj])
-        %C[%vi, %vj] = 0.0
-      }
-    }
-    for %j in 0..64 {
-      for %k in 0..64 {
-        block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k)) {
-          reads(%A[%vi, %vk], %B[%vk, %vj])
-          writes(%C[%vi, %vj])
-          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-)");
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/decompose_reduction_at_the_inner_spatial_loop_expected.ir"));
   EXPECT_EQ(ir::printTrace(sch.func().trace),
             "trace {\n"
             "  %b0 = get_block(\"C\")\n"
@@ -134,13 +40,13 @@ prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
             "  %b4 = decompose_reduction(%b0, %l2)\n"
             "  %l5, %l6 = get_loops(%b4)\n"
             "}\n");
-  expectGood(kMatmul, sch);
+  expectScheduled(parsePrim(kMatmul), sch.func());
 }
 
 // Every loop down to the outermost reduce loop is legal; loops under a reduce
 // loop are not.
 TEST(ScheduleDecomposeReduction, AtEachLoop) {
-  for (const char* text : {kMatmul, kSplitMatmul}) {
+  for (const std::string& text : {kMatmul, kSplitMatmul}) {
     Schedule probe(parsePrim(text));
     size_t count = probe.getLoops(probe.getBlock("C")).size();
     for (size_t i = 0; i < count; ++i) {
@@ -150,7 +56,7 @@ TEST(ScheduleDecomposeReduction, AtEachLoop) {
       auto loops = sch.getLoops(c);
       if (i < 3) {
         sch.decomposeReduction(c, loops[i]);
-        expectGood(text, sch);
+        expectScheduled(parsePrim(text), sch.func());
       } else {
         expectScheduleError(
             [&] { sch.decomposeReduction(c, loops[i]); },
@@ -165,63 +71,22 @@ TEST(ScheduleDecomposeReduction, AtTheOuterLoop) {
   Schedule sch(parsePrim(kSplitMatmul));
   BlockRV c = sch.getBlock("C");
   sch.decomposeReduction(c, sch.getLoops(c)[0]);
-  expectStructure(sch, R"(
-prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
-  for %i_init in 0..64 {
-    for %j_init in 0..64 {
-      block "C_init" (%vi = spatial(64, %i_init), %vj = spatial(64, %j_init)) {
-        reads()
-        writes(%C[%vi, %vj])
-        %C[%vi, %vj] = 0.0
-      }
-    }
-  }
-  for %i in 0..64 {
-    for %j in 0..64 {
-      for %k0 in 0..4 {
-        for %k1 in 0..16 {
-          block "C" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk = reduce(64, %k0 * 16 + %k1)) {
-            reads(%A[%vi, %vk], %B[%vk, %vj])
-            writes(%C[%vi, %vj])
-            %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-          }
-        }
-      }
-    }
-  }
-}
-)");
-  expectGood(kSplitMatmul, sch);
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/decompose_reduction_at_the_outer_loop_expected.ir"));
+  expectScheduled(parsePrim(kSplitMatmul), sch.func());
 }
 
 // With the reduce loop between the spatial ones, only the loops above it
 // are legal; the reduce loop under the chosen one is not copied, the
 // spatial loop under it is.
 TEST(ScheduleDecomposeReduction, ReduceLoopInTheMiddle) {
-  const char* text = R"(
-prim @rowsum2(%A: f32[8, 6, 4], %S: f32[8, 4]) {
-  for %i in 0..8 {
-    for %k in 0..6 {
-      for %j in 0..4 {
-        block "S" (%vi = spatial(8, %i), %vk = reduce(6, %k), %vj = spatial(4, %j)) {
-          reads(%A[%vi, %vk, %vj])
-          writes(%S[%vi, %vj])
-          init {
-            %S[%vi, %vj] = -inf
-          }
-          %S[%vi, %vj] = max(%S[%vi, %vj], %A[%vi, %vk, %vj])
-        }
-      }
-    }
-  }
-}
-)";
+  const std::string text = fixture("schedule_reduction/decompose_reduction_reduce_loop_in_the_middle.ir");
   {
     // At the reduce loop itself: the init nest (over j) goes right before it.
     Schedule at_k(parsePrim(text));
     BlockRV b = at_k.getBlock("S");
     at_k.decomposeReduction(b, at_k.getLoops(b)[1]);
-    expectGood(text, at_k);
+    expectScheduled(parsePrim(text), at_k.func());
   }
   Schedule sch(parsePrim(text));
   BlockRV s = sch.getBlock("S");
@@ -229,103 +94,26 @@ prim @rowsum2(%A: f32[8, 6, 4], %S: f32[8, 4]) {
   expectScheduleError([&] { sch.decomposeReduction(s, loops[2]); },
                       "decompose_reduction: loop %k (above loop %j) binds reduce iteration variable %vk");
   sch.decomposeReduction(s, loops[0]);
-  expectStructure(sch, R"(
-prim @rowsum2(%A: f32[8, 6, 4], %S: f32[8, 4]) {
-  for %i_init in 0..8 {
-    for %j_init in 0..4 {
-      block "S_init" (%vi = spatial(8, %i_init), %vj = spatial(4, %j_init)) {
-        reads()
-        writes(%S[%vi, %vj])
-        %S[%vi, %vj] = -inf
-      }
-    }
-  }
-  for %i in 0..8 {
-    for %k in 0..6 {
-      for %j in 0..4 {
-        block "S" (%vi = spatial(8, %i), %vk = reduce(6, %k), %vj = spatial(4, %j)) {
-          reads(%A[%vi, %vk, %vj])
-          writes(%S[%vi, %vj])
-          %S[%vi, %vj] = max(%S[%vi, %vj], %A[%vi, %vk, %vj])
-        }
-      }
-    }
-  }
-}
-)");
-  expectGood(text, sch);
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/decompose_reduction_reduce_loop_in_the_middle_expected.ir"));
+  expectScheduled(parsePrim(text), sch.func());
 }
 
 // A split spatial loop with a predicate: the init block keeps the
 // predicate, on the copied loop.
 TEST(ScheduleDecomposeReduction, KeepsThePredicate) {
-  const char* text = R"(
-prim @sum(%A: f32[60, 8], %S: f32[60]) {
-  for %i0 in 0..4 {
-    for %i1 in 0..16 {
-      for %k in 0..8 {
-        block "S" (%vi = spatial(60, %i0 * 16 + %i1), %vk = reduce(8, %k)) {
-          where(%i0 * 16 + %i1 < 60)
-          reads(%A[%vi, %vk])
-          writes(%S[%vi])
-          init {
-            %S[%vi] = 0.0
-          }
-          %S[%vi] = %S[%vi] + %A[%vi, %vk]
-        }
-      }
-    }
-  }
-}
-)";
+  const std::string text = fixture("schedule_reduction/decompose_reduction_keeps_the_predicate.ir");
   Schedule sch(parsePrim(text));
   BlockRV s = sch.getBlock("S");
   sch.decomposeReduction(s, sch.getLoops(s)[1]);
-  expectStructure(sch, R"(
-prim @sum(%A: f32[60, 8], %S: f32[60]) {
-  for %i0 in 0..4 {
-    for %i1_init in 0..16 {
-      block "S_init" (%vi = spatial(60, %i0 * 16 + %i1_init)) {
-        where(%i0 * 16 + %i1_init < 60)
-        reads()
-        writes(%S[%vi])
-        %S[%vi] = 0.0
-      }
-    }
-    for %i1 in 0..16 {
-      for %k in 0..8 {
-        block "S" (%vi = spatial(60, %i0 * 16 + %i1), %vk = reduce(8, %k)) {
-          where(%i0 * 16 + %i1 < 60)
-          reads(%A[%vi, %vk])
-          writes(%S[%vi])
-          %S[%vi] = %S[%vi] + %A[%vi, %vk]
-        }
-      }
-    }
-  }
-}
-)");
-  expectGood(text, sch);
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/decompose_reduction_keeps_the_predicate_expected.ir"));
+  expectScheduled(parsePrim(text), sch.func());
 }
 
 // An init that reads a buffer: its read region is its load.
 TEST(ScheduleDecomposeReduction, InitThatReads) {
-  const char* text = R"(
-prim @biased(%A: f32[8, 4], %bias: f32[8], %S: f32[8]) {
-  for %i in 0..8 {
-    for %k in 0..4 {
-      block "S" (%vi = spatial(8, %i), %vk = reduce(4, %k)) {
-        reads(%bias[%vi], %A[%vi, %vk])
-        writes(%S[%vi])
-        init {
-          %S[%vi] = %bias[%vi]
-        }
-        %S[%vi] = %S[%vi] + %A[%vi, %vk]
-      }
-    }
-  }
-}
-)";
+  const std::string text = fixture("schedule_reduction/decompose_reduction_init_that_reads.ir");
   Schedule sch(parsePrim(text));
   BlockRV s = sch.getBlock("S");
   sch.decomposeReduction(s, sch.getLoops(s)[0]);
@@ -333,7 +121,7 @@ prim @biased(%A: f32[8, 4], %bias: f32[8], %S: f32[8]) {
   EXPECT_NE(got.find("reads(%bias[%vi])\n      writes(%S[%vi])\n      %S[%vi] = %bias[%vi]\n"),
             std::string::npos)
       << got;
-  expectGood(text, sch);
+  expectScheduled(parsePrim(text), sch.func());
 }
 
 TEST(ScheduleDecomposeReduction, Refusals) {
@@ -347,24 +135,7 @@ TEST(ScheduleDecomposeReduction, Refusals) {
 
   // A loop that binds nothing: the original re-runs the init in each of its
   // iterations, the decomposed one would not.
-  Schedule idle(parsePrim(R"(
-prim @idle(%A: f32[8, 4], %S: f32[8]) {
-  for %i in 0..8 {
-    for %u in 0..2 {
-      for %k in 0..4 {
-        block "S" (%vi = spatial(8, %i), %vk = reduce(4, %k)) {
-          reads(%A[%vi, %vk])
-          writes(%S[%vi])
-          init {
-            %S[%vi] = 0.0
-          }
-          %S[%vi] = %S[%vi] + %A[%vi, %vk]
-        }
-      }
-    }
-  }
-}
-)"));
+  Schedule idle(parsePrim(fixture("schedule_reduction/decompose_reduction_refusals.ir")));
   BlockRV is = idle.getBlock("S");
   expectScheduleError(
       [&] { idle.decomposeReduction(is, idle.getLoops(is)[0]); },
@@ -372,28 +143,7 @@ prim @idle(%A: f32[8, 4], %S: f32[8]) {
       "its init run again for each of its iterations");
 
   // Another block under the loop reads what the init writes.
-  Schedule shared(parsePrim(R"(
-prim @shared(%A: f32[8, 4], %D: f32[8]) {
-  alloc_buffer %S: f32[8]
-  for %i in 0..8 {
-    for %k in 0..4 {
-      block "S" (%vi = spatial(8, %i), %vk = reduce(4, %k)) {
-        reads(%A[%vi, %vk])
-        writes(%S[%vi])
-        init {
-          %S[%vi] = 0.0
-        }
-        %S[%vi] = %S[%vi] + %A[%vi, %vk]
-      }
-    }
-    block "D" (%vi = spatial(8, %i)) {
-      reads(%S[%vi])
-      writes(%D[%vi])
-      %D[%vi] = %S[%vi] * 2.0
-    }
-  }
-}
-)"));
+  Schedule shared(parsePrim(fixture("schedule_reduction/decompose_reduction_refusals_2.ir")));
   BlockRV ss = shared.getBlock("S");
   expectScheduleError(
       [&] { shared.decomposeReduction(ss, shared.getLoops(ss)[0]); },
@@ -401,25 +151,7 @@ prim @shared(%A: f32[8, 4], %D: f32[8]) {
       "writes");
 
   // A condition on the reduce loops that fails where the init runs.
-  Schedule pred(parsePrim(R"(
-prim @pred(%A: f32[8, 64], %S: f32[8]) {
-  for %i in 0..8 {
-    for %k0 in 0..4 {
-      for %k1 in 0..16 {
-        block "S" (%vi = spatial(8, %i), %vk = reduce(64, %k0 * 16 + %k1)) {
-          where(%k0 * 16 + %k1 >= 4)
-          reads(%A[%vi, %vk])
-          writes(%S[%vi])
-          init {
-            %S[%vi] = 0.0
-          }
-          %S[%vi] = %S[%vi] + %A[%vi, %vk]
-        }
-      }
-    }
-  }
-}
-)"));
+  Schedule pred(parsePrim(fixture("schedule_reduction/decompose_reduction_refusals_3.ir")));
   BlockRV ps = pred.getBlock("S");
   expectScheduleError(
       [&] { pred.decomposeReduction(ps, pred.getLoops(ps)[0]); },
@@ -430,27 +162,7 @@ prim @pred(%A: f32[8, 64], %S: f32[8]) {
 
 // A non-divisible split of the reduce loop: its condition holds where the
 // init runs, so the init block goes without it; a spatial condition stays.
-const char* kNonDivisible = R"(
-prim @sum(%A: f32[60, 60], %S: f32[60]) {
-  for %i0 in 0..4 {
-    for %i1 in 0..16 {
-      for %k0 in 0..4 {
-        for %k1 in 0..16 {
-          block "S" (%vi = spatial(60, %i0 * 16 + %i1), %vk = reduce(60, %k0 * 16 + %k1)) {
-            where(%i0 * 16 + %i1 < 60 && %k0 * 16 + %k1 < 60)
-            reads(%A[%vi, %vk])
-            writes(%S[%vi])
-            init {
-              %S[%vi] = 0.0
-            }
-            %S[%vi] = %S[%vi] + %A[%vi, %vk]
-          }
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kNonDivisible = fixture("schedule_reduction/non_divisible.ir");
 
 TEST(ScheduleDecomposeReduction, NonDivisibleSplits) {
   Schedule sch(parsePrim(kNonDivisible));
@@ -462,7 +174,7 @@ TEST(ScheduleDecomposeReduction, NonDivisibleSplits) {
                      "        reads()\n"),
             std::string::npos)
       << got;
-  expectGood(kNonDivisible, sch);
+  expectScheduled(parsePrim(kNonDivisible), sch.func());
 }
 
 // --- rfactor -----------------------------------------------------------------------
@@ -474,42 +186,9 @@ TEST(ScheduleRFactor, InnerPartOfASplitReduction) {
   BlockRV rf = sch.rfactor(loops[3], 0);
   EXPECT_EQ(sch.getLoops(rf).size(), 4u);
   EXPECT_EQ(sch.getLoops(c).size(), 3u);  // the original block, in its new nest
-  expectStructure(sch, R"(
-prim @mm(%A: f32[64, 64], %B: f32[64, 64], %C: f32[64, 64]) {
-  alloc_buffer %C_rf: f32[16, 64, 64]
-  for %i in 0..64 {
-    for %j in 0..64 {
-      for %k0 in 0..4 {
-        for %k1 in 0..16 {
-          block "C_rf" (%vi = spatial(64, %i), %vj = spatial(64, %j), %vk1 = spatial(16, %k1), %vk0 = reduce(4, %k0)) {
-            reads(%A[%vi, %vk0 * 16 + %vk1], %B[%vk0 * 16 + %vk1, %vj])
-            writes(%C_rf[%vk1, %vi, %vj])
-            init {
-              %C_rf[%vk1, %vi, %vj] = 0.0
-            }
-            %C_rf[%vk1, %vi, %vj] = %C_rf[%vk1, %vi, %vj] + %A[%vi, %vk0 * 16 + %vk1] * %B[%vk0 * 16 + %vk1, %vj]
-          }
-        }
-      }
-    }
-  }
-  for %ax0 in 0..64 {
-    for %ax1 in 0..64 {
-      for %ax2 in 0..16 {
-        block "C" (%vi = spatial(64, %ax0), %vj = spatial(64, %ax1), %vk1 = reduce(16, %ax2)) {
-          reads(%C_rf[%vk1, %vi, %vj])
-          writes(%C[%vi, %vj])
-          init {
-            %C[%vi, %vj] = 0.0
-          }
-          %C[%vi, %vj] = %C[%vi, %vj] + %C_rf[%vk1, %vi, %vj]
-        }
-      }
-    }
-  }
-}
-)");
-  expectGood(kSplitMatmul, sch);
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/r_factor_inner_part_of_a_split_reduction_expected.ir"));
+  expectScheduled(parsePrim(kSplitMatmul), sch.func());
 }
 
 TEST(ScheduleRFactor, OuterPartAtTheLastAxis) {
@@ -526,7 +205,7 @@ TEST(ScheduleRFactor, OuterPartAtTheLastAxis) {
   EXPECT_NE(got.find("%C[%vi, %vj] = %C[%vi, %vj] + %C_rf[%vi, %vj, %vk0]"), std::string::npos) << got;
   // The rf block is a reduction of its own: decompose it.
   sch.decomposeReduction(rf, sch.getLoops(rf)[2]);
-  expectGood(kSplitMatmul, sch);
+  expectScheduled(parsePrim(kSplitMatmul), sch.func());
 }
 
 // Non-divisible splits of both loops: every partial result is still
@@ -545,7 +224,7 @@ TEST(ScheduleRFactor, NonDivisibleSplits) {
           << got;
       EXPECT_NE(got.find("where(%i0 * 16 + %i1 < 60 && %k0 * 16 + %k1 < 60)"), std::string::npos) << got;
       sch.decomposeReduction(rf, sch.getLoops(rf)[1]);
-      expectGood(kNonDivisible, sch);
+      expectScheduled(parsePrim(kNonDivisible), sch.func());
     }
   }
 }
@@ -556,41 +235,9 @@ TEST(ScheduleRFactor, WholeReduceLoopOfARowSum) {
   Schedule sch(parsePrim(kRowSum));
   BlockRV s = sch.getBlock("S");
   sch.rfactor(sch.getLoops(s)[1], 1);
-  expectStructure(sch, R"(
-prim @rowsum(%A: f32[16, 32], %D: f32[16]) {
-  alloc_buffer %S: f32[16]
-  alloc_buffer %S_rf: f32[16, 32]
-  for %i in 0..16 {
-    for %k in 0..32 {
-      block "S_rf" (%vi = spatial(16, %i), %vk = spatial(32, %k)) {
-        reads(%A[%vi, %vk])
-        writes(%S_rf[%vi, %vk])
-        %S_rf[%vi, %vk] = 0.0 + %A[%vi, %vk]
-      }
-    }
-  }
-  for %ax0 in 0..16 {
-    for %ax1 in 0..32 {
-      block "S" (%vi = spatial(16, %ax0), %vk = reduce(32, %ax1)) {
-        reads(%S_rf[%vi, %vk])
-        writes(%S[%vi])
-        init {
-          %S[%vi] = 0.0
-        }
-        %S[%vi] = %S[%vi] + %S_rf[%vi, %vk]
-      }
-    }
-  }
-  for %i in 0..16 {
-    block "D" (%vi = spatial(16, %i)) {
-      reads(%S[%vi])
-      writes(%D[%vi])
-      %D[%vi] = %S[%vi] * 0.5
-    }
-  }
-}
-)");
-  expectGood(kRowSum, sch);
+  expectStructure(sch.func(),
+                  fixture("schedule_reduction/r_factor_whole_reduce_loop_of_a_row_sum_expected.ir"));
+  expectScheduled(parsePrim(kRowSum), sch.func());
 }
 
 // max, min and product reductions, with the accumulator on either side.
@@ -624,7 +271,7 @@ prim @red(%A: f32[8, 16], %S: f32[8]) {
     BlockRV s = sch.getBlock("S");
     BlockRV rf = sch.rfactor(sch.getLoops(s)[1], 0);
     sch.decomposeReduction(rf, sch.getLoops(rf)[1]);
-    expectGood(text.c_str(), sch);
+    expectScheduled(parsePrim(text), sch.func());
   }
 }
 
@@ -666,99 +313,23 @@ prim @r(%A: f32[8, 16], %S: f32[8]) {
 
   // A split of a 10-long reduce loop by 16: the partial results of %k1 from
   // 10 on are never initialized.
-  refuse(
-      R"(
-prim @pred(%A: f32[8, 10], %S: f32[8]) {
-  for %i in 0..8 {
-    for %k0 in 0..1 {
-      for %k1 in 0..16 {
-        block "S" (%vi = spatial(8, %i), %vk = reduce(10, %k0 * 16 + %k1)) {
-          where(%k0 * 16 + %k1 < 10)
-          reads(%A[%vi, %vk])
-          writes(%S[%vi])
-          init {
-            %S[%vi] = 0.0
-          }
-          %S[%vi] = %S[%vi] + %A[%vi, %vk]
-        }
-      }
-    }
-  }
-}
-)",
-      "rfactor: the predicate of block \"S\" has a condition on loops %k0, %k1 that may skip the first "
-      "iteration "
-      "for some value of loop %k1; some partial results would stay uninitialized");
+  refuse(fixture("schedule_reduction/r_factor_refusals.ir"),
+         "rfactor: the predicate of block \"S\" has a condition on loops %k0, %k1 that may skip the first "
+         "iteration "
+         "for some value of loop %k1; some partial results would stay uninitialized");
 
   // A loop fused from a spatial and a reduce one.
-  refuse(R"(
-prim @fused(%A: f32[8, 16], %S: f32[8]) {
-  for %f in 0..128 {
-    block "S" (%vi = spatial(8, %f / 16), %vk = reduce(16, %f % 16)) {
-      reads(%A[%vi, %vk])
-      writes(%S[%vi])
-      init {
-        %S[%vi] = 0.0
-      }
-      %S[%vi] = %S[%vi] + %A[%vi, %vk]
-    }
-  }
-}
-)",
+  refuse(fixture("schedule_reduction/r_factor_refusals_2.ir"),
          "rfactor: loop %f binds both spatial and reduce iteration variables of block \"S\"");
 
   // Another block in the nest reads the result.
-  refuse(R"(
-prim @consumer(%A: f32[8, 16], %D: f32[8]) {
-  alloc_buffer %S: f32[8]
-  for %i in 0..8 {
-    for %k in 0..16 {
-      block "S" (%vi = spatial(8, %i), %vk = reduce(16, %k)) {
-        reads(%A[%vi, %vk])
-        writes(%S[%vi])
-        init {
-          %S[%vi] = 0.0
-        }
-        %S[%vi] = %S[%vi] + %A[%vi, %vk]
-      }
-    }
-    block "D" (%vi = spatial(8, %i)) {
-      reads(%S[%vi])
-      writes(%D[%vi])
-      %D[%vi] = %S[%vi]
-    }
-  }
-}
-)",
+  refuse(fixture("schedule_reduction/r_factor_refusals_3.ir"),
          "rfactor: block \"D\" accesses %S in the loop nest of block \"S\"; the reduction into it moves "
          "after that "
          "nest");
 
   // Two reductions share the loop.
-  Schedule two(parsePrim(R"(
-prim @two(%A: f32[8, 16], %S: f32[8], %T: f32[8]) {
-  for %i in 0..8 {
-    for %k in 0..16 {
-      block "S" (%vi = spatial(8, %i), %vk = reduce(16, %k)) {
-        reads(%A[%vi, %vk])
-        writes(%S[%vi])
-        init {
-          %S[%vi] = 0.0
-        }
-        %S[%vi] = %S[%vi] + %A[%vi, %vk]
-      }
-      block "T" (%vi = spatial(8, %i), %vk = reduce(16, %k)) {
-        reads(%A[%vi, %vk])
-        writes(%T[%vi])
-        init {
-          %T[%vi] = -inf
-        }
-        %T[%vi] = max(%T[%vi], %A[%vi, %vk])
-      }
-    }
-  }
-}
-)"));
+  Schedule two(parsePrim(fixture("schedule_reduction/r_factor_refusals_4.ir")));
   expectScheduleError(
       [&] { two.rfactor(two.getLoops(two.getBlock("S"))[1], 0); },
       "rfactor: loop %k binds reduce iteration variables of block \"S\" and block \"T\"; rfactor "

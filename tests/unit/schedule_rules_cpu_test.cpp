@@ -27,10 +27,12 @@
 #include "mlcc/transform/pass.h"
 #include "schedule_check.h"
 #include "tensor_files.h"
+#include "testlib.h"
 
 using namespace mlcc;
 using namespace mlcc::schedule;
 using mlcc::target::Target;
+using mlcc::test::fixture;
 
 namespace {
 
@@ -676,36 +678,8 @@ TEST(ScheduleRulesCpu, RuleNamesAndAlreadyScheduledFunctions) {
 TEST(ScheduleRulesCpu, FallbackParallelizesWhatNoRuleHandles) {
   // Two reductions of different kinds in one function: a matmul-like block
   // next to a plain reduction is no rule's pattern.
-  ir::PrimFunc f = test::parsePrim(R"(
-prim @f(%a: f32[64, 32], %b: f32[32, 48], %c: f32[64, 48], %s: f32[64]) {
-  for %i in 0..64 {
-    for %j in 0..48 {
-      for %k in 0..32 {
-        block "mm" (%vi = spatial(64, %i), %vj = spatial(48, %j), %vk = reduce(32, %k)) {
-          reads(%a[%vi, %vk], %b[%vk, %vj])
-          writes(%c[%vi, %vj])
-          init {
-            %c[%vi, %vj] = 0.0
-          }
-          %c[%vi, %vj] = %c[%vi, %vj] + %a[%vi, %vk] * %b[%vk, %vj]
-        }
-      }
-    }
-  }
-  for %i in 0..64 {
-    for %k in 0..32 {
-      block "rowsum" (%vi = spatial(64, %i), %vk = reduce(32, %k)) {
-        reads(%a[%vi, %vk])
-        writes(%s[%vi])
-        init {
-          %s[%vi] = 0.0
-        }
-        %s[%vi] = %s[%vi] + %a[%vi, %vk]
-      }
-    }
-  }
-}
-)");
+  ir::PrimFunc f =
+      test::parsePrim(fixture("schedule_rules_cpu/rules_cpu_fallback_parallelizes_what_no_rule_handles.ir"));
   ir::Module m;
   m.functions.push_back(f);
   auto report = applyDefaultRules(m, cpu());
@@ -722,14 +696,9 @@ prim @f(%a: f32[64, 32], %b: f32[32, 48], %c: f32[64, 48], %s: f32[64]) {
 // ResNet-18 (generated with PyTorch): imported, fused, legalized, scheduled
 // with the default rules, interpreted, and compared with PyTorch's output.
 TEST(ScheduleRulesCpu, ResNet18ScheduledMatchesPyTorch) {
-  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = test::modelGeneratorUnavailable(); !why.empty()) GTEST_SKIP() << why;
   test::TempDir dir;
-  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
-  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
-                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
-                                dir.path() + "', '--only', 'resnet18']))",
-                            dir.path()),
-            0);
+  ASSERT_EQ(test::generateModels(dir.path(), {"resnet18"}), 0);
   auto imported = frontend::importOnnxFile(dir.file("resnet18.onnx"));
   frontend::writeImportedModel(imported, dir.file("resnet18.ir"), "");
   ir::Module m = ir::parseModuleFile(dir.file("resnet18.ir"));

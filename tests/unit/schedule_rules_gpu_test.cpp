@@ -24,7 +24,7 @@
 using namespace mlcc;
 using namespace mlcc::schedule;
 using mlcc::target::Target;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 
@@ -42,41 +42,9 @@ void expectGpuError(const std::string& text, const std::string& what, const Targ
 }
 
 // A row sum: one thread block per row, one thread per block.
-const char* kRowSumGpu = R"(
-prim @f(%a: f32[64, 32], %b: f32[64]) {
-  for %bx in 0..64 thread_binding(blockIdx.x) {
-    for %tx in 0..1 thread_binding(threadIdx.x) {
-      for %k in 0..32 {
-        block "sum" (%v0 = spatial(64, %bx + %tx), %vk = reduce(32, %k)) {
-          reads(%a[%v0, %vk])
-          writes(%b[%v0])
-          init {
-            %b[%v0] = 0.0
-          }
-          %b[%v0] = %b[%v0] + %a[%v0, %vk]
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kRowSumGpu = fixture("schedule_rules_gpu/row_sum_gpu.ir");
 
-const char* kRowSum = R"(
-prim @f(%a: f32[64, 32], %b: f32[64]) {
-  for %i in 0..64 {
-    for %k in 0..32 {
-      block "sum" (%v0 = spatial(64, %i), %vk = reduce(32, %k)) {
-        reads(%a[%v0, %vk])
-        writes(%b[%v0])
-        init {
-          %b[%v0] = 0.0
-        }
-        %b[%v0] = %b[%v0] + %a[%v0, %vk]
-      }
-    }
-  }
-}
-)";
+const std::string kRowSum = fixture("schedule_rules_gpu/row_sum.ir");
 
 }  // namespace
 
@@ -87,210 +55,47 @@ TEST(GpuCheck, AcceptsAKernel) { EXPECT_NO_THROW(verifyGpuFunc(parsePrim(kRowSum
 TEST(GpuCheck, RejectsUnscheduledFunctions) {
   expectGpuError(kRowSum,
                  "block \"sum\" is not inside a GPU kernel: it is not under a loop bound to blockIdx.*");
-  expectGpuError(R"(
-prim @f(%a: f32[64], %b: f32[64]) {
-  for %bx in 0..64 thread_binding(blockIdx.x) {
-    block "copy" (%v0 = spatial(64, %bx)) {
-      reads(%a[%v0])
-      writes(%b[%v0])
-      %b[%v0] = %a[%v0]
-    }
-  }
-}
-)",
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_unscheduled_functions.ir"),
                  "block \"copy\" is not inside a GPU kernel: it is not under a loop bound to threadIdx.*");
 }
 
 TEST(GpuCheck, RejectsThreadExtents) {
   // symbolic thread extent
-  expectGpuError(R"(
-prim @f(%a: f32[n], %b: f32[n]) {
-  for %bx in 0..1 thread_binding(blockIdx.x) {
-    for %tx in 0..n thread_binding(threadIdx.x) {
-      block "copy" (%v0 = spatial(n, %tx)) {
-        reads(%a[%v0])
-        writes(%b[%v0])
-        %b[%v0] = %a[%v0]
-      }
-    }
-  }
-}
-)",
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_thread_extents.ir"),
                  "loop %tx bound to threadIdx.x has a non-constant extent");
   // too many threads per block
-  const char* k2048 = R"(
-prim @f(%a: f32[2048], %b: f32[2048]) {
-  for %bx in 0..1 thread_binding(blockIdx.x) {
-    for %ty in 0..2 thread_binding(threadIdx.y) {
-      for %tx in 0..1024 thread_binding(threadIdx.x) {
-        block "copy" (%v0 = spatial(2048, %ty * 1024 + %tx)) {
-          reads(%a[%v0])
-          writes(%b[%v0])
-          %b[%v0] = %a[%v0]
-        }
-      }
-    }
-  }
-}
-)";
+  const std::string k2048 = fixture("schedule_rules_gpu/k2048.ir");
   expectGpuError(
       k2048,
       "has 2048 threads per block (threadIdx.x 1024 * threadIdx.y 2), over max_threads_per_block 1024");
   Target small = Target::parse("cuda -max-threads-per-block=256");
-  expectGpuError(R"(
-prim @f(%a: f32[512], %b: f32[512]) {
-  for %bx in 0..1 thread_binding(blockIdx.x) {
-    for %tx in 0..512 thread_binding(threadIdx.x) {
-      block "copy" (%v0 = spatial(512, %tx)) {
-        reads(%a[%v0])
-        writes(%b[%v0])
-        %b[%v0] = %a[%v0]
-      }
-    }
-  }
-}
-)",
-                 "512 threads per block", small);
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_thread_extents_2.ir"), "512 threads per block",
+                 small);
   // a thread axis with two extents in one kernel
-  expectGpuError(R"(
-prim @f(%a: f32[64], %b: f32[64], %c: f32[64]) {
-  for %bx in 0..2 thread_binding(blockIdx.x) {
-    for %tx in 0..32 thread_binding(threadIdx.x) {
-      block "b" (%v0 = spatial(64, %bx * 32 + %tx)) {
-        reads(%a[%v0])
-        writes(%b[%v0])
-        %b[%v0] = %a[%v0]
-      }
-    }
-    for %tx in 0..16 thread_binding(threadIdx.x) {
-      for %i in 0..2 {
-        block "c" (%v0 = spatial(64, %bx * 32 + %tx * 2 + %i)) {
-          reads(%a[%v0])
-          writes(%c[%v0])
-          %c[%v0] = %a[%v0]
-        }
-      }
-    }
-  }
-}
-)",
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_thread_extents_3.ir"),
                  "has extent 16, but loop %tx of the same kernel binds threadIdx.x with extent 32");
   // blockIdx inside threadIdx
-  expectGpuError(R"(
-prim @f(%a: f32[64], %b: f32[64]) {
-  for %tx in 0..8 thread_binding(threadIdx.x) {
-    for %bx in 0..8 thread_binding(blockIdx.x) {
-      block "copy" (%v0 = spatial(64, %bx * 8 + %tx)) {
-        reads(%a[%v0])
-        writes(%b[%v0])
-        %b[%v0] = %a[%v0]
-      }
-    }
-  }
-}
-)",
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_thread_extents_4.ir"),
                  "loop %bx bound to blockIdx.x is inside loop %tx bound to threadIdx.x");
 }
 
 TEST(GpuCheck, RejectsReductionsAcrossThreads) {
-  expectGpuError(R"(
-prim @f(%a: f32[64, 32], %b: f32[64]) {
-  for %bx in 0..64 thread_binding(blockIdx.x) {
-    for %tx in 0..32 thread_binding(threadIdx.x) {
-      block "sum" (%v0 = spatial(64, %bx), %vk = reduce(32, %tx)) {
-        reads(%a[%v0, %vk])
-        writes(%b[%v0])
-        init {
-          %b[%v0] = 0.0
-        }
-        %b[%v0] = %b[%v0] + %a[%v0, %vk]
-      }
-    }
-  }
-}
-)",
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_reductions_across_threads.ir"),
                  "block \"sum\": loop %tx bound to threadIdx.x carries a reduction (iteration variable %vk");
   // every thread would update the same sums
   expectGpuError(
-      R"(
-prim @f(%a: f32[64, 32], %b: f32[64]) {
-  for %bx in 0..64 thread_binding(blockIdx.x) {
-    for %tx in 0..4 thread_binding(threadIdx.x) {
-      for %k in 0..32 {
-        block "sum" (%v0 = spatial(64, %bx), %vk = reduce(32, %k)) {
-          reads(%a[%v0, %vk])
-          writes(%b[%v0])
-          init {
-            %b[%v0] = 0.0
-          }
-          %b[%v0] = %b[%v0] + %a[%v0, %vk]
-        }
-      }
-    }
-  }
-}
-)",
+      fixture("schedule_rules_gpu/gpu_check_rejects_reductions_across_threads_2.ir"),
       "block \"sum\" is a reduction that every threadIdx.x of the kernel at loop %bx (block \"sum\") runs on "
       "the same "
       "elements");
   // the same when the block is outside the threadIdx.y loop of its kernel
-  expectGpuError(R"(
-prim @f(%a: f32[64, 32], %b: f32[64], %c: f32[64, 32]) {
-  for %bx in 0..16 thread_binding(blockIdx.x) {
-    for %tx in 0..4 thread_binding(threadIdx.x) {
-      for %ty in 0..32 thread_binding(threadIdx.y) {
-        block "copy" (%v0 = spatial(64, %bx * 4 + %tx), %v1 = spatial(32, %ty)) {
-          reads(%a[%v0, %v1])
-          writes(%c[%v0, %v1])
-          %c[%v0, %v1] = %a[%v0, %v1]
-        }
-      }
-    }
-    for %tx in 0..4 thread_binding(threadIdx.x) {
-      for %k in 0..32 {
-        block "sum" (%v0 = spatial(64, %bx * 4 + %tx), %vk = reduce(32, %k)) {
-          reads(%c[%v0, %vk])
-          writes(%b[%v0])
-          init {
-            %b[%v0] = 0.0
-          }
-          %b[%v0] = %b[%v0] + %c[%v0, %vk]
-        }
-      }
-    }
-  }
-}
-)",
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_reductions_across_threads_3.ir"),
                  "block \"sum\" is a reduction that every threadIdx.y of the kernel at loop %bx");
 }
 
 TEST(GpuCheck, SharedMemoryPerThreadBlock) {
   // A 1024 x 64 shared buffer of which each thread block uses 16 rows (4 KiB).
-  const char* kStaged = R"(
-prim @f(%a: f32[1024, 64], %b: f32[1024, 64]) {
-  alloc_buffer %s: f32[1024, 64] shared
-  for %bx in 0..64 thread_binding(blockIdx.x) {
-    for %tx in 0..64 thread_binding(threadIdx.x) {
-      for %i in 0..16 {
-        block "load" (%v0 = spatial(1024, %bx * 16 + %i), %v1 = spatial(64, %tx)) {
-          reads(%a[%v0, %v1])
-          writes(%s[%v0, %v1])
-          %s[%v0, %v1] = %a[%v0, %v1]
-        }
-      }
-    }
-    for %tx in 0..64 thread_binding(threadIdx.x) {
-      for %i in 0..16 {
-        block "use" (%v0 = spatial(1024, %bx * 16 + %i), %v1 = spatial(64, %tx)) {
-          reads(%s[%v0, 63 - %v1])
-          writes(%b[%v0, %v1])
-          %b[%v0, %v1] = %s[%v0, 63 - %v1]
-        }
-      }
-    }
-  }
-}
-)";
+  const std::string kStaged = fixture("schedule_rules_gpu/staged.ir");
   EXPECT_NO_THROW(verifyGpuFunc(parsePrim(kStaged), kCuda));
   // The same with 256 rows per thread block: 64 KiB.
   std::string big = kStaged;
@@ -307,83 +112,17 @@ TEST(GpuCheck, SharedMemoryPerReductionStep) {
   // then read: the buffer is allocated per step, though the steps together
   // touch 64 x 1024 elements (256 KiB). The copy's fused index is bounded
   // by its predicate.
-  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(R"(
-prim @f(%a: f32[64, 1024], %b: f32[64]) {
-  alloc_buffer %s: f32[64, 1024] shared
-  for %bx in 0..1 thread_binding(blockIdx.x) {
-    for %ko in 0..64 {
-      for %f0 in 0..5 {
-        for %tx in 0..64 thread_binding(threadIdx.x) {
-          block "load" (%v0 = spatial(64, (%f0 * 64 + %tx) / 16), %v1 = spatial(1024, %ko * 16 + (%f0 * 64 + %tx) % 16)) {
-            where(%f0 * 64 + %tx < 1024)
-            reads(%a[%v0, %v1])
-            writes(%s[%v0, %v1])
-            %s[%v0, %v1] = %a[%v0, %v1]
-          }
-        }
-      }
-      for %tx in 0..64 thread_binding(threadIdx.x) {
-        for %ki in 0..16 {
-          block "sum" (%v0 = spatial(64, %bx * 64 + %tx), %vk = reduce(1024, %ko * 16 + %ki)) {
-            reads(%s[%v0, %vk])
-            writes(%b[%v0])
-            init {
-              %b[%v0] = 0.0
-            }
-            %b[%v0] = %b[%v0] + %s[%v0, %vk]
-          }
-        }
-      }
-    }
-  }
-}
-)"),
-                                kCuda));
+  EXPECT_NO_THROW(verifyGpuFunc(
+      parsePrim(fixture("schedule_rules_gpu/gpu_check_shared_memory_per_reduction_step.ir")), kCuda));
 }
 
 TEST(GpuCheck, RejectsTwoLoopsOfOneAxis) {
-  expectGpuError(R"(
-prim @f(%a: f32[64, 64], %b: f32[64, 64]) {
-  for %bx in 0..1 thread_binding(blockIdx.x) {
-    for %tx in 0..64 thread_binding(threadIdx.x) {
-      for %tx2 in 0..64 thread_binding(threadIdx.x) {
-        block "copy" (%v0 = spatial(64, %tx), %v1 = spatial(64, %tx2)) {
-          reads(%a[%v0, %v1])
-          writes(%b[%v0, %v1])
-          %b[%v0, %v1] = %a[%v0, %v1]
-        }
-      }
-    }
-  }
-}
-)",
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_two_loops_of_one_axis.ir"),
                  "block \"copy\" uses loops %tx and %tx2, both bound to threadIdx.x");
 }
 
 TEST(GpuCheck, LocalBuffersBelongToOneKernel) {
-  expectGpuError(R"(
-prim @f(%a: f32[64], %b: f32[64]) {
-  alloc_buffer %t: f32[64] local
-  for %bx in 0..2 thread_binding(blockIdx.x) {
-    for %tx in 0..32 thread_binding(threadIdx.x) {
-      block "t" (%v0 = spatial(64, %bx * 32 + %tx)) {
-        reads(%a[%v0])
-        writes(%t[%v0])
-        %t[%v0] = %a[%v0]
-      }
-    }
-  }
-  for %bx in 0..2 thread_binding(blockIdx.x) {
-    for %tx in 0..32 thread_binding(threadIdx.x) {
-      block "b" (%v0 = spatial(64, %bx * 32 + %tx)) {
-        reads(%t[%v0])
-        writes(%b[%v0])
-        %b[%v0] = %t[%v0]
-      }
-    }
-  }
-}
-)",
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_local_buffers_belong_to_one_kernel.ir"),
                  "local buffer %t is used by block \"b\"");
 }
 
@@ -701,14 +440,9 @@ void checkModel(const std::string& onnx, bool meaning, bool resnet) {
 // same prim funcs on smaller images, which the interpreter runs in seconds)
 // also keeps its meaning, function by function.
 TEST(CudaRules, ResNet18EveryPrimFuncIsValidAndKeepsItsMeaning) {
-  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = test::modelGeneratorUnavailable(); !why.empty()) GTEST_SKIP() << why;
   test::TempDir dir;
-  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
-  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
-                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
-                                dir.path() + "', '--only', 'resnet18']))",
-                            dir.path()),
-            0);
+  ASSERT_EQ(test::generateModels(dir.path(), {"resnet18"}), 0);
   ASSERT_EQ(test::runPython(
                 "import torch, torchvision\n"
                 "torch.manual_seed(0)\n"
@@ -725,14 +459,9 @@ TEST(CudaRules, ResNet18EveryPrimFuncIsValidAndKeepsItsMeaning) {
 // a Transformer encoder: attention matmuls, softmax, layer norms as ONNX
 // spells them, GELU): every prim func valid and equal in meaning.
 TEST(CudaRules, SmallPublicModels) {
-  if (std::string why = test::pythonNumpyUnavailable(); !why.empty()) GTEST_SKIP() << why;
+  if (std::string why = test::modelGeneratorUnavailable(); !why.empty()) GTEST_SKIP() << why;
   test::TempDir dir;
-  if (test::runPython("import torch, torchvision, onnx", dir.path()) != 0) GTEST_SKIP() << "no torch";
-  ASSERT_EQ(test::runPython("import subprocess, sys\nsys.exit(subprocess.call(['/usr/bin/python3', '" +
-                                std::string(MLCC_SOURCE_DIR) + "/tests/models/generate.py', '--out', '" +
-                                dir.path() + "', '--only', 'mlp', 'cnn', 'transformer']))",
-                            dir.path()),
-            0);
+  ASSERT_EQ(test::generateModels(dir.path(), {"mlp", "cnn", "transformer"}), 0);
   for (const char* m : {"mlp", "cnn", "transformer"})
     checkModel(dir.file(std::string(m) + ".onnx"), true, false);
 }

@@ -15,41 +15,13 @@
 
 using namespace mlcc;
 using namespace mlcc::schedule;
-using mlcc::test::expectSameMeaning;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 
-const char* kDense = R"(
-prim @dense(%x: f32[4, 32], %w: f32[64, 32], %y: f32[4, 64]) {
-  for %i in 0..4 {
-    for %j in 0..64 {
-      for %k in 0..32 {
-        block "dense" (%vi = spatial(4, %i), %vj = spatial(64, %j), %vk = reduce(32, %k)) {
-          reads(%x[%vi, %vk], %w[%vj, %vk])
-          writes(%y[%vi, %vj])
-          init {
-            %y[%vi, %vj] = 0.0
-          }
-          %y[%vi, %vj] = %y[%vi, %vj] + %x[%vi, %vk] * %w[%vj, %vk]
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kDense = fixture("dense.ir");
 
-const char* kAdd = R"(
-prim @add(%a: f32[8], %b: f32[8], %c: f32[8]) {
-  for %i in 0..8 {
-    block "add" (%vi = spatial(8, %i)) {
-      reads(%a[%vi], %b[%vi])
-      writes(%c[%vi])
-      %c[%vi] = %a[%vi] + %b[%vi]
-    }
-  }
-}
-)";
+const std::string kAdd = fixture("schedule_script/add.ir");
 
 ir::Module twoFuncs() { return mlcc::test::parseVerified(std::string(kDense) + kAdd); }
 
@@ -64,17 +36,6 @@ schedule @add {
   %b0 = get_block("add")
 }
 )";
-
-// The error `fn` throws, formatted.
-std::string errorOf(const std::function<void()>& fn) {
-  try {
-    fn();
-  } catch (const mlcc::Error& e) {
-    return e.format();
-  }
-  ADD_FAILURE() << "no error";
-  return {};
-}
 
 TEST(ScheduleScript, ParsesBlocksCommentsAndLocations) {
   ir::ScheduleScript s = ir::parseScheduleScript(kScript, "s.sched");
@@ -104,22 +65,22 @@ TEST(ScheduleScript, ParsesBlocksCommentsAndLocations) {
 TEST(ScheduleScript, SyntaxErrorsAreLocated) {
   auto parse = [](const std::string& text) { return [text] { ir::parseScheduleScript(text, "s.sched"); }; };
   EXPECT_EQ(
-      errorOf(parse("schedule dense {}\n")),
+      errorAt(parse("schedule dense {}\n")),
       "s.sched:1:10: error: expected a function name (@name) after 'schedule', found identifier 'dense'\n"
       "schedule dense {}\n"
       "         ^");
-  EXPECT_NE(errorOf(parse("trace {\n}\n")).find("s.sched:1:1: error: expected 'schedule @function { ... }'"),
+  EXPECT_NE(errorAt(parse("trace {\n}\n")).find("s.sched:1:1: error: expected 'schedule @function { ... }'"),
             std::string::npos);
   EXPECT_NE(
-      errorOf(parse("schedule @f {\n  %b0 = get_block(\"x\"\n}\n")).find("s.sched:3:1: error: expected ')'"),
+      errorAt(parse("schedule @f {\n  %b0 = get_block(\"x\"\n}\n")).find("s.sched:3:1: error: expected ')'"),
       std::string::npos);
-  EXPECT_NE(errorOf(parse("schedule @f {\n  get_loops(%b0)\n}\n"))
+  EXPECT_NE(errorAt(parse("schedule @f {\n  get_loops(%b0)\n}\n"))
                 .find("s.sched:2:13: error: undefined trace variable %b0"),
             std::string::npos);
-  EXPECT_NE(errorOf(parse("schedule @f {\n  %b0 = get_block(\"x\")\n")).find("s.sched:3:1: error:"),
+  EXPECT_NE(errorAt(parse("schedule @f {\n  %b0 = get_block(\"x\")\n")).find("s.sched:3:1: error:"),
             std::string::npos);
   // Trace variables are local to their block.
-  EXPECT_NE(errorOf(parse("schedule @f {\n  %b0 = get_block(\"x\")\n}\nschedule @g {\n  get_loops(%b0)\n}\n"))
+  EXPECT_NE(errorAt(parse("schedule @f {\n  %b0 = get_block(\"x\")\n}\nschedule @g {\n  get_loops(%b0)\n}\n"))
                 .find("s.sched:5:13: error: undefined trace variable %b0"),
             std::string::npos);
 }
@@ -173,23 +134,23 @@ TEST(ScheduleScript, ErrorsNameTheScriptLineAndChangeNothing) {
       }
     };
   };
-  EXPECT_EQ(errorOf(apply("schedule @add {\n  %b0 = get_block(\"add\")\n}\n"
+  EXPECT_EQ(errorAt(apply("schedule @add {\n  %b0 = get_block(\"add\")\n}\n"
                           "schedule @dense {\n  %b0 = get_block(\"dense\")\n  %l1 = get_loops(%b0)\n}\n")),
             "s.sched:6:3: error: in prim @dense: get_loops gives 3 outputs, but the trace names 1\n"
             "  %l1 = get_loops(%b0)\n"
             "  ^");
-  EXPECT_EQ(errorOf(apply("schedule @dense {\n  %b0 = get_block(\"nope\")\n}\n")),
+  EXPECT_EQ(errorAt(apply("schedule @dense {\n  %b0 = get_block(\"nope\")\n}\n")),
             "s.sched:2:3: error: in prim @dense: no block \"nope\" (it was removed, or never existed)\n"
             "  %b0 = get_block(\"nope\")\n"
             "  ^");
-  EXPECT_NE(errorOf(apply("schedule @dense {\n\n  frobnicate()\n}\n"))
+  EXPECT_NE(errorAt(apply("schedule @dense {\n\n  frobnicate()\n}\n"))
                 .find("s.sched:3:3: error: in prim @dense: unknown schedule instruction 'frobnicate'"),
             std::string::npos);
-  EXPECT_NE(errorOf(apply("schedule @dense {\n  %b0 = get_block(\"dense\")\n"
+  EXPECT_NE(errorAt(apply("schedule @dense {\n  %b0 = get_block(\"dense\")\n"
                           "  transform_layout(%b0, \"w\", [o, i], [o / 16, i])\n}\n"))
                 .find("s.sched:3:3: error: in prim @dense: transform_layout: index variable o must appear"),
             std::string::npos);
-  EXPECT_EQ(errorOf(apply("schedule @add {\n}\nschedule @mystery {\n}\n")),
+  EXPECT_EQ(errorAt(apply("schedule @add {\n}\nschedule @mystery {\n}\n")),
             "s.sched:3:10: error: no prim func @mystery in the module\n"
             "schedule @mystery {\n"
             "         ^");

@@ -17,111 +17,21 @@
 #include "mlcc/ir/structural.h"
 #include "mlcc/schedule/schedule.h"
 #include "schedule_check.h"
+#include "testlib.h"
 
 using namespace mlcc;
 using namespace mlcc::schedule;
-using mlcc::test::expectSameMeaning;
-using mlcc::test::parsePrim;
+using namespace mlcc::test;
 
 namespace {
 
 constexpr int kSeeds = 20;
 
-const char* kMatmul = R"(
-prim @matmul(%A: f32[32, 24], %B: f32[24, 48], %C: f32[32, 48]) {
-  for %i in 0..32 {
-    for %j in 0..48 {
-      for %k in 0..24 {
-        block "C" (%vi = spatial(32, %i), %vj = spatial(48, %j), %vk = reduce(24, %k)) {
-          reads(%A[%vi, %vk], %B[%vk, %vj])
-          writes(%C[%vi, %vj])
-          init {
-            %C[%vi, %vj] = 0.0
-          }
-          %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kMatmul = fixture("schedule_trace/matmul.ir");
 
-const char* kConv = R"(
-prim @conv(%x: f32[1, 4, 10, 10], %w: f32[8, 4, 3, 3], %y: f32[1, 8, 8, 8]) {
-  alloc_buffer %c: f32[1, 8, 8, 8]
-  for %n in 0..1 {
-    for %f in 0..8 {
-      for %h in 0..8 {
-        for %q in 0..8 {
-          for %rc in 0..4 {
-            for %rh in 0..3 {
-              for %rw in 0..3 {
-                block "conv" (%vn = spatial(1, %n), %vf = spatial(8, %f), %vh = spatial(8, %h),
-                              %vq = spatial(8, %q), %vc = reduce(4, %rc), %vr = reduce(3, %rh),
-                              %vs = reduce(3, %rw)) {
-                  reads(%x[%vn, %vc, %vh + %vr, %vq + %vs], %w[%vf, %vc, %vr, %vs])
-                  writes(%c[%vn, %vf, %vh, %vq])
-                  init {
-                    %c[%vn, %vf, %vh, %vq] = 0.0
-                  }
-                  %c[%vn, %vf, %vh, %vq] = %c[%vn, %vf, %vh, %vq] + %x[%vn, %vc, %vh + %vr, %vq + %vs] * %w[%vf, %vc, %vr, %vs]
-                }
-              }
-            }
-          }
-        }
-      }
-    }
-  }
-  for %n in 0..1 {
-    for %f in 0..8 {
-      for %h in 0..8 {
-        for %q in 0..8 {
-          block "relu" (%vn = spatial(1, %n), %vf = spatial(8, %f), %vh = spatial(8, %h), %vq = spatial(8, %q)) {
-            reads(%c[%vn, %vf, %vh, %vq])
-            writes(%y[%vn, %vf, %vh, %vq])
-            %y[%vn, %vf, %vh, %vq] = max(%c[%vn, %vf, %vh, %vq], 0.0)
-          }
-        }
-      }
-    }
-  }
-}
-)";
+const std::string kConv = fixture("schedule_trace/conv.ir");
 
-const char* kChain = R"(
-prim @chain(%a: f32[16, 24], %d: f32[16, 24]) {
-  alloc_buffer %b: f32[16, 24]
-  alloc_buffer %c: f32[16, 24]
-  for %i in 0..16 {
-    for %j in 0..24 {
-      block "B" (%vi = spatial(16, %i), %vj = spatial(24, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      }
-    }
-  }
-  for %i in 0..16 {
-    for %j in 0..24 {
-      block "C" (%vi = spatial(16, %i), %vj = spatial(24, %j)) {
-        reads(%b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
-      }
-    }
-  }
-  for %i in 0..16 {
-    for %j in 0..24 {
-      block "D" (%vi = spatial(16, %i), %vj = spatial(24, %j)) {
-        reads(%c[%vi, %vj])
-        writes(%d[%vi, %vj])
-        %d[%vi, %vj] = %c[%vi, %vj] * %c[%vi, %vj] - 1.0
-      }
-    }
-  }
-}
-)";
+const std::string kChain = fixture("schedule_trace/chain.ir");
 
 void annotateUnroll(Schedule& s, const LoopRV& loop) {
   ExprRV steps = s.sampleCategorical({0, 16, 64, 512}, {0.25, 0.25, 0.25, 0.25});
@@ -180,7 +90,7 @@ void scheduleChain(Schedule& s) {
 
 struct Case {
   const char* name;
-  const char* text;
+  std::string text;
   std::function<void(Schedule&)> schedule;
 };
 

@@ -9,8 +9,10 @@
 
 #include "mlcc/support/diagnostic.h"
 #include "tensor_files.h"
+#include "testlib.h"
 
 using namespace mlcc::ir;
+using mlcc::test::errorAt;
 using mlcc::test::TempDir;
 
 namespace {
@@ -52,15 +54,6 @@ Module moduleWithConsts(const TempDir& dir, std::vector<std::string> files,
   return m;
 }
 
-std::string errorOf(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const mlcc::Error& e) {
-    return e.format();
-  }
-  return "(no error)";
-}
-
 }  // namespace
 
 TEST(Weights, DTypeNames) {
@@ -85,12 +78,12 @@ TEST(Weights, LookupAcrossFiles) {
   EXPECT_EQ(store.get("emb").dtype, DType::bf16);
   EXPECT_TRUE(store.contains("raw"));
 
-  std::string missing = errorOf([&] { store.get("fc2.weight"); });
+  std::string missing = errorAt([&] { store.get("fc2.weight"); });
   EXPECT_NE(missing.find("weight 'fc2.weight' not found in " + dir.file("a.safetensors") + ", " +
                          dir.file("b.safetensors")),
             std::string::npos)
       << missing;
-  std::string u8 = errorOf([&] { store.get("raw"); });
+  std::string u8 = errorAt([&] { store.get("raw"); });
   EXPECT_NE(u8.find("has dtype U8, which mlcc does not support"), std::string::npos) << u8;
 }
 
@@ -98,7 +91,7 @@ TEST(Weights, NamesMustBeUniqueAcrossFiles) {
   TempDir dir;
   writeWeights(dir, "a.safetensors", {{"w", "F32", {1}}});
   writeWeights(dir, "b.safetensors", {{"w", "F32", {1}}});
-  std::string e = errorOf([&] {
+  std::string e = errorAt([&] {
     WeightStore::open(moduleWithConsts(dir, {"a.safetensors", "b.safetensors"}, {}));
   });
   EXPECT_NE(
@@ -109,10 +102,10 @@ TEST(Weights, NamesMustBeUniqueAcrossFiles) {
 
 TEST(Weights, MissingFile) {
   TempDir dir;
-  std::string e = errorOf([&] { WeightStore::open(moduleWithConsts(dir, {"nosuch.safetensors"}, {})); });
+  std::string e = errorAt([&] { WeightStore::open(moduleWithConsts(dir, {"nosuch.safetensors"}, {})); });
   EXPECT_NE(e.find(dir.file("nosuch.safetensors")), std::string::npos) << e;
   WeightStore none = WeightStore::open(moduleWithConsts(dir, {}, {}));
-  EXPECT_NE(errorOf([&] { none.get("w"); }).find("names none"), std::string::npos);
+  EXPECT_NE(errorAt([&] { none.get("w"); }).find("names none"), std::string::npos);
 }
 
 TEST(Weights, CheckModuleWeights) {
@@ -125,7 +118,7 @@ TEST(Weights, CheckModuleWeights) {
   auto check = [&](const std::vector<std::pair<std::string, Type>>& consts) {
     Module m = moduleWithConsts(dir, {"model.safetensors"}, consts);
     WeightStore store = WeightStore::open(m);
-    return errorOf([&] { checkModuleWeights(m, store); });
+    return errorAt([&] { checkModuleWeights(m, store); });
   };
   EXPECT_EQ(check({{"fc1.weight", Type::tensor(DType::f32, std::vector<int64_t>{256, 784})},
                    {"fc1.bias", Type::tensor(DType::f32, std::vector<int64_t>{256})},

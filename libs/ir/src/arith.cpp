@@ -16,46 +16,6 @@ bool isIndex(const PrimExpr& e) { return e && e->dtype == DType::i64; }
 
 bool constOf(const PrimExpr& e, int64_t* v) { return e && e->dtype == DType::i64 && asConstInt(e, v); }
 
-// Structural equality with variables compared by identity.
-bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
-  switch (a->kind) {
-    case ExprKind::IntImm: return a->as<IntImmNode>()->value == b->as<IntImmNode>()->value;
-    case ExprKind::FloatImm: return a->as<FloatImmNode>()->value == b->as<FloatImmNode>()->value;
-    case ExprKind::Var: return false;
-    case ExprKind::Binary: {
-      const auto *x = a->as<BinaryNode>(), *y = b->as<BinaryNode>();
-      return x->op == y->op && sameExpr(x->a, y->a) && sameExpr(x->b, y->b);
-    }
-    case ExprKind::Unary: {
-      const auto *x = a->as<UnaryNode>(), *y = b->as<UnaryNode>();
-      return x->op == y->op && sameExpr(x->a, y->a);
-    }
-    case ExprKind::Select: {
-      const auto *x = a->as<SelectNode>(), *y = b->as<SelectNode>();
-      return sameExpr(x->cond, y->cond) && sameExpr(x->true_value, y->true_value) &&
-             sameExpr(x->false_value, y->false_value);
-    }
-    case ExprKind::Cast: return sameExpr(a->as<CastNode>()->value, b->as<CastNode>()->value);
-    case ExprKind::Load: {
-      const auto *x = a->as<LoadNode>(), *y = b->as<LoadNode>();
-      if (x->buffer != y->buffer || x->indices.size() != y->indices.size()) return false;
-      for (size_t i = 0; i < x->indices.size(); ++i)
-        if (!sameExpr(x->indices[i], y->indices[i])) return false;
-      return true;
-    }
-    case ExprKind::Call: {
-      const auto *x = a->as<CallNode>(), *y = b->as<CallNode>();
-      if (x->name != y->name || x->args.size() != y->args.size()) return false;
-      for (size_t i = 0; i < x->args.size(); ++i)
-        if (!sameExpr(x->args[i], y->args[i])) return false;
-      return true;
-    }
-  }
-  return false;
-}
-
 struct Term {
   PrimExpr atom;
   int64_t coeff;

@@ -1,6 +1,9 @@
 // Generic expression traversal (see expr_functor.h).
 #include "mlcc/ir/expr_functor.h"
 
+#include <bit>
+#include <cstdint>
+
 namespace mlcc::ir {
 
 namespace {
@@ -55,31 +58,78 @@ PrimExpr mapChildren(const PrimExpr& e, const std::function<PrimExpr(const PrimE
   return e;
 }
 
-bool anyOf(const PrimExpr& e, const std::function<bool(const PrimExpr&)>& pred) {
-  if (!e) return false;
-  if (pred(e)) return true;
+void forEachChild(const PrimExpr& e, const std::function<void(const PrimExpr&)>& f) {
+  if (!e) return;
   switch (e->kind) {
     case ExprKind::IntImm:
     case ExprKind::FloatImm:
-    case ExprKind::Var: return false;
-    case ExprKind::Binary: {
-      const auto* n = e->as<BinaryNode>();
-      return anyOf(n->a, pred) || anyOf(n->b, pred);
-    }
-    case ExprKind::Unary: return anyOf(e->as<UnaryNode>()->a, pred);
+    case ExprKind::Var: return;
+    case ExprKind::Binary:
+      f(e->as<BinaryNode>()->a);
+      f(e->as<BinaryNode>()->b);
+      return;
+    case ExprKind::Unary: f(e->as<UnaryNode>()->a); return;
     case ExprKind::Select: {
       const auto* n = e->as<SelectNode>();
-      return anyOf(n->cond, pred) || anyOf(n->true_value, pred) || anyOf(n->false_value, pred);
+      f(n->cond);
+      f(n->true_value);
+      f(n->false_value);
+      return;
     }
-    case ExprKind::Cast: return anyOf(e->as<CastNode>()->value, pred);
+    case ExprKind::Cast: f(e->as<CastNode>()->value); return;
     case ExprKind::Load:
-      for (const auto& i : e->as<LoadNode>()->indices)
-        if (anyOf(i, pred)) return true;
-      return false;
+      for (const auto& i : e->as<LoadNode>()->indices) f(i);
+      return;
     case ExprKind::Call:
-      for (const auto& a : e->as<CallNode>()->args)
-        if (anyOf(a, pred)) return true;
-      return false;
+      for (const auto& a : e->as<CallNode>()->args) f(a);
+      return;
+  }
+}
+
+bool anyOf(const PrimExpr& e, const std::function<bool(const PrimExpr&)>& pred) {
+  if (!e) return false;
+  if (pred(e)) return true;
+  bool found = false;
+  forEachChild(e, [&](const PrimExpr& x) { found = found || anyOf(x, pred); });
+  return found;
+}
+
+bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
+  if (a == b) return true;
+  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
+  auto allSame = [](const std::vector<PrimExpr>& x, const std::vector<PrimExpr>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!sameExpr(x[i], y[i])) return false;
+    return true;
+  };
+  switch (a->kind) {
+    case ExprKind::IntImm: return a->as<IntImmNode>()->value == b->as<IntImmNode>()->value;
+    case ExprKind::FloatImm:
+      return std::bit_cast<uint64_t>(a->as<FloatImmNode>()->value) ==
+             std::bit_cast<uint64_t>(b->as<FloatImmNode>()->value);
+    case ExprKind::Var: return false;  // different nodes
+    case ExprKind::Binary: {
+      const auto *x = a->as<BinaryNode>(), *y = b->as<BinaryNode>();
+      return x->op == y->op && sameExpr(x->a, y->a) && sameExpr(x->b, y->b);
+    }
+    case ExprKind::Unary: {
+      const auto *x = a->as<UnaryNode>(), *y = b->as<UnaryNode>();
+      return x->op == y->op && sameExpr(x->a, y->a);
+    }
+    case ExprKind::Select: {
+      const auto *x = a->as<SelectNode>(), *y = b->as<SelectNode>();
+      return allSame({x->cond, x->true_value, x->false_value}, {y->cond, y->true_value, y->false_value});
+    }
+    case ExprKind::Cast: return sameExpr(a->as<CastNode>()->value, b->as<CastNode>()->value);
+    case ExprKind::Load: {
+      const auto *x = a->as<LoadNode>(), *y = b->as<LoadNode>();
+      return x->buffer == y->buffer && allSame(x->indices, y->indices);
+    }
+    case ExprKind::Call: {
+      const auto *x = a->as<CallNode>(), *y = b->as<CallNode>();
+      return x->name == y->name && allSame(x->args, y->args);
+    }
   }
   return false;
 }

@@ -74,19 +74,21 @@ const std::string& functionName(const Function& f) {
   return std::visit([](const auto& fn) -> const std::string& { return fn.name; }, f);
 }
 
-GraphFunc* Module::findGraph(const std::string& name) {
+namespace {
+// The function of kind F named `name` in `functions`, or nullptr.
+template <class F>
+F* findFunction(std::vector<Function>& functions, const std::string& name) {
   for (auto& f : functions)
-    if (auto* g = std::get_if<GraphFunc>(&f); g && g->name == name) return g;
+    if (auto* fn = std::get_if<F>(&f); fn && fn->name == name) return fn;
   return nullptr;
 }
+}  // namespace
+
+GraphFunc* Module::findGraph(const std::string& name) { return findFunction<GraphFunc>(functions, name); }
 const GraphFunc* Module::findGraph(const std::string& name) const {
   return const_cast<Module*>(this)->findGraph(name);
 }
-PrimFunc* Module::findPrim(const std::string& name) {
-  for (auto& f : functions)
-    if (auto* p = std::get_if<PrimFunc>(&f); p && p->name == name) return p;
-  return nullptr;
-}
+PrimFunc* Module::findPrim(const std::string& name) { return findFunction<PrimFunc>(functions, name); }
 const PrimFunc* Module::findPrim(const std::string& name) const {
   return const_cast<Module*>(this)->findPrim(name);
 }

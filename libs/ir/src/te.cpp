@@ -6,14 +6,17 @@
 #include <limits>
 
 #include "mlcc/ir/builder.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::ir::te {
 
 namespace {
 
-// Exact equality: the same variables (by node), the same structure.
-bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
+// Exact equality of index expressions: the same variables (by node), the
+// same structure; selects, loads and calls count as different (ir::sameExpr
+// would compare them too, which would change the regions legalize writes).
+bool sameIndexExpr(const PrimExpr& a, const PrimExpr& b) {
   if (a == b) return true;
   if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
   switch (a->kind) {
@@ -22,13 +25,13 @@ bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
     case ExprKind::Var: return false;  // distinct nodes
     case ExprKind::Binary: {
       auto *x = a->as<BinaryNode>(), *y = b->as<BinaryNode>();
-      return x->op == y->op && sameExpr(x->a, y->a) && sameExpr(x->b, y->b);
+      return x->op == y->op && sameIndexExpr(x->a, y->a) && sameIndexExpr(x->b, y->b);
     }
     case ExprKind::Unary: {
       auto *x = a->as<UnaryNode>(), *y = b->as<UnaryNode>();
-      return x->op == y->op && sameExpr(x->a, y->a);
+      return x->op == y->op && sameIndexExpr(x->a, y->a);
     }
-    case ExprKind::Cast: return sameExpr(a->as<CastNode>()->value, b->as<CastNode>()->value);
+    case ExprKind::Cast: return sameIndexExpr(a->as<CastNode>()->value, b->as<CastNode>()->value);
     default: return false;  // conservatively different
   }
 }
@@ -36,31 +39,8 @@ bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
 // Collects every load of `e` (including loads inside load indices).
 void collectLoads(const PrimExpr& e, std::vector<const LoadNode*>& out) {
   if (!e) return;
-  switch (e->kind) {
-    case ExprKind::Load: {
-      const auto* l = e->as<LoadNode>();
-      out.push_back(l);
-      for (const auto& i : l->indices) collectLoads(i, out);
-      return;
-    }
-    case ExprKind::Binary:
-      collectLoads(e->as<BinaryNode>()->a, out);
-      collectLoads(e->as<BinaryNode>()->b, out);
-      return;
-    case ExprKind::Unary: collectLoads(e->as<UnaryNode>()->a, out); return;
-    case ExprKind::Select: {
-      const auto* s = e->as<SelectNode>();
-      collectLoads(s->cond, out);
-      collectLoads(s->true_value, out);
-      collectLoads(s->false_value, out);
-      return;
-    }
-    case ExprKind::Cast: collectLoads(e->as<CastNode>()->value, out); return;
-    case ExprKind::Call:
-      for (const auto& a : e->as<CallNode>()->args) collectLoads(a, out);
-      return;
-    default: return;
-  }
+  if (const auto* l = e->as<LoadNode>()) out.push_back(l);
+  forEachChild(e, [&](const PrimExpr& x) { collectLoads(x, out); });
 }
 
 // Read regions of one block instance: a point where every load of a buffer
@@ -82,7 +62,7 @@ std::vector<BufferRegion> readRegions(const PrimExpr& value, const Buffer& skip)
     }
     const LoadNode* f = first[it - regions.begin()];
     bool same = f->indices.size() == l->indices.size();
-    for (size_t i = 0; same && i < l->indices.size(); ++i) same = sameExpr(f->indices[i], l->indices[i]);
+    for (size_t i = 0; same && i < l->indices.size(); ++i) same = sameIndexExpr(f->indices[i], l->indices[i]);
     if (!same) *it = build::whole(l->buffer);
   }
   return regions;

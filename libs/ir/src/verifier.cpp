@@ -15,6 +15,7 @@
 
 #include "access_bounds.h"
 #include "mlcc/ir/entry.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/intrinsics.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/support/checked_math.h"
@@ -176,46 +177,6 @@ std::string exprDTypeError(const ExprNode& e) {
   return "unknown expression kind";
 }
 
-// Structural equality of expressions, with variables and buffers compared
-// by identity (used for shape dimensions).
-bool exprEqual(const PrimExpr& a, const PrimExpr& b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind || a->dtype != b->dtype) return false;
-  auto allEqual = [](const std::vector<PrimExpr>& x, const std::vector<PrimExpr>& y) {
-    if (x.size() != y.size()) return false;
-    for (size_t i = 0; i < x.size(); ++i)
-      if (!exprEqual(x[i], y[i])) return false;
-    return true;
-  };
-  switch (a->kind) {
-    case ExprKind::IntImm: return a->as<IntImmNode>()->value == b->as<IntImmNode>()->value;
-    case ExprKind::FloatImm: return a->as<FloatImmNode>()->value == b->as<FloatImmNode>()->value;
-    case ExprKind::Var: return false;  // different nodes
-    case ExprKind::Binary: {
-      const auto *x = a->as<BinaryNode>(), *y = b->as<BinaryNode>();
-      return x->op == y->op && exprEqual(x->a, y->a) && exprEqual(x->b, y->b);
-    }
-    case ExprKind::Unary: {
-      const auto *x = a->as<UnaryNode>(), *y = b->as<UnaryNode>();
-      return x->op == y->op && exprEqual(x->a, y->a);
-    }
-    case ExprKind::Select: {
-      const auto *x = a->as<SelectNode>(), *y = b->as<SelectNode>();
-      return allEqual({x->cond, x->true_value, x->false_value}, {y->cond, y->true_value, y->false_value});
-    }
-    case ExprKind::Cast: return exprEqual(a->as<CastNode>()->value, b->as<CastNode>()->value);
-    case ExprKind::Load: {
-      const auto *x = a->as<LoadNode>(), *y = b->as<LoadNode>();
-      return x->buffer == y->buffer && allEqual(x->indices, y->indices);
-    }
-    case ExprKind::Call: {
-      const auto *x = a->as<CallNode>(), *y = b->as<CallNode>();
-      return x->name == y->name && allEqual(x->args, y->args);
-    }
-  }
-  return false;
-}
-
 // A short spelling of a dimension for messages: 784, n, or <expr>.
 std::string dimText(const PrimExpr& d) {
   int64_t c;
@@ -247,7 +208,7 @@ bool typeEqual(const Type& a, const Type& b) {
   }
   if (a.dtype != b.dtype || a.rank() != b.rank()) return false;
   for (size_t i = 0; i < a.rank(); ++i)
-    if (!exprEqual(a.shape[i], b.shape[i])) return false;
+    if (!sameExpr(a.shape[i], b.shape[i])) return false;
   return true;
 }
 

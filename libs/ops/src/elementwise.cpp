@@ -16,10 +16,7 @@ namespace mlcc::ops {
 
 namespace {
 
-using ew::DClass;
-using ir::DType;
-using ir::Tensor;
-using ir::Type;
+using ew::DClass, ir::DType, ir::Tensor, ir::Type;
 
 constexpr double kPi = 3.14159265358979323846;
 

@@ -13,10 +13,7 @@ namespace mlcc::ops {
 
 namespace {
 
-using ew::DClass;
-using ir::DType;
-using ir::Tensor;
-using ir::Type;
+using ew::DClass, ir::DType, ir::Tensor, ir::Type;
 
 // ---------------------------------------------------------------------------
 // softmax / log_softmax over one axis: x viewed as [outer, mid, inner].

@@ -13,11 +13,7 @@
 
 namespace mlcc::ops {
 
-using ir::DType;
-using ir::PrimExpr;
-using ir::Tensor;
-using ir::Type;
-using nn::fail;
+using ir::DType, ir::PrimExpr, ir::Tensor, ir::Type, nn::fail;
 
 namespace {
 

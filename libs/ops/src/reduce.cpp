@@ -14,10 +14,7 @@ namespace mlcc::ops {
 
 namespace {
 
-using ew::DClass;
-using ir::DType;
-using ir::Tensor;
-using ir::Type;
+using ew::DClass, ir::DType, ir::Tensor, ir::Type;
 
 enum class RedKind : uint8_t { Sum, Mean, Max, Min, Prod };
 

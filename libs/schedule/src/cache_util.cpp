@@ -7,6 +7,7 @@
 
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/builder.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/substitute.h"
 
 namespace mlcc::schedule {
@@ -82,33 +83,8 @@ namespace {
 
 void collect(const PrimExpr& e, std::vector<Access>& out) {
   if (!e) return;
-  switch (e->kind) {
-    case ExprKind::IntImm:
-    case ExprKind::FloatImm:
-    case ExprKind::Var: return;
-    case ExprKind::Binary:
-      collect(e->as<BinaryNode>()->a, out);
-      collect(e->as<BinaryNode>()->b, out);
-      return;
-    case ExprKind::Unary: collect(e->as<UnaryNode>()->a, out); return;
-    case ExprKind::Select: {
-      const auto* n = e->as<SelectNode>();
-      collect(n->cond, out);
-      collect(n->true_value, out);
-      collect(n->false_value, out);
-      return;
-    }
-    case ExprKind::Cast: collect(e->as<CastNode>()->value, out); return;
-    case ExprKind::Load: {
-      const auto* n = e->as<LoadNode>();
-      for (const auto& i : n->indices) collect(i, out);
-      out.push_back({n->buffer, n->indices, false});
-      return;
-    }
-    case ExprKind::Call:
-      for (const auto& a : e->as<CallNode>()->args) collect(a, out);
-      return;
-  }
+  forEachChild(e, [&](const PrimExpr& x) { collect(x, out); });
+  if (const auto* n = e->as<LoadNode>()) out.push_back({n->buffer, n->indices, false});
 }
 
 void collect(const Stmt& s, std::vector<Access>& out) {

@@ -124,30 +124,7 @@ namespace {
 void visitExprs(const PrimExpr& e, const std::function<void(const PrimExpr&)>& fn) {
   if (!e) return;
   fn(e);
-  switch (e->kind) {
-    case ExprKind::IntImm:
-    case ExprKind::FloatImm:
-    case ExprKind::Var: break;
-    case ExprKind::Binary:
-      visitExprs(e->as<BinaryNode>()->a, fn);
-      visitExprs(e->as<BinaryNode>()->b, fn);
-      break;
-    case ExprKind::Unary: visitExprs(e->as<UnaryNode>()->a, fn); break;
-    case ExprKind::Select: {
-      const auto* n = e->as<SelectNode>();
-      visitExprs(n->cond, fn);
-      visitExprs(n->true_value, fn);
-      visitExprs(n->false_value, fn);
-      break;
-    }
-    case ExprKind::Cast: visitExprs(e->as<CastNode>()->value, fn); break;
-    case ExprKind::Load:
-      for (const auto& i : e->as<LoadNode>()->indices) visitExprs(i, fn);
-      break;
-    case ExprKind::Call:
-      for (const auto& a : e->as<CallNode>()->args) visitExprs(a, fn);
-      break;
-  }
+  forEachChild(e, [&](const PrimExpr& x) { visitExprs(x, fn); });
 }
 
 // Every expression of a statement (not its alloc_buffers), and every store.

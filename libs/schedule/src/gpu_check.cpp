@@ -9,6 +9,7 @@
 
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/dtype.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/substitute.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -20,32 +21,8 @@ namespace {
 
 void forEachVar(const PrimExpr& e, const std::function<void(const VarNode*)>& fn) {
   if (!e) return;
-  switch (e->kind) {
-    case ExprKind::IntImm:
-    case ExprKind::FloatImm: return;
-    case ExprKind::Var: fn(static_cast<const VarNode*>(e.get())); return;
-    case ExprKind::Binary: {
-      const auto* n = e->as<BinaryNode>();
-      forEachVar(n->a, fn);
-      forEachVar(n->b, fn);
-      return;
-    }
-    case ExprKind::Unary: forEachVar(e->as<UnaryNode>()->a, fn); return;
-    case ExprKind::Select: {
-      const auto* n = e->as<SelectNode>();
-      forEachVar(n->cond, fn);
-      forEachVar(n->true_value, fn);
-      forEachVar(n->false_value, fn);
-      return;
-    }
-    case ExprKind::Cast: forEachVar(e->as<CastNode>()->value, fn); return;
-    case ExprKind::Load:
-      for (const auto& i : e->as<LoadNode>()->indices) forEachVar(i, fn);
-      return;
-    case ExprKind::Call:
-      for (const auto& a : e->as<CallNode>()->args) forEachVar(a, fn);
-      return;
-  }
+  if (e->kind == ExprKind::Var) fn(static_cast<const VarNode*>(e.get()));
+  forEachChild(e, [&](const PrimExpr& x) { forEachVar(x, fn); });
 }
 
 void conjuncts(const PrimExpr& e, std::vector<PrimExpr>& out) {
@@ -57,18 +34,6 @@ void conjuncts(const PrimExpr& e, std::vector<PrimExpr>& out) {
   } else {
     out.push_back(e);
   }
-}
-
-// Whether two integer expressions are the same (the same variables,
-// constants and operations).
-bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
-  if (a == b) return true;
-  if (!a || !b || a->kind != b->kind) return false;
-  int64_t x, y;
-  if (asConstInt(a, &x)) return asConstInt(b, &y) && x == y;
-  const auto* ba = a->as<BinaryNode>();
-  const auto* bb = b->as<BinaryNode>();
-  return ba && bb && ba->op == bb->op && sameExpr(ba->a, bb->a) && sameExpr(ba->b, bb->b);
 }
 
 // `e` with every occurrence of `part` replaced by `by`.

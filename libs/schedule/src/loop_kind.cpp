@@ -83,24 +83,26 @@ std::vector<RVValue> setKind(ScheduleState& s, const Var& v, LoopKind kind, cons
   return {};
 }
 
+// parallel, vectorize and unroll: one loop operand, no attributes.
+std::vector<RVValue> applyKindOfOneLoop(ScheduleState& s, const InstArgs& args, LoopKind kind,
+                                        const char* inst) {
+  args.expectCount(1);
+  args.allowAttrs({});
+  return setKind(s, args.loop(0), kind, "", inst);
+}
+
 }  // namespace
 
 std::vector<RVValue> applyParallel(ScheduleState& s, const InstArgs& args, std::optional<AttrValue>&) {
-  args.expectCount(1);
-  args.allowAttrs({});
-  return setKind(s, args.loop(0), LoopKind::parallel, "", "parallelize");
+  return applyKindOfOneLoop(s, args, LoopKind::parallel, "parallelize");
 }
 
 std::vector<RVValue> applyVectorize(ScheduleState& s, const InstArgs& args, std::optional<AttrValue>&) {
-  args.expectCount(1);
-  args.allowAttrs({});
-  return setKind(s, args.loop(0), LoopKind::vectorized, "", "vectorize");
+  return applyKindOfOneLoop(s, args, LoopKind::vectorized, "vectorize");
 }
 
 std::vector<RVValue> applyUnroll(ScheduleState& s, const InstArgs& args, std::optional<AttrValue>&) {
-  args.expectCount(1);
-  args.allowAttrs({});
-  return setKind(s, args.loop(0), LoopKind::unrolled, "", "unroll");
+  return applyKindOfOneLoop(s, args, LoopKind::unrolled, "unroll");
 }
 
 std::vector<RVValue> applyBind(ScheduleState& s, const InstArgs& args, std::optional<AttrValue>&) {

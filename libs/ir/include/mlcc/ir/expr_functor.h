@@ -7,6 +7,11 @@
 //     return mapChildren(e, f);
 //   };
 //   bool uses_i = anyOf(e, [&](const PrimExpr& x) { return x == i; });
+//   // a walk that visits every load, each before its indices
+//   std::function<void(const PrimExpr&)> walk = [&](const PrimExpr& x) {
+//     if (auto* l = x->as<LoadNode>()) loads.push_back(l);
+//     forEachChild(x, walk);
+//   };
 #pragma once
 
 #include <functional>
@@ -20,8 +25,18 @@ namespace mlcc::ir {
 // as they are.
 PrimExpr mapChildren(const PrimExpr& e, const std::function<PrimExpr(const PrimExpr&)>& f);
 
+// Calls f on each direct sub-expression of `e`, in order (a binary's a then
+// b; a select's condition, true then false value; a cast's value; a load's
+// indices; a call's arguments). Nothing for leaves or a null expression.
+void forEachChild(const PrimExpr& e, const std::function<void(const PrimExpr&)>& f);
+
 // Whether `pred` holds for `e` or any of its sub-expressions (pre-order,
 // stopping at the first hit). False for a null expression.
 bool anyOf(const PrimExpr& e, const std::function<bool(const PrimExpr&)>& pred);
+
+// Whether a and b are the same expression: the same structure over the same
+// Var and Buffer nodes (variables compare by identity, not by name), float
+// constants of the same bits. Both null counts as the same.
+bool sameExpr(const PrimExpr& a, const PrimExpr& b);
 
 }  // namespace mlcc::ir
