@@ -93,8 +93,8 @@ class Fuser {
         try {
           bind(b);
         } catch (const Error& e) {
-          throw ctx_.errorAt(b.var.get(),
-                             "in primitive function @" + g_.name + ", binding %" + b.var->name + ": " + e.message());
+          throw ctx_.errorAt(b.var.get(), "in primitive function @" + g_.name + ", binding %" + b.var->name +
+                                              ": " + e.message());
         }
       }
     // Outputs no op wrote: copy them.

@@ -31,8 +31,8 @@ struct InputSlot {
   // Per dimension: the symbolic dimension there that --dim does not size
   // ("" elsewhere); a given input binding it sizes random_shape's instead.
   std::vector<std::string> dims_bound_by_inputs;
-  std::string no_random;              // why it cannot be random ("" when it can)
-  bool optional = false;              // a prim func's output it also reads: zeros when not given
+  std::string no_random;  // why it cannot be random ("" when it can)
+  bool optional = false;  // a prim func's output it also reads: zeros when not given
 };
 
 // The inputs of function `entry` of the interpreted module (symbolic
