@@ -72,6 +72,10 @@ printf 'name: p\ntarget: llvm -mcpu=bogus\nstages:\n  - name: c\n    tool: mlcc-
 yaml_error "an unknown -mcpu in the target" "2:9" "target: unknown CPU 'bogus'.*valid: native, x86-64"
 printf 'name: p\nstages:\n  - name: c\n    tool: mlcc-codegen\n    args: [-mcpu=i386]\n' >"$tmp/p.yaml"
 yaml_error "a 32-bit -mcpu" "5:11" "mlcc-codegen rejects its arguments: -mcpu: error: CPU 'i386' cannot run 64-bit code"
+# mlcc-schedule checks its --target with the command line too, so a literal
+# bad target in a schedule stage's args is refused before anything runs.
+printf 'name: p\nstages:\n  - name: s\n    tool: mlcc-schedule\n    args: [--target, "llvm -vector-bits=0"]\n' >"$tmp/p.yaml"
+yaml_error "a bad --target of mlcc-schedule" "5:11" "mlcc-schedule rejects its arguments: --target: error: -vector-bits must be a positive integer, not '0'"
 printf 'name: p\nstages: []\n' >"$tmp/p.yaml"
 yaml_error "no stages" "2:9" "must be a non-empty list of stages"
 # Command injection (issue 12): a newline in a value once ended its line in

@@ -3,29 +3,15 @@
 #include <iostream>
 
 #include "mlcc/ir/diff.h"
-#include "mlcc/ir/parser.h"
+#include "mlcc/ir/module_io.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/summary.h"
-#include "mlcc/ir/verifier.h"
 #include "mlcc/ir/weights.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
 #include "mlcc/target/target.h"
-
-namespace {
-
-// Parses and verifies one file (graph op bindings are type-checked through
-// the op registry); the verifier's errors point into the file.
-mlcc::ir::Module load(const std::string& path) {
-  mlcc::ir::SourceMap map;
-  mlcc::ir::Module m = mlcc::ir::parseModuleFile(path, &map);
-  mlcc::ir::verifyModule(m, mlcc::ops::opTypeInfo(), &map);
-  return m;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"mlcc-inspect: print, validate, summarize, extract from and diff mlcc IR files.",
@@ -64,6 +50,11 @@ int main(int argc, char** argv) {
   g_sum->excludes(g_func, g_diff);
   g_func->excludes(g_diff);
 
+  // The IR tools' reader: parse, then verify against the op registry, with
+  // errors at their FILE:LINE:COL.
+  auto read_verified = [](const std::string& path) {
+    return mlcc::ir::readVerifiedModule(path, mlcc::ops::opTypeInfo());
+  };
   return mlcc::runTool(app, argc, argv, [&]() -> int {
     if (!target_info.empty()) {
       mlcc::writeOutputAtomic(output,
@@ -75,7 +66,8 @@ int main(int argc, char** argv) {
         std::cerr << "mlcc-inspect: --diff takes two IR files\n";
         return 2;
       }
-      mlcc::ir::ModuleDiff d = mlcc::ir::diffModules(load(inputs[0]), load(inputs[1]), inputs[0], inputs[1]);
+      mlcc::ir::ModuleDiff d =
+          mlcc::ir::diffModules(read_verified(inputs[0]), read_verified(inputs[1]), inputs[0], inputs[1]);
       mlcc::writeOutputAtomic(output, d.text);
       return exit_code && !d.equal ? 3 : 0;
     }
@@ -84,7 +76,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const std::string path = inputs.empty() ? "-" : inputs[0];
-    mlcc::ir::Module m = load(path);
+    mlcc::ir::Module m = read_verified(path);
     std::string out;
     if (validate) {
       if (check_weights) {

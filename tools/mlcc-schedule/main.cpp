@@ -71,41 +71,48 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
   app.add_flag("-v,--verbose", verbose,
                "Say on stderr what scheduled each prim func (a rule, or \"script\")");
   app.add_flag("-q,--quiet", quiet, "No progress output");
-  return mlcc::runTool(app, argc, argv, [&]() -> int {
-    if (list_instructions) {
-      for (const auto& n : mlcc::schedule::instructionNames()) std::cout << n << "\n";
-      return 0;
-    }
-    if (list_rules) {
-      if (!target_text.empty()) {
-        std::cout << ruleList(Target::parse(target_text).kind);
-      } else {
-        std::cout << ruleList(Target::Kind::llvm) << ruleList(Target::Kind::cuda);
-      }
-      return 0;
-    }
-    const bool use_rules = rules == "default";
-    if (use_rules && target_text.empty()) {
-      std::cerr << "mlcc-schedule: error: --target is required (llvm or cuda), unless --rules none\n"
-                << "Run with --help for more information.\n";
-      return 2;
-    }
-    std::optional<Target> target;
+  // The target is checked with the command line (also under --check-args, so
+  // mlcc-pipeline rejects a schedule stage's bad --target before running).
+  std::optional<Target> target;
+  auto check_target = [&] {
     if (!target_text.empty()) target = Target::parse(target_text);
-    std::optional<mlcc::ir::ScheduleScript> script;
-    if (!trace_path.empty())
-      script = mlcc::ir::parseScheduleScript(mlcc::readInput(trace_path), mlcc::displayName(trace_path));
+  };
+  return mlcc::runTool(
+      app, argc, argv,
+      [&]() -> int {
+        if (list_instructions) {
+          for (const auto& n : mlcc::schedule::instructionNames()) std::cout << n << "\n";
+          return 0;
+        }
+        if (list_rules) {
+          if (target) {
+            std::cout << ruleList(target->kind);
+          } else {
+            std::cout << ruleList(Target::Kind::llvm) << ruleList(Target::Kind::cuda);
+          }
+          return 0;
+        }
+        const bool use_rules = rules == "default";
+        if (use_rules && target_text.empty()) {
+          std::cerr << "mlcc-schedule: error: --target is required (llvm or cuda), unless --rules none\n"
+                    << "Run with --help for more information.\n";
+          return 2;
+        }
+        std::optional<mlcc::ir::ScheduleScript> script;
+        if (!trace_path.empty())
+          script = mlcc::ir::parseScheduleScript(mlcc::readInput(trace_path), mlcc::displayName(trace_path));
 
-    mlcc::transform::IrToolOptions run;
-    run.input = input;
-    run.output = output;
-    run.invalid_result = "internal error: the scheduled module does not verify";
-    run.transform = [&](mlcc::ir::Module& m) {
-      const auto how = mlcc::schedule::scheduleModule(
-          m, {script ? &*script : nullptr, use_rules ? &*target : nullptr, seed});
-      if (verbose && !quiet)
-        for (const auto& [func, by] : how) std::cerr << "@" << func << ": " << by << "\n";
-    };
-    return mlcc::transform::runIrTool(run);
-  });
+        mlcc::transform::IrToolOptions run;
+        run.input = input;
+        run.output = output;
+        run.invalid_result = "internal error: the scheduled module does not verify";
+        run.transform = [&](mlcc::ir::Module& m) {
+          const auto how = mlcc::schedule::scheduleModule(
+              m, {script ? &*script : nullptr, use_rules ? &*target : nullptr, seed});
+          if (verbose && !quiet)
+            for (const auto& [func, by] : how) std::cerr << "@" << func << ": " << by << "\n";
+        };
+        return mlcc::transform::runIrTool(run);
+      },
+      check_target);
 }

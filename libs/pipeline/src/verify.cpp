@@ -12,9 +12,8 @@
 
 #include "mlcc/host/compiled_model.h"
 #include "mlcc/interp/interpreter.h"
-#include "mlcc/ir/parser.h"
+#include "mlcc/ir/module_io.h"
 #include "mlcc/ir/printer.h"
-#include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/run/input_binding.h"
 #include "mlcc/support/diagnostic.h"
@@ -66,9 +65,7 @@ class Inputs {
 };
 
 std::vector<Named> runIr(const std::string& path, Inputs& inputs, const VerifyOptions& options) {
-  ir::SourceMap map;
-  ir::Module m = ir::parseModuleFile(path, &map);
-  ir::verifyModule(m, ops::opTypeInfo(), &map);
+  ir::Module m = ir::readVerifiedModule(path, ops::opTypeInfo());
   interp::Interpreter interp(m);
   const std::string entry = interp.defaultEntry();
   return interp.run(entry, inputs.get(run::irInputSlots(interp, m, entry, options.dims), "@" + entry));

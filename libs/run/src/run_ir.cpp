@@ -2,8 +2,7 @@
 #include <chrono>
 #include <iostream>
 
-#include "mlcc/ir/parser.h"
-#include "mlcc/ir/verifier.h"
+#include "mlcc/ir/module_io.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
@@ -13,9 +12,7 @@
 namespace mlcc::run {
 
 void runIrFile(const RunOptions& o, const InputRequest& request, const std::map<std::string, int64_t>& dims) {
-  ir::SourceMap map;
-  ir::Module m = ir::parseModuleFile(o.path, &map);
-  ir::verifyModule(m, ops::opTypeInfo(), &map);
+  ir::Module m = ir::readVerifiedModule(o.path, ops::opTypeInfo());
   interp::Interpreter interp(m);
   try {
     const std::string entry = o.entry.empty() ? interp.defaultEntry() : o.entry;

@@ -29,6 +29,7 @@
 #include "mlcc/ir/te.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
+#include "mlcc/transform/pass.h"
 
 namespace mlcc::transform {
 
@@ -61,7 +62,7 @@ std::vector<ir::Type> tensorFields(const ir::Type& t) {
 
 class Fuser {
  public:
-  explicit Fuser(const ir::GraphFunc& g) : g_(g) {}
+  Fuser(const ir::GraphFunc& g, const PassContext& ctx) : g_(g), ctx_(ctx) {}
 
   ir::PrimFunc run() {
     ir::PrimFunc f;
@@ -92,7 +93,8 @@ class Fuser {
         try {
           bind(b);
         } catch (const Error& e) {
-          throw Error("in primitive function @" + g_.name + ", binding %" + b.var->name + ": " + e.message());
+          throw ctx_.errorAt(b.var.get(), "in primitive function @" + g_.name + ", binding %" + b.var->name +
+                                              ": " + e.message());
         }
       }
     // Outputs no op wrote: copy them.
@@ -199,6 +201,7 @@ class Fuser {
   }
 
   const ir::GraphFunc& g_;
+  const PassContext& ctx_;
   UniqueNames buffer_names_, block_names_;
   std::unordered_map<const ir::GraphVarNode*, std::vector<ir::Buffer>> bufs_;
   std::unordered_map<const ir::GraphVarNode*, std::vector<ir::Buffer>> ret_out_;
@@ -219,6 +222,6 @@ std::string fusedName(const ir::GraphFunc& group) {
   return name;
 }
 
-ir::PrimFunc fuseTir(const ir::GraphFunc& group) { return Fuser(group).run(); }
+ir::PrimFunc fuseTir(const ir::GraphFunc& group, const PassContext& ctx) { return Fuser(group, ctx).run(); }
 
 }  // namespace mlcc::transform

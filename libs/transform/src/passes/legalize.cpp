@@ -129,7 +129,7 @@ void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, S
             v.callee = *codegen;
             ++stats.externs;
           } else {
-            size_t i = table.add(fuseTir(*group));
+            size_t i = table.add(fuseTir(*group, ctx));
             v.kind = ir::ValueKind::CallTir;
             v.callee = placeholder(i);
             v.attrs.clear();
@@ -137,6 +137,8 @@ void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, S
           }
         }
       } catch (const Error& e) {
+        if (e.loc().line > 0)  // located in the group it lowers (fuseTir)
+          throw Error(e.loc(), "legalize: " + e.message(), e.source_line());
         throw ctx.errorAt(b.var.get(),
                           "legalize: in @" + f.name + ", binding %" + b.var->name + ": " + e.message());
       }

@@ -3,7 +3,7 @@
 // name (or one file for the entry's only input), the others random
 // (interp::randomInput: the same tensors for an IR file and the model.so
 // compiled from it, for the same seed), with symbolic dimensions sized by
-// --dim (default 1).
+// --dim, else by the given inputs that bind them, else 1.
 //
 //   auto slots = irInputSlots(interp, module, "main", dims);
 //   auto inputs = bindInputs(slots, {.files = {{"x", "x.npy"}}}, "@main");
@@ -28,13 +28,16 @@ struct InputSlot {
   ir::DType dtype;
   std::string type;                   // "f32[n, 4]", for messages
   std::vector<int64_t> random_shape;  // the shape of a random tensor for it
-  std::string no_random;              // why it cannot be random ("" when it can)
-  bool optional = false;              // a prim func's output it also reads: zeros when not given
+  // Per dimension: the symbolic dimension there that --dim does not size
+  // ("" elsewhere); a given input binding it sizes random_shape's instead.
+  std::vector<std::string> dims_bound_by_inputs;
+  std::string no_random;  // why it cannot be random ("" when it can)
+  bool optional = false;  // a prim func's output it also reads: zeros when not given
 };
 
 // The inputs of function `entry` of the interpreted module (symbolic
-// dimensions of random tensors from `dims`, default 1), and of a model.so
-// (symbolic dimensions 1).
+// dimensions of random tensors from `dims`, else from the given inputs,
+// else 1), and of a model.so (symbolic dimensions 1).
 std::vector<InputSlot> irInputSlots(interp::Interpreter& interp, const ir::Module& m,
                                     const std::string& entry, const std::map<std::string, int64_t>& dims);
 std::vector<InputSlot> modelInputSlots(const host::CompiledModel& model);
