@@ -27,20 +27,7 @@ check "--list-rules --target cuda" bash -c "'$tool' --list-rules --target cuda |
 check "usage error exits 2" run 2 --no-such-flag
 
 # --- a fused, legalized module: dense+add+relu and conv2d+relu ---
-cat >"$tmp/g.ir" <<'IR'
-mlcc.ir 1
-
-graph @main(%x: f32[4, 32], %w: f32[64, 32], %b: f32[64], %k: f32[8, 3, 3, 3], %im: f32[1, 3, 10, 10]) -> (f32[4, 64], f32[1, 8, 8, 8]) {
-  dataflow {
-    %d: f32[4, 64] = dense(%x, %w)
-    %a: f32[4, 64] = add(%d, %b)
-    %r: f32[4, 64] = relu(%a)
-    %c: f32[1, 8, 8, 8] = conv2d(%im, %k)
-    %cr: f32[1, 8, 8, 8] = relu(%c)
-  }
-  return (%r, %cr)
-}
-IR
+cp "$src/tests/cli/lib/dense_conv.ir" "$tmp/g.ir"
 "$bin/mlcc-fuse" -q --passes fuse-ops "$tmp/g.ir" -o "$tmp/fused.ir" &&
   "$bin/mlcc-legalize" -q "$tmp/fused.ir" -o "$tmp/l.ir"
 check "the module fuses and legalizes" test -s "$tmp/l.ir"
