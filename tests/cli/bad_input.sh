@@ -5,11 +5,8 @@
 # node name (ONNX), never a signal, and leave no output file behind. The
 # ONNX cases run under `ulimit -v` (4 GiB), so a tool that allocates before
 # checking the data fails here instead of passing slowly.
-set -uo pipefail
-bin=$1
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-inspect
-source "$src/tests/cli/lib/common.sh"
 
 # fails_cleanly NAME FILE:LINE:COL MESSAGE OUTPUT TOOL ARGS...: exit 1 (no
 # signal), the located message on stderr, no OUTPUT left.

@@ -6,11 +6,8 @@
 # bench.json that matches artifacts_schema/bench.schema.json, with the mlp and
 # a 64x64 matmul through the whole chain checked against PyTorch/numpy when the
 # chain's tools are built (else the missing tool is named). No timing asserts.
-set -uo pipefail
-bin=$1
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/fma_peak
-source "$src/tests/cli/lib/common.sh"
 schema=$src/artifacts_schema/bench.schema.json
 
 check "fma_peak --quick --json" run 0 --quick --json --threads 2

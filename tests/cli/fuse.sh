@@ -5,43 +5,33 @@
 # file and referenced by the IR; input weights referenced (re-relativized),
 # never copied; pipeline errors with column and caret; --list-passes, -v,
 # --help; and no output files after any failure.
-set -uo pipefail
-bin=$(cd "$1" && pwd)
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-fuse
-source "$src/tests/cli/lib/common.sh"
-py=/usr/bin/python3
 lacks() { ! grep -q -- "$2" "$1" || { echo "  '$2' in $1"; return 1; }; }
 pipeline=canonicalize,fold-constants,dead-code-elimination
 
 # --- public models: interpreted before and after fusing ---
-if $py -c 'import torch, torchvision, onnx, numpy' 2>/dev/null; then
-  if $py "$src/tests/models/generate.py" --out "$tmp/models" --only mlp cnn resnet18 >"$tmp/gen.log" 2>&1; then
-    for m in mlp cnn resnet18; do
-      check "$m imports" "$bin/mlcc-import" -q "$tmp/models/$m.onnx" -o "$tmp/$m.ir"
-      mkdir -p "$tmp/fused"
-      check "$m fuses" run 0 "$tmp/$m.ir" -o "$tmp/fused/$m.ir" --passes "$pipeline" --verify-each
-      check "$m fused validates with weights" "$bin/mlcc-inspect" --validate --check-weights "$tmp/fused/$m.ir"
-      check "$m input weights referenced, re-relativized" contains "$tmp/fused/$m.ir" "^weights \"../$m.safetensors\""
-      rm -rf "$tmp/before_$m" "$tmp/after_$m"
-      check "$m runs before" "$bin/mlcc-run" -q "$tmp/$m.ir" --input "input=$tmp/models/$m.input.npy" \
-        --output-dir "$tmp/before_$m"
-      check "$m runs after" "$bin/mlcc-run" -q "$tmp/fused/$m.ir" --input "input=$tmp/models/$m.input.npy" \
-        --output-dir "$tmp/after_$m"
-      check "$m same outputs before and after" compare "$tmp/after_$m/output.npy" "$tmp/before_$m/output.npy"
-      check "$m fused matches PyTorch" compare "$tmp/after_$m/output.npy" "$tmp/models/$m.output.npy"
-    done
-    check "resnet18 has no batch_norm left" lacks "$tmp/fused/resnet18.ir" "batch_norm("
-    check "-v prints each pass's time" run 0 "$tmp/mlp.ir" -o "$tmp/v.ir" --passes "$pipeline" -v
-    check "-v names canonicalize" contains "$tmp/err" '^canonicalize: [0-9.]* ms'
-    check "-v names fold-constants" contains "$tmp/err" '^fold-constants: [0-9.]* ms'
-    check "-v names dead-code-elimination" contains "$tmp/err" '^dead-code-elimination: [0-9.]* ms'
-    check "deterministic" bash -c "'$tool' '$tmp/resnet18.ir' --passes '$pipeline' -o '$tmp/fused/r2.ir' --weights '$tmp/fused/resnet18.safetensors.2' && diff <(sed 's/resnet18.safetensors.2/resnet18.safetensors/' '$tmp/fused/r2.ir') '$tmp/fused/resnet18.ir' >/dev/null"
-  else
-    echo "FAIL generating the public models:"; tail -5 "$tmp/gen.log"; fails=$((fails + 1))
-  fi
-else
-  echo "skip public models: torch/torchvision/onnx/numpy not importable by $py"
+if public_models torch torchvision onnx numpy -- --only mlp cnn resnet18; then
+  for m in mlp cnn resnet18; do
+    check "$m imports" "$bin/mlcc-import" -q "$tmp/models/$m.onnx" -o "$tmp/$m.ir"
+    mkdir -p "$tmp/fused"
+    check "$m fuses" run 0 "$tmp/$m.ir" -o "$tmp/fused/$m.ir" --passes "$pipeline" --verify-each
+    check "$m fused validates with weights" "$bin/mlcc-inspect" --validate --check-weights "$tmp/fused/$m.ir"
+    check "$m input weights referenced, re-relativized" contains "$tmp/fused/$m.ir" "^weights \"../$m.safetensors\""
+    rm -rf "$tmp/before_$m" "$tmp/after_$m"
+    check "$m runs before" "$bin/mlcc-run" -q "$tmp/$m.ir" --input "input=$tmp/models/$m.input.npy" \
+      --output-dir "$tmp/before_$m"
+    check "$m runs after" "$bin/mlcc-run" -q "$tmp/fused/$m.ir" --input "input=$tmp/models/$m.input.npy" \
+      --output-dir "$tmp/after_$m"
+    check "$m same outputs before and after" compare "$tmp/after_$m/output.npy" "$tmp/before_$m/output.npy"
+    check "$m fused matches PyTorch" compare "$tmp/after_$m/output.npy" "$tmp/models/$m.output.npy"
+  done
+  check "resnet18 has no batch_norm left" lacks "$tmp/fused/resnet18.ir" "batch_norm("
+  check "-v prints each pass's time" run 0 "$tmp/mlp.ir" -o "$tmp/v.ir" --passes "$pipeline" -v
+  check "-v names canonicalize" contains "$tmp/err" '^canonicalize: [0-9.]* ms'
+  check "-v names fold-constants" contains "$tmp/err" '^fold-constants: [0-9.]* ms'
+  check "-v names dead-code-elimination" contains "$tmp/err" '^dead-code-elimination: [0-9.]* ms'
+  check "deterministic" bash -c "'$tool' '$tmp/resnet18.ir' --passes '$pipeline' -o '$tmp/fused/r2.ir' --weights '$tmp/fused/resnet18.safetensors.2' && diff <(sed 's/resnet18.safetensors.2/resnet18.safetensors/' '$tmp/fused/r2.ir') '$tmp/fused/resnet18.ir' >/dev/null"
 fi
 
 # --- new constants go to the sidecar weights file ---

@@ -5,55 +5,45 @@
 # with onnx.helper (opset-dependent forms, symbolic shapes, --shape); and the
 # error paths (unsupported ops listed at once, corrupt/truncated/non-ONNX
 # files, missing external data) with exit 1 and no output file.
-set -uo pipefail
-bin=$1
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-import
-source "$src/tests/cli/lib/common.sh"
-py=/usr/bin/python3
 have_run=0
 [[ -x $bin/mlcc-run ]] && have_run=1
 
 # --- public models ---
-if $py -c 'import torch, torchvision, onnx' 2>/dev/null; then
-  if $py "$src/tests/models/generate.py" --out "$tmp/models" >"$tmp/gen.log" 2>&1; then
-    for m in mlp cnn resnet18 mobilenetv2 transformer; do
-      start=$(date +%s.%N)
-      check "$m imports" run 0 "$tmp/models/$m.onnx" -o "$tmp/$m.ir"
-      end=$(date +%s.%N)
-      [[ $m == resnet18 ]] && echo "     resnet18 import time: $(echo "$end - $start" | bc) s"
-      check "$m weights file beside the IR" test -f "$tmp/$m.safetensors"
-      check "$m validates with weights" "$bin/mlcc-inspect" --validate --check-weights "$tmp/$m.ir"
-      check "$m keeps the input name" contains "$tmp/$m.ir" '^graph @main(%input:'
-      if [[ $have_run == 1 ]]; then
-        rm -rf "$tmp/out_$m"
-        check "$m runs (mlcc-run)" "$bin/mlcc-run" -q "$tmp/$m.ir" --input "input=$tmp/models/$m.input.npy" \
-          --output-dir "$tmp/out_$m"
-        check "$m matches PyTorch" compare "$tmp/out_$m/output.npy" "$tmp/models/$m.output.npy"
-      else
-        echo "skip $m end to end: mlcc-run not built"
-      fi
-    done
-    check "mlp batch is symbolic" contains "$tmp/mlp.ir" 'input: f32\[batch, 784\]'
-    check "--shape binds the batch" run 0 "$tmp/models/mlp.onnx" --shape input=4x784 -o "$tmp/mlp4.ir"
-    check "--shape gives a static type" contains "$tmp/mlp4.ir" 'input: f32\[4, 784\]'
-    check "--shape wrong rank" run 1 "$tmp/models/mlp.onnx" --shape input=4 -o "$tmp/bad.ir"
-    check "--shape unknown input" run 1 "$tmp/models/mlp.onnx" --shape nosuch=4x784 -o "$tmp/bad.ir"
-    check "--shape bad syntax is an error" run 1 "$tmp/models/mlp.onnx" --shape input=4xq -o "$tmp/bad.ir"
-    check "no output on errors" absent "$tmp/bad.ir"
-    check "stdout + --weights" bash -c "'$tool' '$tmp/models/cnn.onnx' --weights '$tmp/cnnw.safetensors' > '$tmp/cnn_stdout.ir'"
-    check "stdout IR names the weights" contains "$tmp/cnn_stdout.ir" "weights \"$tmp/cnnw.safetensors\""
-    check "deterministic" bash -c "mkdir -p '$tmp/det' && '$tool' '$tmp/models/resnet18.onnx' -o '$tmp/det/resnet18.ir' && cmp -s '$tmp/det/resnet18.ir' '$tmp/resnet18.ir' && cmp -s '$tmp/det/resnet18.safetensors' '$tmp/resnet18.safetensors'"
-  else
-    echo "FAIL generating the public models:"; tail -5 "$tmp/gen.log"; fails=$((fails + 1))
-  fi
-else
-  echo "skip public models: torch/torchvision/onnx not importable by $py"
+if public_models torch torchvision onnx; then
+  for m in mlp cnn resnet18 mobilenetv2 transformer; do
+    start=$(date +%s.%N)
+    check "$m imports" run 0 "$tmp/models/$m.onnx" -o "$tmp/$m.ir"
+    end=$(date +%s.%N)
+    [[ $m == resnet18 ]] && echo "     resnet18 import time: $(echo "$end - $start" | bc) s"
+    check "$m weights file beside the IR" test -f "$tmp/$m.safetensors"
+    check "$m validates with weights" "$bin/mlcc-inspect" --validate --check-weights "$tmp/$m.ir"
+    check "$m keeps the input name" contains "$tmp/$m.ir" '^graph @main(%input:'
+    if [[ $have_run == 1 ]]; then
+      rm -rf "$tmp/out_$m"
+      check "$m runs (mlcc-run)" "$bin/mlcc-run" -q "$tmp/$m.ir" --input "input=$tmp/models/$m.input.npy" \
+        --output-dir "$tmp/out_$m"
+      check "$m matches PyTorch" compare "$tmp/out_$m/output.npy" "$tmp/models/$m.output.npy"
+    else
+      echo "skip $m end to end: mlcc-run not built"
+    fi
+  done
+  check "mlp batch is symbolic" contains "$tmp/mlp.ir" 'input: f32\[batch, 784\]'
+  check "--shape binds the batch" run 0 "$tmp/models/mlp.onnx" --shape input=4x784 -o "$tmp/mlp4.ir"
+  check "--shape gives a static type" contains "$tmp/mlp4.ir" 'input: f32\[4, 784\]'
+  check "--shape wrong rank" run 1 "$tmp/models/mlp.onnx" --shape input=4 -o "$tmp/bad.ir"
+  check "--shape unknown input" run 1 "$tmp/models/mlp.onnx" --shape nosuch=4x784 -o "$tmp/bad.ir"
+  check "--shape bad syntax is an error" run 1 "$tmp/models/mlp.onnx" --shape input=4xq -o "$tmp/bad.ir"
+  check "no output on errors" absent "$tmp/bad.ir"
+  check "stdout + --weights" bash -c "'$tool' '$tmp/models/cnn.onnx' --weights '$tmp/cnnw.safetensors' > '$tmp/cnn_stdout.ir'"
+  check "stdout IR names the weights" contains "$tmp/cnn_stdout.ir" "weights \"$tmp/cnnw.safetensors\""
+  check "deterministic" bash -c "mkdir -p '$tmp/det' && '$tool' '$tmp/models/resnet18.onnx' -o '$tmp/det/resnet18.ir' && cmp -s '$tmp/det/resnet18.ir' '$tmp/resnet18.ir' && cmp -s '$tmp/det/resnet18.safetensors' '$tmp/resnet18.safetensors'"
 fi
 
 # --- small per-op models (onnx.helper) ---
-if $py -c 'import onnx' 2>/dev/null; then
-  $py "$src/tests/cli/import_models.py" "$tmp/ops" || { echo "FAIL making the per-op models"; fails=$((fails + 1)); }
+if python_has onnx; then
+  /usr/bin/python3 "$src/tests/cli/import_models.py" "$tmp/ops" || { echo "FAIL making the per-op models"; fails=$((fails + 1)); }
   for f in "$tmp"/ops/*.onnx; do
     [[ -e $f ]] || continue
     n=$(basename "$f" .onnx)
@@ -72,37 +62,30 @@ if $py -c 'import onnx' 2>/dev/null; then
     fi
   done
   # Errors.
-  check "unsupported ops fail" run 1 "$tmp/ops/err_unsupported.onnx" -o "$tmp/ops/u.ir"
-  check "unsupported lists NonZero with count and first node" contains "$tmp/err" "NonZero (2 nodes, first: 'nz_a')"
+  check "unsupported ops fail" fails_saying "NonZero (2 nodes, first: 'nz_a')" "$tmp/ops/err_unsupported.onnx" -o "$tmp/ops/u.ir"
   check "unsupported lists TopK" contains "$tmp/err" "TopK (1 node, first: 'topk_a')"
   check "unsupported lists custom domains" contains "$tmp/err" "com.example.Foo (1 node, first: 'foo_a')"
   check "no output for unsupported" absent "$tmp/ops/u.ir"
-  check "Dropout in training mode fails" run 1 "$tmp/ops/err_dropout_training.onnx" -o "$tmp/ops/u.ir"
-  check "Dropout in training mode: message" contains "$tmp/err" "(Dropout): training mode is not supported"
-  check "an attribute no converter reads fails" run 1 "$tmp/ops/err_unknown_attribute.onnx" -o "$tmp/ops/u.ir"
-  check "an attribute no converter reads: message" contains "$tmp/err" "(Relu): attribute 'alpha' is not supported"
-  check "an input no converter reads fails" run 1 "$tmp/ops/err_unread_input.onnx" -o "$tmp/ops/u.ir"
-  check "an input no converter reads: message" contains "$tmp/err" "(Reshape): input 2 ('x') is not supported"
+  check "Dropout in training mode fails" fails_saying "(Dropout): training mode is not supported" "$tmp/ops/err_dropout_training.onnx" -o "$tmp/ops/u.ir"
+  check "an attribute no converter reads fails" fails_saying "(Relu): attribute 'alpha' is not supported" "$tmp/ops/err_unknown_attribute.onnx" -o "$tmp/ops/u.ir"
+  check "an input no converter reads fails" fails_saying "(Reshape): input 2 ('x') is not supported" "$tmp/ops/err_unread_input.onnx" -o "$tmp/ops/u.ir"
   check "no output for ignored attributes and inputs" absent "$tmp/ops/u.ir"
-  check "missing external data fails" run 1 "$tmp/ops/err_external_missing.onnx" -o "$tmp/ops/e.ir"
-  check "missing external data is named" contains "$tmp/err" "external data"
+  check "missing external data fails" fails_saying "external data" "$tmp/ops/err_external_missing.onnx" -o "$tmp/ops/e.ir"
   check "no output for missing external data" absent "$tmp/ops/e.ir"
   for how in traversal absolute symlink; do
     [[ $how == symlink ]] && ln -sf ../outside.bin "$tmp/ops/link.bin"
-    check "external data outside the model's directory ($how) fails" run 1 "$tmp/ops/err_external_$how.onnx" -o "$tmp/ops/t.ir"
-    check "  with the reason" contains "$tmp/err" "external data location: '.*' \(leads outside the model's directory\|is an absolute path\)"
+    check "external data outside the model's directory ($how) fails" fails_saying "external data location: '.*' \(leads outside the model's directory\|is an absolute path\)" "$tmp/ops/err_external_$how.onnx" -o "$tmp/ops/t.ir"
     check "  and writes nothing" absent "$tmp/ops/t.safetensors"
   done
   check "external data imports" run 0 "$tmp/ops/external.onnx" -o "$tmp/ops/ext.ir"
   check "external data validates" "$bin/mlcc-inspect" --validate --check-weights "$tmp/ops/ext.ir"
 else
-  echo "skip per-op models: onnx not importable by $py"
+  echo "skip per-op models: onnx not importable by /usr/bin/python3"
 fi
 
 # --- corrupt inputs ---
 printf 'this is not an onnx model\n' >"$tmp/text.onnx"
-check "text file fails" run 1 "$tmp/text.onnx" -o "$tmp/x.ir"
-check "text file: clear error" contains "$tmp/err" "error: .*ONNX"
+check "text file fails" fails_saying "error: .*ONNX" "$tmp/text.onnx" -o "$tmp/x.ir"
 : >"$tmp/empty.onnx"
 check "empty file fails" run 1 "$tmp/empty.onnx" -o "$tmp/x.ir"
 head -c 3000000 /dev/urandom >"$tmp/random.onnx"

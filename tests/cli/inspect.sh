@@ -1,12 +1,9 @@
 #!/usr/bin/env bash
 # mlcc-inspect as a user runs it: validate, summary (text and JSON checked
 # against its schema), --func, --diff, stdin, and every error path's exit code.
-set -uo pipefail
-bin=$1
-src=$2
+source "$2/tests/cli/lib/common.sh"
 data=$src/tests/cli/inspect
 tool=$bin/mlcc-inspect
-source "$src/tests/cli/lib/common.sh"
 
 check "validate" run 0 --validate "$data/mm.ir"
 check "validate prints ok" contains "$tmp/out" "mm.ir: ok"

@@ -8,48 +8,11 @@
 # --help, determinism and the error paths' exit codes.
 # A model with an op that has no TensorIR compute definition yet is skipped
 # with a message naming the op.
-set -uo pipefail
-bin=$1
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-legalize
-py=/usr/bin/python3
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fails=0
-check() {  # check NAME CONDITION...
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else echo "FAIL $name"; fails=$((fails + 1)); fi
-}
-run() {  # run EXPECTED_RC ARGS... : stdout in $tmp/out, stderr in $tmp/err
-  local expected=$1
-  shift
-  "$tool" "$@" >"$tmp/out" 2>"$tmp/err"
-  local rc=$?
-  if [[ $rc -ne $expected ]]; then
-    echo "  'mlcc-legalize $*' exited $rc, expected $expected; stderr:"
-    sed 's/^/    /' "$tmp/err"
-    return 1
-  fi
-}
-contains() { grep -q -- "$2" "$1" || { echo "  '$2' not in $1:"; sed 's/^/    /' "$1" | head -20; return 1; }; }
-absent() { [[ ! -e $1 ]] || { echo "  $1 exists"; return 1; }; }
-# compare OUT.npy REF.npy: rtol 1e-3, atol 1e-4 scaled by the reference's magnitude
-compare() {
-  $py - "$1" "$2" <<'PY'
-import sys, numpy as np
-a = np.load(sys.argv[1]); b = np.load(sys.argv[2])
-assert a.shape == b.shape, (a.shape, b.shape)
-scale = max(1.0, float(np.abs(b).max()) if b.size else 1.0)
-ok = np.allclose(a.astype(np.float64), b.astype(np.float64), rtol=1e-3, atol=1e-4 * scale)
-if not ok:
-    print("  max abs error", float(np.abs(a.astype(np.float64) - b).max()), "scale", scale)
-sys.exit(0 if ok else 1)
-PY
-}
 # only_lowered SUMMARY.json: graph_ops holds call_tir/call_extern only
 only_lowered() {
-  $py - "$1" <<'PY'
+  py "$1" <<'PY'
 import json, sys
 ops = json.load(open(sys.argv[1]))["graph_ops"]
 bad = {k: v for k, v in ops.items() if k not in ("call_tir", "call_extern")}
@@ -77,9 +40,9 @@ graph @fused_negative(%p: f32[m, 4]) -> f32[m, 4] attrs(primitive = true) {
   return %q
 }
 IR
-check "--help shows an example" bash -c "'$tool' --help | grep -q 'mlcc-legalize fused.ir -o lowered.ir'"
-check "--list-passes names legalize" bash -c "'$tool' --list-passes | grep -q '^legalize'"
-check "--version" bash -c "'$tool' --version | grep -q 'mlcc-legalize'"
+check "--help shows an example" prints 'mlcc-legalize fused.ir -o lowered.ir' --help
+check "--list-passes names legalize" prints '^legalize' --list-passes
+check "--version" prints 'mlcc-legalize' --version
 check "usage error exits 2" run 2 --no-such-flag
 check "unknown pass exits 1" run 1 "$tmp/small.ir" --passes nosuch -o "$tmp/x.ir"
 check "unknown pass points at --passes" contains "$tmp/err" "passes:1:1: error: unknown pass 'nosuch'"
@@ -105,57 +68,43 @@ fi
 # --- public models ---
 have_fuse=0
 [[ -x $bin/mlcc-fuse ]] && have_fuse=1
-if $py -c 'import torch, torchvision, onnx' 2>/dev/null; then
-  if $py "$src/tests/models/generate.py" --out "$tmp/models" >"$tmp/gen.log" 2>&1; then
-    mkdir -p "$tmp/lowered"
-    for m in mlp cnn resnet18 mobilenetv2 transformer; do
-      check "$m imports" "$bin/mlcc-import" -q "$tmp/models/$m.onnx" -o "$tmp/$m.ir"
-      in=$tmp/$m.ir
-      if [[ $have_fuse == 1 ]]; then
-        check "$m fuses" "$bin/mlcc-fuse" -q "$tmp/$m.ir" -o "$tmp/$m.fused.ir"
-        in=$tmp/$m.fused.ir
-      fi
-      # Lowered into another directory: the weights are referenced from there.
-      out=$tmp/lowered/$m.ir
-      if ! "$tool" -q "$in" -o "$out" 2>"$tmp/err"; then
-        if op=$(grep -o "op '[A-Za-z_0-9]*' cannot be lowered to TensorIR yet" "$tmp/err" | head -1) && [[ -n $op ]]; then
-          echo "skip $m: $op"
-        else
-          echo "FAIL $m lowers:"; sed 's/^/    /' "$tmp/err" | head -10; fails=$((fails + 1))
-        fi
-        continue
-      fi
-      echo "ok   $m lowers"
-      check "$m: no weights file copied" absent "$tmp/lowered/$m.safetensors"
-      check "$m: weights path re-relativized" contains "$out" "^weights \"../$m.safetensors\""
-      check "$m lowered validates with weights" "$bin/mlcc-inspect" --validate --check-weights "$out"
-      "$bin/mlcc-inspect" --summary --json "$out" >"$tmp/$m.summary.json"
-      check "$m summary counts only call_tir/call_extern" only_lowered "$tmp/$m.summary.json"
-      rm -rf "$tmp/out_$m"
-      start=$(date +%s.%N)
-      check "$m lowered runs (mlcc-run)" "$bin/mlcc-run" -q "$out" --input "input=$tmp/models/$m.input.npy" \
-        --output-dir "$tmp/out_$m"
-      end=$(date +%s.%N)
-      echo "     $m TensorIR interpretation time: $(echo "$end - $start" | bc) s"
-      check "$m lowered matches PyTorch" compare "$tmp/out_$m/output.npy" "$tmp/models/$m.output.npy"
-    done
-    # Library dispatch: groups with a codegen attribute become call_extern.
-    if [[ $have_fuse == 1 && -f $tmp/mlp.ir ]]; then
-      check "mlp fuses with BLAS patterns" "$bin/mlcc-fuse" -q "$tmp/mlp.ir" --passes 'fuse-by-pattern,fuse-ops' \
-        --patterns "$src/pipelines/patterns/blas.yaml" -o "$tmp/mlp.blas.ir"
-      check "mlp BLAS groups lower" run 0 "$tmp/mlp.blas.ir" -o "$tmp/mlp.blas.lowered.ir"
-      check "mlp dense+bias+relu is call_extern" contains "$tmp/mlp.blas.lowered.ir" 'call_extern "blas.dense_bias_relu"(%input, %fc1.weight, %fc1.bias)'
-      check "mlp dense+bias is call_extern" contains "$tmp/mlp.blas.lowered.ir" 'call_extern "blas.dense_bias"('
-      check "mlp BLAS sub-functions removed" bash -c "! grep -q '^graph @fused' '$tmp/mlp.blas.lowered.ir'"
-      "$bin/mlcc-inspect" --summary --json "$tmp/mlp.blas.lowered.ir" >"$tmp/mlp.blas.summary.json"
-      check "mlp BLAS summary counts only call_tir/call_extern" only_lowered "$tmp/mlp.blas.summary.json"
+if public_models torch torchvision onnx; then
+  mkdir -p "$tmp/lowered"
+  for m in mlp cnn resnet18 mobilenetv2 transformer; do
+    check "$m imports" "$bin/mlcc-import" -q "$tmp/models/$m.onnx" -o "$tmp/$m.ir"
+    in=$tmp/$m.ir
+    if [[ $have_fuse == 1 ]]; then
+      check "$m fuses" "$bin/mlcc-fuse" -q "$tmp/$m.ir" -o "$tmp/$m.fused.ir"
+      in=$tmp/$m.fused.ir
     fi
-  else
-    echo "FAIL generating the public models:"; tail -5 "$tmp/gen.log"; fails=$((fails + 1))
+    # Lowered into another directory: the weights are referenced from there.
+    out=$tmp/lowered/$m.ir
+    lowered "$m" "$in" "$out" || continue
+    echo "ok   $m lowers"
+    check "$m: no weights file copied" absent "$tmp/lowered/$m.safetensors"
+    check "$m: weights path re-relativized" contains "$out" "^weights \"../$m.safetensors\""
+    check "$m lowered validates with weights" "$bin/mlcc-inspect" --validate --check-weights "$out"
+    "$bin/mlcc-inspect" --summary --json "$out" >"$tmp/$m.summary.json"
+    check "$m summary counts only call_tir/call_extern" only_lowered "$tmp/$m.summary.json"
+    rm -rf "$tmp/out_$m"
+    start=$(date +%s.%N)
+    check "$m lowered runs (mlcc-run)" "$bin/mlcc-run" -q "$out" --input "input=$tmp/models/$m.input.npy" \
+      --output-dir "$tmp/out_$m"
+    end=$(date +%s.%N)
+    echo "     $m TensorIR interpretation time: $(echo "$end - $start" | bc) s"
+    check "$m lowered matches PyTorch" compare "$tmp/out_$m/output.npy" "$tmp/models/$m.output.npy"
+  done
+  # Library dispatch: groups with a codegen attribute become call_extern.
+  if [[ $have_fuse == 1 && -f $tmp/mlp.ir ]]; then
+    check "mlp fuses with BLAS patterns" "$bin/mlcc-fuse" -q "$tmp/mlp.ir" --passes 'fuse-by-pattern,fuse-ops' \
+      --patterns "$src/pipelines/patterns/blas.yaml" -o "$tmp/mlp.blas.ir"
+    check "mlp BLAS groups lower" run 0 "$tmp/mlp.blas.ir" -o "$tmp/mlp.blas.lowered.ir"
+    check "mlp dense+bias+relu is call_extern" contains "$tmp/mlp.blas.lowered.ir" 'call_extern "blas.dense_bias_relu"(%input, %fc1.weight, %fc1.bias)'
+    check "mlp dense+bias is call_extern" contains "$tmp/mlp.blas.lowered.ir" 'call_extern "blas.dense_bias"('
+    check "mlp BLAS sub-functions removed" bash -c "! grep -q '^graph @fused' '$tmp/mlp.blas.lowered.ir'"
+    "$bin/mlcc-inspect" --summary --json "$tmp/mlp.blas.lowered.ir" >"$tmp/mlp.blas.summary.json"
+    check "mlp BLAS summary counts only call_tir/call_extern" only_lowered "$tmp/mlp.blas.summary.json"
   fi
-else
-  echo "skip public models: torch/torchvision/onnx not importable by $py"
 fi
 
-[[ $fails -eq 0 ]] && echo "all passed" || echo "$fails failed"
-exit $((fails > 0))
+finish legalize

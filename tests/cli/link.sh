@@ -5,11 +5,8 @@
 # mlcc-codegen's: outputs against numpy at 1 and 2 threads (a GEMM small
 # enough for one thread and one split over the pool), exported symbols, the
 # C example, benchmark JSON, the profile table, and the errors of each tool.
-set -uo pipefail
-bin=$1
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-link
-source "$src/tests/cli/lib/common.sh"
 CC=${CC:-cc}
 
 # make_model DIR M N K [CFLAGS...]: DIR/{x,W,b}.npy, DIR/weights.h, DIR/model.o
@@ -63,17 +60,13 @@ check "exports only runtime.h" bash -c "
   [[ \$(echo \"\$syms\" | wc -l) -eq 14 ]] && ! echo \"\$syms\" | grep -qv -e '^mlcc_model_' -e '^mlcc_last_error\$'"
 check "self-contained: no mlcc library needed" bash -c "! ldd '$small/model.so' | grep -q mlcc"
 check "no temporary files left" bash -c "[[ -z \$(ls -A '$small' | grep '^\\.') ]]"
-check "missing input" run 1 "$tmp/nope.o" -o "$tmp/nope.so"
-check "missing input named" contains "$tmp/err" "nope.o: error: no such file"
-check "not an object" run 1 "$small/weights.h" -o "$tmp/nope.so"
-check "not an object message" contains "$tmp/err" "weights.h: error: not an object file (not ELF)"
-check "a .so is not an object" run 1 "$small/model.so" -o "$tmp/nope.so"
-check "a .so message" contains "$tmp/err" "not an object file (an ELF shared library"
+check "missing input" fails_saying "nope.o: error: no such file" "$tmp/nope.o" -o "$tmp/nope.so"
+check "not an object" fails_saying "weights.h: error: not an object file (not ELF)" "$small/weights.h" -o "$tmp/nope.so"
+check "a .so is not an object" fails_saying "not an object file (an ELF shared library" "$small/model.so" -o "$tmp/nope.so"
 echo 'int not_a_model(void) { return 1; }' >"$tmp/other.c"
 "$CC" -c -fPIC "$tmp/other.c" -o "$tmp/other.o"
 echo old >"$tmp/keep.so"
-check "link failure" run 1 "$tmp/other.o" -o "$tmp/keep.so"
-check "link failure explained" contains "$tmp/err" "do not define mlcc_abi_model_v1"
+check "link failure" fails_saying "do not define mlcc_abi_model_v1" "$tmp/other.o" -o "$tmp/keep.so"
 check "linker's message shown" contains "$tmp/err" "undefined reference to .mlcc_abi_model_v1"
 check "old output untouched" bash -c "[[ \$(cat '$tmp/keep.so') == old ]]"
 check "nothing half-written" bash -c "[[ -z \$(ls -A '$tmp' | grep '^\\.keep') ]]"
@@ -117,8 +110,7 @@ done
 # Its two outputs (y, then h) are written all or nothing.
 mkdir -p "$tmp/o2/h.npy"
 echo old >"$tmp/o2/y.npy"
-check "second output fails" run 1 "$small/model.so" --input x="$small/x.npy" --output-dir "$tmp/o2"
-check "second output fails: message" contains "$tmp/err" "o2/h.npy: error: cannot write the output: is a directory"
+check "second output fails" fails_saying "o2/h.npy: error: cannot write the output: is a directory" "$small/model.so" --input x="$small/x.npy" --output-dir "$tmp/o2"
 check "second output fails: first kept as it was" bash -c "[[ \$(cat '$tmp/o2/y.npy') == old && \$(ls -A '$tmp/o2' | wc -l) == 2 ]]"
 check "unnamed input: the model's only one" run 0 "$small/model.so" --input "$small/x.npy" --output-dir "$tmp/su"
 check "unnamed input matches numpy" reference "$small" "$tmp/su"
@@ -163,21 +155,14 @@ np.save(f"{d}/x64.npy", np.ones((8, 64)))
 x = np.ones((8, 64), np.float32); x[0, 0] = np.nan
 np.save(f"{d}/xnan.npy", x)
 PY
-check "unknown input" run 1 "$small/model.so" --input q="$small/x.npy"
-check "unknown input message" contains "$tmp/err" "model.so: error: unknown input 'q'; the model takes: x: f32\[8, 64\]"
-check "wrong shape" run 1 "$small/model.so" --input x="$big/x.npy"
-check "wrong shape message" contains "$tmp/err" "input 'x': expected f32\[8, 64\], got f32\[96, 128\]"
-check "wrong dtype" run 1 "$small/model.so" --input x="$tmp/xi.npy"
-check "wrong dtype message" contains "$tmp/err" "input 'x': expected f32\[8, 64\], got i64\[8, 64\]"
-check "float64" run 1 "$small/model.so" --input x="$tmp/x64.npy"
-check "float64 message" contains "$tmp/err" "(expected f32\[8, 64\]).*'<f8' is not an mlcc dtype"
-check "error from the model" run 1 "$small/model.so" --input x="$tmp/xnan.npy"
-check "model's message" contains "$tmp/err" "run failed: tiny model: x\[0, 0\] is NaN"
+check "unknown input" fails_saying "model.so: error: unknown input 'q'; the model takes: x: f32\[8, 64\]" "$small/model.so" --input q="$small/x.npy"
+check "wrong shape" fails_saying "input 'x': expected f32\[8, 64\], got f32\[96, 128\]" "$small/model.so" --input x="$big/x.npy"
+check "wrong dtype" fails_saying "input 'x': expected f32\[8, 64\], got i64\[8, 64\]" "$small/model.so" --input x="$tmp/xi.npy"
+check "float64" fails_saying "(expected f32\[8, 64\]).*'<f8' is not an mlcc dtype" "$small/model.so" --input x="$tmp/x64.npy"
+check "error from the model" fails_saying "run failed: tiny model: x\[0, 0\] is NaN" "$small/model.so" --input x="$tmp/xnan.npy"
 echo "not a model" >"$tmp/text.so"
-check "not a model" run 1 "$tmp/text.so"
-check "not a model message" contains "$tmp/err" "text.so: error: not a compiled model"
-check "object, not model" run 1 "$small/model.o"
-check "object message" contains "$tmp/err" "an object file, not a compiled model: link it first"
+check "not a model" fails_saying "text.so: error: not a compiled model" "$tmp/text.so"
+check "object, not model" fails_saying "an object file, not a compiled model: link it first" "$small/model.o"
 "$CC" -shared -fPIC "$tmp/other.c" -o "$tmp/other.so"
 check "other library" run 1 "$tmp/other.so"
 # (not dlopen'ed: without mlcc-link's checksum it could as well be a truncated model.so)
@@ -186,8 +171,7 @@ check "other library message" contains "$tmp/err" "other.so: error: not a model.
 # SIGSEGV in the loader): mlcc-link appends a checksum that mlcc-run verifies.
 check "mlcc-link appends the checksum" bash -c "tail -c 8 '$small/model.so' | grep -q MLCCSUM1"
 head -c 20000 "$small/model.so" >"$tmp/trunc.so"
-check "truncated model.so exits 1" run 1 "$tmp/trunc.so"
-check "truncated: message" contains "$tmp/err" "trunc.so: error: not a model.so as mlcc-link writes it: .*truncated"
+check "truncated model.so exits 1" fails_saying "trunc.so: error: not a model.so as mlcc-link writes it: .*truncated" "$tmp/trunc.so"
 py "$small/model.so" "$tmp" <<'PY'
 import sys
 data = open(sys.argv[1], "rb").read()
@@ -199,16 +183,12 @@ flip[len(data) // 2] ^= 0x01  # one bit in the middle
 open(f"{sys.argv[2]}/flip_mid.so", "wb").write(flip)
 open(f"{sys.argv[2]}/cut.so", "wb").write(data[:1000] + data[1008:])  # 8 bytes cut, trailer kept
 PY
-check "bit-flipped header exits 1" run 1 "$tmp/flip.so"
-check "bit-flipped header: message" contains "$tmp/err" "flip.so: error: damaged: its contents do not match the checksum"
-check "bit-flipped middle exits 1" run 1 "$tmp/flip_mid.so"
-check "bit-flipped middle: message" contains "$tmp/err" "flip_mid.so: error: damaged"
-check "bytes cut exits 1" run 1 "$tmp/cut.so"
-check "bytes cut: message" contains "$tmp/err" "cut.so: error: truncated or damaged: mlcc-link wrote [0-9]* bytes before the checksum, the file has"
+check "bit-flipped header exits 1" fails_saying "flip.so: error: damaged: its contents do not match the checksum" "$tmp/flip.so"
+check "bit-flipped middle exits 1" fails_saying "flip_mid.so: error: damaged" "$tmp/flip_mid.so"
+check "bytes cut exits 1" fails_saying "cut.so: error: truncated or damaged: mlcc-link wrote [0-9]* bytes before the checksum, the file has" "$tmp/cut.so"
 check "fixture with another ABI version" make_model "$tmp/abi" 8 32 64 -DTINY_ABI_VERSION=99
 "$bin/mlcc-link" "$tmp/abi/model.o" -o "$tmp/abi/model.so"
-check "ABI mismatch" run 1 "$tmp/abi/model.so"
-check "ABI mismatch message" contains "$tmp/err" "model ABI version 99 does not match the runtime's 2"
+check "ABI mismatch" fails_saying "model ABI version 99 does not match the runtime's 2" "$tmp/abi/model.so"
 check "usage: --bench on IR" run 2 "$src/tests/cli/inspect/mm.ir" --bench 3
 check "usage: --threads 0" run 2 "$small/model.so" --threads 0
 check "usage: --dim on model.so" run 2 "$small/model.so" --dim n=3
@@ -216,17 +196,7 @@ check "usage: --dim on model.so" run 2 "$small/model.so" --dim n=3
 # --- a model.so from mlcc-codegen (when built): same random inputs as its IR,
 # interpreted and compiled; profile names the prim funcs
 if [[ -x $bin/mlcc-codegen && -x $bin/mlcc-legalize ]]; then
-  cat >"$tmp/chain.ir" <<'IR'
-mlcc.ir 1
-
-graph @main(%x: f32[64, 48], %w: f32[48, 32]) -> f32[64, 32] {
-  dataflow {
-    %y: f32[64, 32] = matmul(%x, %w)
-    %z: f32[64, 32] = tanh(%y)
-  }
-  return %z
-}
-IR
+  cp "$src/tests/cli/lib/matmul_tanh.ir" "$tmp/chain.ir"
   "$bin/mlcc-legalize" "$tmp/chain.ir" -o "$tmp/chain.low.ir"
   check "codegen" "$bin/mlcc-codegen" "$tmp/chain.low.ir" --target llvm -o "$tmp/chain.o"
   check "codegen output links" "$bin/mlcc-link" "$tmp/chain.o" -o "$tmp/chain.so"

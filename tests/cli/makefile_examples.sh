@@ -6,11 +6,8 @@
 # variable reruns only the stages from there on; the errors (no MODEL, no such
 # file, no INPUT, a failing stage) are clear and leave no output behind; help
 # and clean.
-set -uo pipefail
-bin=$(cd "$1" && pwd)
-src=$(cd "$2" && pwd)
+source "$2/tests/cli/lib/common.sh"
 tool=make
-source "$src/tests/cli/lib/common.sh"
 mk() { make --no-print-directory -f "$src/Makefile.examples" MLCC_BIN="$bin" "$@"; }
 run() {  # run EXPECTED_RC MAKE_ARGS...: make in $tmp; stdout in $tmp/out, stderr in $tmp/err
   local expected=$1

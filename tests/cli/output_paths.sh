@@ -6,10 +6,7 @@
 # anything is written, with exit 1. An existing device or FIFO (`-o
 # /dev/null`) is written into, as a shell redirection would, instead of being
 # replaced by a regular file.
-set -uo pipefail
-bin=$1
-src=$2
-source "$src/tests/cli/lib/common.sh"
+source "$2/tests/cli/lib/common.sh"
 cd "$tmp" || exit 1
 
 cat >a.ir <<'IR'
@@ -46,6 +43,16 @@ tool=$bin/mlcc-inspect
 check "mlcc-inspect --summary -o INPUT fails" run 1 --summary a.ir -o a.ir
 check "  the input is untouched" unchanged
 
+# refuses WHAT FILE COPY TOOL ARGS...: bin/TOOL ARGS (writing WHAT) fails with
+# exit 1 and leaves FILE as its saved COPY
+refuses() {
+  local what=$1 file=$2 copy=$3
+  tool=$bin/$4
+  shift 4
+  check "$(basename "$tool") $what fails" run 1 "$@"
+  check "  $file is untouched" cmp -s "$file" "$copy"
+}
+
 # Devices and FIFOs are written into, not replaced.
 tool=$bin/mlcc-fuse
 mknod null c 1 3 2>/dev/null || cp -a /dev/null null 2>/dev/null
@@ -76,33 +83,23 @@ m.ir_version = 8
 onnx.save(m, "m.onnx")
 PY
   cp m.onnx m.orig
-  tool=$bin/mlcc-import
-  check "mlcc-import -o MODEL fails" run 1 m.onnx -o m.onnx
-  check "  the model is untouched" cmp -s m.onnx m.orig
+  refuses "-o MODEL" m.onnx m.orig mlcc-import m.onnx -o m.onnx
   check "  no weights file either" absent m.safetensors
-  check "mlcc-import --weights MODEL fails" run 1 m.onnx -o m.ir --weights m.onnx
-  check "  the model is untouched" cmp -s m.onnx m.orig
+  refuses "--weights MODEL" m.onnx m.orig mlcc-import m.onnx -o m.ir --weights m.onnx
   check "  no IR either" absent m.ir
   check "mlcc-import with the IR and its weights on one path fails" run 1 m.onnx -o same --weights ./same
   check "  says so" contains "$tmp/err" "the IR and its weights file would be the same file"
   check "  writes nothing" absent same
   check "mlcc-import works" run 0 m.onnx -o m.ir
   cp m.safetensors w.orig
-  tool=$bin/mlcc-fuse
-  check "mlcc-fuse -o the input's weights file fails" run 1 m.ir -o m.safetensors
-  check "  the weights are untouched" cmp -s m.safetensors w.orig
-  tool=$bin/mlcc-legalize
-  check "mlcc-legalize -o the input's weights file fails" run 1 m.ir -o m.safetensors
-  check "  the weights are untouched" cmp -s m.safetensors w.orig
+  for ir_tool in mlcc-fuse mlcc-legalize; do
+    refuses "-o the input's weights file" m.safetensors w.orig "$ir_tool" m.ir -o m.safetensors
+  done
   if "$bin/mlcc-legalize" m.ir -o l.ir && "$bin/mlcc-schedule" l.ir --target llvm -o s.ir &&
      "$bin/mlcc-codegen" s.ir -o m.o; then
     cp m.o o.orig
-    tool=$bin/mlcc-codegen
-    check "mlcc-codegen -o the input's weights file fails" run 1 s.ir -o m.safetensors
-    check "  the weights are untouched" cmp -s m.safetensors w.orig
-    tool=$bin/mlcc-link
-    check "mlcc-link -o an object it links fails" run 1 m.o -o m.o
-    check "  the object is untouched" cmp -s m.o o.orig
+    refuses "-o the input's weights file" m.safetensors w.orig mlcc-codegen s.ir -o m.safetensors
+    refuses "-o an object it links" m.o o.orig mlcc-link m.o -o m.o
   else
     check "the chain to m.o" false
   fi

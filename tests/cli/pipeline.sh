@@ -7,17 +7,14 @@
 # custom stage written as a small script; `verify` naming the stage that
 # broke the model, and its JSON against artifacts_schema/verify.schema.json;
 # every YAML error at its FILE:LINE:COL with nothing run.
-set -uo pipefail
-bin=$(cd "$1" && pwd)
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-pipeline
-source "$src/tests/cli/lib/common.sh"
 pyok=0
-/usr/bin/python3 -c 'import torch, torchvision, onnx, numpy, jsonschema' 2>/dev/null && pyok=1
+python_has torch torchvision onnx numpy jsonschema && pyok=1
 
 # --- usage ---
-check "--help shows an example" bash -c "'$tool' --help | grep -q 'mlcc-pipeline run pipelines/cpu-default.yaml --input model.onnx'"
-check "--version" bash -c "'$tool' --version | grep -q 'mlcc-pipeline'"
+check "--help shows an example" prints 'mlcc-pipeline run pipelines/cpu-default.yaml --input model.onnx' --help
+check "--version" prints 'mlcc-pipeline' --version
 check "no subcommand exits 2" run 2
 check "run without --input exits 2" run 2 run "$src/pipelines/cpu-default.yaml"
 check "--set without = exits 2" run 2 run "$src/pipelines/cpu-default.yaml" --input "$src/README.md" --set nothing

@@ -2,11 +2,8 @@
 # mlcc-run as a user runs it on IR files: outputs written as .npy and checked
 # with numpy, deterministic random inputs, prim func entries, and the exit
 # codes and messages of bad inputs (1) and usage errors (2).
-set -uo pipefail
-bin=$1
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-run
-source "$src/tests/cli/lib/common.sh"
 mm=$src/tests/cli/inspect/mm.ir
 
 py "$tmp" <<'PY'

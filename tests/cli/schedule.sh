@@ -6,11 +6,8 @@
 # instructions, bad arguments, unknown functions) exiting 1 with FILE:LINE:COL
 # and no output file. Then the public models after the default llvm and cuda
 # rules, interpreted against PyTorch's outputs (once a target has rules).
-set -uo pipefail
-bin=$(cd "$1" && pwd)
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-schedule
-source "$src/tests/cli/lib/common.sh"
 lacks() { ! grep -q -- "$2" "$1" || { echo "  '$2' in $1"; return 1; }; }
 # same_outputs DIR_A DIR_B: the same .npy files with close values
 same_outputs() {
@@ -21,29 +18,16 @@ same_outputs() {
   return $ok
 }
 
-check "--help shows a worked example" bash -c "'$tool' --help | grep -q 'transform_layout(%b0, \"w\", \[o, i\], \[o / 16, i, o % 16\])'"
-check "--help says when --target is needed" bash -c "'$tool' --help | grep -q -- '--target is required unless --rules none'"
-check "--version" bash -c "'$tool' --version | grep -q '^mlcc-schedule '"
+check "--help shows a worked example" prints 'transform_layout(%b0, "w", \[o, i\], \[o / 16, i, o % 16\])' --help
+check "--help says when --target is needed" prints '--target is required unless --rules none' --help
+check "--version" prints '^mlcc-schedule ' --version
 check "--list-instructions" bash -c "'$tool' --list-instructions | grep -qx 'transform_layout'"
 check "--list-rules names both targets" bash -c "'$tool' --list-rules | grep -q '^llvm:' && '$tool' --list-rules | grep -q '^cuda:'"
 check "--list-rules --target cuda" bash -c "'$tool' --list-rules --target cuda | grep -q '^cuda:'"
 check "usage error exits 2" run 2 --no-such-flag
 
 # --- a fused, legalized module: dense+add+relu and conv2d+relu ---
-cat >"$tmp/g.ir" <<'IR'
-mlcc.ir 1
-
-graph @main(%x: f32[4, 32], %w: f32[64, 32], %b: f32[64], %k: f32[8, 3, 3, 3], %im: f32[1, 3, 10, 10]) -> (f32[4, 64], f32[1, 8, 8, 8]) {
-  dataflow {
-    %d: f32[4, 64] = dense(%x, %w)
-    %a: f32[4, 64] = add(%d, %b)
-    %r: f32[4, 64] = relu(%a)
-    %c: f32[1, 8, 8, 8] = conv2d(%im, %k)
-    %cr: f32[1, 8, 8, 8] = relu(%c)
-  }
-  return (%r, %cr)
-}
-IR
+cp "$src/tests/cli/lib/dense_conv.ir" "$tmp/g.ir"
 "$bin/mlcc-fuse" -q --passes fuse-ops "$tmp/g.ir" -o "$tmp/fused.ir" &&
   "$bin/mlcc-legalize" -q "$tmp/fused.ir" -o "$tmp/l.ir"
 check "the module fuses and legalizes" test -s "$tmp/l.ir"
@@ -183,39 +167,26 @@ for t in llvm cuda; do
   if has_rules "$t"; then targets+=("$t"); else echo "skip public models for $t: no default rules yet"; fi
 done
 if [[ ${#targets[@]} -gt 0 ]]; then
-  if /usr/bin/python3 -c 'import torch, torchvision, onnx' 2>/dev/null; then
-    if /usr/bin/python3 "$src/tests/models/generate.py" --out "$tmp/models" >"$tmp/gen.log" 2>&1; then
-      for m in mlp cnn resnet18 mobilenetv2 transformer; do
-        check "$m imports" "$bin/mlcc-import" -q "$tmp/models/$m.onnx" -o "$tmp/$m.ir" || continue
-        check "$m fuses" "$bin/mlcc-fuse" -q "$tmp/$m.ir" -o "$tmp/$m.fused.ir" || continue
-        if ! "$bin/mlcc-legalize" -q "$tmp/$m.fused.ir" -o "$tmp/$m.lowered.ir" 2>"$tmp/err"; then
-          if op=$(grep -o "op '[A-Za-z_0-9]*' cannot be lowered to TensorIR yet" "$tmp/err" | head -1) && [[ -n $op ]]; then
-            echo "skip $m: $op"
-          else
-            echo "FAIL $m lowers:"; sed 's/^/    /' "$tmp/err" | head -10; fails=$((fails + 1))
-          fi
-          continue
+  if public_models torch torchvision onnx; then
+    for m in mlp cnn resnet18 mobilenetv2 transformer; do
+      check "$m imports" "$bin/mlcc-import" -q "$tmp/models/$m.onnx" -o "$tmp/$m.ir" || continue
+      check "$m fuses" "$bin/mlcc-fuse" -q "$tmp/$m.ir" -o "$tmp/$m.fused.ir" || continue
+      lowered "$m" "$tmp/$m.fused.ir" "$tmp/$m.lowered.ir" || continue
+      for t in "${targets[@]}"; do
+        mkdir -p "$tmp/$t"
+        out=$tmp/$t/$m.ir
+        check "$m schedules for $t" run 0 "$tmp/$m.lowered.ir" --target "$t" -o "$out" -v || continue
+        cp "$tmp/err" "$tmp/$m.$t.rules"
+        if [[ $t == cuda ]]; then
+          check "$m: every prim func scheduled for cuda" lacks "$tmp/$m.$t.rules" ": none$"
         fi
-        for t in "${targets[@]}"; do
-          mkdir -p "$tmp/$t"
-          out=$tmp/$t/$m.ir
-          check "$m schedules for $t" run 0 "$tmp/$m.lowered.ir" --target "$t" -o "$out" -v || continue
-          cp "$tmp/err" "$tmp/$m.$t.rules"
-          if [[ $t == cuda ]]; then
-            check "$m: every prim func scheduled for cuda" lacks "$tmp/$m.$t.rules" ": none$"
-          fi
-          check "$m ($t) validates with weights" "$bin/mlcc-inspect" --validate --check-weights "$out"
-          rm -rf "$tmp/out_${m}_$t"
-          check "$m ($t) runs (mlcc-run)" "$bin/mlcc-run" -q "$out" --input "input=$tmp/models/$m.input.npy" \
-            --output-dir "$tmp/out_${m}_$t"
-          check "$m ($t) matches PyTorch" compare "$tmp/out_${m}_$t/output.npy" "$tmp/models/$m.output.npy"
-        done
+        check "$m ($t) validates with weights" "$bin/mlcc-inspect" --validate --check-weights "$out"
+        rm -rf "$tmp/out_${m}_$t"
+        check "$m ($t) runs (mlcc-run)" "$bin/mlcc-run" -q "$out" --input "input=$tmp/models/$m.input.npy" \
+          --output-dir "$tmp/out_${m}_$t"
+        check "$m ($t) matches PyTorch" compare "$tmp/out_${m}_$t/output.npy" "$tmp/models/$m.output.npy"
       done
-    else
-      echo "FAIL generating the public models:"; tail -5 "$tmp/gen.log"; fails=$((fails + 1))
-    fi
-  else
-    echo "skip public models: torch/torchvision/onnx not importable by /usr/bin/python3"
+    done
   fi
 fi
 

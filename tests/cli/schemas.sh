@@ -6,11 +6,8 @@
 # safetensors header of mlcc-import's weights, mlcc-pipeline verify --json when
 # it is built); and broken documents (an unknown key, a stage without tool, a
 # bad target, a bad bench line, ...) fail.
-set -uo pipefail
-bin=$(cd "$1" && pwd)
-src=$(cd "$2" && pwd)
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-run
-source "$src/tests/cli/lib/common.sh"
 schemas=$src/artifacts_schema
 
 if ! /usr/bin/python3 -c 'import yaml, jsonschema' 2>/dev/null; then
@@ -132,17 +129,7 @@ check "patterns: unknown key" invalid "$schemas/patterns.schema.json" patterns/0
 check "patterns: no ops" invalid "$schemas/patterns.schema.json" patterns/0 <<<'{patterns: [{name: d, ops: []}]}'
 
 # --- what the tools write, for a small model compiled here ---
-cat >"$tmp/m.ir" <<'IR'
-mlcc.ir 1
-
-graph @main(%x: f32[64, 48], %w: f32[48, 32]) -> f32[64, 32] {
-  dataflow {
-    %y: f32[64, 32] = matmul(%x, %w)
-    %z: f32[64, 32] = tanh(%y)
-  }
-  return %z
-}
-IR
+cp "$src/tests/cli/lib/matmul_tanh.ir" "$tmp/m.ir"
 check "compiles" bash -c "'$bin/mlcc-fuse' -q '$tmp/m.ir' -o '$tmp/m.fused.ir' && '$bin/mlcc-legalize' -q '$tmp/m.fused.ir' -o '$tmp/m.low.ir' &&
   '$bin/mlcc-schedule' -q '$tmp/m.low.ir' --target llvm -o '$tmp/m.s.ir' &&
   '$bin/mlcc-codegen' -q '$tmp/m.s.ir' --target llvm -o '$tmp/m.o' && '$bin/mlcc-link' '$tmp/m.o' -o '$tmp/m.so'"

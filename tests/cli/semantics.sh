@@ -6,14 +6,10 @@
 # - library dispatch binds operands by role: the TVM tutorial's pattern
 #   (permute_dims(w) then matmul(x, _)) on square shapes once called the
 #   kernel with (w, x, b) and returned wrong values with exit 0.
-set -uo pipefail
-bin=$1
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-fuse
-source "$src/tests/cli/lib/common.sh"
-py=/usr/bin/python3
-if ! $py -c 'import onnx, numpy' 2>/dev/null; then
-  echo "skip: onnx/numpy not importable by $py"
+if ! python_has onnx numpy; then
+  echo "skip: onnx/numpy not importable by /usr/bin/python3"
   finish semantics
 fi
 
@@ -41,7 +37,7 @@ chain() {
 
 # --- output names: Identity of an intermediate, of an input, and of an
 # expanded op (LayerNormalization), as ONNX exporters write them ---
-$py - "$tmp/names.onnx" <<'PY'
+py "$tmp/names.onnx" <<'PY'
 import sys, numpy as np, onnx
 from onnx import TensorProto as T, helper as h, numpy_helper as nh
 F = T.FLOAT

@@ -6,11 +6,8 @@
 # is what -vector-bits says, for the schedule rules and for codegen's
 # instructions); --target-info shows what the compiler assumes and its
 # first line is a target string that means the same again.
-set -uo pipefail
-bin=$(cd "$1" && pwd)
-src=$2
+source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-inspect
-source "$src/tests/cli/lib/common.sh"
 
 printf 'mlcc.ir 1\n\ngraph @main(%%x: f32[64, 64]) -> f32[64, 64] {\n  dataflow {\n    %%y: f32[64, 64] = exp(%%x)\n  }\n  return %%y\n}\n' \
   >"$tmp/small.ir"

@@ -5,10 +5,7 @@
 # each is imported, validated with its weights and run through mlcc-run
 # against PyTorch. Models with ops outside the op set must fail to import
 # with the list of unsupported op types.
-set -uo pipefail
-bin=$1
-src=$2
-source "$src/tests/cli/lib/common.sh"
+source "$2/tests/cli/lib/common.sh"
 py=/usr/bin/python3
 quiet() { "$@" >"$tmp/log" 2>&1 || { sed 's/^/    /' "$tmp/log" | head -20; return 1; }; }
 if ! $py -c 'import torch, torchvision, onnx' 2>/dev/null; then

@@ -16,6 +16,7 @@
 #include "mlcc/support/npy.h"
 #include "mlcc/transform/pass.h"
 #include "tensor_files.h"
+#include "testlib.h"
 
 using namespace mlcc;
 using namespace mlcc::transform;
@@ -138,80 +139,49 @@ graph @main(%x: f32[n, 4]) -> f32[n, 4] {
   EXPECT_THROW(fuse(text, "fuse-ops{max-depth=0}"), Error);
 }
 
-TEST(FuseOps, DiamondFusesIntoItsPostDominator) {
-  const char* text = R"(mlcc.ir 1
+// A module fuse-ops groups, and what the fused module must hold.
+struct FuseOpsCase {
+  const char* name;
+  const char* fixture;                              // under tests/unit/fixtures
+  std::vector<std::string> bindings;                // each appears in the output
+  std::vector<std::pair<std::string, int>> counts;  // text, how often it appears
+};
 
-graph @main(%x: f32[2, 4]) -> f32[2, 4] {
-  dataflow {
-    %a: f32[2, 4] = exp(%x)
-    %b: f32[2, 4] = relu(%a)
-    %c: f32[2, 4] = negative(%a)
-    %d: f32[2, 4] = add(%b, %c)
-  }
-  return %d
-}
-)";
-  std::string out = fuse(text, "fuse-ops");
-  EXPECT_NE(out.find("%d: f32[2, 4] = call @fused_exp_relu_negative_add(%x)"), std::string::npos) << out;
-  EXPECT_EQ(count(out, "call @"), 1) << out;
-}
+class FuseOpsGrouping : public testing::TestWithParam<FuseOpsCase> {};
 
-TEST(FuseOps, ProducerOfTwoGroupsIsComputedOnce) {
-  // %a feeds an opaque softmax and a relu chain: it has no post-dominator in
-  // the block, so it is its own group and both consumers read its output.
-  const char* text = R"(mlcc.ir 1
-
-graph @main(%x: f32[2, 4]) -> (f32[2, 4], f32[2, 4]) {
-  dataflow {
-    %a: f32[2, 4] = exp(%x)
-    %s: f32[2, 4] = softmax(%a)
-    %t: f32[2, 4] = relu(%a)
-    %u: f32[2, 4] = negative(%t)
-  }
-  return (%s, %u)
-}
-)";
-  std::string out = fuse(text, "fuse-ops");
-  EXPECT_EQ(count(out, "= exp("), 1) << out;
-  EXPECT_NE(out.find("%a: f32[2, 4] = call @fused_exp(%x)"), std::string::npos) << out;
-  EXPECT_NE(out.find("%s: f32[2, 4] = call @fused_softmax(%a)"), std::string::npos) << out;
-  EXPECT_NE(out.find("%u: f32[2, 4] = call @fused_relu_negative(%a)"), std::string::npos) << out;
+TEST_P(FuseOpsGrouping, GroupsAsExpected) {
+  std::string out = fuse("mlcc.ir 1\n" + test::fixture(GetParam().fixture), "fuse-ops");
+  for (const auto& binding : GetParam().bindings) EXPECT_NE(out.find(binding), std::string::npos) << out;
+  for (const auto& [text, times] : GetParam().counts)
+    EXPECT_EQ(count(out, text), times) << text << "\n" << out;
 }
 
-TEST(FuseOps, ReductionEndsAGroup) {
-  const char* text = R"(mlcc.ir 1
+const FuseOpsCase kFuseOpsCases[] = {
+    {"DiamondFusesIntoItsPostDominator",
+     "fusion/diamond.ir",
+     {"%d: f32[2, 4] = call @fused_exp_relu_negative_add(%x)"},
+     {{"call @", 1}}},
+    // %a feeds an opaque softmax and a relu chain: it has no post-dominator in the block, so it is its own
+    // group and both consumers read its output.
+    {"ProducerOfTwoGroupsIsComputedOnce",
+     "fusion/producer_of_two_groups.ir",
+     {"%a: f32[2, 4] = call @fused_exp(%x)", "%s: f32[2, 4] = call @fused_softmax(%a)",
+      "%u: f32[2, 4] = call @fused_relu_negative(%a)"},
+     {{"= exp(", 1}}},
+    {"ReductionEndsAGroup",
+     "fusion/reduction_ends_a_group.ir",
+     {"%s: f32[2] = call @fused_exp_sum(%x)", "%r: f32[2] = call @fused_relu(%s)"},
+     {}},
+    {"OpaqueOpsStayAlone",
+     "fusion/opaque_ops.ir",
+     {"= call @fused_relu(%x)", "= call @fused_softmax(%a)", "= call @fused_exp(%s)"},
+     {}},
+};
 
-graph @main(%x: f32[2, 4]) -> f32[2] {
-  dataflow {
-    %a: f32[2, 4] = exp(%x)
-    %s: f32[2] = sum(%a, axes = [1])
-    %r: f32[2] = relu(%s)
-  }
-  return %r
-}
-)";
-  std::string out = fuse(text, "fuse-ops");
-  EXPECT_NE(out.find("%s: f32[2] = call @fused_exp_sum(%x)"), std::string::npos) << out;
-  EXPECT_NE(out.find("%r: f32[2] = call @fused_relu(%s)"), std::string::npos) << out;
-}
-
-TEST(FuseOps, OpaqueOpsStayAlone) {
-  const char* text = R"(mlcc.ir 1
-
-graph @main(%x: f32[2, 4]) -> f32[2, 4] {
-  dataflow {
-    %a: f32[2, 4] = relu(%x)
-    %s: f32[2, 4] = softmax(%a)
-    %b: f32[2, 4] = exp(%s)
-  }
-  return %b
-}
-)";
-  std::string out = fuse(text, "fuse-ops");
-  EXPECT_NE(out.find("= call @fused_relu(%x)"), std::string::npos) << out;
-  EXPECT_NE(out.find("= call @fused_softmax(%a)"), std::string::npos) << out;
-  EXPECT_NE(out.find("= call @fused_exp(%s)"), std::string::npos) << out;
-}
+INSTANTIATE_TEST_SUITE_P(FuseOps, FuseOpsGrouping, testing::ValuesIn(kFuseOpsCases),
+                         [](const testing::TestParamInfo<FuseOpsCase>& info) {
+                           return std::string(info.param.name);
+                         });
 
 TEST(FuseOps, MultiOutputGroupReturnsATuple) {
   const char* text = R"(mlcc.ir 1

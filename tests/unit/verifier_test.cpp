@@ -284,17 +284,56 @@ TEST(VerifierGraph, UseBeforeDefinition) {
   expectModuleError(mlp.m, "in graph @main, binding %h: %y is used before its definition");
 }
 
-TEST(VerifierGraph, UndefinedVariable) {
+// One edit of the valid MLP module and the error the verifier must report.
+struct MlpEdit {
+  const char* name;
+  void (*edit)(Mlp& mlp);
+  const char* expected;
+};
+
+class VerifierGraphMlpEdit : public testing::TestWithParam<MlpEdit> {};
+
+TEST_P(VerifierGraphMlpEdit, ReportsTheError) {
   Mlp mlp;
-  mlp.binding("h").value.args[1] = makeGraphVar("ghost", tensor({lit(8), lit(16)}));
-  expectModuleError(mlp.m, "%ghost is not defined in this function");
+  GetParam().edit(mlp);
+  expectModuleError(mlp.m, GetParam().expected);
 }
 
-TEST(VerifierGraph, NullArgument) {
-  Mlp mlp;
-  mlp.binding("h").value.args[1] = nullptr;
-  expectModuleError(mlp.m, "binding %h: null argument");
-}
+const MlpEdit kMlpEdits[] = {
+    {"UndefinedVariable",
+     [](Mlp& mlp) {
+       mlp.binding("h").value.args[1] = makeGraphVar("ghost", tensor({lit(8), lit(16)}));
+     },
+     "%ghost is not defined in this function"},
+    {"NullArgument", [](Mlp& mlp) { mlp.binding("h").value.args[1] = nullptr; }, "binding %h: null argument"},
+    {"CallTirArity", [](Mlp& mlp) { mlp.binding("h").value.args.pop_back(); },
+     "call_tir @dense has 1 argument(s) and 1 output(s), but the prim func has 3 parameter(s)"},
+    {"CallTirArgumentDType",
+     [](Mlp& mlp) {
+       mlp.retype("w", tensor({lit(8), lit(16)}, DType::f16));
+       mlp.binding("h").value.args[1] = mlp.var("w");
+     },
+     "call_tir @dense argument %w has type f16[8, 16], but buffer %W is f32[8, 16]"},
+    {"CallTirTupleOutputsMustBeTensors",
+     [](Mlp& mlp) {
+       Type inner = Type::tuple({tensor({mlp.n, lit(8)})});
+       mlp.retype("h", Type::tuple({inner}));
+     },
+     "call_tir @dense output 0 is a tuple, not a tensor"},
+    {"TupleGetOnNonTuple", [](Mlp& mlp) { mlp.binding("y2").value.args[0] = mlp.var("y"); },
+     "binding %y2: %y is not a tuple but f32[n, 8]"},
+    {"TupleGetIndexOutOfRange", [](Mlp& mlp) { mlp.binding("y2").value.index = 2; },
+     "tuple index 2 is out of range for %t with 2 field(s)"},
+    {"TupleGetTypeMismatch", [](Mlp& mlp) { mlp.binding("y2").value.index = 1; },
+     "item 1 of %t has type f32[2], not f32[n, 8]"},
+    {"TupleTypeMismatch",
+     [](Mlp& mlp) { std::swap(mlp.binding("t").value.args[0], mlp.binding("t").value.args[1]); },
+     "binding %t: tuple field 0 is %s of type f32[2], but the binding type says f32[n, 8]"}};
+
+INSTANTIATE_TEST_SUITE_P(VerifierGraph, VerifierGraphMlpEdit, testing::ValuesIn(kMlpEdits),
+                         [](const testing::TestParamInfo<MlpEdit>& info) {
+                           return std::string(info.param.name);
+                         });
 
 TEST(VerifierGraph, CallTirCalleeMissing) {
   Mlp mlp;
@@ -302,20 +341,6 @@ TEST(VerifierGraph, CallTirCalleeMissing) {
   expectModuleError(mlp.m, "call_tir callee @nosuch is not a function of the module");
   mlp.binding("h").value.callee = "sub";
   expectModuleError(mlp.m, "call_tir callee @sub is a graph function, not a prim func");
-}
-
-TEST(VerifierGraph, CallTirArity) {
-  Mlp mlp;
-  mlp.binding("h").value.args.pop_back();
-  expectModuleError(
-      mlp.m, "call_tir @dense has 1 argument(s) and 1 output(s), but the prim func has 3 parameter(s)");
-}
-
-TEST(VerifierGraph, CallTirArgumentDType) {
-  Mlp mlp;
-  mlp.retype("w", tensor({lit(8), lit(16)}, DType::f16));
-  mlp.binding("h").value.args[1] = mlp.var("w");
-  expectModuleError(mlp.m, "call_tir @dense argument %w has type f16[8, 16], but buffer %W is f32[8, 16]");
 }
 
 TEST(VerifierGraph, CallTirOutputRankAndDims) {
@@ -327,13 +352,6 @@ TEST(VerifierGraph, CallTirOutputRankAndDims) {
   mlp2.retype("w", tensor({lit(8), lit(15)}));
   mlp2.binding("h").value.args[1] = mlp2.var("w");
   expectModuleError(mlp2.m, "argument %w has type f32[8, 15], but buffer %W is f32[8, 16]");
-}
-
-TEST(VerifierGraph, CallTirTupleOutputsMustBeTensors) {
-  Mlp mlp;
-  Type inner = Type::tuple({tensor({mlp.n, lit(8)})});
-  mlp.retype("h", Type::tuple({inner}));
-  expectModuleError(mlp.m, "call_tir @dense output 0 is a tuple, not a tensor");
 }
 
 TEST(VerifierGraph, CallGraphCallee) {
@@ -351,31 +369,6 @@ TEST(VerifierGraph, CallGraphArityAndTypes) {
   Mlp mlp2;
   mlp2.binding("z").value.args[0] = mlp2.var("s");
   expectModuleError(mlp2.m, "call @sub argument %s has type f32[2], but parameter %a is f32[m, 8]");
-}
-
-TEST(VerifierGraph, TupleGetOnNonTuple) {
-  Mlp mlp;
-  mlp.binding("y2").value.args[0] = mlp.var("y");
-  expectModuleError(mlp.m, "binding %y2: %y is not a tuple but f32[n, 8]");
-}
-
-TEST(VerifierGraph, TupleGetIndexOutOfRange) {
-  Mlp mlp;
-  mlp.binding("y2").value.index = 2;
-  expectModuleError(mlp.m, "tuple index 2 is out of range for %t with 2 field(s)");
-}
-
-TEST(VerifierGraph, TupleGetTypeMismatch) {
-  Mlp mlp;
-  mlp.binding("y2").value.index = 1;
-  expectModuleError(mlp.m, "item 1 of %t has type f32[2], not f32[n, 8]");
-}
-
-TEST(VerifierGraph, TupleTypeMismatch) {
-  Mlp mlp;
-  std::swap(mlp.binding("t").value.args[0], mlp.binding("t").value.args[1]);
-  expectModuleError(mlp.m,
-                    "binding %t: tuple field 0 is %s of type f32[2], but the binding type says f32[n, 8]");
 }
 
 TEST(VerifierGraph, AliasTypeMismatch) {

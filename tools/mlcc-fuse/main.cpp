@@ -1,7 +1,7 @@
 // mlcc-fuse: run graph passes (canonicalize, constant folding, fusion, DCE)
 // over an IR file; new constants go to a sidecar weights file.
 #include <CLI/CLI.hpp>
-#include <iostream>
+#include <utility>
 
 #include "mlcc/support/tool.h"
 #include "mlcc/transform/ir_tool.h"
@@ -32,34 +32,20 @@ Examples:
   mlcc-fuse model.ir -o out/fused.ir --weights out/consts.safetensors --verify-each -v
   mlcc-fuse --list-passes                         # the passes and their options
   mlcc-import m.onnx | mlcc-fuse --passes canonicalize | mlcc-inspect --summary)");
-  std::string input, output = "-", weights, passes = kDefaultPipeline, patterns;
-  bool list = false, verify_each = false, verbose = false, quiet = false;
-  app.add_option("input", input, "IR file ('-' or none: stdin)");
-  app.add_option("-o,--output", output, "IR output file ('-': stdout)");
-  app.add_option("--passes", passes, "Pass pipeline, e.g. 'canonicalize,fuse-ops{max-depth=6}'")
-      ->capture_default_str();
-  app.add_flag("--list-passes", list, "List the passes and their options, then exit");
+  mlcc::transform::PassToolFlags flags;
+  flags.passes = kDefaultPipeline;
+  mlcc::transform::addPassToolOptions(app, flags, "canonicalize,fuse-ops{max-depth=6}");
+  std::string weights, patterns;
   app.add_option("--patterns", patterns, "Pattern file for fuse-by-pattern");
   app.add_option("--weights", weights,
                  "Weights file for new constants (default: the output with extension .safetensors; "
                  "fused.safetensors for stdout)");
-  app.add_flag("--verify-each", verify_each, "Verify the module after every pass");
-  app.add_flag("-v,--verbose", verbose, "Print each pass's time and what it changed on stderr");
-  app.add_flag("-q,--quiet", quiet, "No progress output");
   return mlcc::runTool(app, argc, argv, [&]() -> int {
-    if (list) {
-      std::cout << mlcc::transform::listPasses();
-      return 0;
-    }
     mlcc::transform::IrToolOptions run;
-    run.input = input;
-    run.output = output;
-    run.passes = mlcc::transform::parsePipeline(passes, "--passes");
-    run.verify_each = verify_each;
-    run.verbose = verbose;
+    run.verbose = flags.verbose;
     run.patterns = patterns;
     run.new_weights_stem = "fused";
     run.weights = weights;
-    return mlcc::transform::runIrTool(run);
+    return mlcc::transform::runPassTool(flags, std::move(run));
   });
 }

@@ -1,6 +1,7 @@
 // The driver of the IR→IR tools (see ir_tool.h).
 #include "mlcc/transform/ir_tool.h"
 
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
 #include <set>
@@ -84,6 +85,29 @@ int runIrTool(const IrToolOptions& o) {
   if (o.new_weights_stem.empty() && !new_weights.tensors.empty()) throw Error(o.no_new_weights);
   writeResult(m, o, new_weights);
   return 0;
+}
+
+void addPassToolOptions(CLI::App& app, PassToolFlags& flags, const std::string& passes_example) {
+  app.add_option("input", flags.input, "IR file ('-' or none: stdin)");
+  app.add_option("-o,--output", flags.output, "IR output file ('-': stdout)");
+  app.add_option("--passes", flags.passes, "Pass pipeline, e.g. '" + passes_example + "'")
+      ->capture_default_str();
+  app.add_flag("--list-passes", flags.list_passes, "List the passes and their options, then exit");
+  app.add_flag("--verify-each", flags.verify_each, "Run the IR verifier after every pass");
+  app.add_flag("-v,--verbose", flags.verbose, "Print each pass's time and what it changed on stderr");
+  app.add_flag("-q,--quiet", flags.quiet, "No progress output");
+}
+
+int runPassTool(const PassToolFlags& flags, IrToolOptions options) {
+  if (flags.list_passes) {
+    std::cout << listPasses();
+    return 0;
+  }
+  options.input = flags.input;
+  options.output = flags.output;
+  options.passes = parsePipeline(flags.passes, "--passes");
+  options.verify_each = flags.verify_each;
+  return runIrTool(options);
 }
 
 }  // namespace mlcc::transform

@@ -17,6 +17,10 @@
 #include "mlcc/ir/module.h"
 #include "mlcc/transform/pass.h"
 
+namespace CLI {
+class App;
+}
+
 namespace mlcc::transform {
 
 struct IrToolOptions {
@@ -42,5 +46,27 @@ struct IrToolOptions {
 
 // Reads, transforms, verifies and writes as above; returns the exit code (0).
 int runIrTool(const IrToolOptions& options);
+
+// The command line that mlcc-fuse and mlcc-legalize share: the input, -o,
+// --passes (default: the tool's pipeline), --list-passes, --verify-each, -v
+// and -q.
+struct PassToolFlags {
+  std::string input;
+  std::string output = "-";
+  std::string passes;
+  bool list_passes = false;
+  bool verify_each = false;
+  bool verbose = false;
+  bool quiet = false;
+};
+
+// Declares the flags' options on `app`; --passes' help reads "Pass pipeline,
+// e.g. '<passes_example>'" and shows `flags.passes` as the default.
+void addPassToolOptions(CLI::App& app, PassToolFlags& flags, const std::string& passes_example);
+
+// With --list-passes prints the passes and returns 0; otherwise runs
+// runIrTool with `options` (the tool's own settings: verbose, weights, ...)
+// and the flags' input, output, --passes pipeline and --verify-each.
+int runPassTool(const PassToolFlags& flags, IrToolOptions options);
 
 }  // namespace mlcc::transform
