@@ -73,7 +73,10 @@ class PrimTable {
 
 // Placeholder callee of the i-th new prim func until names are final
 // (a name no parsed module can have).
-std::string placeholder(size_t i) { return std::string("\x01") + std::to_string(i); }
+std::string placeholder(size_t i) {
+  std::string name = "\x01";  // appended, not operator+: GCC 12 warns falsely (-Wrestrict) on that
+  return name.append(std::to_string(i));
+}
 
 // The operands of a call of the codegen-marked group `group` in the order of
 // its library kernel's parameters (bound by role, library_kernels.h). Throws
