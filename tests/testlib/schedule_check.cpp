@@ -118,6 +118,15 @@ void expectScheduledAs(const ir::PrimFunc& before, const ir::PrimFunc& scheduled
   expectScheduled(before, scheduled, tol, dims);
 }
 
+void expectScheduleCase(const ScheduleCase& c) {
+  ir::PrimFunc f = parsePrim(c.input);
+  schedule::Schedule sch(f);
+  c.apply(sch);
+  expectScheduledAs(f, sch.func(), c.expected, 1e-5, c.dims);
+}
+
+void PrintTo(const ScheduleCase& c, std::ostream* os) { *os << c.name; }
+
 void expectScheduleError(const std::function<void()>& fn, const std::string& text) {
   try {
     fn();

@@ -4,9 +4,14 @@
 
 #include <functional>
 #include <map>
+#include <ostream>
 #include <string>
 
 #include "mlcc/ir/stmt.h"
+
+namespace mlcc::schedule {
+class Schedule;
+}
 
 namespace mlcc::test {
 
@@ -40,5 +45,31 @@ void expectScheduledAs(const ir::PrimFunc& before, const ir::PrimFunc& scheduled
 // Expects `fn` to throw mlcc::schedule::ScheduleError whose message
 // contains `text`.
 void expectScheduleError(const std::function<void()>& fn, const std::string& text);
+
+// One row of a table of schedule results: the prim func parsed from
+// `input`, scheduled by `apply`, is expected to be `expected`
+// (expectScheduledAs, with `dims` for symbolic dimensions). `name` names
+// the row's test (letters, digits and '_').
+struct ScheduleCase {
+  std::string name;
+  std::string input;
+  std::function<void(schedule::Schedule&)> apply;
+  std::string expected;
+  std::map<std::string, int64_t> dims = {};
+};
+
+// Runs one row: parse, schedule, expectScheduledAs.
+void expectScheduleCase(const ScheduleCase& c);
+
+// Prints the row's name (GoogleTest's printer for parameters).
+void PrintTo(const ScheduleCase& c, std::ostream* os);
+
+// The test name of a row, for INSTANTIATE_TEST_SUITE_P.
+struct ScheduleCaseName {
+  template <class ParamInfo>
+  std::string operator()(const ParamInfo& info) const {
+    return info.param.name;
+  }
+};
 
 }  // namespace mlcc::test

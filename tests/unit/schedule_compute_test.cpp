@@ -4,6 +4,7 @@
 // (interpreter), for trace replay, and for refusing illegal uses.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <set>
 
 #include "mlcc/ir/printer.h"
@@ -32,6 +33,40 @@ const char* kConsumerC = R"(
 std::string twoStagesWith(const std::string& body) {
   return "prim @f(%a: f32[8, 16], %c: f32[8, 16]) {\n  alloc_buffer %b: f32[8, 16]\n" + body + "}\n";
 }
+
+// The steps of the table rows below: one primitive on blocks and loops
+// found by name.
+using Steps = std::function<void(Schedule&)>;
+
+// compute_at of `block` at loop `loop` of block `at`'s nest.
+Steps computeAtLoop(const std::string& block, const std::string& at, size_t loop) {
+  return [=](Schedule& sch) {
+    auto loops = sch.getLoops(sch.getBlock(at));
+    sch.computeAt(sch.getBlock(block), loops[loop]);
+  };
+}
+
+// reverse_compute_at of `block` at loop `loop` of block `at`'s nest.
+Steps reverseComputeAtLoop(const std::string& block, const std::string& at, size_t loop) {
+  return [=](Schedule& sch) {
+    auto loops = sch.getLoops(sch.getBlock(at));
+    sch.reverseComputeAt(sch.getBlock(block), loops[loop]);
+  };
+}
+
+Steps inlineBlock(const std::string& block) {
+  return [=](Schedule& sch) { sch.computeInline(sch.getBlock(block)); };
+}
+
+Steps reverseInlineBlock(const std::string& block) {
+  return [=](Schedule& sch) { sch.reverseComputeInline(sch.getBlock(block)); };
+}
+
+// A row's input scheduled by its steps has the structure of its expected
+// program and keeps the meaning (expectScheduleCase).
+class ScheduledAs : public testing::TestWithParam<ScheduleCase> {};
+
+TEST_P(ScheduledAs, Expected) { expectScheduleCase(GetParam()); }
 
 // --- compute_at ------------------------------------------------------------------
 
@@ -62,24 +97,6 @@ TEST(ScheduleComputeAt, ProducerUnderTheOuterLoop) {
             "  %b3 = get_block(\"B\")\n"
             "  compute_at(%b3, %l1)\n"
             "}\n");
-}
-
-TEST(ScheduleComputeAt, ProducerUnderTheInnerLoop) {
-  ir::PrimFunc f = parsePrim(kTwoStages);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("C"));
-  sch.computeAt(sch.getBlock("B"), loops[1]);
-  expectScheduledAs(f, sch.func(), twoStagesWith(R"(
-  for %i in 0..8 {
-    for %j in 0..16 {
-      block "B" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      })" + std::string(kConsumerC) + R"(
-    }
-  }
-)"));
 }
 
 TEST(ScheduleComputeAt, PreserveUnitLoops) {
@@ -123,78 +140,8 @@ TEST(ScheduleComputeAt, RootLeavesTheBlockWhereItIs) {
 // A 1-d stencil: C[i] = B[i] + B[i + 1] + B[i + 2], C's loop split in IR.
 const std::string kStencil = fixture("schedule_compute/stencil.ir");
 
-TEST(ScheduleComputeAt, StencilUnderTheInnerSplitLoop) {
-  ir::PrimFunc f = parsePrim(kStencil);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("C"));
-  sch.computeAt(sch.getBlock("B"), loops[1]);
-  expectScheduledAs(f, sch.func(),
-                    fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir"));
-}
-
-TEST(ScheduleComputeAt, StencilUnderTheOuterSplitLoop) {
-  ir::PrimFunc f = parsePrim(kStencil);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("C"));
-  sch.computeAt(sch.getBlock("B"), loops[0]);
-  expectScheduledAs(f, sch.func(),
-                    fixture("schedule_compute/compute_at_stencil_under_the_outer_split_loop_expected.ir"));
-}
-
-// The same with the consumer's loop split by the schedule.
-TEST(ScheduleComputeAt, StencilUnderALoopSplitByTheSchedule) {
-  const std::string text =
-      fixture("schedule_compute/compute_at_stencil_under_a_loop_split_by_the_schedule.ir");
-  ir::PrimFunc f = parsePrim(text);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("C"));
-  auto tiles = sch.split(loops[0], {std::nullopt, int64_t{4}});
-  sch.computeAt(sch.getBlock("B"), tiles[1]);
-  expectScheduledAs(f, sch.func(),
-                    fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir"));
-}
-
-// A non-divisible split of the producer: the consumer follows each tile,
-// with the split's predicate.
-TEST(ScheduleReverseComputeAt, ConsumerFollowsATileOfANonDivisibleSplit) {
-  const std::string text =
-      fixture("schedule_compute/reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split.ir");
-  ir::PrimFunc f = parsePrim(text);
-  Schedule sch(f);
-  auto tiles = sch.split(sch.getLoops(sch.getBlock("B"))[0], {std::nullopt, int64_t{4}});
-  sch.reverseComputeAt(sch.getBlock("C"), tiles[0]);
-  expectScheduledAs(
-      f, sch.func(),
-      fixture("schedule_compute/"
-              "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir"));
-}
-
-// The consumer's loop split 3 x 6 (non-divisible, with a predicate): the
-// region of the last iteration leaves B's domain, so B gets a predicate.
-TEST(ScheduleComputeAt, RegionLeavingTheDomainGetsAPredicate) {
-  const std::string text =
-      fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate.ir");
-  ir::PrimFunc f = parsePrim(text);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("C"));
-  sch.computeAt(sch.getBlock("B"), loops[0]);
-  expectScheduledAs(
-      f, sch.func(),
-      fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate_expected.ir"));
-}
-
 // A reduction producer keeps its reduce loop whole under the consumer's loop.
 const std::string kDenseRelu = fixture("schedule_compute/dense_relu.ir");
-
-TEST(ScheduleComputeAt, ReductionProducerKeepsItsReduceLoop) {
-  ir::PrimFunc f = parsePrim(kDenseRelu);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("relu"));
-  sch.computeAt(sch.getBlock("dense"), loops[0]);
-  expectScheduledAs(
-      f, sch.func(),
-      fixture("schedule_compute/compute_at_reduction_producer_keeps_its_reduce_loop_expected.ir"));
-}
 
 // The two stages over a symbolic number of rows.
 const std::string kTwoStagesN = fixture("schedule_compute/two_stages_n.ir");
@@ -207,18 +154,53 @@ const char* kBlockBN = R"(
       }
 )";
 
-TEST(ScheduleComputeAt, SymbolicExtent) {
-  ir::PrimFunc f = parsePrim(kTwoStagesN);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("C"));
-  sch.computeAt(sch.getBlock("B"), loops[0]);
-  expectScheduledAs(f, sch.func(),
-                    R"(
+INSTANTIATE_TEST_SUITE_P(
+    ScheduleComputeAt, ScheduledAs,
+    testing::Values(
+        ScheduleCase{"ProducerUnderTheInnerLoop", kTwoStages, computeAtLoop("B", "C", 1), twoStagesWith(R"(
+  for %i in 0..8 {
+    for %j in 0..16 {
+      block "B" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
+      })" + std::string(kConsumerC) + R"(
+    }
+  }
+)")},
+        ScheduleCase{"StencilUnderTheInnerSplitLoop", kStencil, computeAtLoop("B", "C", 1),
+                     fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir")},
+        ScheduleCase{"StencilUnderTheOuterSplitLoop", kStencil, computeAtLoop("B", "C", 0),
+                     fixture("schedule_compute/compute_at_stencil_under_the_outer_split_loop_expected.ir")},
+        // The same with the consumer's loop split by the schedule.
+        ScheduleCase{"StencilUnderALoopSplitByTheSchedule",
+                     fixture("schedule_compute/compute_at_stencil_under_a_loop_split_by_the_schedule.ir"),
+                     [](Schedule& sch) {
+                       auto loops = sch.getLoops(sch.getBlock("C"));
+                       auto tiles = sch.split(loops[0], {std::nullopt, int64_t{4}});
+                       sch.computeAt(sch.getBlock("B"), tiles[1]);
+                     },
+                     fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir")},
+        // The consumer's loop split 3 x 6 (non-divisible, with a predicate):
+        // the region of the last iteration leaves B's domain, so B gets a
+        // predicate.
+        ScheduleCase{"RegionLeavingTheDomainGetsAPredicate",
+                     fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate.ir"),
+                     computeAtLoop("B", "C", 0),
+                     fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate_expected.ir")},
+        // A reduction producer keeps its reduce loop whole under the
+        // consumer's loop.
+        ScheduleCase{"ReductionProducerKeepsItsReduceLoop", kDenseRelu, computeAtLoop("dense", "relu", 0),
+                     fixture("schedule_compute/compute_at_reduction_producer_keeps_its_reduce_loop_expected.ir")},
+        ScheduleCase{"SymbolicExtent",
+                     kTwoStagesN,
+                     computeAtLoop("B", "C", 0),
+                     R"(
 prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   alloc_buffer %b: f32[n, 16]
   for %i in 0..n {
-    for %ax0 in 0..16 {)" +
-                        std::string(kBlockBN) + R"(
+    for %ax0 in 0..16 {)" + std::string(kBlockBN) +
+                         R"(
     }
     for %j in 0..16 {
       block "C" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
@@ -230,8 +212,8 @@ prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
   }
 }
 )",
-                    1e-5, {{"n", 3}});
-}
+                     {{"n", 3}}}),
+    ScheduleCaseName());
 
 TEST(ScheduleComputeAt, SymbolicRegionExtentIsRefused) {
   const std::string text = fixture("schedule_compute/compute_at_symbolic_region_extent_is_refused.ir");
@@ -313,21 +295,23 @@ const char* kDenseBlock = R"(
         }
 )";
 
-TEST(ScheduleReverseComputeAt, EpilogueUnderTheMatmulRowLoop) {
-  ir::PrimFunc f = parsePrim(kDenseBiasRelu);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("dense"));
-  sch.reverseComputeAt(sch.getBlock("bias"), loops[0]);
-  sch.reverseComputeAt(sch.getBlock("relu"), loops[0]);
-  expectScheduledAs(f, sch.func(),
-                    R"(
+INSTANTIATE_TEST_SUITE_P(
+    ScheduleReverseComputeAt, ScheduledAs,
+    testing::Values(
+        ScheduleCase{"EpilogueUnderTheMatmulRowLoop", kDenseBiasRelu,
+                     [](Schedule& sch) {
+                       auto loops = sch.getLoops(sch.getBlock("dense"));
+                       sch.reverseComputeAt(sch.getBlock("bias"), loops[0]);
+                       sch.reverseComputeAt(sch.getBlock("relu"), loops[0]);
+                     },
+                     R"(
 prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 6]) {
   alloc_buffer %acc: f32[4, 6]
   alloc_buffer %biased: f32[4, 6]
   for %i in 0..4 {
     for %j in 0..6 {
-      for %k in 0..8 {)" +
-                        std::string(kDenseBlock) + R"(
+      for %k in 0..8 {)" + std::string(kDenseBlock) +
+                         R"(
       }
     }
     for %ax0 in 0..6 {
@@ -346,23 +330,19 @@ prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 
     }
   }
 }
-)");
-}
-
-TEST(ScheduleReverseComputeAt, EpilogueUnderTheMatmulColumnLoop) {
-  ir::PrimFunc f = parsePrim(kDenseBiasRelu);
-  Schedule sch(f);
-  sch.reverseComputeInline(sch.getBlock("relu"));
-  auto loops = sch.getLoops(sch.getBlock("dense"));
-  sch.reverseComputeAt(sch.getBlock("bias"), loops[1]);
-  expectScheduledAs(f, sch.func(),
-                    R"(
+)"},
+        ScheduleCase{"EpilogueUnderTheMatmulColumnLoop", kDenseBiasRelu,
+                     [](Schedule& sch) {
+                       sch.reverseComputeInline(sch.getBlock("relu"));
+                       reverseComputeAtLoop("bias", "dense", 1)(sch);
+                     },
+                     R"(
 prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 6]) {
   alloc_buffer %acc: f32[4, 6]
   for %i in 0..4 {
     for %j in 0..6 {
-      for %k in 0..8 {)" +
-                        std::string(kDenseBlock) + R"(
+      for %k in 0..8 {)" + std::string(kDenseBlock) +
+                         R"(
       }
       block "bias" (%vi = spatial(4, %i), %vj = spatial(6, %j)) {
         reads(%acc[%vi, %vj], %bias[%vj])
@@ -372,31 +352,28 @@ prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 
     }
   }
 }
-)");
-}
-
-// The producer's loop split in IR: the consumer follows the tile.
-TEST(ScheduleReverseComputeAt, ConsumerFollowsASplitProducer) {
-  const std::string text =
-      fixture("schedule_compute/reverse_compute_at_consumer_follows_a_split_producer.ir");
-  ir::PrimFunc f = parsePrim(text);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("B"));
-  sch.reverseComputeAt(sch.getBlock("C"), loops[0]);
-  expectScheduledAs(
-      f, sch.func(),
-      fixture("schedule_compute/"
-              "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir"));
-}
-
-TEST(ScheduleReverseComputeAt, SymbolicExtent) {
-  ir::PrimFunc f = parsePrim(kTwoStagesN);
-  Schedule sch(f);
-  auto loops = sch.getLoops(sch.getBlock("B"));
-  sch.reverseComputeAt(sch.getBlock("C"), loops[0]);
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/reverse_compute_at_symbolic_extent_expected.ir"),
-                    1e-5, {{"n", 2}});
-}
+)"},
+        // The producer's loop split in IR: the consumer follows the tile.
+        ScheduleCase{"ConsumerFollowsASplitProducer",
+                     fixture("schedule_compute/reverse_compute_at_consumer_follows_a_split_producer.ir"),
+                     reverseComputeAtLoop("C", "B", 0),
+                     fixture("schedule_compute/"
+                             "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir")},
+        // A non-divisible split of the producer: the consumer follows each
+        // tile, with the split's predicate.
+        ScheduleCase{
+            "ConsumerFollowsATileOfANonDivisibleSplit",
+            fixture("schedule_compute/reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split.ir"),
+            [](Schedule& sch) {
+              auto tiles = sch.split(sch.getLoops(sch.getBlock("B"))[0], {std::nullopt, int64_t{4}});
+              sch.reverseComputeAt(sch.getBlock("C"), tiles[0]);
+            },
+            fixture("schedule_compute/"
+                    "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir")},
+        ScheduleCase{"SymbolicExtent", kTwoStagesN, reverseComputeAtLoop("C", "B", 0),
+                     fixture("schedule_compute/reverse_compute_at_symbolic_extent_expected.ir"),
+                     {{"n", 2}}}),
+    ScheduleCaseName());
 
 TEST(ScheduleReverseComputeAt, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseBiasRelu));
@@ -443,20 +420,13 @@ TEST(ScheduleComputeInline, PaddingIntoConvolution) {
   expectScheduleError([&] { sch.getBlock("pad"); }, "no block \"pad\"");
 }
 
-TEST(ScheduleComputeInline, ReadRegionsAreMapped) {
-  ir::PrimFunc f = parsePrim(kStencil);
-  Schedule sch(f);
-  sch.computeInline(sch.getBlock("B"));
-  expectScheduledAs(f, sch.func(),
-                    fixture("schedule_compute/compute_inline_read_regions_are_mapped_expected.ir"));
-}
-
-TEST(ScheduleComputeInline, TwoStages) {
-  ir::PrimFunc f = parsePrim(kTwoStages);
-  Schedule sch(f);
-  sch.computeInline(sch.getBlock("B"));
-  expectScheduledAs(f, sch.func(), fixture("schedule_compute/compute_inline_two_stages_expected.ir"));
-}
+INSTANTIATE_TEST_SUITE_P(
+    ScheduleComputeInline, ScheduledAs,
+    testing::Values(ScheduleCase{"ReadRegionsAreMapped", kStencil, inlineBlock("B"),
+                                 fixture("schedule_compute/compute_inline_read_regions_are_mapped_expected.ir")},
+                    ScheduleCase{"TwoStages", kTwoStages, inlineBlock("B"),
+                                 fixture("schedule_compute/compute_inline_two_stages_expected.ir")}),
+    ScheduleCaseName());
 
 TEST(ScheduleComputeInline, SymbolicShapes) {
   ir::PrimFunc f = parsePrim(kTwoStagesN);
@@ -490,14 +460,12 @@ TEST(ScheduleComputeInline, IllegalUsesAreRefused) {
 
 // --- reverse_compute_inline --------------------------------------------------------
 
-TEST(ScheduleReverseComputeInline, ReluIntoAdd) {
-  const std::string text = fixture("schedule_compute/reverse_compute_inline_relu_into_add.ir");
-  ir::PrimFunc f = parsePrim(text);
-  Schedule sch(f);
-  sch.reverseComputeInline(sch.getBlock("relu"));
-  expectScheduledAs(f, sch.func(),
-                    fixture("schedule_compute/reverse_compute_inline_relu_into_add_expected.ir"));
-}
+INSTANTIATE_TEST_SUITE_P(
+    ScheduleReverseComputeInline, ScheduledAs,
+    testing::Values(ScheduleCase{"ReluIntoAdd", fixture("schedule_compute/reverse_compute_inline_relu_into_add.ir"),
+                                 reverseInlineBlock("relu"),
+                                 fixture("schedule_compute/reverse_compute_inline_relu_into_add_expected.ir")}),
+    ScheduleCaseName());
 
 TEST(ScheduleReverseComputeInline, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseRelu));
