@@ -146,28 +146,11 @@ const std::string kDenseRelu = fixture("schedule_compute/dense_relu.ir");
 // The two stages over a symbolic number of rows.
 const std::string kTwoStagesN = fixture("schedule_compute/two_stages_n.ir");
 
-const char* kBlockBN = R"(
-      block "B" (%vi = spatial(n, %i), %vj = spatial(16, %ax0)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      }
-)";
-
 INSTANTIATE_TEST_SUITE_P(
     ScheduleComputeAt, ScheduledAs,
     testing::Values(
-        ScheduleCase{"ProducerUnderTheInnerLoop", kTwoStages, computeAtLoop("B", "C", 1), twoStagesWith(R"(
-  for %i in 0..8 {
-    for %j in 0..16 {
-      block "B" (%vi = spatial(8, %i), %vj = spatial(16, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vi, %vj])
-        %b[%vi, %vj] = %a[%vi, %vj] * 2.0
-      })" + std::string(kConsumerC) + R"(
-    }
-  }
-)")},
+        ScheduleCase{"ProducerUnderTheInnerLoop", kTwoStages, computeAtLoop("B", "C", 1),
+                     fixture("schedule_compute/compute_at_producer_under_the_inner_loop_expected.ir")},
         ScheduleCase{"StencilUnderTheInnerSplitLoop", kStencil, computeAtLoop("B", "C", 1),
                      fixture("schedule_compute/compute_at_stencil_under_the_inner_split_loop_expected.ir")},
         ScheduleCase{"StencilUnderTheOuterSplitLoop", kStencil, computeAtLoop("B", "C", 0),
@@ -184,34 +167,20 @@ INSTANTIATE_TEST_SUITE_P(
         // The consumer's loop split 3 x 6 (non-divisible, with a predicate):
         // the region of the last iteration leaves B's domain, so B gets a
         // predicate.
-        ScheduleCase{"RegionLeavingTheDomainGetsAPredicate",
-                     fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate.ir"),
-                     computeAtLoop("B", "C", 0),
-                     fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate_expected.ir")},
+        ScheduleCase{
+            "RegionLeavingTheDomainGetsAPredicate",
+            fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate.ir"),
+            computeAtLoop("B", "C", 0),
+            fixture("schedule_compute/compute_at_region_leaving_the_domain_gets_a_predicate_expected.ir")},
         // A reduction producer keeps its reduce loop whole under the
         // consumer's loop.
-        ScheduleCase{"ReductionProducerKeepsItsReduceLoop", kDenseRelu, computeAtLoop("dense", "relu", 0),
-                     fixture("schedule_compute/compute_at_reduction_producer_keeps_its_reduce_loop_expected.ir")},
+        ScheduleCase{
+            "ReductionProducerKeepsItsReduceLoop", kDenseRelu, computeAtLoop("dense", "relu", 0),
+            fixture("schedule_compute/compute_at_reduction_producer_keeps_its_reduce_loop_expected.ir")},
         ScheduleCase{"SymbolicExtent",
                      kTwoStagesN,
                      computeAtLoop("B", "C", 0),
-                     R"(
-prim @f(%a: f32[n, 16], %c: f32[n, 16]) {
-  alloc_buffer %b: f32[n, 16]
-  for %i in 0..n {
-    for %ax0 in 0..16 {)" + std::string(kBlockBN) +
-                         R"(
-    }
-    for %j in 0..16 {
-      block "C" (%vi = spatial(n, %i), %vj = spatial(16, %j)) {
-        reads(%b[%vi, %vj])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vi, %vj] + 1.0
-      }
-    }
-  }
-}
-)",
+                     fixture("schedule_compute/compute_at_symbolic_extent_expected.ir"),
                      {{"n", 3}}}),
     ScheduleCaseName());
 
@@ -284,93 +253,46 @@ TEST(ScheduleComputeAt, ParameterOutputsAndBlocksSharingANestAreRefused) {
 
 const std::string kDenseBiasRelu = fixture("schedule_compute/dense_bias_relu.ir");
 
-const char* kDenseBlock = R"(
-        block "dense" (%vi = spatial(4, %i), %vj = spatial(6, %j), %vk = reduce(8, %k)) {
-          reads(%x[%vi, %vk], %w[%vj, %vk])
-          writes(%acc[%vi, %vj])
-          init {
-            %acc[%vi, %vj] = 0.0
-          }
-          %acc[%vi, %vj] = %acc[%vi, %vj] + %x[%vi, %vk] * %w[%vj, %vk]
-        }
-)";
-
 INSTANTIATE_TEST_SUITE_P(
     ScheduleReverseComputeAt, ScheduledAs,
     testing::Values(
-        ScheduleCase{"EpilogueUnderTheMatmulRowLoop", kDenseBiasRelu,
-                     [](Schedule& sch) {
-                       auto loops = sch.getLoops(sch.getBlock("dense"));
-                       sch.reverseComputeAt(sch.getBlock("bias"), loops[0]);
-                       sch.reverseComputeAt(sch.getBlock("relu"), loops[0]);
-                     },
-                     R"(
-prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 6]) {
-  alloc_buffer %acc: f32[4, 6]
-  alloc_buffer %biased: f32[4, 6]
-  for %i in 0..4 {
-    for %j in 0..6 {
-      for %k in 0..8 {)" + std::string(kDenseBlock) +
-                         R"(
-      }
-    }
-    for %ax0 in 0..6 {
-      block "bias" (%vi = spatial(4, %i), %vj = spatial(6, %ax0)) {
-        reads(%acc[%vi, %vj], %bias[%vj])
-        writes(%biased[%vi, %vj])
-        %biased[%vi, %vj] = %acc[%vi, %vj] + %bias[%vj]
-      }
-    }
-    for %ax0 in 0..6 {
-      block "relu" (%vi = spatial(4, %i), %vj = spatial(6, %ax0)) {
-        reads(%biased[%vi, %vj])
-        writes(%out[%vi, %vj])
-        %out[%vi, %vj] = max(%biased[%vi, %vj], 0.0)
-      }
-    }
-  }
-}
-)"},
-        ScheduleCase{"EpilogueUnderTheMatmulColumnLoop", kDenseBiasRelu,
-                     [](Schedule& sch) {
-                       sch.reverseComputeInline(sch.getBlock("relu"));
-                       reverseComputeAtLoop("bias", "dense", 1)(sch);
-                     },
-                     R"(
-prim @dense_bias_relu(%x: f32[4, 8], %w: f32[6, 8], %bias: f32[6], %out: f32[4, 6]) {
-  alloc_buffer %acc: f32[4, 6]
-  for %i in 0..4 {
-    for %j in 0..6 {
-      for %k in 0..8 {)" + std::string(kDenseBlock) +
-                         R"(
-      }
-      block "bias" (%vi = spatial(4, %i), %vj = spatial(6, %j)) {
-        reads(%acc[%vi, %vj], %bias[%vj])
-        writes(%out[%vi, %vj])
-        %out[%vi, %vj] = max(%acc[%vi, %vj] + %bias[%vj], 0.0)
-      }
-    }
-  }
-}
-)"},
+        ScheduleCase{
+            "EpilogueUnderTheMatmulRowLoop", kDenseBiasRelu,
+            [](Schedule& sch) {
+              auto loops = sch.getLoops(sch.getBlock("dense"));
+              sch.reverseComputeAt(sch.getBlock("bias"), loops[0]);
+              sch.reverseComputeAt(sch.getBlock("relu"), loops[0]);
+            },
+            fixture("schedule_compute/reverse_compute_at_epilogue_under_the_matmul_row_loop_expected.ir")},
+        ScheduleCase{
+            "EpilogueUnderTheMatmulColumnLoop", kDenseBiasRelu,
+            [](Schedule& sch) {
+              sch.reverseComputeInline(sch.getBlock("relu"));
+              reverseComputeAtLoop("bias", "dense", 1)(sch);
+            },
+            fixture("schedule_compute/reverse_compute_at_epilogue_under_the_matmul_column_loop_expected.ir")},
         // The producer's loop split in IR: the consumer follows the tile.
-        ScheduleCase{"ConsumerFollowsASplitProducer",
-                     fixture("schedule_compute/reverse_compute_at_consumer_follows_a_split_producer.ir"),
-                     reverseComputeAtLoop("C", "B", 0),
-                     fixture("schedule_compute/"
-                             "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir")},
+        ScheduleCase{
+            "ConsumerFollowsASplitProducer",
+            fixture("schedule_compute/reverse_compute_at_consumer_follows_a_split_producer.ir"),
+            reverseComputeAtLoop("C", "B", 0),
+            fixture("schedule_compute/"
+                    "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir")},
         // A non-divisible split of the producer: the consumer follows each
         // tile, with the split's predicate.
         ScheduleCase{
             "ConsumerFollowsATileOfANonDivisibleSplit",
-            fixture("schedule_compute/reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split.ir"),
+            fixture(
+                "schedule_compute/reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split.ir"),
             [](Schedule& sch) {
               auto tiles = sch.split(sch.getLoops(sch.getBlock("B"))[0], {std::nullopt, int64_t{4}});
               sch.reverseComputeAt(sch.getBlock("C"), tiles[0]);
             },
             fixture("schedule_compute/"
                     "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir")},
-        ScheduleCase{"SymbolicExtent", kTwoStagesN, reverseComputeAtLoop("C", "B", 0),
+        ScheduleCase{"SymbolicExtent",
+                     kTwoStagesN,
+                     reverseComputeAtLoop("C", "B", 0),
                      fixture("schedule_compute/reverse_compute_at_symbolic_extent_expected.ir"),
                      {{"n", 2}}}),
     ScheduleCaseName());
@@ -422,10 +344,11 @@ TEST(ScheduleComputeInline, PaddingIntoConvolution) {
 
 INSTANTIATE_TEST_SUITE_P(
     ScheduleComputeInline, ScheduledAs,
-    testing::Values(ScheduleCase{"ReadRegionsAreMapped", kStencil, inlineBlock("B"),
-                                 fixture("schedule_compute/compute_inline_read_regions_are_mapped_expected.ir")},
-                    ScheduleCase{"TwoStages", kTwoStages, inlineBlock("B"),
-                                 fixture("schedule_compute/compute_inline_two_stages_expected.ir")}),
+    testing::Values(
+        ScheduleCase{"ReadRegionsAreMapped", kStencil, inlineBlock("B"),
+                     fixture("schedule_compute/compute_inline_read_regions_are_mapped_expected.ir")},
+        ScheduleCase{"TwoStages", kTwoStages, inlineBlock("B"),
+                     fixture("schedule_compute/compute_inline_two_stages_expected.ir")}),
     ScheduleCaseName());
 
 TEST(ScheduleComputeInline, SymbolicShapes) {
@@ -460,12 +383,13 @@ TEST(ScheduleComputeInline, IllegalUsesAreRefused) {
 
 // --- reverse_compute_inline --------------------------------------------------------
 
-INSTANTIATE_TEST_SUITE_P(
-    ScheduleReverseComputeInline, ScheduledAs,
-    testing::Values(ScheduleCase{"ReluIntoAdd", fixture("schedule_compute/reverse_compute_inline_relu_into_add.ir"),
-                                 reverseInlineBlock("relu"),
-                                 fixture("schedule_compute/reverse_compute_inline_relu_into_add_expected.ir")}),
-    ScheduleCaseName());
+INSTANTIATE_TEST_SUITE_P(ScheduleReverseComputeInline, ScheduledAs,
+                         testing::Values(ScheduleCase{
+                             "ReluIntoAdd",
+                             fixture("schedule_compute/reverse_compute_inline_relu_into_add.ir"),
+                             reverseInlineBlock("relu"),
+                             fixture("schedule_compute/reverse_compute_inline_relu_into_add_expected.ir")}),
+                         ScheduleCaseName());
 
 TEST(ScheduleReverseComputeInline, IllegalUsesAreRefused) {
   Schedule sch(parsePrim(kDenseRelu));
