@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <functional>
+#include <map>
 #include <set>
 
 #include "mlcc/ir/printer.h"
@@ -146,6 +147,9 @@ const std::string kDenseRelu = fixture("schedule_compute/dense_relu.ir");
 // The two stages over a symbolic number of rows.
 const std::string kTwoStagesN = fixture("schedule_compute/two_stages_n.ir");
 
+// The value of n a row of the tables runs kTwoStagesN with.
+std::map<std::string, int64_t> rows(int64_t n) { return {{"n", n}}; }
+
 INSTANTIATE_TEST_SUITE_P(
     ScheduleComputeAt, ScheduledAs,
     testing::Values(
@@ -177,11 +181,8 @@ INSTANTIATE_TEST_SUITE_P(
         ScheduleCase{
             "ReductionProducerKeepsItsReduceLoop", kDenseRelu, computeAtLoop("dense", "relu", 0),
             fixture("schedule_compute/compute_at_reduction_producer_keeps_its_reduce_loop_expected.ir")},
-        ScheduleCase{"SymbolicExtent",
-                     kTwoStagesN,
-                     computeAtLoop("B", "C", 0),
-                     fixture("schedule_compute/compute_at_symbolic_extent_expected.ir"),
-                     {{"n", 3}}}),
+        ScheduleCase{"SymbolicExtent", kTwoStagesN, computeAtLoop("B", "C", 0),
+                     fixture("schedule_compute/compute_at_symbolic_extent_expected.ir"), rows(3)}),
     ScheduleCaseName());
 
 TEST(ScheduleComputeAt, SymbolicRegionExtentIsRefused) {
@@ -290,11 +291,8 @@ INSTANTIATE_TEST_SUITE_P(
             },
             fixture("schedule_compute/"
                     "reverse_compute_at_consumer_follows_a_tile_of_a_non_divisible_split_expected.ir")},
-        ScheduleCase{"SymbolicExtent",
-                     kTwoStagesN,
-                     reverseComputeAtLoop("C", "B", 0),
-                     fixture("schedule_compute/reverse_compute_at_symbolic_extent_expected.ir"),
-                     {{"n", 2}}}),
+        ScheduleCase{"SymbolicExtent", kTwoStagesN, reverseComputeAtLoop("C", "B", 0),
+                     fixture("schedule_compute/reverse_compute_at_symbolic_extent_expected.ir"), rows(2)}),
     ScheduleCaseName());
 
 TEST(ScheduleReverseComputeAt, IllegalUsesAreRefused) {
