@@ -18,6 +18,7 @@
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/safetensors.h"
 #include "mlcc/transform/pass.h"
+#include "testlib.h"
 
 using namespace mlcc;
 using namespace mlcc::transform;
@@ -96,6 +97,12 @@ ir::Module parse(const std::string& text, const std::string& dir = ".") {
   return m;
 }
 
+// The text of the module tests/unit/fixtures/graph_passes/NAME, with its
+// "mlcc.ir 1" header.
+std::string moduleText(const std::string& name) {
+  return "mlcc.ir 1\n" + mlcc::test::fixture("graph_passes/" + name);
+}
+
 void expectModule(const ir::Module& actual, const std::string& expected_text) {
   ir::Module expected = ir::parseModule(expected_text, "expected.ir");
   EXPECT_TRUE(ir::structuralEqual(actual, expected)) << "got:\n"
@@ -107,45 +114,9 @@ void expectModule(const ir::Module& actual, const std::string& expected_text) {
 
 TEST(Canonicalize, RemovesNoOps) {
   std::string dir = tempDir("noops");
-  ir::Module m = parse(R"(mlcc.ir 1
-
-graph @main(%x: f32[2, 3]) -> (f32[2, 3], f32[2, 2, 3]) {
-  dataflow {
-    %a: f32[2, 3] = reshape(%x, shape = [2, 3])
-    %b: f32[2, 3] = cast(%a, dtype = "f32")
-    %z: f32[] = const 0.0
-    %c: f32[2, 3] = add(%b, %z)
-    %one: f32[3] = const [1.0, 1.0, 1.0]
-    %d: f32[2, 3] = multiply(%one, %c)
-    %e: f32[2, 3] = %d
-    %p: f32[3, 2] = permute_dims(%e, axes = [1, 0])
-    %q: f32[2, 3] = permute_dims(%p)
-    %s: f32[2, 3] = permute_dims(%e, axes = [0, 1])
-    %t: f32[2, 3] = subtract(%s, %z)
-    %u: f32[2, 3] = divide(%t, %one)
-    %y: f32[2, 3] = add(%u, %q)
-    %zz: f32[2, 1, 1] = const [0.0, 0.0]
-    %bc: f32[2, 2, 3] = add(%y, %zz)
-    %two: f32[3] = const [2.0, 2.0, 2.0]
-    %k: f32[2, 2, 3] = multiply(%bc, %two)
-  }
-  return (%y, %k)
-}
-)");
+  ir::Module m = parse(moduleText("canonicalize_removes_no_ops.ir"));
   Result r = checkPasses(m, "canonicalize,dead-code-elimination", dir);
-  expectModule(r.module, R"(mlcc.ir 1
-
-graph @main(%x: f32[2, 3]) -> (f32[2, 3], f32[2, 2, 3]) {
-  dataflow {
-    %y: f32[2, 3] = add(%x, %x)
-    %zz: f32[2, 1, 1] = const [0.0, 0.0]
-    %bc: f32[2, 2, 3] = add(%y, %zz)
-    %two: f32[3] = const [2.0, 2.0, 2.0]
-    %k: f32[2, 2, 3] = multiply(%bc, %two)
-  }
-  return (%y, %k)
-}
-)");
+  expectModule(r.module, moduleText("canonicalize_removes_no_ops_expected.ir"));
   EXPECT_TRUE(r.weights.tensors.empty());
 }
 
@@ -178,45 +149,14 @@ graph @main(%x: f32[4]) -> (f32[4], f32[4], f32[4]) {
 
 TEST(Canonicalize, ComposesPermutes) {
   std::string dir = tempDir("permutes");
-  ir::Module m = parse(R"(mlcc.ir 1
-
-graph @main(%x: f32[2, 3, 4]) -> f32[4, 2, 3] {
-  dataflow {
-    %a: f32[3, 4, 2] = permute_dims(%x, axes = [1, 2, 0])
-    %b: f32[4, 2, 3] = permute_dims(%a, axes = [1, 2, -3])
-  }
-  return %b
-}
-)");
+  ir::Module m = parse(moduleText("canonicalize_composes_permutes.ir"));
   Result r = checkPasses(m, "canonicalize,dead-code-elimination", dir);
-  expectModule(r.module, R"(mlcc.ir 1
-
-graph @main(%x: f32[2, 3, 4]) -> f32[4, 2, 3] {
-  dataflow {
-    %b: f32[4, 2, 3] = permute_dims(%x, axes = [2, 0, 1])
-  }
-  return %b
-}
-)");
+  expectModule(r.module, moduleText("canonicalize_composes_permutes_expected.ir"));
 }
 
 TEST(Canonicalize, FoldsBatchNormIntoDense) {
   std::string dir = tempDir("bn_dense");
-  ir::Module m = parse(R"(mlcc.ir 1
-
-graph @main(%x: f32[2, 4]) -> f32[2, 3] {
-  dataflow {
-    %w: f32[3, 4] = const [0.5, -1.0, 2.0, 0.25, 1.5, 0.0, -0.5, 1.0, -2.0, 0.75, 0.1, 0.3]
-    %y: f32[2, 3] = dense(%x, %w)
-    %g: f32[3] = const [1.5, 0.5, -2.0]
-    %b: f32[3] = const [0.1, -0.2, 0.3]
-    %mu: f32[3] = const [0.4, -1.0, 2.0]
-    %var: f32[3] = const [0.25, 4.0, 1.0]
-    %bn: f32[2, 3] = batch_norm(%y, %g, %b, %mu, %var, axis = 1, epsilon = 0.001)
-  }
-  return %bn
-}
-)");
+  ir::Module m = parse(moduleText("canonicalize_folds_batch_norm_into_dense.ir"));
   Result r = checkPasses(m, "canonicalize,dead-code-elimination", dir, 1e-5);
   EXPECT_EQ(r.text.find("batch_norm"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("= dense(%x, %w_bn)"), std::string::npos) << r.text;
@@ -269,20 +209,7 @@ graph @main(%x: f32[2, 2, 5, 5]) -> (f32[2, 3, 3, 3], f32[2, 3, 3, 3]) {
 
 TEST(FoldConstants, FoldsInlineAndToNewWeights) {
   std::string dir = tempDir("fold");
-  const std::string text = R"(mlcc.ir 1
-
-graph @main(%x: f32[32]) -> (f32[32], f32[2, 2]) {
-  dataflow {
-    %a: f32[2, 2] = const [1.0, 2.0, 3.0, 4.0]
-    %e: f32[2, 2] = exp(%a)
-    %s: f32[] = const 1.5
-    %big: f32[32] = broadcast_to(%s, shape = [32])
-    %big2: f32[32] = multiply(%big, %big)
-    %y: f32[32] = add(%x, %big2)
-  }
-  return (%y, %e)
-}
-)";
+  const std::string text = moduleText("fold_constants_folds_inline_and_to_new_weights.ir");
   Result r = checkPasses(parse(text, dir), "fold-constants,dead-code-elimination", dir);
   ASSERT_EQ(r.weights.tensors.size(), 2u);
   EXPECT_EQ(r.weights.tensors[0].first, "folded.0");
@@ -326,25 +253,7 @@ graph @main(%x: f32[20]) -> f32[20] {
 TEST(Passes, CanonicalizeThenFoldKeepsMeaning) {
   // Constants made by canonicalize are read by fold-constants in the same pipeline.
   std::string dir = tempDir("chain");
-  ir::Module m = parse(R"(mlcc.ir 1
-
-graph @main(%x: f32[2, 4]) -> f32[2, 3] {
-  dataflow {
-    %w: f32[3, 4] = const [0.5, -1.0, 2.0, 0.25, 1.5, 0.0, -0.5, 1.0, -2.0, 0.75, 0.1, 0.3]
-    %wt: f32[4, 3] = permute_dims(%w)
-    %wtt: f32[3, 4] = permute_dims(%wt)
-    %y: f32[2, 3] = dense(%x, %wtt)
-    %g: f32[3] = const [1.5, 0.5, -2.0]
-    %b: f32[3] = const [0.1, -0.2, 0.3]
-    %mu: f32[3] = const [0.4, -1.0, 2.0]
-    %var: f32[3] = const [0.25, 4.0, 1.0]
-    %bn: f32[2, 3] = batch_norm(%y, %g, %b, %mu, %var)
-    %c: f32[3] = add(%g, %b)
-    %out: f32[2, 3] = multiply(%bn, %c)
-  }
-  return %out
-}
-)");
+  ir::Module m = parse(moduleText("canonicalize_then_fold_keeps_meaning.ir"));
   Result r = checkPasses(m, "canonicalize,fold-constants,dead-code-elimination", dir, 1e-5);
   EXPECT_EQ(r.text.find("permute_dims"), std::string::npos) << r.text;
   EXPECT_EQ(r.text.find("batch_norm"), std::string::npos) << r.text;
