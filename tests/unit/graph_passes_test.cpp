@@ -103,6 +103,13 @@ std::string moduleText(const std::string& name) {
   return "mlcc.ir 1\n" + mlcc::test::fixture("graph_passes/" + name);
 }
 
+// checkPasses on the module of the fixture graph_passes/NAME, its files in
+// a fresh directory named after the fixture.
+Result checkFixture(const std::string& name, const std::string& pipeline, double tol = 0) {
+  std::string dir = tempDir(name.substr(0, name.rfind('.')));
+  return checkPasses(parse(moduleText(name), dir), pipeline, dir, tol);
+}
+
 void expectModule(const ir::Module& actual, const std::string& expected_text) {
   ir::Module expected = ir::parseModule(expected_text, "expected.ir");
   EXPECT_TRUE(ir::structuralEqual(actual, expected)) << "got:\n"
@@ -113,9 +120,7 @@ void expectModule(const ir::Module& actual, const std::string& expected_text) {
 }  // namespace
 
 TEST(Canonicalize, RemovesNoOps) {
-  std::string dir = tempDir("noops");
-  ir::Module m = parse(moduleText("canonicalize_removes_no_ops.ir"));
-  Result r = checkPasses(m, "canonicalize,dead-code-elimination", dir);
+  Result r = checkFixture("canonicalize_removes_no_ops.ir", "canonicalize,dead-code-elimination");
   expectModule(r.module, moduleText("canonicalize_removes_no_ops_expected.ir"));
   EXPECT_TRUE(r.weights.tensors.empty());
 }
@@ -148,16 +153,13 @@ graph @main(%x: f32[4]) -> (f32[4], f32[4], f32[4]) {
 }
 
 TEST(Canonicalize, ComposesPermutes) {
-  std::string dir = tempDir("permutes");
-  ir::Module m = parse(moduleText("canonicalize_composes_permutes.ir"));
-  Result r = checkPasses(m, "canonicalize,dead-code-elimination", dir);
+  Result r = checkFixture("canonicalize_composes_permutes.ir", "canonicalize,dead-code-elimination");
   expectModule(r.module, moduleText("canonicalize_composes_permutes_expected.ir"));
 }
 
 TEST(Canonicalize, FoldsBatchNormIntoDense) {
-  std::string dir = tempDir("bn_dense");
-  ir::Module m = parse(moduleText("canonicalize_folds_batch_norm_into_dense.ir"));
-  Result r = checkPasses(m, "canonicalize,dead-code-elimination", dir, 1e-5);
+  Result r =
+      checkFixture("canonicalize_folds_batch_norm_into_dense.ir", "canonicalize,dead-code-elimination", 1e-5);
   EXPECT_EQ(r.text.find("batch_norm"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("= dense(%x, %w_bn)"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%bn: f32[2, 3] = add(%y_bn, %bn_bias)"), std::string::npos) << r.text;
@@ -208,9 +210,8 @@ graph @main(%x: f32[2, 2, 5, 5]) -> (f32[2, 3, 3, 3], f32[2, 3, 3, 3]) {
 }
 
 TEST(FoldConstants, FoldsInlineAndToNewWeights) {
-  std::string dir = tempDir("fold");
-  const std::string text = moduleText("fold_constants_folds_inline_and_to_new_weights.ir");
-  Result r = checkPasses(parse(text, dir), "fold-constants,dead-code-elimination", dir);
+  const std::string name = "fold_constants_folds_inline_and_to_new_weights.ir";
+  Result r = checkFixture(name, "fold-constants,dead-code-elimination");
   ASSERT_EQ(r.weights.tensors.size(), 2u);
   EXPECT_EQ(r.weights.tensors[0].first, "folded.0");
   EXPECT_EQ(r.weights.tensors[1].first, "folded.1");
@@ -221,7 +222,7 @@ TEST(FoldConstants, FoldsInlineAndToNewWeights) {
   EXPECT_NE(r.text.find("%y: f32[32] = add(%x, %big2)"), std::string::npos) << r.text;
 
   // max-bytes: the 128-byte results stay; the 16-byte one folds.
-  Result small = checkPasses(parse(text, dir), "fold-constants{max-bytes=64}", dir);
+  Result small = checkFixture(name, "fold-constants{max-bytes=64}");
   EXPECT_TRUE(small.weights.tensors.empty());
   EXPECT_NE(small.text.find("%big: f32[32] = broadcast_to"), std::string::npos) << small.text;
   EXPECT_NE(small.text.find("%e: f32[2, 2] = const ["), std::string::npos) << small.text;
@@ -252,9 +253,8 @@ graph @main(%x: f32[20]) -> f32[20] {
 
 TEST(Passes, CanonicalizeThenFoldKeepsMeaning) {
   // Constants made by canonicalize are read by fold-constants in the same pipeline.
-  std::string dir = tempDir("chain");
-  ir::Module m = parse(moduleText("canonicalize_then_fold_keeps_meaning.ir"));
-  Result r = checkPasses(m, "canonicalize,fold-constants,dead-code-elimination", dir, 1e-5);
+  Result r = checkFixture("canonicalize_then_fold_keeps_meaning.ir",
+                          "canonicalize,fold-constants,dead-code-elimination", 1e-5);
   EXPECT_EQ(r.text.find("permute_dims"), std::string::npos) << r.text;
   EXPECT_EQ(r.text.find("batch_norm"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%c: f32[3] = const ["), std::string::npos) << r.text;
