@@ -43,42 +43,17 @@ std::vector<ir::PrimExpr> exprs(std::initializer_list<const char*> texts) {
 // The function printed, without the "mlcc.ir 1" module header.
 std::string print(const ir::PrimFunc& f) { return ir::printFunction(f); }
 
+// What print() gives for the function of fixture NAME (its text after the
+// header line).
+std::string printed(const std::string& name) { return fixture(name).substr(1); }
+
 TEST(ScheduleLayout, PacksADenseWeightThroughACopyBlock) {
   Schedule sch(parsePrim(kDense));
   BlockRV b = sch.getBlock("dense");
   auto from = vars({"o", "i"});
   sch.transformLayout(b, "w", from, exprs({"o / 16", "i", "o % 16"}));
-  EXPECT_EQ(print(sch.func()), R"(prim @dense(%x: f32[4, 32], %w: f32[64, 32], %y: f32[4, 64]) {
-  trace {
-    %b0 = get_block("dense")
-    transform_layout(%b0, "w", [o, i], [o / 16, i, o % 16])
-  }
-  alloc_buffer %w_layout: f32[4, 32, 16]
-  for %i0 in 0..64 {
-    for %i1 in 0..32 {
-      block "w_layout" (%v0 = spatial(64, %i0), %v1 = spatial(32, %i1)) {
-        reads(%w[%v0, %v1])
-        writes(%w_layout[%v0 / 16, %v1, %v0 % 16])
-        %w_layout[%v0 / 16, %v1, %v0 % 16] = %w[%v0, %v1]
-      }
-    }
-  }
-  for %i in 0..4 {
-    for %j in 0..64 {
-      for %k in 0..32 {
-        block "dense" (%vi = spatial(4, %i), %vj = spatial(64, %j), %vk = reduce(32, %k)) {
-          reads(%x[%vi, %vk], %w_layout[%vj / 16, %vk, %vj % 16])
-          writes(%y[%vi, %vj])
-          init {
-            %y[%vi, %vj] = 0.0
-          }
-          %y[%vi, %vj] = %y[%vi, %vj] + %x[%vi, %vk] * %w_layout[%vj / 16, %vk, %vj % 16]
-        }
-      }
-    }
-  }
-}
-)");
+  EXPECT_EQ(print(sch.func()),
+            printed("schedule_layout/layout_packs_a_dense_weight_through_a_copy_block_expected.ir"));
   expectScheduled(parsePrim(kDense), sch.func());
 }
 
@@ -99,42 +74,8 @@ TEST(ScheduleLayout, RewritesAnIntermediateInPlace) {
   auto from = vars({"r", "k"});
   // Transposed and split: [8, 12] -> [12 / 4, 8, 4].
   sch.transformLayout(c, "b", from, exprs({"k / 4", "r", "k % 4"}));
-  EXPECT_EQ(print(sch.func()), R"(prim @f(%a: f32[8, 12], %c: f32[8, 12], %s: f32[8]) {
-  trace {
-    %b0 = get_block("C")
-    transform_layout(%b0, "b", [r, k], [k / 4, r, k % 4])
-  }
-  alloc_buffer %b: f32[3, 8, 4]
-  for %i in 0..8 {
-    for %j in 0..12 {
-      block "B" (%vi = spatial(8, %i), %vj = spatial(12, %j)) {
-        reads(%a[%vi, %vj])
-        writes(%b[%vj / 4, %vi, %vj % 4])
-        %b[%vj / 4, %vi, %vj % 4] = %a[%vi, %vj] * 2.0
-      }
-    }
-  }
-  for %i in 0..8 {
-    for %j in 0..12 {
-      block "C" (%vi = spatial(8, %i), %vj = spatial(12, %j)) {
-        reads(%b[%vj / 4, %vi, %vj % 4])
-        writes(%c[%vi, %vj])
-        %c[%vi, %vj] = %b[%vj / 4, %vi, %vj % 4] + 1.0
-      }
-    }
-  }
-  for %i in 0..8 {
-    block "S" (%vi = spatial(8, %i)) {
-      reads(%b[0 +: 3, %vi, 0 +: 4])
-      writes(%s[%vi])
-      %s[%vi] = 0.0
-      for %k in 0..12 {
-        %s[%vi] = %s[%vi] + %b[%k / 4, %vi, %k % 4]
-      }
-    }
-  }
-}
-)");
+  EXPECT_EQ(print(sch.func()),
+            printed("schedule_layout/layout_rewrites_an_intermediate_in_place_expected.ir"));
   expectScheduled(parsePrim(kIntermediate), sch.func());
 }
 
