@@ -3,6 +3,10 @@
 // replay, and the refusals of maps that may not be one-to-one.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <ostream>
+#include <vector>
+
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/structural.h"
@@ -26,17 +30,17 @@ const std::string kIntermediate = fixture("schedule_layout/intermediate.ir");
 
 const std::string kSymbolic = fixture("schedule_layout/symbolic.ir");
 
-std::vector<ir::Var> vars(std::initializer_list<const char*> names) {
+std::vector<ir::Var> vars(const std::vector<std::string>& names) {
   std::vector<ir::Var> out;
-  for (const char* n : names) out.push_back(ir::makeVar(n));
+  for (const std::string& n : names) out.push_back(ir::makeVar(n));
   return out;
 }
 
 // New indices from their text ("o / 16"): parseExpr makes its own
 // variables, which the schedule matches with the index variables by name.
-std::vector<ir::PrimExpr> exprs(std::initializer_list<const char*> texts) {
+std::vector<ir::PrimExpr> exprs(const std::vector<std::string>& texts) {
   std::vector<ir::PrimExpr> out;
-  for (const char* t : texts) out.push_back(ir::parseExpr(t));
+  for (const std::string& t : texts) out.push_back(ir::parseExpr(t));
   return out;
 }
 
@@ -47,37 +51,69 @@ std::string print(const ir::PrimFunc& f) { return ir::printFunction(f); }
 // header line).
 std::string printed(const std::string& name) { return fixture(name).substr(1); }
 
-TEST(ScheduleLayout, PacksADenseWeightThroughACopyBlock) {
-  Schedule sch(parsePrim(kDense));
-  BlockRV b = sch.getBlock("dense");
-  auto from = vars({"o", "i"});
-  sch.transformLayout(b, "w", from, exprs({"o / 16", "i", "o % 16"}));
-  EXPECT_EQ(print(sch.func()),
-            printed("schedule_layout/layout_packs_a_dense_weight_through_a_copy_block_expected.ir"));
-  expectScheduled(parsePrim(kDense), sch.func());
+// One transform_layout of a buffer that a block accesses; `check` looks at
+// the function printed after it, and the result must keep the meaning.
+struct LayoutCase {
+  std::string name;
+  std::string input;
+  std::string block, buffer;
+  std::vector<std::string> from, to;  // the index map
+  std::function<void(const std::string& text)> check;
+};
+
+void PrintTo(const LayoutCase& c, std::ostream* os) { *os << c.name; }
+
+// The printed function is that of fixture NAME.
+std::function<void(const std::string&)> printsAs(const std::string& name) {
+  return [=](const std::string& text) { EXPECT_EQ(text, printed(name)); };
 }
 
-TEST(ScheduleLayout, PacksAConvWeightIntoBlockedChannels) {
-  Schedule sch(parsePrim(kConv));
-  BlockRV b = sch.getBlock("conv");
-  auto from = vars({"o", "i", "h", "w"});
-  sch.transformLayout(b, "w", from, exprs({"o / 8", "i", "h", "w", "o % 8"}));
-  const std::string text = print(sch.func());
-  EXPECT_NE(text.find("alloc_buffer %w_layout: f32[2, 4, 3, 3, 8]"), std::string::npos) << text;
-  EXPECT_NE(text.find("%w_layout[%vf / 8, %vc, %vr, %vs, %vf % 8]"), std::string::npos) << text;
-  expectScheduled(parsePrim(kConv), sch.func());
+// The printed function contains each of `parts`.
+std::function<void(const std::string&)> printsWith(const std::vector<std::string>& parts) {
+  return [=](const std::string& text) {
+    for (const std::string& part : parts)
+      EXPECT_NE(text.find(part), std::string::npos) << part << " in\n" << text;
+  };
 }
 
-TEST(ScheduleLayout, RewritesAnIntermediateInPlace) {
-  Schedule sch(parsePrim(kIntermediate));
-  BlockRV c = sch.getBlock("C");
-  auto from = vars({"r", "k"});
-  // Transposed and split: [8, 12] -> [12 / 4, 8, 4].
-  sch.transformLayout(c, "b", from, exprs({"k / 4", "r", "k % 4"}));
-  EXPECT_EQ(print(sch.func()),
-            printed("schedule_layout/layout_rewrites_an_intermediate_in_place_expected.ir"));
-  expectScheduled(parsePrim(kIntermediate), sch.func());
+class TransformLayout : public testing::TestWithParam<LayoutCase> {};
+
+TEST_P(TransformLayout, Result) {
+  const LayoutCase& c = GetParam();
+  Schedule sch(parsePrim(c.input));
+  BlockRV b = sch.getBlock(c.block);
+  sch.transformLayout(b, c.buffer, vars(c.from), exprs(c.to));
+  c.check(print(sch.func()));
+  expectScheduled(parsePrim(c.input), sch.func());
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    ScheduleLayout, TransformLayout,
+    testing::Values(
+        LayoutCase{"PacksADenseWeightThroughACopyBlock",
+                   kDense,
+                   "dense",
+                   "w",
+                   {"o", "i"},
+                   {"o / 16", "i", "o % 16"},
+                   printsAs("schedule_layout/layout_packs_a_dense_weight_through_a_copy_block_expected.ir")},
+        LayoutCase{"PacksAConvWeightIntoBlockedChannels",
+                   kConv,
+                   "conv",
+                   "w",
+                   {"o", "i", "h", "w"},
+                   {"o / 8", "i", "h", "w", "o % 8"},
+                   printsWith({"alloc_buffer %w_layout: f32[2, 4, 3, 3, 8]",
+                               "%w_layout[%vf / 8, %vc, %vr, %vs, %vf % 8]"})},
+        // Transposed and split: [8, 12] -> [12 / 4, 8, 4].
+        LayoutCase{"RewritesAnIntermediateInPlace",
+                   kIntermediate,
+                   "C",
+                   "b",
+                   {"r", "k"},
+                   {"k / 4", "r", "k % 4"},
+                   printsAs("schedule_layout/layout_rewrites_an_intermediate_in_place_expected.ir")}),
+    [](const testing::TestParamInfo<LayoutCase>& info) { return info.param.name; });
 
 TEST(ScheduleLayout, SymbolicShapesAndPadding) {
   // [n, 40] -> [n / 4, 40, n % 4]: n = 5 leaves padding that is never read.
