@@ -7,6 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <iostream>
+#include <map>
+#include <optional>
+#include <ostream>
+#include <vector>
 
 #include "mlcc/frontend/onnx.h"
 #include "mlcc/ir/printer.h"
@@ -220,50 +224,95 @@ std::string graph(const std::string& params, const std::string& results, const s
 
 }  // namespace
 
-TEST(CudaRules, ElementwiseChainIsOneKernel) {
-  auto r = scheduleOne(graph("%x: f32[4, 1000], %y: f32[1000]", "f32[4, 1000]",
-                             "    %a: f32[4, 1000] = exp(%x)\n"
-                             "    %b: f32[4, 1000] = add(%a, %y)\n"
-                             "    %c: f32[4, 1000] = relu(%b)\n",
-                             "%c"));
-  EXPECT_EQ(r.rule, "Fallback");
-  EXPECT_EQ(kernels(r.func), 1) << r.text;  // exp and add inlined into relu
-  EXPECT_NE(r.text.find("sample_categorical(candidates = [32, 64, 128, 256, 512]"), std::string::npos)
-      << r.text;
+// One graph lowered to a single prim func, scheduled by the cuda rules
+// (scheduleOne, with `dims`): the rule that applied, the number of kernels
+// where given, text the result must contain and how often some text occurs.
+struct OneFuncCase {
+  std::string name;
+  std::string graph;
+  std::string rule;
+  std::optional<int> kernels = std::nullopt;
+  std::vector<std::string> contains = {};
+  std::map<std::string, int> counts = {};
+  std::vector<std::map<std::string, int64_t>> dims = {{}};
+};
+
+void PrintTo(const OneFuncCase& c, std::ostream* os) { *os << c.name; }
+
+class CudaRuleOnOneFunc : public testing::TestWithParam<OneFuncCase> {};
+
+TEST_P(CudaRuleOnOneFunc, Result) {
+  const OneFuncCase& c = GetParam();
+  auto r = scheduleOne(c.graph, c.dims);
+  EXPECT_EQ(r.rule, c.rule);
+  if (c.kernels) EXPECT_EQ(kernels(r.func), *c.kernels) << r.text;
+  for (const std::string& part : c.contains)
+    EXPECT_NE(r.text.find(part), std::string::npos) << part << " in\n" << r.text;
+  for (const auto& [what, n] : c.counts) EXPECT_EQ(count(r.text, what), n) << what << " in\n" << r.text;
 }
 
-TEST(CudaRules, DenseIsTiledThroughSharedAndLocalMemory) {
-  // 1000 outputs per row: tiles of 40 (10 threads x 4), the bias and relu in
-  // the write-back.
-  auto r = scheduleOne(graph("%x: f32[128, 64], %w: f32[1000, 64], %b: f32[1000]", "f32[128, 1000]",
-                             "    %d: f32[128, 1000] = dense(%x, %w)\n"
-                             "    %db: f32[128, 1000] = add(%d, %b)\n"
-                             "    %y: f32[128, 1000] = relu(%db)\n",
-                             "%y"));
-  EXPECT_EQ(r.rule, "Matmul");
-  EXPECT_EQ(kernels(r.func), 1) << r.text;
-  EXPECT_EQ(count(r.text, "alloc_buffer"), 3) << r.text;  // the accumulator and two operand tiles
-  EXPECT_EQ(count(r.text, " shared\n"), 2) << r.text;
-  EXPECT_EQ(count(r.text, " local\n"), 1) << r.text;
-  EXPECT_NE(r.text.find("n = 3) decision [25, 10, 4]"), std::string::npos) << r.text;
-  EXPECT_NE(r.text.find("n = 3) decision [2, 16, 4]"), std::string::npos) << r.text;
-  EXPECT_NE(r.text.find("thread_binding(threadIdx.y)"), std::string::npos) << r.text;
-}
-
-TEST(CudaRules, DenseWithASymbolicBatch) {
-  auto r = scheduleOne(
-      graph("%x: f32[n, 64], %w: f32[96, 64]", "f32[n, 96]", "    %y: f32[n, 96] = dense(%x, %w)\n", "%y"),
-      {{{"n", 37}}, {{"n", 1}}, {{"n", 64}}});
-  EXPECT_EQ(r.rule, "Matmul");
-  EXPECT_NE(r.text.find("in 0..(n + 63) / 64 * 2 thread_binding(blockIdx.x)"), std::string::npos) << r.text;
-}
-
-TEST(CudaRules, BatchMatmul) {
-  auto r = scheduleOne(graph("%a: f32[4, 48, 32], %b: f32[4, 32, 40]", "f32[4, 48, 40]",
-                             "    %c: f32[4, 48, 40] = matmul(%a, %b)\n", "%c"));
-  EXPECT_EQ(r.rule, "Matmul");
-  EXPECT_EQ(kernels(r.func), 1) << r.text;
-}
+INSTANTIATE_TEST_SUITE_P(
+    CudaRules, CudaRuleOnOneFunc,
+    testing::Values(
+        // exp and add inlined into relu.
+        OneFuncCase{.name = "ElementwiseChainIsOneKernel",
+                    .graph = graph("%x: f32[4, 1000], %y: f32[1000]", "f32[4, 1000]",
+                                   "    %a: f32[4, 1000] = exp(%x)\n"
+                                   "    %b: f32[4, 1000] = add(%a, %y)\n"
+                                   "    %c: f32[4, 1000] = relu(%b)\n",
+                                   "%c"),
+                    .rule = "Fallback",
+                    .kernels = 1,
+                    .contains = {"sample_categorical(candidates = [32, 64, 128, 256, 512]"}},
+        // 1000 outputs per row: tiles of 40 (10 threads x 4), the bias and
+        // relu in the write-back; the accumulator and two operand tiles.
+        OneFuncCase{.name = "DenseIsTiledThroughSharedAndLocalMemory",
+                    .graph = graph("%x: f32[128, 64], %w: f32[1000, 64], %b: f32[1000]", "f32[128, 1000]",
+                                   "    %d: f32[128, 1000] = dense(%x, %w)\n"
+                                   "    %db: f32[128, 1000] = add(%d, %b)\n"
+                                   "    %y: f32[128, 1000] = relu(%db)\n",
+                                   "%y"),
+                    .rule = "Matmul",
+                    .kernels = 1,
+                    .contains = {"n = 3) decision [25, 10, 4]", "n = 3) decision [2, 16, 4]",
+                                 "thread_binding(threadIdx.y)"},
+                    .counts = {{"alloc_buffer", 3}, {" shared\n", 2}, {" local\n", 1}}},
+        OneFuncCase{.name = "DenseWithASymbolicBatch",
+                    .graph = graph("%x: f32[n, 64], %w: f32[96, 64]", "f32[n, 96]",
+                                   "    %y: f32[n, 96] = dense(%x, %w)\n", "%y"),
+                    .rule = "Matmul",
+                    .contains = {"in 0..(n + 63) / 64 * 2 thread_binding(blockIdx.x)"},
+                    .dims = {{{"n", 37}}, {{"n", 1}}, {{"n", 64}}}},
+        OneFuncCase{.name = "BatchMatmul",
+                    .graph = graph("%a: f32[4, 48, 32], %b: f32[4, 32, 40]", "f32[4, 48, 40]",
+                                   "    %c: f32[4, 48, 40] = matmul(%a, %b)\n", "%c"),
+                    .rule = "Matmul",
+                    .kernels = 1},
+        // One operand is not reused across outputs: one thread per output,
+        // the relu in the same thread.
+        OneFuncCase{.name = "DepthwiseConvIsAGemv",
+                    .graph = graph("%x: f32[1, 32, 16, 16], %w: f32[32, 1, 3, 3]", "f32[1, 32, 8, 8]",
+                                   "    %c: f32[1, 32, 8, 8] = conv2d(%x, %w, strides = [2, 2], "
+                                   "padding = [1, 1, 1, 1], groups = 32)\n"
+                                   "    %y: f32[1, 32, 8, 8] = relu(%c)\n",
+                                   "%y"),
+                    .rule = "GEMV",
+                    .kernels = 1},
+        // The partial sums, then their sum with the bias.
+        OneFuncCase{.name = "GemvSplitsTheReductionAcrossThreads",
+                    .graph = graph("%x: f32[1, 512], %w: f32[1000, 512], %b: f32[1000]", "f32[1, 1000]",
+                                   "    %d: f32[1, 1000] = dense(%x, %w)\n"
+                                   "    %y: f32[1, 1000] = add(%d, %b)\n",
+                                   "%y"),
+                    .rule = "GEMV",
+                    .kernels = 2,
+                    .contains = {"rfactor("}},
+        OneFuncCase{
+            .name = "LongReductionOfFewOutputsIsSplitAcrossThreads",
+            .graph = graph("%x: f32[4, 4096]", "f32[4]", "    %s: f32[4] = sum(%x, axes = [1])\n", "%s"),
+            .rule = "Reduction",
+            .contains = {"rfactor("}}),
+    [](const testing::TestParamInfo<OneFuncCase>& info) { return info.param.name; });
 
 TEST(CudaRules, Conv2dBiasReluWithPaddingAndStride) {
   // The padded input is computed straight into shared memory per stage.
@@ -282,29 +331,6 @@ TEST(CudaRules, Conv2dBiasReluWithPaddingAndStride) {
                              "    %y: f32[1, 64, 7, 7] = relu(%c)\n",
                              "%y"));
   EXPECT_EQ(s.rule, "Matmul");
-}
-
-TEST(CudaRules, DepthwiseConvIsAGemv) {
-  // One operand is not reused across outputs: one thread per output, the
-  // relu in the same thread.
-  auto r =
-      scheduleOne(graph("%x: f32[1, 32, 16, 16], %w: f32[32, 1, 3, 3]", "f32[1, 32, 8, 8]",
-                        "    %c: f32[1, 32, 8, 8] = conv2d(%x, %w, strides = [2, 2], padding = [1, 1, 1, 1], "
-                        "groups = 32)\n"
-                        "    %y: f32[1, 32, 8, 8] = relu(%c)\n",
-                        "%y"));
-  EXPECT_EQ(r.rule, "GEMV");
-  EXPECT_EQ(kernels(r.func), 1) << r.text;
-}
-
-TEST(CudaRules, GemvSplitsTheReductionAcrossThreads) {
-  auto r = scheduleOne(graph("%x: f32[1, 512], %w: f32[1000, 512], %b: f32[1000]", "f32[1, 1000]",
-                             "    %d: f32[1, 1000] = dense(%x, %w)\n"
-                             "    %y: f32[1, 1000] = add(%d, %b)\n",
-                             "%y"));
-  EXPECT_EQ(r.rule, "GEMV");
-  EXPECT_NE(r.text.find("rfactor("), std::string::npos) << r.text;
-  EXPECT_EQ(kernels(r.func), 2) << r.text;  // the partial sums, then their sum with the bias
 }
 
 TEST(CudaRules, SoftmaxAndLayerNormShareAThreadBlockPerRowGroup) {
@@ -341,12 +367,6 @@ TEST(CudaRules, PoolingIsAReduction) {
     EXPECT_EQ(kernels(r.func), global ? 2 : 1) << r.text;
     EXPECT_EQ(r.text.find("rfactor(") != std::string::npos, global) << r.text;
   }
-}
-
-TEST(CudaRules, LongReductionOfFewOutputsIsSplitAcrossThreads) {
-  auto r = scheduleOne(graph("%x: f32[4, 4096]", "f32[4]", "    %s: f32[4] = sum(%x, axes = [1])\n", "%s"));
-  EXPECT_EQ(r.rule, "Reduction");
-  EXPECT_NE(r.text.find("rfactor("), std::string::npos) << r.text;
 }
 
 TEST(CudaRules, RespectTheTargetLimits) {
