@@ -256,60 +256,46 @@ INSTANTIATE_TEST_SUITE_P(
     testing::Values(
         // exp and add inlined into relu.
         OneFuncCase{.name = "ElementwiseChainIsOneKernel",
-                    .graph = graph("%x: f32[4, 1000], %y: f32[1000]", "f32[4, 1000]",
-                                   "    %a: f32[4, 1000] = exp(%x)\n"
-                                   "    %b: f32[4, 1000] = add(%a, %y)\n"
-                                   "    %c: f32[4, 1000] = relu(%b)\n",
-                                   "%c"),
+                    .graph = fixture("schedule_rules_gpu/cuda_rules_elementwise_chain_is_one_kernel.ir"),
                     .rule = "Fallback",
                     .kernels = 1,
                     .contains = {"sample_categorical(candidates = [32, 64, 128, 256, 512]"}},
         // 1000 outputs per row: tiles of 40 (10 threads x 4), the bias and
         // relu in the write-back; the accumulator and two operand tiles.
         OneFuncCase{.name = "DenseIsTiledThroughSharedAndLocalMemory",
-                    .graph = graph("%x: f32[128, 64], %w: f32[1000, 64], %b: f32[1000]", "f32[128, 1000]",
-                                   "    %d: f32[128, 1000] = dense(%x, %w)\n"
-                                   "    %db: f32[128, 1000] = add(%d, %b)\n"
-                                   "    %y: f32[128, 1000] = relu(%db)\n",
-                                   "%y"),
+                    .graph = fixture(
+                        "schedule_rules_gpu/cuda_rules_dense_is_tiled_through_shared_and_local_memory.ir"),
                     .rule = "Matmul",
                     .kernels = 1,
                     .contains = {"n = 3) decision [25, 10, 4]", "n = 3) decision [2, 16, 4]",
                                  "thread_binding(threadIdx.y)"},
                     .counts = {{"alloc_buffer", 3}, {" shared\n", 2}, {" local\n", 1}}},
         OneFuncCase{.name = "DenseWithASymbolicBatch",
-                    .graph = graph("%x: f32[n, 64], %w: f32[96, 64]", "f32[n, 96]",
-                                   "    %y: f32[n, 96] = dense(%x, %w)\n", "%y"),
+                    .graph = fixture("schedule_rules_gpu/cuda_rules_dense_with_a_symbolic_batch.ir"),
                     .rule = "Matmul",
                     .contains = {"in 0..(n + 63) / 64 * 2 thread_binding(blockIdx.x)"},
                     .dims = {{{"n", 37}}, {{"n", 1}}, {{"n", 64}}}},
         OneFuncCase{.name = "BatchMatmul",
-                    .graph = graph("%a: f32[4, 48, 32], %b: f32[4, 32, 40]", "f32[4, 48, 40]",
-                                   "    %c: f32[4, 48, 40] = matmul(%a, %b)\n", "%c"),
+                    .graph = fixture("schedule_rules_gpu/cuda_rules_batch_matmul.ir"),
                     .rule = "Matmul",
                     .kernels = 1},
         // One operand is not reused across outputs: one thread per output,
         // the relu in the same thread.
         OneFuncCase{.name = "DepthwiseConvIsAGemv",
-                    .graph = graph("%x: f32[1, 32, 16, 16], %w: f32[32, 1, 3, 3]", "f32[1, 32, 8, 8]",
-                                   "    %c: f32[1, 32, 8, 8] = conv2d(%x, %w, strides = [2, 2], "
-                                   "padding = [1, 1, 1, 1], groups = 32)\n"
-                                   "    %y: f32[1, 32, 8, 8] = relu(%c)\n",
-                                   "%y"),
+                    .graph = fixture("schedule_rules_gpu/cuda_rules_depthwise_conv_is_a_gemv.ir"),
                     .rule = "GEMV",
                     .kernels = 1},
         // The partial sums, then their sum with the bias.
-        OneFuncCase{.name = "GemvSplitsTheReductionAcrossThreads",
-                    .graph = graph("%x: f32[1, 512], %w: f32[1000, 512], %b: f32[1000]", "f32[1, 1000]",
-                                   "    %d: f32[1, 1000] = dense(%x, %w)\n"
-                                   "    %y: f32[1, 1000] = add(%d, %b)\n",
-                                   "%y"),
-                    .rule = "GEMV",
-                    .kernels = 2,
-                    .contains = {"rfactor("}},
+        OneFuncCase{
+            .name = "GemvSplitsTheReductionAcrossThreads",
+            .graph = fixture("schedule_rules_gpu/cuda_rules_gemv_splits_the_reduction_across_threads.ir"),
+            .rule = "GEMV",
+            .kernels = 2,
+            .contains = {"rfactor("}},
         OneFuncCase{
             .name = "LongReductionOfFewOutputsIsSplitAcrossThreads",
-            .graph = graph("%x: f32[4, 4096]", "f32[4]", "    %s: f32[4] = sum(%x, axes = [1])\n", "%s"),
+            .graph = fixture(
+                "schedule_rules_gpu/cuda_rules_long_reduction_of_few_outputs_is_split_across_threads.ir"),
             .rule = "Reduction",
             .contains = {"rfactor("}}),
     [](const testing::TestParamInfo<OneFuncCase>& info) { return info.param.name; });
