@@ -44,7 +44,7 @@ std::vector<ir::Tensor> runOn(const ir::PrimFunc& f, const std::map<std::string,
                               uint64_t seed) {
   ir::Module m;
   ir::PrimFunc g = f;
-  g.name = "f";
+  g.name = std::string("f");  // not from a literal: GCC 12 warns falsely (-Wrestrict) on that
   m.functions.push_back(g);
   interp::Interpreter in(m);
   std::vector<ir::Tensor> args;
