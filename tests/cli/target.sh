@@ -59,7 +59,7 @@ for t in "llvm" "llvm -vector-bits=256" "llvm -mcpu=native" "llvm -num-cores=2 -
   check "accepted by every tool: $t" same_outcome 0 "$t" "${all[@]}"
 done
 for t in "llvm -mcpu=bogus" "llvm -mcpu=skylake-avx51" "llvm -mcpu=i386" "llvm -mattr=+avx9" \
-  "llvm -mattr=avx2" "llvm -num-cores=0" "llvm -vector-bits=x" "llvm -arch=sm_80" "llvm -mcpu" "wasm" \
+  "llvm -mattr=avx2" "llvm -num-cores=0" "llvm -vector-bits=x" "llvm -vector-bits=7" "llvm -arch=sm_80" "llvm -mcpu" "wasm" \
   "cuda -arch=sm_12" "cuda -arch=sm_70" "cuda -max-threads-per-block=4096" "cuda -mcpu=x86-64"; do
   check "refused by every tool, with one message: $t" same_outcome 1 "$t" "${all[@]}"
 done

@@ -25,6 +25,15 @@ int positiveInt(const std::string& text, const std::string& option, const Source
   throw Error(where, option + " must be a positive integer, not '" + text + "'");
 }
 
+// -vector-bits: whole f32 lanes, a power of two from one lane (32) to 2048
+// bits, so that the rules' lane counts divide evenly.
+int vectorBits(const std::string& text, const SourceLoc& where) {
+  const int v = positiveInt(text, "-vector-bits", where);
+  if (v < 32 || v > 2048 || (v & (v - 1)) != 0)
+    throw Error(where, "-vector-bits must be a power of two from 32 to 2048, not " + text);
+  return v;
+}
+
 // The options as written, before they are resolved.
 struct Options {
   std::string mcpu, mattr, arch = kDefaultArch;
@@ -45,7 +54,7 @@ Options readOptions(std::istringstream& in, Target::Kind kind, const std::string
     else if (llvm && key == "-num-cores")
       o.num_cores = positiveInt(value, key, where);
     else if (llvm && key == "-vector-bits")
-      o.vector_bits = positiveInt(value, key, where);
+      o.vector_bits = vectorBits(value, where);
     else if (!llvm && key == "-arch" && !value.empty())
       o.arch = value;
     else if (!llvm && key == "-max-threads-per-block")
