@@ -73,8 +73,10 @@ TEST(Target, ErrorsNameTheBadPartAtTheCallersLocation) {
   EXPECT_EQ(parseError("llvm -num-cores=0", "-mcpu"), "-num-cores must be a positive integer, not '0'");
   EXPECT_EQ(parseError("llvm -vector-bits=2x"), "-vector-bits must be a positive integer, not '2x'");
   EXPECT_EQ(parseError("llvm -vector-bits=7"), "-vector-bits must be a power of two from 32 to 2048, not 7");
-  EXPECT_EQ(parseError("llvm -vector-bits=384"), "-vector-bits must be a power of two from 32 to 2048, not 384");
-  EXPECT_EQ(parseError("llvm -vector-bits=4096"), "-vector-bits must be a power of two from 32 to 2048, not 4096");
+  EXPECT_EQ(parseError("llvm -vector-bits=384"),
+            "-vector-bits must be a power of two from 32 to 2048, not 384");
+  EXPECT_EQ(parseError("llvm -vector-bits=4096"),
+            "-vector-bits must be a power of two from 32 to 2048, not 4096");
   EXPECT_EQ(parseError("cuda -max-threads-per-block=-1"),
             "-max-threads-per-block must be a positive integer, not '-1'");
 }
