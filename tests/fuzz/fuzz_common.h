@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <exception>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <string_view>
 
@@ -39,25 +40,20 @@ void expectErrorsOnly(F&& body) {
 }
 
 // A failed property of an accepted input (e.g. a round trip that differs).
-// A small graph (dense + bias + relu, conv2d + relu) that the passes and
-// schedule targets transform.
-inline constexpr const char* kDenseConvGraph = R"(mlcc.ir 1
-
-graph @main(%x: f32[4, 32], %w: f32[64, 32], %b: f32[64], %k: f32[8, 3, 3, 3], %im: f32[1, 3, 10, 10]) -> (f32[4, 64], f32[1, 8, 8, 8]) {
-  dataflow {
-    %d: f32[4, 64] = dense(%x, %w)
-    %a: f32[4, 64] = add(%d, %b)
-    %r: f32[4, 64] = relu(%a)
-    %c: f32[1, 8, 8, 8] = conv2d(%im, %k)
-    %cr: f32[1, 8, 8, 8] = relu(%c)
-  }
-  return (%r, %cr)
-}
-)";
-
 [[noreturn]] inline void fail(const std::string& what) {
   std::fprintf(stderr, "fuzz: %s\n", what.c_str());
   std::abort();
+}
+
+// The small graph (dense + bias + relu, conv2d + relu) that the passes and
+// schedule targets transform: tests/cli/lib/dense_conv.ir, read once.
+inline const std::string& denseConvGraph() {
+  static const std::string text = [] {
+    std::ifstream in(MLCC_DENSE_CONV_IR);
+    if (!in) fail(std::string("cannot read ") + MLCC_DENSE_CONV_IR);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+  return text;
 }
 
 // A private scratch directory (under $TMPDIR, else /tmp) for the process,

@@ -13,7 +13,7 @@
 #include "mlcc/transform/pass.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static const mlcc::ir::Module base = mlcc::ir::parseModule(mlcc::fuzz::kDenseConvGraph, "graph.ir");
+  static const mlcc::ir::Module base = mlcc::ir::parseModule(mlcc::fuzz::denseConvGraph(), "graph.ir");
   const std::string text = mlcc::fuzz::asString(data, size);
   mlcc::fuzz::expectErrorsOnly([&] {
     mlcc::transform::Pipeline pipeline = mlcc::transform::parsePipeline(text, "--passes");

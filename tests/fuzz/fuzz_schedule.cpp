@@ -15,7 +15,7 @@
 
 namespace {
 mlcc::ir::Module legalized() {
-  mlcc::ir::Module m = mlcc::ir::parseModule(mlcc::fuzz::kDenseConvGraph, "graph.ir");
+  mlcc::ir::Module m = mlcc::ir::parseModule(mlcc::fuzz::denseConvGraph(), "graph.ir");
   mlcc::transform::PassContext ctx;
   mlcc::transform::runPipeline(m, mlcc::transform::parsePipeline("fuse-ops,legalize"), ctx);
   return m;

@@ -3,6 +3,7 @@
 // rules for the functions still unscheduled. Each scheduled prim func
 // carries its trace.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -13,6 +14,7 @@
 #include "mlcc/support/tool.h"
 #include "mlcc/target/target.h"
 #include "mlcc/transform/ir_tool.h"
+#include "mlcc/tune/tuner.h"
 
 namespace {
 
@@ -30,7 +32,8 @@ int main(int argc, char** argv) {
   app.footer(R"(--target is required unless --rules none. A script given with --trace is applied first, to the
 prim funcs it names (its instructions are appended to their traces); then, unless --rules none,
 every prim func still without a trace is scheduled by the first of the target's rules that applies
-(--list-rules). Functions that already have a trace are left alone. Nothing is written on error.
+(--list-rules); with --db, a function the tuning database (mlcc-tune) has schedules for
+--target gets the fastest of them first. Functions that already have a trace are left alone. Nothing is written on error.
 
 Examples:
   mlcc-schedule lowered.ir --target llvm -o scheduled.ir -v      # default CPU rules; -v: the rule per prim func
@@ -39,6 +42,7 @@ Examples:
   mlcc-schedule lowered.ir --rules none -o same.ir                # leaves every prim func unscheduled
   mlcc-schedule lowered.ir --trace dense.sched --rules none -o scheduled.ir
   mlcc-schedule lowered.ir --trace dense.sched --target llvm -o scheduled.ir   # script, then rules for the rest
+  mlcc-schedule lowered.ir --db tune.db --target llvm -o scheduled.ir    # mlcc-tune's best schedules, then rules
   mlcc-import m.onnx | mlcc-fuse | mlcc-legalize | mlcc-schedule --target llvm > scheduled.ir
 
 A schedule script (dense.sched), in the syntax of a prim func's trace (# starts a comment):
@@ -50,7 +54,7 @@ A schedule script (dense.sched), in the syntax of a prim func's trace (# starts 
   }
 Errors name the script line: dense.sched:5:5: error: in prim @fused_dense_relu: ...
 mlcc-schedule --list-instructions lists the instructions a script may use.)");
-  std::string input, output = "-", target_text, rules = "default", trace_path;
+  std::string input, output = "-", target_text, rules = "default", trace_path, db_path;
   uint64_t seed = 0;
   bool list_instructions = false, list_rules = false, verbose = false, quiet = false;
   app.add_option("input", input, "IR file ('-' or none: stdin)");
@@ -63,6 +67,9 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
       ->check(CLI::IsMember({"default", "none"}))
       ->capture_default_str();
   app.add_option("--trace", trace_path, "Schedule script to apply first (see below)");
+  app.add_option("--db", db_path,
+                 "Tuning database (mlcc-tune): its best schedule for --target of each prim func the script "
+                 "does not name, before the rules");
   app.add_option("--seed", seed, "Seed of the sampling instructions without a decision")
       ->capture_default_str();
   app.add_flag("--list-instructions", list_instructions, "List the schedule instructions, then exit");
@@ -98,6 +105,11 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
                     << "Run with --help for more information.\n";
           return 2;
         }
+        if (!db_path.empty() && target_text.empty()) {
+          std::cerr << "mlcc-schedule: error: --db needs --target (the database's records are per target)\n"
+                    << "Run with --help for more information.\n";
+          return 2;
+        }
         std::optional<mlcc::ir::ScheduleScript> script;
         if (!trace_path.empty())
           script = mlcc::ir::parseScheduleScript(mlcc::readInput(trace_path), mlcc::displayName(trace_path));
@@ -107,10 +119,26 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
         run.output = output;
         run.invalid_result = "internal error: the scheduled module does not verify";
         run.transform = [&](mlcc::ir::Module& m) {
+          std::vector<std::string> tuned;
+          if (!db_path.empty()) {
+            if (script) mlcc::schedule::scheduleModule(m, {&*script, nullptr, seed});
+            tuned = mlcc::tune::applyDatabase(m, mlcc::tune::Database::read(db_path), *target,
+                                              [&](const std::string& msg) {
+                                                if (!quiet)
+                                                  std::cerr << "mlcc-schedule: warning: " << msg << "\n";
+                                              });
+          }
           const auto how = mlcc::schedule::scheduleModule(
-              m, {script ? &*script : nullptr, use_rules ? &*target : nullptr, seed});
+              m, {script && db_path.empty() ? &*script : nullptr, use_rules ? &*target : nullptr, seed});
           if (verbose && !quiet)
-            for (const auto& [func, by] : how) std::cerr << "@" << func << ": " << by << "\n";
+            for (const auto& [func, by] : how) {
+              // With --db the script ran first, so its functions read "already scheduled" here.
+              bool scripted = false;
+              if (script && !db_path.empty())
+                for (const auto& b : script->blocks) scripted |= b.func == func;
+              const bool from_db = std::count(tuned.begin(), tuned.end(), func) > 0;
+              std::cerr << "@" << func << ": " << (from_db ? "database" : scripted ? "script" : by) << "\n";
+            }
         };
         return mlcc::transform::runIrTool(run);
       },

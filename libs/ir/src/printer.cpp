@@ -765,4 +765,11 @@ std::string printModule(const Module& m) {
   return out;
 }
 
+std::string intsText(const std::vector<int64_t>& v, size_t max_shown) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size() && i < max_shown; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
+  if (v.size() > max_shown) s += ", ... (" + std::to_string(v.size()) + " in all)";
+  return s + "]";
+}
+
 }  // namespace mlcc::ir

@@ -37,13 +37,7 @@ inline std::string shapeText(const Shape& shape) {
   return s + "]";
 }
 // A list of ints for an error message: at most 16 of them, then how many more.
-inline std::string intsText(const std::vector<int64_t>& v) {
-  constexpr size_t kShown = 16;
-  std::string s = "[";
-  for (size_t i = 0; i < v.size() && i < kShown; ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  if (v.size() > kShown) s += ", ... (" + std::to_string(v.size()) + " in all)";
-  return s + "]";
-}
+using ir::intsText;
 
 // A `dims` attribute as a shape (ints become constants).
 inline Shape attrDims(const ir::Attrs& attrs, const std::string& name) {

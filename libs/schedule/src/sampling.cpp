@@ -44,8 +44,6 @@ std::vector<int64_t> divisorsUpTo(int64_t x, int64_t limit) {
   return small;
 }
 
-std::string intsText(const std::vector<int64_t>& v) { return printAttrValue(AttrValue::ints(v)); }
-
 }  // namespace
 
 std::vector<RVValue> applySamplePerfectTile(ScheduleState& s, const InstArgs& args,

@@ -149,7 +149,7 @@ void registerShapeConverters(ConverterTable& t) {
     if (!dims) c.fail("the shape input must be known at import");
     std::vector<int64_t> st;
     // A large result stays broadcast_to (a 100-byte node must not allocate gigabytes).
-    if (ops::staticShape(*dims, &st) && checkedElementCount(st).value_or(INT64_MAX) <= kMaxComputedElements) {
+    if (ops::staticShape(*dims, &st) && computedSizeProblem(st).empty()) {
       ir::Tensor out = ir::Tensor::zeros(value.dtype(), st);
       size_t esz = static_cast<size_t>(ir::dtypeBytes(value.dtype()));
       for (int64_t i = 0; i < out.numel(); ++i)

@@ -188,12 +188,8 @@ ValuePtr Importer::emit(const std::string& op, const std::vector<ValuePtr>& args
   }
   ir::Type type = ops::inferOpType(op, types, attrs);
   std::vector<int64_t> out_shape;
-  int64_t out_dims = 0;  // per-dimension index tables of the reference kernels
-  if (all_const && type.isTensor() && ops::staticShape(type.shape, &out_shape))
-    for (int64_t d : out_shape) out_dims = saturatingAdd(out_dims, d);
   if (all_const && type.isTensor() && elems <= kMaxComputedElements &&
-      ops::staticShape(type.shape, &out_shape) && out_dims <= kMaxComputedElements &&
-      checkedElementCount(out_shape).value_or(INT64_MAX) <= kMaxComputedElements) {
+      ops::staticShape(type.shape, &out_shape) && computedSizeProblem(out_shape).empty()) {
     std::vector<ir::Tensor> ins;
     for (const auto& a : args) ins.push_back(*a->constant);
     try {

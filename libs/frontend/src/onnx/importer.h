@@ -44,6 +44,8 @@ inline constexpr int64_t kMaxIntListElements = 4096;
 // Throws (naming `what`) when a computed constant of `shape` would exceed
 // kMaxComputedElements, or have a dimension over it (or its size overflows).
 void checkComputedSize(const std::vector<int64_t>& shape, const std::string& what);
+// What checkComputedSize would say after the name ("": within the limits).
+std::string computedSizeProblem(const std::vector<int64_t>& shape);
 
 // --- tensors.cpp ---
 // The mlcc dtype of an ONNX TensorProto data type; throws naming `what`.

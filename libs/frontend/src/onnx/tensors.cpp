@@ -45,19 +45,23 @@ std::vector<int64_t> intElements(const ir::Tensor& t) {
   return out;
 }
 
-void checkComputedSize(const std::vector<int64_t>& shape, const std::string& what) {
+std::string computedSizeProblem(const std::vector<int64_t>& shape) {
   std::optional<int64_t> n = checkedElementCount(shape);
-  if (!n) throw Error(what + ": " + shapeSizeError(shape));
+  if (!n) return ": " + shapeSizeError(shape);
   if (*n > kMaxComputedElements)
-    throw Error(what + " would have " + std::to_string(*n) +
-                " elements; the importer computes constants of at most " +
-                std::to_string(kMaxComputedElements));
+    return " would have " + std::to_string(*n) + " elements; the importer computes constants of at most " +
+           std::to_string(kMaxComputedElements);
   // Loops over one dimension of an empty tensor cost as much as its elements.
   for (int64_t d : shape)
     if (d > kMaxComputedElements)
-      throw Error(what + " would have a dimension of " + std::to_string(d) +
-                  "; the importer computes constants with dimensions of at most " +
-                  std::to_string(kMaxComputedElements));
+      return " would have a dimension of " + std::to_string(d) +
+             "; the importer computes constants with dimensions of at most " +
+             std::to_string(kMaxComputedElements);
+  return "";
+}
+
+void checkComputedSize(const std::vector<int64_t>& shape, const std::string& what) {
+  if (std::string problem = computedSizeProblem(shape); !problem.empty()) throw Error(what + problem);
 }
 
 ir::Tensor intTensor(const std::vector<int64_t>& values, bool scalar) {

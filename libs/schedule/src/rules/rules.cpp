@@ -12,8 +12,15 @@ std::vector<std::string> ruleNames(target::Target::Kind kind) {
   return names;
 }
 
+std::optional<RuleResult> scheduleWithRules(const ir::PrimFunc& f, const target::Target& target, uint64_t seed) {
+  for (const auto& rule : target.kind == target::Target::Kind::llvm ? llvmRules() : cudaRules()) {
+    Schedule sch(f, seed);
+    if (rule.apply(sch, target)) return RuleResult{sch.func(), rule.name};
+  }
+  return std::nullopt;
+}
+
 std::vector<RuleReport> applyDefaultRules(ir::Module& m, const target::Target& target, uint64_t seed) {
-  const auto& rules = target.kind == target::Target::Kind::llvm ? llvmRules() : cudaRules();
   std::vector<RuleReport> report;
   for (auto& f : m.functions) {
     auto* prim = std::get_if<ir::PrimFunc>(&f);
@@ -23,13 +30,9 @@ std::vector<RuleReport> applyDefaultRules(ir::Module& m, const target::Target& t
       continue;
     }
     std::string used = "none";
-    for (const auto& rule : rules) {
-      Schedule sch(*prim, seed);
-      if (rule.apply(sch, target)) {
-        *prim = sch.func();
-        used = rule.name;
-        break;
-      }
+    if (auto r = scheduleWithRules(*prim, target, seed)) {
+      *prim = std::move(r->func);
+      used = r->rule;
     }
     report.push_back({prim->name, used});
   }

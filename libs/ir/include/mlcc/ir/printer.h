@@ -18,6 +18,9 @@ std::string printStmt(const Stmt& s);
 std::string printType(const Type& t);
 std::string printAttrValue(const AttrValue& v);
 std::string printTrace(const Trace& t);
+// A list of integers for messages: "[2, 3, 4]"; beyond `max_shown` entries
+// "[1, 2, ..., (100000 in all)]" (a crafted attribute may hold millions).
+std::string intsText(const std::vector<int64_t>& v, size_t max_shown = 16);
 
 // The shortest decimal text that reads back to exactly `v` ("1.0", "0.1",
 // "1e-07", "inf", "nan"). Used for float literals and attributes.

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,16 @@ struct RuleReport {
   std::string func;  // the prim func
   std::string rule;  // the rule that scheduled it ("none": left as is)
 };
+
+// Schedules one unscheduled prim func with the first of the target's rules
+// that applies: the scheduled function (with its trace) and the rule's name;
+// nullopt when no rule applies.
+struct RuleResult {
+  ir::PrimFunc func;
+  std::string rule;
+};
+std::optional<RuleResult> scheduleWithRules(const ir::PrimFunc& f, const target::Target& target,
+                                            uint64_t seed = 0);
 
 // Schedules every prim func of `m` whose trace is empty with the target's
 // default rules; functions that already have a trace are left alone
