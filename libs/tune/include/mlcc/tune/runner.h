@@ -42,6 +42,7 @@ struct Measurement {
   RecordStatus status = RecordStatus::ok;
   std::vector<double> run_us;  // microseconds per call, one per sample (ok only)
   std::string error;           // unless ok
+  double build_ms = 0;         // the worker's compile time (0 when it was not built)
 };
 
 class Runner {
