@@ -7,6 +7,12 @@
 // into a vector of fixed length.
 //
 //   std::vector<float> f = extractFeatures(scheduled, cpu);   // featureNames().size() values
+//
+// Layout: for each per-store feature X, "sum.X" and "max.X" over the
+// stores (an init store included; counts and bytes as log2(1 + x) of the
+// sum or max, flags and ratios as they are), then "func.flops" (log2),
+// "func.blocks", "func.stores" and "func.loops". Caches the CpuInfo does
+// not know count as 32 KiB, 1 MiB and 8 MiB.
 #pragma once
 
 #include <string>
