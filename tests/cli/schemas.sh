@@ -4,8 +4,9 @@
 # validate; so do the JSON the tools write for a small model compiled here
 # (mlcc-run --bench --json, mlcc-inspect --summary --json of each stage, the
 # safetensors header of mlcc-import's weights, mlcc-pipeline verify --json when
-# it is built); and broken documents (an unknown key, a stage without tool, a
-# bad target, a bad bench line, ...) fail.
+# it is built); the example records of tuning-database.md validate; and broken
+# documents (an unknown key, a stage without tool, a bad target, a bad bench
+# line, a bad tuning record, ...) fail.
 source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-run
 schemas=$src/artifacts_schema
@@ -217,5 +218,27 @@ fi
 check "safetensors: an unknown dtype" invalid "$T" w/dtype <<<'{"w": {"dtype": "F128", "shape": [1], "data_offsets": [0, 16]}}'
 check "safetensors: three offsets" invalid "$T" w/data_offsets <<<'{"w": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4, 8]}}'
 check "safetensors: metadata not strings" invalid "$T" __metadata__ <<<'{"__metadata__": {"format": 1}}'
+
+# The tuning database: each example line of tuning-database.md (which
+# tune_database_test reads with the library) matches the schema of a line;
+# broken records fail.
+D=$schemas/tuning-database.schema.json
+n=0
+while IFS= read -r line; do
+  n=$((n + 1))
+  printf '%s\n' "$line" >"$tmp/record$n.json"
+  check "tuning-database.md example $n matches tuning-database.schema.json" validate "$D" "$tmp/record$n.json"
+done < <(grep '^{"workload"' "$schemas/tuning-database.md")
+check "tuning-database.md examples found" test "$n" -ge 2
+rec='"workload": "8c1f3e0a5d2b4f67", "target": "llvm", "func": "mm", "trace": "trace {\n}\n"'
+printf '%s\n' "{$rec, \"status\": \"ok\", \"run_us\": [], \"flops\": 0}" >"$tmp/min-record.json"
+check "tuning db: a minimal record is valid" validate "$D" "$tmp/min-record.json"
+check "tuning db: a string flops" invalid "$D" flops <<<"{$rec, \"status\": \"ok\", \"run_us\": [1.5], \"flops\": \"2\"}"
+check "tuning db: a string run" invalid "$D" run_us/0 <<<"{$rec, \"status\": \"ok\", \"run_us\": [\"1.5\"], \"flops\": 2}"
+check "tuning db: an unknown status" invalid "$D" status <<<"{$rec, \"status\": \"fast\", \"run_us\": [], \"flops\": 2}"
+check "tuning db: runs of a failed record" invalid "$D" run_us <<<"{$rec, \"status\": \"timeout\", \"run_us\": [1.5], \"flops\": 2}"
+check "tuning db: a trace that is not one" invalid "$D" trace <<<'{"workload": "w", "target": "llvm", "func": "mm", "trace": "split(%l1)", "status": "ok", "run_us": [], "flops": 2}'
+check "tuning db: no run_us" invalid "$D" <<<"{$rec, \"status\": \"ok\", \"flops\": 2}"
+check "tuning db: an unknown field" invalid "$D" <<<"{$rec, \"status\": \"ok\", \"run_us\": [], \"flops\": 2, \"runs\": 3}"
 
 finish schemas

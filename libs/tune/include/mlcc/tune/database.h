@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "mlcc/ir/trace.h"
@@ -22,6 +23,8 @@ namespace mlcc::tune {
 
 enum class RecordStatus { ok, build_error, run_error, wrong_result, timeout, crash };
 const char* statusName(RecordStatus s);  // "ok", "build_error", ...
+// The status a name stands for (statusName's inverse); nullopt for an unknown name.
+std::optional<RecordStatus> parseStatusName(std::string_view name);
 
 struct TuningRecord {
   std::string workload;  // the task's workload key (task.h)
