@@ -99,8 +99,8 @@ the default rules' schedules.)");
   bool verbose = false, quiet = false;
   app.add_option("input", input, "IR file: a legalized module ('-' or none: stdin)");
   app.add_option("-o,--output", output, "IR output file ('-': stdout)");
-  app.add_option("--target", target_text, "Target, e.g. 'llvm' or 'llvm -num-cores=1'")->required();
-  app.add_option("--db", db_path, "The tuning database (JSON lines; created when missing)")->required();
+  app.add_option("--target", target_text, "Target, e.g. 'llvm' or 'llvm -num-cores=1' (required)");
+  app.add_option("--db", db_path, "The tuning database (JSON lines; created when missing; required)");
   app.add_option("--trials", trials, "Candidates to measure in all (0: only apply the database)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
@@ -116,7 +116,9 @@ the default rules' schedules.)");
   app.add_option("--timeout", timeout, "Seconds a candidate may take to build or to run before it fails")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  app.add_option("--shard", shard_text, "I/N: tune only the tasks whose index modulo N is I");
+  app.add_option("--shard", shard_text,
+                 "I/N: tune only every N-th of the tasks with something to tune, from the I-th (0-based); "
+                 "merge the databases after");
   app.add_option("--space", space_path,
                  "Schedule script whose blocks are the search spaces of their prim funcs");
   app.add_option("--log", log_path,
@@ -133,6 +135,10 @@ the default rules' schedules.)");
   std::optional<target::Target> target;
   std::pair<int, int> shard{0, 1};
   auto check_args = [&] {
+    if (!merge->parsed()) {
+      if (target_text.empty()) throw CLI::RequiredError("--target");
+      if (db_path.empty()) throw CLI::RequiredError("--db");
+    }
     if (!target_text.empty()) target = target::Target::parse(target_text);
     if (target && target->kind != target::Target::Kind::llvm)
       throw Error("--target " + target_text +

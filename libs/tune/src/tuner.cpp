@@ -75,12 +75,14 @@ class Tuner {
       : db_(db), o_(o), rng_(o.seed), model_(o.seed) {
     target_text_ = o.target.str();
     std::vector<Task> tasks = extractTasks(m);
-    for (size_t i = 0; i < tasks.size(); ++i) {
+    // Shards split the tasks that have something to tune, in task order.
+    int tunable = 0;
+    for (auto& task : tasks) {
       TaskState s;
-      s.task = std::move(tasks[i]);
+      s.task = std::move(task);
       s.skip = s.task.skip;
-      if (s.skip.empty() && static_cast<int>(i % o.shards) != o.shard) s.skip = "in another shard";
       if (s.skip.empty()) initSpace(s);
+      if (s.skip.empty() && tunable++ % o.shards != o.shard) s.skip = "in another shard";
       if (s.skip.empty()) loadRecords(s);
       states_.push_back(std::move(s));
     }

@@ -12,7 +12,8 @@ std::vector<std::string> ruleNames(target::Target::Kind kind) {
   return names;
 }
 
-std::optional<RuleResult> scheduleWithRules(const ir::PrimFunc& f, const target::Target& target, uint64_t seed) {
+std::optional<RuleResult> scheduleWithRules(const ir::PrimFunc& f, const target::Target& target,
+                                            uint64_t seed) {
   for (const auto& rule : target.kind == target::Target::Kind::llvm ? llvmRules() : cudaRules()) {
     Schedule sch(f, seed);
     if (rule.apply(sch, target)) return RuleResult{sch.func(), rule.name};

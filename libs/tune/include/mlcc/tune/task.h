@@ -23,8 +23,9 @@ struct Task {
   std::string skip;                // why it is not tuned ("" when it is): symbolic shapes, already scheduled
 };
 
-// The workload key of a prim func: the hex structural hash of its
-// unscheduled form (traces ignored), 16 digits.
+// The workload key of a prim func: the hex structural hash of the function
+// (traces ignored), 16 digits. Tasks are unscheduled functions, so records
+// are keyed by the unscheduled form.
 std::string workloadKey(const ir::PrimFunc& f);
 
 // The tasks of a module, in module order of their first function.

@@ -31,8 +31,9 @@ struct TuneOptions {
   int trials = 0;            // measured candidates in all (0: none, apply only)
   double time_budget_s = 0;  // stop after this long (0: no limit)
   uint64_t seed = 0;
-  int batch = 16;             // candidates measured per search round
-  int shard = 0, shards = 1;  // tune only tasks with index % shards == shard (task order)
+  int batch = 16;  // candidates measured per search round
+  int shard = 0,
+      shards = 1;  // tune the tasks with something to tune whose index among them % shards == shard
   // Rounds without a better candidate after which a task stops.
   int patience = 4;
   // Hand-written search spaces: schedule-script blocks by prim func name.
