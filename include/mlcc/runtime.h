@@ -22,6 +22,18 @@
  *   mlcc_model_set_input_shape(m, 0, 2, shape);
  *   mlcc_model_output_info(m, 0, &out);          // out.shape = {8, 10}
  *
+ * A model.so compiled from prim funcs only (mlcc-codegen on a module
+ * without a graph function, or --entry PRIM) has no graph entry but
+ * functions: each prim func, loaded by name as a model of its own whose
+ * inputs are the buffers it reads (or does not write) and whose outputs are
+ * the buffers it writes, in parameter order (a buffer both read and written
+ * is an input and an output of the same name; the output starts as a copy
+ * of the input, and may be the same buffer). All the functions below work
+ * on it:
+ *   for (int i = 0; i < mlcc_model_num_functions(); ++i)
+ *     puts(mlcc_model_function_name(i));
+ *   mlcc_model* mm = mlcc_model_load_function("mm");
+ *
  * Functions returning int give 0 on success and -1 on error, with the
  * message in mlcc_last_error() (per thread). A model may be run from one
  * thread at a time; several models may be loaded at once.
@@ -63,14 +75,27 @@ typedef struct {
 } mlcc_kernel_profile;
 
 /* Loads the model of this shared library (allocates its workspace and
- * starts its thread pool). NULL on error. */
+ * starts its thread pool): its graph entry, or without one its only
+ * function. NULL on error (also for a model of several functions and no
+ * graph entry: the message lists them). */
 mlcc_model* mlcc_model_load(void);
 void mlcc_model_free(mlcc_model* m);
+
+/* The functions (prim funcs) of this shared library: how many (0 for a
+ * model with a graph entry), the name of function `index` (NULL when out of
+ * range), and function `name` loaded as a model (NULL on error: an unknown
+ * name gets a message listing the functions). */
+int mlcc_model_num_functions(void);
+const char* mlcc_model_function_name(int index);
+mlcc_model* mlcc_model_load_function(const char* name);
 
 int mlcc_model_num_inputs(const mlcc_model* m);
 int mlcc_model_num_outputs(const mlcc_model* m);
 int mlcc_model_input_info(const mlcc_model* m, int index, mlcc_tensor_info* out);
 int mlcc_model_output_info(const mlcc_model* m, int index, mlcc_tensor_info* out);
+/* The name of the symbolic dimension that dimension `dim` of input `index`
+ * is ("n" of f32[n, 784]); NULL for a constant dimension (and on error). */
+const char* mlcc_model_input_dim_name(const mlcc_model* m, int index, int dim);
 
 /* Sets the shape of input `index` (ndim dimensions): its symbolic
  * dimensions take these values, every other dimension must match. Input

@@ -3,7 +3,9 @@
 # through the whole chain — import (static shapes) → fuse → legalize →
 # schedule --target llvm (when mlcc-schedule is built) → codegen → mlcc-link →
 # run (mlcc-run, or the C example examples/c/run_model) — against PyTorch's
-# outputs, and the MLP with BLAS dispatch; --emit ll|asm, the default output
+# outputs, and the MLP with BLAS dispatch; modules of prim funcs only (one
+# function each, run and timed with mlcc-run --entry against the
+# interpreter); --emit ll|asm, the default output
 # model.o, -v; no heap allocation while a model runs; the MLP with a symbolic
 # batch at several batch sizes; the errors (unlegalized ops, symbolic shapes in
 # BLAS calls, --target cuda, bad files) exit 1 with a clear message and leave no output behind.
@@ -95,7 +97,7 @@ IR
 check "unknown extern exits 1" run 1 "$tmp/ext.ir" -o "$tmp/x.o"
 check "unknown extern: message" contains "$tmp/err" 'binding %y: unknown extern "blas.conv" (the CPU codegen knows blas.dense'
 check "unknown --entry exits 1" run 1 "$tmp/small.low.ir" --entry nosuch -o "$tmp/x.o"
-check "unknown --entry: message" contains "$tmp/err" "no graph function @nosuch"
+check "unknown --entry: message" contains "$tmp/err" "no function @nosuch in the module"
 check "missing file exits 1" run 1 "$tmp/nosuch.ir" -o "$tmp/x.o"
 printf 'mlcc.ir 1\ngraph @main(%%x: f32[4]) -> f32[4] {\n  return %%nope\n}\n' >"$tmp/bad.ir"
 check "bad IR exits 1 at FILE:LINE:COL" run 1 "$tmp/bad.ir" -o "$tmp/x.o"
@@ -166,6 +168,112 @@ PY
   check "--bounds-check: the message" contains "$tmp/err" 'gather.so: error: run failed: prim func @gather, block "gather": load from %x\[1000000000\] is out of bounds of shape \[8\]'
   check "--bounds-check: no output" absent "$tmp/gbad/y.npy"
 fi
+
+# --- prim funcs only: a function of model.so per prim func ---
+# As the MLC course builds a module of prim funcs and times one of them
+# (tvm.build + time_evaluator): compiled, each runs by name (mlcc-run --entry)
+# as the interpreter runs it, on the same given or random inputs, and times.
+mm64=$src/tests/unit/fixtures/matmul_64.ir
+kern=$src/tests/ir/valid/expressions.ir  # @arith (symbolic n, every dtype), @intrinsics, @scalar
+check "prim funcs only: compiles" run 0 "$mm64" --target llvm -o "$tmp/mm64.o" -v
+check "prim funcs only: -v lists the functions" contains "$tmp/err" '^functions: 1 (no graph entry'
+check "prim funcs only: links" "$bin/mlcc-link" "$tmp/mm64.o" -o "$tmp/mm64.so"
+check "three prim funcs compile" run 0 "$kern" --target llvm -o "$tmp/kern.o"
+check "three prim funcs link" "$bin/mlcc-link" "$tmp/kern.o" -o "$tmp/kern.so"
+# A scheduled prim func: @mm of a graph module alone (--entry), and matmul_64
+# scheduled by mlcc-schedule (when it is built).
+mms=$src/tests/cli/inspect/mm_scheduled.ir
+check "one scheduled prim func of a graph module (--entry)" run 0 "$mms" --entry mm --target llvm -o "$tmp/mms.o"
+check "one scheduled prim func links" "$bin/mlcc-link" "$tmp/mms.o" -o "$tmp/mms.so"
+sched=()
+if [[ -x $bin/mlcc-schedule ]]; then
+  check "matmul_64 schedules" "$bin/mlcc-schedule" -q "$mm64" --target llvm -o "$tmp/mm64.s.ir"
+  check "scheduled prim funcs compile" run 0 "$tmp/mm64.s.ir" --target llvm -o "$tmp/mm64s.o"
+  check "scheduled prim funcs link" "$bin/mlcc-link" "$tmp/mm64s.o" -o "$tmp/mm64s.so"
+  sched=("$tmp/mm64s.so" "$tmp/mm64.s.ir")
+fi
+# same_as_ir SO IR FUNC "OUTPUTS" ARGS...: mlcc-run SO --entry FUNC ARGS writes
+# each of OUTPUTS as mlcc-run IR --entry FUNC ARGS does
+same_as_ir() {
+  local so=$1 ir=$2 func=$3 outs=$4 o
+  shift 4
+  rm -rf "$tmp/fso" "$tmp/fir"
+  "$bin/mlcc-run" -q "$so" --entry "$func" "$@" --output-dir "$tmp/fso" || return 1
+  "$bin/mlcc-run" -q "$ir" --entry "$func" "$@" --output-dir "$tmp/fir" || return 1
+  for o in $outs; do compare "$tmp/fso/$o.npy" "$tmp/fir/$o.npy" || { echo "  output $o differs"; return 1; }; done
+}
+if /usr/bin/python3 -c 'import numpy' 2>/dev/null; then
+  py "$tmp" <<'PY'
+import numpy as np, sys
+d = sys.argv[1]
+rng = np.random.default_rng(1)
+for n in ("a", "b"):
+    np.save(f"{d}/{n}64.npy", rng.standard_normal((64, 64)).astype(np.float32))
+np.save(f"{d}/a128.npy", rng.standard_normal((128, 128)).astype(np.float32))
+np.save(f"{d}/b128.npy", rng.standard_normal((128, 128)).astype(np.float32))
+np.save(f"{d}/x5.npy", rng.standard_normal(5).astype(np.float32) + 2)
+np.save(f"{d}/x64.npy", rng.standard_normal(64).astype(np.float32) + 2)
+PY
+  check "mm compiled = interpreted (given A, B)" same_as_ir "$tmp/mm64.so" "$mm64" mm C --input A="$tmp/a64.npy" --input B="$tmp/b64.npy"
+  check "mm compiled = numpy" py "$tmp" <<'PY'
+import numpy as np, sys
+d = sys.argv[1]
+a, b, c = np.load(f"{d}/a64.npy"), np.load(f"{d}/b64.npy"), np.load(f"{d}/fso/C.npy")
+np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+PY
+  check "mm compiled = interpreted (random inputs)" same_as_ir "$tmp/mm64.so" "$mm64" mm C --seed 3
+  check "scheduled mm compiled = interpreted" same_as_ir "$tmp/mms.so" "$mms" mm C --input A="$tmp/a128.npy" --input B="$tmp/b128.npy"
+  if [[ ${#sched[@]} -gt 0 ]]; then
+    check "mlcc-schedule'd mm compiled = interpreted" same_as_ir "${sched[0]}" "${sched[1]}" mm C --input A="$tmp/a64.npy" --input B="$tmp/b64.npy"
+  fi
+  check "@intrinsics compiled = interpreted" same_as_ir "$tmp/kern.so" "$kern" intrinsics y --input x="$tmp/x64.npy"
+  check "@scalar compiled = interpreted" same_as_ir "$tmp/kern.so" "$kern" scalar "s flag" --seed 2
+  # @arith: symbolic n (from the given %a); the outputs that are not NaN everywhere
+  check "@arith compiled = interpreted" same_as_ir "$tmp/kern.so" "$kern" arith "out c d i64s mask" --input a="$tmp/x5.npy" --random-inputs
+  check "@arith ran at n = 5" py "$tmp" <<'PY'
+import numpy as np, sys
+assert np.load(f"{sys.argv[1]}/fso/out.npy").shape == (5,)
+PY
+fi
+# --bench times one function: the model's statistics and JSON.
+tool=$bin/mlcc-run
+check "--entry --bench --json" run 0 "$tmp/mm64.so" --entry mm --bench 5 --json
+check "--bench JSON: median_ms > 0, 5 runs" py "$tmp/out" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert set(j) == {"median_ms", "min_ms", "mean_ms", "runs", "threads"}, j
+assert j["median_ms"] > 0 and 0 < j["min_ms"] <= j["median_ms"] and j["runs"] == 5 and j["threads"] >= 1, j
+PY
+check "--entry --bench --profile: the kernel" run 0 "$tmp/kern.so" --entry intrinsics --bench 3 --profile -q
+check "--profile names the prim func" contains "$tmp/out" '^intrinsics  *3 '
+check "the only function runs without --entry" run 0 "$tmp/mm64.so"
+check "the only function: its output" contains "$tmp/out" '^C: f32\[64, 64\] = \['
+check "several functions, no --entry: exits 1" run 1 "$tmp/kern.so" --bench 2
+check "several functions: listed" contains "$tmp/err" 'kern.so: error: no graph entry but 3 functions (prim funcs): @arith, @intrinsics, @scalar; choose one (mlcc-run --entry NAME)'
+check "a wrong --entry exits 1" run 1 "$tmp/kern.so" --entry nosuch --bench 5
+check "a wrong --entry: the functions" contains "$tmp/err" "kern.so: error: no function @nosuch; the model's functions: @arith, @intrinsics, @scalar"
+check "--entry of a graph model.so exits 1" run 1 "$tmp/small.so" --entry main
+check "--entry of a graph model.so: message" contains "$tmp/err" "no function @main: the model has a graph entry and no functions"
+check "--dim with a model.so is a usage error" run 2 "$tmp/kern.so" --entry arith --dim n=3
+tool=$bin/mlcc-codegen
+cat >"$tmp/fill.ir" <<'IR'
+mlcc.ir 1
+
+prim @fill(%z: f32[m, 3]) {
+  for %i in 0..m {
+    for %j in 0..3 {
+      block "fill" (%vi = spatial(m, %i), %vj = spatial(3, %j)) {
+        reads()
+        writes(%z[%vi, %vj])
+        %z[%vi, %vj] = 1.0
+      }
+    }
+  }
+}
+IR
+check "a function whose inputs do not size its outputs exits 1" run 1 "$tmp/fill.ir" -o "$tmp/fill.o"
+check "... naming the dimension" contains "$tmp/err" "prim func @fill: output %z has type f32\[m, 3\], but no input has the dimension 'm'"
+check "... no output" absent "$tmp/fill.o"
 
 # No allocation while a model runs: tests/cli/support/count_allocs.c counts
 # every heap allocation of the process during runs (after a warm-up).

@@ -4,8 +4,10 @@
 // interpreter on random inputs: dense+bias+relu, a small conv net with
 // several intermediates (workspace reuse), aliases, tuples and returned
 // inputs/constants, BLAS-dispatched groups (call_extern), models with a
-// symbolic batch run at several sizes. And the errors: unlegalized ops,
-// symbolic shapes in library calls, unknown externs, graph calls.
+// symbolic batch run at several sizes; modules of prim funcs compiled as
+// functions of model.so, each run by name. And the errors: unlegalized ops,
+// symbolic shapes in library calls, unknown externs, graph calls, prim funcs
+// that cannot be functions.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -63,9 +65,11 @@ ir::Module lowered(ir::Module m, const std::string& passes) {
   return m;
 }
 
-// Compiles `m` into dir/NAME.so.
-codegen::CodegenStats compileAndLink(const ir::Module& m, const TempDir& dir, const std::string& name) {
+// Compiles `m` (its function `entry`, "": the default) into dir/NAME.so.
+codegen::CodegenStats compileAndLink(const ir::Module& m, const TempDir& dir, const std::string& name,
+                                     const std::string& entry = "") {
   codegen::LLVMOptions opts;
+  opts.entry = entry;
   codegen::CodegenStats st = codegen::compileModule(m, opts, codegen::Emit::obj, dir.file(name + ".o"));
   host::LinkOptions lo;
   lo.objects = {dir.file(name + ".o")};
@@ -76,6 +80,50 @@ codegen::CodegenStats compileAndLink(const ir::Module& m, const TempDir& dir, co
 
 // Values of symbolic dimensions by name.
 using Dims = std::map<std::string, int64_t>;
+
+// Expects the outputs of `model` (`got`) to be the interpreter's (`want`):
+// names, shapes and values.
+void expectSameTensors(const host::CompiledModel& model, const std::vector<ir::Tensor>& got,
+                       const std::vector<interp::NamedTensor>& want, const std::string& name) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t o = 0; o < got.size(); ++o) {
+    EXPECT_EQ(model.outputs()[o].name, want[o].name);
+    ASSERT_EQ(got[o].shape(), want[o].tensor.shape()) << want[o].name;
+    double scale = 1.0;
+    for (int64_t k = 0; k < want[o].tensor.numel(); ++k)
+      scale = std::max(scale, std::abs(want[o].tensor.at(k)));
+    int bad = 0;
+    for (int64_t k = 0; k < got[o].numel() && bad < 5; ++k) {
+      double g = got[o].at(k), w = want[o].tensor.at(k);
+      if (!(std::abs(g - w) <= 1e-4 * std::abs(w) + 1e-5 * scale)) {
+        ADD_FAILURE() << name << ": output " << want[o].name << "[" << k << "] = " << g << ", interpreter "
+                      << w;
+        ++bad;
+      }
+    }
+  }
+}
+
+// Random inputs of function `entry` of the interpreted module, their
+// symbolic dimensions from `dims`: by name (for the interpreter) and in
+// order (for the model).
+void randomInputs(const interp::Interpreter& in, const std::string& entry, const Dims& dims,
+                  std::vector<interp::NamedTensor>& named, std::vector<ir::Tensor>& inputs) {
+  uint64_t seed = 7;
+  for (const auto& spec : in.inputs(entry)) {
+    std::vector<int64_t> shape;
+    for (const auto& d : spec.shape) {
+      int64_t v = 0;
+      if (auto* var = d->as<ir::VarNode>(); var && dims.count(var->name))
+        v = dims.at(var->name);
+      else
+        ASSERT_TRUE(ir::asConstInt(d, &v));
+      shape.push_back(v);
+    }
+    inputs.push_back(interp::randomTensor(spec.dtype, shape, seed++));
+    named.push_back({spec.name, inputs.back()});
+  }
+}
 
 // Runs `reference` in the interpreter and `compiled` as a model.so on the same
 // random inputs; expects the same outputs (names, shapes, values). A model
@@ -96,43 +144,12 @@ void expectSameOutputs(const ir::Module& reference, const ir::Module& compiled, 
                       : ", first " + dims.begin()->first + " = " + std::to_string(dims.begin()->second)));
     std::vector<interp::NamedTensor> named;
     std::vector<ir::Tensor> inputs;
-    uint64_t seed = 7;
-    for (const auto& spec : in.inputs(entry)) {
-      std::vector<int64_t> shape;
-      for (const auto& d : spec.shape) {
-        int64_t v = 0;
-        if (auto* var = d->as<ir::VarNode>(); var && dims.count(var->name))
-          v = dims.at(var->name);
-        else
-          ASSERT_TRUE(ir::asConstInt(d, &v));
-        shape.push_back(v);
-      }
-      inputs.push_back(interp::randomTensor(spec.dtype, shape, seed++));
-      named.push_back({spec.name, inputs.back()});
-    }
+    randomInputs(in, entry, dims, named, inputs);
     ASSERT_EQ(model.inputs().size(), inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(model.inputs()[i].name, named[i].name);
     std::vector<interp::NamedTensor> want = in.run(entry, named);
-    for (int rep = 0; rep < 2; ++rep) {  // twice: the workspace is reused across runs
-      std::vector<ir::Tensor> got = model.run(inputs);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t o = 0; o < got.size(); ++o) {
-        EXPECT_EQ(model.outputs()[o].name, want[o].name);
-        ASSERT_EQ(got[o].shape(), want[o].tensor.shape()) << want[o].name;
-        double scale = 1.0;
-        for (int64_t k = 0; k < want[o].tensor.numel(); ++k)
-          scale = std::max(scale, std::abs(want[o].tensor.at(k)));
-        int bad = 0;
-        for (int64_t k = 0; k < got[o].numel() && bad < 5; ++k) {
-          double g = got[o].at(k), w = want[o].tensor.at(k);
-          if (!(std::abs(g - w) <= 1e-4 * std::abs(w) + 1e-5 * scale)) {
-            ADD_FAILURE() << name << ": output " << want[o].name << "[" << k << "] = " << g
-                          << ", interpreter " << w;
-            ++bad;
-          }
-        }
-      }
-    }
+    for (int rep = 0; rep < 2; ++rep)  // twice: the workspace is reused across runs
+      expectSameTensors(model, model.run(inputs), want, name);
   }
 }
 
@@ -143,9 +160,11 @@ std::string replaceAll(std::string text, const std::string& from, const std::str
   return text;
 }
 
-std::string errorOf(const ir::Module& m, const TempDir& dir) {
+std::string errorOf(const ir::Module& m, const TempDir& dir, const std::string& entry = "") {
   try {
-    codegen::compileModule(m, {}, codegen::Emit::obj, dir.file("bad.o"));
+    codegen::LLVMOptions opts;
+    opts.entry = entry;
+    codegen::compileModule(m, opts, codegen::Emit::obj, dir.file("bad.o"));
   } catch (const Error& e) {
     EXPECT_FALSE(test::fileExists(dir.file("bad.o")));
     return e.message();
@@ -289,4 +308,98 @@ TEST(CodegenEntry, SymbolicBatch) {
   } catch (const Error& e) {
     EXPECT_NE(e.message().find("input 'x' has shape [?, 32], got [5, 31]"), std::string::npos) << e.message();
   }
+}
+
+// A module of prim funcs only: each is a function of model.so, loaded by
+// name, taking the buffers it reads and giving those it writes (%C of mm
+// and %y of acc both: the output starts as the input, or is it), as the
+// interpreter runs prim func entries; acc (symbolic n, a scratch buffer of
+// n rows) at several sizes. Then one prim func of a graph module alone
+// (--entry), and what cannot be a function.
+TEST(CodegenEntry, PrimFuncsAsFunctions) {
+  TempDir dir;
+  ir::Module m = makeModule(dir, fixture("codegen_entry/prim_funcs_as_functions.ir"));
+  codegen::CodegenStats st = compileAndLink(m, dir, "funcs");
+  EXPECT_EQ(st.functions, (std::vector<std::string>{"mm", "acc"}));
+  EXPECT_EQ(st.dims, (std::vector<std::string>{"n"}));
+  interp::Interpreter in(m);
+  const std::vector<std::pair<std::string, std::vector<Dims>>> runs = {
+      {"mm", {Dims{}}}, {"acc", {{{"n", 3}}, {{"n", 1}}, {{"n", 8}}, {{"n", 0}}}}};
+  for (const auto& [name, sizes] : runs) {
+    host::CompiledModel model(dir.file("funcs.so"), name);
+    EXPECT_EQ(model.function(), name);
+    EXPECT_EQ(model.functions(), (std::vector<std::string>{"mm", "acc"}));
+    ASSERT_EQ(model.outputs().size(), 1u);
+    EXPECT_EQ(model.outputs()[0].name, name == "mm" ? "C" : "y");
+    EXPECT_EQ(model.inputs().back().name, model.outputs()[0].name);
+    EXPECT_EQ(model.hasSymbolicInputs(), name == "acc");
+    EXPECT_EQ(host::typeText(model.inputs()[0]), name == "mm" ? "f32[16, 8]" : "f32[n, 4]");
+    for (const Dims& dims : sizes) {
+      SCOPED_TRACE(name + (dims.empty() ? "" : ", n = " + std::to_string(dims.at("n"))));
+      std::vector<interp::NamedTensor> named;
+      std::vector<ir::Tensor> inputs;
+      randomInputs(in, name, dims, named, inputs);
+      ASSERT_EQ(model.inputs().size(), inputs.size());
+      for (size_t i = 0; i < inputs.size(); ++i) EXPECT_EQ(model.inputs()[i].name, named[i].name);
+      std::vector<interp::NamedTensor> want = in.run(name, named);
+      for (int rep = 0; rep < 2; ++rep) expectSameTensors(model, model.run(inputs), want, name);
+      // In place: the input and the output of the buffer it reads and writes as one buffer.
+      std::vector<ir::Tensor> in_place = {inputs.back()};  // shares the input's storage
+      model.run(inputs, in_place);
+      expectSameTensors(model, in_place, want, name + " in place");
+    }
+    EXPECT_EQ(model.profile().size(), 1u);
+    EXPECT_EQ(model.profile()[0].name, name);
+  }
+  // Without a name: several functions and no graph entry.
+  auto loadError = [&](const std::string& file, const std::string& function) -> std::string {
+    try {
+      host::CompiledModel model(dir.file(file), function);
+    } catch (const Error& e) {
+      return e.message();
+    }
+    return "(no error)";
+  };
+  EXPECT_NE(loadError("funcs.so", "").find("no graph entry but 2 functions (prim funcs): @mm, @acc"),
+            std::string::npos)
+      << loadError("funcs.so", "");
+  EXPECT_NE(loadError("funcs.so", "nosuch").find("no function @nosuch; the model's functions: @mm, @acc"),
+            std::string::npos)
+      << loadError("funcs.so", "nosuch");
+
+  // --entry naming a prim func of a graph module: that function alone, its
+  // scratch buffer the workspace; the model loads it without a name.
+  ir::Module big = makeModule(dir, fixture("codegen_entry/kernel_scratch_in_workspace.ir"));
+  st = compileAndLink(big, dir, "big", "big");
+  EXPECT_EQ(st.functions, (std::vector<std::string>{"big"}));
+  EXPECT_EQ(st.planned_bytes, 256u * 128 * 4);
+  EXPECT_EQ(st.scratch_bytes, 256u * 128 * 4);
+  {
+    host::CompiledModel model(dir.file("big.so"));
+    EXPECT_EQ(model.function(), "big");
+    interp::Interpreter big_in(big);
+    std::vector<interp::NamedTensor> named;
+    std::vector<ir::Tensor> inputs;
+    randomInputs(big_in, "big", {}, named, inputs);
+    expectSameTensors(model, model.run(inputs), big_in.run("big", named), "big");
+  }
+  // A model with a graph entry has no functions.
+  compileAndLink(big, dir, "graph");
+  EXPECT_NE(
+      loadError("graph.so", "big").find("no function @big: the model has a graph entry and no functions"),
+      std::string::npos)
+      << loadError("graph.so", "big");
+
+  ir::Module bad = makeModule(dir, fixture("codegen_entry/prim_funcs_as_functions_errors.ir"));
+  EXPECT_NE(errorOf(bad, dir, "fill")
+                .find("prim func @fill: output %z has type f32[m, 3], but no input has the "
+                      "dimension 'm'"),
+            std::string::npos)
+      << errorOf(bad, dir, "fill");
+  EXPECT_NE(errorOf(bad, dir, "pairs")
+                .find("prim func @pairs: input %x has type f32[n * 2]; a function's input "
+                      "dimensions must be constants or symbolic dimensions"),
+            std::string::npos)
+      << errorOf(bad, dir, "pairs");
+  EXPECT_NE(errorOf(bad, dir, "nosuch").find("no function @nosuch in the module"), std::string::npos);
 }

@@ -1,6 +1,7 @@
 // mlcc-codegen: compile a legalized (usually scheduled) module for the CPU
 // with LLVM: the kernels, the graph entry over a static memory plan and the
-// embedded weights, as an object file for mlcc-link (or LLVM IR / assembly).
+// embedded weights (or, for prim funcs only, one function per prim func), as
+// an object file for mlcc-link (or LLVM IR / assembly).
 #include <CLI/CLI.hpp>
 
 #include "mlcc/codegen/compile_file.h"
@@ -11,13 +12,16 @@
 int main(int argc, char** argv) {
   CLI::App app{
       "mlcc-codegen: compile a legalized, scheduled module for the CPU with LLVM: one kernel per prim func, "
-      "the graph entry compiled ahead of time over a static memory plan, and the weights embedded. "
-      "mlcc-link turns the object into model.so.",
+      "the graph entry compiled ahead of time over a static memory plan, and the weights embedded; a module "
+      "of prim funcs only compiles to one function per prim func. mlcc-link turns the object into model.so.",
       "mlcc-codegen"};
   app.footer(
       R"(The module must be legalized (mlcc-legalize: only call_tir and call_extern in the entry) and have
 static shapes (mlcc-import --shape NAME=DIMS binds dynamic ones). Without -o, the object goes to
 model.o and --emit ll|asm to stdout; -o - writes to stdout.
+A module without graph functions (prim funcs only), or --entry naming a prim func, has no graph
+entry: each prim func becomes a function of model.so, its inputs the buffers it reads, its outputs
+the buffers it writes (mlcc-run model.so --entry NAME runs or times one).
 
 Examples:
   mlcc-codegen scheduled.ir --target llvm -o model.o
@@ -27,7 +31,9 @@ Examples:
   mlcc-codegen scheduled.ir --target llvm --emit ll -o model.ll  # inspect the LLVM IR
   mlcc-codegen scheduled.ir --target llvm --emit asm | less
   mlcc-codegen scheduled.ir --target llvm --bounds-check -o model.o   # index errors fail the run
-  mlcc-link model.o -o model.so)");
+  mlcc-link model.o -o model.so
+  mlcc-codegen kernels.ir --target llvm -o kernels.o             # prim funcs only: a function each
+  mlcc-codegen scheduled.ir --entry fused_dense --target llvm -o k.o  # one prim func alone)");
   std::string input, output, target = "llvm", emit_text = "obj", mcpu, mattr, entry;
   int opt_level = 3;
   bool verbose = false, quiet = false, bounds_check = false;
@@ -51,7 +57,9 @@ Examples:
   app.add_flag("--bounds-check", bounds_check,
                "Check every buffer access at run time: an index out of bounds makes the run fail, naming "
                "the prim func, buffer and index, instead of corrupting memory (slower)");
-  app.add_option("--entry", entry, "The graph function to compile (default: @main or the entry)");
+  app.add_option("--entry", entry,
+                 "The graph function to compile (default: @main or the entry), or a prim func to compile "
+                 "alone as a function");
   app.add_flag("-v,--verbose", verbose,
                "Print the kernels, the memory plan, the weights and the compile time");
   app.add_flag("-q,--quiet", quiet, "No progress output");

@@ -1,7 +1,8 @@
 // mlcc-run: run an IR file (any stage) through the reference interpreter, or
 // a compiled model.so through its C ABI (libs/host), on .npy inputs (or
 // deterministic random ones, the same for both) and write or summarize the
-// outputs; for model.so also benchmark (--bench, --json) and profile.
+// outputs; for model.so (its graph entry, or a prim func compiled as a
+// function: --entry) also benchmark (--bench, --json) and profile.
 #include <CLI/CLI.hpp>
 
 #include "mlcc/run/run.h"
@@ -20,13 +21,17 @@ int main(int argc, char** argv) {
   mlcc-run model.so --input x=x.npy --output-dir out/    # a compiled model (mlcc-link), same outputs
   mlcc-run model.so --bench 50 --threads 1 --json        # {"median_ms": ..., "min_ms", "mean_ms", "runs", "threads"}
   mlcc-run model.so --bench 20 --profile                 # per-kernel calls, total ms, share of the run, GFLOPS
+  mlcc-run kernels.so --entry mm --bench 50 --json       # time one prim func of a prim-func-only model.so
+  mlcc-run kernels.so --entry mm --input A=a.npy --input B=b.npy --output-dir out/   # as kernels.ir --entry mm
 Inputs are .npy files (f32, f16, i8, i32, i64, bool). Without any --input every input is random:
 floats normal(0, 1), integers in [0, 10); --random-inputs fills only the missing ones. The random
 inputs of a model.so are those of its IR for the same --seed. --input FILE.npy (no NAME=) binds the
 entry's only input (of a prim func: the only buffer it does not write); when the entry has several
 inputs, or none, that is a usage error listing them: exit 2, found once the IR or model.so is
 loaded (so a bad file is still exit 1). --bench, --warmup, --json, --threads and --profile apply
-to compiled models only.)");
+to compiled models only. A model.so compiled from prim funcs only (mlcc-codegen) has a function per
+prim func and no graph entry: --entry NAME chooses one (needed when there are several), which runs as
+`--entry NAME` on the IR does: the same inputs, outputs and random inputs.)");
   mlcc::run::RunOptions o;
   app.add_option("input", o.path, "IR file ('-' for stdin) or compiled model.so")->required();
   app.add_option(
@@ -34,7 +39,9 @@ to compiled models only.)");
       "NAME=FILE.npy: an input of the entry function (repeatable); FILE.npy alone: its only input");
   app.add_option("--output-dir", o.out_dir, "Write each output as DIR/<output name>.npy");
   app.add_option("--seed", o.seed, "Seed of the random inputs (default 0)");
-  app.add_option("--entry", o.entry, "Function to run (default: @main, or the single entry function)");
+  app.add_option("--entry", o.entry,
+                 "Function to run (default: @main, or the single entry function); of a model.so: one of its "
+                 "functions (prim funcs)");
   app.add_option("--dim", o.dim_args, "NAME=SIZE: a symbolic dimension's size for random inputs (default 1)");
   app.add_flag("--random-inputs", o.random_missing, "Fill inputs not given with --input randomly");
   app.add_option("--bench", o.bench, "model.so: time N runs after --warmup untimed ones")

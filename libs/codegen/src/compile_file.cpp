@@ -18,6 +18,15 @@ namespace {
 
 // The -v report.
 void printStats(const CodegenStats& st, double secs) {
+  if (!st.functions.empty()) {  // no graph entry
+    std::cerr << "functions: " << st.functions.size()
+              << " (no graph entry; mlcc-run model.so --entry NAME)\n";
+    for (const auto& f : st.functions) std::cerr << "  " << f << "\n";
+    std::cerr << "workspace: " << st.planned_bytes << " bytes (the largest function's kernel scratch";
+    if (!st.dims.empty()) std::cerr << ", for every symbolic dimension 1";
+    std::cerr << ")\ncompile time: " << std::fixed << std::setprecision(3) << secs << " s\n";
+    return;
+  }
   std::cerr << "kernels: " << st.kernels << "\n";
   for (const auto& k : st.kernel_names) std::cerr << "  " << k << "\n";
   const uint64_t all = st.intermediate_bytes + st.scratch_bytes;

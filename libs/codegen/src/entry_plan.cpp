@@ -67,6 +67,44 @@ Error notSupported(const std::string& what) {
                "; import with --shape NAME=DIMS (e.g. --shape input=1x3x224x224)");
 }
 
+// The first variable in `shape` that is none of `dims` (null when there is none).
+const ir::VarNode* unknownDim(const std::vector<ir::PrimExpr>& shape,
+                              const std::vector<const ir::VarNode*>& dims) {
+  const ir::VarNode* unknown = nullptr;
+  for (const auto& dim : shape)
+    ir::anyOf(dim, [&](const ir::PrimExpr& x) {
+      auto* var = x->as<ir::VarNode>();
+      if (var && std::find(dims.begin(), dims.end(), var) == dims.end()) unknown = var;
+      return unknown != nullptr;
+    });
+  return unknown;
+}
+
+// A tensor of `dtype` and `shape`: static, or symbolic (its dimensions are
+// expressions of symbolic dimensions).
+TensorDesc tensorDesc(const std::string& name, ir::DType dtype, const std::vector<ir::PrimExpr>& shape) {
+  TensorDesc d;
+  d.name = name;
+  d.dtype = dtype;
+  bool is_static = true;
+  for (const auto& dim : shape) {
+    int64_t v = -1;
+    if (!ir::asConstInt(dim, &v)) {
+      is_static = false;
+      v = -1;
+    }
+    d.shape.push_back(v);
+  }
+  if (is_static) {
+    d.bytes = static_cast<uint64_t>(byteSize(d.shape, ir::dtypeBytes(dtype)));
+    return d;
+  }
+  d.sym_shape = shape;
+  d.sym_bytes = ir::makeInt(ir::dtypeBytes(dtype));
+  for (const auto& dim : shape) d.sym_bytes = binary(ir::BinaryOp::Mul, d.sym_bytes, dim);
+  return d;
+}
+
 // The element count of dims [begin, end) of `s` (checked: throws on overflow).
 int64_t numel(const std::vector<int64_t>& s, size_t begin = 0, size_t end = SIZE_MAX) {
   end = std::min(end, s.size());
@@ -130,35 +168,10 @@ class Planner {
 
   TensorDesc desc(const std::string& name, const ir::Type& t, const std::string& who) {
     if (!t.isTensor()) throw Error(who + " is a tuple where a tensor is expected");
-    TensorDesc d;
-    d.name = name;
-    d.dtype = t.dtype;
-    bool is_static = true;
-    for (const auto& dim : t.shape) {
-      int64_t v = -1;
-      if (!ir::asConstInt(dim, &v)) {
-        is_static = false;
-        v = -1;
-        const ir::VarNode* unknown = nullptr;
-        ir::anyOf(dim, [&](const ir::PrimExpr& x) {
-          auto* var = x->as<ir::VarNode>();
-          if (var && std::find(plan_.dims.begin(), plan_.dims.end(), var) == plan_.dims.end()) unknown = var;
-          return unknown != nullptr;
-        });
-        if (unknown)
-          throw notSupported("where a dimension is not given by the inputs: " + who + " has type " +
-                             ir::printType(t) + " ('" + unknown->name + "' is no input dimension)");
-      }
-      d.shape.push_back(v);
-    }
-    if (is_static) {
-      d.bytes = static_cast<uint64_t>(byteSize(d.shape, ir::dtypeBytes(t.dtype)));
-      return d;
-    }
-    d.sym_shape = t.shape;
-    d.sym_bytes = ir::makeInt(ir::dtypeBytes(t.dtype));
-    for (const auto& dim : t.shape) d.sym_bytes = binary(ir::BinaryOp::Mul, d.sym_bytes, dim);
-    return d;
+    if (const ir::VarNode* unknown = unknownDim(t.shape, plan_.dims))
+      throw notSupported("where a dimension is not given by the inputs: " + who + " has type " +
+                         ir::printType(t) + " ('" + unknown->name + "' is no input dimension)");
+    return tensorDesc(name, t.dtype, t.shape);
   }
 
   const Ref& ref(const ir::GraphVar& v) {
@@ -501,6 +514,86 @@ class Planner {
 };
 
 }  // namespace
+
+EntryPlan planFunction(const ir::PrimFunc& f, const ScratchFn& scratch) {
+  auto fail = [&](const std::string& why) { return Error("prim func @" + f.name + ": " + why); };
+  auto typeOf = [](const ir::Buffer& p) { return ir::printType(ir::Type::tensor(p->dtype, p->shape)); };
+  EntryPlan plan;
+  plan.entry = f.name;
+  const std::vector<ir::ParamUse> uses = ir::paramUses(f);
+  // The symbolic dimensions: the variables that are whole input dimensions.
+  std::unordered_map<const ir::VarNode*, ir::PrimExpr> vars;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    if (!uses[i].input()) continue;
+    for (const auto& d : f.params[i]->shape) {
+      int64_t c;
+      if (auto* v = d->as<ir::VarNode>()) {
+        if (vars.emplace(v, d).second) plan.dims.push_back(v);
+      } else if (!ir::asConstInt(d, &c)) {
+        throw fail("input %" + f.params[i]->name + " has type " + typeOf(f.params[i]) +
+                   "; a function's input dimensions must be constants or symbolic dimensions, not "
+                   "expressions");
+      }
+    }
+  }
+  // Inputs and outputs; a kernel argument for each parameter.
+  EntryStep call;
+  call.kind = EntryStep::Kind::kernel;
+  call.kernel = 0;
+  call.num_params = f.params.size();
+  call.what = "call @" + f.name;
+  for (size_t i = 0; i < f.params.size(); ++i) {
+    const ir::Buffer& p = f.params[i];
+    if (const ir::VarNode* unknown = unknownDim(p->shape, plan.dims))
+      throw fail("output %" + p->name + " has type " + typeOf(p) + ", but no input has the dimension '" +
+                 unknown->name + "'; a function's inputs must give the sizes of its outputs");
+    const TensorDesc d = tensorDesc(p->name, p->dtype, p->shape);
+    const int in = static_cast<int>(plan.inputs.size()), out = static_cast<int>(plan.outputs.size());
+    if (uses[i].input()) plan.inputs.push_back(d);
+    if (uses[i].written) plan.outputs.push_back(d);
+    call.args.push_back(uses[i].written ? Location{Location::Kind::output, out, 0, -1}
+                                        : Location{Location::Kind::input, in, 0, -1});
+    if (uses[i].input() && uses[i].written) {  // the output starts as the input
+      EntryStep copy;
+      copy.kind = EntryStep::Kind::copy;
+      copy.args = {{Location::Kind::input, in, 0, -1}, {Location::Kind::output, out, 0, -1}};
+      copy.bytes = d.bytes;
+      copy.sym_bytes = d.sym_bytes;
+      copy.what = "copy input %" + p->name + " to its output";
+      plan.steps.push_back(std::move(copy));
+    }
+  }
+  for (const ir::VarNode* v : kernelDims(f)) call.dims.push_back(vars.at(v));
+  // The scratch buffers, all live during the call: the workspace.
+  std::vector<ir::PrimExpr> scratch_bytes;
+  if (scratch)
+    for (const auto& b : scratch(f)) scratch_bytes.push_back(ir::simplify(b));
+  if (plan.symbolic()) {
+    std::vector<LiveSymbolicTensor> live;
+    for (const auto& b : scratch_bytes) live.push_back({b, 0, 0});
+    plan.sym_memory = planSymbolicMemory(live, 64);
+    const std::vector<int64_t> ones(plan.dims.size(), 1);
+    plan.memory = evaluateMemoryPlan(plan.sym_memory, plan.dims, ones);
+    for (size_t i = 0; i < live.size(); ++i) {
+      plan.scratch_bytes += static_cast<uint64_t>(evalDims(live[i].bytes, plan.dims, ones));
+      call.args.push_back({Location::Kind::workspace, 0, 0, static_cast<int>(i)});
+    }
+  } else {
+    std::vector<LiveTensor> live;
+    for (const auto& b : scratch_bytes) {
+      int64_t bytes = 0;
+      if (!ir::asConstInt(b, &bytes)) throw fail("scratch buffer of symbolic size " + ir::printExpr(b));
+      live.push_back({static_cast<uint64_t>(bytes), 0, 0});
+      plan.scratch_bytes += static_cast<uint64_t>(bytes);
+    }
+    plan.memory = planMemory(live, 64);
+    for (uint64_t offset : plan.memory.offsets)
+      call.args.push_back({Location::Kind::workspace, 0, offset, -1});
+  }
+  plan.kernels.push_back({f.name, f.name, static_cast<double>(ir::primFuncFlops(f))});
+  plan.steps.push_back(std::move(call));
+  return plan;
+}
 
 EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch) {
   std::string name = entry.empty() ? ir::defaultEntry(m) : entry;

@@ -1,5 +1,6 @@
 // The graph entry as a straight-line program: what the compiled entry does,
-// step by step, and where every tensor lives. Independent of LLVM.
+// step by step, and where every tensor lives. Independent of LLVM. A prim
+// func compiled as a function of model.so (abi.h) gets such a plan too.
 //
 // Every value of the entry function gets a storage location: an input
 // buffer, an output buffer, an embedded constant, or an offset in the
@@ -109,5 +110,15 @@ using ScratchFn = std::function<std::vector<ir::PrimExpr>(const ir::PrimFunc& pr
 // calls, unknown externs or extern operands BLAS cannot take, and prim funcs
 // whose parameters do not match their call.
 EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch = {});
+
+// Plans prim func `f` as a function of model.so: its inputs are the
+// parameters it reads or does not write, its outputs those it writes
+// (ir::paramUses; in parameter order, named after them); the steps copy
+// each input that is also an output into it, then call `f` (kernel 0) with
+// its scratch buffers in the workspace. Its symbolic dimensions are the
+// variables that are whole input dimensions. Throws mlcc::Error naming `f`
+// for an input dimension that is an expression, or a parameter dimension
+// that uses a variable no input gives.
+EntryPlan planFunction(const ir::PrimFunc& f, const ScratchFn& scratch = {});
 
 }  // namespace mlcc::codegen

@@ -32,13 +32,32 @@ struct Api {
   decltype(&mlcc_model_num_kernels) num_kernels;
   decltype(&mlcc_model_kernel_profile) kernel_profile;
   decltype(&mlcc_last_error) last_error;
+  // Absent from model.so files linked before functions (all with a graph entry).
+  decltype(&mlcc_model_num_functions) num_functions;
+  decltype(&mlcc_model_function_name) function_name;
+  decltype(&mlcc_model_load_function) load_function;
+  decltype(&mlcc_model_input_dim_name) input_dim_name;
 };
+
+// "@a, @b, @c"
+std::string functionList(const std::vector<std::string>& names) {
+  std::string list;
+  for (const auto& n : names) list += (list.empty() ? "@" : ", @") + n;
+  return list;
+}
 
 }  // namespace
 
 std::string typeText(ir::DType dtype, const std::vector<int64_t>& shape) {
   std::string s = std::string(ir::dtypeName(dtype)) + "[";
   for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string typeText(const TensorSpec& t) {
+  std::string s = std::string(ir::dtypeName(t.dtype)) + "[";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    s += (i ? ", " : "") + (i < t.dims.size() && !t.dims[i].empty() ? t.dims[i] : std::to_string(t.shape[i]));
   return s + "]";
 }
 
@@ -49,8 +68,11 @@ struct CompiledModel::Impl {
   void* handle = nullptr;
   Api api{};
   mlcc_model* model = nullptr;
+  std::vector<std::string> functions;
+  std::string function;
   std::vector<TensorSpec> inputs, outputs;
-  std::vector<bool> symbolic_inputs;  // inputs with symbolic dimensions
+  std::vector<std::vector<std::string>> input_dims;  // TensorSpec::dims of the inputs
+  std::vector<bool> symbolic_inputs;                 // inputs with symbolic dimensions
   std::vector<const void*> in_ptrs;
   std::vector<void*> out_ptrs;
 
@@ -63,16 +85,18 @@ struct CompiledModel::Impl {
         mlcc_tensor_info t;
         if (info(model, i, &t) != 0) throw apiError("tensor info");
         out.push_back(
-            {t.name, static_cast<ir::DType>(t.dtype), std::vector<int64_t>(t.shape, t.shape + t.ndim)});
+            {t.name, static_cast<ir::DType>(t.dtype), std::vector<int64_t>(t.shape, t.shape + t.ndim), {}});
       }
     };
     infos(api.num_inputs(model), api.input_info, inputs);
     infos(api.num_outputs(model), api.output_info, outputs);
+    for (size_t i = 0; i < inputs.size() && i < input_dims.size(); ++i) inputs[i].dims = input_dims[i];
   }
   Error apiError(const std::string& what) const { return error(what + ": " + api.last_error()); }
 };
 
-CompiledModel::CompiledModel(const std::string& path) : impl_(std::make_unique<Impl>()) {
+CompiledModel::CompiledModel(const std::string& path, const std::string& function)
+    : impl_(std::make_unique<Impl>()) {
   auto& I = *impl_;
   I.path = path;
   std::error_code ec;
@@ -114,17 +138,51 @@ CompiledModel::CompiledModel(const std::string& path) : impl_(std::make_unique<I
   sym(I.api.num_kernels, "mlcc_model_num_kernels");
   sym(I.api.kernel_profile, "mlcc_model_kernel_profile");
   sym(I.api.last_error, "mlcc_last_error");
-  I.model = I.api.load();
-  if (!I.model) {
-    Error e = I.apiError("cannot load the model");
+  auto optional = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(I.handle, name));
+  };
+  optional(I.api.num_functions, "mlcc_model_num_functions");
+  optional(I.api.function_name, "mlcc_model_function_name");
+  optional(I.api.load_function, "mlcc_model_load_function");
+  optional(I.api.input_dim_name, "mlcc_model_input_dim_name");
+  auto fail = [&](const Error& e) {
     dlclose(I.handle);
     I.handle = nullptr;
     throw e;
+  };
+  if (I.api.num_functions && I.api.function_name && I.api.load_function) {
+    const int n = I.api.num_functions();
+    if (n < 0) fail(I.apiError("cannot load the model"));
+    for (int i = 0; i < n; ++i) {
+      const char* name = I.api.function_name(i);
+      if (!name) fail(I.apiError("cannot load the model"));
+      I.functions.push_back(name);
+    }
   }
+  if (!function.empty() && std::find(I.functions.begin(), I.functions.end(), function) == I.functions.end())
+    fail(I.error("no function @" + function +
+                 (I.functions.empty()
+                      ? ": the model has a graph entry and no functions (mlcc-codegen --entry " + function +
+                            " compiles a prim func alone as one)"
+                      : "; the model's functions: " + functionList(I.functions))));
+  if (function.empty() && I.functions.size() > 1)
+    fail(I.error("no graph entry but " + std::to_string(I.functions.size()) + " functions (prim funcs): " +
+                 functionList(I.functions) + "; choose one (mlcc-run --entry NAME)"));
+  I.function = !function.empty() ? function : I.functions.size() == 1 ? I.functions[0] : "";
+  I.model = I.function.empty() ? I.api.load() : I.api.load_function(I.function.c_str());
+  if (!I.model) fail(I.apiError("cannot load the model"));
   try {
     I.readInfos();
-    for (const auto& in : I.inputs)
-      I.symbolic_inputs.push_back(std::find(in.shape.begin(), in.shape.end(), -1) != in.shape.end());
+    for (size_t i = 0; i < I.inputs.size(); ++i) {
+      const auto& shape = I.inputs[i].shape;
+      I.symbolic_inputs.push_back(std::find(shape.begin(), shape.end(), -1) != shape.end());
+      std::vector<std::string> names(shape.size());
+      for (size_t d = 0; d < shape.size() && I.api.input_dim_name; ++d)
+        if (const char* n = I.api.input_dim_name(I.model, static_cast<int>(i), static_cast<int>(d)))
+          names[d] = n;
+      I.input_dims.push_back(std::move(names));
+    }
+    I.readInfos();
   } catch (...) {
     I.api.free(I.model);
     dlclose(I.handle);
@@ -139,6 +197,9 @@ CompiledModel::~CompiledModel() {
   if (impl_->model) impl_->api.free(impl_->model);
   if (impl_->handle) dlclose(impl_->handle);
 }
+
+const std::vector<std::string>& CompiledModel::functions() const { return impl_->functions; }
+const std::string& CompiledModel::function() const { return impl_->function; }
 
 const std::vector<TensorSpec>& CompiledModel::inputs() const { return impl_->inputs; }
 const std::vector<TensorSpec>& CompiledModel::outputs() const { return impl_->outputs; }
@@ -160,6 +221,18 @@ void CompiledModel::setInputShapes(const std::vector<ir::Tensor>& inputs) {
         0)
       throw Error(I.api.last_error());
   }
+  I.readInfos();
+}
+
+void CompiledModel::setInputShape(size_t index, const std::vector<int64_t>& shape) {
+  auto& I = *impl_;
+  if (index >= I.inputs.size())
+    throw Error("input index " + std::to_string(index) + " out of range: the model takes " +
+                std::to_string(I.inputs.size()) + " inputs");
+  if (!I.symbolic_inputs[index] || !I.api.set_input_shape) return;
+  if (I.api.set_input_shape(I.model, static_cast<int>(index), static_cast<int>(shape.size()), shape.data()) !=
+      0)
+    throw Error(I.api.last_error());
   I.readInfos();
 }
 

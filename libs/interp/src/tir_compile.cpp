@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 
+#include "mlcc/ir/entry.h"
 #include "mlcc/ir/float_bits.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/support/diagnostic.h"
@@ -238,59 +239,6 @@ void collectVars(const ir::PrimExpr& e, std::vector<const ir::VarNode*>& out) {
   }
 }
 
-// Marks the buffers loaded from and stored to in `s`.
-void collectAccesses(const ir::Stmt& s, std::vector<const ir::BufferNode*>& loads,
-                     std::vector<const ir::BufferNode*>& stores) {
-  std::function<void(const ir::PrimExpr&)> expr = [&](const ir::PrimExpr& e) {
-    if (!e) return;
-    if (auto* l = e->as<ir::LoadNode>()) {
-      loads.push_back(l->buffer.get());
-      for (const auto& i : l->indices) expr(i);
-    } else if (auto* b = e->as<ir::BinaryNode>()) {
-      expr(b->a);
-      expr(b->b);
-    } else if (auto* u = e->as<ir::UnaryNode>()) {
-      expr(u->a);
-    } else if (auto* se = e->as<ir::SelectNode>()) {
-      expr(se->cond);
-      expr(se->true_value);
-      expr(se->false_value);
-    } else if (auto* c = e->as<ir::CastNode>()) {
-      expr(c->value);
-    } else if (auto* c = e->as<ir::CallNode>()) {
-      for (const auto& a : c->args) expr(a);
-    }
-  };
-  if (!s) return;
-  switch (s->kind) {
-    case ir::StmtKind::For: collectAccesses(s->as<ir::ForNode>()->body, loads, stores); break;
-    case ir::StmtKind::Seq:
-      for (const auto& x : s->as<ir::SeqNode>()->stmts) collectAccesses(x, loads, stores);
-      break;
-    case ir::StmtKind::If: {
-      auto* i = s->as<ir::IfNode>();
-      expr(i->cond);
-      collectAccesses(i->then_case, loads, stores);
-      collectAccesses(i->else_case, loads, stores);
-      break;
-    }
-    case ir::StmtKind::Store: {
-      auto* st = s->as<ir::StoreNode>();
-      stores.push_back(st->buffer.get());
-      for (const auto& i : st->indices) expr(i);
-      expr(st->value);
-      break;
-    }
-    case ir::StmtKind::Block: {
-      auto* b = s->as<ir::BlockNode>();
-      expr(b->predicate);
-      collectAccesses(b->init, loads, stores);
-      collectAccesses(b->body, loads, stores);
-      break;
-    }
-  }
-}
-
 }  // namespace
 
 std::unique_ptr<CompiledPrimFunc> CompiledPrimFunc::compile(const ir::PrimFunc& f) {
@@ -308,11 +256,9 @@ std::unique_ptr<CompiledPrimFunc> CompiledPrimFunc::compile(const ir::PrimFunc& 
   } catch (const Error& e) {
     throw Error("prim func @" + f.name + ": " + e.message());
   }
-  std::vector<const ir::BufferNode*> loads, stores;
-  collectAccesses(f.body, loads, stores);
-  for (const auto& p : f.params) {
-    cf->read_.push_back(std::find(loads.begin(), loads.end(), p.get()) != loads.end());
-    cf->written_.push_back(std::find(stores.begin(), stores.end(), p.get()) != stores.end());
+  for (const ir::ParamUse& u : ir::paramUses(f)) {
+    cf->read_.push_back(u.read);
+    cf->written_.push_back(u.written);
   }
   return cf;
 }

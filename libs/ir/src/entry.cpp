@@ -1,9 +1,13 @@
-// The default entry of a module and the flattened, named outputs of a graph
-// function (shared by the interpreter and codegen).
+// The default entry of a module, the flattened, named outputs of a graph
+// function and the parameter uses of a prim func (shared by the interpreter
+// and codegen).
 #include "mlcc/ir/entry.h"
 
 #include <algorithm>
+#include <functional>
+#include <unordered_set>
 
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::ir {
@@ -113,6 +117,56 @@ bool pinOutputNames(GraphFunc& g, const std::vector<std::string>& before) {
   for (const auto& n : before) names.push_back(AttrValue(n));
   g.attrs["output_names"] = AttrValue(names);
   return true;
+}
+
+namespace {
+
+// Notes the buffers loaded from and stored to in `s`.
+void collectAccesses(const Stmt& s, std::unordered_set<const BufferNode*>& loads,
+                     std::unordered_set<const BufferNode*>& stores) {
+  std::function<void(const PrimExpr&)> expr = [&](const PrimExpr& e) {
+    if (!e) return;
+    if (auto* l = e->as<LoadNode>()) loads.insert(l->buffer.get());
+    forEachChild(e, expr);
+  };
+  if (!s) return;
+  switch (s->kind) {
+    case StmtKind::For: collectAccesses(s->as<ForNode>()->body, loads, stores); break;
+    case StmtKind::Seq:
+      for (const auto& x : s->as<SeqNode>()->stmts) collectAccesses(x, loads, stores);
+      break;
+    case StmtKind::If: {
+      auto* i = s->as<IfNode>();
+      expr(i->cond);
+      collectAccesses(i->then_case, loads, stores);
+      collectAccesses(i->else_case, loads, stores);
+      break;
+    }
+    case StmtKind::Store: {
+      auto* st = s->as<StoreNode>();
+      stores.insert(st->buffer.get());
+      for (const auto& i : st->indices) expr(i);
+      expr(st->value);
+      break;
+    }
+    case StmtKind::Block: {
+      auto* b = s->as<BlockNode>();
+      expr(b->predicate);
+      collectAccesses(b->init, loads, stores);
+      collectAccesses(b->body, loads, stores);
+      break;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<ParamUse> paramUses(const PrimFunc& f) {
+  std::unordered_set<const BufferNode*> loads, stores;
+  collectAccesses(f.body, loads, stores);
+  std::vector<ParamUse> uses;
+  for (const auto& p : f.params) uses.push_back({loads.count(p.get()) > 0, stores.count(p.get()) > 0});
+  return uses;
 }
 
 }  // namespace mlcc::ir

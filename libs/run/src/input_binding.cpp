@@ -52,8 +52,13 @@ std::vector<InputSlot> modelInputSlots(const host::CompiledModel& model) {
     InputSlot s;
     s.name = spec.name;
     s.dtype = spec.dtype;
-    s.type = host::typeText(spec.dtype, spec.shape);
+    s.type = host::typeText(spec);
     s.random_shape = std::move(shape);
+    s.dims_bound_by_inputs = spec.dims;  // given inputs size the random ones
+    // A function's buffer that it reads and writes: zeros when not given, as in the interpreter.
+    s.optional = !model.function().empty() &&
+                 std::any_of(model.outputs().begin(), model.outputs().end(),
+                             [&](const host::TensorSpec& o) { return o.name == spec.name; });
     slots.push_back(std::move(s));
   }
   return slots;

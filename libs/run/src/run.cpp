@@ -58,8 +58,7 @@ int runModelFile(const RunOptions& o) {
   if (std::string e = parseDimArgs(o.dim_args, dims); !e.empty()) return usageError(e);
   try {
     if (o.path != "-" && (host::isElfFile(o.path) || o.path.ends_with(".so"))) {
-      if (!o.entry.empty() || !dims.empty())
-        return usageError("--entry and --dim apply to IR files, not to a compiled model");
+      if (!dims.empty()) return usageError("--dim applies to IR files, not to a compiled model");
       runCompiledFile(o, request);
       return 0;
     }

@@ -1,7 +1,9 @@
-// mlcc-run on a model.so: its C ABI, with benchmarks and a per-kernel
-// profile (see run.h).
+// mlcc-run on a model.so: its C ABI (the graph entry, or a function chosen
+// with --entry), with benchmarks and a per-kernel profile (see run.h).
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
+#include <optional>
 
 #include "mlcc/host/compiled_model.h"
 #include "mlcc/support/diagnostic.h"
@@ -34,15 +36,47 @@ void printProfile(std::FILE* out, const std::vector<host::KernelProfile>& prof, 
   std::fprintf(out, "%-*s %8s %12.3f\n", w, "(runs)", "", run_ms);
 }
 
+// The model's inputs in order: the tensors bound, and zeros for a
+// function's input that is also an output and was not given (optional
+// slots), of that output's shape once the given inputs set the symbolic
+// dimensions.
+std::vector<ir::Tensor> givenOrZeros(host::CompiledModel& model, const std::vector<InputSlot>& slots,
+                                     std::vector<interp::NamedTensor>& bound) {
+  std::vector<std::optional<ir::Tensor>> given(slots.size());
+  for (auto& t : bound)
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (slots[i].name == t.name) given[i] = std::move(t.tensor);
+  const bool missing = std::any_of(given.begin(), given.end(), [](const auto& t) { return !t; });
+  if (missing && model.hasSymbolicInputs())
+    for (size_t i = 0; i < given.size(); ++i)
+      if (given[i]) model.setInputShape(i, given[i]->shape());
+  std::vector<ir::Tensor> inputs;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (given[i]) {
+      inputs.push_back(std::move(*given[i]));
+      continue;
+    }
+    const auto& outs = model.outputs();
+    auto out = std::find_if(outs.begin(), outs.end(),
+                            [&](const host::TensorSpec& t) { return t.name == slots[i].name; });
+    if (out == outs.end() || std::find(out->shape.begin(), out->shape.end(), -1) != out->shape.end())
+      throw Error("missing input '" + slots[i].name + "' (" + slots[i].type +
+                  "): the other inputs do not give its shape; give it with --input");
+    inputs.push_back(ir::Tensor::zeros(out->dtype, out->shape));
+  }
+  return inputs;
+}
+
 }  // namespace
 
 void runCompiledFile(const RunOptions& o, const InputRequest& request) {
-  host::CompiledModel model(o.path);
+  host::CompiledModel model(o.path, o.entry);
   const SourceLoc file{o.path, 0, 0};
   std::vector<ir::Tensor> inputs;
   try {
-    for (auto& t : bindInputs(modelInputSlots(model), request, "the model"))
-      inputs.push_back(std::move(t.tensor));
+    const std::vector<InputSlot> slots = modelInputSlots(model);
+    auto bound = bindInputs(slots, request, model.function().empty() ? "the model" : "@" + model.function());
+    inputs = givenOrZeros(model, slots, bound);
     if (model.hasSymbolicInputs()) model.setInputShapes(inputs);
     model.checkInputs(inputs);
   } catch (const Error& e) {
@@ -57,7 +91,8 @@ void runCompiledFile(const RunOptions& o, const InputRequest& request) {
   const std::vector<double> ms = host::timeRuns(model, inputs, outs, 0, runs);
   const auto stats = host::summarizeTimes(ms);
   if (o.verbose)
-    std::cerr << "ran " << o.path << " in " << stats.median_ms << " ms (" << model.threads() << " threads)\n";
+    std::cerr << "ran " << o.path << (model.function().empty() ? "" : " @" + model.function()) << " in "
+              << stats.median_ms << " ms (" << model.threads() << " threads)\n";
 
   std::vector<interp::NamedTensor> named;
   for (size_t i = 0; i < outs.size(); ++i) named.push_back({model.outputs()[i].name, std::move(outs[i])});

@@ -1,6 +1,8 @@
 // include/mlcc/runtime.h over the model the generated model.o describes
 // (mlcc_abi_model_v1): load checks the ABI and allocates the workspace and
-// the thread pool; run calls the compiled entry. Models with symbolic
+// the thread pool; run calls the compiled entry. A model of prim funcs
+// without a graph entry loads each function by name as a model of its own
+// (abi.h's function table). Models with symbolic
 // dimensions get them from mlcc_model_set_input_shape, which asks the
 // model's shapes function for the output shapes and the workspace size
 // (the workspace only grows). No C++ exception leaves
@@ -35,11 +37,9 @@ int defaultThreads() {
   return 1;
 }
 
-// Why the ABI description cannot be used, or "" when it can.
-std::string checkAbi(const mlcc_abi_model& abi) {
-  if (abi.abi_version != MLCC_ABI_VERSION)
-    return "model ABI version " + std::to_string(abi.abi_version) + " does not match the runtime's " +
-           std::to_string(MLCC_ABI_VERSION) + "; recompile the model with this mlcc";
+// Why model description `abi` (the graph entry's, or a function's) cannot
+// be used, or "" when it can.
+std::string checkModel(const mlcc_abi_model& abi) {
   if (abi.num_inputs < 0 || abi.num_outputs < 0 || abi.num_kernels < 0 || !abi.entry)
     return "malformed model description (negative counts or no entry)";
   if (abi.num_dims < 0 || (abi.num_dims > 0 && (!abi.shapes || !abi.dim_names)))
@@ -64,6 +64,43 @@ std::string checkAbi(const mlcc_abi_model& abi) {
     return "outputs: " + e;
   if (abi.num_kernels > 0 && !abi.kernels) return "missing kernel descriptions";
   return "";
+}
+
+// Why the ABI description cannot be used, or "" when it can: the version,
+// the graph entry's model, the functions' models.
+std::string checkAbi(const mlcc_abi_model& abi) {
+  if (abi.abi_version != MLCC_ABI_VERSION)
+    return "model ABI version " + std::to_string(abi.abi_version) + " does not match the runtime's " +
+           std::to_string(MLCC_ABI_VERSION) + "; recompile the model with this mlcc";
+  if (abi.num_functions < 0 || (abi.num_functions > 0 && !abi.functions))
+    return "malformed model description (function table)";
+  if (!abi.entry == (abi.num_functions == 0))
+    return "malformed model description (a graph entry or functions are needed, not both)";
+  if (abi.entry)
+    if (auto e = checkModel(abi); !e.empty()) return e;
+  for (int i = 0; i < abi.num_functions; ++i) {
+    const mlcc_abi_function& f = abi.functions[i];
+    if (!f.name || !f.model) return "malformed model description (a function without a name or model)";
+    const std::string who = "function '" + std::string(f.name) + "': ";
+    if (f.model->abi_version != MLCC_ABI_VERSION || f.model->num_functions != 0)
+      return who + "malformed description";
+    if (auto e = checkModel(*f.model); !e.empty()) return who + e;
+  }
+  return "";
+}
+
+// checkAbi of this library's model, once.
+const std::string& abiError() {
+  static const std::string e = checkAbi(mlcc_abi_model_v1);
+  return e;
+}
+
+// "a, b, c": the names of this library's functions.
+std::string functionList() {
+  const mlcc_abi_model& abi = mlcc_abi_model_v1;
+  std::string list;
+  for (int i = 0; i < abi.num_functions; ++i) list += (i ? ", " : "") + std::string(abi.functions[i].name);
+  return list;
 }
 
 int fail(std::string message) {
@@ -108,6 +145,41 @@ int bindShapes(mlcc_model* m, const char* who) {
   return 0;
 }
 
+// A loaded model of description `abi` (checked); `who` names the caller in errors.
+mlcc_model* loadModel(const mlcc_abi_model& abi, const char* who) {
+  mlcc_model* m = nullptr;
+  try {
+    m = new mlcc_model;
+    m->abi = &abi;
+    if (!allocateWorkspace(m, abi.workspace_bytes)) {
+      delete m;
+      fail(std::string(who) + ": cannot allocate the " + std::to_string(abi.workspace_bytes) +
+           "-byte workspace");
+      return nullptr;
+    }
+    m->dims.assign(abi.num_dims, -1);
+    for (int i = 0; i < abi.num_inputs; ++i)
+      m->input_shapes.emplace_back(abi.inputs[i].shape, abi.inputs[i].shape + abi.inputs[i].ndim);
+    for (int i = 0; i < abi.num_outputs; ++i)
+      m->output_shapes.emplace_back(abi.outputs[i].shape, abi.outputs[i].shape + abi.outputs[i].ndim);
+    for (auto& shape : m->output_shapes)
+      for (auto& d : shape) d = d < 0 ? -1 : d;
+    if (abi.num_dims > 0) bindShapes(m, who);
+    m->ctx.stats.resize(abi.num_kernels);
+    const int threads = defaultThreads();
+    m->ctx.pool = std::make_unique<ThreadPool>(threads);
+    openblas_set_num_threads(1);  // the pool parallelizes GEMMs (blas.cpp)
+    return m;
+  } catch (const std::exception& e) {
+    if (m) {
+      std::free(m->workspace);
+      delete m;
+    }
+    fail(std::string(who) + ": " + e.what());
+    return nullptr;
+  }
+}
+
 }  // namespace
 
 void setLastError(std::string message) { t_last_error = std::move(message); }
@@ -120,40 +192,54 @@ extern "C" {
 
 mlcc_model* mlcc_model_load(void) {
   const mlcc_abi_model& abi = mlcc_abi_model_v1;
-  if (std::string e = mlcc::rt::checkAbi(abi); !e.empty()) {
+  if (const std::string& e = mlcc::rt::abiError(); !e.empty()) {
     fail("mlcc_model_load: " + e);
     return nullptr;
   }
-  mlcc_model* m = nullptr;
-  try {
-    m = new mlcc_model;
-    m->abi = &abi;
-    if (!mlcc::rt::allocateWorkspace(m, abi.workspace_bytes)) {
-      delete m;
-      fail("mlcc_model_load: cannot allocate the " + std::to_string(abi.workspace_bytes) + "-byte workspace");
-      return nullptr;
-    }
-    m->dims.assign(abi.num_dims, -1);
-    for (int i = 0; i < abi.num_inputs; ++i)
-      m->input_shapes.emplace_back(abi.inputs[i].shape, abi.inputs[i].shape + abi.inputs[i].ndim);
-    for (int i = 0; i < abi.num_outputs; ++i)
-      m->output_shapes.emplace_back(abi.outputs[i].shape, abi.outputs[i].shape + abi.outputs[i].ndim);
-    for (auto& shape : m->output_shapes)
-      for (auto& d : shape) d = d < 0 ? -1 : d;
-    if (abi.num_dims > 0) mlcc::rt::bindShapes(m, "mlcc_model_load");
-    m->ctx.stats.resize(abi.num_kernels);
-    const int threads = mlcc::rt::defaultThreads();
-    m->ctx.pool = std::make_unique<mlcc::rt::ThreadPool>(threads);
-    openblas_set_num_threads(1);  // the pool parallelizes GEMMs (blas.cpp)
-    return m;
-  } catch (const std::exception& e) {
-    if (m) {
-      std::free(m->workspace);
-      delete m;
-    }
-    fail(std::string("mlcc_model_load: ") + e.what());
+  if (abi.entry) return mlcc::rt::loadModel(abi, "mlcc_model_load");
+  if (abi.num_functions == 1) return mlcc::rt::loadModel(*abi.functions[0].model, "mlcc_model_load");
+  fail("mlcc_model_load: the model has no graph entry but " + std::to_string(abi.num_functions) +
+       " functions (prim funcs): " + mlcc::rt::functionList() + "; load one with mlcc_model_load_function");
+  return nullptr;
+}
+
+int mlcc_model_num_functions(void) {
+  if (const std::string& e = mlcc::rt::abiError(); !e.empty()) return fail("mlcc_model_num_functions: " + e);
+  return mlcc_abi_model_v1.num_functions;
+}
+
+const char* mlcc_model_function_name(int index) {
+  const mlcc_abi_model& abi = mlcc_abi_model_v1;
+  if (const std::string& e = mlcc::rt::abiError(); !e.empty()) {
+    fail("mlcc_model_function_name: " + e);
     return nullptr;
   }
+  if (index < 0 || index >= abi.num_functions) {
+    fail("mlcc_model_function_name: function index " + std::to_string(index) + " out of range [0, " +
+         std::to_string(abi.num_functions) + ")");
+    return nullptr;
+  }
+  return abi.functions[index].name;
+}
+
+mlcc_model* mlcc_model_load_function(const char* name) {
+  const char* who = "mlcc_model_load_function";
+  const mlcc_abi_model& abi = mlcc_abi_model_v1;
+  if (const std::string& e = mlcc::rt::abiError(); !e.empty()) {
+    fail(std::string(who) + ": " + e);
+    return nullptr;
+  }
+  if (!name) {
+    fail(std::string(who) + ": name is NULL");
+    return nullptr;
+  }
+  for (int i = 0; i < abi.num_functions; ++i)
+    if (std::strcmp(abi.functions[i].name, name) == 0)
+      return mlcc::rt::loadModel(*abi.functions[i].model, who);
+  fail(std::string(who) + ": no function '" + name + "'; " +
+       (abi.num_functions == 0 ? std::string("the model has a graph entry and no functions")
+                               : "the model's functions: " + mlcc::rt::functionList()));
+  return nullptr;
 }
 
 void mlcc_model_free(mlcc_model* m) {
@@ -186,6 +272,21 @@ int mlcc_model_input_info(const mlcc_model* m, int index, mlcc_tensor_info* out)
 int mlcc_model_output_info(const mlcc_model* m, int index, mlcc_tensor_info* out) {
   if (!m) return fail("model is NULL");
   return tensorInfo(m->abi->outputs, m->output_shapes, m->abi->num_outputs, index, "output", out);
+}
+
+const char* mlcc_model_input_dim_name(const mlcc_model* m, int index, int dim) {
+  if (!m) {
+    fail("model is NULL");
+    return nullptr;
+  }
+  const mlcc_abi_model& abi = *m->abi;
+  if (index < 0 || index >= abi.num_inputs || dim < 0 || dim >= abi.inputs[index].ndim) {
+    fail("mlcc_model_input_dim_name: no dimension " + std::to_string(dim) + " of input " +
+         std::to_string(index));
+    return nullptr;
+  }
+  const int64_t s = abi.inputs[index].shape[dim];
+  return s < 0 ? abi.dim_names[-1 - s] : nullptr;
 }
 
 int mlcc_model_set_input_shape(mlcc_model* m, int index, int ndim, const int64_t* shape) {

@@ -92,4 +92,6 @@ const mlcc_abi_model mlcc_abi_model_v1 = {
     0,
     NULL,
     NULL,
+    0, /* a graph entry: no functions */
+    NULL,
 };

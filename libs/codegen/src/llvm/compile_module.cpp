@@ -1,14 +1,19 @@
 // compileModule (llvm.h): the kernels the entry calls (emitKernel), the
 // embedded weights, the entry and the model description in one LLVM module,
 // optimized and written atomically as an object file, LLVM IR or assembly.
+// A module of prim funcs only (or --entry naming a prim func) gets no graph
+// entry: each prim func becomes a function of the model (abi.h), with an
+// entry of its own.
 #include <llvm/ADT/SmallString.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <algorithm>
 #include <cctype>
 #include <map>
 #include <set>
+#include <variant>
 
 #include "llvm/entry_emitter.h"
 #include "llvm/kernel_emitter.h"
@@ -29,6 +34,24 @@ std::string kernelSymbol(const std::string& name, std::set<std::string>& used) {
   return r;
 }
 
+// The prim funcs compiled as functions (abi.h): the one --entry names, or
+// every prim func of a module without graph functions; none (the graph
+// entry) otherwise.
+std::vector<const ir::PrimFunc*> functionsOf(const ir::Module& m, const std::string& entry) {
+  std::vector<const ir::PrimFunc*> fns;
+  if (!entry.empty()) {
+    if (m.findGraph(entry)) return fns;
+    if (const ir::PrimFunc* f = m.findPrim(entry)) return {f};
+    throw Error("no function @" + entry + " in the module");
+  }
+  for (const auto& f : m.functions) {
+    if (std::holds_alternative<ir::GraphFunc>(f)) return {};
+    fns.push_back(&std::get<ir::PrimFunc>(f));
+  }
+  if (fns.empty()) throw Error("the module has no functions to compile");
+  return fns;
+}
+
 }  // namespace
 
 CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
@@ -36,9 +59,18 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
   auto progress = [&](const std::string& what) {
     if (opts.progress) opts.progress(what);
   };
+  const std::vector<const ir::PrimFunc*> fns = functionsOf(m, opts.entry);
   // Plan once to check the entry and find its kernels, emit them (learning
   // their scratch buffers), then plan the workspace with the scratch too.
-  EntryPlan plan = planEntry(m, opts.entry);
+  // Prim funcs compiled as functions are planned the same way.
+  EntryPlan plan;
+  if (fns.empty())
+    plan = planEntry(m, opts.entry);
+  else
+    for (const ir::PrimFunc* f : fns) {
+      planFunction(*f);  // can it be a function? (before compiling it)
+      plan.kernels.push_back({f->name, f->name, 0});
+    }
   std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(opts);
   llvm::LLVMContext ctx;
   llvm::Module mod("mlcc_model", ctx);
@@ -51,7 +83,8 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
   for (size_t i = 0; i < plan.kernels.size(); ++i) {
     const EntryKernel& k = plan.kernels[i];
     if (k.prim.empty()) continue;
-    progress("kernel " + std::to_string(i + 1) + "/" + std::to_string(plan.kernels.size()) + " @" + k.prim);
+    progress((fns.empty() ? "kernel " : "function ") + std::to_string(i + 1) + "/" +
+             std::to_string(plan.kernels.size()) + " @" + k.prim);
     KernelInfo info;
     llvm::Function* fn =
         emitKernel(mod, *m.findPrim(k.prim), kernelSymbol(k.prim, used), &info, opts.bounds_check);
@@ -59,17 +92,47 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
     functions[k.prim] = fn;
     scratch[k.prim] = info.scratch_bytes;
   }
-  plan = planEntry(m, opts.entry, [&](const ir::PrimFunc& f) { return scratch.at(f.name); });
+  const ScratchFn scratch_of = [&](const ir::PrimFunc& f) { return scratch.at(f.name); };
   CodegenStats stats;
-  std::vector<llvm::Function*> kernels;
-  for (const EntryKernel& k : plan.kernels) {
-    stats.kernel_names.push_back(k.name);
-    kernels.push_back(k.prim.empty() ? nullptr : functions.at(k.prim));
+  EmbeddedWeights weights;
+  if (fns.empty()) {
+    plan = planEntry(m, opts.entry, scratch_of);
+    std::vector<llvm::Function*> kernels;
+    for (const EntryKernel& k : plan.kernels) {
+      stats.kernel_names.push_back(k.name);
+      kernels.push_back(k.prim.empty() ? nullptr : functions.at(k.prim));
+    }
+    progress("weights");
+    weights = embedWeights(mod, m, plan);
+    llvm::Function* entry = emitEntry(mod, plan, kernels, weights);
+    emitModelInfo(mod, {&plan, entry, plan.symbolic() ? emitShapes(mod, plan) : nullptr}, {});
+    stats.kernels = static_cast<int>(plan.kernels.size());
+    stats.planned_bytes = plan.memory.workspace_bytes;
+    stats.intermediate_bytes = plan.memory.sum_bytes - plan.scratch_bytes;
+    stats.scratch_bytes = plan.scratch_bytes;
+    for (const ir::VarNode* v : plan.dims) stats.dims.push_back(v->name);
+  } else {
+    // Each function: its entry (and shapes) named after its kernel's symbol.
+    std::vector<EntryPlan> fn_plans;
+    std::vector<CompiledPlan> compiled;
+    fn_plans.reserve(fns.size());  // `compiled` points into it
+    for (const ir::PrimFunc* f : fns) {
+      const EntryPlan& p = fn_plans.emplace_back(planFunction(*f, scratch_of));
+      llvm::Function* kernel = functions.at(f->name);
+      const std::string suffix = kernel->getName().str().substr(std::string("mlcc_kernel").size());
+      compiled.push_back({&p, emitEntry(mod, p, {kernel}, weights, "mlcc_function" + suffix),
+                          p.symbolic() ? emitShapes(mod, p, "mlcc_shapes" + suffix) : nullptr});
+      stats.functions.push_back(f->name);
+      stats.kernel_names.push_back(f->name);
+      stats.planned_bytes = std::max(stats.planned_bytes, p.memory.workspace_bytes);
+      stats.scratch_bytes = std::max(stats.scratch_bytes, p.scratch_bytes);
+      for (const ir::VarNode* v : p.dims)
+        if (std::find(stats.dims.begin(), stats.dims.end(), v->name) == stats.dims.end())
+          stats.dims.push_back(v->name);
+    }
+    emitModelInfo(mod, {}, compiled);
+    stats.kernels = static_cast<int>(fns.size());
   }
-  progress("weights");
-  EmbeddedWeights weights = embedWeights(mod, m, plan);
-  llvm::Function* entry = emitEntry(mod, plan, kernels, weights);
-  emitModelInfo(mod, plan, entry, plan.symbolic() ? emitShapes(mod, plan) : nullptr);
 
   std::string problems;
   llvm::raw_string_ostream ps(problems);
@@ -95,12 +158,7 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
   }
   writeOutputAtomic(output_path, std::string_view(buffer.data(), buffer.size()));
 
-  stats.kernels = static_cast<int>(plan.kernels.size());
-  stats.planned_bytes = plan.memory.workspace_bytes;
-  stats.intermediate_bytes = plan.memory.sum_bytes - plan.scratch_bytes;
-  stats.scratch_bytes = plan.scratch_bytes;
   stats.weight_bytes = weights.bytes;
-  for (const ir::VarNode* v : plan.dims) stats.dims.push_back(v->name);
   return stats;
 }
 

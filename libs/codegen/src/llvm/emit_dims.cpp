@@ -68,11 +68,11 @@ std::vector<llvm::Value*> emitWorkspaceOffsets(llvm::IRBuilder<>& b, DimExprEmit
   return offsets;
 }
 
-llvm::Function* emitShapes(llvm::Module& mod, const EntryPlan& plan) {
+llvm::Function* emitShapes(llvm::Module& mod, const EntryPlan& plan, const std::string& name) {
   llvm::LLVMContext& c = mod.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(c);
   auto* fty = llvm::FunctionType::get(llvm::Type::getVoidTy(c), {ptr, ptr, ptr}, false);
-  auto* fn = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, "mlcc_shapes", mod);
+  auto* fn = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, name, mod);
   fn->setDoesNotThrow();
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(c, "entry", fn));
   DimExprEmitter dim(b, plan.dims, fn->getArg(0));

@@ -1,4 +1,5 @@
-// The compiled graph entry: the plan's steps as straight-line code. Kernel
+// The compiled graph entry (or a prim func's, compiled as a function of
+// model.so): the plan's steps as straight-line code. Kernel
 // calls get an array of buffer pointers (inputs, outputs, embedded weights,
 // workspace offsets) and are wrapped in the runtime's profiling hooks;
 // library kernels are calls of mlcc_rt_blas_*; returned inputs and
@@ -15,14 +16,15 @@
 namespace mlcc::codegen {
 
 llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
-                          const std::vector<llvm::Function*>& kernels, const EmbeddedWeights& weights) {
+                          const std::vector<llvm::Function*>& kernels, const EmbeddedWeights& weights,
+                          const std::string& name) {
   llvm::LLVMContext& c = mod.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(c);
   llvm::Type* i8 = llvm::Type::getInt8Ty(c);
   llvm::Type* i32 = llvm::Type::getInt32Ty(c);
   llvm::Type* i64 = llvm::Type::getInt64Ty(c);
   auto* fty = llvm::FunctionType::get(i32, {ptr, ptr, ptr, ptr, ptr}, false);
-  auto* fn = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, "mlcc_entry", mod);
+  auto* fn = llvm::Function::Create(fty, llvm::GlobalValue::InternalLinkage, name, mod);
   const char* names[] = {"inputs", "outputs", "workspace", "dims", "ctx"};
   for (unsigned i = 0; i < 5; ++i) fn->getArg(i)->setName(names[i]);
   fn->setDoesNotThrow();
@@ -104,12 +106,13 @@ llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
         });
         break;
       }
-      case EntryStep::Kind::copy:
+      case EntryStep::Kind::copy:  // memmove: the caller may pass one buffer as an input and an output
         if (s.sym_bytes)
-          b.CreateMemCpy(where(s.args[1]), llvm::MaybeAlign(), where(s.args[0]), llvm::MaybeAlign(),
-                         dim(s.sym_bytes));
+          b.CreateMemMove(where(s.args[1]), llvm::MaybeAlign(), where(s.args[0]), llvm::MaybeAlign(),
+                          dim(s.sym_bytes));
         else if (s.bytes > 0)
-          b.CreateMemCpy(where(s.args[1]), llvm::MaybeAlign(), where(s.args[0]), llvm::MaybeAlign(), s.bytes);
+          b.CreateMemMove(where(s.args[1]), llvm::MaybeAlign(), where(s.args[0]), llvm::MaybeAlign(),
+                          s.bytes);
         break;
     }
   }

@@ -1,6 +1,7 @@
 // Internal interface of the parts of the LLVM backend that compile the
-// graph entry: the embedded weights, the entry function and the model
-// description (mlcc_abi_model_v1). (Private: includes LLVM headers.)
+// graph entry (or the functions of a module of prim funcs): the embedded
+// weights, the entry functions and the model description
+// (mlcc_abi_model_v1). (Private: includes LLVM headers.)
 #pragma once
 
 #include <llvm/IR/GlobalVariable.h>
@@ -8,6 +9,7 @@
 #include <llvm/IR/Module.h>
 
 #include <cstdint>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -27,19 +29,20 @@ struct EmbeddedWeights {
 };
 EmbeddedWeights embedWeights(llvm::Module& mod, const ir::Module& m, const EntryPlan& plan);
 
-// The entry function
-//   i32 @mlcc_entry(ptr inputs, ptr outputs, ptr workspace, ptr dims, ptr ctx)
+// The entry function (internal)
+//   i32 @NAME(ptr inputs, ptr outputs, ptr workspace, ptr dims, ptr ctx)
 // running the plan's steps (dims: the values of the plan's symbolic
 // dimensions, int64 each); `kernels` holds the function of each kernel id
 // (null for library kernels).
 llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
-                          const std::vector<llvm::Function*>& kernels, const EmbeddedWeights& weights);
+                          const std::vector<llvm::Function*>& kernels, const EmbeddedWeights& weights,
+                          const std::string& name = "mlcc_entry");
 
-// For a plan with symbolic dimensions (emit_dims.cpp), the function
-//   void @mlcc_shapes(ptr dims, ptr output_dims, ptr workspace_bytes)
+// For a plan with symbolic dimensions (emit_dims.cpp), the function (internal)
+//   void @NAME(ptr dims, ptr output_dims, ptr workspace_bytes)
 // writing every output's dimensions (concatenated, int64) and the
 // workspace size (uint64) for the given values of the dimensions.
-llvm::Function* emitShapes(llvm::Module& mod, const EntryPlan& plan);
+llvm::Function* emitShapes(llvm::Module& mod, const EntryPlan& plan, const std::string& name = "mlcc_shapes");
 
 // i64 expressions of the plan's dimensions, emitted at the builder's
 // insertion point (emit_dims.cpp); `values` points to the dims' int64
@@ -61,8 +64,17 @@ class DimExprEmitter {
 std::vector<llvm::Value*> emitWorkspaceOffsets(llvm::IRBuilder<>& b, DimExprEmitter& dim,
                                                const SymbolicMemoryPlan& plan, llvm::Value** workspace_bytes);
 
-// The global `mlcc_abi_model_v1` of abi.h describing the plan, its `entry`
-// and (symbolic plans) its `shapes` function.
-void emitModelInfo(llvm::Module& mod, const EntryPlan& plan, llvm::Function* entry, llvm::Function* shapes);
+// A compiled plan: its entry function and (symbolic plans) its shapes function.
+struct CompiledPlan {
+  const EntryPlan* plan = nullptr;
+  llvm::Function* entry = nullptr;
+  llvm::Function* shapes = nullptr;
+};
+
+// The global `mlcc_abi_model_v1` of abi.h: the description of the graph
+// entry `graph`, or (graph.plan null) of a model without a graph entry
+// whose function table describes `functions`, each named after its plan's
+// entry (a prim func).
+void emitModelInfo(llvm::Module& mod, const CompiledPlan& graph, const std::vector<CompiledPlan>& functions);
 
 }  // namespace mlcc::codegen

@@ -1,8 +1,8 @@
 // mlcc-codegen's work after its command line: read and verify an IR file,
 // compile it with compileModule (progress on stderr when it is a terminal),
-// and with `verbose` print the kernels, the memory plan, the embedded
-// weights and the compile time. Errors without a location are reported at
-// the input file.
+// and with `verbose` print the kernels (or functions), the memory plan, the
+// embedded weights and the compile time. Errors without a location are
+// reported at the input file.
 #pragma once
 
 #include <string>

@@ -5,7 +5,10 @@
 // description and the weights embedded as data. mlcc-link turns it into
 // model.so. Symbolic input dimensions (`f32[n, 784]`) are set at run time
 // (mlcc_model_set_input_shape); the memory plan's offsets are then
-// expressions of them.
+// expressions of them. A module of prim funcs only (or `entry` naming a
+// prim func) has no graph entry: each prim func becomes a function of the
+// model, loaded by name (mlcc_model_load_function), with the buffers it
+// reads as inputs and those it writes as outputs.
 //
 //   LLVMOptions opts;                       // host CPU, -O3
 //   CodegenStats st = compileModule(module, opts, Emit::obj, "model.o");
@@ -31,10 +34,13 @@ namespace mlcc::codegen {
 struct LLVMOptions {
   // The CPU, as libs/target's Target has it (target.mcpu, target.mattr);
   // compileModule and JitKernel::compile check them with target::describeCpu.
-  std::string mcpu;     // "" or "native": the host CPU
-  std::string mattr;    // CPU features to add or remove: "+avx2,-fma" ("": the CPU's)
-  int opt_level = 3;    // 0..3
-  std::string entry;    // the graph function to compile; "": the default entry
+  std::string mcpu;   // "" or "native": the host CPU
+  std::string mattr;  // CPU features to add or remove: "+avx2,-fma" ("": the CPU's)
+  int opt_level = 3;  // 0..3
+  // The graph function to compile, or a prim func to compile alone as a
+  // function; "": the default entry, or every prim func of a module without
+  // graph functions.
+  std::string entry;
   int num_threads = 0;  // JIT only: threads for parallel loops (0: the machine's cores)
   // Check every buffer access against the buffer's shape: an index out of
   // bounds skips the access (a load gives 0) and makes the run fail with
@@ -51,17 +57,21 @@ enum class Emit { obj, ll, asm_text };
 
 struct CodegenStats {
   int kernels = 0;
+  // A model of functions (no graph entry): the sizes below are the largest
+  // of any function's (each has its own workspace: its scratch buffers).
   uint64_t planned_bytes = 0;       // the workspace of the memory plan (symbolic dimensions: for 1 each)
   uint64_t intermediate_bytes = 0;  // the sum of all intermediates (without reuse)
   uint64_t scratch_bytes = 0;       // kernels' scratch buffers, also in the workspace (sum, without reuse)
   uint64_t weight_bytes = 0;        // embedded weights
   std::vector<std::string> kernel_names;  // by kernel id (prim funcs and library kernels)
   std::vector<std::string> dims;          // the model's symbolic dimensions (set at run time)
+  std::vector<std::string> functions;     // the prim funcs compiled as functions (none: a graph entry)
 };
 
 // Throws mlcc::Error (naming the function/block) for what it cannot compile:
 // graph ops that were not legalized, unknown externs, symbolic shapes in
-// BLAS calls or input dimensions that are expressions (`f32[n * 2]`).
+// BLAS calls or input dimensions that are expressions (`f32[n * 2]`), a
+// function whose inputs do not give the sizes of its outputs.
 CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
                            const std::string& output_path);
 

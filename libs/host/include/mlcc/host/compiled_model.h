@@ -1,7 +1,8 @@
 // A model.so loaded in this process through its C ABI
 // (include/mlcc/runtime.h, looked up with dlsym; no other mlcc code in the
-// .so is used): its inputs and outputs, runs checked against them, thread
-// count, per-kernel profiles and timed runs for benchmarks.
+// .so is used): its graph entry or one of its functions (prim funcs), its
+// inputs and outputs, runs checked against them, thread count, per-kernel
+// profiles and timed runs for benchmarks.
 #pragma once
 
 #include <cstdint>
@@ -18,10 +19,15 @@ struct TensorSpec {
   std::string name;
   ir::DType dtype;
   std::vector<int64_t> shape;
+  // Inputs: per dimension, the name of the symbolic dimension it is ("" for
+  // a constant one, and for every dimension of outputs).
+  std::vector<std::string> dims;
 };
 
 // "f32[1, 3, 224, 224]", the spelling of the IR's tensor types.
 std::string typeText(ir::DType dtype, const std::vector<int64_t>& shape);
+// The same with the names of symbolic dimensions: "f32[n, 784]".
+std::string typeText(const TensorSpec& t);
 
 struct KernelProfile {
   std::string name;
@@ -36,12 +42,22 @@ bool isElfFile(const std::string& path);
 class CompiledModel {
  public:
   // Verifies mlcc-link's checksum (model_checksum.h), dlopens `path` and
-  // loads its model; throws mlcc::Error (located at the file) when it is
-  // truncated or damaged, not a shared library or not an mlcc model.
-  explicit CompiledModel(const std::string& path);
+  // loads its model: the graph entry, or without one its only function;
+  // with `function`, the function (prim func) of that name. Throws
+  // mlcc::Error (located at the file) when it is truncated or damaged, not
+  // a shared library or not an mlcc model, and, listing the functions, for
+  // an unknown `function` or a model of several functions without one.
+  explicit CompiledModel(const std::string& path, const std::string& function = "");
   ~CompiledModel();
   CompiledModel(const CompiledModel&) = delete;
   CompiledModel& operator=(const CompiledModel&) = delete;
+
+  // The model's functions (none for a model with a graph entry), and the
+  // one loaded ("" for the graph entry). A function's inputs are the
+  // buffers it reads (or does not write), its outputs those it writes; one
+  // both read and written is an input and an output of the same name.
+  const std::vector<std::string>& functions() const;
+  const std::string& function() const;
 
   // The current shapes: -1 for a symbolic dimension not set yet.
   const std::vector<TensorSpec>& inputs() const;
@@ -53,6 +69,9 @@ class CompiledModel {
   // given to mlcc_model_set_input_shape); inputs() and outputs() then give
   // the bound shapes. Throws mlcc::Error with the model's message.
   void setInputShapes(const std::vector<ir::Tensor>& inputs);
+  // The same for one input (mlcc_model_set_input_shape), when its shape
+  // alone is known.
+  void setInputShape(size_t index, const std::vector<int64_t>& shape);
 
   int threads() const;
   void setThreads(int n);

@@ -1,6 +1,7 @@
 // What runs a module (the interpreter, codegen) agrees on about its entry:
-// which graph function runs by default, and the names of its outputs once
-// returned tuples are flattened.
+// which graph function runs by default, the names of its outputs once
+// returned tuples are flattened, and which buffers of a prim func run as an
+// entry are its inputs and outputs.
 #pragma once
 
 #include <string>
@@ -40,5 +41,16 @@ bool pinOutputNames(GraphFunc& g, const std::vector<std::string>& before);
 
 // The names of entryOutputs(g).
 std::vector<std::string> outputNames(const GraphFunc& g);
+
+// How prim func `f` uses each of its parameters (in order): whether it
+// loads from it and whether it stores to it. A prim func run as an entry
+// (mlcc-run --entry, a function of model.so) takes the parameters it reads
+// or does not write as inputs and gives those it writes as outputs; one
+// both read and written is both, the output starting as the input.
+struct ParamUse {
+  bool read = false, written = false;
+  bool input() const { return read || !written; }
+};
+std::vector<ParamUse> paramUses(const PrimFunc& f);
 
 }  // namespace mlcc::ir

@@ -37,7 +37,9 @@ struct InputSlot {
 
 // The inputs of function `entry` of the interpreted module (symbolic
 // dimensions of random tensors from `dims`, else from the given inputs,
-// else 1), and of a model.so (symbolic dimensions 1).
+// else 1), and of a model.so's graph entry or function (symbolic
+// dimensions from the given inputs, else 1; a function's inputs that are
+// also outputs are optional).
 std::vector<InputSlot> irInputSlots(interp::Interpreter& interp, const ir::Module& m,
                                     const std::string& entry, const std::map<std::string, int64_t>& dims);
 std::vector<InputSlot> modelInputSlots(const host::CompiledModel& model);

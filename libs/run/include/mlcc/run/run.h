@@ -1,8 +1,8 @@
 // What mlcc-run does: run an IR file (any stage) through the reference
 // interpreter, or a compiled model.so through its C ABI, on inputs bound by
 // input_binding.h, and write each output as DIR/<name>.npy or print a
-// summary of it; for a model.so also benchmark (--bench, --json) and
-// profile (--profile).
+// summary of it; for a model.so (its graph entry, or one of its functions
+// with --entry) also benchmark (--bench, --json) and profile (--profile).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ struct RunOptions {
   std::vector<std::string> input_args;  // --input NAME=FILE.npy, or FILE.npy alone
   std::vector<std::string> dim_args;    // --dim NAME=SIZE (IR only)
   std::string out_dir;                  // --output-dir ("": print a summary)
-  std::string entry;                    // --entry (IR only; "": the default entry)
+  std::string entry;                    // --entry ("": the default entry; model.so: a function)
   uint64_t seed = 0;
   bool random_missing = false;  // --random-inputs
   bool quiet = false, verbose = false;

@@ -28,6 +28,21 @@
  * size for those values; the workspace offsets are computed in the entry.
  * Static models have num_dims = 0, shapes = NULL, and their entry ignores
  * dims.
+ *
+ * Functions (ABI version 3): a module of prim funcs only (or one prim func
+ * chosen with mlcc-codegen --entry) compiles to a model without a graph
+ * entry (entry = NULL, no inputs, outputs or kernels) whose `functions`
+ * table describes each prim func as a model of its own, looked up by name
+ * (mlcc_model_load_function). Its inputs are the parameters the prim func
+ * reads (loads from) or does not write, its outputs those it writes, each
+ * in parameter order and named after the parameter (ir::paramUses); a
+ * parameter both read and written is an input and an output of the same
+ * name, and the entry copies the input into the output before the call.
+ * It has one kernel (the prim func), its scratch buffers as its workspace,
+ * and the prim func's symbolic dimensions (each a whole dimension of an
+ * input) as its dims. Function models have no functions of their own; a
+ * model with a graph entry has none (num_functions = 0): a model has a
+ * graph entry or functions, never both.
  */
 #ifndef MLCC_RUNTIME_ABI_H
 #define MLCC_RUNTIME_ABI_H
@@ -38,7 +53,7 @@
 extern "C" {
 #endif
 
-#define MLCC_ABI_VERSION 2
+#define MLCC_ABI_VERSION 3
 
 typedef struct mlcc_rt_context mlcc_rt_context;
 
@@ -54,7 +69,14 @@ typedef struct {
   double flops_per_call;
 } mlcc_abi_kernel;
 
+typedef struct mlcc_abi_model mlcc_abi_model;
+
 typedef struct {
+  const char* name;            /* the prim func */
+  const mlcc_abi_model* model; /* the prim func as a model (no functions of its own) */
+} mlcc_abi_function;
+
+struct mlcc_abi_model {
   uint32_t abi_version; /* MLCC_ABI_VERSION */
   int32_t num_inputs;
   int32_t num_outputs;
@@ -63,12 +85,15 @@ typedef struct {
   const mlcc_abi_tensor* outputs;
   const mlcc_abi_kernel* kernels; /* indexed by the kernel ids the entry reports */
   uint64_t workspace_bytes;       /* the memory plan; 64-byte aligned (static models) */
+  /* the graph entry; NULL for a model of functions */
   int (*entry)(const void* const* inputs, void* const* outputs, void* workspace, const int64_t* dims,
                mlcc_rt_context* ctx);
   int32_t num_dims;             /* symbolic dimensions; 0 for a static model */
   const char* const* dim_names; /* their names */
   void (*shapes)(const int64_t* dims, int64_t* output_dims, uint64_t* workspace_bytes);
-} mlcc_abi_model;
+  int32_t num_functions;              /* the prim funcs compiled as functions; 0 with a graph entry */
+  const mlcc_abi_function* functions; /* in module order */
+};
 
 /* The model, defined by model.o (const data); the runtime reads it at load. */
 extern const mlcc_abi_model mlcc_abi_model_v1;
