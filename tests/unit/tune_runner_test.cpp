@@ -181,6 +181,17 @@ TEST(TuneRunner, MeasuresCorrectCandidates) {
   EXPECT_TRUE(runner.measure({}).empty());
 }
 
+TEST(TuneRunner, GivesUpOnSlowCandidates) {
+  tune::Runner runner(options());
+  runner.setReference(reference());
+  // Every candidate's checked call takes longer than 0.001 us: one sample.
+  std::vector<Measurement> m = runner.measure({defaultScheduled(), reference()}, 0.001);
+  ASSERT_EQ(m.size(), 2u);
+  for (const Measurement& r : m) expectOk(r, 1);
+  // Without the limit, every sample.
+  expectOk(runner.measure({defaultScheduled()}, 0).at(0));
+}
+
 TEST(TuneRunner, WrongResult) {
   tune::Runner runner(options());
   runner.setReference(reference());

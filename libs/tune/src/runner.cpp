@@ -436,10 +436,11 @@ struct Runner::Impl {
     for (Proc& p : procs) kill(p);
   }
 
-  std::vector<Measurement> measure(const std::vector<ir::PrimFunc>& candidates);
+  std::vector<Measurement> measure(const std::vector<ir::PrimFunc>& candidates, double give_up_us);
 };
 
-std::vector<Measurement> Runner::Impl::measure(const std::vector<ir::PrimFunc>& candidates) {
+std::vector<Measurement> Runner::Impl::measure(const std::vector<ir::PrimFunc>& candidates,
+                                               double give_up_us) {
   const size_t n = candidates.size();
   std::vector<Measurement> results(n);
   std::vector<std::string> texts(n);
@@ -523,7 +524,8 @@ std::vector<Measurement> Runner::Impl::measure(const std::vector<ir::PrimFunc>& 
            {{"op", protocol::kMeasure},
             {"id", static_cast<int64_t>(i)},
             {"repeats", options.repeats},
-            {"min_sample_ms", options.min_sample_ms}});
+            {"min_sample_ms", options.min_sample_ms},
+            {"give_up_us", give_up_us}});
       while (anyBusy()) handle(next());
       if (results[i].status != RecordStatus::crash && results[i].status != RecordStatus::timeout) {
         send(w, Task::drop, i, {{"op", protocol::kDrop}, {"id", static_cast<int64_t>(i)}});
@@ -568,12 +570,12 @@ void Runner::setReference(const ir::PrimFunc& reference) {
   }
 }
 
-std::vector<Measurement> Runner::measure(const std::vector<ir::PrimFunc>& candidates) {
+std::vector<Measurement> Runner::measure(const std::vector<ir::PrimFunc>& candidates, double give_up_us) {
   Impl& m = *impl_;
   if (!m.reference_set) throw Error("Runner::measure: no reference (setReference was not called or failed)");
   try {
     m.prepare();
-    return m.measure(candidates);
+    return m.measure(candidates, give_up_us);
   } catch (...) {
     m.killAll();  // in an unknown state: the next call starts fresh workers
     throw;

@@ -42,6 +42,9 @@ constexpr double kMaxScore = 16;
 // the optimistic one; runners (worker sets with a task's reference) kept.
 constexpr double kAlpha = 0.2;
 constexpr size_t kLiveRunners = 3;
+// A candidate this many times slower than the task's best in its checked
+// run is not timed further.
+constexpr double kGiveUpFactor = 10;
 
 struct Measured {
   Candidate cand;
@@ -294,7 +297,7 @@ class Tuner {
       results = o_.measure(s.task, funcs);
     } else {
       try {
-        results = runnerFor(s).measure(funcs);
+        results = runnerFor(s).measure(funcs, std::isfinite(s.best_us) ? kGiveUpFactor * s.best_us : 0);
       } catch (const Error& e) {
         s.skip = std::string("its reference does not run: ") + e.what();
         log("@" + s.task.funcs[0] + ": not tuned: " + s.skip);

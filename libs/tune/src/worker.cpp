@@ -380,13 +380,18 @@ class Worker {
     for (const Memory& m : work_) args.push_back(m.get());
 
     restoreInputs();
+    auto start = Clock::now();
     kernel.run(args);
+    const double check_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
     for (size_t i = 0; i < params_.size(); ++i)
       if (auto diff = compare(params_[i], work_[i].get(), expected_[i].data()))
         throw Failure{protocol::kStatusWrongResult, *diff};
+    const double give_up_us = req.value("give_up_us", 0.0);
+    if (give_up_us > 0 && check_us > give_up_us)
+      return {{"status", protocol::kStatusOk}, {"run_us", json::array({check_us})}};
 
     // The warm-up call, which also says how many calls make a sample.
-    auto start = Clock::now();
+    start = Clock::now();
     kernel.run(args);
     const double warm_s = std::chrono::duration<double>(Clock::now() - start).count();
     const double wanted = warm_s > 0 ? std::ceil(min_sample_s / warm_s) : 1e6;

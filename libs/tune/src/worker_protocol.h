@@ -12,7 +12,8 @@
 //       built candidate. The other fields set how candidates are compiled.
 //   {"op": "build", "id": N, "module": TEXT}
 //       Compile a candidate (without bounds checks) and keep it as `id`.
-//   {"op": "measure", "id": N, "repeats": N, "min_sample_ms": X}
+//   {"op": "measure", "id": N, "repeats": N, "min_sample_ms": X, "give_up_us": X}
+//        (give_up_us > 0: a checked call slower than that is the only sample)
 //       Check a built candidate against the reference, then time it.
 //   {"op": "drop", "id": N}
 //       Forget a built candidate.

@@ -55,7 +55,10 @@ class Runner {
   // shapes): such a task cannot be tuned.
   void setReference(const ir::PrimFunc& reference);
   // Builds and measures each candidate (scheduled forms of the reference).
-  std::vector<Measurement> measure(const std::vector<ir::PrimFunc>& candidates);
+  // A candidate whose checked run takes longer than `give_up_us` (> 0) is
+  // not timed further: its run_us is that one call (it cannot win, and a
+  // schedule 100x slower than the best would spend the time budget).
+  std::vector<Measurement> measure(const std::vector<ir::PrimFunc>& candidates, double give_up_us = 0);
 
  private:
   struct Impl;
