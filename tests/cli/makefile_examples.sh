@@ -120,6 +120,19 @@ check "FUSE_PASSES passed" contains "$tmp/out" "mlcc-fuse .*--passes 'canonicali
 check "TARGET passed" contains "$tmp/out" "mlcc-schedule .*--target 'llvm -num-cores=2'"
 check "CODEGEN_ARGS passed" contains "$tmp/out" "mlcc-codegen .* -O1 "
 
+# --- tuned: mlcc-tune in place of mlcc-schedule, its database kept and resumed
+cargs=(MODEL=models/cnn.onnx BUILD=build/cnn IMPORT_ARGS="--shape input=$(shape "$tmp/models/cnn.input.npy")")
+check "tuned" run 0 "${cargs[@]}" tuned TRIALS=8 TARGET="llvm -num-cores=1"
+check "tuned runs mlcc-tune" contains "$tmp/out" "mlcc-tune -q build/cnn/cnn.lowered.ir --target 'llvm -num-cores=1' --db build/cnn/cnn.tune.db --trials 8"
+check "tuned: the database" test -s "$tmp/build/cnn/cnn.tune.db"
+check "run-tuned" run 0 "${cargs[@]}" run-tuned TRIALS=8 TARGET="llvm -num-cores=1" INPUT=models/cnn.input.npy OUTPUT_DIR=res/cnn-tuned
+check "tuned compiled matches PyTorch" compare "$tmp/res/cnn-tuned/output.npy" "$tmp/models/cnn.output.npy"
+check "tuned again: nothing to do" run 0 "${cargs[@]}" tuned TRIALS=8 TARGET="llvm -num-cores=1"
+check "tuned again: no mlcc-tune" lacks "$tmp/out" "mlcc-tune "
+records=$(wc -l <"$tmp/build/cnn/cnn.tune.db")
+check "more TRIALS resume the database" run 0 "${cargs[@]}" tuned TRIALS=4 TARGET="llvm -num-cores=1"
+check "4 more records" test "$(wc -l <"$tmp/build/cnn/cnn.tune.db")" -eq $((records + 4))
+
 # --- errors ---
 check "run without INPUT" run 2 "${args[@]}" run
 check "run without INPUT: clear" contains "$tmp/err" "INPUT is not set: .* run INPUT=x.npy"
@@ -136,5 +149,8 @@ for f in mlp.ir mlp.safetensors mlp.fused.ir mlp.lowered.ir mlp.scheduled.ir mlp
 done
 check "clean removes the remembered arguments" bash -c "[[ -z \$(ls -A '$tmp/build/mlp') ]]"
 check "clean leaves other models" test -s "$tmp/build/cnn/cnn.so"
+check "clean (cnn)" run 0 "${cargs[@]}" clean
+check "clean removes the tuned model" absent "$tmp/build/cnn/cnn.tuned.so"
+check "clean keeps the tuning database" test -s "$tmp/build/cnn/cnn.tune.db"
 
 finish makefile_examples

@@ -121,6 +121,18 @@ for p in cpu-default cpu-blas; do
     compare "$d/out/output.npy" "$tmp/models/$m.output.npy" || { echo "FAIL $p: $m output"; fails=$((fails + 1)); }
   done
 done
+# cpu-tuned: a short tuning budget; the database in the build directory; a
+# rerun with more trials resumes it; verify covers the tune stage.
+d=$tmp/cpu-tuned/cnn
+tuned_args=(--input "$tmp/models/cnn.onnx" --build-dir "$d" --set import_args="--shape input=$(shape_of "$tmp/models/cnn.input.npy")"
+  --set trials=8 --set target="llvm -num-cores=1")
+check "cpu-tuned: cnn builds" run 0 run "$src/pipelines/cpu-tuned.yaml" "${tuned_args[@]}"
+check "cpu-tuned: the tune stage and its database" bash -c "test -s '$d/tune.ir' && [[ \$(wc -l <'$d/tune.db') -eq 8 ]]"
+check "cpu-tuned: verify" run 0 verify "$src/pipelines/cpu-tuned.yaml" "${tuned_args[@]}"
+check "cpu-tuned: verify checks the tuned IR" contains "$tmp/out" "^tune *tune.ir *ir *legalize .* ok"
+check "cpu-tuned: cnn matches PyTorch" bash -c "'$bin/mlcc-run' -q '$d/model.so' --input 'input=$tmp/models/cnn.input.npy' \
+  --output-dir '$d/out' && exit 0; exit 1"
+compare "$d/out/output.npy" "$tmp/models/cnn.output.npy" || { echo "FAIL cpu-tuned: cnn output"; fails=$((fails + 1)); }
 check "cpu-blas dispatches the mlp's dense layers to BLAS" contains "$tmp/cpu-blas/mlp/legalize.ir" 'call_extern "blas.dense_bias_relu"'
 
 # --- incremental builds (on a copy of cpu-default, edited as a user would) ---

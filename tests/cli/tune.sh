@@ -93,6 +93,22 @@ check "merged has both" lines "$tmp/m.db" 8
 check "merging a database with itself keeps one of each record" run 0 merge "$tmp/m.db" "$tmp/s0.db" -o "$tmp/m2.db"
 check "no duplicates after merge" lines "$tmp/m2.db" 8
 
+# A user's search space: a schedule script with an undecided sample.
+cat >"$tmp/space.sched" <<'SCHED'
+schedule @fused_dense_add_relu {
+  %b0 = get_block("dense")
+  %l1, %l2, %l3 = get_loops(%b0)
+  %v4, %v5 = sample_perfect_tile(%l2, n = 2, max_innermost_factor = 16)
+  %l6, %l7 = split(%l2, [%v4, %v5])
+  vectorize(%l7)
+}
+SCHED
+check "--space" run 0 "$tmp/l.ir" --target "$T" --db "$tmp/sp.db" --trials 6 --batch 3 --space "$tmp/space.sched" -o "$tmp/sp.ir"
+check "--space: its decisions are searched" bash -c "grep fused_dense_add_relu '$tmp/sp.db' | grep -q 'sample_perfect_tile(%l2, max_innermost_factor = 16, n = 2) decision'"
+check "--space: the tuned module has the script's schedule" contains "$tmp/sp.ir" "    vectorize(%l7)"
+check "--space: tuned module runs" "$bin/mlcc-run" -q "$tmp/sp.ir" --seed 3 --output-dir "$tmp/sp"
+check "--space: same outputs" same_outputs "$tmp/before" "$tmp/sp"
+
 # Bad input.
 head -1 "$tmp/t.db" >"$tmp/bad.db"
 echo '{"workload": 7}' >>"$tmp/bad.db"
