@@ -63,6 +63,12 @@ struct TaskState {
   std::string skip;
 };
 
+// Higher score first, then the earlier index (deterministic; std::sort
+// rather than std::stable_sort, whose temporary buffer clang flags).
+bool byScore(const std::vector<double>& scores, size_t a, size_t b) {
+  return scores[a] != scores[b] ? scores[a] > scores[b] : a < b;
+}
+
 std::string fmtUs(double us) {
   char b[32];
   if (us >= 1000)
@@ -147,9 +153,10 @@ class Tuner {
 
   void addParent(TaskState& s, Measured m) {
     s.best_us = std::min(s.best_us, m.us);
-    s.parents.push_back(std::move(m));
-    std::stable_sort(s.parents.begin(), s.parents.end(),
-                     [](const Measured& a, const Measured& b) { return a.us < b.us; });
+    // After those as fast, so the order is that of arrival among equals.
+    auto at = std::upper_bound(s.parents.begin(), s.parents.end(), m.us,
+                               [](double us, const Measured& p) { return us < p.us; });
+    s.parents.insert(at, std::move(m));
     if (s.parents.size() > kParents) s.parents.resize(kParents);
   }
 
@@ -222,8 +229,7 @@ class Tuner {
         // The better half breeds the next generation.
         std::vector<size_t> order(pool.size());
         for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-        std::stable_sort(order.begin(), order.end(),
-                         [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+        std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return byScore(scores, a, b); });
         std::vector<ir::Trace> elite;
         for (size_t i = 0; i < order.size() / 2; ++i) elite.push_back(pool[order[i]].trace);
         std::vector<const ir::Trace*> from;
@@ -235,7 +241,7 @@ class Tuner {
     std::vector<size_t> order(pool.size());
     for (size_t i = 0; i < order.size(); ++i) order[i] = i;
     if (model_.trained())
-      std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return scores[a] > scores[b]; });
+      std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return byScore(scores, a, b); });
     else
       std::shuffle(order.begin(), order.end(), rng_);
     const int by_model = model_.trained() ? static_cast<int>(count * (1 - kEpsilon)) : count;
