@@ -15,10 +15,6 @@
 using namespace mlcc::ir;
 using namespace mlcc::ir::build;
 
-namespace {
-PrimExpr lt(const PrimExpr& a, const PrimExpr& b) { return makeBinary(BinaryOp::LT, a, b); }
-}  // namespace
-
 TEST(PrintExpr, Precedence) {
   Var a = makeVar("a"), b = makeVar("b"), c = makeVar("c");
   EXPECT_EQ(printExpr((a + b) * c), "(a + b) * c");
@@ -155,7 +151,9 @@ TEST(FormatFloat, HalfAndBFloat16Exhaustive) {
       uint16_t got = static_cast<uint16_t>(data[0] | (data[1] << 8));
       bool is_nan = t == DType::f16 ? ((bits & 0x7c00) == 0x7c00 && (bits & 0x3ff))
                                     : ((bits & 0x7f80) == 0x7f80 && (bits & 0x7f));
-      if (!is_nan) EXPECT_EQ(got, bits) << printed;
+      if (!is_nan) {
+        EXPECT_EQ(got, bits) << printed;
+      }
       EXPECT_EQ(printModule(back), printed);
     }
   }

@@ -321,7 +321,7 @@ ImportedModel Importer::run(const onnx::ModelProto& model, const OnnxImportOptio
 
   // Nodes, in their (topological) order.
   for (const auto& n : g.node()) {
-    NodeCtx ctx{n, *this, {}, opset};
+    NodeCtx ctx{n, *this, {}, opset, {}, {}};
     for (const auto& in : n.input()) ctx.inputs.push_back(in.empty() ? nullptr : values.at(in));
     while (!ctx.inputs.empty() && !ctx.inputs.back()) ctx.inputs.pop_back();
     std::vector<ValuePtr> outs;
