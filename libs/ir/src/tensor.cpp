@@ -101,9 +101,9 @@ std::byte* Tensor::mutableBytes() {
   return data_;
 }
 
-double Tensor::at(int64_t i) const {
-  const std::byte* p = data_ + i * dtypeBytes(dtype_);
-  switch (dtype_) {
+double elementAt(DType dtype, const std::byte* data, int64_t i) {
+  const std::byte* p = data + i * dtypeBytes(dtype);
+  switch (dtype) {
     case DType::f32: return load<float>(p);
     case DType::f16: return detail::halfBitsToDouble(load<uint16_t>(p));
     case DType::bf16: return detail::bf16BitsToDouble(load<uint16_t>(p));
@@ -114,6 +114,8 @@ double Tensor::at(int64_t i) const {
   }
   return 0;
 }
+
+double Tensor::at(int64_t i) const { return elementAt(dtype_, data_, i); }
 
 void Tensor::set(int64_t i, double v) {
   std::byte* p = mutableBytes() + i * dtypeBytes(dtype_);

@@ -28,6 +28,7 @@
 #include "mlcc/ir/float_bits.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/tensor.h"
 #include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/tune/runner.h"
@@ -149,41 +150,6 @@ void fillRandom(const Param& p, uint64_t seed, size_t index, std::byte* out) {
   }
 }
 
-// Element i of a buffer, as a double (integers exactly up to 2^53, which is
-// only for the message: integers compare by their bits).
-double elementValue(ir::DType t, const std::byte* data, int64_t i) {
-  switch (t) {
-    case ir::DType::f32: {
-      float v;
-      std::memcpy(&v, data + i * 4, 4);
-      return v;
-    }
-    case ir::DType::f16: {
-      uint16_t v;
-      std::memcpy(&v, data + i * 2, 2);
-      return ir::detail::halfBitsToDouble(v);
-    }
-    case ir::DType::bf16: {
-      uint16_t v;
-      std::memcpy(&v, data + i * 2, 2);
-      return ir::detail::bf16BitsToDouble(v);
-    }
-    case ir::DType::i8: return static_cast<double>(static_cast<int8_t>(data[i]));
-    case ir::DType::i32: {
-      int32_t v;
-      std::memcpy(&v, data + i * 4, 4);
-      return v;
-    }
-    case ir::DType::i64: {
-      int64_t v;
-      std::memcpy(&v, data + i * 8, 8);
-      return static_cast<double>(v);
-    }
-    case ir::DType::boolean: return static_cast<double>(static_cast<uint8_t>(data[i]));
-  }
-  return 0;
-}
-
 // The tolerance of a float dtype: |got - want| <= rtol * |want| + atol * M,
 // M the largest finite magnitude of the expected buffer.
 struct Tolerance {
@@ -219,10 +185,10 @@ std::optional<std::string> compare(const Param& p, const std::byte* got, const s
     const Tolerance tol = toleranceOf(p.dtype);
     double magnitude = 0;
     for (int64_t i = 0; i < p.count; ++i)
-      if (const double w = elementValue(p.dtype, want, i); std::isfinite(w))
+      if (const double w = ir::elementAt(p.dtype, want, i); std::isfinite(w))
         magnitude = std::max(magnitude, std::fabs(w));
     for (int64_t i = 0; i < p.count; ++i) {
-      const double g = elementValue(p.dtype, got, i), w = elementValue(p.dtype, want, i);
+      const double g = ir::elementAt(p.dtype, got, i), w = ir::elementAt(p.dtype, want, i);
       bool ok;
       double limit = 0;
       if (std::isnan(w) || std::isnan(g)) {
@@ -245,8 +211,8 @@ std::optional<std::string> compare(const Param& p, const std::byte* got, const s
   }
   if (bad == 0) return std::nullopt;
   std::string msg = "%" + p.name + indexText(p.shape, first) + " is " +
-                    valueText(p.dtype, elementValue(p.dtype, got, first)) + ", expected " +
-                    valueText(p.dtype, elementValue(p.dtype, want, first));
+                    valueText(p.dtype, ir::elementAt(p.dtype, got, first)) + ", expected " +
+                    valueText(p.dtype, ir::elementAt(p.dtype, want, first));
   if (ir::isFloat(p.dtype) && tolerance_at_first > 0) {
     char tol[32];
     std::snprintf(tol, sizeof tol, "%.3g", tolerance_at_first);

@@ -70,4 +70,8 @@ class Tensor {
   bool read_only_ = false;
 };
 
+// Element `flat` of row-major data of `dtype` as a double, as Tensor::at
+// reads it (for buffers that are not Tensors, e.g. a kernel's arguments).
+double elementAt(DType dtype, const std::byte* data, int64_t flat);
+
 }  // namespace mlcc::ir
