@@ -17,13 +17,23 @@ Matmul: C = A B for square fp32 matrices (256..2048): mlcc's generated code
 against numpy), OpenBLAS cblas_sgemm (bench/blas_bench) and the machine's FMA
 peak (bench/fma_peak), in GFLOPS with the ratios.
 
-Writes OUT/bench.json (artifacts_schema/bench.schema.json), OUT/bench.png and a
-table on stdout, with pass/fail for the issue's targets. A stage that fails or
-a tool that is not built is recorded with its message; the rest still runs.
+Tuning (opt-in): --tune-trials N runs mlcc-tune (--target "llvm -num-cores=1")
+on each model's and matmul size's lowered IR after the untuned chain, compiles
+the tuned module, checks it like the untuned one and times it at 1 thread in
+the same alternating rounds (tuned / ORT, tuned / untuned, tuning seconds).
+--tune-budgets 64,256,1000 tunes the 1024^3 GEMM incrementally with one
+database and re-times the best at each budget; --tvm runs TVM's MetaSchedule
+(bench/tvm_metaschedule.py) at the same budgets.
+
+Writes OUT/bench.json (artifacts_schema/bench.schema.json), OUT/bench.png
+(OUT/tuning.png when something was tuned) and a table on stdout, with
+pass/fail for the issue's targets. A stage that fails or a tool that is not
+built is recorded with its message; the rest still runs.
 
     mlcc_bench.py --bin build/release/bin --src . --out build/bench [--quick]
         [--parts models,matmul] [--models mlp,cnn] [--sizes 256,1024]
         [--threads 1,2] [--runs N] [--patterns FILE] [--no-chart]
+        [--tune-trials N] [--tune-budgets N1,N2,...] [--tvm]
 """
 
 import argparse
@@ -303,12 +313,14 @@ def tune_and_build(tools, lowered, db, trials, stem, rec, out):
     for f in files.values():  # a stale tuned.so must never be measured
         f.unlink(missing_ok=True)
     before = db_records(db)
-    rec["tuning_s"], _ = tools.run("tune", "mlcc-tune", [lowered, "--target", TUNE_TARGET, "--db", db, "--trials",
-                                                         trials, "--log", files["csv"], "-o", files["ir"]],
-                                   timeout=TOOL_TIMEOUT_S + 30 * trials)
-    rec["measured"] = db_records(db)
-    rec["log"] = os.path.relpath(files["csv"], out)
-    rec["curve"] = read_curve(files["csv"], before)
+    try:
+        rec["tuning_s"], _ = tools.run("tune", "mlcc-tune", [lowered, "--target", TUNE_TARGET, "--db", db, "--trials",
+                                                             trials, "--log", files["csv"], "-o", files["ir"]],
+                                       timeout=TOOL_TIMEOUT_S + 30 * trials)
+    finally:  # what a failed run measured is still recorded
+        rec["measured"] = db_records(db)
+        rec["log"] = os.path.relpath(files["csv"], out) if files["csv"].exists() else None
+        rec["curve"] = read_curve(files["csv"], before)
     rec["compile_s"]["codegen"], _ = tools.run("tuned-codegen", "mlcc-codegen", [files["ir"], "-o", files["o"]])
     rec["compile_s"]["link"], _ = tools.run("tuned-link", "mlcc-link", [files["o"], "-o", files["so"]])
     return files["so"]
@@ -548,16 +560,13 @@ def bench_matmul_size(tools, n, peak, work, args, result, out):
     return rec
 
 
-def tvm_run(n, trials, work_dir, args):
-    """bench/tvm_metaschedule.py in this Python: tunes the n^3 matmul with
-    TVM's MetaSchedule (N more trials on the database in work_dir), re-times
-    the best in a fresh process. -> its JSON; raises StageError("tvm")."""
-    argv = [sys.executable, str(TVM_SCRIPT), "--n", str(n), "--trials", str(trials), "--work-dir", str(work_dir),
-            "--repeats", str(3 if args.quick else 10)]
+def tvm_script(argv, timeout, what):
+    """bench/tvm_metaschedule.py ARGV in this Python -> its JSON; raises StageError("tvm")."""
+    argv = [sys.executable, str(TVM_SCRIPT)] + [str(a) for a in argv]
     try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=TOOL_TIMEOUT_S + 60 * trials)
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
-        raise StageError("tvm", f"tvm_metaschedule.py --trials {trials} did not finish in time")
+        raise StageError("tvm", f"tvm_metaschedule.py ({what}) did not finish in {timeout} s")
     lines = [l for l in p.stdout.splitlines() if l.strip()]
     try:
         r = json.loads(lines[-1])
@@ -565,21 +574,40 @@ def tvm_run(n, trials, work_dir, args):
         r = None
     if p.returncode != 0 or not isinstance(r, dict) or r.get("error"):
         why = r["error"] if isinstance(r, dict) and r.get("error") else shorten(p.stderr or p.stdout)
-        raise StageError("tvm", f"tvm_metaschedule.py exited {p.returncode}: {why}")
+        raise StageError("tvm", f"tvm_metaschedule.py ({what}) exited {p.returncode}: {why}")
     return r
+
+
+def tvm_run(n, trials, work_dir, args):
+    """TVM's MetaSchedule on the n^3 matmul: `trials` more trials on the
+    database in work_dir, the best built (its library in the JSON), checked
+    and timed once in a fresh process. -> its JSON."""
+    return tvm_script(["--n", n, "--trials", trials, "--work-dir", work_dir, "--repeats", 3],
+                      TOOL_TIMEOUT_S + 60 * trials, f"--trials {trials}")
+
+
+def tvm_latency(lib, n, runs):
+    """The library of tvm_run checked and timed in a fresh process at 1 thread
+    (time_evaluator, one call per repeat, as mlcc-run --bench) -> timing record."""
+    r = tvm_script(["--time", lib, "--n", n, "--repeats", runs], TOOL_TIMEOUT_S, "timing")
+    try:
+        return {"median_ms": float(r["median_ms"]), "min_ms": float(r["min_ms"]), "mean_ms": float(r["mean_ms"]),
+                "runs": int(r["repeats"]), "threads": 1}
+    except (KeyError, TypeError, ValueError) as e:
+        raise StageError("tvm", f"tvm_metaschedule.py --time printed no timing ({e}): {json.dumps(r)[:300]}")
 
 
 def bench_tune_budgets(tools, peak, work, args, out):
     """The 1024 GEMM tuned incrementally with one database (--tune-budgets
     64,256,1000: 64 trials, then 192 more, then 744 more), the best at each
     budget compiled, checked and re-timed at 1 thread in fresh processes;
-    with --tvm, TVM's MetaSchedule the same way at the same budgets."""
+    with --tvm, TVM's MetaSchedule the same way at the same budgets, and then
+    each budget's two bests timed in turn (alternate), under the same load."""
     n = TUNE_SIZE
-    budgets = args.tune_budgets or [args.tune_trials]
     res = {"n": n, "budgets": [], "error": None, "tvm": None}
     d = work / f"tune_{n}"
     if d.exists():
-        shutil.rmtree(d)  # a fresh database for the budgets
+        shutil.rmtree(d)  # fresh databases
     d.mkdir(parents=True)
     rng = np.random.default_rng(n)
     a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
@@ -588,72 +616,88 @@ def bench_tune_budgets(tools, peak, work, args, out):
     np.save(d / "b.npy", b)
     inputs = {"a": d / "a.npy", "b": d / "b.npy"}
     flops = 2.0 * n**3
+    gflops = lambda step: (gflops_of(flops, step["timing"]), gflops_of(flops, step["timing"]) / peak["gflops_1"]
+                           if step["timing"] and peak else None)
     chain_ok = False
-    if args.tune_budgets:
-        log(f"[tune {n}] compiling the chain")
-        try:
-            matmul_onnx(n, d / "matmul.onnx")
-            compile_chain(tools, d / "matmul.onnx", d / "chain")
-            chain_ok = True
-        except StageError as e:
-            res["error"] = e.record()
-            log(f"[tune {n}] {e}")
-    prev, spent = 0, 0.0
-    for budget in (args.tune_budgets or []):
+    log(f"[tune {n}] compiling the chain")
+    try:
+        matmul_onnx(n, d / "matmul.onnx")
+        compile_chain(tools, d / "matmul.onnx", d / "chain")
+        chain_ok = True
+    except StageError as e:
+        res["error"] = e.record()
+        log(f"[tune {n}] {e}")
+    prev, spent, sos = 0, 0.0, {}
+    for budget in args.tune_budgets:
         step = new_tuned(budget)
         step.update({"step": budget - prev, "gflops": None, "vs_peak": None})
         res["budgets"].append(step)
+        prev, last = budget, prev
         if not chain_ok:
-            step["error"] = {"stage": "tune", "message": "not tuned: the untuned chain failed"}
+            step["error"] = {"stage": "tune", "message": "not tuned: " + ("the untuned chain failed" if res["error"]
+                                                                          else "an earlier budget failed")}
             continue
-        if step["error"] is None and budget > prev:
-            log(f"[tune {n}] tuning to {budget} trials (+{budget - prev})")
-            try:
-                so = tune_and_build(tools, d / "chain" / "legalize.ir", d / "chain" / "tune.db", budget - prev,
-                                    f"tuned_{budget}", step, out)
-                for row in step["curve"]:
-                    row["seconds"] += spent
-                spent += step["tuning_s"]
-                step["tuning_s"] = spent  # cumulative, as trials are
-                outs = mlcc_outputs(tools, so, inputs, d / f"out_{budget}")
-                step["check"] = check_matmul(outs, a, b, f"tuned model.so ({budget} trials)")
+        log(f"[tune {n}] tuning to {budget} trials (+{budget - last})")
+        try:
+            so = tune_and_build(tools, d / "chain" / "legalize.ir", d / "chain" / "tune.db", budget - last,
+                                f"tuned_{budget}", step, out)
+            for row in step["curve"]:
+                row["seconds"] += spent
+            spent += step["tuning_s"]
+            step["tuning_s"] = spent  # cumulative, as trials are
+            outs = mlcc_outputs(tools, so, inputs, d / f"out_{budget}")
+            step["check"] = check_matmul(outs, a, b, f"tuned model.so ({budget} trials)")
+            sos[budget] = so
+            if not args.tvm:  # with --tvm: timed in turn with MetaSchedule's below
                 got, errors = alternate({"tuned": lambda runs: mlcc_latency(tools, so, inputs, runs, args.warmup, 1)},
                                         args.rounds, matmul_runs(n, args))
-                step["timing"] = got["tuned"]
-                step["error"] = errors.get("tuned")
-            except StageError as e:
-                step["check"] = getattr(e, "check", step["check"])
-                step["error"] = e.record()
-                log(f"[tune {n}] {e}")
-            g = step["gflops"] = gflops_of(flops, step["timing"])
-            step["vs_peak"] = g / peak["gflops_1"] if g and peak else None
-        if step["error"]:  # the next budget would not measure what it says
-            chain_ok = False
-        prev = budget
+                step["timing"], step["error"] = got["tuned"], errors.get("tuned")
+        except StageError as e:
+            step["check"] = getattr(e, "check", step["check"])
+            step["error"] = e.record()
+            log(f"[tune {n}] {e}")
+        step["gflops"], step["vs_peak"] = gflops(step)
+        chain_ok = step["error"] is None  # else the next budget would not measure what it says
+    if not args.tvm:
+        return res
 
-    if args.tvm:
-        res["tvm"] = tvm = {"target": None, "version": None, "budgets": [], "error": None}
-        prev, spent = 0, 0.0
-        for budget in budgets:
-            step = {"trials": budget, "tuning_s": None, "gflops": None, "vs_peak": None, "error": None}
-            tvm["budgets"].append(step)
-            if tvm["error"]:
-                step["error"] = tvm["error"]
-                continue
-            log(f"[tvm {n}] MetaSchedule to {budget} trials (+{budget - prev})")
-            try:
-                r = tvm_run(n, budget - prev, d / "tvm", args)
-                tvm["target"], tvm["version"] = r.get("target"), r.get("tvm")
-                spent += float(r["tuning_s"])
-                step["tuning_s"] = spent
-                step["records"] = r.get("records")
-                g = step["gflops"] = float(r["gflops"])
-                step["vs_peak"] = g / peak["gflops_1"] if peak else None
-            except (StageError, KeyError, TypeError, ValueError) as e:
-                err = e.record() if isinstance(e, StageError) else {"stage": "tvm", "message": f"bad output: {e}"}
-                step["error"] = tvm["error"] = err
-                log(f"[tvm {n}] {err['message']}")
-            prev = budget
+    res["tvm"] = tvm = {"target": None, "version": None, "budgets": [], "error": None}
+    prev, spent, libs = 0, 0.0, {}
+    for budget in args.tune_budgets:
+        step = {"trials": budget, "tuning_s": None, "gflops": None, "vs_peak": None, "error": None, "records": None,
+                "timing": None}
+        tvm["budgets"].append(step)
+        prev, last = budget, prev
+        if tvm["error"]:
+            step["error"] = tvm["error"]
+            continue
+        log(f"[tvm {n}] MetaSchedule to {budget} trials (+{budget - last})")
+        try:
+            r = tvm_run(n, budget - last, d / "tvm", args)
+            tvm["target"], tvm["version"] = r.get("target"), r.get("tvm")
+            spent += float(r["tuning_s"])
+            step["tuning_s"], step["records"], libs[budget] = spent, r.get("records"), r["library"]
+        except (StageError, KeyError, TypeError, ValueError) as e:
+            err = e.record() if isinstance(e, StageError) else {"stage": "tvm", "message": f"bad output: {e}"}
+            step["error"] = tvm["error"] = err
+            log(f"[tvm {n}] {err['message']}")
+    # Each budget's two bests in turn, fresh processes, 1 thread.
+    for mine, theirs in zip(res["budgets"], tvm["budgets"]):
+        budget, measures = mine["trials"], {}
+        if budget in sos:
+            measures["mlcc"] = lambda runs: mlcc_latency(tools, sos[budget], inputs, runs, args.warmup, 1)
+        if budget in libs:
+            measures["tvm"] = lambda runs: tvm_latency(libs[budget], n, runs)
+        if not measures:
+            continue
+        log(f"[tune {n}] timing the bests after {budget} trials: {' and '.join(measures)}")
+        got, errors = alternate(measures, args.rounds, matmul_runs(n, args))
+        if "mlcc" in measures:
+            mine["timing"], mine["error"] = got["mlcc"], errors.get("mlcc")
+            mine["gflops"], mine["vs_peak"] = gflops(mine)
+        if "tvm" in measures:
+            theirs["timing"], theirs["error"] = got["tvm"], errors.get("tvm")
+            theirs["gflops"], theirs["vs_peak"] = gflops(theirs)
     return res
 
 
@@ -668,7 +712,7 @@ def bench_matmul(tools, args, work, out):
         result["error"] = e.record()
     for n in args.sizes:
         result["sizes"].append(bench_matmul_size(tools, n, peak, work, args, result, out))
-    if args.tune_budgets or args.tvm:
+    if args.tune_budgets:
         result["tune_budgets"] = bench_tune_budgets(tools, peak, work, args, out)
     return peak, result
 
@@ -747,17 +791,22 @@ def tuned_1024(matmul):
     return max(found, key=lambda f: f[2]) if found else None
 
 
-def mlcc_tuned_at(matmul, trials):
-    """mlcc's tuned 1024 GEMM GFLOPS after `trials` trials (a budget step, or
-    the size's --tune-trials record), None when not measured."""
+def mlcc_tuned_record(matmul, trials):
+    """mlcc's tuned 1024 GEMM after `trials` trials: the --tune-budgets step,
+    else the size's --tune-trials record; {} when there is none."""
     for b in ((matmul or {}).get("tune_budgets") or {}).get("budgets", []):
         if b["trials"] == trials:
-            return b.get("gflops")
+            return b
     for s in (matmul or {}).get("sizes", []):
         tu = s.get("tuned")
         if s["n"] == TUNE_SIZE and tu and tu["trials"] == trials:
-            return tu.get("gflops")
-    return None
+            return tu
+    return {}
+
+
+def mlcc_tuned_at(matmul, trials):
+    """mlcc's tuned 1024 GEMM GFLOPS after `trials` trials, None when not measured."""
+    return mlcc_tuned_record(matmul, trials).get("gflops")
 
 
 def evaluate_tuning_targets(models, tuned_geo, matmul, tune_trials, note):
@@ -771,6 +820,8 @@ def evaluate_tuning_targets(models, tuned_geo, matmul, tune_trials, note):
     worst = max(ratios.items(), key=lambda kv: kv[1]) if ratios else None
     if not tune_trials:
         detail = off
+    elif not models:
+        detail = "not measured: no model run"
     elif g is None:
         detail = "not measured: no tuned model has a ratio" + "".join(
             f"; {k}: {t['error']['message'][:120]}" for k, t in tuned.items() if t.get("error"))
@@ -806,7 +857,7 @@ def evaluate_tuning_targets(models, tuned_geo, matmul, tune_trials, note):
     if not tune_trials:
         detail = off
     elif not slow:
-        detail = "not measured: no model timed both untuned and tuned"
+        detail = "not measured: " + ("no model run" if not models else "no model timed both untuned and tuned")
     else:
         detail = f"tuned / untuned at 1 thread, worst {worst[0]} {worst[1]:.2f}x over {len(slow)} model(s)" + \
             (f"; slower: {', '.join(over)}" if over else "") + note
@@ -941,10 +992,9 @@ def print_tuning(doc):
               + (f"; MetaSchedule: {tvm['target'] or '-'}, TVM {tvm['version'] or '-'}" if tvm else ""))
         print(f"{'trials':>7}{'mlcc':>9}{'%peak':>7}{'tune s':>8}" +
               (f"{'TVM MS':>9}{'%peak':>7}{'tune s':>8}{'mlcc/TVM':>9}" if tvm else ""))
-        mine = {b["trials"]: b for b in tb["budgets"]}
         for n in trials:
-            b, t = mine.get(n, {}), tvm_at.get(n, {})
-            g = b.get("gflops") if b else mlcc_tuned_at(mm, n)
+            b, t = mlcc_tuned_record(mm, n), tvm_at.get(n, {})
+            g = b.get("gflops")
             line = f"{n:>7}{fmt(g, '.1f'):>9}{fmt(b.get('vs_peak'), '.0%'):>7}{fmt(b.get('tuning_s'), '.1f'):>8}"
             if tvm:
                 tg = t.get("gflops")
@@ -999,7 +1049,10 @@ def draw_tuning_chart(doc, path):
     ax2.set_title("Tuning curve by time")
     fig.suptitle(f"mlcc-tune --target \"{TUNE_TARGET}\" on {doc['machine']['cpu']}"
                  + (" [--quick]" if doc["quick"] else ""))
-    fig.tight_layout()
+    fig.text(0.5, 0.01, "From the --log CSVs, a point per search batch: the estimate is the sum over the tasks "
+             "measured so far of calls x best time (a task not yet measured adds nothing, so the first points can "
+             "rise); seconds are when the batch began.", ha="center", fontsize=8, color="dimgray")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)
     return path.name
@@ -1153,10 +1206,10 @@ def main(argv=None):
         ap.error("--tune-budgets and --tvm tune the matmul: --parts must include matmul")
     if (args.tune_trials or args.tune_budgets) and 1 not in args.threads:
         ap.error("tuning targets one core: --threads must include 1")
-    if args.tvm and not args.tune_budgets:
-        args.tune_budgets = [args.tune_trials]  # mlcc's 1024 GEMM at the same budget
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.sizes = args.sizes or ([256] if args.quick else SIZES)
+    if args.tvm and not args.tune_budgets:
+        args.tune_budgets = [args.tune_trials]  # mlcc's 1024 GEMM at TVM's budget, timed in turn with it
     args.runs = args.runs or (5 if args.quick else 50)
     args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
     if args.patterns:

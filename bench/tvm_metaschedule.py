@@ -8,13 +8,16 @@ in --work-dir (its JSON database: a second run on the same directory adds
 --trials more candidates to what is there). The best schedule in the database
 is then built (tvm.compile), exported as a shared library and re-timed in a
 fresh process at 1 thread (TVM_NUM_THREADS=1; time_evaluator, the median of
---repeats repeats of at least 200 ms each, after checking C against numpy).
+--repeats single calls after a warm-up call, once C is checked against numpy).
+--time LIB (what mlcc_bench.py uses to time it in turn with mlcc) does only
+that last step for a library a tuning run built.
 
 Prints one JSON line:
     {"n", "trials", "records", "tuning_s", "gflops", "median_ms", "target", "tvm", ...}
 or, when TVM is missing or fails, {"error": "..."} and exits 1.
 
     tvm_metaschedule.py --n 1024 --trials 64 --work-dir /tmp/ms [--repeats 10]
+    tvm_metaschedule.py --time /tmp/ms/best_64.so --n 1024 --repeats 10
 """
 
 import argparse
@@ -144,7 +147,8 @@ def time_library(args):
         err = np.abs(tc.numpy().astype(np.float64) - ref)
         if not np.all(err <= 1e-4 * bound + 1e-6):  # a wrong answer is not timed
             fail(f"C differs from numpy's: max abs error {float(err.max()):.3g}")
-        ev = mod.time_evaluator("main", dev, number=1, repeat=args.repeats, min_repeat_ms=200)
+        # One call per repeat after a warm-up call, as mlcc-run --bench times.
+        ev = mod.time_evaluator("main", dev, number=1, repeat=args.repeats, min_repeat_ms=0)
         results = sorted(ev(ta, tb, tc).results)
     except SystemExit:
         raise
@@ -152,7 +156,8 @@ def time_library(args):
         fail(f"{type(e).__name__}: {str(e).strip()[-600:]}")
     median = statistics.median(results)
     print(json.dumps({"gflops": 2.0 * n**3 / median / 1e9, "median_ms": median * 1e3, "min_ms": results[0] * 1e3,
-                      "repeats": len(results), "max_abs_err": float(err.max())}))
+                      "mean_ms": statistics.fmean(results) * 1e3, "repeats": len(results),
+                      "max_abs_err": float(err.max())}))
 
 
 def main():
@@ -160,9 +165,9 @@ def main():
     ap.add_argument("--n", type=int, default=1024, help="matrix size (default 1024)")
     ap.add_argument("--trials", type=int, help="max_trials_global of this run")
     ap.add_argument("--work-dir", help="MetaSchedule's work directory (its database carries over)")
-    ap.add_argument("--repeats", type=int, default=10, help="timed repeats of the best schedule (default 10)")
+    ap.add_argument("--repeats", type=int, default=10, help="timed calls of the best schedule (default 10)")
     ap.add_argument("--seed", type=int, default=0, help="the search's seed (default 0)")
-    ap.add_argument("--time", metavar="LIB", help=argparse.SUPPRESS)  # internal: the fresh timing process
+    ap.add_argument("--time", metavar="LIB", help="only check and time LIB (a library a tuning run built)")
     args = ap.parse_args()
     if args.n < 1 or args.repeats < 1:
         ap.error("--n and --repeats must be >= 1")
