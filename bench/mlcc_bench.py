@@ -17,13 +17,23 @@ Matmul: C = A B for square fp32 matrices (256..2048): mlcc's generated code
 against numpy), OpenBLAS cblas_sgemm (bench/blas_bench) and the machine's FMA
 peak (bench/fma_peak), in GFLOPS with the ratios.
 
-Writes OUT/bench.json (artifacts_schema/bench.schema.json), OUT/bench.png and a
-table on stdout, with pass/fail for the issue's targets. A stage that fails or
-a tool that is not built is recorded with its message; the rest still runs.
+Tuning (opt-in): --tune-trials N runs mlcc-tune (--target "llvm -num-cores=1")
+on each model's and matmul size's lowered IR after the untuned chain, compiles
+the tuned module, checks it like the untuned one and times it at 1 thread in
+the same alternating rounds (tuned / ORT, tuned / untuned, tuning seconds).
+--tune-budgets 64,256,1000 tunes the 1024^3 GEMM incrementally with one
+database and re-times the best at each budget; --tvm runs TVM's MetaSchedule
+(bench/tvm_metaschedule.py) at the same budgets.
+
+Writes OUT/bench.json (artifacts_schema/bench.schema.json), OUT/bench.png
+(OUT/tuning.png when something was tuned) and a table on stdout, with
+pass/fail for the issue's targets. A stage that fails or a tool that is not
+built is recorded with its message; the rest still runs.
 
     mlcc_bench.py --bin build/release/bin --src . --out build/bench [--quick]
         [--parts models,matmul] [--models mlp,cnn] [--sizes 256,1024]
         [--threads 1,2] [--runs N] [--patterns FILE] [--no-chart]
+        [--tune-trials N] [--tune-budgets N1,N2,...] [--tvm]
 """
 
 import argparse
@@ -55,6 +65,16 @@ MAX_MODEL_RATIO = 3.0
 MAX_GEOMEAN_RATIO = 2.0
 MIN_MATMUL_1024_VS_BLAS = 0.6
 MAX_RESNET18_COMPILE_S = 30.0
+
+# mlcc-tune (the tuning issue): tuned models at 1 thread against ONNX Runtime,
+# the tuned 1024 GEMM against the FMA peak and against TVM's MetaSchedule.
+TUNE_TARGET = "llvm -num-cores=1"
+TUNE_SIZE = 1024  # the GEMM of --tune-budgets and --tvm
+MAX_TUNED_GEOMEAN_RATIO = 1.0
+MAX_TUNED_MODEL_RATIO = 1.3
+MIN_TUNED_1024_VS_PEAK = 0.85
+TUNED_NOISE_MARGIN = 1.05  # tuned <= untuned * this counts as not slower
+TVM_SCRIPT = Path(__file__).resolve().parent / "tvm_metaschedule.py"
 
 
 class StageError(Exception):
@@ -192,19 +212,19 @@ def alternate(measures, rounds, runs):
     """Measures each contestant `rounds` times in turn (A B A B ...), the runs
     split over the rounds, so that a change in the load of a shared machine
     hits all of them alike. measures: {name: f(runs) -> timing}. Returns
-    ({name: combined timing, None when it failed}, the first error record)."""
+    ({name: combined timing, None when it failed}, {name: its error record}
+    for the contestants that failed)."""
     per_round = max(1, math.ceil(runs / rounds))
-    got, failed, error = {k: [] for k in measures}, set(), None
+    got, errors = {k: [] for k in measures}, {}
     for _ in range(rounds):
         for name, measure in measures.items():
-            if name in failed:
+            if name in errors:
                 continue
             try:
                 got[name].append(measure(per_round))
             except StageError as e:
-                failed.add(name)
-                error = error or e.record()
-    return {k: None if k in failed or not v else combine(v) for k, v in got.items()}, error
+                errors[name] = e.record()
+    return {k: None if k in errors or not v else combine(v) for k, v in got.items()}, errors
 
 
 def ort_latency(onnx_path, feeds, runs, warmup, threads):
@@ -243,6 +263,70 @@ def check_close(got, ref, atol, tolerance_text):
 
 
 # ---------------------------------------------------------------------------
+# Tuning (mlcc-tune)
+# ---------------------------------------------------------------------------
+
+
+def new_tuned(trials):
+    """The record of one tuned build: `trials` asked for, `measured` the
+    candidates in the database after tuning (failed ones included),
+    `tuning_s` mlcc-tune's wall-clock seconds, `curve` its --log rows."""
+    return {"trials": trials, "measured": None, "tuning_s": None, "target": TUNE_TARGET, "log": None, "curve": [],
+            "compile_s": {}, "check": None, "timing": None, "error": None}
+
+
+def read_curve(path, trials_offset=0, seconds_offset=0.0):
+    """mlcc-tune --log CSV (trials,seconds,end_to_end_ms) -> rows, shifted by
+    the offsets (a resumed run counts from 0 again). [] when missing."""
+    rows = []
+    try:
+        lines = Path(path).read_text().splitlines()
+    except OSError:
+        return rows
+    if not lines or lines[0].strip() != "trials,seconds,end_to_end_ms":
+        return rows
+    for line in lines[1:]:
+        try:
+            n, sec, ms = (float(x) for x in line.split(","))
+        except ValueError:
+            continue
+        if math.isfinite(ms) and ms > 0:
+            rows.append({"trials": int(n) + trials_offset, "seconds": sec + seconds_offset, "end_to_end_ms": ms})
+    return rows
+
+
+def db_records(path):
+    try:
+        return sum(1 for line in Path(path).read_text().splitlines() if line.strip())
+    except OSError:
+        return 0
+
+
+def tune_and_build(tools, lowered, db, trials, stem, rec, out):
+    """mlcc-tune LOWERED --target TUNE_TARGET --db DB --trials N --log STEM.csv
+    -o STEM.ir (DB resumed when it exists: N more candidates), then
+    mlcc-codegen and mlcc-link of the tuned module. Files land beside LOWERED
+    (the IR names its weights file relative to itself). Fills rec (new_tuned);
+    returns STEM.so. Raises StageError (stage tune, tuned-codegen, tuned-link)."""
+    d = Path(lowered).parent
+    files = {ext: d / f"{stem}.{ext}" for ext in ("ir", "o", "so", "csv")}
+    for f in files.values():  # a stale tuned.so must never be measured
+        f.unlink(missing_ok=True)
+    before = db_records(db)
+    try:
+        rec["tuning_s"], _ = tools.run("tune", "mlcc-tune", [lowered, "--target", TUNE_TARGET, "--db", db, "--trials",
+                                                             trials, "--log", files["csv"], "-o", files["ir"]],
+                                       timeout=TOOL_TIMEOUT_S + 30 * trials)
+    finally:  # what a failed run measured is still recorded
+        rec["measured"] = db_records(db)
+        rec["log"] = os.path.relpath(files["csv"], out) if files["csv"].exists() else None
+        rec["curve"] = read_curve(files["csv"], before)
+    rec["compile_s"]["codegen"], _ = tools.run("tuned-codegen", "mlcc-codegen", [files["ir"], "-o", files["o"]])
+    rec["compile_s"]["link"], _ = tools.run("tuned-link", "mlcc-link", [files["o"], "-o", files["so"]])
+    return files["so"]
+
+
+# ---------------------------------------------------------------------------
 # The model suite
 # ---------------------------------------------------------------------------
 
@@ -257,8 +341,26 @@ def generate_models(src, out, names):
     return json.loads((out / "manifest.json").read_text())["models"]
 
 
-def bench_model(tools, name, entry, model_dir, work, args):
-    rec = {"name": name, "compile_s": {}, "mlcc": {}, "ort": {}, "ratio": {}, "check": None, "error": None}
+def check_model(outs, entry, model_dir, what):
+    """One output of model.so against PyTorch's: the check record; raises
+    StageError("check") when it differs (a wrong answer is never timed)."""
+    ref = np.load(model_dir / entry["output_data"])
+    (out_name,) = [o["name"] for o in entry["outputs"]]
+    if out_name not in outs:
+        raise StageError("check", f"{what} wrote {sorted(outs)}, not {out_name}")
+    scale = max(1.0, float(np.abs(ref).max()))
+    check = check_close(outs[out_name], ref, 1e-3 * np.abs(ref) + 1e-4 * scale,
+                        "|mlcc - torch| <= 1e-3 |torch| + 1e-4 max(1, max|torch|)")
+    if not check["ok"]:
+        e = StageError("check", f"{what}: output differs from PyTorch's: max abs error {check['max_abs_err']:.3g}")
+        e.check = check
+        raise e
+    return check
+
+
+def bench_model(tools, name, entry, model_dir, work, args, out):
+    rec = {"name": name, "compile_s": {}, "mlcc": {}, "ort": {}, "ratio": {}, "check": None, "error": None,
+           "tuned": None}
     onnx_path = model_dir / entry["onnx"]
     x_path = model_dir / entry["input_data"]
     (inp,) = entry["inputs"]  # the public models have one input
@@ -274,20 +376,31 @@ def bench_model(tools, name, entry, model_dir, work, args):
     try:
         rec["compile_s"], so = compile_chain(tools, onnx_path, work / name, shapes, args.patterns)
         outs = mlcc_outputs(tools, so, inputs, work / name / "out")
-        ref = np.load(model_dir / entry["output_data"])
-        (out_name,) = [o["name"] for o in entry["outputs"]]
-        if out_name not in outs:
-            raise StageError("check", f"model.so wrote {sorted(outs)}, not {out_name}")
-        scale = max(1.0, float(np.abs(ref).max()))
-        rec["check"] = check_close(outs[out_name], ref, 1e-3 * np.abs(ref) + 1e-4 * scale,
-                                   "|mlcc - torch| <= 1e-3 |torch| + 1e-4 max(1, max|torch|)")
-        if not rec["check"]["ok"]:  # a wrong answer is not timed as if it were right
-            raise StageError("check", f"output differs from PyTorch's: max abs error {rec['check']['max_abs_err']:.3g}")
+        rec["check"] = check_model(outs, entry, model_dir, "model.so")
     except StageError as e:
         rec["compile_s"] = rec["compile_s"] or getattr(e, "compile_s", {})
+        rec["check"] = getattr(e, "check", rec["check"])
         rec["error"] = e.record()
         so = None
         log(f"[{name}] {e}")
+
+    tuned_so, tuned = None, None
+    if args.tune_trials:
+        tuned = rec["tuned"] = new_tuned(args.tune_trials)
+        if so is None:
+            tuned["error"] = {"stage": "tune", "message": "not tuned: the untuned chain failed"}
+        else:
+            log(f"[{name}] tuning, {args.tune_trials} trials ({TUNE_TARGET})")
+            try:
+                tuned_so = tune_and_build(tools, work / name / "legalize.ir", work / name / "tune.db",
+                                          args.tune_trials, "tuned", tuned, out)
+                outs = mlcc_outputs(tools, tuned_so, inputs, work / name / "tuned_out")
+                tuned["check"] = check_model(outs, entry, model_dir, "tuned model.so")
+            except StageError as e:
+                tuned["check"] = getattr(e, "check", tuned["check"])
+                tuned["error"] = e.record()
+                tuned_so = None
+                log(f"[{name}] {e}")
 
     feeds = {inp["name"]: x}
     for t in args.threads:
@@ -296,11 +409,20 @@ def bench_model(tools, name, entry, model_dir, work, args):
         measures = {"ort": lambda runs: ort_latency(onnx_path, feeds, runs, args.warmup, t)}
         if so is not None:
             measures["mlcc"] = lambda runs: mlcc_latency(tools, so, inputs, runs, args.warmup, t)
-        got, error = alternate(measures, args.rounds, args.runs)
+        if tuned_so is not None and t == 1:  # the tuned model is tuned for one core
+            measures["tuned"] = lambda runs: mlcc_latency(tools, tuned_so, inputs, runs, args.warmup, 1)
+        got, errors = alternate(measures, args.rounds, args.runs)
         rec["ort"][key], rec["mlcc"][key] = got["ort"], got.get("mlcc")
-        rec["error"] = rec["error"] or error
+        rec["error"] = rec["error"] or errors.get("ort") or errors.get("mlcc")
         m, o = rec["mlcc"][key], rec["ort"][key]
         rec["ratio"][key] = m["median_ms"] / o["median_ms"] if m and o else None
+        if "tuned" in measures:
+            tm = tuned["timing"] = got["tuned"]
+            tuned["error"] = tuned["error"] or errors.get("tuned")
+    if tuned is not None:
+        tm, o, m = tuned["timing"], rec["ort"].get("1"), rec["mlcc"].get("1")
+        tuned["ratio"] = tm["median_ms"] / o["median_ms"] if tm and o else None
+        tuned["vs_untuned"] = tm["median_ms"] / m["median_ms"] if tm and m else None
     return rec
 
 
@@ -346,9 +468,28 @@ def openblas_latency(tools, n, threads, args, result):
             "threads": x["threads"]}
 
 
-def bench_matmul_size(tools, n, peak, work, args, result):
+def check_matmul(outs, a, b, what):
+    """C of model.so against numpy's float64 A@B: the check record; raises
+    StageError("check") when it differs."""
+    if "c" not in outs:
+        raise StageError("check", f"{what} wrote {sorted(outs)}, not c")
+    ref = a.astype(np.float64) @ b.astype(np.float64)
+    bound = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
+    check = check_close(outs["c"], ref, 1e-4 * bound + 1e-6, "|mlcc - A@B| <= 1e-4 (|A|@|B|) + 1e-6")
+    if not check["ok"]:
+        e = StageError("check", f"{what}: C differs from numpy's: max abs error {check['max_abs_err']:.3g}")
+        e.check = check
+        raise e
+    return check
+
+
+def gflops_of(flops, timing):
+    return flops / (timing["median_ms"] * 1e-3) / 1e9 if timing else None
+
+
+def bench_matmul_size(tools, n, peak, work, args, result, out):
     rec = {"n": n, "flops": 2.0 * n**3, "mlcc": {}, "openblas": {}, "mlcc_gflops": {}, "openblas_gflops": {},
-           "vs_openblas": {}, "vs_peak": {}, "compile_s": {}, "check": None, "error": None}
+           "vs_openblas": {}, "vs_peak": {}, "compile_s": {}, "check": None, "error": None, "tuned": None}
     d = work / f"matmul_{n}"
     d.mkdir(parents=True, exist_ok=True)
     rng = np.random.default_rng(n)
@@ -363,41 +504,205 @@ def bench_matmul_size(tools, n, peak, work, args, result):
         matmul_onnx(n, d / "matmul.onnx")
         rec["compile_s"], so = compile_chain(tools, d / "matmul.onnx", d / "chain")
         outs = mlcc_outputs(tools, so, inputs, d / "out")
-        if "c" not in outs:
-            raise StageError("check", f"model.so wrote {sorted(outs)}, not c")
-        ref = a.astype(np.float64) @ b.astype(np.float64)
-        bound = np.abs(a).astype(np.float64) @ np.abs(b).astype(np.float64)
-        rec["check"] = check_close(outs["c"], ref, 1e-4 * bound + 1e-6, "|mlcc - A@B| <= 1e-4 (|A|@|B|) + 1e-6")
-        if not rec["check"]["ok"]:
-            raise StageError("check", f"C differs from numpy's: max abs error {rec['check']['max_abs_err']:.3g}")
+        rec["check"] = check_matmul(outs, a, b, "model.so")
     except StageError as e:
         rec["compile_s"] = rec["compile_s"] or getattr(e, "compile_s", {})
+        rec["check"] = getattr(e, "check", rec["check"])
         rec["error"] = e.record()
         so = None
         log(f"[matmul {n}] {e}")
-    gflops = lambda timing: rec["flops"] / (timing["median_ms"] * 1e-3) / 1e9 if timing else None
+
+    tuned_so, tuned = None, None
+    if args.tune_trials:
+        tuned = rec["tuned"] = new_tuned(args.tune_trials)
+        if so is None:
+            tuned["error"] = {"stage": "tune", "message": "not tuned: the untuned chain failed"}
+        else:
+            log(f"[matmul {n}] tuning, {args.tune_trials} trials ({TUNE_TARGET})")
+            try:
+                tuned_so = tune_and_build(tools, d / "chain" / "legalize.ir", d / "chain" / "tune.db",
+                                          args.tune_trials, "tuned", tuned, out)
+                outs = mlcc_outputs(tools, tuned_so, inputs, d / "tuned_out")
+                tuned["check"] = check_matmul(outs, a, b, "tuned model.so")
+            except StageError as e:
+                tuned["check"] = getattr(e, "check", tuned["check"])
+                tuned["error"] = e.record()
+                tuned_so = None
+                log(f"[matmul {n}] {e}")
+
     for t in args.threads:  # OpenBLAS and mlcc in turn, under the same load
         key = str(t)
         log(f"[matmul {n}] timing, {t} thread(s)")
         measures = {"openblas": lambda runs: openblas_latency(tools, n, t, args, result)}
         if so is not None:
             measures["mlcc"] = lambda runs: mlcc_latency(tools, so, inputs, runs, args.warmup, t)
-        got, error = alternate(measures, args.rounds, matmul_runs(n, args))
+        if tuned_so is not None and t == 1:
+            measures["tuned"] = lambda runs: mlcc_latency(tools, tuned_so, inputs, runs, args.warmup, 1)
+        got, errors = alternate(measures, args.rounds, matmul_runs(n, args))
         rec["openblas"][key], rec["mlcc"][key] = got["openblas"], got.get("mlcc")
-        if error and error["stage"] == "openblas":
-            result["error"] = result["error"] or error
-        elif error:
-            rec["error"] = rec["error"] or error
-        g = rec["mlcc_gflops"][key] = gflops(rec["mlcc"][key])
-        ob = rec["openblas_gflops"][key] = gflops(rec["openblas"][key])
+        result["error"] = result["error"] or errors.get("openblas")
+        rec["error"] = rec["error"] or errors.get("mlcc")
+        g = rec["mlcc_gflops"][key] = gflops_of(rec["flops"], rec["mlcc"][key])
+        ob = rec["openblas_gflops"][key] = gflops_of(rec["flops"], rec["openblas"][key])
         rec["vs_openblas"][key] = g / ob if g and ob else None
         pk = (peak["gflops_1"] if t == 1 else peak["gflops_all"]) if peak else None
         rec["vs_peak"][key] = g / pk if g and pk else None
+        if "tuned" in measures:
+            tuned["timing"] = got["tuned"]
+            tuned["error"] = tuned["error"] or errors.get("tuned")
+    if tuned is not None:
+        g, g0, ob = gflops_of(rec["flops"], tuned["timing"]), rec["mlcc_gflops"].get("1"), \
+            rec["openblas_gflops"].get("1")
+        tuned["gflops"] = g
+        tuned["vs_peak"] = g / peak["gflops_1"] if g and peak else None
+        tuned["vs_openblas"] = g / ob if g and ob else None
+        tuned["vs_untuned"] = g / g0 if g and g0 else None
     return rec
 
 
-def bench_matmul(tools, args, work):
-    result = {"openblas": None, "error": None, "sizes": []}
+def tvm_script(argv, timeout, what):
+    """bench/tvm_metaschedule.py ARGV in this Python -> its JSON; raises StageError("tvm")."""
+    argv = [sys.executable, str(TVM_SCRIPT)] + [str(a) for a in argv]
+    try:
+        p = subprocess.run(argv, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise StageError("tvm", f"tvm_metaschedule.py ({what}) did not finish in {timeout} s")
+    lines = [l for l in p.stdout.splitlines() if l.strip()]
+    try:
+        r = json.loads(lines[-1])
+    except (IndexError, json.JSONDecodeError):
+        r = None
+    if p.returncode != 0 or not isinstance(r, dict) or r.get("error"):
+        why = r["error"] if isinstance(r, dict) and r.get("error") else shorten(p.stderr or p.stdout)
+        raise StageError("tvm", f"tvm_metaschedule.py ({what}) exited {p.returncode}: {why}")
+    return r
+
+
+def tvm_run(n, trials, work_dir, args):
+    """TVM's MetaSchedule on the n^3 matmul: `trials` more trials on the
+    database in work_dir, the best built (its library in the JSON), checked
+    and timed once in a fresh process. -> its JSON."""
+    return tvm_script(["--n", n, "--trials", trials, "--work-dir", work_dir, "--repeats", 3],
+                      TOOL_TIMEOUT_S + 60 * trials, f"--trials {trials}")
+
+
+def tvm_latency(lib, n, runs):
+    """The library of tvm_run checked and timed in a fresh process at 1 thread
+    (time_evaluator, one call per repeat, as mlcc-run --bench) -> timing record."""
+    r = tvm_script(["--time", lib, "--n", n, "--repeats", runs], TOOL_TIMEOUT_S, "timing")
+    try:
+        return {"median_ms": float(r["median_ms"]), "min_ms": float(r["min_ms"]), "mean_ms": float(r["mean_ms"]),
+                "runs": int(r["repeats"]), "threads": 1}
+    except (KeyError, TypeError, ValueError) as e:
+        raise StageError("tvm", f"tvm_metaschedule.py --time printed no timing ({e}): {json.dumps(r)[:300]}")
+
+
+def bench_tune_budgets(tools, peak, work, args, out):
+    """The 1024 GEMM tuned incrementally with one database (--tune-budgets
+    64,256,1000: 64 trials, then 192 more, then 744 more), the best at each
+    budget compiled, checked and re-timed at 1 thread in fresh processes;
+    with --tvm, TVM's MetaSchedule the same way at the same budgets, and then
+    each budget's two bests timed in turn (alternate), under the same load."""
+    n = TUNE_SIZE
+    res = {"n": n, "budgets": [], "error": None, "tvm": None}
+    d = work / f"tune_{n}"
+    if d.exists():
+        shutil.rmtree(d)  # fresh databases
+    d.mkdir(parents=True)
+    rng = np.random.default_rng(n)
+    a = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    b = rng.uniform(-1, 1, (n, n)).astype(np.float32)
+    np.save(d / "a.npy", a)
+    np.save(d / "b.npy", b)
+    inputs = {"a": d / "a.npy", "b": d / "b.npy"}
+    flops = 2.0 * n**3
+    gflops = lambda step: (gflops_of(flops, step["timing"]), gflops_of(flops, step["timing"]) / peak["gflops_1"]
+                           if step["timing"] and peak else None)
+    chain_ok = False
+    log(f"[tune {n}] compiling the chain")
+    try:
+        matmul_onnx(n, d / "matmul.onnx")
+        compile_chain(tools, d / "matmul.onnx", d / "chain")
+        chain_ok = True
+    except StageError as e:
+        res["error"] = e.record()
+        log(f"[tune {n}] {e}")
+    prev, spent, sos = 0, 0.0, {}
+    for budget in args.tune_budgets:
+        step = new_tuned(budget)
+        step.update({"step": budget - prev, "gflops": None, "vs_peak": None})
+        res["budgets"].append(step)
+        prev, last = budget, prev
+        if not chain_ok:
+            step["error"] = {"stage": "tune", "message": "not tuned: " + ("the untuned chain failed" if res["error"]
+                                                                          else "an earlier budget failed")}
+            continue
+        log(f"[tune {n}] tuning to {budget} trials (+{budget - last})")
+        try:
+            so = tune_and_build(tools, d / "chain" / "legalize.ir", d / "chain" / "tune.db", budget - last,
+                                f"tuned_{budget}", step, out)
+            for row in step["curve"]:
+                row["seconds"] += spent
+            spent += step["tuning_s"]
+            step["tuning_s"] = spent  # cumulative, as trials are
+            outs = mlcc_outputs(tools, so, inputs, d / f"out_{budget}")
+            step["check"] = check_matmul(outs, a, b, f"tuned model.so ({budget} trials)")
+            sos[budget] = so
+            if not args.tvm:  # with --tvm: timed in turn with MetaSchedule's below
+                got, errors = alternate({"tuned": lambda runs: mlcc_latency(tools, so, inputs, runs, args.warmup, 1)},
+                                        args.rounds, matmul_runs(n, args))
+                step["timing"], step["error"] = got["tuned"], errors.get("tuned")
+        except StageError as e:
+            step["check"] = getattr(e, "check", step["check"])
+            step["error"] = e.record()
+            log(f"[tune {n}] {e}")
+        step["gflops"], step["vs_peak"] = gflops(step)
+        chain_ok = step["error"] is None  # else the next budget would not measure what it says
+    if not args.tvm:
+        return res
+
+    res["tvm"] = tvm = {"target": None, "version": None, "budgets": [], "error": None}
+    prev, spent, libs = 0, 0.0, {}
+    for budget in args.tune_budgets:
+        step = {"trials": budget, "tuning_s": None, "gflops": None, "vs_peak": None, "error": None, "records": None,
+                "timing": None}
+        tvm["budgets"].append(step)
+        prev, last = budget, prev
+        if tvm["error"]:
+            step["error"] = tvm["error"]
+            continue
+        log(f"[tvm {n}] MetaSchedule to {budget} trials (+{budget - last})")
+        try:
+            r = tvm_run(n, budget - last, d / "tvm", args)
+            tvm["target"], tvm["version"] = r.get("target"), r.get("tvm")
+            spent += float(r["tuning_s"])
+            step["tuning_s"], step["records"], libs[budget] = spent, r.get("records"), r["library"]
+        except (StageError, KeyError, TypeError, ValueError) as e:
+            err = e.record() if isinstance(e, StageError) else {"stage": "tvm", "message": f"bad output: {e}"}
+            step["error"] = tvm["error"] = err
+            log(f"[tvm {n}] {err['message']}")
+    # Each budget's two bests in turn, fresh processes, 1 thread.
+    for mine, theirs in zip(res["budgets"], tvm["budgets"]):
+        budget, measures = mine["trials"], {}
+        if budget in sos:
+            measures["mlcc"] = lambda runs: mlcc_latency(tools, sos[budget], inputs, runs, args.warmup, 1)
+        if budget in libs:
+            measures["tvm"] = lambda runs: tvm_latency(libs[budget], n, runs)
+        if not measures:
+            continue
+        log(f"[tune {n}] timing the bests after {budget} trials: {' and '.join(measures)}")
+        got, errors = alternate(measures, args.rounds, matmul_runs(n, args))
+        if "mlcc" in measures:
+            mine["timing"], mine["error"] = got["mlcc"], errors.get("mlcc")
+            mine["gflops"], mine["vs_peak"] = gflops(mine)
+        if "tvm" in measures:
+            theirs["timing"], theirs["error"] = got["tvm"], errors.get("tvm")
+            theirs["gflops"], theirs["vs_peak"] = gflops(theirs)
+    return res
+
+
+def bench_matmul(tools, args, work, out):
+    result = {"openblas": None, "error": None, "sizes": [], "tune_budgets": None}
     peak = None
     log("measuring the FMA peak")
     try:
@@ -406,7 +711,9 @@ def bench_matmul(tools, args, work):
     except StageError as e:
         result["error"] = e.record()
     for n in args.sizes:
-        result["sizes"].append(bench_matmul_size(tools, n, peak, work, args, result))
+        result["sizes"].append(bench_matmul_size(tools, n, peak, work, args, result, out))
+    if args.tune_budgets:
+        result["tune_budgets"] = bench_tune_budgets(tools, peak, work, args, out)
     return peak, result
 
 
@@ -421,7 +728,7 @@ def target(name, description, threshold, value, ok, detail, measured=True):
             "detail": detail}
 
 
-def evaluate_targets(models, geo, matmul, quick):
+def evaluate_targets(models, geo, matmul, quick, tuned_geo=None, tune_trials=0):
     out = []
     note = " (--quick run: not evidence)" if quick else ""
     ratios = {m["name"]: m["ratio"].get("1") for m in models}
@@ -465,6 +772,118 @@ def evaluate_targets(models, geo, matmul, quick):
         detail = ", ".join(f"{s} {r18['compile_s'][s]:.1f}" for s in STAGES) + " s"
     out.append(target("resnet18_compile_time", "ResNet-18 full chain (no tuning) under 30 s", MAX_RESNET18_COMPILE_S,
                       t, t is not None and t < MAX_RESNET18_COMPILE_S, detail + note, t is not None))
+    out += evaluate_tuning_targets(models, tuned_geo, matmul, tune_trials, note)
+    return out
+
+
+def tuned_1024(matmul):
+    """The tuned 1024 GEMM with the most trials: (gflops, vs_peak, trials,
+    where) from the size's tuned record or a --tune-budgets step; None when
+    none was measured."""
+    found = []
+    for s in (matmul or {}).get("sizes", []):
+        tu = s.get("tuned")
+        if s["n"] == TUNE_SIZE and tu and tu.get("gflops"):
+            found.append((tu["gflops"], tu["vs_peak"], tu["trials"], "--tune-trials"))
+    for b in ((matmul or {}).get("tune_budgets") or {}).get("budgets", []):
+        if b.get("gflops"):
+            found.append((b["gflops"], b["vs_peak"], b["trials"], "--tune-budgets"))
+    return max(found, key=lambda f: f[2]) if found else None
+
+
+def mlcc_tuned_record(matmul, trials):
+    """mlcc's tuned 1024 GEMM after `trials` trials: the --tune-budgets step,
+    else the size's --tune-trials record; {} when there is none."""
+    for b in ((matmul or {}).get("tune_budgets") or {}).get("budgets", []):
+        if b["trials"] == trials:
+            return b
+    for s in (matmul or {}).get("sizes", []):
+        tu = s.get("tuned")
+        if s["n"] == TUNE_SIZE and tu and tu["trials"] == trials:
+            return tu
+    return {}
+
+
+def mlcc_tuned_at(matmul, trials):
+    """mlcc's tuned 1024 GEMM GFLOPS after `trials` trials, None when not measured."""
+    return mlcc_tuned_record(matmul, trials).get("gflops")
+
+
+def evaluate_tuning_targets(models, tuned_geo, matmul, tune_trials, note):
+    out = []
+    off = "not measured: no --tune-trials"
+    tuned = {m["name"]: m["tuned"] for m in models if m.get("tuned")}
+    ratios = {k: t["ratio"] for k, t in tuned.items() if t.get("ratio") is not None}
+    missing = [k for k in PUBLIC_MODELS if k not in ratios]
+    g = (tuned_geo or {}).get("value")
+    over = [k for k, v in ratios.items() if v > MAX_TUNED_MODEL_RATIO]
+    worst = max(ratios.items(), key=lambda kv: kv[1]) if ratios else None
+    if not tune_trials:
+        detail = off
+    elif not models:
+        detail = "not measured: no model run"
+    elif g is None:
+        detail = "not measured: no tuned model has a ratio" + "".join(
+            f"; {k}: {t['error']['message'][:120]}" for k, t in tuned.items() if t.get("error"))
+    else:
+        detail = f"geometric mean over {len(ratios)} model(s), worst {worst[0]} {worst[1]:.2f}x" + \
+            (f"; above {MAX_TUNED_MODEL_RATIO:g}x: {', '.join(over)}" if over else "") + \
+            (f"; not measured: {', '.join(missing)}" if missing else "") + note
+    out.append(target("tuned_models_vs_ort", "tuned latency at 1 thread at most 1.0x ORT geomean over the public models,"
+                      f" no model above {MAX_TUNED_MODEL_RATIO:g}x", MAX_TUNED_GEOMEAN_RATIO, g,
+                      g is not None and g <= MAX_TUNED_GEOMEAN_RATIO and not over and not missing, detail,
+                      bool(tune_trials) and g is not None))
+
+    best = tuned_1024(matmul)
+    budgets = ((matmul or {}).get("tune_budgets") or {}).get("budgets", [])
+    m1024 = next((s for s in (matmul or {}).get("sizes", []) if s["n"] == TUNE_SIZE), None)
+    v = best[1] if best else None
+    if best:
+        detail = f"{best[0]:.1f} GFLOPS after {best[2]} trials ({best[3]})" + \
+            ("" if v is not None else "; no FMA peak measured") + note
+    elif not tune_trials and not budgets:
+        detail = off
+    elif not budgets and (m1024 is None or not tune_trials):
+        detail = f"not measured: matmul {TUNE_SIZE} not tuned (--sizes {TUNE_SIZE} with --tune-trials, or --tune-budgets)"
+    else:
+        errs = [r["error"] for r in budgets + [(m1024 or {}).get("tuned") or {}] if r.get("error")]
+        detail = "not measured: " + (errs[0]["message"][:200] if errs else "no tuned GFLOPS")
+    out.append(target("tuned_matmul_1024_vs_peak", f"{TUNE_SIZE}^3 GEMM tuned >= 85% of FMA peak on one core",
+                      MIN_TUNED_1024_VS_PEAK, v, v is not None and v >= MIN_TUNED_1024_VS_PEAK, detail, v is not None))
+
+    slow = {k: t["vs_untuned"] for k, t in tuned.items() if t.get("vs_untuned") is not None}
+    worst = max(slow.items(), key=lambda kv: kv[1]) if slow else None
+    over = [k for k, v in slow.items() if v > TUNED_NOISE_MARGIN]
+    if not tune_trials:
+        detail = off
+    elif not slow:
+        detail = "not measured: " + ("no model run" if not models else "no model timed both untuned and tuned")
+    else:
+        detail = f"tuned / untuned at 1 thread, worst {worst[0]} {worst[1]:.2f}x over {len(slow)} model(s)" + \
+            (f"; slower: {', '.join(over)}" if over else "") + note
+    out.append(target("tuning_never_slower", f"tuning never makes a model slower than untuned (tuned <= untuned * "
+                      f"{TUNED_NOISE_MARGIN:g}, 1 thread)", TUNED_NOISE_MARGIN, worst[1] if worst else None,
+                      bool(slow) and not over, detail, bool(tune_trials) and bool(slow)))
+
+    tvm = ((matmul or {}).get("tune_budgets") or {}).get("tvm")
+    pairs, gaps = [], []
+    for b in (tvm or {}).get("budgets", []):
+        mine = mlcc_tuned_at(matmul, b["trials"])
+        if mine and b.get("gflops"):
+            pairs.append((b["trials"], mine, b["gflops"]))
+        else:
+            gaps.append(f"{b['trials']} trials: " + ("TVM " + b["error"]["message"][:200] if b.get("error") else
+                                                      "TVM not measured" if not b.get("gflops") else
+                                                      "mlcc not measured"))
+    v = min(m / t for _, m, t in pairs) if pairs else None
+    if tvm is None:
+        detail = "not measured: no --tvm"
+    else:
+        detail = "; ".join([f"{n} trials: mlcc {m:.1f} vs MetaSchedule {t:.1f} GFLOPS" for n, m, t in pairs] +
+                           [f"not measured at {g}" for g in gaps]) + note
+    out.append(target("tuned_vs_metaschedule", f"mlcc tuned >= MetaSchedule tuned at each budget ({TUNE_SIZE}^3 GEMM,"
+                      " 1 thread; value: the least mlcc / MetaSchedule GFLOPS)", 1.0, v,
+                      v is not None and v >= 1.0 and not gaps, detail, v is not None))
     return out
 
 
@@ -523,10 +942,120 @@ def print_table(doc):
                 print(f"{'':>6} {s['error']['stage']}: {s['error']['message'].splitlines()[0][:150]}")
         if mm["error"]:
             print(f"  {mm['error']['stage']}: {mm['error']['message'][:200]}")
+    print_tuning(doc)
     print("\nTargets")
     for t in doc["targets"]:
         print(f"  {t['status'].upper():<13}{t['description']}: {fmt(t['value'], '.3g')} "
               f"(threshold {t['threshold']:g}) - {t['detail']}")
+
+
+def print_tuning(doc):
+    """The tuned columns: models (untuned vs tuned vs ORT at 1 thread, tuning
+    time), matmul sizes, --tune-budgets and TVM's MetaSchedule."""
+    tuned_models = [r for r in doc["models"] if r.get("tuned")]
+    if tuned_models:
+        print(f"\nTuned models (mlcc-tune --trials {doc['config']['tune_trials']} --target \"{TUNE_TARGET}\"; "
+              "latency ms at 1 thread, in turn with the untuned model and ONNX Runtime)")
+        print(f"{'model':<13}{'untuned':>9}{'tuned':>9}{'ORT':>9}{'untuned/ORT':>12}{'tuned/ORT':>10}"
+              f"{'tuned/untuned':>14}{'tune s':>8}{'trials':>7}  check")
+        for r in tuned_models:
+            tu, m, o = r["tuned"], r["mlcc"].get("1"), r["ort"].get("1")
+            line = (f"{r['name']:<13}{fmt(m and m['median_ms']):>9}{fmt(tu['timing'] and tu['timing']['median_ms']):>9}"
+                    f"{fmt(o and o['median_ms']):>9}{fmt(r['ratio'].get('1'), '.2f'):>12}{fmt(tu.get('ratio'), '.2f'):>10}"
+                    f"{fmt(tu.get('vs_untuned'), '.2f'):>14}{fmt(tu['tuning_s'], '.1f'):>8}{fmt(tu['measured'], 'd'):>7}")
+            print(line + "  " + ("ok" if tu["check"] and tu["check"]["ok"] else "-" if not tu["check"] else "WRONG"))
+            if tu["error"]:
+                print(f"{'':<13}{tu['error']['stage']}: {tu['error']['message'].splitlines()[0][:150]}")
+        g = (doc.get("tuned_geomean_ratio") or {}).get("value")
+        g0 = doc["geomean_ratio"].get("1", {}).get("value")
+        print(f"{'geomean':<13}{'':>27}{fmt(g0, '.2f'):>12}{fmt(g, '.2f'):>10}")
+    mm = doc["matmul"]
+    tuned_sizes = [s for s in mm["sizes"] if s.get("tuned")]
+    if tuned_sizes:
+        print(f"\nTuned matmul (mlcc-tune --trials {doc['config']['tune_trials']}; GFLOPS at 1 thread, re-timed with "
+              "mlcc-run --bench)")
+        print(f"{'n':>6}{'untuned':>9}{'tuned':>9}{'BLAS':>9}{'%peak':>7}{'%BLAS':>7}{'tune s':>8}{'trials':>7}  check")
+        for s in tuned_sizes:
+            tu = s["tuned"]
+            print(f"{s['n']:>6}{fmt(s['mlcc_gflops'].get('1'), '.1f'):>9}{fmt(tu.get('gflops'), '.1f'):>9}"
+                  f"{fmt(s['openblas_gflops'].get('1'), '.1f'):>9}{fmt(tu.get('vs_peak'), '.0%'):>7}"
+                  f"{fmt(tu.get('vs_openblas'), '.0%'):>7}{fmt(tu['tuning_s'], '.1f'):>8}{fmt(tu['measured'], 'd'):>7}  " +
+                  ("ok" if tu["check"] and tu["check"]["ok"] else "-" if not tu["check"] else "WRONG"))
+            if tu["error"]:
+                print(f"{'':>6} {tu['error']['stage']}: {tu['error']['message'].splitlines()[0][:150]}")
+    tb = mm.get("tune_budgets")
+    if tb:
+        tvm = tb.get("tvm")
+        tvm_at = {b["trials"]: b for b in (tvm or {}).get("budgets", [])}
+        trials = sorted({b["trials"] for b in tb["budgets"]} | set(tvm_at))
+        print(f"\n{tb['n']}^3 GEMM by tuning budget (GFLOPS at 1 thread, re-timed in fresh processes; tune s cumulative)"
+              + (f"; MetaSchedule: {tvm['target'] or '-'}, TVM {tvm['version'] or '-'}" if tvm else ""))
+        print(f"{'trials':>7}{'mlcc':>9}{'%peak':>7}{'tune s':>8}" +
+              (f"{'TVM MS':>9}{'%peak':>7}{'tune s':>8}{'mlcc/TVM':>9}" if tvm else ""))
+        for n in trials:
+            b, t = mlcc_tuned_record(mm, n), tvm_at.get(n, {})
+            g = b.get("gflops")
+            line = f"{n:>7}{fmt(g, '.1f'):>9}{fmt(b.get('vs_peak'), '.0%'):>7}{fmt(b.get('tuning_s'), '.1f'):>8}"
+            if tvm:
+                tg = t.get("gflops")
+                line += (f"{fmt(tg, '.1f'):>9}{fmt(t.get('vs_peak'), '.0%'):>7}{fmt(t.get('tuning_s'), '.1f'):>8}"
+                         f"{fmt(g / tg if g and tg else None, '.2f'):>9}")
+            print(line)
+            for who, r in (("mlcc", b), ("TVM", t)):
+                if r.get("error"):
+                    print(f"{'':>7} {who} {r['error']['stage']}: {r['error']['message'].splitlines()[0][:150]}")
+        if tb.get("error"):
+            print(f"  {tb['error']['stage']}: {tb['error']['message'][:200]}")
+
+
+def tuning_curves(doc):
+    """[(label, curve rows)] of everything tuned in this run, from the --log CSVs."""
+    curves = [(r["name"], r["tuned"]["curve"]) for r in doc["models"] if r.get("tuned") and r["tuned"]["curve"]]
+    curves += [(f"matmul {s['n']}", s["tuned"]["curve"]) for s in doc["matmul"]["sizes"]
+               if s.get("tuned") and s["tuned"]["curve"]]
+    tb = doc["matmul"].get("tune_budgets")
+    rows = [row for b in (tb or {}).get("budgets", []) for row in b["curve"]]
+    if rows:
+        curves.append((f"matmul {tb['n']} (budgets)", rows))
+    return curves
+
+
+def draw_tuning_chart(doc, path):
+    """tuning.png: mlcc-tune's estimated end-to-end latency of the best
+    schedules so far, against trials and against minutes, one line each."""
+    curves = tuning_curves(doc)
+    if not curves:
+        return None
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as e:
+        log(f"no tuning chart: matplotlib is not installed in this Python ({e})")
+        return None
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
+    for label, rows in curves:
+        ms = [r["end_to_end_ms"] for r in rows]
+        ax1.plot([r["trials"] for r in rows], ms, marker=".", label=label)
+        ax2.plot([r["seconds"] / 60 for r in rows], ms, marker=".", label=label)
+    for ax, xlabel in ((ax1, "trials (candidates measured)"), (ax2, "tuning time (minutes)")):
+        ax.set_yscale("log")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("best end-to-end ms, estimated by mlcc-tune (log)")
+        ax.grid(True, which="both", lw=0.3)
+        ax.legend(fontsize=8)
+    ax1.set_title("Tuning curve by trials")
+    ax2.set_title("Tuning curve by time")
+    fig.suptitle(f"mlcc-tune --target \"{TUNE_TARGET}\" on {doc['machine']['cpu']}"
+                 + (" [--quick]" if doc["quick"] else ""))
+    fig.text(0.5, 0.01, "From the --log CSVs, a point per search batch: the estimate is the sum over the tasks "
+             "measured so far of calls x best time (a task not yet measured adds nothing, so the first points can "
+             "rise); seconds are when the batch began.", ha="center", fontsize=8, color="dimgray")
+    fig.tight_layout(rect=(0, 0.04, 1, 1))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path.name
 
 
 def draw_chart(doc, path):
@@ -541,11 +1070,13 @@ def draw_chart(doc, path):
     threads = [str(t) for t in doc["config"]["threads"]]
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(13, 5))
     names = [m["name"] for m in doc["models"]]
-    w = 0.8 / max(1, len(threads))
-    for i, t in enumerate(threads):
-        vals = [m["ratio"].get(t) for m in doc["models"]]
-        xs = [j + (i - (len(threads) - 1) / 2) * w for j in range(len(names))]
-        bars = ax1.bar(xs, [v or 0 for v in vals], w, label=f"{t} thread{'s' if t != '1' else ''}")
+    series = [(f"{t} thread{'s' if t != '1' else ''}", [m["ratio"].get(t) for m in doc["models"]]) for t in threads]
+    if any(m.get("tuned") for m in doc["models"]):
+        series.append(("tuned, 1 thread", [(m.get("tuned") or {}).get("ratio") for m in doc["models"]]))
+    w = 0.8 / max(1, len(series))
+    for i, (label, vals) in enumerate(series):
+        xs = [j + (i - (len(series) - 1) / 2) * w for j in range(len(names))]
+        ax1.bar(xs, [v or 0 for v in vals], w, label=label)
         for x, v in zip(xs, vals):
             ax1.text(x, (v or 0), "n/a" if v is None else f"{v:.2f}", ha="center", va="bottom", fontsize=8)
     ax1.axhline(1.0, color="gray", lw=0.8)
@@ -562,6 +1093,8 @@ def draw_chart(doc, path):
     labels = [str(s["n"]) for s in sizes]
     series = [(f"mlcc {t}T", [s["mlcc_gflops"].get(t) for s in sizes]) for t in threads] + \
              [(f"OpenBLAS {t}T", [s["openblas_gflops"].get(t) for s in sizes]) for t in threads]
+    if any(s.get("tuned") for s in sizes):
+        series.insert(1, ("mlcc tuned 1T", [(s.get("tuned") or {}).get("gflops") for s in sizes]))
     w = 0.8 / max(1, len(series))
     for i, (label, vals) in enumerate(series):
         xs = [j + (i - (len(series) - 1) / 2) * w for j in range(len(labels))]
@@ -644,7 +1177,16 @@ def main(argv=None):
                     "--quick 1); the reported median is the median of the rounds' medians")
     ap.add_argument("--warmup", type=int, help="untimed warm-up runs, mlcc and ONNX Runtime (default 5; --quick 2)")
     ap.add_argument("--patterns", help="mlcc-fuse --patterns FILE (e.g. pipelines/patterns/blas.yaml)")
-    ap.add_argument("--no-chart", action="store_true", help="do not draw bench.png")
+    ap.add_argument("--no-chart", action="store_true", help="do not draw bench.png and tuning.png")
+    ap.add_argument("--tune-trials", type=int, default=0, metavar="N",
+                    help=f"also tune each model and matmul size with mlcc-tune --trials N --target \"{TUNE_TARGET}\" "
+                    "and time the tuned build at 1 thread (default 0: no tuning)")
+    ap.add_argument("--tune-budgets", type=int_list, metavar="N1,N2,...",
+                    help=f"tune the {TUNE_SIZE}^3 GEMM incrementally with one database to each budget (e.g. "
+                    "64,256,1000) and re-time the best at each")
+    ap.add_argument("--tvm", action="store_true",
+                    help=f"compare with TVM's MetaSchedule on the {TUNE_SIZE}^3 GEMM at the same budgets "
+                    "(bench/tvm_metaschedule.py; needs apache-tvm: bench/run.sh --tvm installs it)")
     args = ap.parse_args(argv)
     parts = set(args.parts.split(","))
     if not parts <= {"models", "matmul"}:
@@ -654,8 +1196,20 @@ def main(argv=None):
         ap.error(f"unknown model(s): {', '.join(sorted(set(models) - set(PUBLIC_MODELS)))}")
     if any(v is not None and v < 1 for v in (args.runs, args.rounds)) or (args.warmup or 0) < 0:
         ap.error("--runs and --rounds must be >= 1, --warmup >= 0")
+    if args.tune_trials < 0:
+        ap.error("--tune-trials must be >= 0")
+    if args.tune_budgets and any(b >= c for b, c in zip(args.tune_budgets, args.tune_budgets[1:])):
+        ap.error(f"--tune-budgets must increase: {','.join(map(str, args.tune_budgets))}")
+    if args.tvm and not (args.tune_budgets or args.tune_trials):
+        ap.error("--tvm needs --tune-trials N or --tune-budgets N1,N2,... (the budgets to compare at)")
+    if (args.tune_budgets or args.tvm) and "matmul" not in parts:
+        ap.error("--tune-budgets and --tvm tune the matmul: --parts must include matmul")
+    if (args.tune_trials or args.tune_budgets) and 1 not in args.threads:
+        ap.error("tuning targets one core: --threads must include 1")
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.sizes = args.sizes or ([256] if args.quick else SIZES)
+    if args.tvm and not args.tune_budgets:
+        args.tune_budgets = [args.tune_trials]  # mlcc's 1024 GEMM at TVM's budget, timed in turn with it
     args.runs = args.runs or (5 if args.quick else 50)
     args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)
     if args.patterns:
@@ -667,27 +1221,35 @@ def main(argv=None):
 
     doc = {"schema_version": 1, "created_utc": "", "quick": args.quick, "machine": machine_info(),
            "config": {"runs": args.runs, "rounds": args.rounds, "threads": args.threads, "models": models if "models" in parts else [],
-                      "sizes": args.sizes if "matmul" in parts else [], "patterns": args.patterns},
-           "versions": versions(tools), "peak": None, "models": [], "geomean_ratio": {},
-           "matmul": {"openblas": None, "error": None, "sizes": []}, "targets": []}
+                      "sizes": args.sizes if "matmul" in parts else [], "patterns": args.patterns,
+                      "tune_trials": args.tune_trials, "tune_budgets": args.tune_budgets or [], "tvm": args.tvm},
+           "versions": versions(tools), "peak": None, "models": [], "geomean_ratio": {}, "tuned_geomean_ratio": None,
+           "matmul": {"openblas": None, "error": None, "sizes": [], "tune_budgets": None}, "targets": []}
 
     if "matmul" in parts:
-        doc["peak"], doc["matmul"] = bench_matmul(tools, args, work)
+        doc["peak"], doc["matmul"] = bench_matmul(tools, args, work, out)
     if "models" in parts:
         manifest = generate_models(src, out / "models", models)
         for name in models:
-            doc["models"].append(bench_model(tools, name, manifest[name], out / "models", work, args))
+            doc["models"].append(bench_model(tools, name, manifest[name], out / "models", work, args, out))
     for t in map(str, args.threads):
         ratios = [m["ratio"].get(t) for m in doc["models"]]
         doc["geomean_ratio"][t] = {"value": geomean(ratios), "models": sum(r is not None for r in ratios)}
+    if args.tune_trials:
+        ratios = [(m["tuned"] or {}).get("ratio") for m in doc["models"]]
+        doc["tuned_geomean_ratio"] = {"value": geomean(ratios), "models": sum(r is not None for r in ratios)}
     doc["targets"] = evaluate_targets(doc["models"], doc["geomean_ratio"], doc["matmul"] if "matmul" in parts else None,
-                                      args.quick)
+                                      args.quick, doc["tuned_geomean_ratio"], args.tune_trials)
     doc["created_utc"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for stale in ("bench.png", "tuning.png"):
+        (out / stale).unlink(missing_ok=True)
     doc["chart"] = None if args.no_chart else draw_chart(doc, out / "bench.png")
+    doc["tuning_chart"] = None if args.no_chart else draw_tuning_chart(doc, out / "tuning.png")
 
     (out / "bench.json").write_text(json.dumps(doc, indent=2) + "\n")
     print_table(doc)
-    print(f"\nwrote {out / 'bench.json'}" + (f" and {out / doc['chart']}" if doc["chart"] else ""))
+    charts = [c for c in (doc["chart"], doc["tuning_chart"]) if c]
+    print(f"\nwrote {out / 'bench.json'}" + "".join(f" and {out / c}" for c in charts))
     try:
         import jsonschema
     except ImportError:

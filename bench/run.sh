@@ -6,19 +6,23 @@
 # 2 threads, matmul GFLOPS against OpenBLAS and the FMA peak, compile times, and
 # the issue's targets. Writes OUT/bench.json and OUT/bench.png, prints a table.
 #
-#   bench/run.sh [--quick] [--out DIR] [--build-dir DIR] [--venv DIR] [--no-build] [MLCC_BENCH_ARGS...]
+#   bench/run.sh [--quick] [--out DIR] [--build-dir DIR] [--venv DIR] [--no-build] [--tvm] [MLCC_BENCH_ARGS...]
 #
 # Other arguments go to bench/mlcc_bench.py (--models, --sizes, --threads,
-# --runs, --patterns, --parts, --no-chart; see bench/mlcc_bench.py --help).
+# --runs, --patterns, --parts, --no-chart, --tune-trials N, --tune-budgets
+# N1,N2,...; see bench/mlcc_bench.py --help). --tvm also installs TVM
+# (apache-tvm, apache-tvm-ffi 0.1.14.post1, xgboost-cpu, cloudpickle) into the
+# venv and compares mlcc-tune with TVM's MetaSchedule on the 1024^3 GEMM.
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$src/build/release
 venv=$src/build/bench-venv
 out=$src/build/bench
 build_tools=1
+tvm=0
 pass=()
 usage() {
-  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit "$1"
 }
 while [[ $# -gt 0 ]]; do
@@ -27,6 +31,7 @@ while [[ $# -gt 0 ]]; do
     --build-dir) build=${2:?--build-dir needs a directory}; shift 2 ;;
     --venv) venv=${2:?--venv needs a directory}; shift 2 ;;
     --no-build) build_tools=0; shift ;;
+    --tvm) tvm=1; pass+=("$1"); shift ;;
     -h | --help) usage 0 ;;
     *) pass+=("$1"); shift ;;
   esac
@@ -37,7 +42,7 @@ if [[ $build_tools == 1 ]]; then
   [[ -f $build/build.ninja || -f $build/Makefile ]] || cmake --preset release -S "$src" >&2
   mapfile -t known < <(cmake --build "$build" --target help | sed -n 's/^\([a-z_-]*\): .*/\1/p')
   targets=()
-  for t in mlcc-import mlcc-fuse mlcc-legalize mlcc-schedule mlcc-codegen mlcc-link mlcc-run fma_peak blas_bench; do
+  for t in mlcc-import mlcc-fuse mlcc-legalize mlcc-schedule mlcc-codegen mlcc-link mlcc-run mlcc-tune fma_peak blas_bench; do
     if printf '%s\n' "${known[@]}" | grep -qx -- "$t"; then targets+=("$t"); else echo "bench: no target $t in this tree" >&2; fi
   done
   echo "bench: building ${targets[*]}" >&2
@@ -54,6 +59,13 @@ if ! "$venv/bin/python" -c 'import onnxruntime, numpy, matplotlib, onnx, jsonsch
   echo "bench: creating $venv with ${packages[*]}" >&2
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --upgrade "${packages[@]}" >&2
+fi
+# TVM only with --tvm (a newer apache-tvm-ffi crashes MetaSchedule's tuning
+# database). A failed install is not fatal: the bench reports TVM as not measured.
+if [[ $tvm == 1 ]] && ! "$venv/bin/python" -c 'import tvm, xgboost, cloudpickle' 2>/dev/null; then
+  echo "bench: installing TVM into $venv" >&2
+  "$venv/bin/python" -m pip install -q apache-tvm "apache-tvm-ffi==0.1.14.post1" xgboost-cpu cloudpickle >&2 ||
+    echo "bench: installing TVM failed (see above); its comparison is reported as not measured" >&2
 fi
 
 exec "$venv/bin/python" "$src/bench/mlcc_bench.py" --bin "$build/bin" --src "$src" --out "$out" "${pass[@]}"
