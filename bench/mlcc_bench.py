@@ -1049,9 +1049,9 @@ def draw_tuning_chart(doc, path):
     ax2.set_title("Tuning curve by time")
     fig.suptitle(f"mlcc-tune --target \"{TUNE_TARGET}\" on {doc['machine']['cpu']}"
                  + (" [--quick]" if doc["quick"] else ""))
-    fig.text(0.5, 0.01, "From the --log CSVs, a point per search batch: the estimate is the sum over the tasks "
-             "measured so far of calls x best time (a task not yet measured adds nothing, so the first points can "
-             "rise); seconds are when the batch began.", ha="center", fontsize=8, color="dimgray")
+    fig.text(0.5, 0.01, "From the --log CSVs, a point per search batch once every task has been timed: the "
+             "estimate is the sum over the tasks of calls x best time; seconds are when the batch ended.",
+             ha="center", fontsize=8, color="dimgray")
     fig.tight_layout(rect=(0, 0.04, 1, 1))
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -105,13 +105,17 @@ class Tuner {
     auto budget_left = [&] {
       return trials_ < o_.trials && (o_.time_budget_s <= 0 || elapsed() < o_.time_budget_s);
     };
-    // Warm-up: one round per task, in task order.
+    // Warm-up: one round per task, in task order, each at most its share of
+    // the budget (so that every task gets its default schedule timed).
+    size_t waiting = 0;
+    for (const auto& s : states_) waiting += s.skip.empty();
     for (size_t i = 0; i < states_.size() && budget_left(); ++i)
-      if (states_[i].skip.empty()) round(i, elapsed());
+      if (states_[i].skip.empty())
+        round(i, static_cast<int>(std::max<size_t>(1, (o_.trials - trials_) / waiting--)));
     while (budget_left()) {
       auto next = pickTask();
       if (!next) break;
-      round(*next, elapsed());
+      round(*next, o_.batch);
     }
     TuneReport r;
     r.trials = trials_;
@@ -283,9 +287,13 @@ class Tuner {
     return *runners_.front().second;
   }
 
-  void round(size_t index, double elapsed_s) {
+  double elapsed() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+  void round(size_t index, int max_count) {
     TaskState& s = states_[index];
-    const int count = std::min(o_.batch, o_.trials - trials_);
+    const int count = std::min({o_.batch, max_count, o_.trials - trials_});
     std::vector<Candidate> cands = propose(s, count);
     ++s.rounds;
     if (cands.empty()) {
@@ -354,12 +362,16 @@ class Tuner {
       s.done = true;
       log("@" + s.task.funcs[0] + ": no better schedule in " + std::to_string(o_.patience) + " rounds; done");
     }
-    report(s, elapsed_s);
+    report(s);
   }
 
-  void report(const TaskState& s, double elapsed_s) {
-    const double e2e = endToEndUs();
-    if (o_.curve) o_.curve(trials_, elapsed_s, e2e);
+  void report(const TaskState& s) {
+    const double elapsed_s = elapsed(), e2e = endToEndUs();
+    // The curve starts once every task to tune has a time (after the
+    // warm-up rounds): before, the estimate would leave tasks out.
+    bool all_timed = true;
+    for (const auto& t : states_) all_timed = all_timed && (!t.skip.empty() || std::isfinite(t.best_us));
+    if (o_.curve && all_timed) o_.curve(trials_, elapsed_s, e2e);
     if (!o_.progress) return;
     size_t task_no = 0, tuned = 0;
     for (size_t i = 0; i < states_.size(); ++i) {
@@ -389,6 +401,7 @@ class Tuner {
   std::mt19937_64 rng_;
   CostModel model_;
   std::vector<TaskState> states_;
+  std::chrono::steady_clock::time_point start_;
   std::list<std::pair<std::string, std::unique_ptr<Runner>>> runners_;  // most recently used first
   int trials_ = 0;
 };

@@ -45,7 +45,9 @@ struct TuneOptions {
   std::function<void(const std::string&)> log;
   // Replaces the runner (tests: a recorded or synthetic measurement source).
   std::function<std::vector<Measurement>(const Task&, const std::vector<ir::PrimFunc>&)> measure;
-  // Tuning curve: called after each batch (trials so far, seconds, estimated end-to-end us).
+  // Tuning curve: called after each batch once every task to tune has been
+  // timed (trials so far, seconds since the start, estimated end-to-end us:
+  // the sum over tasks of calls x best time).
   std::function<void(int, double, double)> curve;
 };
 
