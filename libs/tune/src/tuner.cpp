@@ -56,6 +56,7 @@ struct TaskState {
   std::optional<SearchSpace> space;
   std::unordered_set<std::string> seen;  // traces measured (this run or in the database)
   std::vector<Measured> parents;         // the fastest ok candidates, fastest first
+  std::string default_text;              // the trace of the design's own decisions (the default rules')
   double default_us = 0, best_us = kInf;
   int trials = 0, rounds = 0, stale_rounds = 0;
   double last_gain = 0;  // best_us improvement of the last round, per trial
@@ -98,10 +99,7 @@ class Tuner {
   }
 
   TuneReport run() {
-    const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
+    start_ = std::chrono::steady_clock::now();
     auto budget_left = [&] {
       return trials_ < o_.trials && (o_.time_budget_s <= 0 || elapsed() < o_.time_budget_s);
     };
@@ -145,11 +143,11 @@ class Tuner {
   // What the database knows: the traces already measured, the fastest as
   // parents, the default's time.
   void loadRecords(TaskState& s) {
-    const auto initial = s.space->initial(o_.seed);
+    if (const auto initial = s.space->initial(o_.seed)) s.default_text = initial->text;
     for (const TuningRecord& r : db_.records(s.task.key, target_text_)) {
       const std::string text = ir::printTrace(r.trace);
       s.seen.insert(text);
-      if (initial && text == initial->text && r.status == RecordStatus::ok) s.default_us = r.medianUs();
+      if (text == s.default_text && r.status == RecordStatus::ok) s.default_us = r.medianUs();
       if (r.status != RecordStatus::ok) continue;
       if (auto c = s.space->replay(r.trace)) addParent(s, {std::move(*c), r.medianUs()});
     }
@@ -345,7 +343,7 @@ class Tuner {
         log("@" + s.task.funcs[0] + ": candidate " + statusName(m.status) + ": " + m.error);
         continue;
       }
-      if (s.rounds == 1 && i == 0 && s.default_us == 0) s.default_us = r.medianUs();
+      if (cands[i].text == s.default_text) s.default_us = r.medianUs();
       addParent(s, {cands[i], r.medianUs()});
     }
     // Scores: speedup over the default schedule (or over the first ok
