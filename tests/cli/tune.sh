@@ -83,6 +83,12 @@ check "killed: 4 more records" lines "$tmp/k.db" $((before + 4))
 sleep 1
 check "no worker left behind" bash -c "! pgrep -f 'bin/mlcc-tun[e] worker' >/dev/null"
 
+# --time-budget stops the search long before a large --trials.
+start=$SECONDS
+check "--time-budget" run 0 "$tmp/l.ir" --target "$T" --db "$tmp/tb.db" --trials 100000 --batch 4 --time-budget 2 -o "$tmp/tb.ir"
+check "--time-budget: stopped soon" test $((SECONDS - start)) -lt 30
+check "--time-budget: some records, not 100000" bash -c "n=\$(wc -l <'$tmp/tb.db'); [[ \$n -ge 4 && \$n -lt 1000 ]]"
+
 # Shards and merge.
 check "shard 0/2" run 0 "$tmp/l.ir" --target "$T" --db "$tmp/s0.db" --trials 4 --batch 4 --shard 0/2 -q -o "$tmp/s0.ir"
 check "shard 1/2" run 0 "$tmp/l.ir" --target "$T" --db "$tmp/s1.db" --trials 4 --batch 4 --shard 1/2 -q -o "$tmp/s1.ir"
