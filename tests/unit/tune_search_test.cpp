@@ -227,6 +227,24 @@ TEST(Tuner, SpendsTheBudgetAndFindsBetterThanTheDefault) {
       EXPECT_TRUE(texts.insert(ir::printTrace(rec.trace)).second);
 }
 
+TEST(Tuner, PatienceStopsTasksThatDoNotImprove) {
+  const ir::Module m = tasksModule();
+  TuneOptions o = syntheticOptions(200);
+  o.measure = [](const Task&, const std::vector<ir::PrimFunc>& funcs) {
+    return std::vector<Measurement>(funcs.size(), {RecordStatus::ok, {100.0}, ""});  // nothing is better
+  };
+  o.patience = 2;
+  TempDb a("tune_patience.db");
+  Database da = Database::open(a.path);
+  const TuneReport stopped = tuneModule(m, da, o);
+  // The warm-up round, then two rounds without a better time, per task.
+  EXPECT_EQ(stopped.trials, 2 * 3 * o.batch);
+  o.patience = 0;  // never stop: the whole budget
+  TempDb b("tune_no_patience.db");
+  Database db = Database::open(b.path);
+  EXPECT_EQ(tuneModule(m, db, o).trials, 200);
+}
+
 TEST(Tuner, ResumesWithoutMeasuringTwice) {
   TempDb file("tune_resume.db");
   const ir::Module m = tasksModule();

@@ -93,7 +93,7 @@ sample_categorical, sample_compute_location) are the search spaces of those func
 the default rules' schedules.)");
 
   std::string input = "-", output = "-", target_text, db_path, space_path, log_path, shard_text;
-  int trials = 0, jobs = 1, batch = 16;
+  int trials = 0, jobs = 1, batch = 16, patience = 4;
   double time_budget = 0, timeout = 30;
   uint64_t seed = 0;
   bool verbose = false, quiet = false;
@@ -112,6 +112,10 @@ the default rules' schedules.)");
       ->capture_default_str();
   app.add_option("--batch", batch, "Candidates measured per search round")
       ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--patience", patience,
+                 "Rounds without a better schedule after which a task stops (0: never; spend every trial)")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   app.add_option("--timeout", timeout, "Seconds a candidate may take to build or to run before it fails")
       ->check(CLI::PositiveNumber)
@@ -170,6 +174,7 @@ the default rules' schedules.)");
             o.time_budget_s = time_budget;
             o.seed = seed;
             o.batch = batch;
+            o.patience = patience;
             o.shard = shard.first;
             o.shards = shard.second;
             o.spaces = spaces ? &*spaces : nullptr;

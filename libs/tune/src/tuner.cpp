@@ -356,7 +356,7 @@ class Tuner {
 
     s.last_gain = std::isfinite(before) && s.best_us < before ? (before - s.best_us) / cands.size() : 0;
     s.stale_rounds = std::isfinite(before) && s.best_us >= before ? s.stale_rounds + 1 : 0;
-    if (s.stale_rounds >= o_.patience) {
+    if (o_.patience > 0 && s.stale_rounds >= o_.patience) {
       s.done = true;
       log("@" + s.task.funcs[0] + ": no better schedule in " + std::to_string(o_.patience) + " rounds; done");
     }

@@ -32,9 +32,10 @@ struct TuneOptions {
   double time_budget_s = 0;  // stop after this long (0: no limit)
   uint64_t seed = 0;
   int batch = 16;  // candidates measured per search round
-  int shard = 0,
-      shards = 1;  // tune the tasks with something to tune whose index among them % shards == shard
-  // Rounds without a better candidate after which a task stops.
+  // Tune the tasks with something to tune whose index among them % shards == shard.
+  int shard = 0, shards = 1;
+  // Rounds without a better candidate after which a task stops (0: never;
+  // the run then spends the whole budget).
   int patience = 4;
   // Hand-written search spaces: schedule-script blocks by prim func name.
   const ir::ScheduleScript* spaces = nullptr;
