@@ -61,6 +61,19 @@ struct FreeDeleter {
 };
 using Memory = std::unique_ptr<std::byte[], FreeDeleter>;
 
+// Each buffer has this much room after it, so that the timed samples can
+// place it at different 64-byte offsets (placement()).
+constexpr size_t kPlacementSlack = 4096;
+
+// The byte offset of parameter `param` in sample `sample`: 0 for the
+// checked run (sample 0), else spread over a 4 KiB page, differently per
+// parameter, so that a schedule fast only at one relative placement of its
+// buffers (cache-set aliasing of power-of-two rows) is not timed only there.
+size_t placement(int sample, size_t param) {
+  if (sample == 0) return 0;
+  return (static_cast<size_t>(sample) * (2 * param + 5) * 7 + param * 13) % (kPlacementSlack / 64) * 64;
+}
+
 Memory allocate(size_t bytes) {
   void* p = std::aligned_alloc(64, std::max<size_t>(64, (bytes + 63) / 64 * 64));
   if (!p) throw Error("out of memory for a " + std::to_string(bytes) + "-byte buffer");
@@ -287,7 +300,7 @@ class Worker {
     std::vector<std::vector<std::byte>> initial, expected;
     std::vector<void*> args;
     for (size_t i = 0; i < params.size(); ++i) {
-      work.push_back(allocate(params[i].bytes));
+      work.push_back(allocate(params[i].bytes + kPlacementSlack));
       fillRandom(params[i], seed, i, work.back().get());
       initial.emplace_back(work.back().get(), work.back().get() + params[i].bytes);
       args.push_back(work.back().get());
@@ -329,9 +342,15 @@ class Worker {
     return {{"status", protocol::kStatusOk}, {"build_ms", ms}};
   }
 
-  void restoreInputs() {
-    for (size_t i = 0; i < params_.size(); ++i)
-      std::memcpy(work_[i].get(), initial_[i].data(), params_[i].bytes);
+  // The kernel's arguments at a sample's placement, the inputs restored there.
+  std::vector<void*> placeInputs(int sample) {
+    std::vector<void*> args;
+    for (size_t i = 0; i < params_.size(); ++i) {
+      std::byte* at = work_[i].get() + placement(sample, i);
+      std::memcpy(at, initial_[i].data(), params_[i].bytes);
+      args.push_back(at);
+    }
+    return args;
   }
 
   json measure(const json& req) {
@@ -342,10 +361,7 @@ class Worker {
     auto it = kernels_.find(id);
     if (it == kernels_.end()) throw Failure{protocol::kStatusRunError, "no candidate " + std::to_string(id)};
     const codegen::JitKernel& kernel = it->second;
-    std::vector<void*> args;
-    for (const Memory& m : work_) args.push_back(m.get());
-
-    restoreInputs();
+    std::vector<void*> args = placeInputs(0);
     auto start = Clock::now();
     kernel.run(args);
     const double check_us = std::chrono::duration<double, std::micro>(Clock::now() - start).count();
@@ -364,7 +380,7 @@ class Worker {
     const int64_t calls = static_cast<int64_t>(std::clamp(wanted, 1.0, 1e9));
     json run_us = json::array();
     for (int r = 0; r < repeats; ++r) {
-      restoreInputs();
+      args = placeInputs(r);
       start = Clock::now();
       for (int64_t c = 0; c < calls; ++c) kernel.run(args);
       const double s = std::chrono::duration<double>(Clock::now() - start).count();

@@ -9,7 +9,9 @@
 // the same for every candidate of a task) and every parameter buffer must
 // match the reference's (the task's unscheduled function, compiled with
 // bounds checks) within a tolerance; then it is timed: a warm-up call,
-// then `repeats` samples, each of as many calls as take `min_sample_ms`,
+// then `repeats` samples, each of as many calls as take `min_sample_ms`
+// and each with the buffers at other 64-byte offsets within a page (a
+// schedule fast at one placement only must not win on it),
 // with the target's thread count. A worker that dies or exceeds `timeout_s`
 // is killed and replaced.
 //
