@@ -302,6 +302,30 @@ def db_records(path):
         return 0
 
 
+def tune_checked(tools, args, rec, label, so, chain, inputs, out, check):
+    """With --tune-trials: tune CHAIN/legalize.ir (database CHAIN/tune.db),
+    build it, run it on INPUTS and CHECK its outputs (a dict of arrays ->
+    the check record). Fills rec["tuned"]; returns (tuned model.so or None,
+    the record or None). Nothing is tuned when the untuned chain failed."""
+    if not args.tune_trials:
+        return None, None
+    tuned = rec["tuned"] = new_tuned(args.tune_trials)
+    if so is None:
+        tuned["error"] = {"stage": "tune", "message": "not tuned: the untuned chain failed"}
+        return None, tuned
+    log(f"[{label}] tuning, {args.tune_trials} trials ({TUNE_TARGET})")
+    try:
+        tuned_so = tune_and_build(tools, chain / "legalize.ir", chain / "tune.db", args.tune_trials, "tuned",
+                                  tuned, out)
+        tuned["check"] = check(mlcc_outputs(tools, tuned_so, inputs, chain / "tuned_out"))
+        return tuned_so, tuned
+    except StageError as e:
+        tuned["check"] = getattr(e, "check", tuned["check"])
+        tuned["error"] = e.record()
+        log(f"[{label}] {e}")
+        return None, tuned
+
+
 def tune_and_build(tools, lowered, db, trials, stem, rec, out):
     """mlcc-tune LOWERED --target TUNE_TARGET --db DB --trials N --log STEM.csv
     -o STEM.ir (DB resumed when it exists: N more candidates), then
@@ -384,23 +408,8 @@ def bench_model(tools, name, entry, model_dir, work, args, out):
         so = None
         log(f"[{name}] {e}")
 
-    tuned_so, tuned = None, None
-    if args.tune_trials:
-        tuned = rec["tuned"] = new_tuned(args.tune_trials)
-        if so is None:
-            tuned["error"] = {"stage": "tune", "message": "not tuned: the untuned chain failed"}
-        else:
-            log(f"[{name}] tuning, {args.tune_trials} trials ({TUNE_TARGET})")
-            try:
-                tuned_so = tune_and_build(tools, work / name / "legalize.ir", work / name / "tune.db",
-                                          args.tune_trials, "tuned", tuned, out)
-                outs = mlcc_outputs(tools, tuned_so, inputs, work / name / "tuned_out")
-                tuned["check"] = check_model(outs, entry, model_dir, "tuned model.so")
-            except StageError as e:
-                tuned["check"] = getattr(e, "check", tuned["check"])
-                tuned["error"] = e.record()
-                tuned_so = None
-                log(f"[{name}] {e}")
+    tuned_so, tuned = tune_checked(tools, args, rec, name, so, work / name, inputs, out,
+                                   lambda outs: check_model(outs, entry, model_dir, "tuned model.so"))
 
     feeds = {inp["name"]: x}
     for t in args.threads:
@@ -512,23 +521,8 @@ def bench_matmul_size(tools, n, peak, work, args, result, out):
         so = None
         log(f"[matmul {n}] {e}")
 
-    tuned_so, tuned = None, None
-    if args.tune_trials:
-        tuned = rec["tuned"] = new_tuned(args.tune_trials)
-        if so is None:
-            tuned["error"] = {"stage": "tune", "message": "not tuned: the untuned chain failed"}
-        else:
-            log(f"[matmul {n}] tuning, {args.tune_trials} trials ({TUNE_TARGET})")
-            try:
-                tuned_so = tune_and_build(tools, d / "chain" / "legalize.ir", d / "chain" / "tune.db",
-                                          args.tune_trials, "tuned", tuned, out)
-                outs = mlcc_outputs(tools, tuned_so, inputs, d / "tuned_out")
-                tuned["check"] = check_matmul(outs, a, b, "tuned model.so")
-            except StageError as e:
-                tuned["check"] = getattr(e, "check", tuned["check"])
-                tuned["error"] = e.record()
-                tuned_so = None
-                log(f"[matmul {n}] {e}")
+    tuned_so, tuned = tune_checked(tools, args, rec, f"matmul {n}", so, d / "chain", inputs, out,
+                                   lambda outs: check_matmul(outs, a, b, "tuned model.so"))
 
     for t in args.threads:  # OpenBLAS and mlcc in turn, under the same load
         key = str(t)
