@@ -259,3 +259,51 @@ TEST(Passes, CanonicalizeThenFoldKeepsMeaning) {
   EXPECT_EQ(r.text.find("batch_norm"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%c: f32[3] = const ["), std::string::npos) << r.text;
 }
+
+namespace {
+
+size_t countOf(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
+}  // namespace
+
+// A chain of convolutions (3x3, a residual add, depthwise, 1x1 to 24 and 6
+// channels) with bias, relu, a scalar multiply and sigmoid between them
+// stays in NCHW[x]c: the layout changes only at the input, the weights,
+// the outputs and the max_pool2d (which has no blocked form), and the
+// bias folds into a blocked constant.
+TEST(ConvertLayout, ChainConvertsOnlyAtItsEdges) {
+  Result r = checkFixture("convert_layout_chain.ir", "convert-layout,fold-constants,dead-code-elimination", 1e-4);
+  EXPECT_EQ(countOf(r.text, "= conv2d("), 0u) << r.text;
+  EXPECT_EQ(countOf(r.text, "= conv2d_nchwc("), 5u) << r.text;
+  // x -> NCHW3c; w1..w4, wd packed; o (24 = 3 x 8), c4 (6 channels) and
+  // dh (for the pool) back to NCHW.
+  EXPECT_EQ(countOf(r.text, "layout_transform("), 9u) << r.text;
+  EXPECT_EQ(countOf(r.text, "dst_layout = \"NCHW\""), 3u) << r.text;
+  EXPECT_NE(r.text.find("f32[1, 1, 10, 10, 3] = layout_transform(%x"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("f32[1, 3, 5, 5, 8] = sigmoid("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%b_nchw16c: f32[1, 1, 1, 16] = const ["), std::string::npos) << r.text;  // the folded bias
+}
+
+TEST(ConvertLayout, LeavesWhatItCannotBlock) {
+  // groups = 2 (neither 1 nor depthwise), a symbolic batch, f16: unchanged.
+  std::string dir = tempDir("convert_layout_leaves");
+  ir::Module m = parse(R"(mlcc.ir 1
+
+graph @main(%x: f32[1, 4, 6, 6], %w: f32[6, 2, 3, 3], %y: f32[n, 4, 6, 6], %v: f32[4, 4, 1, 1], %h: f16[1, 4, 6, 6], %hw: f16[4, 4, 1, 1]) -> (f32[1, 6, 4, 4], f32[n, 4, 6, 6], f16[1, 4, 6, 6]) {
+  dataflow {
+    %a: f32[1, 6, 4, 4] = conv2d(%x, %w, groups = 2)
+    %b: f32[n, 4, 6, 6] = conv2d(%y, %v)
+    %c: f16[1, 4, 6, 6] = conv2d(%h, %hw)
+  }
+  return (%a, %b, %c)
+}
+)",
+                       dir);
+  Result r = runPasses(m, "convert-layout", dir);
+  EXPECT_EQ(countOf(r.text, "layout_transform"), 0u) << r.text;
+  EXPECT_EQ(countOf(r.text, "= conv2d("), 3u) << r.text;
+}

@@ -1,6 +1,7 @@
 // The convolution op family: conv2d and conv2d_transpose (NCHW, OIHW
-// weights; conv2d_transpose weights are [C, O/groups, KH, KW]). Reference
-// kernels: im2col (col2im for the transpose) around the blocked f32 GEMM.
+// weights; conv2d_transpose weights are [C, O/groups, KH, KW]), and
+// conv2d_nchwc (the blocked channel layout, see below). Reference kernels:
+// im2col (col2im for the transpose) around the blocked f32 GEMM.
 #include <algorithm>
 
 #include "legalize_util_nn.h"
@@ -191,6 +192,121 @@ ir::PrimFunc legalizeConv2d(const std::vector<Type>& inputs, const Type& output,
   return fb.build({nnlegal::castStage(fb, "conv2d_cast", y, output.dtype)});
 }
 
+// ---- conv2d_nchwc --------------------------------------------------------------
+// conv2d in the blocked channel layout (TVM's conv2d_NCHWc): x [N, C/ib, H,
+// W, ib] (NCHW{ib}c), w [O/ob, C/ib, KH, KW, ib, ob] (OIHW{ib}i{ob}o), out
+// [N, O/ob, OH, OW, ob] (NCHW{ob}c). Depthwise (groups = C = O) takes
+// ib = ob and w [O/ob, 1, KH, KW, 1, ob] (OIHW1i{ob}o). Other groups are
+// refused. The convert-layout pass makes these from conv2d.
+
+struct NchwcShapes {
+  PrimExpr n, co, h, w, ib;         // x
+  PrimExpr oo, wi, kh, kw, wib, ob;  // w
+  bool depthwise;
+};
+
+NchwcShapes checkedNchwc(const std::vector<Type>& inputs, int64_t groups) {
+  const char* op = "conv2d_nchwc";
+  const Type& x = nn::operand(inputs, 0, op, 5, "the input (NCHW[x]c)");
+  const Type& w = nn::operand(inputs, 1, op, 6, "the weight (OIHW[x]i[y]o)");
+  nn::requireFloat(x, op, "the input");
+  nn::requireSameDType(x, w, op);
+  NchwcShapes s{x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.shape[4],
+                w.shape[0], w.shape[1], w.shape[2], w.shape[3], w.shape[4], w.shape[5], groups > 1};
+  nn::constDim(s.ib, op, "the input's channel block");
+  nn::constDim(s.ob, op, "the weight's output channel block");
+  if (groups == 1) {
+    if (!dimEqual(s.wi, s.co) || !dimEqual(s.wib, s.ib))
+      fail(op, "the input " + ir::printType(x) + " and the weight " + ir::printType(w) +
+                   " disagree on the input channels (blocks [" + nn::dimStr(s.co) + ", " + nn::dimStr(s.ib) +
+                   "] and [" + nn::dimStr(s.wi) + ", " + nn::dimStr(s.wib) + "])");
+    return s;
+  }
+  const PrimExpr channels = dimMul(s.co, s.ib);
+  int64_t c;
+  const bool depthwise = ir::asConstInt(channels, &c) && c == groups && dimEqual(s.wi, dimConst(1)) &&
+                         dimEqual(s.wib, dimConst(1)) && dimEqual(s.ob, s.ib) && dimEqual(s.oo, s.co);
+  if (!depthwise)
+    fail(op, "groups = " + std::to_string(groups) + " is supported only as a depthwise convolution (groups = " +
+                 "channels, weight [C/b, 1, KH, KW, 1, b] with the input's block b); got " + ir::printType(x) +
+                 " and " + ir::printType(w));
+  return s;
+}
+
+Type inferConv2dNchwc(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const char* op = "conv2d_nchwc";
+  ConvAttrs a = convAttrs(attrs, op, false);
+  NchwcShapes s = checkedNchwc(inputs, a.groups);
+  PrimExpr oh = convOutDim(s.h, s.kh, a.pt + a.pb, a.sh, a.dh);
+  PrimExpr ow = convOutDim(s.w, s.kw, a.pl + a.pr, a.sw, a.dw);
+  checkPositive(oh, op, "the output height");
+  checkPositive(ow, op, "the output width");
+  return Type::tensor(inputs[0].dtype, {s.n, s.oo, oh, ow, s.ob});
+}
+
+// The layouts of the operands and the result as layout_transform strings.
+struct NchwcLayouts {
+  std::string x, w, out;
+};
+NchwcLayouts nchwcLayouts(const std::vector<int64_t>& xs, const std::vector<int64_t>& ws) {
+  return {"NCHW" + std::to_string(xs[4]) + "c", "OIHW" + std::to_string(ws[4]) + "i" + std::to_string(ws[5]) + "o",
+          "NCHW" + std::to_string(ws[5]) + "c"};
+}
+
+Tensor relayout(const Tensor& t, const std::string& from, const std::string& to) {
+  ir::Attrs attrs;
+  attrs["src_layout"] = ir::AttrValue(from);
+  attrs["dst_layout"] = ir::AttrValue(to);
+  return computeOp("layout_transform", {t}, attrs).at(0);
+}
+
+// The reference: back to NCHW/OIHW, conv2d's kernel, and blocked again.
+std::vector<Tensor> computeConv2dNchwc(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const NchwcLayouts l = nchwcLayouts(inputs[0].shape(), inputs[1].shape());
+  std::vector<Tensor> plain{relayout(inputs[0], l.x, "NCHW"), relayout(inputs[1], l.w, "OIHW")};
+  std::vector<Tensor> out = computeConv2d(plain, attrs);
+  return {relayout(out.at(0), "NCHW", l.out)};
+}
+
+int64_t flopsConv2dNchwc(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  if (inputs.size() < 2 || !inputs[1].isTensor() || inputs[1].rank() != 6) return 0;
+  const auto& ws = inputs[1].shape;  // C/groups = ws[1] * ws[4]
+  return flopsProduct(2, staticCount(output.shape), staticCount({ws[1], ws[2], ws[3], ws[4]}));
+}
+
+// A `pad` stage on H and W, then one reduce stage "conv2d_nchwc":
+//   out[n, oc, y, x, ob] = sum pad[n, ic, y * sh + kh * dh, x * sw + kw * dw, ib]
+//                              * w[oc, ic, kh, kw, ib, ob]     over (ic, kh, kw, ib)
+// or, depthwise, sum pad[n, oc, y', x', ob] * w[oc, 0, kh, kw, 0, ob] over (kh, kw).
+ir::PrimFunc legalizeConv2dNchwc(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+  using namespace ir::build;
+  ConvAttrs a = convAttrs(attrs, "conv2d_nchwc", false);
+  const NchwcShapes s = checkedNchwc(inputs, a.groups);
+  ir::te::FuncBuilder fb("conv2d_nchwc");
+  ir::Buffer x = fb.input("x", inputs[0]), w = fb.input("w", inputs[1]);
+  DType acc = nnlegal::accDType(output.dtype);
+  ir::Buffer xp = nnlegal::padStage(fb, "pad", x, {0, 0, a.pt, a.pl, 0}, {0, 0, a.pb, a.pr, 0},
+                                    ir::te::constant(x->dtype, 0));
+  auto ih = [&](const ir::te::Indices& i, const PrimExpr& kh) { return nnlegal::mulC(i[2], a.sh) + nnlegal::mulC(kh, a.dh); };
+  auto iw = [&](const ir::te::Indices& i, const PrimExpr& kw) { return nnlegal::mulC(i[3], a.sw) + nnlegal::mulC(kw, a.dw); };
+  ir::Buffer y;
+  if (s.depthwise) {
+    y = fb.reduce("conv2d_nchwc", output.shape, acc, {s.kh, s.kw}, ir::te::ReduceOp::Sum,
+                  [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                    PrimExpr zero = lit(int64_t{0});
+                    return nnlegal::castTo(acc, load(xp, {i[0], i[1], ih(i, r[0]), iw(i, r[1]), i[4]})) *
+                           nnlegal::castTo(acc, load(w, {i[1], zero, r[0], r[1], zero, i[4]}));
+                  });
+  } else {
+    y = fb.reduce("conv2d_nchwc", output.shape, acc, {s.co, s.kh, s.kw, s.ib}, ir::te::ReduceOp::Sum,
+                  [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                    return nnlegal::castTo(acc, load(xp, {i[0], r[0], ih(i, r[1]), iw(i, r[2]), r[3]})) *
+                           nnlegal::castTo(acc, load(w, {i[1], r[0], r[1], r[2], r[3], i[4]}));
+                  });
+  }
+  return fb.build({nnlegal::castStage(fb, "conv2d_nchwc_cast", y, output.dtype)});
+}
+
 // ---- conv2d_transpose ---------------------------------------------------------
 
 Type inferConv2dTranspose(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
@@ -330,6 +446,8 @@ std::vector<AttrSpec> convSpecs(bool transpose) {
 void registerConvOps(std::vector<OpDef>& ops) {
   ops.push_back({"conv2d", 2, 2, OpPattern::OutEwiseFusable, convSpecs(false), inferConv2d, computeConv2d,
                  flopsConv2d, legalizeConv2d});
+  ops.push_back({"conv2d_nchwc", 2, 2, OpPattern::OutEwiseFusable, convSpecs(false), inferConv2dNchwc,
+                 computeConv2dNchwc, flopsConv2dNchwc, legalizeConv2dNchwc});
   ops.push_back({"conv2d_transpose", 2, 2, OpPattern::OutEwiseFusable, convSpecs(true), inferConv2dTranspose,
                  computeConv2dTranspose, flopsConv2dTranspose, legalizeConv2dTranspose});
 }

@@ -11,10 +11,11 @@ void registerElementwiseOps(std::vector<OpDef>& ops);  // elementwise.cpp: unary
 void registerReduceOps(std::vector<OpDef>& ops);  // reduce.cpp: sum, mean, max, min, prod, argmax, argmin
 void registerNormOps(std::vector<OpDef>& ops);    // norm.cpp: softmax, log_softmax, layer_norm, batch_norm
 void registerLinalgOps(std::vector<OpDef>& ops);  // linalg.cpp: matmul, dense
-void registerConvOps(std::vector<OpDef>& ops);    // conv.cpp: conv2d, conv2d_transpose
+void registerConvOps(std::vector<OpDef>& ops);    // conv.cpp: conv2d, conv2d_nchwc, conv2d_transpose
 void registerPoolOps(std::vector<OpDef>& ops);    // pool.cpp: max/avg/global/adaptive pooling
 void registerManipulateOps(std::vector<OpDef>& ops);  // manipulate.cpp: reshape ... tile
 void registerResizeOps(std::vector<OpDef>& ops);      // resize.cpp: resize2d
+void registerLayoutOps(std::vector<OpDef>& ops);      // layout.cpp: layout_transform
 
 inline std::vector<OpDef> registerAllOpFamilies() {
   std::vector<OpDef> ops;
@@ -26,6 +27,7 @@ inline std::vector<OpDef> registerAllOpFamilies() {
   registerPoolOps(ops);
   registerManipulateOps(ops);
   registerResizeOps(ops);
+  registerLayoutOps(ops);
   return ops;
 }
 

@@ -10,6 +10,7 @@ std::vector<PassInfo> allPassInfos() {
   // clang-format off
   return {
       makeCanonicalizePass(),
+      makeConvertLayoutPass(),
       makeDeadCodeEliminationPass(),
       makeFoldConstantsPass(),
       makeFuseByPatternPass(),

@@ -8,6 +8,7 @@ namespace mlcc::transform {
 PassInfo makeDeadCodeEliminationPass();  // dead_code_elimination.cpp
 PassInfo makeLegalizePass();             // legalize.cpp (+ fuse_tir.cpp)
 PassInfo makeCanonicalizePass();         // canonicalize.cpp
+PassInfo makeConvertLayoutPass();        // convert_layout.cpp
 PassInfo makeFoldConstantsPass();        // fold_constants.cpp
 PassInfo makeFuseByPatternPass();        // fuse_by_pattern.cpp
 PassInfo makeFuseOpsPass();              // fuse_ops.cpp

@@ -1,0 +1,227 @@
+// convert-layout: puts convolutions into the blocked channel layout (TVM's
+// AlterOpLayout/ConvertLayout for x86's conv2d_NCHWc) and keeps the
+// elementwise ops between them there, so that a chain of convolutions and
+// their bias, activation and residual adds converts only at its edges:
+//   - y = conv2d(x, w) (f32, static NCHW shapes, groups 1 or depthwise)
+//     becomes yb = conv2d_nchwc(xb, wb) with xb = x in NCHW{ib}c (or the
+//     blocked value x already has), wb = layout_transform(w, OIHW ->
+//     OIHW{ib}i{ob}o) (a constant weight: fold-constants packs it at compile
+//     time), and y = layout_transform(yb, NCHW{ob}c -> NCHW) for the uses
+//     that still want NCHW;
+//   - z = op(a, ...) of pattern elementwise/broadcast whose result has the
+//     NCHW shape of an operand that has a blocked value computes in that
+//     blocked layout when every other operand can follow: a blocked value of
+//     the same block, an NCHW tensor of the result's shape (transformed), a
+//     per-channel [C, 1, 1] / [1, C, 1, 1] tensor (transformed: a constant
+//     bias folds), or a tensor of ones' shape (broadcasts as it is).
+// The block of C channels is the largest divisor of C up to `block` (the
+// vector lanes), or the largest power-of-two divisor when it is at least
+// half of that (24 -> 8, 3 -> 3). Values left unused (the NCHW forms inside
+// a chain) are for dead-code-elimination. Assumes the module verifies; the
+// result verifies and computes the same (tests run both through the
+// interpreter).
+#include <algorithm>
+#include <map>
+#include <optional>
+
+#include "../pass_registry.h"
+#include "mlcc/ops/op.h"
+#include "mlcc/ops/shape.h"
+#include "mlcc/support/diagnostic.h"
+#include "passes.h"
+
+namespace mlcc::transform {
+
+namespace {
+
+struct Stats {
+  int convs = 0, ops = 0;
+};
+
+int64_t channelBlock(int64_t channels, int64_t max_block) {
+  int64_t d = 1;
+  for (int64_t f = std::min(channels, max_block); f >= 1; --f)
+    if (channels % f == 0) {
+      d = f;
+      break;
+    }
+  int64_t p = 1;
+  while (channels % (p * 2) == 0 && p * 2 <= max_block) p *= 2;
+  return (d & (d - 1)) != 0 && p * 2 >= d ? p : d;
+}
+
+bool staticDims(const ir::Type& t, std::vector<int64_t>* dims) {
+  return t.isTensor() && ops::staticShape(t.shape, dims);
+}
+
+class LayoutConverter {
+ public:
+  LayoutConverter(int64_t max_block, Stats& stats) : max_block_(max_block), stats_(stats) {}
+
+  void run(ir::GraphFunc& f) {
+    for (auto& block : f.blocks) {
+      std::vector<ir::Binding> out;
+      for (auto& b : block.bindings) {
+        out_ = &out;
+        if (!convertConv(b) && !convertElementwise(b)) out.push_back(std::move(b));
+      }
+      block.bindings = std::move(out);
+    }
+  }
+
+ private:
+  struct Blocked {
+    ir::GraphVar var;  // the value in NCHW{block}c
+    int64_t block;
+  };
+
+  ir::GraphVar emit(const std::string& name, const std::string& op, std::vector<ir::GraphVar> args,
+                    ir::Attrs attrs) {
+    std::vector<ir::Type> types;
+    for (const auto& a : args) types.push_back(a->type);
+    ir::Binding nb;
+    nb.value.kind = ir::ValueKind::Op;
+    nb.value.callee = op;
+    nb.value.attrs = ops::normalizeAttrs(*ops::findOp(op), attrs);
+    nb.value.args = std::move(args);
+    nb.var = ir::makeGraphVar(name, ops::inferOpType(op, types, nb.value.attrs));
+    out_->push_back(nb);
+    return nb.var;
+  }
+
+  ir::GraphVar transform(const ir::GraphVar& x, const std::string& from, const std::string& to,
+                         const std::string& name) {
+    ir::Attrs attrs;
+    attrs["src_layout"] = ir::AttrValue(from);
+    attrs["dst_layout"] = ir::AttrValue(to);
+    return emit(name, "layout_transform", {x}, attrs);
+  }
+
+  // x (NCHW) in NCHW{block}c: its blocked value, or a new transform.
+  ir::GraphVar blockedInput(const ir::GraphVar& x, int64_t block) {
+    auto it = blocked_.find(x.get());
+    if (it != blocked_.end() && it->second.block == block) return it->second.var;
+    return transform(x, "NCHW", "NCHW" + std::to_string(block) + "c", x->name + "_nchw" + std::to_string(block) + "c");
+  }
+
+  // `b` (whose value is now computed as `yb` in NCHW{block}c) becomes the
+  // transform back to NCHW, for the uses that want NCHW.
+  void finish(ir::Binding& b, const ir::GraphVar& yb, int64_t block) {
+    ir::Binding back;
+    back.var = b.var;
+    back.value.kind = ir::ValueKind::Op;
+    back.value.callee = "layout_transform";
+    back.value.args = {yb};
+    back.value.attrs["src_layout"] = ir::AttrValue("NCHW" + std::to_string(block) + "c");
+    back.value.attrs["dst_layout"] = ir::AttrValue("NCHW");
+    out_->push_back(std::move(back));
+    blocked_[b.var.get()] = {yb, block};
+  }
+
+  bool convertConv(ir::Binding& b) {
+    const ir::GraphValue& v = b.value;
+    if (v.kind != ir::ValueKind::Op || v.callee != "conv2d" || v.args.size() != 2) return false;
+    std::vector<int64_t> xs, ws, ys;
+    if (!staticDims(v.args[0]->type, &xs) || !staticDims(v.args[1]->type, &ws) || !staticDims(b.var->type, &ys))
+      return false;
+    if (xs.size() != 4 || ws.size() != 4 || b.var->type.dtype != ir::DType::f32) return false;
+    const int64_t groups = ops::attrInt(ops::normalizeAttrs(*ops::findOp("conv2d"), v.attrs), "groups"), channels = xs[1], out_channels = ws[0];
+    const bool depthwise = groups > 1 && groups == channels && out_channels == channels && ws[1] == 1;
+    if (groups != 1 && !depthwise) return false;
+    auto known = blocked_.find(v.args[0].get());
+    int64_t ib = known != blocked_.end() ? known->second.block : channelBlock(channels, max_block_);
+    int64_t ob = depthwise ? ib : channelBlock(out_channels, max_block_);
+    const ir::GraphVar xb = blockedInput(v.args[0], ib);
+    const std::string wl = "OIHW" + std::to_string(depthwise ? 1 : ib) + "i" + std::to_string(ob) + "o";
+    const ir::GraphVar wb = transform(v.args[1], "OIHW", wl, v.args[1]->name + "_" + wl);
+    const ir::GraphVar yb = emit(b.var->name + "_nchw" + std::to_string(ob) + "c", "conv2d_nchwc", {xb, wb}, v.attrs);
+    finish(b, yb, ob);
+    ++stats_.convs;
+    return true;
+  }
+
+  bool convertElementwise(ir::Binding& b) {
+    const ir::GraphValue& v = b.value;
+    if (v.kind != ir::ValueKind::Op) return false;
+    const ops::OpDef* def = ops::findOp(v.callee);
+    if (!def || (def->pattern != ops::OpPattern::Elementwise && def->pattern != ops::OpPattern::Broadcast))
+      return false;
+    std::vector<int64_t> ys;
+    if (!staticDims(b.var->type, &ys) || ys.size() != 4) return false;
+    std::optional<int64_t> block;
+    for (const auto& a : v.args) {
+      auto it = blocked_.find(a.get());
+      std::vector<int64_t> as;
+      if (it != blocked_.end() && staticDims(a->type, &as) && as == ys) {
+        block = it->second.block;
+        break;
+      }
+    }
+    if (!block) return false;
+    const std::string nchwc = "NCHW" + std::to_string(*block) + "c";
+    // Plan every operand before emitting anything.
+    enum class Use { Blocked, Transform, PerChannel3, PerChannel4, AsIs };
+    std::vector<Use> uses;
+    for (const auto& a : v.args) {
+      std::vector<int64_t> as;
+      if (!staticDims(a->type, &as)) return false;
+      auto it = blocked_.find(a.get());
+      bool ones = true;
+      for (int64_t d : as) ones = ones && d == 1;
+      if (as == ys) uses.push_back(it != blocked_.end() && it->second.block == *block ? Use::Blocked : Use::Transform);
+      else if (ones) uses.push_back(Use::AsIs);
+      else if (as == std::vector<int64_t>{ys[1], 1, 1}) uses.push_back(Use::PerChannel3);
+      else if (as == std::vector<int64_t>{1, ys[1], 1, 1}) uses.push_back(Use::PerChannel4);
+      else return false;
+    }
+    std::vector<ir::GraphVar> args;
+    for (size_t i = 0; i < v.args.size(); ++i) {
+      const ir::GraphVar& a = v.args[i];
+      const std::string name = a->name + "_nchw" + std::to_string(*block) + "c";
+      switch (uses[i]) {
+        case Use::Blocked: args.push_back(blocked_.at(a.get()).var); break;
+        case Use::Transform: args.push_back(blockedInput(a, *block)); break;
+        case Use::PerChannel3: args.push_back(transform(a, "CHW", "CHW" + std::to_string(*block) + "c", name)); break;
+        case Use::PerChannel4: args.push_back(transform(a, "NCHW", nchwc, name)); break;
+        case Use::AsIs: args.push_back(a); break;
+      }
+    }
+    const ir::GraphVar zb = emit(b.var->name + "_nchw" + std::to_string(*block) + "c", v.callee, args, v.attrs);
+    finish(b, zb, *block);
+    ++stats_.ops;
+    return true;
+  }
+
+  int64_t max_block_;
+  Stats& stats_;
+  std::vector<ir::Binding>* out_ = nullptr;
+  std::map<const ir::GraphVarNode*, Blocked> blocked_;  // NCHW value -> its blocked value
+};
+
+}  // namespace
+
+PassInfo makeConvertLayoutPass() {
+  PassInfo p;
+  p.name = "convert-layout";
+  p.summary =
+      "Put conv2d (groups 1 or depthwise) and the elementwise ops between convolutions into the blocked "
+      "channel layout NCHW[x]c (conv2d_nchwc, packed weights via layout_transform)";
+  p.options = {{"block", OptionKind::Int, "16",
+                "The largest channel block (the vector lanes: 16 for AVX-512 f32, 8 for AVX2)"}};
+  p.run = [](ir::Module& m, const PassOptions& opts, PassContext&) -> std::string {
+    const int64_t block = opts.getInt("block");
+    if (block < 1) throw Error("convert-layout: block must be >= 1, not " + std::to_string(block));
+    Stats stats;
+    for (auto& fn : m.functions) {
+      auto* g = std::get_if<ir::GraphFunc>(&fn);
+      if (!g || g->attrs.count("primitive")) continue;
+      LayoutConverter(block, stats).run(*g);
+    }
+    if (!stats.convs) return "";
+    return "converted " + std::to_string(stats.convs) + " conv2d(s) and " + std::to_string(stats.ops) +
+           " elementwise op(s) to NCHW[x]c";
+  };
+  return p;
+}
+
+}  // namespace mlcc::transform
