@@ -104,7 +104,7 @@ TEST(OpsPool, Errors) {
   EXPECT_EQ(
       inferError("avg_pool2d", {t({1, 1, 8, 8})}, {{"pool_size", AttrValue::ints({2, 2})}, {"axis", 1}}),
       "op 'avg_pool2d' has no attribute 'axis' (it takes: pool_size, strides, padding, dilation, ceil_mode, "
-      "count_include_pad)");
+      "count_include_pad, layout)");
 }
 
 TEST(OpsPool, Flops) {

@@ -200,7 +200,7 @@ ir::PrimFunc legalizeConv2d(const std::vector<Type>& inputs, const Type& output,
 // refused. The convert-layout pass makes these from conv2d.
 
 struct NchwcShapes {
-  PrimExpr n, co, h, w, ib;         // x
+  PrimExpr n, co, h, w, ib;          // x
   PrimExpr oo, wi, kh, kw, wib, ob;  // w
   bool depthwise;
 };
@@ -211,8 +211,8 @@ NchwcShapes checkedNchwc(const std::vector<Type>& inputs, int64_t groups) {
   const Type& w = nn::operand(inputs, 1, op, 6, "the weight (OIHW[x]i[y]o)");
   nn::requireFloat(x, op, "the input");
   nn::requireSameDType(x, w, op);
-  NchwcShapes s{x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.shape[4],
-                w.shape[0], w.shape[1], w.shape[2], w.shape[3], w.shape[4], w.shape[5], groups > 1};
+  NchwcShapes s{x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.shape[4], w.shape[0],
+                w.shape[1], w.shape[2], w.shape[3], w.shape[4], w.shape[5], groups > 1};
   nn::constDim(s.ib, op, "the input's channel block");
   nn::constDim(s.ob, op, "the weight's output channel block");
   if (groups == 1) {
@@ -227,9 +227,10 @@ NchwcShapes checkedNchwc(const std::vector<Type>& inputs, int64_t groups) {
   const bool depthwise = ir::asConstInt(channels, &c) && c == groups && dimEqual(s.wi, dimConst(1)) &&
                          dimEqual(s.wib, dimConst(1)) && dimEqual(s.ob, s.ib) && dimEqual(s.oo, s.co);
   if (!depthwise)
-    fail(op, "groups = " + std::to_string(groups) + " is supported only as a depthwise convolution (groups = " +
-                 "channels, weight [C/b, 1, KH, KW, 1, b] with the input's block b); got " + ir::printType(x) +
-                 " and " + ir::printType(w));
+    fail(op, "groups = " + std::to_string(groups) +
+                 " is supported only as a depthwise convolution (groups = " +
+                 "channels, weight [C/b, 1, KH, KW, 1, b] with the input's block b); got " +
+                 ir::printType(x) + " and " + ir::printType(w));
   return s;
 }
 
@@ -249,7 +250,8 @@ struct NchwcLayouts {
   std::string x, w, out;
 };
 NchwcLayouts nchwcLayouts(const std::vector<int64_t>& xs, const std::vector<int64_t>& ws) {
-  return {"NCHW" + std::to_string(xs[4]) + "c", "OIHW" + std::to_string(ws[4]) + "i" + std::to_string(ws[5]) + "o",
+  return {"NCHW" + std::to_string(xs[4]) + "c",
+          "OIHW" + std::to_string(ws[4]) + "i" + std::to_string(ws[5]) + "o",
           "NCHW" + std::to_string(ws[5]) + "c"};
 }
 
@@ -278,7 +280,8 @@ int64_t flopsConv2dNchwc(const std::vector<Type>& inputs, const Type& output, co
 //   out[n, oc, y, x, ob] = sum pad[n, ic, y * sh + kh * dh, x * sw + kw * dw, ib]
 //                              * w[oc, ic, kh, kw, ib, ob]     over (ic, kh, kw, ib)
 // or, depthwise, sum pad[n, oc, y', x', ob] * w[oc, 0, kh, kw, 0, ob] over (kh, kw).
-ir::PrimFunc legalizeConv2dNchwc(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+ir::PrimFunc legalizeConv2dNchwc(const std::vector<Type>& inputs, const Type& output,
+                                 const ir::Attrs& attrs) {
   using namespace ir::build;
   ConvAttrs a = convAttrs(attrs, "conv2d_nchwc", false);
   const NchwcShapes s = checkedNchwc(inputs, a.groups);
@@ -287,8 +290,12 @@ ir::PrimFunc legalizeConv2dNchwc(const std::vector<Type>& inputs, const Type& ou
   DType acc = nnlegal::accDType(output.dtype);
   ir::Buffer xp = nnlegal::padStage(fb, "pad", x, {0, 0, a.pt, a.pl, 0}, {0, 0, a.pb, a.pr, 0},
                                     ir::te::constant(x->dtype, 0));
-  auto ih = [&](const ir::te::Indices& i, const PrimExpr& kh) { return nnlegal::mulC(i[2], a.sh) + nnlegal::mulC(kh, a.dh); };
-  auto iw = [&](const ir::te::Indices& i, const PrimExpr& kw) { return nnlegal::mulC(i[3], a.sw) + nnlegal::mulC(kw, a.dw); };
+  auto ih = [&](const ir::te::Indices& i, const PrimExpr& kh) {
+    return nnlegal::mulC(i[2], a.sh) + nnlegal::mulC(kh, a.dh);
+  };
+  auto iw = [&](const ir::te::Indices& i, const PrimExpr& kw) {
+    return nnlegal::mulC(i[3], a.sw) + nnlegal::mulC(kw, a.dw);
+  };
   ir::Buffer y;
   if (s.depthwise) {
     y = fb.reduce("conv2d_nchwc", output.shape, acc, {s.kh, s.kw}, ir::te::ReduceOp::Sum,

@@ -45,8 +45,10 @@ Layout Layout::parse(std::string_view text) {
     const char c = text[i++];
     const bool upper = c >= 'A' && c <= 'Z', lower = c >= 'a' && c <= 'z';
     if (!upper && !lower) throw layoutError(text, std::string("'") + c + "' is no axis (letters A-Z, a-z)");
-    if (upper && digits != i - 1) throw layoutError(text, std::string("primal axis '") + c + "' takes no factor");
-    if (lower && factor < 1) throw layoutError(text, std::string("block axis '") + c + "' needs a factor >= 1");
+    if (upper && digits != i - 1)
+      throw layoutError(text, std::string("primal axis '") + c + "' takes no factor");
+    if (lower && factor < 1)
+      throw layoutError(text, std::string("block axis '") + c + "' needs a factor >= 1");
     if (!seen.insert(c).second) throw layoutError(text, std::string("axis '") + c + "' appears twice");
     l.axes_.push_back({c, lower ? factor : 0});
   }
@@ -128,8 +130,10 @@ std::vector<SourceAxis> sourceAxes(const Layout& from, const Layout& to) {
     const int to_outer = to.position(primal), to_inner = to.position(static_cast<char>(std::tolower(primal)));
     SourceAxis a{to_outer};
     if (s.factor) {  // a block in the source
-      if (f_to) a.outer = to_inner;  // the same block in the result
-      else a.mod = s.factor;
+      if (f_to)
+        a.outer = to_inner;  // the same block in the result
+      else
+        a.mod = s.factor;
     } else if (f_from && !f_to) {  // split in the source only: its outer part
       a.div = f_from;
     } else if (!f_from && f_to) {  // split in the result only: recombine
@@ -143,7 +147,8 @@ std::vector<SourceAxis> sourceAxes(const Layout& from, const Layout& to) {
 
 std::pair<Layout, Layout> layoutsOf(const ir::Attrs& attrs) {
   try {
-    Layout from = Layout::parse(attrStr(attrs, "src_layout")), to = Layout::parse(attrStr(attrs, "dst_layout"));
+    Layout from = Layout::parse(attrStr(attrs, "src_layout")),
+           to = Layout::parse(attrStr(attrs, "dst_layout"));
     checkPair(from, to);
     return {from, to};
   } catch (const Error& e) {
@@ -184,7 +189,8 @@ std::vector<Tensor> computeLayoutTransform(const std::vector<Tensor>& inputs, co
   return {detail::gatherByTables(x, out_shape, tables)};
 }
 
-ir::PrimFunc legalizeLayoutTransform(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
+ir::PrimFunc legalizeLayoutTransform(const std::vector<Type>& inputs, const Type& output,
+                                     const ir::Attrs& attrs) {
   namespace lm = legal_mv;
   auto [from, to] = layoutsOf(attrs);
   const auto axes = sourceAxes(from, to);
@@ -231,8 +237,9 @@ Shape transformedShape(const Layout& from, const Layout& to, const Shape& shape)
       out.push_back(dimConst(n * f_from));
     } else {
       if (n % f_to != 0)
-        throw opError("axis " + std::string(1, p) + " has " + std::to_string(n) + " elements, not a multiple of " +
-                      "the block of " + std::to_string(f_to) + " in '" + to.str() + "'");
+        throw opError("axis " + std::string(1, p) + " has " + std::to_string(n) +
+                      " elements, not a multiple of " + "the block of " + std::to_string(f_to) + " in '" +
+                      to.str() + "'");
       out.push_back(dimConst(n / f_to));
     }
   }

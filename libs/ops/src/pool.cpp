@@ -1,12 +1,17 @@
 // The pooling op family (NCHW): max_pool2d, avg_pool2d (padding, dilation,
 // ceil_mode, count_include_pad as in PyTorch/ONNX), global_avg_pool2d,
-// global_max_pool2d and adaptive_avg_pool2d (PyTorch's bins).
+// global_max_pool2d and adaptive_avg_pool2d (PyTorch's bins). All but the
+// adaptive one also take `layout = "NCHW{b}c"` (the blocked channel layout
+// of mlcc/ops/layout.h; absent: NCHW): a rank-5 input [N, C/b, H, W, b]
+// pooled over H and W, which the convert-layout pass uses to keep a chain
+// of convolutions blocked through its pools.
 #include <algorithm>
 #include <limits>
 
 #include "legalize_util_nn.h"
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/te.h"
+#include "mlcc/ops/layout.h"
 #include "mlcc/support/checked_math.h"
 #include "nn_util.h"
 #include "op_families.h"
@@ -71,24 +76,78 @@ PrimExpr poolOutDim(const PrimExpr& in, int64_t k, int64_t s, int64_t pbeg, int6
   return dimFloorDiv(span, dimConst(s));  // floor(span / s) + 1
 }
 
-const Type& poolInput(const std::vector<Type>& inputs, const char* op) {
-  const Type& x = nn::operand(inputs, 0, op, 4, "the input");
+// The channel block of the op's `layout` (0: NCHW, the default).
+int64_t poolBlock(const ir::Attrs& attrs, const char* op) {
+  if (!hasAttr(attrs, "layout")) return 0;
+  const std::string& text = attrStr(attrs, "layout");
+  if (text == "NCHW") return 0;
+  int64_t b = 0;
+  try {
+    Layout l = Layout::parse(text);
+    if (l.rank() == 5 && l.primal() == "NCHW" && l.position('c') == 4) b = l.factorOf('C');
+  } catch (const Error&) {
+  }
+  if (b < 1) fail(op, "layout '" + text + "' is neither NCHW nor NCHW{b}c (e.g. NCHW16c)");
+  return b;
+}
+
+// The input, of rank 4 (NCHW) or 5 (NCHW{b}c with b its last dimension).
+const Type& poolInput(const std::vector<Type>& inputs, const char* op, const ir::Attrs& attrs) {
+  const int64_t block = poolBlock(attrs, op);
+  const Type& x = nn::operand(inputs, 0, op, block ? 5 : 4, "the input");
   nn::requireFloat(x, op, "the input");
+  if (block && !dimEqual(x.shape[4], dimConst(block)))
+    fail(op, "the input " + ir::printType(x) + " does not have the layout's block of " +
+                 std::to_string(block) + " channels last");
   return x;
+}
+
+// The result shape: `x`'s with H and W replaced (and the block kept).
+Shape pooledShape(const Type& x, PrimExpr oh, PrimExpr ow) {
+  Shape s{x.shape[0], x.shape[1], std::move(oh), std::move(ow)};
+  if (x.rank() == 5) s.push_back(x.shape[4]);
+  return s;
+}
+
+// The reference kernel of a blocked pool: the NCHW kernel between layout
+// transforms.
+template <class Kernel>
+std::vector<Tensor> unblocked(const std::vector<Tensor>& inputs, const ir::Attrs& attrs, const char* op,
+                              Kernel kernel) {
+  const int64_t block = poolBlock(attrs, op);
+  if (!block) return kernel(inputs, attrs);
+  const std::string layout = "NCHW" + std::to_string(block) + "c";
+  ir::Attrs plain = attrs;
+  plain.erase("layout");
+  auto relayout = [](const Tensor& t, const std::string& from, const std::string& to) {
+    return computeOp("layout_transform", {t},
+                     {{"src_layout", ir::AttrValue(from)}, {"dst_layout", ir::AttrValue(to)}})
+        .at(0);
+  };
+  std::vector<Tensor> out = kernel({relayout(inputs.at(0), layout, "NCHW")}, plain);
+  return {relayout(out.at(0), "NCHW", layout)};
+}
+
+// An index of the input or result: (n, c, h, w), plus the block's lane
+// from the result index `i` when blocked.
+std::vector<PrimExpr> poolIndex(const ir::te::Indices& i, PrimExpr h, PrimExpr w, bool blocked) {
+  std::vector<PrimExpr> idx{i[0], i[1], std::move(h), std::move(w)};
+  if (blocked) idx.push_back(i[4]);
+  return idx;
 }
 
 template <bool kAvg>
 Type inferPool(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const char* op = kAvg ? "avg_pool2d" : "max_pool2d";
-  const Type& x = poolInput(inputs, op);
+  const Type& x = poolInput(inputs, op, attrs);
   PoolAttrs a = poolAttrs(attrs, op, kAvg);
   PrimExpr oh = poolOutDim(x.shape[2], a.kh, a.sh, a.pt, a.pb, a.dh, a.ceil_mode, op, "height");
   PrimExpr ow = poolOutDim(x.shape[3], a.kw, a.sw, a.pl, a.pr, a.dw, a.ceil_mode, op, "width");
-  return Type::tensor(x.dtype, {x.shape[0], x.shape[1], oh, ow});
+  return Type::tensor(x.dtype, pooledShape(x, oh, ow));
 }
 
 template <bool kAvg>
-std::vector<Tensor> computePool(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+std::vector<Tensor> computePoolNchw(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
   const Tensor& tx = inputs[0];
   PoolAttrs a = poolAttrs(attrs, kAvg ? "avg_pool2d" : "max_pool2d", kAvg);
   const auto& xs = tx.shape();
@@ -142,6 +201,11 @@ std::vector<Tensor> computePool(const std::vector<Tensor>& inputs, const ir::Att
   return {out};
 }
 
+template <bool kAvg>
+std::vector<Tensor> computePool(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  return unblocked(inputs, attrs, kAvg ? "avg_pool2d" : "max_pool2d", computePoolNchw<kAvg>);
+}
+
 // One reduce stage named after the op over the window taps (kh, kw), reading
 // the input through guarded loads (padding and ceil_mode's overhanging
 // windows read -inf for max, 0 for avg; no guard where every window lies
@@ -157,25 +221,28 @@ ir::PrimFunc legalizePool(const std::vector<Type>& inputs, const Type& output, c
   PoolAttrs a = poolAttrs(attrs, op, kAvg);
   ir::te::FuncBuilder fb(op);
   ir::Buffer x = fb.input("x", inputs[0]);
+  const bool blocked = poolBlock(attrs, op) > 0;
   DType acc = kAvg ? nnlegal::accDType(output.dtype) : output.dtype;
   const PrimExpr &H = x->shape[2], &W = x->shape[3], &OH = output.shape[2], &OW = output.shape[3];
   bool hin = nnlegal::windowsInside(H, OH, a.kh, a.sh, a.pt, a.dh);
   bool win = nnlegal::windowsInside(W, OW, a.kw, a.sw, a.pl, a.dw);
   PrimExpr fill =
       kAvg ? ir::te::constant(x->dtype, 0) : ir::te::reduceIdentity(ir::te::ReduceOp::Max, x->dtype);
-  ir::Buffer y = fb.reduce(
-      op, output.shape, acc, {dimConst(a.kh), dimConst(a.kw)},
-      kAvg ? ir::te::ReduceOp::Sum : ir::te::ReduceOp::Max,
-      [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-        PrimExpr ih = nnlegal::addC(nnlegal::mulC(i[2], a.sh), -a.pt) + nnlegal::mulC(r[0], a.dh);
-        PrimExpr iw = nnlegal::addC(nnlegal::mulC(i[3], a.sw), -a.pl) + nnlegal::mulC(r[1], a.dw);
-        PrimExpr ok;
-        if (!hin) ok = nnlegal::inRange(ih, H);
-        if (!win) ok = ok ? (ok && nnlegal::inRange(iw, W)) : nnlegal::inRange(iw, W);
-        PrimExpr v = ok ? nnlegal::guardedLoad(x, {i[0], i[1], ih, iw}, {false, false, !hin, !win}, ok, fill)
-                        : load(x, {i[0], i[1], ih, iw});
-        return nnlegal::castTo(acc, v);
-      });
+  ir::Buffer y =
+      fb.reduce(op, output.shape, acc, {dimConst(a.kh), dimConst(a.kw)},
+                kAvg ? ir::te::ReduceOp::Sum : ir::te::ReduceOp::Max,
+                [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                  PrimExpr ih = nnlegal::addC(nnlegal::mulC(i[2], a.sh), -a.pt) + nnlegal::mulC(r[0], a.dh);
+                  PrimExpr iw = nnlegal::addC(nnlegal::mulC(i[3], a.sw), -a.pl) + nnlegal::mulC(r[1], a.dw);
+                  PrimExpr ok;
+                  if (!hin) ok = nnlegal::inRange(ih, H);
+                  if (!win) ok = ok ? (ok && nnlegal::inRange(iw, W)) : nnlegal::inRange(iw, W);
+                  std::vector<bool> clamp{false, false, !hin, !win};
+                  if (blocked) clamp.push_back(false);
+                  PrimExpr v = ok ? nnlegal::guardedLoad(x, poolIndex(i, ih, iw, blocked), clamp, ok, fill)
+                                  : load(x, poolIndex(i, ih, iw, blocked));
+                  return nnlegal::castTo(acc, v);
+                });
   if constexpr (!kAvg) {
     return fb.build({y});
   } else {
@@ -194,7 +261,7 @@ ir::PrimFunc legalizePool(const std::vector<Type>& inputs, const Type& output, c
         fb.compute(op + std::string("_divide"), output.shape, output.dtype, [&](const ir::te::Indices& i) {
           PrimExpr ch = count(i[2], H, OH, a.kh, a.sh, a.pt, a.pb, a.dh);
           PrimExpr cw = count(i[3], W, OW, a.kw, a.sw, a.pl, a.pr, a.dw);
-          PrimExpr sum = load(y, {i[0], i[1], i[2], i[3]});
+          PrimExpr sum = load(y, poolIndex(i, i[2], i[3], blocked));
           PrimExpr v;
           if (ch == nullptr && cw == nullptr) {
             v = sum / ir::te::constant(acc, static_cast<double>(a.kh * a.kw));
@@ -216,6 +283,9 @@ int64_t flopsPool(const std::vector<Type>&, const Type& output, const ir::Attrs&
   return k.size() == 2 ? flopsProduct(staticCount(output.shape), k[0], k[1]) : staticCount(output.shape);
 }
 
+// `layout`: absent for NCHW (so NCHW pools print as they always did).
+AttrSpec layoutSpec() { return {"layout", AttrKind::Str, std::nullopt, /*optional=*/true}; }
+
 std::vector<AttrSpec> poolSpecs(bool avg) {
   std::vector<AttrSpec> specs{
       {"pool_size", AttrKind::Ints, std::nullopt},
@@ -225,19 +295,20 @@ std::vector<AttrSpec> poolSpecs(bool avg) {
       {"ceil_mode", AttrKind::Bool, ir::AttrValue(false)},
   };
   if (avg) specs.push_back({"count_include_pad", AttrKind::Bool, ir::AttrValue(false)});
+  specs.push_back(layoutSpec());
   return specs;
 }
 
 // ---- global pooling -----------------------------------------------------------
 
 template <bool kAvg>
-Type inferGlobalPool(const std::vector<Type>& inputs, const ir::Attrs&) {
-  const Type& x = poolInput(inputs, kAvg ? "global_avg_pool2d" : "global_max_pool2d");
-  return Type::tensor(x.dtype, {x.shape[0], x.shape[1], dimConst(1), dimConst(1)});
+Type inferGlobalPool(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = poolInput(inputs, kAvg ? "global_avg_pool2d" : "global_max_pool2d", attrs);
+  return Type::tensor(x.dtype, pooledShape(x, dimConst(1), dimConst(1)));
 }
 
 template <bool kAvg>
-std::vector<Tensor> computeGlobalPool(const std::vector<Tensor>& inputs, const ir::Attrs&) {
+std::vector<Tensor> computeGlobalPoolNchw(const std::vector<Tensor>& inputs, const ir::Attrs&) {
   const Tensor& tx = inputs[0];
   const auto& xs = tx.shape();
   int64_t planes = xs[0] * xs[1], HW = xs[2] * xs[3];
@@ -262,19 +333,26 @@ std::vector<Tensor> computeGlobalPool(const std::vector<Tensor>& inputs, const i
   return {out};
 }
 
+template <bool kAvg>
+std::vector<Tensor> computeGlobalPool(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  return unblocked(inputs, attrs, kAvg ? "global_avg_pool2d" : "global_max_pool2d",
+                   computeGlobalPoolNchw<kAvg>);
+}
+
 // One reduce stage named after the op over (h, w); the average divides by
 // h * w in a second stage (f16/bf16 sum in f32, as the kernel).
 template <bool kAvg>
-ir::PrimFunc legalizeGlobalPool(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+ir::PrimFunc legalizeGlobalPool(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
   using namespace ir::build;
   const char* op = kAvg ? "global_avg_pool2d" : "global_max_pool2d";
   ir::te::FuncBuilder fb(op);
   ir::Buffer x = fb.input("x", inputs[0]);
+  const bool blocked = poolBlock(attrs, op) > 0;
   DType acc = kAvg ? nnlegal::accDType(output.dtype) : output.dtype;
   ir::Buffer y = fb.reduce(op, output.shape, acc, {x->shape[2], x->shape[3]},
                            kAvg ? ir::te::ReduceOp::Sum : ir::te::ReduceOp::Max,
                            [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-                             return nnlegal::castTo(acc, load(x, {i[0], i[1], r[0], r[1]}));
+                             return nnlegal::castTo(acc, load(x, poolIndex(i, r[0], r[1], blocked)));
                            });
   if constexpr (!kAvg) {
     return fb.build({y});
@@ -282,7 +360,7 @@ ir::PrimFunc legalizeGlobalPool(const std::vector<Type>& inputs, const Type& out
     PrimExpr hw = ir::makeCast(acc, dimMul(x->shape[2], x->shape[3]));
     ir::Buffer z =
         fb.compute(op + std::string("_divide"), output.shape, output.dtype, [&](const ir::te::Indices& i) {
-          return nnlegal::castTo(output.dtype, load(y, {i[0], i[1], i[2], i[3]}) / hw);
+          return nnlegal::castTo(output.dtype, load(y, poolIndex(i, i[2], i[3], blocked)) / hw);
         });
     return fb.build({z});
   }
@@ -305,7 +383,7 @@ std::vector<int64_t> adaptiveSize(const ir::Attrs& attrs, const char* op) {
 
 Type inferAdaptiveAvgPool(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const char* op = "adaptive_avg_pool2d";
-  const Type& x = poolInput(inputs, op);
+  const Type& x = poolInput(inputs, op, ir::Attrs{});
   auto size = adaptiveSize(attrs, op);
   for (int i = 2; i < 4; ++i) {
     int64_t c;
@@ -410,7 +488,7 @@ void registerPoolOps(std::vector<OpDef>& ops) {
                  1,
                  1,
                  OpPattern::Reduction,
-                 {},
+                 {layoutSpec()},
                  inferGlobalPool<true>,
                  computeGlobalPool<true>,
                  flopsInput,
@@ -419,7 +497,7 @@ void registerPoolOps(std::vector<OpDef>& ops) {
                  1,
                  1,
                  OpPattern::Reduction,
-                 {},
+                 {layoutSpec()},
                  inferGlobalPool<false>,
                  computeGlobalPool<false>,
                  flopsInput,

@@ -8,6 +8,8 @@
 //     OIHW{ib}i{ob}o) (a constant weight: fold-constants packs it at compile
 //     time), and y = layout_transform(yb, NCHW{ob}c -> NCHW) for the uses
 //     that still want NCHW;
+//   - max/avg and global pools of a blocked value pool it blocked (their
+//     `layout` attribute);
 //   - z = op(a, ...) of pattern elementwise/broadcast whose result has the
 //     NCHW shape of an operand that has a blocked value computes in that
 //     blocked layout when every other operand can follow: a blocked value of
@@ -16,13 +18,15 @@
 //     bias folds), or a tensor of ones' shape (broadcasts as it is).
 // The block of C channels is the largest divisor of C up to `block` (the
 // vector lanes), or the largest power-of-two divisor when it is at least
-// half of that (24 -> 8, 3 -> 3). Values left unused (the NCHW forms inside
-// a chain) are for dead-code-elimination. Assumes the module verifies; the
+// half of that (24 -> 8, 3 -> 3). The conversions back to NCHW that nothing
+// reads are removed; other values left unused (the NCHW weights, biases)
+// are for dead-code-elimination. Assumes the module verifies; the
 // result verifies and computes the same (tests run both through the
 // interpreter).
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "../pass_registry.h"
 #include "mlcc/ops/op.h"
@@ -63,10 +67,11 @@ class LayoutConverter {
       std::vector<ir::Binding> out;
       for (auto& b : block.bindings) {
         out_ = &out;
-        if (!convertConv(b) && !convertElementwise(b)) out.push_back(std::move(b));
+        if (!convertConv(b) && !convertPool(b) && !convertElementwise(b)) out.push_back(std::move(b));
       }
       block.bindings = std::move(out);
     }
+    dropUnusedConversionsBack(f);
   }
 
  private:
@@ -101,7 +106,8 @@ class LayoutConverter {
   ir::GraphVar blockedInput(const ir::GraphVar& x, int64_t block) {
     auto it = blocked_.find(x.get());
     if (it != blocked_.end() && it->second.block == block) return it->second.var;
-    return transform(x, "NCHW", "NCHW" + std::to_string(block) + "c", x->name + "_nchw" + std::to_string(block) + "c");
+    return transform(x, "NCHW", "NCHW" + std::to_string(block) + "c",
+                     x->name + "_nchw" + std::to_string(block) + "c");
   }
 
   // `b` (whose value is now computed as `yb` in NCHW{block}c) becomes the
@@ -114,6 +120,7 @@ class LayoutConverter {
     back.value.args = {yb};
     back.value.attrs["src_layout"] = ir::AttrValue("NCHW" + std::to_string(block) + "c");
     back.value.attrs["dst_layout"] = ir::AttrValue("NCHW");
+    back_.insert(back.var.get());
     out_->push_back(std::move(back));
     blocked_[b.var.get()] = {yb, block};
   }
@@ -122,10 +129,12 @@ class LayoutConverter {
     const ir::GraphValue& v = b.value;
     if (v.kind != ir::ValueKind::Op || v.callee != "conv2d" || v.args.size() != 2) return false;
     std::vector<int64_t> xs, ws, ys;
-    if (!staticDims(v.args[0]->type, &xs) || !staticDims(v.args[1]->type, &ws) || !staticDims(b.var->type, &ys))
+    if (!staticDims(v.args[0]->type, &xs) || !staticDims(v.args[1]->type, &ws) ||
+        !staticDims(b.var->type, &ys))
       return false;
     if (xs.size() != 4 || ws.size() != 4 || b.var->type.dtype != ir::DType::f32) return false;
-    const int64_t groups = ops::attrInt(ops::normalizeAttrs(*ops::findOp("conv2d"), v.attrs), "groups"), channels = xs[1], out_channels = ws[0];
+    const int64_t groups = ops::attrInt(ops::normalizeAttrs(*ops::findOp("conv2d"), v.attrs), "groups"),
+                  channels = xs[1], out_channels = ws[0];
     const bool depthwise = groups > 1 && groups == channels && out_channels == channels && ws[1] == 1;
     if (groups != 1 && !depthwise) return false;
     auto known = blocked_.find(v.args[0].get());
@@ -134,9 +143,31 @@ class LayoutConverter {
     const ir::GraphVar xb = blockedInput(v.args[0], ib);
     const std::string wl = "OIHW" + std::to_string(depthwise ? 1 : ib) + "i" + std::to_string(ob) + "o";
     const ir::GraphVar wb = transform(v.args[1], "OIHW", wl, v.args[1]->name + "_" + wl);
-    const ir::GraphVar yb = emit(b.var->name + "_nchw" + std::to_string(ob) + "c", "conv2d_nchwc", {xb, wb}, v.attrs);
+    const ir::GraphVar yb =
+        emit(b.var->name + "_nchw" + std::to_string(ob) + "c", "conv2d_nchwc", {xb, wb}, v.attrs);
     finish(b, yb, ob);
     ++stats_.convs;
+    return true;
+  }
+
+  // A pool of a blocked value pools it in its layout (the pool ops'
+  // `layout` attribute).
+  bool convertPool(ir::Binding& b) {
+    const ir::GraphValue& v = b.value;
+    static const std::set<std::string> pools = {"max_pool2d", "avg_pool2d", "global_avg_pool2d",
+                                                "global_max_pool2d"};
+    if (v.kind != ir::ValueKind::Op || !pools.count(v.callee) || v.args.size() != 1 ||
+        v.attrs.count("layout"))
+      return false;
+    auto it = blocked_.find(v.args[0].get());
+    if (it == blocked_.end()) return false;
+    const int64_t block = it->second.block;
+    ir::Attrs attrs = v.attrs;
+    attrs["layout"] = ir::AttrValue("NCHW" + std::to_string(block) + "c");
+    const ir::GraphVar zb =
+        emit(b.var->name + "_nchw" + std::to_string(block) + "c", v.callee, {it->second.var}, attrs);
+    finish(b, zb, block);
+    ++stats_.ops;
     return true;
   }
 
@@ -168,11 +199,16 @@ class LayoutConverter {
       auto it = blocked_.find(a.get());
       bool ones = true;
       for (int64_t d : as) ones = ones && d == 1;
-      if (as == ys) uses.push_back(it != blocked_.end() && it->second.block == *block ? Use::Blocked : Use::Transform);
-      else if (ones) uses.push_back(Use::AsIs);
-      else if (as == std::vector<int64_t>{ys[1], 1, 1}) uses.push_back(Use::PerChannel3);
-      else if (as == std::vector<int64_t>{1, ys[1], 1, 1}) uses.push_back(Use::PerChannel4);
-      else return false;
+      if (as == ys)
+        uses.push_back(it != blocked_.end() && it->second.block == *block ? Use::Blocked : Use::Transform);
+      else if (ones)
+        uses.push_back(Use::AsIs);
+      else if (as == std::vector<int64_t>{ys[1], 1, 1})
+        uses.push_back(Use::PerChannel3);
+      else if (as == std::vector<int64_t>{1, ys[1], 1, 1})
+        uses.push_back(Use::PerChannel4);
+      else
+        return false;
     }
     std::vector<ir::GraphVar> args;
     for (size_t i = 0; i < v.args.size(); ++i) {
@@ -181,19 +217,38 @@ class LayoutConverter {
       switch (uses[i]) {
         case Use::Blocked: args.push_back(blocked_.at(a.get()).var); break;
         case Use::Transform: args.push_back(blockedInput(a, *block)); break;
-        case Use::PerChannel3: args.push_back(transform(a, "CHW", "CHW" + std::to_string(*block) + "c", name)); break;
+        case Use::PerChannel3:
+          args.push_back(transform(a, "CHW", "CHW" + std::to_string(*block) + "c", name));
+          break;
         case Use::PerChannel4: args.push_back(transform(a, "NCHW", nchwc, name)); break;
         case Use::AsIs: args.push_back(a); break;
       }
     }
-    const ir::GraphVar zb = emit(b.var->name + "_nchw" + std::to_string(*block) + "c", v.callee, args, v.attrs);
+    const ir::GraphVar zb =
+        emit(b.var->name + "_nchw" + std::to_string(*block) + "c", v.callee, args, v.attrs);
     finish(b, zb, *block);
     ++stats_.ops;
     return true;
   }
 
+  // The conversions back to NCHW that nothing reads (inside a chain) go
+  // now: a dead one would keep fuse-ops from fusing the convolution with
+  // its epilogue (its result would have two consumers).
+  void dropUnusedConversionsBack(ir::GraphFunc& f) {
+    std::set<const ir::GraphVarNode*> used;
+    for (const auto& block : f.blocks)
+      for (const auto& b : block.bindings)
+        for (const auto& a : b.value.args) used.insert(a.get());
+    for (const auto& r : f.ret) used.insert(r.get());
+    for (auto& block : f.blocks)
+      std::erase_if(block.bindings, [&](const ir::Binding& b) {
+        return back_.count(b.var.get()) && !used.count(b.var.get());
+      });
+  }
+
   int64_t max_block_;
   Stats& stats_;
+  std::set<const ir::GraphVarNode*> back_;  // the conversions back to NCHW
   std::vector<ir::Binding>* out_ = nullptr;
   std::map<const ir::GraphVarNode*, Blocked> blocked_;  // NCHW value -> its blocked value
 };
