@@ -11,8 +11,10 @@
 // computed at the (fused, parallel) output loop of the final sums, and the
 // epilogue follows each output under the same loop.
 // Otherwise (depthwise conv: the output's innermost dimension walks the
-// input) the block gets the matmul rule's multi-level tiling without
-// register rows (llvm_matmul.cpp).
+// input) the block gets the matmul rule's multi-level tiling
+// (llvm_matmul.cpp); its register rows exist where the vector's dimension
+// indexes both operands and a row dimension one of them (a depthwise conv
+// in NCHW[x]c: rows of the output width share the weights' vector).
 // The matmul rule uses the same rfactor schedule for small-batch dense
 // layers (smallBatchMatmul: x[4, k] * w[j, k], where a vector of j would
 // read w with a stride); their epilogue then runs after the sums.
@@ -169,7 +171,7 @@ bool applyGemvRule(Schedule& sch, const target::Target& target) {
     sch = std::move(trial);
     return true;
   }
-  return scheduleTiledAnchor(sch, *anchor, target, /*register_rows=*/false);
+  return scheduleTiledAnchor(sch, *anchor, target, /*register_rows=*/true);
 }
 
 }  // namespace mlcc::schedule::cpu

@@ -136,7 +136,8 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     if (*dims[*inner].extent % lanes != 0 && *dims[*inner].extent <= 2 * lanes) vf = *dims[*inner].extent;
     if (vf > 1) vec = inner;
   }
-  // The rows: a dimension indexing only the operand the vector's does not.
+  // The rows: a dimension indexing only the operand the vector's does not
+  // (or, when both operands are indexed by the vector's, only one of them).
   // A vector of half a register or less (a power of two: one register per
   // row) takes twice the rows, exactly (ResNet's 56-wide convolutions,
   // vectors of 8 of 16 lanes: 66 -> 73 GFLOPS; 12 rows of 24 channels ran
@@ -149,9 +150,15 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   if (register_rows && vec) {
     size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), *vec) - info.spatial.begin();
     const bool va = info.a_uses[vpos], vb = info.b_uses[vpos];
-    for (size_t p = info.spatial.size(); va != vb && p-- > 0;) {
+    for (size_t p = info.spatial.size(); p-- > 0;) {
       size_t d = info.spatial[p];
-      if (d == *vec || !dims[d].extent || info.a_uses[p] != vb || info.b_uses[p] != va) continue;
+      if (d == *vec || !dims[d].extent) continue;
+      // The vector's dimension indexes one operand: rows index only the
+      // other (C[i, j] += A[i, k] * B[k, j]). It indexes both (a depthwise
+      // convolution in NCHW[x]c: out[.., w, c] += x[.., w + kw, c] *
+      // k[.., kw, c]): rows index only one, sharing the other's vector.
+      if (va != vb ? (info.a_uses[p] != vb || info.b_uses[p] != va) : info.a_uses[p] == info.b_uses[p])
+        continue;
       int64_t f = largestDivisorAtMost(*dims[d].extent, max_rows);
       if (f > kMaxRegisterRows && f < max_rows) f = largestDivisorAtMost(*dims[d].extent, kMaxRegisterRows);
       if (f > 1) {
