@@ -58,7 +58,7 @@ SIZES = [256, 512, 1024, 2048]
 TOOL_TIMEOUT_S = 900
 DEBIAN_PYTHON = "/usr/bin/python3"  # has torch/torchvision/onnx for generate.py
 # mlcc-fuse's default pipeline with library dispatch first (used with --patterns).
-PATTERN_PIPELINE = "canonicalize,fold-constants,fuse-by-pattern,fuse-ops,dead-code-elimination"
+PATTERN_PIPELINE = "canonicalize,convert-layout,fold-constants,fuse-by-pattern,fuse-ops,dead-code-elimination"
 
 # Targets of issue 6 on the 2-core AVX-512 machine.
 MAX_MODEL_RATIO = 3.0

@@ -105,7 +105,7 @@ done
 check "--list-passes shows max-bytes" contains "$tmp/out" "max-bytes=<int> (default: 67108864)"
 check "--help" run 0 --help
 check "--help has examples" contains "$tmp/out" "mlcc-fuse model.ir -o fused.ir"
-check "--help shows the default pipeline" contains "$tmp/out" "canonicalize,fold-constants,fuse-ops,dead-code-elimination"
+check "--help shows the default pipeline" contains "$tmp/out" "canonicalize,convert-layout,fold-constants,fuse-ops,dead-code-elimination"
 check "--version" run 0 --version
 
 finish fuse

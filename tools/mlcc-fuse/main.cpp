@@ -8,9 +8,10 @@
 
 namespace {
 
-// The pipeline of DESIGN.md; a pass that is not built in yet (fuse-ops
-// lives on another branch until merged) makes the default fail clearly.
-constexpr const char* kDefaultPipeline = "canonicalize,fold-constants,fuse-ops,dead-code-elimination";
+// The pipeline of DESIGN.md, with convert-layout (convolutions in the
+// blocked channel layout) before fold-constants packs their weights.
+constexpr const char* kDefaultPipeline =
+    "canonicalize,convert-layout,fold-constants,fuse-ops,dead-code-elimination";
 
 }  // namespace
 
@@ -20,8 +21,10 @@ int main(int argc, char** argv) {
       "over mlcc IR.",
       "mlcc-fuse"};
   app.footer(R"(The default pipeline is
-  canonicalize,fold-constants,fuse-ops,dead-code-elimination
-New constants (folded batch_norms, folded results over 16 elements) go to a new weights file, by
+  canonicalize,convert-layout,fold-constants,fuse-ops,dead-code-elimination
+(convert-layout puts convolutions and the ops between them into the blocked channel layout NCHW16c;
+leave it out for NCHW, or give convert-layout{block=8} for 256-bit vectors).
+New constants (folded batch_norms, packed weights, folded results over 16 elements) go to a new weights file, by
 default OUT's stem + .safetensors beside OUT (fused.safetensors in the current directory when the
 IR goes to stdout); the output IR names it after the input's weights files, which it references
 without copying. Nothing is written when a pass fails.

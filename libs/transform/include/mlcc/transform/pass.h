@@ -1,7 +1,7 @@
 // The pass manager: module-to-module passes registered by name with typed
 // options, and textual pipelines that name them:
 //
-//   canonicalize,fold-constants,fuse-ops{max-depth=6},dead-code-elimination
+//   canonicalize,convert-layout,fold-constants,fuse-ops{max-depth=6},dead-code-elimination
 //
 // Each pass lives in its own file under libs/transform/src/passes/ with a
 // header comment saying what it does and what it assumes, and registers
