@@ -84,10 +84,26 @@ bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const target:
 
   // The final sums (the original block) loop over the outputs, then over
   // the lanes; each output's partial sums are computed right before them.
+  // A small-batch matmul keeps its batch rows inside: the row loop runs
+  // over the outputs of the streamed operand only, and the partial sums of
+  // every batch row share each vector of it (independent accumulators,
+  // one load of the streamed operand for all rows).
   auto wb_loops = sch.getLoops(blk);
   auto wb_reduce = firstReduceLoop(sch, blk, wb_loops);
   if (!wb_reduce || *wb_reduce == 0) return false;
-  std::vector<LoopRV> outer(wb_loops.begin(), wb_loops.begin() + *wb_reduce);
+  std::vector<LoopRV> outer(wb_loops.begin(), wb_loops.begin() + *wb_reduce), batch;
+  if (info.kind == BlockKind::MatmulLike && outer.size() == info.spatial.size()) {
+    const std::vector<bool>& uses = streamed == info.a ? info.a_uses : info.b_uses;
+    std::vector<LoopRV> streamed_loops;
+    for (size_t p = 0; p < outer.size(); ++p) (uses[p] ? streamed_loops : batch).push_back(outer[p]);
+    if (streamed_loops.empty()) batch.clear();
+    if (!batch.empty()) {
+      outer = streamed_loops;
+      std::vector<LoopRV> order = streamed_loops;
+      order.insert(order.end(), batch.begin(), batch.end());
+      sch.reorder(order);
+    }
+  }
   LoopRV row = outer.size() > 1 ? sch.fuse(outer) : outer[0];
   sch.computeAt(rf, row);
 
@@ -109,10 +125,15 @@ bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const target:
       (reduces ? reduce_loops : lane_loops).push_back(l);
     }
   }
-  if (lane_loops.size() != 1) return false;
+  // The batch rows' loops come first among the rest (the block's order).
+  std::vector<LoopRV> rows(lane_loops.begin(), lane_loops.end() - std::min(lane_loops.size(), size_t{1}));
+  if (lane_loops.size() != rows.size() + 1 || rows.size() != batch.size()) return false;
+  const LoopRV lanes = lane_loops.back();
   std::vector<LoopRV> order = reduce_loops;
-  order.push_back(lane_loops[0]);
+  order.insert(order.end(), rows.begin(), rows.end());
+  order.push_back(lanes);
   if (order.size() > 1) sch.reorder(order);
+  for (const auto& r : rows) sch.unroll(r);
 
   // The epilogue, per output, after its final sum.
   bool after_anchor = false;
@@ -129,7 +150,7 @@ bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const target:
   parallelizeLoops(sch, {row}, work);
   if (auto init = decomposeReduction(sch, rf)) vectorizeInnermost(sch, *init);
   decomposeReduction(sch, blk);
-  sch.vectorize(lane_loops[0]);
+  sch.vectorize(lanes);
   return true;
 }
 
