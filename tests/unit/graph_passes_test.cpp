@@ -273,17 +273,20 @@ size_t countOf(const std::string& text, const std::string& what) {
 // A chain of convolutions (3x3, a residual add, depthwise, 1x1 to 24 and 6
 // channels) with bias, relu, a scalar multiply and sigmoid between them
 // stays in NCHW[x]c: the layout changes only at the input, the weights,
-// and the outputs (the max_pool2d pools blocked), and the bias folds into a
-// blocked constant.
+// and the outputs (the pools pool blocked, the concat concatenates
+// blocks), and the bias folds into a blocked constant.
 TEST(ConvertLayout, ChainConvertsOnlyAtItsEdges) {
   Result r =
       checkFixture("convert_layout_chain.ir", "convert-layout,fold-constants,dead-code-elimination", 1e-4);
   EXPECT_EQ(countOf(r.text, "= conv2d("), 0u) << r.text;
   EXPECT_EQ(countOf(r.text, "= conv2d_nchwc("), 5u) << r.text;
   // x -> NCHW3c; w1..w4, wd packed; o (24 = 3 x 8), c4 (6 channels) and
-  // p (the pool's result) back to NCHW.
-  EXPECT_EQ(countOf(r.text, "layout_transform("), 9u) << r.text;
-  EXPECT_EQ(countOf(r.text, "dst_layout = \"NCHW\""), 3u) << r.text;
+  // p and g (the pools' results) back to NCHW.
+  EXPECT_EQ(countOf(r.text, "layout_transform("), 10u) << r.text;
+  EXPECT_EQ(countOf(r.text, "dst_layout = \"NCHW\""), 4u) << r.text;
+  EXPECT_NE(r.text.find("f32[1, 2, 10, 10, 16] = concat(%r1_nchw16c, %s_nchw16c, axis = 1)"),
+            std::string::npos)
+      << r.text;
   EXPECT_NE(r.text.find("f32[1, 1, 5, 5, 16] = max_pool2d(%dh_nchw16c, ceil_mode = false, dilation = [1, 1], "
                         "layout = \"NCHW16c\""),
             std::string::npos)

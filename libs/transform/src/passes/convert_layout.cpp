@@ -9,7 +9,8 @@
 //     time), and y = layout_transform(yb, NCHW{ob}c -> NCHW) for the uses
 //     that still want NCHW;
 //   - max/avg and global pools of a blocked value pool it blocked (their
-//     `layout` attribute);
+//     `layout` attribute); a concat along the channels of blocked values
+//     (each part's channels a multiple of the block) concatenates blocks;
 //   - z = op(a, ...) of pattern elementwise/broadcast whose result has the
 //     NCHW shape of an operand that has a blocked value computes in that
 //     blocked layout when every other operand can follow: a blocked value of
@@ -67,7 +68,8 @@ class LayoutConverter {
       std::vector<ir::Binding> out;
       for (auto& b : block.bindings) {
         out_ = &out;
-        if (!convertConv(b) && !convertPool(b) && !convertElementwise(b)) out.push_back(std::move(b));
+        if (!convertConv(b) && !convertPool(b) && !convertConcat(b) && !convertElementwise(b))
+          out.push_back(std::move(b));
       }
       block.bindings = std::move(out);
     }
@@ -167,6 +169,34 @@ class LayoutConverter {
     const ir::GraphVar zb =
         emit(b.var->name + "_nchw" + std::to_string(block) + "c", v.callee, {it->second.var}, attrs);
     finish(b, zb, block);
+    ++stats_.ops;
+    return true;
+  }
+
+  // A concat along the channels of blocked values concatenates their
+  // blocks (each part's channels are a multiple of the block); parts
+  // without a blocked value of that block are transformed.
+  bool convertConcat(ir::Binding& b) {
+    const ir::GraphValue& v = b.value;
+    if (v.kind != ir::ValueKind::Op || v.callee != "concat" || v.args.empty()) return false;
+    std::vector<int64_t> ys;
+    if (!staticDims(b.var->type, &ys) || ys.size() != 4) return false;
+    const int64_t axis = ops::attrInt(v.attrs, "axis");
+    if (axis != 1 && axis != -3) return false;
+    std::optional<int64_t> block;
+    for (const auto& a : v.args)
+      if (auto it = blocked_.find(a.get()); it != blocked_.end() && !block) block = it->second.block;
+    if (!block) return false;
+    for (const auto& a : v.args) {
+      std::vector<int64_t> as;
+      if (!staticDims(a->type, &as) || as.size() != 4 || as[1] % *block != 0) return false;
+    }
+    std::vector<ir::GraphVar> args;
+    for (const auto& a : v.args) args.push_back(blockedInput(a, *block));
+    ir::Attrs attrs = v.attrs;
+    attrs["axis"] = ir::AttrValue(int64_t{1});
+    const ir::GraphVar zb = emit(b.var->name + "_nchw" + std::to_string(*block) + "c", "concat", args, attrs);
+    finish(b, zb, *block);
     ++stats_.ops;
     return true;
   }
