@@ -53,6 +53,13 @@ import numpy as np
 
 STAGES = ["import", "fuse", "legalize", "schedule", "codegen", "link"]
 PUBLIC_MODELS = ["mlp", "cnn", "resnet18", "mobilenetv2", "transformer"]
+# Models the compiler was not written for (tests/models/unseen.py): squeeze,
+# channel shuffles, depthwise and grouped convolutions, SE blocks, dense
+# blocks, inception, ConvNeXt, a ViT, attention with masks, a U-Net.
+WIDER_MODELS = ["squeezenet", "shufflenet", "mnasnet", "efficientnet", "regnet", "densenet", "googlenet", "convnext",
+                "vit", "text_mha", "unet"]
+MAX_UNTUNED_GEOMEAN = 1.5  # issue 15: untuned mlcc / ORT over the public and wider models, per thread count
+MAX_UNTUNED_MODEL = 2.5
 QUICK_MODELS = ["mlp", "cnn"]
 SIZES = [256, 512, 1024, 2048]
 TOOL_TIMEOUT_S = 900
@@ -355,9 +362,9 @@ def tune_and_build(tools, lowered, db, trials, stem, rec, out):
 # ---------------------------------------------------------------------------
 
 
-def generate_models(src, out, names):
+def generate_models(src, out, names, script="generate.py"):
     out.mkdir(parents=True, exist_ok=True)
-    cmd = [DEBIAN_PYTHON, str(src / "tests/models/generate.py"), "--out", str(out), "--only"] + names
+    cmd = [DEBIAN_PYTHON, str(src / "tests/models" / script), "--out", str(out), "--only"] + names
     log(f"generating models: {' '.join(names)}")
     p = subprocess.run(cmd, capture_output=True, text=True)
     if p.returncode != 0:
@@ -716,6 +723,34 @@ def bench_matmul(tools, args, work, out):
 # ---------------------------------------------------------------------------
 
 
+def evaluate_untuned_targets(doc, wider, public):
+    """Issue 15: untuned mlcc at most MAX_UNTUNED_GEOMEAN x ORT as a geometric
+    mean over the public and wider models, none above MAX_UNTUNED_MODEL x,
+    at each thread count."""
+    out = []
+    note = " (--quick run: not evidence)" if doc["quick"] else ""
+    for t in ("1", "2"):
+        ratios = {m["name"]: m["ratio"].get(t) for m in doc["models"]}
+        measured = {k: v for k, v in ratios.items() if v is not None}
+        g = doc["all_geomean_ratio"].get(t, {}).get("value")
+        over = [f"{k} {v:.2f}x" for k, v in measured.items() if v > MAX_UNTUNED_MODEL]
+        missing = [k for k, v in ratios.items() if v is None] + \
+            ([] if wider else ["the wider models (--parts wider)"]) + ([] if public else ["the public models"])
+        if measured:
+            worst = max(measured.items(), key=lambda kv: kv[1])
+            detail = f"geometric mean over {len(measured)} model(s), worst {worst[0]} {worst[1]:.2f}x" + \
+                (f"; above {MAX_UNTUNED_MODEL:g}x: {', '.join(over)}" if over else "")
+        else:
+            detail = f"no model measured at {t} thread(s)"
+        detail += (f"; not measured: {', '.join(missing)}" if missing else "") + note
+        out.append(target(f"untuned_models_vs_ort_{t}t",
+                          f"untuned mlcc at {t} thread(s) at most {MAX_UNTUNED_GEOMEAN:g}x ONNX Runtime as a geometric "
+                          f"mean over the public and wider models, none above {MAX_UNTUNED_MODEL:g}x",
+                          MAX_UNTUNED_GEOMEAN, g, g is not None and g <= MAX_UNTUNED_GEOMEAN and not over and not missing,
+                          detail, g is not None and wider and public))
+    return out
+
+
 def target(name, description, threshold, value, ok, detail, measured=True):
     status = "not_measured" if not measured else ("pass" if ok else "fail")
     return {"name": name, "description": description, "status": status, "value": value, "threshold": threshold,
@@ -907,11 +942,14 @@ def print_table(doc):
             print(line)
             if r["error"]:
                 print(f"{'':<13}{r['error']['stage']}: {r['error']['message'].splitlines()[0][:150]}")
-        line = f"{'geomean':<13}{'':>10}"
-        for t in map(str, threads):
-            g = doc["geomean_ratio"].get(t, {})
-            line += f"{'':>21}{fmt(g.get('value'), '.2f'):>7}"
-        print(line)
+        for label, key in (("geomean", "geomean_ratio"), ("geomean all", "all_geomean_ratio")):
+            if key == "all_geomean_ratio" and all(m["suite"] == "public" for m in doc["models"]):
+                continue
+            line = f"{label:<13}{'':>10}"
+            for t in map(str, threads):
+                g = doc[key].get(t, {})
+                line += f"{'':>21}{fmt(g.get('value'), '.2f'):>7}"
+            print(line + ("  (public models)" if key == "geomean_ratio" else "  (public and wider models)"))
         print(f"\nCompile time per stage (s)\n{'model':<13}" + "".join(f"{s:>10}" for s in STAGES + ["total"]))
         for r in doc["models"]:
             print(f"{r['name']:<13}" + "".join(f"{fmt(r['compile_s'].get(s), '.2f'):>10}" for s in STAGES + ["total"]))
@@ -1162,7 +1200,9 @@ def main(argv=None):
     ap.add_argument("--src", required=True, help="the source tree (tests/models/generate.py, artifacts_schema/)")
     ap.add_argument("--out", required=True, help="output directory: bench.json, bench.png, models/, work/")
     ap.add_argument("--quick", action="store_true", help=f"models {','.join(QUICK_MODELS)}, matmul 256, 5 runs")
-    ap.add_argument("--parts", default="models,matmul", help="what to run: models, matmul (default both)")
+    ap.add_argument("--parts", default="models,matmul",
+                    help="what to run: models (the public suite), wider (more models: " + ",".join(WIDER_MODELS) +
+                    "), matmul (default models,matmul)")
     ap.add_argument("--models", help=f"comma-separated subset of {','.join(PUBLIC_MODELS)}")
     ap.add_argument("--sizes", type=int_list, help="matmul sizes (default 256,512,1024,2048)")
     ap.add_argument("--threads", type=int_list, default=[1, 2], help="thread counts (default 1,2)")
@@ -1183,8 +1223,8 @@ def main(argv=None):
                     "(bench/tvm_metaschedule.py; needs apache-tvm: bench/run.sh --tvm installs it)")
     args = ap.parse_args(argv)
     parts = set(args.parts.split(","))
-    if not parts <= {"models", "matmul"}:
-        ap.error(f"--parts takes models and/or matmul, not {args.parts!r}")
+    if not parts <= {"models", "wider", "matmul"}:
+        ap.error(f"--parts takes models, wider and/or matmul, not {args.parts!r}")
     models = args.models.split(",") if args.models else (QUICK_MODELS if args.quick else PUBLIC_MODELS)
     if not set(models) <= set(PUBLIC_MODELS):
         ap.error(f"unknown model(s): {', '.join(sorted(set(models) - set(PUBLIC_MODELS)))}")
@@ -1217,7 +1257,8 @@ def main(argv=None):
            "config": {"runs": args.runs, "rounds": args.rounds, "threads": args.threads, "models": models if "models" in parts else [],
                       "sizes": args.sizes if "matmul" in parts else [], "patterns": args.patterns,
                       "tune_trials": args.tune_trials, "tune_budgets": args.tune_budgets or [], "tvm": args.tvm},
-           "versions": versions(tools), "peak": None, "models": [], "geomean_ratio": {}, "tuned_geomean_ratio": None,
+           "versions": versions(tools), "peak": None, "models": [], "geomean_ratio": {}, "all_geomean_ratio": {},
+           "tuned_geomean_ratio": None,
            "matmul": {"openblas": None, "error": None, "sizes": [], "tune_budgets": None}, "targets": []}
 
     if "matmul" in parts:
@@ -1226,14 +1267,24 @@ def main(argv=None):
         manifest = generate_models(src, out / "models", models)
         for name in models:
             doc["models"].append(bench_model(tools, name, manifest[name], out / "models", work, args, out))
+            doc["models"][-1]["suite"] = "public"
+    if "wider" in parts:
+        manifest = generate_models(src, out / "wider-models", WIDER_MODELS, "unseen.py")
+        for name in WIDER_MODELS:
+            doc["models"].append(bench_model(tools, name, manifest[name], out / "wider-models", work, args, out))
+            doc["models"][-1]["suite"] = "wider"
+    public = [m for m in doc["models"] if m["suite"] == "public"]
     for t in map(str, args.threads):
-        ratios = [m["ratio"].get(t) for m in doc["models"]]
+        ratios = [m["ratio"].get(t) for m in public]
         doc["geomean_ratio"][t] = {"value": geomean(ratios), "models": sum(r is not None for r in ratios)}
+        ratios = [m["ratio"].get(t) for m in doc["models"]]
+        doc["all_geomean_ratio"][t] = {"value": geomean(ratios), "models": sum(r is not None for r in ratios)}
     if args.tune_trials:
         ratios = [(m["tuned"] or {}).get("ratio") for m in doc["models"]]
         doc["tuned_geomean_ratio"] = {"value": geomean(ratios), "models": sum(r is not None for r in ratios)}
-    doc["targets"] = evaluate_targets(doc["models"], doc["geomean_ratio"], doc["matmul"] if "matmul" in parts else None,
+    doc["targets"] = evaluate_targets(public, doc["geomean_ratio"], doc["matmul"] if "matmul" in parts else None,
                                       args.quick, doc["tuned_geomean_ratio"], args.tune_trials)
+    doc["targets"] += evaluate_untuned_targets(doc, "wider" in parts, "models" in parts)
     doc["created_utc"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     for stale in ("bench.png", "tuning.png"):
         (out / stale).unlink(missing_ok=True)

@@ -57,7 +57,8 @@ assert doc["quick"] and doc["peak"]["gflops_1"] > 0, doc["peak"]
 assert [t["name"] for t in doc["targets"]] == ["models_within_3x", "geomean_within_2x", "matmul_1024_vs_openblas",
                                                 "resnet18_compile_time", "tuned_models_vs_ort",
                                                 "tuned_matmul_1024_vs_peak", "tuning_never_slower",
-                                                "tuned_vs_metaschedule"]
+                                                "tuned_vs_metaschedule", "untuned_models_vs_ort_1t",
+                                                "untuned_models_vs_ort_2t"]
 targets = {t["name"]: t for t in doc["targets"]}
 assert doc["config"]["tune_trials"] == 4 and doc["tuned_geomean_ratio"]["value"] is None, doc["config"]
 # No ONNX Runtime, no 1024 GEMM, no --tvm: those tuning targets are not measured.

@@ -236,7 +236,17 @@ bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Targ
   int64_t elements = productOrUnknown(sch, inner);
   int64_t vf = contiguous && !inner.empty() ? vectorFactor(elements, lanes) : 1;
   int64_t work = outer.empty() ? elements : -1;
-  if (vf > 1) {
+  // An innermost extent that is a multiple of the vector is vectorized on
+  // its own (the outer indices stay uniform across the lanes: a blocked
+  // layout's concat or transform reads whole vectors, no per-lane
+  // division); otherwise the constant loops are fused and split.
+  const auto last = inner.empty() ? std::nullopt : constExtent(sch, inner.back());
+  if (vf == lanes && last && *last % lanes == 0 && inner.size() > 1) {
+    auto parts = tileLoop(sch, inner.back(), {*last / lanes, static_cast<int64_t>(lanes)});
+    sch.vectorize(parts[1]);
+    outer.insert(outer.end(), inner.begin(), inner.end() - 1);
+    outer.push_back(parts[0]);
+  } else if (vf > 1) {
     LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];
     auto parts = tileLoop(sch, fused, {elements / vf, vf});
     sch.vectorize(parts[1]);
