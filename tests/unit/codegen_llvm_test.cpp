@@ -453,18 +453,19 @@ std::vector<const ir::PrimFunc*> primFuncs(const ir::Module& m) {
 }  // namespace
 
 // A small conv net, legalized and scheduled by the default CPU rules: every
-// prim func compiled matches the interpreter.
+// prim func compiled matches the interpreter. (Sized so that the convolutions
+// and the pool have enough work to run in parallel.)
 TEST(CodegenLLVM, DefaultScheduledConvNet) {
   ir::Module m = lowered(R"(mlcc.ir 1
 
-graph @main(%x: f32[1, 3, 16, 16], %w1: f32[8, 3, 3, 3], %b1: f32[1, 8, 1, 1], %w2: f32[16, 8, 3, 3], %fc: f32[10, 16]) -> f32[1, 10] {
+graph @main(%x: f32[1, 3, 64, 64], %w1: f32[16, 3, 3, 3], %b1: f32[1, 16, 1, 1], %w2: f32[16, 16, 3, 3], %fc: f32[10, 16]) -> f32[1, 10] {
   dataflow {
-    %c1: f32[1, 8, 16, 16] = conv2d(%x, %w1, padding = [1, 1, 1, 1])
-    %a1: f32[1, 8, 16, 16] = add(%c1, %b1)
-    %r1: f32[1, 8, 16, 16] = relu(%a1)
-    %p1: f32[1, 8, 8, 8] = max_pool2d(%r1, pool_size = [2, 2], strides = [2, 2])
-    %c2: f32[1, 16, 4, 4] = conv2d(%p1, %w2, strides = [2, 2], padding = [1, 1, 1, 1])
-    %r2: f32[1, 16, 4, 4] = relu(%c2)
+    %c1: f32[1, 16, 64, 64] = conv2d(%x, %w1, padding = [1, 1, 1, 1])
+    %a1: f32[1, 16, 64, 64] = add(%c1, %b1)
+    %r1: f32[1, 16, 64, 64] = relu(%a1)
+    %p1: f32[1, 16, 32, 32] = max_pool2d(%r1, pool_size = [2, 2], strides = [2, 2])
+    %c2: f32[1, 16, 16, 16] = conv2d(%p1, %w2, strides = [2, 2], padding = [1, 1, 1, 1])
+    %r2: f32[1, 16, 16, 16] = relu(%c2)
     %g: f32[1, 16, 1, 1] = global_avg_pool2d(%r2)
     %f: f32[1, 16] = reshape(%g, shape = [1, 16])
     %y: f32[1, 10] = dense(%f, %fc)

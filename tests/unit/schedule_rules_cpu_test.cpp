@@ -269,9 +269,9 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
 
 TEST(ScheduleRulesCpu, BatchMatmul) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%a: f32[2, 16, 32], %b: f32[2, 32, 24]) -> f32[2, 16, 24] {
+graph @main(%a: f32[8, 16, 32], %b: f32[8, 32, 24]) -> f32[8, 16, 24] {
   dataflow {
-    %y: f32[2, 16, 24] = matmul(%a, %b)
+    %y: f32[8, 16, 24] = matmul(%a, %b)
   }
   return %y
 }
@@ -380,9 +380,9 @@ graph @main(%x: f32[1, 8, 28, 28], %dw: f32[8, 1, 3, 3]) -> f32[1, 8, 14, 14] {
 
 TEST(ScheduleRulesCpu, DepthwiseConvIsGemvTiledAlongTheRow) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%x: f32[1, 8, 14, 14], %dw: f32[8, 1, 3, 3]) -> f32[1, 8, 14, 14] {
+graph @main(%x: f32[1, 48, 14, 14], %dw: f32[48, 1, 3, 3]) -> f32[1, 48, 14, 14] {
   dataflow {
-    %d: f32[1, 8, 14, 14] = conv2d(%x, %dw, padding = [1, 1, 1, 1], groups = 8)
+    %d: f32[1, 48, 14, 14] = conv2d(%x, %dw, padding = [1, 1, 1, 1], groups = 48)
   }
   return %d
 }
@@ -503,9 +503,9 @@ graph @main(%a: f32[n, 64], %w: f32[100, 64], %b: f32[100]) -> f32[n, 100] {
 
 TEST(ScheduleRulesCpu, SoftmaxRowsAreParallelWithTheirReductions) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%t: f32[4, 16, 32]) -> f32[4, 16, 32] {
+graph @main(%t: f32[64, 32, 32]) -> f32[64, 32, 32] {
   dataflow {
-    %y: f32[4, 16, 32] = softmax(%t, axis = -1)
+    %y: f32[64, 32, 32] = softmax(%t, axis = -1)
   }
   return %y
 }
@@ -515,7 +515,7 @@ graph @main(%t: f32[4, 16, 32]) -> f32[4, 16, 32] {
   const auto& f = s.after;
   auto out = loopsOf(f, "softmax");
   ASSERT_TRUE(out.found);
-  EXPECT_EQ(extents(out), (std::vector<int64_t>{64, 4, 8}));
+  EXPECT_EQ(extents(out), (std::vector<int64_t>{2048, 4, 8}));
   EXPECT_EQ(out.loops.front()->loop_kind, ir::LoopKind::parallel);
   EXPECT_EQ(out.loops.back()->loop_kind, ir::LoopKind::vectorized);
   for (const char* r : {"softmax_max", "softmax_expsum"}) {
@@ -527,9 +527,9 @@ graph @main(%t: f32[4, 16, 32]) -> f32[4, 16, 32] {
 
 TEST(ScheduleRulesCpu, LayerNorm) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%t: f32[4, 16, 32], %g: f32[32], %b: f32[32]) -> f32[4, 16, 32] {
+graph @main(%t: f32[64, 32, 32], %g: f32[32], %b: f32[32]) -> f32[64, 32, 32] {
   dataflow {
-    %y: f32[4, 16, 32] = layer_norm(%t, %g, %b)
+    %y: f32[64, 32, 32] = layer_norm(%t, %g, %b)
   }
   return %y
 }
@@ -545,9 +545,9 @@ graph @main(%t: f32[4, 16, 32], %g: f32[32], %b: f32[32]) -> f32[4, 16, 32] {
 
 TEST(ScheduleRulesCpu, MaxPoolVectorizesTheOutputColumns) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%x: f32[1, 8, 14, 14]) -> f32[1, 8, 7, 7] {
+graph @main(%x: f32[1, 160, 14, 14]) -> f32[1, 160, 7, 7] {
   dataflow {
-    %y: f32[1, 8, 7, 7] = max_pool2d(%x, pool_size = [3, 3], strides = [2, 2], padding = [1, 1, 1, 1])
+    %y: f32[1, 160, 7, 7] = max_pool2d(%x, pool_size = [3, 3], strides = [2, 2], padding = [1, 1, 1, 1])
   }
   return %y
 }
@@ -566,9 +566,9 @@ graph @main(%x: f32[1, 8, 14, 14]) -> f32[1, 8, 7, 7] {
 
 TEST(ScheduleRulesCpu, GlobalAvgPool) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%x: f32[1, 32, 14, 14]) -> f32[1, 32, 1, 1] {
+graph @main(%x: f32[1, 352, 14, 14]) -> f32[1, 352, 1, 1] {
   dataflow {
-    %y: f32[1, 32, 1, 1] = global_avg_pool2d(%x)
+    %y: f32[1, 352, 1, 1] = global_avg_pool2d(%x)
   }
   return %y
 }
@@ -612,11 +612,11 @@ graph @main(%x: f32[n, 10], %z: f32[8, 3, 40]) -> (f32[n, 10], f32[8, 40]) {
 
 TEST(ScheduleRulesCpu, ElementwiseChainIsOneVectorizedParallelLoop) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%x: f32[64, 50], %y: f32[64, 50]) -> f32[64, 50] {
+graph @main(%x: f32[1344, 50], %y: f32[1344, 50]) -> f32[1344, 50] {
   dataflow {
-    %a: f32[64, 50] = add(%x, %y)
-    %e: f32[64, 50] = exp(%a)
-    %m: f32[64, 50] = multiply(%e, %x)
+    %a: f32[1344, 50] = add(%x, %y)
+    %e: f32[1344, 50] = exp(%a)
+    %m: f32[1344, 50] = multiply(%e, %x)
   }
   return %m
 }
@@ -626,9 +626,27 @@ graph @main(%x: f32[64, 50], %y: f32[64, 50]) -> f32[64, 50] {
   const auto& f = s.after;
   EXPECT_EQ(blockNames(f), std::vector<std::string>{"multiply"}) << ir::printFunction(f);
   auto l = loopsOf(f, "multiply");
-  EXPECT_EQ(extents(l), (std::vector<int64_t>{400, 8}));
+  EXPECT_EQ(extents(l), (std::vector<int64_t>{8400, 8}));
   EXPECT_EQ(l.loops[0]->loop_kind, ir::LoopKind::parallel);
   EXPECT_EQ(l.loops[1]->loop_kind, ir::LoopKind::vectorized);
+}
+
+// Too little work to pay for waking the thread pool (kMinParallelWork
+// iterations): the loop nest stays serial, still vectorized.
+TEST(ScheduleRulesCpu, SmallWorkStaysSerial) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[64, 50], %y: f32[64, 50]) -> f32[64, 50] {
+  dataflow {
+    %a: f32[64, 50] = add(%x, %y)
+  }
+  return %a
+}
+)",
+                            "fused_add");
+  auto l = loopsOf(s.after, "add");
+  EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  for (const auto* loop : l.loops)
+    EXPECT_NE(loop->loop_kind, ir::LoopKind::parallel) << ir::printFunction(s.after);
 }
 
 TEST(ScheduleRulesCpu, TransposeWithSymbolicBatchAndOddExtents) {
