@@ -7,6 +7,7 @@
 #include "legalize_util_nn.h"
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/te.h"
+#include "mlcc/ops/layout.h"
 #include "mlcc/support/checked_math.h"
 #include "nn_util.h"
 #include "op_families.h"
@@ -253,13 +254,6 @@ NchwcLayouts nchwcLayouts(const std::vector<int64_t>& xs, const std::vector<int6
   return {"NCHW" + std::to_string(xs[4]) + "c",
           "OIHW" + std::to_string(ws[4]) + "i" + std::to_string(ws[5]) + "o",
           "NCHW" + std::to_string(ws[5]) + "c"};
-}
-
-Tensor relayout(const Tensor& t, const std::string& from, const std::string& to) {
-  ir::Attrs attrs;
-  attrs["src_layout"] = ir::AttrValue(from);
-  attrs["dst_layout"] = ir::AttrValue(to);
-  return computeOp("layout_transform", {t}, attrs).at(0);
 }
 
 // The reference: back to NCHW/OIHW, conv2d's kernel, and blocked again.

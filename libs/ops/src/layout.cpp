@@ -246,6 +246,11 @@ Shape transformedShape(const Layout& from, const Layout& to, const Shape& shape)
   return out;
 }
 
+Tensor relayout(const Tensor& t, const std::string& from, const std::string& to) {
+  return computeLayoutTransform({t}, {{"src_layout", ir::AttrValue(from)}, {"dst_layout", ir::AttrValue(to)}})
+      .at(0);
+}
+
 void registerLayoutOps(std::vector<OpDef>& ops) {
   OpDef d;
   d.name = kOp;

@@ -119,11 +119,6 @@ std::vector<Tensor> unblocked(const std::vector<Tensor>& inputs, const ir::Attrs
   const std::string layout = "NCHW" + std::to_string(block) + "c";
   ir::Attrs plain = attrs;
   plain.erase("layout");
-  auto relayout = [](const Tensor& t, const std::string& from, const std::string& to) {
-    return computeOp("layout_transform", {t},
-                     {{"src_layout", ir::AttrValue(from)}, {"dst_layout", ir::AttrValue(to)}})
-        .at(0);
-  };
   std::vector<Tensor> out = kernel({relayout(inputs.at(0), layout, "NCHW")}, plain);
   return {relayout(out.at(0), "NCHW", layout)};
 }

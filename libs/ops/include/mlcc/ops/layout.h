@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "mlcc/ir/tensor.h"
 #include "mlcc/ops/shape.h"
 
 namespace mlcc::ops {
@@ -47,5 +48,8 @@ class Layout {
 // split needs a constant dimension that the factor divides. Throws
 // mlcc::Error ("op 'layout_transform': ...") otherwise.
 Shape transformedShape(const Layout& from, const Layout& to, const Shape& shape);
+
+// `t` (in layout `from`) moved to layout `to`: layout_transform's kernel.
+ir::Tensor relayout(const ir::Tensor& t, const std::string& from, const std::string& to);
 
 }  // namespace mlcc::ops
