@@ -295,7 +295,7 @@ PassInfo makeConvertLayoutPass() {
                 "The largest channel block (the vector lanes: 16 for AVX-512 f32, 8 for AVX2)"}};
   p.run = [](ir::Module& m, const PassOptions& opts, PassContext&) -> std::string {
     const int64_t block = opts.getInt("block");
-    if (block < 1) throw Error("convert-layout: block must be >= 1, not " + std::to_string(block));
+    if (block < 1) throw Error("block must be >= 1, not " + std::to_string(block));
     Stats stats;
     for (auto& fn : m.functions) {
       auto* g = std::get_if<ir::GraphFunc>(&fn);
