@@ -53,7 +53,8 @@ TEST(Layout, ParsesAndPrints) {
   EXPECT_EQ(l.factorOf('O'), 8);
   EXPECT_EQ(l.factorOf('H'), 0);
   EXPECT_EQ(l.position('i'), 4);
-  EXPECT_EQ(Layout::blockedChannels("NCHW", 'C', 4).str(), "NCHW4c");
+  EXPECT_EQ(mlcc::ops::nchwcLayout(4), "NCHW4c");
+  EXPECT_EQ(Layout::parse(mlcc::ops::nchwcLayout(16)).factorOf('C'), 16);
 }
 
 TEST(Layout, BadStringsAreErrors) {

@@ -251,9 +251,8 @@ struct NchwcLayouts {
   std::string x, w, out;
 };
 NchwcLayouts nchwcLayouts(const std::vector<int64_t>& xs, const std::vector<int64_t>& ws) {
-  return {"NCHW" + std::to_string(xs[4]) + "c",
-          "OIHW" + std::to_string(ws[4]) + "i" + std::to_string(ws[5]) + "o",
-          "NCHW" + std::to_string(ws[5]) + "c"};
+  return {nchwcLayout(xs[4]), "OIHW" + std::to_string(ws[4]) + "i" + std::to_string(ws[5]) + "o",
+          nchwcLayout(ws[5])};
 }
 
 // The reference: back to NCHW/OIHW, conv2d's kernel, and blocked again.

@@ -60,9 +60,7 @@ Layout Layout::parse(std::string_view text) {
   return l;
 }
 
-Layout Layout::blockedChannels(std::string_view primal, char channel, int64_t factor) {
-  return parse(std::string(primal) + std::to_string(factor) + static_cast<char>(std::tolower(channel)));
-}
+std::string nchwcLayout(int64_t block) { return "NCHW" + std::to_string(block) + "c"; }
 
 std::string Layout::str() const {
   std::string s;

@@ -116,7 +116,7 @@ std::vector<Tensor> unblocked(const std::vector<Tensor>& inputs, const ir::Attrs
                               Kernel kernel) {
   const int64_t block = poolBlock(attrs, op);
   if (!block) return kernel(inputs, attrs);
-  const std::string layout = "NCHW" + std::to_string(block) + "c";
+  const std::string layout = nchwcLayout(block);
   ir::Attrs plain = attrs;
   plain.erase("layout");
   std::vector<Tensor> out = kernel({relayout(inputs.at(0), layout, "NCHW")}, plain);

@@ -195,10 +195,9 @@ bool smallBatchMatmul(const ir::BlockNode& b, const BlockInfo& info);
 
 // The multi-level (SSRSRS) tiling of a matmul-like or GEMV-like block named
 // `anchor` with its injective producers inlined and its epilogue moved under
-// the outer tile (llvm_matmul.cpp). `register_rows`: tile a second spatial
-// dimension into the register tile (rows of vectors). False when the block
+// the outer tile (llvm_matmul.cpp), with a second spatial dimension in the
+// register tile (rows of vectors) where one qualifies. False when the block
 // is not in a simple nest (nothing changed).
-bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target::Target& target,
-                         bool register_rows);
+bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target::Target& target);
 
 }  // namespace mlcc::schedule::cpu

@@ -126,8 +126,8 @@ bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const target:
     }
   }
   // The batch rows' loops come first among the rest (the block's order).
-  std::vector<LoopRV> rows(lane_loops.begin(), lane_loops.end() - std::min(lane_loops.size(), size_t{1}));
-  if (lane_loops.size() != rows.size() + 1 || rows.size() != batch.size()) return false;
+  if (lane_loops.size() != batch.size() + 1) return false;
+  const std::vector<LoopRV> rows(lane_loops.begin(), lane_loops.end() - 1);
   const LoopRV lanes = lane_loops.back();
   std::vector<LoopRV> order = reduce_loops;
   order.insert(order.end(), rows.begin(), rows.end());
@@ -192,7 +192,7 @@ bool applyGemvRule(Schedule& sch, const target::Target& target) {
     sch = std::move(trial);
     return true;
   }
-  return scheduleTiledAnchor(sch, *anchor, target, /*register_rows=*/true);
+  return scheduleTiledAnchor(sch, *anchor, target);
 }
 
 }  // namespace mlcc::schedule::cpu

@@ -105,8 +105,7 @@ int64_t productOrUnknown(const std::vector<Dim>& dims) {
 
 }  // namespace
 
-bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target::Target& target,
-                         bool register_rows) {
+bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target::Target& target) {
   std::vector<std::string> keep{anchor};
   for (const Stage& st : stagesOf(sch.func()))
     if (st.padding) keep.push_back(st.name);
@@ -147,7 +146,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   const bool half_vector =
       (vf & (vf - 1)) == 0 && vf * 2 <= vectorLanes(target, b.writes.at(0).buffer->dtype);
   const int64_t max_rows = half_vector ? 2 * kMaxRegisterRows : kMaxRegisterRows;
-  if (register_rows && vec) {
+  if (vec) {
     size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), *vec) - info.spatial.begin();
     const bool va = info.a_uses[vpos], vb = info.b_uses[vpos];
     for (size_t p = info.spatial.size(); p-- > 0;) {
@@ -295,7 +294,7 @@ bool applyMatmulRule(Schedule& sch, const target::Target& target) {
       return true;
     }
   }
-  return scheduleTiledAnchor(sch, *anchor, target, /*register_rows=*/true);
+  return scheduleTiledAnchor(sch, *anchor, target);
 }
 
 }  // namespace mlcc::schedule::cpu

@@ -30,6 +30,7 @@
 #include <set>
 
 #include "../pass_registry.h"
+#include "mlcc/ops/layout.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
 #include "mlcc/support/diagnostic.h"
@@ -82,8 +83,10 @@ class LayoutConverter {
     int64_t block;
   };
 
-  ir::GraphVar emit(const std::string& name, const std::string& op, std::vector<ir::GraphVar> args,
-                    ir::Attrs attrs) {
+  // Appends `var` = op(args, attrs) (attributes normalized); a null `var`
+  // becomes a new one named `name` of the inferred type. Returns the var.
+  ir::GraphVar emit(ir::GraphVar var, const std::string& name, const std::string& op,
+                    std::vector<ir::GraphVar> args, const ir::Attrs& attrs) {
     std::vector<ir::Type> types;
     for (const auto& a : args) types.push_back(a->type);
     ir::Binding nb;
@@ -91,39 +94,44 @@ class LayoutConverter {
     nb.value.callee = op;
     nb.value.attrs = ops::normalizeAttrs(*ops::findOp(op), attrs);
     nb.value.args = std::move(args);
-    nb.var = ir::makeGraphVar(name, ops::inferOpType(op, types, nb.value.attrs));
+    nb.var = var ? std::move(var) : ir::makeGraphVar(name, ops::inferOpType(op, types, nb.value.attrs));
     out_->push_back(nb);
     return nb.var;
+  }
+  ir::GraphVar emit(const std::string& name, const std::string& op, std::vector<ir::GraphVar> args,
+                    const ir::Attrs& attrs) {
+    return emit(nullptr, name, op, std::move(args), attrs);
+  }
+
+  static ir::Attrs layouts(const std::string& from, const std::string& to) {
+    return {{"src_layout", ir::AttrValue(from)}, {"dst_layout", ir::AttrValue(to)}};
   }
 
   ir::GraphVar transform(const ir::GraphVar& x, const std::string& from, const std::string& to,
                          const std::string& name) {
-    ir::Attrs attrs;
-    attrs["src_layout"] = ir::AttrValue(from);
-    attrs["dst_layout"] = ir::AttrValue(to);
-    return emit(name, "layout_transform", {x}, attrs);
+    return emit(name, "layout_transform", {x}, layouts(from, to));
+  }
+
+  // The name of the blocked form of `v`: "<v>_nchw16c".
+  static std::string blockedName(const ir::GraphVar& v, int64_t block) {
+    return v->name + "_nchw" + std::to_string(block) + "c";
   }
 
   // x (NCHW) in NCHW{block}c: its blocked value, or a new transform.
   ir::GraphVar blockedInput(const ir::GraphVar& x, int64_t block) {
     auto it = blocked_.find(x.get());
     if (it != blocked_.end() && it->second.block == block) return it->second.var;
-    return transform(x, "NCHW", "NCHW" + std::to_string(block) + "c",
-                     x->name + "_nchw" + std::to_string(block) + "c");
+    return transform(x, "NCHW", ops::nchwcLayout(block), blockedName(x, block));
   }
 
-  // `b` (whose value is now computed as `yb` in NCHW{block}c) becomes the
-  // transform back to NCHW, for the uses that want NCHW.
-  void finish(ir::Binding& b, const ir::GraphVar& yb, int64_t block) {
-    ir::Binding back;
-    back.var = b.var;
-    back.value.kind = ir::ValueKind::Op;
-    back.value.callee = "layout_transform";
-    back.value.args = {yb};
-    back.value.attrs["src_layout"] = ir::AttrValue("NCHW" + std::to_string(block) + "c");
-    back.value.attrs["dst_layout"] = ir::AttrValue("NCHW");
-    back_.insert(back.var.get());
-    out_->push_back(std::move(back));
+  // `b` now computed in NCHW{block}c as op(args, attrs): appends that
+  // binding and `b`'s var as its transform back to NCHW (for the uses that
+  // want NCHW), and records the blocked value.
+  void finish(const ir::Binding& b, int64_t block, const std::string& op, std::vector<ir::GraphVar> args,
+              const ir::Attrs& attrs) {
+    const ir::GraphVar yb = emit(blockedName(b.var, block), op, std::move(args), attrs);
+    emit(b.var, "", "layout_transform", {yb}, layouts(ops::nchwcLayout(block), "NCHW"));
+    back_.insert(b.var.get());
     blocked_[b.var.get()] = {yb, block};
   }
 
@@ -145,9 +153,7 @@ class LayoutConverter {
     const ir::GraphVar xb = blockedInput(v.args[0], ib);
     const std::string wl = "OIHW" + std::to_string(depthwise ? 1 : ib) + "i" + std::to_string(ob) + "o";
     const ir::GraphVar wb = transform(v.args[1], "OIHW", wl, v.args[1]->name + "_" + wl);
-    const ir::GraphVar yb =
-        emit(b.var->name + "_nchw" + std::to_string(ob) + "c", "conv2d_nchwc", {xb, wb}, v.attrs);
-    finish(b, yb, ob);
+    finish(b, ob, "conv2d_nchwc", {xb, wb}, v.attrs);
     ++stats_.convs;
     return true;
   }
@@ -165,10 +171,8 @@ class LayoutConverter {
     if (it == blocked_.end()) return false;
     const int64_t block = it->second.block;
     ir::Attrs attrs = v.attrs;
-    attrs["layout"] = ir::AttrValue("NCHW" + std::to_string(block) + "c");
-    const ir::GraphVar zb =
-        emit(b.var->name + "_nchw" + std::to_string(block) + "c", v.callee, {it->second.var}, attrs);
-    finish(b, zb, block);
+    attrs["layout"] = ir::AttrValue(ops::nchwcLayout(block));
+    finish(b, block, v.callee, {it->second.var}, attrs);
     ++stats_.ops;
     return true;
   }
@@ -195,8 +199,7 @@ class LayoutConverter {
     for (const auto& a : v.args) args.push_back(blockedInput(a, *block));
     ir::Attrs attrs = v.attrs;
     attrs["axis"] = ir::AttrValue(int64_t{1});
-    const ir::GraphVar zb = emit(b.var->name + "_nchw" + std::to_string(*block) + "c", "concat", args, attrs);
-    finish(b, zb, *block);
+    finish(b, *block, "concat", std::move(args), attrs);
     ++stats_.ops;
     return true;
   }
@@ -219,7 +222,6 @@ class LayoutConverter {
       }
     }
     if (!block) return false;
-    const std::string nchwc = "NCHW" + std::to_string(*block) + "c";
     // Plan every operand before emitting anything.
     enum class Use { Blocked, Transform, PerChannel3, PerChannel4, AsIs };
     std::vector<Use> uses;
@@ -243,20 +245,18 @@ class LayoutConverter {
     std::vector<ir::GraphVar> args;
     for (size_t i = 0; i < v.args.size(); ++i) {
       const ir::GraphVar& a = v.args[i];
-      const std::string name = a->name + "_nchw" + std::to_string(*block) + "c";
+      const std::string name = blockedName(a, *block);
       switch (uses[i]) {
         case Use::Blocked: args.push_back(blocked_.at(a.get()).var); break;
         case Use::Transform: args.push_back(blockedInput(a, *block)); break;
         case Use::PerChannel3:
           args.push_back(transform(a, "CHW", "CHW" + std::to_string(*block) + "c", name));
           break;
-        case Use::PerChannel4: args.push_back(transform(a, "NCHW", nchwc, name)); break;
+        case Use::PerChannel4: args.push_back(transform(a, "NCHW", ops::nchwcLayout(*block), name)); break;
         case Use::AsIs: args.push_back(a); break;
       }
     }
-    const ir::GraphVar zb =
-        emit(b.var->name + "_nchw" + std::to_string(*block) + "c", v.callee, args, v.attrs);
-    finish(b, zb, *block);
+    finish(b, *block, v.callee, std::move(args), v.attrs);
     ++stats_.ops;
     return true;
   }
@@ -289,7 +289,8 @@ PassInfo makeConvertLayoutPass() {
   PassInfo p;
   p.name = "convert-layout";
   p.summary =
-      "Put conv2d (groups 1 or depthwise) and the elementwise ops between convolutions into the blocked "
+      "Put conv2d (groups 1 or depthwise) and the elementwise ops, pools and concats between convolutions "
+      "into the blocked "
       "channel layout NCHW[x]c (conv2d_nchwc, packed weights via layout_transform)";
   p.options = {{"block", OptionKind::Int, "16",
                 "The largest channel block (the vector lanes: 16 for AVX-512 f32, 8 for AVX2)"}};
@@ -304,7 +305,7 @@ PassInfo makeConvertLayoutPass() {
     }
     if (!stats.convs) return "";
     return "converted " + std::to_string(stats.convs) + " conv2d(s) and " + std::to_string(stats.ops) +
-           " elementwise op(s) to NCHW[x]c";
+           " op(s) between them (elementwise, pools, concats) to NCHW[x]c";
   };
   return p;
 }

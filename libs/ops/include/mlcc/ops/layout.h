@@ -25,8 +25,6 @@ class Layout {
 
   // Throws mlcc::Error naming `text` when it is no layout.
   static Layout parse(std::string_view text);
-  // "NCHW" plus "<factor>c" at the end: the blocked channel layout.
-  static Layout blockedChannels(std::string_view primal, char channel, int64_t factor);
 
   const std::vector<Axis>& axes() const { return axes_; }
   size_t rank() const { return axes_.size(); }
@@ -41,6 +39,9 @@ class Layout {
  private:
   std::vector<Axis> axes_;
 };
+
+// The blocked channel layout "NCHW{block}c".
+std::string nchwcLayout(int64_t block);
 
 // The shape of a tensor in layout `to` that has `shape` in layout `from`.
 // Both layouts must have the same primal axes, and for each one `from` and
