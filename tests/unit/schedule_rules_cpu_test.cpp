@@ -196,11 +196,17 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
                             "fused_dense_add_relu");
   EXPECT_EQ(s.rule, "matmul");
   const auto& f = s.after;
-  // SSRSRS: S0 (i: 4, j: 2; fused, parallel: 2 per core), S1 (1, 3),
-  // R0 (64 / 16), S2 (1, 1), R1 (16), S3 (8 rows unrolled, 8 lanes
-  // vectorized).
+  // The weight, read along its rows by the output's vector (w[j, k]), is
+  // packed into panels of one vector (8 lanes) by a copy block, vectorized.
+  std::string trace = traceText(f);
+  EXPECT_NE(trace.find("transform_layout(%b1, \"w\", [d0, d1], [d0 / 8, d1, d0 % 8])"), std::string::npos)
+      << trace;
+  EXPECT_EQ(innermostKind(f, "w_layout"), ir::LoopKind::vectorized);
+  // SSRSRS, cache-blocked for the packed weight: S0 (i: 4, j: 2; fused,
+  // parallel: 2 per core), S1 (1, 1), R0 (1), S2 (j: 3 panels, then i: 1),
+  // R1 (the whole 64), S3 (8 rows unrolled, 8 lanes vectorized).
   auto dense = loopsOf(f, "dense");
-  EXPECT_EQ(extents(dense), (std::vector<int64_t>{8, 1, 3, 4, 1, 1, 16, 8, 8})) << ir::printFunction(f);
+  EXPECT_EQ(extents(dense), (std::vector<int64_t>{8, 1, 1, 1, 3, 1, 64, 8, 8})) << ir::printFunction(f);
   EXPECT_EQ(innermostKind(f, "dense"), ir::LoopKind::vectorized);
   ASSERT_GE(dense.loops.size(), 2u);
   EXPECT_EQ(dense.loops[dense.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
@@ -214,16 +220,60 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
   EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
   // The init is decomposed out right before the reduce-outer loop (R0), into
   // its own vectorized register tile.
-  EXPECT_EQ(blockNames(f), (std::vector<std::string>{"dense_init", "dense", "relu"}));
+  EXPECT_EQ(blockNames(f), (std::vector<std::string>{"w_layout", "dense_init", "dense", "relu"}));
   EXPECT_EQ(innermostKind(f, "dense_init"), ir::LoopKind::vectorized);
   // The tile sizes are sampling decisions a tuner can change.
-  std::string trace = traceText(f);
   EXPECT_NE(trace.find("sample_perfect_tile(%"), std::string::npos) << trace;
   EXPECT_NE(trace.find("max_innermost_factor = 64, n = 4) decision [4, 1, 1, 8]"), std::string::npos)
       << trace;
-  EXPECT_NE(trace.find("max_innermost_factor = 64, n = 4) decision [2, 3, 1, 8]"), std::string::npos)
+  EXPECT_NE(trace.find("max_innermost_factor = 64, n = 4) decision [2, 1, 3, 8]"), std::string::npos)
       << trace;
-  EXPECT_NE(trace.find("max_innermost_factor = 64, n = 2) decision [4, 16]"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("n = 2) decision [1, 64]"), std::string::npos) << trace;
+}
+
+// A plain matmul's B (row-major [k, j]) is packed into panels only when it
+// is reused over enough rows (kMinPackReuse) and larger than L1
+// (kMinPackBytes); the packed reads are whole vectors of one panel.
+TEST(ScheduleRulesCpu, LargeMatmulPacksItsRightOperand) {
+  const char* big = R"(mlcc.ir 1
+graph @main(%a: f32[128, 256], %b: f32[256, 256]) -> f32[128, 256] {
+  dataflow {
+    %y: f32[128, 256] = matmul(%a, %b)
+  }
+  return %y
+}
+)";
+  auto s = scheduleAndCheck(big, "fused_matmul");
+  EXPECT_EQ(s.rule, "matmul");
+  std::string trace = traceText(s.after);
+  EXPECT_NE(trace.find("transform_layout(%b0, \"b\", [d0, d1], [d1 / 8, d0, d1 % 8])"), std::string::npos)
+      << trace;
+  EXPECT_EQ(blockNames(s.after), (std::vector<std::string>{"b_layout", "matmul_init", "matmul"}));
+  EXPECT_EQ(outermostKind(s.after, "b_layout"), ir::LoopKind::parallel);
+  // S0 (i: 8, 2 per core; parallel) S1 (1, 1) R0 (1) S2 (32 panels, then the
+  // 2 row tiles of the parallel part) R1 (256) S3 (8 rows x 8 lanes)
+  EXPECT_EQ(extents(loopsOf(s.after, "matmul")), (std::vector<int64_t>{8, 1, 1, 1, 32, 2, 256, 8, 8}));
+  // Few rows (8: the copy would cost as much as it saves) or a small B: no packing.
+  auto few = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%a: f32[16, 256], %b: f32[256, 256]) -> f32[16, 256] {
+  dataflow {
+    %y: f32[16, 256] = matmul(%a, %b)
+  }
+  return %y
+}
+)",
+                              "fused_matmul");
+  EXPECT_EQ(traceText(few.after).find("transform_layout"), std::string::npos) << traceText(few.after);
+  auto small = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%a: f32[128, 64], %b: f32[64, 64]) -> f32[128, 64] {
+  dataflow {
+    %y: f32[128, 64] = matmul(%a, %b)
+  }
+  return %y
+}
+)",
+                                "fused_matmul");
+  EXPECT_EQ(traceText(small.after).find("transform_layout"), std::string::npos) << traceText(small.after);
 }
 
 // A tuner mutates the recorded tile sizes: the same trace with other
@@ -252,8 +302,10 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
   for (const auto& m : mutations) {
     ir::Trace trace = s.after.trace;
     int spatial = 0;
+    bool copy_tile = true;  // the first 2-factor decision splits the packed weight's copy
     for (auto& inst : trace.insts) {
       if (inst.name != "sample_perfect_tile") continue;
+      if (inst.decision->asList().size() == 2 && std::exchange(copy_tile, false)) continue;
       if (inst.decision->asList().size() == 2)
         inst.decision = ir::AttrValue::ints(m.k);
       else

@@ -72,7 +72,7 @@ llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_i
   }
   std::vector<llvm::Value*> to_free;
   for (const auto& a : func.allocs) allocate(a, to_free, true);
-  stmt(func.body);
+  stmt(resolveIndexDivisions(func.body));
   freeAll(to_free);
   b.CreateRetVoid();
   return fn;

@@ -46,6 +46,11 @@ llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::
 // divisor gives 0, -1 wraps (emit_expr.cpp).
 llvm::Value* floorDivMod(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool mod);
 
+// `body` with each load and store index that divides or takes the
+// remainder of a block iteration variable rewritten in the loop variables
+// where the loops' ranges remove every division (resolve_index_divisions.cpp).
+ir::Stmt resolveIndexDivisions(const ir::Stmt& body);
+
 // Whether every load and store under a loop moves by at most one element
 // of its last index per iteration of the loop (unit_stride.cpp).
 bool contiguousAlongLoop(const ir::ForNode& f);

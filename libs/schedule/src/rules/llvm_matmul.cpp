@@ -28,7 +28,12 @@
 // decompose_reduction allows it.
 // Extents that are symbolic or 1 are not split (they stay in S0).
 // Only divisors are used, so no predicates appear.
-// Weight layout packing is not done (see the report of this part).
+// Where the vector's operand is a plain matrix (B of a matmul, the weight
+// of a dense) reused over enough rows, it is packed into panels of one
+// vector (packVectorOperand) and the tiling blocks for the caches instead:
+// R1 a reduction block (kPackedReduceBlock), S2 the panels of that block
+// that fit in L2 (outer) and a block of rows (inner), so that each panel
+// stays in L1 while the rows' register tiles sweep it.
 // A small-batch dense layer (llvm_common.h, smallBatchMatmul) gets the
 // GEMV rule's rfactor schedule instead (llvm_gemv.cpp).
 #include <algorithm>
@@ -94,6 +99,95 @@ void deinterleaveStridedPadding(Schedule& sch, const BlockRV& blk, size_t vec_it
   }
 }
 
+// The operand the register tile's vector indexes (B of C[i, j] += A[i, k]
+// * B[k, j], W of a dense's A[i, k] * W[j, k]) repacked as panels of one
+// vector, [.., j / vf, k, j % vf] (GotoBLAS's packed B, TVM's dense_pack):
+// the register tile then reads one contiguous panel along the reduction,
+// where unpacked it reads one vector per row of B, N * 4 bytes apart (at
+// 1024 columns every row falls in the same L1 set, and the prefetcher
+// sees one line per 4 KiB page), and a dense's W[j, k] would be a gather.
+// Only for an operand indexed by plain iteration variables, one of them
+// the reduction's, reused over at least kMinPackReuse rows of the other
+// operand (the copy is made on every call), and, when its rows are already
+// contiguous along the vector, not already one panel wide and larger than
+// kMinPackBytes. A parameter is copied by a new block at the start of the
+// function (scheduled here: vectorized along the panel, parallel); an
+// intermediate is rewritten in place. Returns the copy block's name ("" for
+// an intermediate), or nullopt when it did not pack.
+std::optional<std::string> packVectorOperand(Schedule& sch, const BlockRV& blk, size_t vec_iter, int64_t vf,
+                                             const target::Target& target) {
+  const BlockNode& b = blockNode(sch, blk);
+  const BlockInfo info = analyzeBlock(b);
+  if (info.kind != BlockKind::MatmulLike || info.reduce.size() != 1 ||
+      vf != vectorLanes(target, b.writes.at(0).buffer->dtype))
+    return std::nullopt;
+  const size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), vec_iter) - info.spatial.begin();
+  if (vpos == info.spatial.size() || info.a_uses[vpos] == info.b_uses[vpos]) return std::nullopt;
+  const LoadNode* operand = info.a_uses[vpos] ? info.a : info.b;
+  const std::vector<bool>& uses = info.a_uses[vpos] ? info.a_uses : info.b_uses;
+  // Each index a distinct plain iteration variable; where the vector's and
+  // the reduction's are.
+  std::vector<size_t> iter_of_dim;
+  for (const auto& idx : operand->indices) {
+    const auto* v = idx->as<VarNode>();
+    size_t it = 0;
+    while (it < b.iter_vars.size() && b.iter_vars[it].var.get() != v) ++it;
+    if (!v || it == b.iter_vars.size() ||
+        std::find(iter_of_dim.begin(), iter_of_dim.end(), it) != iter_of_dim.end())
+      return std::nullopt;
+    iter_of_dim.push_back(it);
+  }
+  const size_t rank = iter_of_dim.size();
+  const size_t vec_dim = std::find(iter_of_dim.begin(), iter_of_dim.end(), vec_iter) - iter_of_dim.begin();
+  const size_t red_dim =
+      std::find(iter_of_dim.begin(), iter_of_dim.end(), info.reduce[0]) - iter_of_dim.begin();
+  if (vec_dim == rank || red_dim == rank) return std::nullopt;
+  int64_t reuse = 1, elements = 1, extent = 0;
+  for (size_t p = 0; p < info.spatial.size(); ++p)
+    if (!uses[p]) {
+      if (!asConstInt(b.iter_vars[info.spatial[p]].extent, &extent)) return std::nullopt;
+      reuse *= extent;
+    }
+  for (const auto& d : operand->buffer->shape) {
+    if (!asConstInt(d, &extent)) return std::nullopt;
+    elements *= extent;
+  }
+  if (reuse < kMinPackReuse) return std::nullopt;
+  if (vec_dim + 1 == rank) {
+    asConstInt(operand->buffer->shape.back(), &extent);
+    if (extent == vf || elements * dtypeBytes(operand->buffer->dtype) < kMinPackBytes) return std::nullopt;
+  }
+  // [.., j / vf (before the reduction's dimension), .., k, .., j % vf]
+  std::vector<Var> from;
+  std::vector<PrimExpr> to;
+  for (size_t d = 0; d < rank; ++d) from.push_back(makeVar("d" + std::to_string(d)));
+  for (size_t d = 0; d < rank; ++d) {
+    if (d == red_dim) to.push_back(from[vec_dim] / vf);
+    if (d != vec_dim) to.push_back(from[d]);
+  }
+  to.push_back(from[vec_dim] % vf);
+  const Buffer buffer = operand->buffer;
+  const auto& params = sch.func().params;
+  const bool param = std::find(params.begin(), params.end(), buffer) != params.end();
+  if (!attempt([&] { sch.transformLayout(blk, buffer->name, from, to); })) return std::nullopt;
+  if (!param) return "";
+  // The copy: its loops are the operand's dimensions in order; the
+  // vector's split by vf goes innermost and is vectorized.
+  const std::string copy_name = buffer->name + "_layout";
+  BlockRV copy = sch.getBlock(copy_name);
+  std::vector<LoopRV> loops = sch.getLoops(copy);
+  if (loops.size() != rank) return copy_name;
+  int64_t panels = 0;
+  asConstInt(buffer->shape[vec_dim], &panels);
+  auto parts = tileLoop(sch, loops[vec_dim], {panels / vf, vf});
+  loops[vec_dim] = parts[0];
+  loops.push_back(parts[1]);
+  sch.reorder(loops);
+  sch.vectorize(parts[1]);
+  parallelizeLoops(sch, {loops[0]}, elements);
+  return copy_name;
+}
+
 int64_t productOrUnknown(const std::vector<Dim>& dims) {
   int64_t p = 1;
   for (const auto& d : dims) {
@@ -112,7 +206,15 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   inlineInjectiveBlocks(sch, keep);
   BlockRV blk = sch.getBlock(anchor);
   if (!simpleNest(sch, blk)) return false;
-  if (auto inner = innermostOutputIter(blockNode(sch, blk))) deinterleaveStridedPadding(sch, blk, *inner);
+  std::optional<std::string> pack_copy;  // the copy block of a packed operand
+  if (auto inner = innermostOutputIter(blockNode(sch, blk))) {
+    deinterleaveStridedPadding(sch, blk, *inner);
+    const BlockNode& b = blockNode(sch, blk);
+    const int64_t lanes = vectorLanes(target, b.writes.at(0).buffer->dtype);
+    if (int64_t e = 0; asConstInt(b.iter_vars[*inner].extent, &e) && e % lanes == 0)
+      pack_copy = packVectorOperand(sch, blk, *inner, lanes, target);
+  }
+  const bool packed = pack_copy.has_value();
   auto loops = sch.getLoops(blk);
   const BlockNode& b = blockNode(sch, blk);
   const BlockInfo info = analyzeBlock(b);
@@ -177,6 +279,22 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   std::optional<size_t> single;
   for (size_t d : info.spatial)
     if (!single && dims[d].extent && rest(d) >= wanted) single = d;
+  // R1: the small reduce loops whole, large ones by kMaxInnerReduce; a
+  // packed operand's reduction by kPackedReduceBlock.
+  auto inner_reduce = [&](size_t d) {
+    const int64_t limit = packed ? kPackedReduceBlock : kMaxInnerReduce;
+    return *dims[d].extent <= limit ? *dims[d].extent : largestDivisorAtMost(*dims[d].extent, limit);
+  };
+  // S2, packed: the panels of one reduction block that fit in L2, and a
+  // block of rows; otherwise 1.
+  const int64_t element_bytes = dtypeBytes(b.writes.at(0).buffer->dtype);
+  auto cache_block = [&](size_t d, int64_t iters) -> int64_t {
+    if (!packed || info.reduce.empty() || !dims[info.reduce[0]].extent) return 1;
+    const int64_t panel_bytes = inner_reduce(info.reduce[0]) * vf * element_bytes;
+    if (d == vec) return largestDivisorAtMost(iters, std::max<int64_t>(1, kPackedL2Bytes / panel_bytes));
+    if (d == row) return largestDivisorAtMost(iters, std::max<int64_t>(1, kPackedRowBlock / rf));
+    return 1;
+  };
   int64_t parallel_iters = 1;
   std::vector<int64_t> s0_factor(dims.size(), 1);
   for (size_t d : info.spatial) {
@@ -187,13 +305,13 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
       s0 = smallestDivisorAtLeast(rest(d), (wanted + parallel_iters - 1) / parallel_iters);
     parallel_iters *= s0;
     s0_factor[d] = s0;
-    dim.parts = tileLoop(sch, dim.loop, {s0, rest(d) / s0, 1, *dim.extent / rest(d)});
+    const int64_t s2 = cache_block(d, rest(d) / s0);
+    dim.parts = tileLoop(sch, dim.loop, {s0, rest(d) / s0 / s2, s2, *dim.extent / rest(d)});
   }
   for (size_t d : info.reduce) {
     Dim& dim = dims[d];
     if (!dim.extent || *dim.extent <= 1) continue;
-    int64_t r1 =
-        *dim.extent <= kMaxInnerReduce ? *dim.extent : largestDivisorAtMost(*dim.extent, kMaxInnerReduce);
+    const int64_t r1 = inner_reduce(d);
     dim.parts = tileLoop(sch, dim.loop, {*dim.extent / r1, r1});
   }
 
@@ -206,9 +324,12 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     }
     s0.push_back(dim.parts[0]);
     s1.push_back(dim.parts[1]);
-    s2.push_back(dim.parts[2]);
+    if (!(packed && d == row)) s2.push_back(dim.parts[2]);
     if (d != vec && d != row) s3.push_back(dim.parts[3]);
   }
+  // Packed: the rows' S2 inside the panels' (a panel stays in L1 while the
+  // block of rows sweeps it).
+  if (packed && row) s2.push_back(dims[*row].parts[2]);
   if (row) s3.push_back(dims[*row].parts[3]);
   if (vec) s3.push_back(dims[*vec].parts[3]);
   for (size_t d : info.reduce) {
@@ -247,6 +368,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
                                              : std::nullopt;
   bool after_anchor = false;
   for (const Stage& st : stagesOf(sch.func())) {
+    if (pack_copy && st.name == *pack_copy) continue;  // scheduled by packVectorOperand
     if (st.name == anchor) {
       after_anchor = true;
       continue;
