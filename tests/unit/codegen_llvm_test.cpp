@@ -486,6 +486,34 @@ graph @main(%x: f32[1, 3, 64, 64], %w1: f32[16, 3, 3, 3], %b1: f32[1, 16, 1, 1],
   EXPECT_GE(parallel_and_vectorized, 3);  // the rules' loops are what got compiled
 }
 
+// Matmuls whose vector operand the default rule packs into panels
+// (transform_layout to [.., j / lanes, k, j % lanes], a copy block): a
+// matmul's row-major B (one and two vectors per register-tile row), a
+// dense's W[j, k] and a batch matmul's B. Code generation resolves the
+// packed reads' divisions with the loop ranges; every kernel matches the
+// interpreter.
+TEST(CodegenLLVM, DefaultScheduledPackedMatmuls) {
+  ir::Module m = lowered(R"(mlcc.ir 1
+
+graph @main(%a: f32[96, 200], %b: f32[200, 112], %c: f32[64, 256], %d: f32[256, 256], %x: f32[64, 96], %w: f32[80, 96], %p: f32[2, 64, 128], %q: f32[2, 128, 128]) -> (f32[96, 112], f32[64, 256], f32[64, 80], f32[2, 64, 128]) {
+  dataflow {
+    %ab: f32[96, 112] = matmul(%a, %b)
+    %cd: f32[64, 256] = matmul(%c, %d)
+    %xw: f32[64, 80] = dense(%x, %w)
+    %pq: f32[2, 64, 128] = matmul(%p, %q)
+  }
+  return (%ab, %cd, %xw, %pq)
+}
+)");
+  int prims = 0;
+  for (const ir::PrimFunc* p : primFuncs(m)) {
+    ++prims;
+    EXPECT_NE(ir::printTrace(p->trace).find("transform_layout("), std::string::npos) << ir::printFunction(*p);
+    expectCompiledMatches(*p, 1e-4);
+  }
+  EXPECT_EQ(prims, 4);
+}
+
 // ---- symbolic shapes: kernels take their symbolic dimensions as arguments ----
 
 namespace {

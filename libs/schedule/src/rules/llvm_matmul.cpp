@@ -275,7 +275,13 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   // dimension when one has enough (the outermost such; the parallel loop
   // then needs no index division), else from the outer dimensions first.
   const int64_t wanted = static_cast<int64_t>(target.num_cores) * kParallelChunksPerCore;
-  auto rest = [&](size_t d) { return *dims[d].extent / (d == vec ? vf : d == row ? rf : 1); };
+  // Packed, with 32 vector registers (AVX-512): two vectors per row of the
+  // register tile (8 x 2 = 16 accumulators; two panel loads and eight
+  // broadcasts per sixteen FMAs): 1024^3 GEMM 110 -> 140 GFLOPS on one
+  // Xeon core; four vectors spill.
+  const int64_t vregs =
+      packed && vec && target.vector_bits >= 512 && (*dims[*vec].extent / vf) % 2 == 0 ? 2 : 1;
+  auto rest = [&](size_t d) { return *dims[d].extent / (d == vec ? vf * vregs : d == row ? rf : 1); };
   std::optional<size_t> single;
   for (size_t d : info.spatial)
     if (!single && dims[d].extent && rest(d) >= wanted) single = d;
@@ -291,7 +297,8 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   auto cache_block = [&](size_t d, int64_t iters) -> int64_t {
     if (!packed || info.reduce.empty() || !dims[info.reduce[0]].extent) return 1;
     const int64_t panel_bytes = inner_reduce(info.reduce[0]) * vf * element_bytes;
-    if (d == vec) return largestDivisorAtMost(iters, std::max<int64_t>(1, kPackedL2Bytes / panel_bytes));
+    if (d == vec)
+      return largestDivisorAtMost(iters, std::max<int64_t>(1, kPackedL2Bytes / (panel_bytes * vregs)));
     if (d == row) return largestDivisorAtMost(iters, std::max<int64_t>(1, kPackedRowBlock / rf));
     return 1;
   };
@@ -306,7 +313,10 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     parallel_iters *= s0;
     s0_factor[d] = s0;
     const int64_t s2 = cache_block(d, rest(d) / s0);
-    dim.parts = tileLoop(sch, dim.loop, {s0, rest(d) / s0 / s2, s2, *dim.extent / rest(d)});
+    if (d == vec && vregs > 1)
+      dim.parts = tileLoop(sch, dim.loop, {s0, rest(d) / s0 / s2, s2, vregs, vf});
+    else
+      dim.parts = tileLoop(sch, dim.loop, {s0, rest(d) / s0 / s2, s2, *dim.extent / rest(d)});
   }
   for (size_t d : info.reduce) {
     Dim& dim = dims[d];
@@ -331,7 +341,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   // block of rows sweeps it).
   if (packed && row) s2.push_back(dims[*row].parts[2]);
   if (row) s3.push_back(dims[*row].parts[3]);
-  if (vec) s3.push_back(dims[*vec].parts[3]);
+  if (vec) s3.insert(s3.end(), dims[*vec].parts.begin() + 3, dims[*vec].parts.end());
   for (size_t d : info.reduce) {
     const Dim& dim = dims[d];
     r0.push_back(dim.parts.empty() ? dim.loop : dim.parts[0]);
@@ -388,7 +398,8 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   // init would go before (llvm_common.h, decomposeReduction): then the init
   // stays in the block.
   if (auto init = decomposeReduction(sch, blk)) vectorizeInnermost(sch, *init);
-  if (vec) sch.vectorize(dims[*vec].parts[3]);
+  if (vec) sch.vectorize(dims[*vec].parts.back());
+  if (vregs > 1) sch.unroll(dims[*vec].parts[3]);
   if (row) sch.unroll(dims[*row].parts[3]);
   return true;
 }
