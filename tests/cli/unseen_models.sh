@@ -20,7 +20,7 @@ fi
 # Supported (end to end). alexnet, densenet121 and convnext_tiny are left
 # out for time (their export alone takes about a minute each); densenet and
 # convnext are the same blocks at small configs.
-supported=(squeezenet shufflenet mnasnet efficientnet regnet densenet googlenet convnext vit text_mha unet opmix
+supported=(squeezenet shufflenet mnasnet efficientnet regnet densenet googlenet convnext vit text_mha unet bert opmix
   opmix_op11 unet_op11 text_mha_op11 opmix_op17 text_mha_op17 text_triu_op17 vit_op17 convnext_op17
   vit_dyn text_mha_dyn unet_dyn)
 if ! $py "$src/tests/models/unseen.py" --out "$tmp/m" --quiet --only "${supported[@]}" unsupported \

@@ -157,6 +157,26 @@ def build_text_triu(g):
     return TextMHA(triu=True), ids, dyn
 
 
+class EncoderBlock(nn.Module):
+    """A BERT-style encoder at a realistic sequence length: 2 post-norm
+    nn.TransformerEncoderLayer (width 256, 4 heads, GELU feed-forward of
+    1024) over 128 tokens, mean pooling, head. Its Linear layers multiply
+    128 rows (what a compiler's packed GEMMs are for)."""
+
+    def __init__(self, d=256, heads=4, ff=1024, layers=2, n=10):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(d, heads, ff, dropout=0.0, activation="gelu", batch_first=True)
+        self.enc = nn.TransformerEncoder(layer, layers)
+        self.head = nn.Linear(d, n)
+
+    def forward(self, x):
+        return self.head(self.enc(x).mean(dim=1))
+
+
+def build_bert(g):
+    return EncoderBlock(), torch.randn(1, 128, 256, generator=g), None
+
+
 class UNetBlock(nn.Module):
     """Down (conv, maxpool), up with ConvTranspose2d, skip concat, and
     F.interpolate nearest / bilinear (align_corners False and True)."""
@@ -284,6 +304,7 @@ BASE = OrderedDict([
     ("alexnet", (build_alexnet, 112)),
     ("text_mha", (build_text_mha, 114)),
     ("text_triu", (build_text_triu, 117)),
+    ("bert", (build_bert, 119)),
     ("unet", (_with_norms(build_unet), 115)),
     ("opmix", (_with_norms(build_opmix), 116)),
     ("unsupported", (build_unsupported, 118)),

@@ -157,6 +157,29 @@ TEST(Canonicalize, ComposesPermutes) {
   expectModule(r.module, moduleText("canonicalize_composes_permutes_expected.ir"));
 }
 
+// power(x, 2) is x * x (a layer norm's variance); other exponents, and a
+// power whose result broadcasts x, stay.
+TEST(Canonicalize, SquaresByMultiply) {
+  ir::Module m = parse(R"(mlcc.ir 1
+
+graph @main(%x: f32[2, 8], %y: f32[8]) -> (f32[2, 8], f32[2, 8], f32[2, 8]) {
+  dataflow {
+    %two: f32[] = const 2.0
+    %three: f32[] = const 3.0
+    %twos: f32[2, 1] = const [2.0, 2.0]
+    %sq: f32[2, 8] = power(%x, %two)
+    %cube: f32[2, 8] = power(%x, %three)
+    %bsq: f32[2, 8] = power(%y, %twos)
+  }
+  return (%sq, %cube, %bsq)
+}
+)");
+  Result r = checkPasses(m, "canonicalize,dead-code-elimination", tempDir("square"), 0);
+  EXPECT_NE(r.text.find("%sq: f32[2, 8] = multiply(%x, %x)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%cube: f32[2, 8] = power(%x, %three)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%bsq: f32[2, 8] = power(%y, %twos)"), std::string::npos) << r.text;
+}
+
 TEST(Canonicalize, FoldsBatchNormIntoDense) {
   Result r =
       checkFixture("canonicalize_folds_batch_norm_into_dense.ir", "canonicalize,dead-code-elimination", 1e-5);

@@ -575,6 +575,16 @@ graph @main(%t: f32[64, 32, 32]) -> f32[64, 32, 32] {
     ASSERT_TRUE(l.found) << r;
     EXPECT_EQ(l.loops.front(), out.loops.front()) << r << " is not computed per row";
   }
+  // The row reductions run along the contiguous axis (32 = 4 vectors of 8):
+  // rfactor'ed into a vector of partial results per row (the lanes loop
+  // inside the 4 steps of the reduction, vectorized), then the lanes reduced.
+  for (const char* r : {"softmax_max_rf", "softmax_expsum_rf"}) {
+    auto l = loopsOf(f, r);
+    ASSERT_TRUE(l.found) << r << "\n" << ir::printFunction(f);
+    EXPECT_EQ(l.loops.front(), out.loops.front()) << r << " is not computed per row";
+    EXPECT_EQ(extents(l), (std::vector<int64_t>{2048, 4, 8})) << r;
+    EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized) << r;
+  }
 }
 
 TEST(ScheduleRulesCpu, LayerNorm) {
@@ -591,8 +601,10 @@ graph @main(%t: f32[64, 32, 32], %g: f32[32], %b: f32[32]) -> f32[64, 32, 32] {
   const auto& f = s.after;
   EXPECT_EQ(outermostKind(f, "layer_norm"), ir::LoopKind::parallel);
   EXPECT_EQ(innermostKind(f, "layer_norm"), ir::LoopKind::vectorized);
-  for (const char* r : {"layer_norm_sum", "layer_norm_sqdev"})
+  for (const char* r : {"layer_norm_sum", "layer_norm_sqdev", "layer_norm_sum_rf", "layer_norm_sqdev_rf"})
     EXPECT_EQ(loopsOf(f, r).loops.front(), loopsOf(f, "layer_norm").loops.front()) << r;
+  for (const char* r : {"layer_norm_sum_rf", "layer_norm_sqdev_rf"})
+    EXPECT_EQ(innermostKind(f, r), ir::LoopKind::vectorized) << r;
 }
 
 TEST(ScheduleRulesCpu, MaxPoolVectorizesTheOutputColumns) {

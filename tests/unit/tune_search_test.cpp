@@ -47,10 +47,19 @@ ir::Module tasksModule() {
     if (p == std::string::npos) throw std::runtime_error("matmul_64.ir changed: no '" + from + "'");
     mm2.replace(p, from.size(), to);
   }
+  // 30 columns: no multiple of a vector, so the reduction rule does not
+  // split (and sample) its row reduction for the vector's partial sums.
   std::string rowsum = fixture("row_sum.ir");
   rowsum = rowsum.substr(rowsum.find("prim @"));
+  for (auto [from, to] : {std::pair<std::string, std::string>{"f32[16, 32]", "f32[16, 30]"},
+                          {"0..32", "0..30"},
+                          {"reduce(32,", "reduce(30,"}}) {
+    const size_t p = rowsum.find(from);
+    if (p == std::string::npos) throw std::runtime_error("row_sum.ir changed: no '" + from + "'");
+    rowsum.replace(p, from.size(), to);
+  }
   const std::string graph =
-      R"(graph @main(%a: f32[64, 64], %b: f32[64, 64], %r: f32[16, 32], %a2: f32[32, 64], %b2: f32[64, 16]) -> (f32[64, 64], f32[16], f32[32, 16]) {
+      R"(graph @main(%a: f32[64, 64], %b: f32[64, 64], %r: f32[16, 30], %a2: f32[32, 64], %b2: f32[64, 16]) -> (f32[64, 64], f32[16], f32[32, 16]) {
   dataflow {
     %c: f32[64, 64] = call_tir @mm(%a, %b)
     %d: f32[64, 64] = call_tir @mm(%c, %b)

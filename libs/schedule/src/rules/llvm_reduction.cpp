@@ -8,14 +8,18 @@
 //     innermost row loop (each row's reductions right before the row's
 //     output), the row loops are fused and parallel, and the inner loops of
 //     the last block are fused, split by the vector width and vectorized.
-//     The reductions' inits are decomposed out.
+//     The reductions' inits are decomposed out. A reduction along the
+//     contiguous axis of what it reads (softmax's max and sum of exp, a
+//     layer norm's mean) is first split by the vector width and rfactor'ed
+//     (vectorizeRowReduction): a vector of partial results over the row,
+//     then the lanes' final reduction.
 //   - A reduction that stays on its own (pooling, a reduction writing the
 //     output): its spatial loops fused and parallel; when its innermost
 //     spatial loop walks the innermost dimension of the output and of every
 //     input it reads (pooling windows), that loop is split by the vector
 //     width and the vector part moved inside the reduce loops and
 //     vectorized; the init decomposed out.
-// The reductions themselves stay serial along their reduce loops.
+// Other reductions stay serial along their reduce loops.
 #include <algorithm>
 #include <set>
 
@@ -69,6 +73,46 @@ std::vector<const LoadNode*> loadsOf(const BlockNode& b) {
 
 void decomposeAndVectorizeInit(Schedule& sch, const BlockRV& block) {
   if (auto init = decomposeReduction(sch, block)) vectorizeInnermost(sch, *init);
+}
+
+// A reduction `C[..] = C[..] op f(x[.., k], ..)` in its own simple nest
+// whose one reduce variable k is last and indexes only the last dimension
+// of every buffer it reads (plainly: contiguous along k), over a multiple of
+// the vector width (at least two vectors): k is split by the vector width
+// and the inner part rfactor'ed, so that a block `<name>_rf` accumulates a
+// vector of partial results (each lane its own, along contiguous loads; one
+// vector exp per 16 elements where a scalar loop called exp per element)
+// and the block itself reduces the lanes. Returns the rf block's name, or
+// nullopt (the nest unchanged) when the block does not qualify.
+// (Softmax of [4, 128, 128] over its 128 columns, 1 thread: 0.44 -> 0.09 ms.)
+std::optional<std::string> vectorizeRowReduction(Schedule& sch, const std::string& name,
+                                                 const target::Target& target) {
+  BlockRV blk = sch.getBlock(name);
+  if (!simpleNest(sch, blk)) return std::nullopt;
+  auto loops = sch.getLoops(blk);
+  const BlockNode& b = blockNode(sch, blk);
+  const BlockInfo info = analyzeBlock(b);
+  if (info.kind != BlockKind::Reduction || info.reduce.size() != 1 ||
+      info.reduce[0] + 1 != b.iter_vars.size())
+    return std::nullopt;
+  const VarNode* k = b.iter_vars.back().var.get();
+  const Buffer& out = b.writes.at(0).buffer;
+  for (const LoadNode* l : loadsOf(b)) {
+    if (l->buffer == out) continue;
+    for (size_t i = 0; i + 1 < l->indices.size(); ++i)
+      if (usesVar(l->indices[i], k)) return std::nullopt;
+    if (!l->indices.empty() && usesVar(l->indices.back(), k) && l->indices.back().get() != k)
+      return std::nullopt;
+  }
+  const int64_t lanes = vectorLanes(target, out->dtype);
+  const auto extent = constExtent(sch, loops.back());
+  if (!extent || *extent % lanes != 0 || *extent < 2 * lanes) return std::nullopt;
+  const int out_rank = static_cast<int>(b.writes.at(0).region.size());
+  // (Should rfactor refuse, the reduce loop stays split: the same loops.)
+  auto parts = tileLoop(sch, loops.back(), {*extent / lanes, lanes});
+  std::optional<std::string> rf_name;
+  attempt([&] { rf_name = blockName(sch, sch.rfactor(parts[1], out_rank)); });
+  return rf_name;
 }
 
 }  // namespace
@@ -146,19 +190,40 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
   auto inner_iter = innermostOutputIter(b);
   const bool contiguous = inner_iter && *inner_iter + 1 == loops.size();
   const int lanes = vectorLanes(target, b.writes.at(0).buffer->dtype);
+
+  // Row reductions vectorized through rfactor: each rf block goes right
+  // before its reduction.
+  std::vector<std::string> blocks, vector_partials;
+  for (const auto& name : earlier) {
+    if (auto rf = vectorizeRowReduction(sch, name, target)) {
+      blocks.push_back(*rf);
+      vector_partials.push_back(*rf);
+    }
+    blocks.push_back(name);
+  }
+  blk = sch.getBlock(out);
+  loops = sch.getLoops(blk);
   std::vector<LoopRV> row_loops(loops.begin(), loops.begin() + rows),
       inner(loops.begin() + rows, loops.end());
 
   std::vector<std::string> moved;
   std::vector<BlockRV> moved_rvs;
-  for (auto it = earlier.rbegin(); it != earlier.rend(); ++it) {
+  for (auto it = blocks.rbegin(); it != blocks.rend(); ++it) {
     BlockRV p = sch.getBlock(*it);
     if (attempt([&] { sch.computeAt(p, row_loops.back()); })) {
       moved.push_back(*it);
       moved_rvs.push_back(p);
     }
   }
+  // Under the row, compute_at gives an rf block its lanes loop outside its
+  // reduce loop: the lanes go inside (each iteration of the reduction
+  // updates the vector of partial results), before its init is decomposed.
+  for (const auto& name : vector_partials) {
+    auto rf_loops = sch.getLoops(sch.getBlock(name));
+    if (rf_loops.size() >= 2) attempt([&] { sch.reorder({rf_loops.back(), rf_loops[rf_loops.size() - 2]}); });
+  }
   for (const auto& p : moved_rvs) decomposeAndVectorizeInit(sch, p);
+  for (const auto& name : vector_partials) vectorizeInnermost(sch, sch.getBlock(name));
 
   const int64_t elements = productOrUnknown(sch, inner);
   if (contiguous && elements > 1) {

@@ -6,6 +6,9 @@
 //     composed into one (and removed when the composition is the identity);
 //   - add/subtract of a constant zero, multiply/divide by a constant one,
 //     when the result type equals the other operand's (no broadcasting);
+//   - power(x, 2) with a constant exponent 2 becomes multiply(x, x) (the
+//     same value, rounded once; a layer norm's variance exported from
+//     PyTorch is Pow(x - mean, 2): powf per element ran at 0.16 GFLOPS);
 //   - batch_norm(y, gamma, beta, mean, var) where y = conv2d(x, w) (channels
 //     on axis 1) or y = dense(x, w) (channels last) is used only by the
 //     batch_norm, and w and the four statistics are constants, becomes
@@ -31,8 +34,8 @@ namespace mlcc::transform {
 namespace {
 
 struct Stats {
-  int removed = 0, composed = 0, bn_folded = 0;
-  bool any() const { return removed || composed || bn_folded; }
+  int removed = 0, composed = 0, bn_folded = 0, squared = 0;
+  bool any() const { return removed || composed || bn_folded || squared; }
 };
 
 // The permutation of a permute_dims binding (absent axes: reverse).
@@ -71,6 +74,7 @@ class Canonicalizer {
           continue;
         }
         if (composePermutes(b, defs)) changed = true;
+        if (squareByMultiply(b)) changed = true;
         if (b.value.kind == ir::ValueKind::Op) defs[b.var.get()] = b.value;
         kept.push_back(std::move(b));
       }
@@ -159,6 +163,18 @@ class Canonicalizer {
       if (commutative && same(1) && isSplat(v.args[0], neutral)) return v.args[1];
     }
     return nullptr;
+  }
+
+  // power(x, 2) -> multiply(x, x) when the result has x's type.
+  bool squareByMultiply(ir::Binding& b) {
+    ir::GraphValue& v = b.value;
+    if (v.kind != ir::ValueKind::Op || v.callee != "power" || v.args.size() != 2 ||
+        !sameTensorType(b.var->type, v.args[0]->type) || !isSplat(v.args[1], 2.0))
+      return false;
+    v.callee = "multiply";
+    v.args[1] = v.args[0];
+    ++stats_.squared;
+    return true;
   }
 
   // permute_dims(permute_dims(x, p1), p2) -> permute_dims(x, p1∘p2) (the
@@ -282,7 +298,8 @@ PassInfo makeCanonicalizePass() {
     if (!stats.any()) return "";
     return "removed " + std::to_string(stats.removed) + " no-op(s), composed " +
            std::to_string(stats.composed) + " permute_dims pair(s), folded " +
-           std::to_string(stats.bn_folded) + " batch_norm(s)";
+           std::to_string(stats.bn_folded) + " batch_norm(s), squared " + std::to_string(stats.squared) +
+           " power(x, 2) as x * x";
   };
   return p;
 }
