@@ -320,6 +320,51 @@ TEST(ConvertLayout, ChainConvertsOnlyAtItsEdges) {
       << r.text;  // the folded bias
 }
 
+// dense / 2-D matmul with a constant weight over 32+ rows: dense_pack with
+// the weight packed in panels (NK8n with block=8), folded at compile time;
+// fewer rows, a weight that is an input, or N not a multiple of the block:
+// unchanged. The interpreter gives the same outputs before and after.
+TEST(ConvertLayout, PacksConstantDenseWeights) {
+  auto values = [](int64_t n, double scale) {
+    std::string v = "[";
+    for (int64_t i = 0; i < n; ++i) v += (i ? ", " : "") + std::to_string(((i * 37) % 23 - 11) * scale);
+    return v + "]";
+  };
+  std::string dir = tempDir("convert_layout_dense");
+  ir::Module m = parse(R"(mlcc.ir 1
+
+graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 12]) -> (f32[32, 16], f32[2, 20, 24], f32[8, 16], f32[32, 16], f32[32, 12]) {
+  dataflow {
+    %w: f32[16, 12] = const )" +
+                           values(192, 0.05) + R"(
+    %b: f32[12, 24] = const )" +
+                           values(288, 0.03) + R"(
+    %b2: f32[12, 16] = const )" +
+                           values(192, 0.02) + R"(
+    %w12: f32[12, 12] = const )" +
+                           values(144, 0.04) + R"(
+    %d: f32[32, 16] = dense(%x, %w)
+    %mm: f32[2, 20, 24] = matmul(%x3, %b)
+    %few: f32[8, 16] = matmul(%s, %b2)
+    %inp: f32[32, 16] = dense(%x, %wi)
+    %odd: f32[32, 12] = dense(%x, %w12)
+  }
+  return (%d, %mm, %few, %inp, %odd)
+}
+)",
+                       dir);
+  Result r = checkPasses(m, "convert-layout{block=8},fold-constants,dead-code-elimination", dir, 1e-5);
+  EXPECT_NE(r.text.find("%d: f32[32, 16] = dense_pack(%x, "), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%mm: f32[2, 20, 24] = dense_pack(%x3, "), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%few: f32[8, 16] = matmul(%s, %b2)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%inp: f32[32, 16] = dense(%x, %wi)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%odd: f32[32, 12] = dense(%x, %w12)"), std::string::npos) << r.text;
+  // The packed weights are constants (folded), not run-time transforms.
+  EXPECT_EQ(countOf(r.text, "layout_transform("), 0u) << r.text;
+  EXPECT_NE(r.text.find("f32[2, 12, 8] = const"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("f32[3, 12, 8] = const"), std::string::npos) << r.text;
+}
+
 TEST(ConvertLayout, LeavesWhatItCannotBlock) {
   // groups = 2 (neither 1 nor depthwise), a symbolic batch, f16: unchanged.
   std::string dir = tempDir("convert_layout_leaves");

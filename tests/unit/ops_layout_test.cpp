@@ -1,7 +1,8 @@
 // Layouts and the blocked-layout ops (libs/ops/src/layout.cpp, conv.cpp):
 // layout strings, layout_transform's kernel against index loops written
 // out here, round trips, its legalization against the kernel, conv2d_nchwc
-// against conv2d on the same data moved by hand, and the errors.
+// against conv2d and dense_pack against dense on the same data moved by
+// hand, and the errors.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -145,7 +146,7 @@ TEST(LayoutTransform, RoundTripsForEveryDtype) {
 }
 
 TEST(LayoutTransform, LegalizationMatchesTheKernel) {
-  expectEveryOpHasALegalization({"layout_transform", "conv2d_nchwc"});
+  expectEveryOpHasALegalization({"layout_transform", "conv2d_nchwc", "dense_pack"});
   std::mt19937 rng(5);
   LegalizeCheckOptions opts;
   for (const auto& [shape, from, to] :
@@ -219,6 +220,45 @@ TEST(Conv2dNchwc, TypeErrors) {
             }).find("only as a depthwise convolution"),
             std::string::npos);
   EXPECT_EQ(infer({1, 2, 5, 5, 4}, {2, 1, 3, 3, 1, 4}, 8), "f32[1, 2, 3, 3, 4]");
+}
+
+// dense_pack(x, w in NK{b}n) equals dense(x, w), and legalizes; a matmul's
+// [K, N] weight packs the same way (KN -> NK{b}n).
+TEST(DensePack, MatchesDenseAndLegalizes) {
+  std::mt19937 rng(11);
+  for (const auto& [xs, n, b] : std::vector<std::tuple<std::vector<int64_t>, int64_t, int64_t>>{
+           {{5, 12}, 8, 4}, {{2, 3, 7}, 32, 16}, {{9}, 6, 3}}) {
+    const int64_t k = xs.back();
+    Tensor x = randomTensor(rng, DType::f32, xs), w = randomTensor(rng, DType::f32, {n, k});
+    const std::string packed = "NK" + std::to_string(b) + "n";
+    Tensor wp = transform(w, "NK", packed);
+    EXPECT_EQ(wp.shape(), (std::vector<int64_t>{n / b, k, b}));
+    Tensor want = mlcc::ops::computeOp("dense", {x, w}, {}).at(0);
+    Tensor got = mlcc::ops::computeOp("dense_pack", {x, wp}, {}).at(0);
+    ASSERT_EQ(got.shape(), want.shape());
+    for (int64_t i = 0; i < got.numel(); ++i) ASSERT_NEAR(got.at(i), want.at(i), 1e-5) << i;
+    // The same weight as a matmul's [K, N].
+    Tensor wt = transform(w, "NK", "KN");
+    Tensor from_kn = transform(wt, "KN", packed);
+    for (int64_t i = 0; i < wp.numel(); ++i) ASSERT_EQ(from_kn.at(i), wp.at(i)) << i;
+    LegalizeCheckOptions opts;
+    opts.rtol = opts.atol = 1e-4;
+    opts.also_symbolic_batch = false;  // (it would make the weight's panel count symbolic too)
+    expectLegalizeMatchesKernel("dense_pack", {x, wp}, {}, opts);
+  }
+}
+
+TEST(DensePack, TypeErrors) {
+  auto infer = [](std::vector<int64_t> x, std::vector<int64_t> w) {
+    return printType(
+        mlcc::ops::inferOpType("dense_pack", {Type::tensor(DType::f32, x), Type::tensor(DType::f32, w)}, {}));
+  };
+  EXPECT_EQ(infer({4, 7, 12}, {2, 12, 16}), "f32[4, 7, 32]");
+  EXPECT_NE(errorOf([&] { infer({4, 12}, {24, 12}); }).find("must have rank 3"), std::string::npos);
+  EXPECT_NE(errorOf([&] {
+              infer({4, 12}, {2, 10, 16});
+            }).find("x has 12 features but the packed weight"),
+            std::string::npos);
 }
 
 // The pools with layout = "NCHW{b}c" compute the NCHW pool, blocked.

@@ -276,6 +276,26 @@ graph @main(%a: f32[128, 64], %b: f32[64, 64]) -> f32[128, 64] {
   EXPECT_EQ(traceText(small.after).find("transform_layout"), std::string::npos) << traceText(small.after);
 }
 
+// dense_pack's weight is in panels already (convert-layout packed it at
+// compile time): no copy, the same cache-blocked tiling as a packed operand
+// (R1 the whole reduction of 96, the 10 panels swept per row block).
+TEST(ScheduleRulesCpu, DensePackIsTiledLikeAPackedOperand) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[64, 96], %wp: f32[10, 96, 8]) -> f32[64, 80] {
+  dataflow {
+    %y: f32[64, 80] = dense_pack(%x, %wp)
+  }
+  return %y
+}
+)",
+                            "fused_dense_pack");
+  EXPECT_EQ(s.rule, "matmul");
+  EXPECT_EQ(traceText(s.after).find("transform_layout"), std::string::npos) << traceText(s.after);
+  auto l = loopsOf(s.after, "dense_pack");
+  EXPECT_EQ(extents(l), (std::vector<int64_t>{8, 1, 1, 1, 10, 1, 96, 8, 8})) << ir::printFunction(s.after);
+  EXPECT_EQ(innermostKind(s.after, "dense_pack"), ir::LoopKind::vectorized);
+}
+
 // A tuner mutates the recorded tile sizes: the same trace with other
 // decisions replays to another program with the same meaning.
 TEST(ScheduleRulesCpu, MutatedTileDecisionsReplayToTheSameMeaning) {

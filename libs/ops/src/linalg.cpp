@@ -1,11 +1,15 @@
-// The linalg op family: matmul (numpy semantics) and dense (x · wᵀ), and the
-// blocked f32 GEMM shared with the convolutions (nn_util.h).
+// The linalg op family: matmul (numpy semantics), dense (x · wᵀ) and
+// dense_pack (dense with its weight packed in panels of `b` rows, TVM's
+// "NK{b}n": wp[N / b, K, b], wp[j / b, k, j % b] = w[j, k]; convert-layout
+// makes it from a dense or matmul with a constant weight), and the blocked
+// f32 GEMM shared with the convolutions (nn_util.h).
 #include <algorithm>
 #include <cstring>
 
 #include "legalize_util_nn.h"
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/te.h"
+#include "mlcc/ops/layout.h"
 #include "mlcc/support/checked_math.h"
 #include "nn_util.h"
 #include "op_families.h"
@@ -394,6 +398,54 @@ ir::PrimFunc legalizeDense(const std::vector<Type>& inputs, const Type& output, 
   return fb.build({nnlegal::castStage(fb, "dense_cast", y, output.dtype)});
 }
 
+// ---- dense_pack ---------------------------------------------------------------
+
+Type inferDensePack(const std::vector<Type>& inputs, const ir::Attrs&) {
+  const char* op = "dense_pack";
+  const Type& x = nn::operand(inputs, 0, op, -1, "x");
+  const Type& wp = nn::operand(inputs, 1, op, 3, "the packed weight");
+  requireNum(x, op, "x");
+  nn::requireSameDType(x, wp, op);
+  if (x.rank() == 0) fail(op, "x must have rank >= 1, not a scalar");
+  if (!dimEqual(x.shape.back(), wp.shape[1]))
+    fail(op, "x has " + nn::dimStr(x.shape.back()) + " features but the packed weight " + ir::printType(wp) +
+                 " expects " + nn::dimStr(wp.shape[1]));
+  int64_t panels = 0, rows = 0;
+  if (!ir::asConstInt(wp.shape[0], &panels) || !ir::asConstInt(wp.shape[2], &rows))
+    fail(op, "the packed weight " + ir::printType(wp) + " needs constant panel dimensions (N / b and b)");
+  Shape out(x.shape.begin(), x.shape.end() - 1);
+  out.push_back(ir::makeInt(panels * rows));
+  return Type::tensor(x.dtype, std::move(out));
+}
+
+std::vector<Tensor> computeDensePack(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor w = relayout(inputs[1], "NK" + std::to_string(inputs[1].shape()[2]) + "n", "NK");
+  return computeDense({inputs[0], w}, attrs);
+}
+
+int64_t flopsDensePack(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  if (inputs.size() < 2 || !inputs[1].isTensor() || inputs[1].rank() != 3) return 0;
+  return flopsProduct(2, staticCount(output.shape), staticCount({inputs[1].shape[1]}));
+}
+
+// out[..., j] = sum over k of x[..., k] * wp[j / b, k, j % b].
+ir::PrimFunc legalizeDensePack(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  using namespace ir::build;
+  ir::te::FuncBuilder fb("dense_pack");
+  ir::Buffer x = fb.input("x", inputs[0]), wp = fb.input("wp", inputs[1]);
+  DType acc = nnlegal::accDType(output.dtype);
+  const size_t ro = output.rank();
+  const ir::PrimExpr b = inputs[1].shape[2];
+  ir::Buffer y = fb.reduce("dense_pack", output.shape, acc, {inputs[0].shape.back()}, ir::te::ReduceOp::Sum,
+                           [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                             std::vector<ir::PrimExpr> xi(i.begin(), i.end() - 1);
+                             xi.push_back(r[0]);
+                             return nnlegal::castTo(acc, load(x, xi)) *
+                                    nnlegal::castTo(acc, load(wp, {i[ro - 1] / b, r[0], i[ro - 1] % b}));
+                           });
+  return fb.build({nnlegal::castStage(fb, "dense_pack_cast", y, output.dtype)});
+}
+
 }  // namespace
 
 void registerLinalgOps(std::vector<OpDef>& ops) {
@@ -408,6 +460,15 @@ void registerLinalgOps(std::vector<OpDef>& ops) {
                  legalizeMatmul});
   ops.push_back(
       {"dense", 2, 2, OpPattern::OutEwiseFusable, {}, inferDense, computeDense, flopsDense, legalizeDense});
+  ops.push_back({"dense_pack",
+                 2,
+                 2,
+                 OpPattern::OutEwiseFusable,
+                 {},
+                 inferDensePack,
+                 computeDensePack,
+                 flopsDensePack,
+                 legalizeDensePack});
 }
 
 }  // namespace mlcc::ops

@@ -188,6 +188,27 @@ std::optional<std::string> packVectorOperand(Schedule& sch, const BlockRV& blk, 
   return copy_name;
 }
 
+// Whether the operand the vector indexes is already in panels of one
+// vector (dense_pack's wp[j / vf, k, j % vf], packed by convert-layout at
+// compile time): then the tiling blocks for the caches as for one packed
+// here.
+bool readsPanels(const BlockNode& b, size_t vec_iter, int64_t vf) {
+  const BlockInfo info = analyzeBlock(b);
+  if (info.kind != BlockKind::MatmulLike || info.reduce.size() != 1) return false;
+  const size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), vec_iter) - info.spatial.begin();
+  if (vpos == info.spatial.size() || info.a_uses[vpos] == info.b_uses[vpos]) return false;
+  const LoadNode* operand = info.a_uses[vpos] ? info.a : info.b;
+  const VarNode* v = b.iter_vars[vec_iter].var.get();
+  auto is = [&](const PrimExpr& e, BinaryOp op) {
+    const auto* x = e->as<BinaryNode>();
+    int64_t c = 0;
+    return x && x->op == op && x->a.get() == v && asConstInt(x->b, &c) && c == vf;
+  };
+  return !operand->indices.empty() && is(operand->indices.back(), BinaryOp::Mod) &&
+         std::any_of(operand->indices.begin(), operand->indices.end(),
+                     [&](const PrimExpr& e) { return is(e, BinaryOp::Div); });
+}
+
 int64_t productOrUnknown(const std::vector<Dim>& dims) {
   int64_t p = 1;
   for (const auto& d : dims) {
@@ -212,7 +233,8 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     const BlockNode& b = blockNode(sch, blk);
     const int64_t lanes = vectorLanes(target, b.writes.at(0).buffer->dtype);
     if (int64_t e = 0; asConstInt(b.iter_vars[*inner].extent, &e) && e % lanes == 0)
-      pack_copy = packVectorOperand(sch, blk, *inner, lanes, target);
+      pack_copy = readsPanels(b, *inner, lanes) ? std::optional<std::string>("")
+                                                : packVectorOperand(sch, blk, *inner, lanes, target);
   }
   const bool packed = pack_copy.has_value();
   auto loops = sch.getLoops(blk);
