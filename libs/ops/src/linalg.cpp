@@ -5,6 +5,7 @@
 // f32 GEMM shared with the convolutions (nn_util.h).
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 #include "legalize_util_nn.h"
 #include "mlcc/ir/builder.h"
@@ -381,21 +382,32 @@ int64_t flopsDense(const std::vector<Type>& inputs, const Type& output, const ir
   return flopsProduct(2, staticCount(output.shape), staticCount({inputs[1].shape[1]}));
 }
 
-// out[..., j] = sum over k of x[..., k] * w[j, k]: one reduce stage over k.
-ir::PrimFunc legalizeDense(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+// out[..., j] = sum over k of x[..., k] * w[weight_index(j, k)]: one reduce
+// stage over k, in a function and block named `op` (dense, dense_pack).
+using WeightIndex = std::function<std::vector<ir::PrimExpr>(const ir::PrimExpr& j, const ir::PrimExpr& k)>;
+ir::PrimFunc legalizeDenseLike(const std::string& op, const std::string& weight_name,
+                               const std::vector<Type>& inputs, const Type& output,
+                               const WeightIndex& weight_index) {
   using namespace ir::build;
-  ir::te::FuncBuilder fb("dense");
-  ir::Buffer x = fb.input("x", inputs[0]), w = fb.input("w", inputs[1]);
+  ir::te::FuncBuilder fb(op);
+  ir::Buffer x = fb.input("x", inputs[0]), w = fb.input(weight_name, inputs[1]);
   DType acc = nnlegal::accDType(output.dtype);
   size_t ro = output.rank();
-  ir::Buffer y =
-      fb.reduce("dense", output.shape, acc, {inputs[0].shape.back()}, ir::te::ReduceOp::Sum,
-                [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-                  std::vector<ir::PrimExpr> xi(i.begin(), i.end() - 1);
-                  xi.push_back(r[0]);
-                  return nnlegal::castTo(acc, load(x, xi)) * nnlegal::castTo(acc, load(w, {i[ro - 1], r[0]}));
-                });
-  return fb.build({nnlegal::castStage(fb, "dense_cast", y, output.dtype)});
+  ir::Buffer y = fb.reduce(op, output.shape, acc, {inputs[0].shape.back()}, ir::te::ReduceOp::Sum,
+                           [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                             std::vector<ir::PrimExpr> xi(i.begin(), i.end() - 1);
+                             xi.push_back(r[0]);
+                             return nnlegal::castTo(acc, load(x, xi)) *
+                                    nnlegal::castTo(acc, load(w, weight_index(i[ro - 1], r[0])));
+                           });
+  return fb.build({nnlegal::castStage(fb, op + "_cast", y, output.dtype)});
+}
+
+// out[..., j] = sum over k of x[..., k] * w[j, k].
+ir::PrimFunc legalizeDense(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
+  return legalizeDenseLike("dense", "w", inputs, output, [](const ir::PrimExpr& j, const ir::PrimExpr& k) {
+    return std::vector{j, k};
+  });
 }
 
 // ---- dense_pack ---------------------------------------------------------------
@@ -431,19 +443,11 @@ int64_t flopsDensePack(const std::vector<Type>& inputs, const Type& output, cons
 // out[..., j] = sum over k of x[..., k] * wp[j / b, k, j % b].
 ir::PrimFunc legalizeDensePack(const std::vector<Type>& inputs, const Type& output, const ir::Attrs&) {
   using namespace ir::build;
-  ir::te::FuncBuilder fb("dense_pack");
-  ir::Buffer x = fb.input("x", inputs[0]), wp = fb.input("wp", inputs[1]);
-  DType acc = nnlegal::accDType(output.dtype);
-  const size_t ro = output.rank();
   const ir::PrimExpr b = inputs[1].shape[2];
-  ir::Buffer y = fb.reduce("dense_pack", output.shape, acc, {inputs[0].shape.back()}, ir::te::ReduceOp::Sum,
-                           [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-                             std::vector<ir::PrimExpr> xi(i.begin(), i.end() - 1);
-                             xi.push_back(r[0]);
-                             return nnlegal::castTo(acc, load(x, xi)) *
-                                    nnlegal::castTo(acc, load(wp, {i[ro - 1] / b, r[0], i[ro - 1] % b}));
+  return legalizeDenseLike("dense_pack", "wp", inputs, output,
+                           [&](const ir::PrimExpr& j, const ir::PrimExpr& k) {
+                             return std::vector{j / b, k, j % b};
                            });
-  return fb.build({nnlegal::castStage(fb, "dense_pack_cast", y, output.dtype)});
 }
 
 }  // namespace

@@ -99,6 +99,20 @@ void deinterleaveStridedPadding(Schedule& sch, const BlockRV& blk, size_t vec_it
   }
 }
 
+// The operand of a matmul-like block with one reduction that its vector's
+// iteration variable indexes (and the other operand does not), with the
+// spatial variables that index it; null when there is no such one.
+struct VectorOperand {
+  const LoadNode* load = nullptr;
+  const std::vector<bool>* uses = nullptr;  // parallel to info.spatial
+};
+VectorOperand vectorOperand(const BlockInfo& info, size_t vec_iter) {
+  if (info.kind != BlockKind::MatmulLike || info.reduce.size() != 1) return {};
+  const size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), vec_iter) - info.spatial.begin();
+  if (vpos == info.spatial.size() || info.a_uses[vpos] == info.b_uses[vpos]) return {};
+  return info.a_uses[vpos] ? VectorOperand{info.a, &info.a_uses} : VectorOperand{info.b, &info.b_uses};
+}
+
 // The operand the register tile's vector indexes (B of C[i, j] += A[i, k]
 // * B[k, j], W of a dense's A[i, k] * W[j, k]) repacked as panels of one
 // vector, [.., j / vf, k, j % vf] (GotoBLAS's packed B, TVM's dense_pack):
@@ -112,19 +126,16 @@ void deinterleaveStridedPadding(Schedule& sch, const BlockRV& blk, size_t vec_it
 // contiguous along the vector, not already one panel wide and larger than
 // kMinPackBytes. A parameter is copied by a new block at the start of the
 // function (scheduled here: vectorized along the panel, parallel); an
-// intermediate is rewritten in place. Returns the copy block's name ("" for
-// an intermediate), or nullopt when it did not pack.
-std::optional<std::string> packVectorOperand(Schedule& sch, const BlockRV& blk, size_t vec_iter, int64_t vf,
-                                             const target::Target& target) {
+// intermediate is rewritten in place. `vf` is the target's vector lanes.
+// Returns the copy block's name ("" for an intermediate), or nullopt when it
+// did not pack.
+std::optional<std::string> packVectorOperand(Schedule& sch, const BlockRV& blk, size_t vec_iter, int64_t vf) {
   const BlockNode& b = blockNode(sch, blk);
   const BlockInfo info = analyzeBlock(b);
-  if (info.kind != BlockKind::MatmulLike || info.reduce.size() != 1 ||
-      vf != vectorLanes(target, b.writes.at(0).buffer->dtype))
-    return std::nullopt;
-  const size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), vec_iter) - info.spatial.begin();
-  if (vpos == info.spatial.size() || info.a_uses[vpos] == info.b_uses[vpos]) return std::nullopt;
-  const LoadNode* operand = info.a_uses[vpos] ? info.a : info.b;
-  const std::vector<bool>& uses = info.a_uses[vpos] ? info.a_uses : info.b_uses;
+  const VectorOperand vo = vectorOperand(info, vec_iter);
+  if (!vo.load) return std::nullopt;
+  const LoadNode* operand = vo.load;
+  const std::vector<bool>& uses = *vo.uses;
   // Each index a distinct plain iteration variable; where the vector's and
   // the reduction's are.
   std::vector<size_t> iter_of_dim;
@@ -194,10 +205,8 @@ std::optional<std::string> packVectorOperand(Schedule& sch, const BlockRV& blk, 
 // here.
 bool readsPanels(const BlockNode& b, size_t vec_iter, int64_t vf) {
   const BlockInfo info = analyzeBlock(b);
-  if (info.kind != BlockKind::MatmulLike || info.reduce.size() != 1) return false;
-  const size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), vec_iter) - info.spatial.begin();
-  if (vpos == info.spatial.size() || info.a_uses[vpos] == info.b_uses[vpos]) return false;
-  const LoadNode* operand = info.a_uses[vpos] ? info.a : info.b;
+  const LoadNode* operand = vectorOperand(info, vec_iter).load;
+  if (!operand) return false;
   const VarNode* v = b.iter_vars[vec_iter].var.get();
   auto is = [&](const PrimExpr& e, BinaryOp op) {
     const auto* x = e->as<BinaryNode>();
@@ -234,7 +243,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     const int64_t lanes = vectorLanes(target, b.writes.at(0).buffer->dtype);
     if (int64_t e = 0; asConstInt(b.iter_vars[*inner].extent, &e) && e % lanes == 0)
       pack_copy = readsPanels(b, *inner, lanes) ? std::optional<std::string>("")
-                                                : packVectorOperand(sch, blk, *inner, lanes, target);
+                                                : packVectorOperand(sch, blk, *inner, lanes);
   }
   const bool packed = pack_copy.has_value();
   auto loops = sch.getLoops(blk);
