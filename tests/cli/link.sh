@@ -205,7 +205,8 @@ if [[ -x $bin/mlcc-codegen && -x $bin/mlcc-legalize ]]; then
   out=$(ls "$tmp/ci")
   check "compiled matches interpreted" compare "$tmp/cc/$out" "$tmp/ci/$out"
   if [[ -x $bin/mlcc-schedule ]]; then  # parallel loops of generated code on the pool
-    "$bin/mlcc-schedule" -q "$tmp/chain.low.ir" --target llvm -o "$tmp/chain.s.ir"
+    # a small parallel grain: the 64x48x32 matmul gets its parallel loop
+    "$bin/mlcc-schedule" -q "$tmp/chain.low.ir" --target "llvm -parallel-grain=4096" -o "$tmp/chain.s.ir"
     check "scheduled IR has parallel loops" contains "$tmp/chain.s.ir" "parallel"
     check "scheduled codegen" "$bin/mlcc-codegen" "$tmp/chain.s.ir" --target llvm -o "$tmp/chain.s.o"
     check "scheduled links" "$bin/mlcc-link" "$tmp/chain.s.o" -o "$tmp/chain.s.so"

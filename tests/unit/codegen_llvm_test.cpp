@@ -438,7 +438,9 @@ ir::Module lowered(const std::string& text, bool scheduled = true) {
   transform::PassContext pctx;
   pctx.verify_each = true;
   transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), pctx);
-  if (scheduled) schedule::applyDefaultRules(m, target::Target::parse("llvm"));
+  // A small parallel grain: these small functions get the parallel loops
+  // the rules give large ones, and the compiled parallel loops are checked.
+  if (scheduled) schedule::applyDefaultRules(m, target::Target::parse("llvm -parallel-grain=16384"));
   ir::verifyModule(m, mlcc::ops::opTypeInfo());
   return m;
 }

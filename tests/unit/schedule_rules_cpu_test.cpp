@@ -36,8 +36,10 @@ using mlcc::test::fixture;
 
 namespace {
 
-// 4 cores, 8 f32 lanes: the tests do not depend on the host.
-Target cpu() { return Target::parse("llvm -num-cores=4 -vector-bits=256"); }
+// 4 cores, 8 f32 lanes: the tests do not depend on the host. A parallel
+// grain of 64 Ki multiply-adds (16 Ki elements) makes the small functions
+// here parallel, so that the tests see the parallel loops the rules make.
+Target cpu() { return Target::parse("llvm -num-cores=4 -vector-bits=256 -parallel-grain=65536"); }
 
 // The graph module `text` after fuse-ops and legalize.
 ir::Module lower(const std::string& text) {
@@ -781,6 +783,48 @@ TEST(ScheduleRulesCpu, RuleNamesAndAlreadyScheduledFunctions) {
   ir::Module other = lower(kConv);
   applyDefaultRules(other, cpu());
   EXPECT_EQ(ir::printModule(other), ir::printModule(m));
+}
+
+// The parallel grain: below it a nest stays serial (the fork-join and the
+// data moving between the cores' caches cost more than the split saves).
+// The dense + bias + relu above is 98 Ki multiply-adds: parallel with a grain
+// of 64 Ki, serial at the default 1 Mi (the same tiling otherwise); an
+// elementwise nest counts 4 per element.
+TEST(ScheduleRulesCpu, NestsBelowTheParallelGrainStaySerial) {
+  const char* dense = R"(mlcc.ir 1
+graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
+  dataflow {
+    %d: f32[32, 48] = dense(%x, %w)
+    %a: f32[32, 48] = add(%d, %b)
+    %y: f32[32, 48] = relu(%a)
+  }
+  return %y
+}
+)";
+  auto schedule = [](const std::string& text, const std::string& grain, const std::string& name) {
+    ir::Module m = lower(text);
+    applyDefaultRules(m, Target::parse("llvm -num-cores=4 -vector-bits=256" + grain));
+    return *findPrim(m, name);
+  };
+  EXPECT_EQ(outermostKind(schedule(dense, " -parallel-grain=65536", "fused_dense_add_relu"), "dense"),
+            ir::LoopKind::parallel);
+  const ir::PrimFunc serial = schedule(dense, "", "fused_dense_add_relu");
+  for (const auto* loop : loopsOf(serial, "dense").loops) EXPECT_NE(loop->loop_kind, ir::LoopKind::parallel);
+  EXPECT_EQ(innermostKind(serial, "dense"), ir::LoopKind::vectorized);
+  test::expectSameMeaning(*findPrim(lower(dense), "fused_dense_add_relu"), serial, 1e-4);
+  // 128 x 512 = 64 Ki elements: 256 Ki multiply-adds' worth.
+  const char* ewise = R"(mlcc.ir 1
+graph @main(%x: f32[128, 512]) -> f32[128, 512] {
+  dataflow {
+    %y: f32[128, 512] = relu(%x)
+  }
+  return %y
+}
+)";
+  EXPECT_EQ(outermostKind(schedule(ewise, " -parallel-grain=262144", "fused_relu"), "relu"),
+            ir::LoopKind::parallel);
+  EXPECT_EQ(outermostKind(schedule(ewise, " -parallel-grain=262148", "fused_relu"), "relu"),
+            ir::LoopKind::serial);
 }
 
 TEST(ScheduleRulesCpu, FallbackParallelizesWhatNoRuleHandles) {

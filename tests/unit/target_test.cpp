@@ -47,18 +47,25 @@ TEST(Target, ExplicitOptionsOverrideTheDescriptionInAnyOrder) {
   EXPECT_EQ(a.num_cores, 3);
   Target b = Target::parse("llvm -num-cores=5 -num-cores=7");  // the last value wins
   EXPECT_EQ(b.num_cores, 7);
+  EXPECT_EQ(Target::parse("llvm").parallel_grain, Target::kDefaultParallelGrain);
+  EXPECT_EQ(Target::parse("llvm -parallel-grain=4096").parallel_grain, 4096);
 }
 
 TEST(Target, StrRoundTrips) {
-  for (const char* text :
-       {"llvm", "llvm -num-cores=3", "llvm -vector-bits=256", "llvm -mcpu=native", "cuda", "cuda -arch=sm_90",
-        "cuda -arch=sm_75 -max-threads-per-block=256", "cuda -arch=sm_100a"}) {
+  for (const char* text : {"llvm", "llvm -num-cores=3", "llvm -vector-bits=256", "llvm -mcpu=native",
+                           "llvm -parallel-grain=1000", "cuda", "cuda -arch=sm_90",
+                           "cuda -arch=sm_75 -max-threads-per-block=256", "cuda -arch=sm_100a"}) {
     Target t = Target::parse(text);
     EXPECT_EQ(Target::parse(t.str()), t) << text << " -> " << t.str();
     EXPECT_EQ(Target::parse(t.str()).str(), t.str()) << text;
   }
   EXPECT_EQ(Target::parse("cuda").str(), "cuda -arch=sm_80");
   EXPECT_EQ(Target::parse("llvm -num-cores=3 -vector-bits=128").str(), "llvm -num-cores=3 -vector-bits=128");
+  // The default grain is not written (the workload keys of tuning databases stay the same).
+  EXPECT_EQ(Target::parse("llvm -num-cores=3 -vector-bits=128 -parallel-grain=1048576").str(),
+            "llvm -num-cores=3 -vector-bits=128");
+  EXPECT_EQ(Target::parse("llvm -num-cores=3 -vector-bits=128 -parallel-grain=8").str(),
+            "llvm -num-cores=3 -vector-bits=128 -parallel-grain=8");
 }
 
 TEST(Target, ErrorsNameTheBadPartAtTheCallersLocation) {
@@ -77,6 +84,7 @@ TEST(Target, ErrorsNameTheBadPartAtTheCallersLocation) {
             "-vector-bits must be a power of two from 32 to 2048, not 384");
   EXPECT_EQ(parseError("llvm -vector-bits=4096"),
             "-vector-bits must be a power of two from 32 to 2048, not 4096");
+  EXPECT_EQ(parseError("llvm -parallel-grain=0"), "-parallel-grain must be a positive integer, not '0'");
   EXPECT_EQ(parseError("cuda -max-threads-per-block=-1"),
             "-max-threads-per-block must be a positive integer, not '-1'");
 }

@@ -41,7 +41,8 @@ Examples:
   app.add_option("-o,--output", output,
                  "Output file (default: model.o for obj, stdout for ll/asm; '-': stdout)");
   app.add_option("--target", target,
-                 "Target: 'llvm' with options -mcpu=CPU, -mattr=+F,-G, -num-cores=N, -vector-bits=N (as "
+                 "Target: 'llvm' with options -mcpu=CPU, -mattr=+F,-G, -num-cores=N, -vector-bits=N, "
+                 "-parallel-grain=N (as "
                  "mlcc-schedule "
                  "takes them), e.g. 'llvm -mcpu=znver4'; mlcc-inspect --target-info shows what it means")
       ->capture_default_str();

@@ -36,6 +36,8 @@ std::string Target::describe() const {
         << "features: " << codegenFeatures(cpu) << " (" << cpu.features.size() << " enabled in all)\n"
         << "vector bits: " << vector_bits << (vector_bits == cpu.vector_bits ? "" : " (-vector-bits)") << "\n"
         << "cores: " << num_cores << (num_cores == cpu.cores ? "" : " (-num-cores)") << "\n"
+        << "parallel grain: " << parallel_grain << " multiply-adds"
+        << (parallel_grain == kDefaultParallelGrain ? "" : " (-parallel-grain)") << "\n"
         << "l1d cache: " << bytes(cpu.l1d_cache_bytes) << "\n"
         << "l2 cache: " << bytes(cpu.l2_cache_bytes) << "\n"
         << "l3 cache: " << bytes(cpu.l3_cache_bytes) << "\n";

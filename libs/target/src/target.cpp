@@ -1,5 +1,5 @@
 // Target::parse and Target::str (see target.h): the one parser of --target
-// strings, "llvm [-mcpu=CPU] [-mattr=+a,-b] [-num-cores=N] [-vector-bits=N]"
+// strings, "llvm [-mcpu=CPU] [-mattr=+a,-b] [-num-cores=N] [-vector-bits=N] [-parallel-grain=N]"
 // and "cuda [-arch=sm_XX] [-max-threads-per-block=N]". An option given twice
 // takes its last value.
 #include "mlcc/target/target.h"
@@ -11,7 +11,8 @@ namespace mlcc::target {
 
 namespace {
 
-constexpr const char* kLlvmOptions = "-mcpu=CPU, -mattr=+F,-G, -num-cores=N, -vector-bits=N";
+constexpr const char* kLlvmOptions =
+    "-mcpu=CPU, -mattr=+F,-G, -num-cores=N, -vector-bits=N, -parallel-grain=N";
 constexpr const char* kCudaOptions = "-arch=sm_XX, -max-threads-per-block=N";
 constexpr const char* kDefaultArch = "sm_80";
 
@@ -37,7 +38,7 @@ int vectorBits(const std::string& text, const SourceLoc& where) {
 // The options as written, before they are resolved.
 struct Options {
   std::string mcpu, mattr, arch = kDefaultArch;
-  std::optional<int> num_cores, vector_bits, max_threads_per_block;
+  std::optional<int> num_cores, vector_bits, max_threads_per_block, parallel_grain;
 };
 
 Options readOptions(std::istringstream& in, Target::Kind kind, const std::string& kind_name,
@@ -55,6 +56,8 @@ Options readOptions(std::istringstream& in, Target::Kind kind, const std::string
       o.num_cores = positiveInt(value, key, where);
     else if (llvm && key == "-vector-bits")
       o.vector_bits = vectorBits(value, where);
+    else if (llvm && key == "-parallel-grain")
+      o.parallel_grain = positiveInt(value, key, where);
     else if (!llvm && key == "-arch" && !value.empty())
       o.arch = value;
     else if (!llvm && key == "-max-threads-per-block")
@@ -87,6 +90,7 @@ Target Target::parse(const std::string& text, const SourceLoc& where) {
       t.cpu = describeCpu(o.mcpu, o.mattr);
       t.vector_bits = o.vector_bits.value_or(t.cpu.vector_bits);
       t.num_cores = o.num_cores.value_or(t.cpu.cores);
+      t.parallel_grain = o.parallel_grain.value_or(kDefaultParallelGrain);
     } else {
       t.arch = o.arch;
       t.gpu = describeGpu(o.arch);
@@ -113,7 +117,9 @@ std::string Target::str() const {
   std::string s = "llvm";
   if (!mcpu.empty()) s += " -mcpu=" + mcpu;
   if (!mattr.empty()) s += " -mattr=" + mattr;
-  return s + " -num-cores=" + std::to_string(num_cores) + " -vector-bits=" + std::to_string(vector_bits);
+  s += " -num-cores=" + std::to_string(num_cores) + " -vector-bits=" + std::to_string(vector_bits);
+  if (parallel_grain != kDefaultParallelGrain) s += " -parallel-grain=" + std::to_string(parallel_grain);
+  return s;
 }
 
 }  // namespace mlcc::target

@@ -201,11 +201,14 @@ int64_t productOrUnknown(Schedule& sch, const std::vector<LoopRV>& loops) {
   return p;
 }
 
-std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>& loops, int64_t work) {
+std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>& loops, int64_t work,
+                                       WorkUnit unit, const target::Target& target) {
   if (loops.empty()) return std::nullopt;
   int64_t iters = productOrUnknown(sch, loops);
   if (iters == 1) return std::nullopt;
-  if (work >= 0 && work < kMinParallelWork) return std::nullopt;
+  const int64_t min_work =
+      unit == WorkUnit::Elements ? target.parallel_grain / kMultiplyAddsPerElement : target.parallel_grain;
+  if (work >= 0 && work < min_work) return std::nullopt;
   LoopRV fused = loops[0];
   if (loops.size() > 1 && !attempt([&] { fused = sch.fuse(loops); })) {
     // Loops that do not fuse (e.g. not perfectly nested): the outermost alone.
@@ -254,7 +257,7 @@ bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Targ
   } else {
     outer.insert(outer.end(), inner.begin(), inner.end());
   }
-  parallelizeLoops(sch, outer, work);
+  parallelizeLoops(sch, outer, work, WorkUnit::Elements, target);
   return true;
 }
 

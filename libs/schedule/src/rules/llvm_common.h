@@ -39,14 +39,25 @@ bool applyAtomically(Schedule& sch, const target::Target& target,
 // Parallel loops get at least this many iterations per core (when the
 // extents allow), for load balance.
 inline constexpr int64_t kParallelChunksPerCore = 2;
-// Loop nests with less work than this (iterations of the block) stay serial:
-// waking the pool and moving the data between the cores' caches costs a few
-// microseconds. 2048 made small models slower at 2 threads than at 1 (min of
-// 3x50 runs on a 2-core Xeon, 1T -> 2T: DenseNet 0.154 -> 0.282 ms, the MLC
-// CNN 0.134 -> 0.170, SqueezeNet 0.92 -> 1.20); with 65536: 0.145 -> 0.176,
-// 0.130 -> 0.137, 0.85 -> 1.02, while ResNet-18, MobileNetV2, RegNet and
-// GoogLeNet kept their 2-thread times (within the machine's noise).
-inline constexpr int64_t kMinParallelWork = 65536;
+// Loop nests with less work than the target's -parallel-grain (default
+// 2^20 multiply-adds) stay serial: a parallel loop costs the fork-join
+// (~0.6 us) plus moving the data the other core produced into this core's
+// cache, which on the 2-core Xeon (KVM) came to ~4-6 us per kernel inside
+// a model. Work counts the block's iterations: multiply-adds for a block
+// with a reduction (a matmul, a conv, a pooling window, a row sum), elements
+// for a spatial nest (an elementwise op, a copy), each worth this many
+// multiply-adds. Per kernel inside the models (min of 3x100 profiled runs,
+// 1T -> 2T) at the old threshold of 65536 iterations for both: a 66k-MAC
+// dense 1.9 -> 7.2 us, 160k-MAC convs 2.9 -> 7.9 and 3.4 -> 8.5 us, 200k-MAC
+// matmuls 5.9 -> 12.0 us, a 100k-element copy 4.4 -> 8.2 us, a 60k-element
+// global pool 3.9 -> 7.6 us; from ~1M multiply-adds most kernels gain (a
+// 1.5M-MAC conv 33 -> 25 us). With 2^20 no model of the bench was slower at
+// 2 threads than at 1 (min of 3 alternating rounds, 1T -> 2T ms; old, new:
+// Transformer 0.075 -> 0.110, 0.077 -> 0.078; MnasNet 0.69 -> 0.92, 0.68 ->
+// 0.69; UNet 0.217 -> 0.284, 0.212 -> 0.212; ConvNeXt 0.051 -> 0.072, 0.051
+// -> 0.051; SqueezeNet 0.85 -> 0.99, 0.86 -> 0.87).
+inline constexpr int64_t kMultiplyAddsPerElement = 4;
+enum class WorkUnit { Elements, MultiplyAdds };
 // Register tile: at most this many rows of vectors accumulated at once.
 inline constexpr int64_t kMaxRegisterRows = 8;
 // Inner reduction tile (the R1 level of the multi-level tiling).
@@ -153,11 +164,13 @@ bool attempt(F&& f) {
 }
 
 // When the loops have more than one iteration and `work` (the iterations
-// of everything under them; -1: unknown, e.g. symbolic) is large enough:
+// of everything under them, in `unit`; -1: unknown, e.g. symbolic) is at
+// least the target's parallel grain (Target::parallel_grain):
 // fuses them (perfectly nested, outermost first; the outermost alone when
 // they do not fuse) and marks the result parallel. Returns the parallel
 // loop, or nullopt when nothing was parallelized.
-std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>& loops, int64_t work);
+std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>& loops, int64_t work,
+                                       WorkUnit unit, const target::Target& target);
 
 // Schedules a block alone in a simple nest of spatial loops: fuses the
 // constant-extent inner loops, splits by the vector width and vectorizes

@@ -147,7 +147,7 @@ bool scheduleRfactorGemv(Schedule& sch, const std::string& anchor, const target:
     if (!(after_anchor && attempt([&] { sch.reverseComputeAt(e, row); })))
       scheduleStandalone(sch, e, st, target);
   }
-  parallelizeLoops(sch, {row}, work);
+  parallelizeLoops(sch, {row}, work, WorkUnit::MultiplyAdds, target);
   if (auto init = decomposeReduction(sch, rf)) vectorizeInnermost(sch, *init);
   decomposeReduction(sch, blk);
   sch.vectorize(lanes);

@@ -129,7 +129,8 @@ VectorOperand vectorOperand(const BlockInfo& info, size_t vec_iter) {
 // intermediate is rewritten in place. `vf` is the target's vector lanes.
 // Returns the copy block's name ("" for an intermediate), or nullopt when it
 // did not pack.
-std::optional<std::string> packVectorOperand(Schedule& sch, const BlockRV& blk, size_t vec_iter, int64_t vf) {
+std::optional<std::string> packVectorOperand(Schedule& sch, const BlockRV& blk, size_t vec_iter, int64_t vf,
+                                             const target::Target& target) {
   const BlockNode& b = blockNode(sch, blk);
   const BlockInfo info = analyzeBlock(b);
   const VectorOperand vo = vectorOperand(info, vec_iter);
@@ -195,7 +196,7 @@ std::optional<std::string> packVectorOperand(Schedule& sch, const BlockRV& blk, 
   loops.push_back(parts[1]);
   sch.reorder(loops);
   sch.vectorize(parts[1]);
-  parallelizeLoops(sch, {loops[0]}, elements);
+  parallelizeLoops(sch, {loops[0]}, elements, WorkUnit::Elements, target);
   return copy_name;
 }
 
@@ -243,7 +244,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     const int64_t lanes = vectorLanes(target, b.writes.at(0).buffer->dtype);
     if (int64_t e = 0; asConstInt(b.iter_vars[*inner].extent, &e) && e % lanes == 0)
       pack_copy = readsPanels(b, *inner, lanes) ? std::optional<std::string>("")
-                                                : packVectorOperand(sch, blk, *inner, lanes);
+                                                : packVectorOperand(sch, blk, *inner, lanes, target);
   }
   const bool packed = pack_copy.has_value();
   auto loops = sch.getLoops(blk);
@@ -424,7 +425,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
       scheduleStandalone(sch, e, st, target);
   }
 
-  parallelizeLoops(sch, s0, work);
+  parallelizeLoops(sch, s0, work, WorkUnit::MultiplyAdds, target);
   // decompose_reduction refuses while the epilogue sits under the loop the
   // init would go before (llvm_common.h, decomposeReduction): then the init
   // stays in the block.

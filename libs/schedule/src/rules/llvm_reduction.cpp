@@ -156,7 +156,7 @@ void scheduleReductionNest(Schedule& sch, const BlockRV& blk, const target::Targ
       vec = parts[1];
     }
   }
-  parallelizeLoops(sch, spatial, work);
+  parallelizeLoops(sch, spatial, work, WorkUnit::MultiplyAdds, target);
   decomposeAndVectorizeInit(sch, blk);
   if (vec) sch.vectorize(*vec);
 }
@@ -234,7 +234,7 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
       sch.vectorize(parts[1]);
     }
   }
-  parallelizeLoops(sch, row_loops, work);
+  parallelizeLoops(sch, row_loops, work, WorkUnit::MultiplyAdds, target);
   return moved;
 }
 

@@ -10,7 +10,7 @@
 //   g.gpu.max_shared_memory_optin_bytes;   // 232448
 //
 // A string one tool accepts, every tool accepts with the same meaning:
-//   llvm [-mcpu=CPU] [-mattr=+a,-b] [-num-cores=N] [-vector-bits=N]
+//   llvm [-mcpu=CPU] [-mattr=+a,-b] [-num-cores=N] [-vector-bits=N] [-parallel-grain=N]
 //   cuda [-arch=sm_XX] [-max-threads-per-block=N]
 // -mcpu and -mattr are checked against LLVM's tables (an unknown CPU or
 // feature, or a CPU without 64-bit mode, is refused, with close names
@@ -67,6 +67,12 @@ struct Target {
   std::string mattr;      // "+avx2,-fma" or ""
   int vector_bits = 128;  // -vector-bits=, else cpu.vector_bits
   int num_cores = 1;      // -num-cores=, else cpu.cores
+  // -parallel-grain=: the least work a loop nest needs for the CPU rules to
+  // make it parallel, in multiply-adds (an element of an elementwise nest
+  // counts 4). Below it, waking the other cores and moving the data into
+  // their caches costs more than the split saves (llvm_common.h).
+  int64_t parallel_grain = kDefaultParallelGrain;
+  static constexpr int64_t kDefaultParallelGrain = 1 << 20;
   CpuInfo cpu;
 
   // cuda: -arch (default sm_80) and the limits the rules respect.
