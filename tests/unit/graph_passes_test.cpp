@@ -320,10 +320,10 @@ TEST(ConvertLayout, ChainConvertsOnlyAtItsEdges) {
       << r.text;  // the folded bias
 }
 
-// dense / 2-D matmul with a constant weight over 32+ rows: dense_pack with
+// dense / 2-D matmul with a constant weight over 9+ rows: dense_pack with
 // the weight packed in panels (NK8n with block=8), folded at compile time;
-// fewer rows, a weight that is an input, or N not a multiple of the block:
-// unchanged. The interpreter gives the same outputs before and after.
+// up to 8 rows (the GEMV rule's batches), a weight that is an input, or N
+// not a multiple of the block: unchanged. The interpreter gives the same outputs before and after.
 TEST(ConvertLayout, PacksConstantDenseWeights) {
   auto values = [](int64_t n, double scale) {
     std::string v = "[";
@@ -333,7 +333,7 @@ TEST(ConvertLayout, PacksConstantDenseWeights) {
   std::string dir = tempDir("convert_layout_dense");
   ir::Module m = parse(R"(mlcc.ir 1
 
-graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 12]) -> (f32[32, 16], f32[2, 20, 24], f32[8, 16], f32[32, 16], f32[32, 12]) {
+graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 12], %s9: f32[9, 12]) -> (f32[32, 16], f32[2, 20, 24], f32[8, 16], f32[32, 16], f32[32, 12], f32[9, 16]) {
   dataflow {
     %w: f32[16, 12] = const )" +
                            values(192, 0.05) + R"(
@@ -348,8 +348,9 @@ graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 1
     %few: f32[8, 16] = matmul(%s, %b2)
     %inp: f32[32, 16] = dense(%x, %wi)
     %odd: f32[32, 12] = dense(%x, %w12)
+    %nine: f32[9, 16] = matmul(%s9, %b2)
   }
-  return (%d, %mm, %few, %inp, %odd)
+  return (%d, %mm, %few, %inp, %odd, %nine)
 }
 )",
                        dir);
@@ -359,6 +360,7 @@ graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 1
   EXPECT_NE(r.text.find("%few: f32[8, 16] = matmul(%s, %b2)"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%inp: f32[32, 16] = dense(%x, %wi)"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%odd: f32[32, 12] = dense(%x, %w12)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%nine: f32[9, 16] = dense_pack(%s9, "), std::string::npos) << r.text;
   // The packed weights are constants (folded), not run-time transforms.
   EXPECT_EQ(countOf(r.text, "layout_transform("), 0u) << r.text;
   EXPECT_NE(r.text.find("f32[2, 12, 8] = const"), std::string::npos) << r.text;

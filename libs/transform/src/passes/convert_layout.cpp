@@ -25,8 +25,11 @@
 //     contiguously, packed at compile time by fold-constants (the rule
 //     would otherwise pack it on every call: the BERT-style encoder of the
 //     wider bench models, 1 thread, 6.2 -> 5.6 ms, min of 6 alternating
-//     medians). Fewer rows stay as they are (the GEMV rule reads the
-//     weight as it is).
+//     medians). Up to 8 rows stay as they are (the GEMV rule, for batches
+//     up to its kMaxRfactorBatch, reads the weight as it is); from 9 rows on
+//     the matmul rule tiles the output, whose vector would otherwise read an
+//     unpacked [N, K] weight with a stride (a gather: the Transformer's
+//     16-token out-projection, 64 x 64, ran at 4 GFLOPS).
 // The block of C channels is the largest divisor of C up to `block` (the
 // vector lanes), or the largest power-of-two divisor when it is at least
 // half of that (24 -> 8, 3 -> 3). The conversions back to NCHW that nothing
@@ -54,8 +57,9 @@ struct Stats {
   int convs = 0, ops = 0, dense = 0;
 };
 
-// Rows of a dense/matmul operand from which its constant weight is packed.
-constexpr int64_t kMinPackRows = 32;
+// Rows of a dense/matmul operand from which its constant weight is packed:
+// one more than the schedule rules' kMaxRfactorBatch (llvm_common.h).
+constexpr int64_t kMinPackRows = 9;
 
 int64_t channelBlock(int64_t channels, int64_t max_block) {
   int64_t d = 1;
@@ -330,7 +334,7 @@ PassInfo makeConvertLayoutPass() {
   p.summary =
       "Put conv2d (groups 1 or depthwise) and the elementwise ops, pools and concats between convolutions "
       "into the blocked channel layout NCHW[x]c (conv2d_nchwc, packed weights via layout_transform), and "
-      "dense/matmul with constant weights over 32+ rows into dense_pack (weights in panels NK[x]n)";
+      "dense/matmul with constant weights over 9+ rows into dense_pack (weights in panels NK[x]n)";
   p.options = {{"block", OptionKind::Int, "16",
                 "The largest channel block (the vector lanes: 16 for AVX-512 f32, 8 for AVX2)"}};
   p.run = [](ir::Module& m, const PassOptions& opts, PassContext&) -> std::string {
