@@ -667,6 +667,34 @@ graph @main(%x: f32[1, 352, 14, 14]) -> f32[1, 352, 1, 1] {
             loopsOf(f, "global_avg_pool2d_divide").loops.front());
 }
 
+// A mean over the rows of a matrix scaled per row (a layer norm's output
+// pooled over the tokens): each output column is a row of the last block,
+// and no reduction runs along a row, so the reduction is scheduled on its
+// own, vectorized along its output columns (the per-row scale the same in
+// every lane), rather than one scalar sum per column.
+TEST(ScheduleRulesCpu, MeanOverRowsIsVectorizedAlongItsOutput) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 32, 64], %s: f32[1, 32, 1]) -> f32[1, 64] {
+  dataflow {
+    %y: f32[1, 32, 64] = multiply(%x, %s)
+    %m: f32[1, 64] = mean(%y, axes = [1])
+  }
+  return %m
+}
+)",
+                            "fused_multiply_mean");
+  EXPECT_EQ(s.rule, "reduction");
+  const auto& f = s.after;
+  std::string acc;
+  for (const auto& n : blockNames(f))
+    if (n.find("init") == std::string::npos && n != "mean" && n.rfind("mean", 0) == 0) acc = n;
+  ASSERT_FALSE(acc.empty()) << ir::printFunction(f);
+  auto l = loopsOf(f, acc);
+  EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized) << ir::printFunction(f);
+  EXPECT_EQ(extents(l).back(), 8);
+  EXPECT_EQ(innermostKind(f, "mean"), ir::LoopKind::vectorized);
+}
+
 TEST(ScheduleRulesCpu, SymbolicRowsSoftmaxAndMiddleAxisSum) {
   const char* graph = R"(mlcc.ir 1
 graph @main(%x: f32[n, 10], %z: f32[8, 3, 40]) -> (f32[n, 10], f32[8, 40]) {

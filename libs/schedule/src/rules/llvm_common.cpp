@@ -265,7 +265,7 @@ void scheduleStandalone(Schedule& sch, const BlockRV& block, const Stage& stage,
                         const target::Target& target) {
   if (stage.info.kind == BlockKind::Injective)
     scheduleSpatialNest(sch, block, target);
-  else if (stage.info.kind == BlockKind::Reduction)
+  else if (stage.info.kind == BlockKind::Reduction || stage.info.kind == BlockKind::Gemv)
     scheduleReductionNest(sch, block, target);
   else
     parallelizeOutermost(sch, block);

@@ -186,7 +186,8 @@ bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Targ
 void scheduleReductionNest(Schedule& sch, const BlockRV& block, const target::Target& target);
 
 // A block left on its own by a rule: scheduleSpatialNest for an injective
-// block, scheduleReductionNest for a reduction, else its outermost loop
+// block, scheduleReductionNest for a reduction (a GEMV-like one too: a
+// product summed, as when a broadcast scale was inlined), else its outermost loop
 // parallel.
 void scheduleStandalone(Schedule& sch, const BlockRV& block, const Stage& stage,
                         const target::Target& target);

@@ -12,11 +12,15 @@
 //     contiguous axis of what it reads (softmax's max and sum of exp, a
 //     layer norm's mean) is first split by the vector width and rfactor'ed
 //     (vectorizeRowReduction): a vector of partial results over the row,
-//     then the lanes' final reduction.
+//     then the lanes' final reduction. When that would vectorize nothing
+//     (every loop of the last block is a row, no reduction along a row)
+//     and a reduction can be vectorized along its output, the blocks are
+//     scheduled on their own instead.
 //   - A reduction that stays on its own (pooling, a reduction writing the
 //     output): its spatial loops fused and parallel; when its innermost
 //     spatial loop walks the innermost dimension of the output and of every
-//     input it reads (pooling windows), that loop is split by the vector
+//     input it reads that depends on it (pooling windows; a mean over the
+//     rows of a matrix), that loop is split by the vector
 //     width and the vector part moved inside the reduce loops and
 //     vectorized; the init decomposed out.
 // Other reductions stay serial along their reduce loops.
@@ -117,6 +121,39 @@ std::optional<std::string> vectorizeRowReduction(Schedule& sch, const std::strin
 
 }  // namespace
 
+namespace {
+
+// A reduction block in a simple nest, its spatial loops first: the vector
+// factor of its innermost spatial loop when that loop walks the innermost
+// dimension of the output and of every input that depends on it (an input
+// that does not is the same value in every lane: a per-row scale of a layer
+// norm fused into a mean over the rows); 1 when it cannot be the vector.
+// `loops` are the block's loops (sch.getLoops, which the trace records).
+int64_t vectorAlongOutput(Schedule& sch, const BlockRV& blk, const std::vector<LoopRV>& loops,
+                          const target::Target& target) {
+  if (!simpleNest(sch, blk)) return 1;
+  const BlockNode& b = blockNode(sch, blk);
+  size_t ns = 0;
+  while (ns < b.iter_vars.size() && b.iter_vars[ns].kind == IterKind::spatial) ++ns;
+  if (ns == 0 || ns == b.iter_vars.size()) return 1;
+  for (size_t i = ns; i < b.iter_vars.size(); ++i)
+    if (b.iter_vars[i].kind != IterKind::reduce) return 1;
+  auto inner = innermostOutputIter(b);
+  const int64_t inner_extent = constExtent(sch, loops[ns - 1]).value_or(0);
+  if (!inner || *inner + 1 != ns || inner_extent <= 1) return 1;
+  const Buffer& out = b.writes.at(0).buffer;
+  const VarNode* v = b.iter_vars[*inner].var.get();
+  for (const LoadNode* l : loadsOf(b)) {
+    if (l->buffer == out) continue;
+    bool uses = false;
+    for (const auto& index : l->indices) uses = uses || usesVar(index, v);
+    if (uses && !usesVar(l->indices.back(), v)) return 1;
+  }
+  return vectorFactor(inner_extent, vectorLanes(target, out->dtype));
+}
+
+}  // namespace
+
 // A reduction block on its own (see the header comment).
 void scheduleReductionNest(Schedule& sch, const BlockRV& blk, const target::Target& target) {
   if (!simpleNest(sch, blk)) {
@@ -136,25 +173,15 @@ void scheduleReductionNest(Schedule& sch, const BlockRV& blk, const target::Targ
   const int64_t work = productOrUnknown(sch, loops);
 
   std::optional<LoopRV> vec;
-  auto inner = innermostOutputIter(b);
-  int64_t inner_extent = 0;
-  if (ns > 0) inner_extent = constExtent(sch, spatial.back()).value_or(0);
-  if (inner && *inner + 1 == ns && inner_extent > 1 && !reduce.empty()) {
-    const Buffer& out = b.writes.at(0).buffer;
-    const VarNode* v = b.iter_vars[*inner].var.get();
-    bool walks_inputs = true;
-    for (const LoadNode* l : loadsOf(b))
-      if (l->buffer != out && (l->indices.empty() || !usesVar(l->indices.back(), v))) walks_inputs = false;
-    const int64_t vf = vectorFactor(inner_extent, vectorLanes(target, out->dtype));
-    if (walks_inputs && vf > 1) {
-      auto parts = tileLoop(sch, spatial.back(), {inner_extent / vf, vf});
-      std::vector<LoopRV> order{parts[0]};
-      order.insert(order.end(), reduce.begin(), reduce.end());
-      order.push_back(parts[1]);
-      sch.reorder(order);
-      spatial.back() = parts[0];
-      vec = parts[1];
-    }
+  if (const int64_t vf = vectorAlongOutput(sch, blk, loops, target); vf > 1) {
+    const int64_t inner_extent = *constExtent(sch, spatial.back());
+    auto parts = tileLoop(sch, spatial.back(), {inner_extent / vf, vf});
+    std::vector<LoopRV> order{parts[0]};
+    order.insert(order.end(), reduce.begin(), reduce.end());
+    order.push_back(parts[1]);
+    sch.reorder(order);
+    spatial.back() = parts[0];
+    vec = parts[1];
   }
   parallelizeLoops(sch, spatial, work, WorkUnit::MultiplyAdds, target);
   decomposeAndVectorizeInit(sch, blk);
@@ -201,6 +228,16 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
     }
     blocks.push_back(name);
   }
+  // Every loop of `out` a row and no reduction vectorized along its row:
+  // nothing would be vectorized here. When a reduction can be vectorized
+  // along its output instead, the blocks are scheduled on their own (a mean over the tokens of a
+  // layer norm's output, [1, 128, 256] -> [1, 256]: 75-83 -> 13-17 us).
+  if (vector_partials.empty() && rows == loops.size() &&
+      std::any_of(earlier.begin(), earlier.end(), [&](const std::string& name) {
+        BlockRV r = sch.getBlock(name);
+        return simpleNest(sch, r) && vectorAlongOutput(sch, r, sch.getLoops(r), target) > 1;
+      }))
+    return std::nullopt;
   blk = sch.getBlock(out);
   loops = sch.getLoops(blk);
   std::vector<LoopRV> row_loops(loops.begin(), loops.begin() + rows),
