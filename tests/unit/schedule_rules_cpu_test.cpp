@@ -609,6 +609,29 @@ graph @main(%t: f32[64, 32, 32]) -> f32[64, 32, 32] {
   }
 }
 
+// Rows of a single vector (attention over 8 tokens, 8 lanes): the sum of
+// exp is rfactor'ed (one vector exp per row instead of 8 scalar calls); the
+// max, a plain comparison per element, is not (its partials would cost a
+// pass of their own).
+TEST(ScheduleRulesCpu, SoftmaxRowsOfOneVectorVectorizeTheExp) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%t: f32[4, 8, 8]) -> f32[4, 8, 8] {
+  dataflow {
+    %y: f32[4, 8, 8] = softmax(%t, axis = -1)
+  }
+  return %y
+}
+)",
+                            "fused_softmax");
+  EXPECT_EQ(s.rule, "reduction");
+  const auto& f = s.after;
+  auto rf = loopsOf(f, "softmax_expsum_rf");
+  ASSERT_TRUE(rf.found) << ir::printFunction(f);
+  EXPECT_EQ(rf.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(rf).back(), 8);
+  EXPECT_FALSE(hasBlock(f, "softmax_max_rf")) << ir::printFunction(f);
+}
+
 TEST(ScheduleRulesCpu, LayerNorm) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%t: f32[64, 32, 32], %g: f32[32], %b: f32[32]) -> f32[64, 32, 32] {

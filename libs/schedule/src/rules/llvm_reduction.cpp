@@ -29,6 +29,7 @@
 
 #include "../tree.h"
 #include "llvm_common.h"
+#include "mlcc/ir/expr_functor.h"
 
 namespace mlcc::schedule::cpu {
 
@@ -82,7 +83,8 @@ void decomposeAndVectorizeInit(Schedule& sch, const BlockRV& block) {
 // A reduction `C[..] = C[..] op f(x[.., k], ..)` in its own simple nest
 // whose one reduce variable k is last and indexes only the last dimension
 // of every buffer it reads (plainly: contiguous along k), over a multiple of
-// the vector width (at least two vectors): k is split by the vector width
+// the vector width (at least two vectors, or one when each element calls a
+// math function): k is split by the vector width
 // and the inner part rfactor'ed, so that a block `<name>_rf` accumulates a
 // vector of partial results (each lane its own, along contiguous loads; one
 // vector exp per 16 elements where a scalar loop called exp per element)
@@ -110,7 +112,14 @@ std::optional<std::string> vectorizeRowReduction(Schedule& sch, const std::strin
   }
   const int64_t lanes = vectorLanes(target, out->dtype);
   const auto extent = constExtent(sch, loops.back());
-  if (!extent || *extent % lanes != 0 || *extent < 2 * lanes) return std::nullopt;
+  // Over a single vector the partial results cost a pass of their own: it
+  // pays only where each element costs a math call (softmax's exp: 16-wide
+  // rows of attention, 1 thread, 8-10 -> 4 us per call; a plain sum or max
+  // of 16 got slower, 0.5 -> 0.75 us).
+  const auto* update = b.body ? b.body->as<StoreNode>() : nullptr;
+  const bool calls_math =
+      update && anyOf(update->value, [](const PrimExpr& e) { return e->as<CallNode>() != nullptr; });
+  if (!extent || *extent % lanes != 0 || *extent < (calls_math ? 1 : 2) * lanes) return std::nullopt;
   const int out_rank = static_cast<int>(b.writes.at(0).region.size());
   // (Should rfactor refuse, the reduce loop stays split: the same loops.)
   auto parts = tileLoop(sch, loops.back(), {*extent / lanes, lanes});
