@@ -747,6 +747,25 @@ graph @main(%x: f32[n, 10], %z: f32[8, 3, 40]) -> (f32[n, 10], f32[8, 40]) {
 
 // --- injective -----------------------------------------------------------------------
 
+// An innermost dimension of half a vector (a blocked layout's 4 channels
+// under 8 lanes) is the vector on its own: the outer loops stay loops (their
+// indices uniform across the lanes), not fused into the vector.
+TEST(ScheduleRulesCpu, HalfVectorInnermostDimensionIsTheVector) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 3, 6, 6, 4], %y: f32[1, 3, 6, 6, 4]) -> f32[1, 3, 6, 6, 4] {
+  dataflow {
+    %a: f32[1, 3, 6, 6, 4] = add(%x, %y)
+  }
+  return %a
+}
+)",
+                            "fused_add");
+  EXPECT_EQ(s.rule, "injective");
+  auto l = loopsOf(s.after, "add");
+  EXPECT_EQ(extents(l), (std::vector<int64_t>{1, 3, 6, 6, 4})) << ir::printFunction(s.after);
+  EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized);
+}
+
 TEST(ScheduleRulesCpu, ElementwiseChainIsOneVectorizedParallelLoop) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%x: f32[1344, 50], %y: f32[1344, 50]) -> f32[1344, 50] {
