@@ -343,13 +343,22 @@ ir::PrimFunc legalizeMatmul(const std::vector<Type>& inputs, const Type& output,
 
 // ---- dense ------------------------------------------------------------------
 
-Type inferDense(const std::vector<Type>& inputs, const ir::Attrs&) {
-  const char* op = "dense";
+// The checks dense and dense_pack share: x (numeric, rank >= 1) and a weight
+// of `weight_rank` and x's dtype. Returns x.
+const Type& denseInput(const std::vector<Type>& inputs, const char* op, int weight_rank,
+                       const char* weight_what) {
   const Type& x = nn::operand(inputs, 0, op, -1, "x");
-  const Type& w = nn::operand(inputs, 1, op, 2, "the weight");
+  const Type& w = nn::operand(inputs, 1, op, weight_rank, weight_what);
   requireNum(x, op, "x");
   nn::requireSameDType(x, w, op);
   if (x.rank() == 0) fail(op, "x must have rank >= 1, not a scalar");
+  return x;
+}
+
+Type inferDense(const std::vector<Type>& inputs, const ir::Attrs&) {
+  const char* op = "dense";
+  const Type& x = denseInput(inputs, op, 2, "the weight");
+  const Type& w = inputs[1];
   if (!dimEqual(x.shape.back(), w.shape[1]))
     fail(op, "x has " + nn::dimStr(x.shape.back()) + " features but the weight expects " +
                  nn::dimStr(w.shape[1]) + " (" + ir::printType(x) + " x " + ir::printType(w) +
@@ -414,11 +423,8 @@ ir::PrimFunc legalizeDense(const std::vector<Type>& inputs, const Type& output, 
 
 Type inferDensePack(const std::vector<Type>& inputs, const ir::Attrs&) {
   const char* op = "dense_pack";
-  const Type& x = nn::operand(inputs, 0, op, -1, "x");
-  const Type& wp = nn::operand(inputs, 1, op, 3, "the packed weight");
-  requireNum(x, op, "x");
-  nn::requireSameDType(x, wp, op);
-  if (x.rank() == 0) fail(op, "x must have rank >= 1, not a scalar");
+  const Type& x = denseInput(inputs, op, 3, "the packed weight");
+  const Type& wp = inputs[1];
   if (!dimEqual(x.shape.back(), wp.shape[1]))
     fail(op, "x has " + nn::dimStr(x.shape.back()) + " features but the packed weight " + ir::printType(wp) +
                  " expects " + nn::dimStr(wp.shape[1]));

@@ -128,10 +128,6 @@ std::optional<std::string> vectorizeRowReduction(Schedule& sch, const std::strin
   return rf_name;
 }
 
-}  // namespace
-
-namespace {
-
 // A reduction block in a simple nest, its spatial loops first: the vector
 // factor of its innermost spatial loop when that loop walks the innermost
 // dimension of the output and of every input that depends on it (an input
