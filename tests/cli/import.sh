@@ -77,6 +77,22 @@ if python_has onnx; then
     check "external data outside the model's directory ($how) fails" fails_saying "external data location: '.*' \(leads outside the model's directory\|is an absolute path\)" "$tmp/ops/err_external_$how.onnx" -o "$tmp/ops/t.ir"
     check "  and writes nothing" absent "$tmp/ops/t.safetensors"
   done
+  # --bind: an input that must be known at import becomes a constant.
+  b=$tmp/ops/err_bind_reduce_axes.onnx
+  check "an input needed at import fails and names --bind" fails_saying "axes (input 1) must be a constant integer tensor; it is the graph input 'axes': give its value with --bind axes=FILE.npy" "$b" -o "$tmp/ops/b.ir"
+  check "--bind of an unknown input fails" fails_saying "--bind nope: the model has no input named 'nope'" "$b" --bind "nope=$tmp/ops/bind_axes.npy" -o "$tmp/ops/b.ir"
+  check "--bind of another dtype fails" fails_saying "--bind axes: the file holds i32, but the input is i64" "$b" --bind "axes=$tmp/ops/bind_axes_i32.npy" -o "$tmp/ops/b.ir"
+  check "--bind of another shape fails" fails_saying "--bind axes: the file's shape is \[2\], but the input's is \[1\]" "$b" --bind "axes=$tmp/ops/bind_axes_2.npy" -o "$tmp/ops/b.ir"
+  check "--bind given twice fails" fails_saying "--bind axes is given twice" "$b" --bind "axes=$tmp/ops/bind_axes.npy" --bind "axes=$tmp/ops/bind_axes_2.npy" -o "$tmp/ops/b.ir"
+  check "--bind of a missing file fails" fails_saying "nosuch.npy" "$b" --bind "axes=$tmp/ops/nosuch.npy" -o "$tmp/ops/b.ir"
+  check "--bind without a file fails" fails_saying "expected NAME=FILE.npy" "$b" --bind "axes" -o "$tmp/ops/b.ir"
+  check "no output after --bind errors" absent "$tmp/ops/b.ir"
+  check "--bind imports" run 0 "$b" --bind "axes=$tmp/ops/bind_axes.npy" -o "$tmp/ops/b.ir"
+  check "  the bound input is no parameter" contains "$tmp/ops/b.ir" '^graph @main(%x: f32\[3, 4\]) -> f32\[3\]'
+  if [[ $have_run == 1 ]]; then
+    check "  and sums over the bound axis" "$bin/mlcc-run" -q "$tmp/ops/b.ir" --input "x=$tmp/ops/bind_x.npy" --output-dir "$tmp/ops/out_bind"
+    check "  as numpy does" compare "$tmp/ops/out_bind/y.npy" "$tmp/ops/bind_y.npy"
+  fi
   check "external data imports" run 0 "$tmp/ops/external.onnx" -o "$tmp/ops/ext.ir"
   check "external data validates" "$bin/mlcc-inspect" --validate --check-weights "$tmp/ops/ext.ir"
 else

@@ -238,3 +238,18 @@ external("err_external_missing", "missing.bin", False)
 external("err_external_traversal", "../outside.bin", True)
 external("err_external_absolute", os.path.abspath(os.path.join(out, "..", "outside_abs.bin")), True)
 external("err_external_symlink", "link.bin", False)
+
+# An integer input that must be known at import (ReduceSum's axes): bound
+# with --bind. bind_*.npy are the values import.sh binds.
+g = helper.make_graph([N("ReduceSum", ["x", "axes"], ["y"], keepdims=0)], "bind_reduce_axes",
+                      [helper.make_tensor_value_info("x", F, [3, 4]),
+                       helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
+                      [helper.make_tensor_value_info("y", F, [3])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, os.path.join(out, "err_bind_reduce_axes.onnx"))
+np.save(os.path.join(out, "bind_axes.npy"), np.array([1], np.int64))
+np.save(os.path.join(out, "bind_axes_i32.npy"), np.array([1], np.int32))
+np.save(os.path.join(out, "bind_axes_2.npy"), np.array([0, 1], np.int64))
+np.save(os.path.join(out, "bind_x.npy"), x34)
+np.save(os.path.join(out, "bind_y.npy"), x34.sum(1))

@@ -27,6 +27,32 @@ assert c.dtype == np.float32 and c.shape == (128, 128), (c.dtype, c.shape)
 np.testing.assert_allclose(c, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 PY
 
+# bf16 (no numpy dtype): an input is read from f32, rounded to nearest even;
+# an output is written as f32.
+cat >"$tmp/bf16.ir" <<'IR'
+mlcc.ir 1
+graph @main(%x: bf16[4]) -> f32[4] {
+  dataflow {
+    %y: f32[4] = cast(%x, dtype = "f32")
+  }
+  return %y
+}
+IR
+py "$tmp" <<'PY'
+import numpy as np, sys
+# 1 + 2^-8 is a tie (rounds to even: 1), 1 + 3 * 2^-8 rounds up to 1 + 2^-6.
+np.save(f"{sys.argv[1]}/bf16_in.npy", np.array([1 + 2**-8, 1 + 3 * 2**-8, -2.5, 3e38], np.float32))
+PY
+check "a bf16 input from an f32 file" run 0 "$tmp/bf16.ir" --input x="$tmp/bf16_in.npy" --output-dir "$tmp/bf"
+check "  is rounded to nearest even" py "$tmp" <<'PY'
+import numpy as np, sys
+x, y = np.load(f"{sys.argv[1]}/bf16_in.npy"), np.load(f"{sys.argv[1]}/bf/y.npy")
+bits = x.view(np.uint32).astype(np.uint64)
+rne = (((bits + 0x7FFF + ((bits >> 16) & 1)) >> 16) << 16).astype(np.uint32).view(np.float32)
+np.testing.assert_array_equal(y, rne)
+assert y[0] == 1 and y[1] == 1 + 2**-6 and y[2] == -2.5
+PY
+
 check "summary without --output-dir" run 0 "$mm" --input A="$tmp/a.npy" --input B="$tmp/b.npy"
 check "summary names output" contains "$tmp/out" "^C: f32\[128, 128\] = \["
 check "summary has mean" contains "$tmp/out" "mean="

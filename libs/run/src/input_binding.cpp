@@ -93,6 +93,14 @@ std::vector<int64_t> randomShape(const InputSlot& s, const std::map<std::string,
   return shape;
 }
 
+// A bf16 input given as an f32 .npy (numpy has no bfloat16; mlcc-run writes
+// bf16 outputs as f32 too), rounded to nearest even as a cast would.
+ir::Tensor bf16FromF32(const ir::Tensor& f32) {
+  ir::Tensor out = ir::Tensor::zeros(ir::DType::bf16, f32.shape());
+  for (int64_t k = 0; k < f32.numel(); ++k) out.set(k, f32.at(k));
+  return out;
+}
+
 }  // namespace
 
 std::vector<interp::NamedTensor> bindInputs(const std::vector<InputSlot>& slots, const InputRequest& request,
@@ -126,6 +134,8 @@ std::vector<interp::NamedTensor> bindInputs(const std::vector<InputSlot>& slots,
     const InputSlot& s = slots[i];
     if (auto it = files.find(s.name); it != files.end()) {
       given[i] = ir::readNpyTensor(it->second, "input '" + s.name + "' (expected " + s.type + ")");
+      if (s.dtype == ir::DType::bf16 && given[i]->dtype() == ir::DType::f32)
+        given[i] = bf16FromF32(*given[i]);
       noteBoundDims(s, *given[i], bound);
     }
   }

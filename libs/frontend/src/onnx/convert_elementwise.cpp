@@ -203,11 +203,14 @@ void registerElementwiseConverters(ConverterTable& t) {
                     i + 1 == dynamic.size() ? c.outName() : c.outName() + "_" + dynamic[i].first);
     return {x};
   };
+  // saturate (opset 19) applies to float8 targets only, which dtypeFromOnnx refuses.
   t["Cast"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    c.ignoreAttrs({"saturate"});
     ir::DType to = dtypeFromOnnx(static_cast<int>(c.attrInt("to", 0)), "Cast target");
     return {castTo(c, c.in(0), to, c.outName())};
   };
   t["CastLike"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    c.ignoreAttrs({"saturate"});
     return {castTo(c, c.in(0), c.in(1)->type.dtype, c.outName())};
   };
   t["Where"] = [](NodeCtx& c) -> std::vector<ValuePtr> {

@@ -117,7 +117,7 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     // Exporters build sizes as Concat(Shape(x)[:2], [oh, ow]): with a
     // symbolic batch only the spatial entries are constants.
     auto sz = symElements(c.in(sizes_i));
-    if (!sz) c.fail("sizes must be known at import");
+    if (!sz) c.failNotConstant(sizes_i, "sizes must be known at import");
     if (sz->size() != 4) c.fail("sizes must have 4 values");
     for (size_t i = 0; i < 2; ++i) {
       if (!ops::dimEqual((*sz)[i], x->type.shape[i])) c.fail("only the spatial dimensions may be resized");
@@ -146,7 +146,7 @@ void registerShapeConverters(ConverterTable& t) {
     ir::Tensor value = c.hasAttr("value") ? constantFromAttr(c) : ir::Tensor::scalar(ir::DType::f32, 0.0);
     if (value.numel() != 1) c.fail("value must have one element");
     auto dims = symElements(c.in(0));
-    if (!dims) c.fail("the shape input must be known at import");
+    if (!dims) c.failNotConstant(0, "the shape input must be known at import");
     std::vector<int64_t> st;
     // A large result stays broadcast_to (a 100-byte node must not allocate gigabytes).
     if (ops::staticShape(*dims, &st) && computedSizeProblem(st).empty()) {
@@ -162,7 +162,7 @@ void registerShapeConverters(ConverterTable& t) {
   t["Range"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     for (size_t i = 0; i < 3; ++i)
       if (!c.in(i)->constant || c.in(i)->constant->numel() != 1)
-        c.fail("start, limit and delta must be constants with one element");
+        c.failNotConstant(i, "start, limit and delta must be constants with one element");
     double start = c.in(0)->constant->at(0), limit = c.in(1)->constant->at(0),
            delta = c.in(2)->constant->at(0);
     if (delta == 0) c.fail("delta is 0");
@@ -190,7 +190,8 @@ void registerShapeConverters(ConverterTable& t) {
       for (int64_t d : c.attrInts("shape")) out.push_back(ir::makeInt(d));
     } else {
       if (!dims)
-        c.fail("the shape input must be known at import (a constant or computed from static shapes)");
+        c.failNotConstant(
+            1, "the shape input must be known at import (a constant or computed from static shapes)");
       out = *dims;
     }
     bool allowzero = c.attrInt("allowzero", 0) != 0;
@@ -370,7 +371,7 @@ void registerShapeConverters(ConverterTable& t) {
   t["Expand"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     const ValuePtr& x = c.in(0);
     auto dims = symElements(c.in(1));
-    if (!dims) c.fail("the shape input must be known at import");
+    if (!dims) c.failNotConstant(1, "the shape input must be known at import");
     // Expand broadcasts both ways: a 1 in the shape keeps the input's dim.
     std::vector<PrimExpr> target = ops::broadcastShapes(x->type.shape, *dims, "Expand");
     if (target.size() == x->type.rank()) {

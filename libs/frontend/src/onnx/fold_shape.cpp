@@ -194,6 +194,7 @@ std::optional<std::vector<ValuePtr>> foldShapeNode(NodeCtx& ctx) {
     return std::vector<ValuePtr>{makeSym(ctx, el[0], false, dtype)};
   }
   if (op == "Cast") {
+    ctx.ignoreAttrs({"saturate"});  // float8 targets only
     int to = static_cast<int>(ctx.attrInt("to", 0));
     if (to != onnx::TensorProto::INT64 && to != onnx::TensorProto::INT32) return std::nullopt;
     return std::vector<ValuePtr>{makeSym(ctx, el[0], isScalar(ctx.in(0)), dtypeFromOnnx(to, "Cast"))};

@@ -22,6 +22,38 @@ std::string errorText(const std::exception& e) {
   return e.what();
 }
 
+// The value --bind gives graph input `in`, checked against its declared
+// dtype and dimensions.
+ir::Tensor boundValue(const onnx::ValueInfoProto& in, const ir::Tensor& value,
+                      const OnnxImportOptions& options) {
+  const std::string what = "--bind " + in.name();
+  if (options.input_shapes.count(in.name()))
+    throw Error(what + ": the input also has a --shape; give one of them");
+  if (!in.type().has_tensor_type()) throw Error(what + ": the input is not a tensor");
+  const auto& tt = in.type().tensor_type();
+  const ir::DType dtype = dtypeFromOnnx(tt.elem_type(), what);
+  if (value.dtype() != dtype)
+    throw Error(what + ": the file holds " + std::string(ir::dtypeName(value.dtype())) +
+                ", but the input is " + std::string(ir::dtypeName(dtype)));
+  if (tt.has_shape()) {
+    bool same = tt.shape().dim_size() == value.rank();
+    for (int i = 0; same && i < tt.shape().dim_size(); ++i)
+      if (tt.shape().dim(i).has_dim_value() && tt.shape().dim(i).dim_value() != value.shape()[i])
+        same = false;
+    if (!same) {
+      std::string declared;
+      for (int i = 0; i < tt.shape().dim_size(); ++i)
+        declared += (i ? ", " : "") + (tt.shape().dim(i).has_dim_value()
+                                           ? std::to_string(tt.shape().dim(i).dim_value())
+                                           : std::string("?"));
+      std::string given;
+      for (int i = 0; i < value.rank(); ++i) given += (i ? ", " : "") + std::to_string(value.shape()[i]);
+      throw Error(what + ": the file's shape is [" + given + "], but the input's is [" + declared + "]");
+    }
+  }
+  return value;
+}
+
 }  // namespace
 
 // --- NodeCtx ---
@@ -91,13 +123,22 @@ std::vector<int64_t> NodeCtx::constInts(size_t i, const char* what) const {
          std::to_string(inputs[i]->constant->numel()) + " elements; at most " +
          std::to_string(kMaxIntListElements) + " are supported");
   auto v = maybeConstInts(i);
-  if (!v) fail(std::string(what) + " (input " + std::to_string(i) + ") must be a constant integer tensor");
+  if (!v)
+    failNotConstant(
+        i, std::string(what) + " (input " + std::to_string(i) + ") must be a constant integer tensor");
   return *v;
+}
+
+void NodeCtx::failNotConstant(size_t i, const std::string& message) const {
+  if (i < inputs.size() && inputs[i] && inputs[i]->graph_input)
+    fail(message + "; it is the graph input '" + inputs[i]->name + "': give its value with --bind " +
+         inputs[i]->name + "=FILE.npy");
+  fail(message);
 }
 
 std::vector<double> NodeCtx::constFloats(size_t i, const char* what) const {
   if (!hasInput(i) || !inputs[i]->constant)
-    fail(std::string(what) + " (input " + std::to_string(i) + ") must be a constant");
+    failNotConstant(i, std::string(what) + " (input " + std::to_string(i) + ") must be a constant");
   const ir::Tensor& t = *inputs[i]->constant;
   std::vector<double> out(static_cast<size_t>(t.numel()));
   for (size_t k = 0; k < out.size(); ++k) out[k] = t.at(static_cast<int64_t>(k));
@@ -259,9 +300,18 @@ ImportedModel Importer::run(const onnx::ModelProto& model, const OnnxImportOptio
 
   // Parameters.
   std::vector<ir::GraphVar> params;
-  std::set<std::string> bound_shapes;
+  std::set<std::string> bound_shapes, bound_values;
   for (const auto& in : g.input()) {
     if (values.count(in.name())) continue;  // an initializer listed as input
+    if (auto v = options.input_values.find(in.name()); v != options.input_values.end()) {
+      try {
+        values[in.name()] = constant(boundValue(in, v->second, options), in.name());
+      } catch (const Error& e) {
+        throw located(e.message());
+      }
+      bound_values.insert(in.name());
+      continue;
+    }
     if (!in.type().has_tensor_type())
       throw located("graph input '" + in.name() + "' is not a tensor (sequences and maps are not supported)");
     const auto& tt = in.type().tensor_type();
@@ -312,12 +362,17 @@ ImportedModel Importer::run(const onnx::ModelProto& model, const OnnxImportOptio
     v->name = in.name();
     v->type = ir::Type::tensor(dtype, shape);
     v->var = ir::makeGraphVar(uniqueName(in.name()), v->type);
+    v->graph_input = true;
     params.push_back(v->var);
     values[in.name()] = v;
   }
   for (const auto& [name, dims] : options.input_shapes)
     if (!bound_shapes.count(name))
       throw located("--shape " + name + ": the model has no input named '" + name + "'");
+  for (const auto& [name, value] : options.input_values)
+    if (!bound_values.count(name))
+      throw located("--bind " + name + ": the model has no input named '" + name + "'" +
+                    (values.count(name) ? " (it is an initializer, a constant already)" : ""));
 
   // Nodes, in their (topological) order.
   for (const auto& n : g.node()) {

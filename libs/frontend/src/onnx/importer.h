@@ -31,6 +31,7 @@ struct Value {
   ir::GraphVar var;  // the binding or parameter; null while not materialized
   std::optional<ir::Tensor> constant;
   std::optional<std::vector<ir::PrimExpr>> sym;  // rank <= 1 integer tensors
+  bool graph_input = false;                      // a parameter of the graph
   bool isConst() const { return constant.has_value(); }
 };
 using ValuePtr = std::shared_ptr<Value>;
@@ -102,6 +103,9 @@ struct NodeCtx {
 
   // An error naming the node.
   [[noreturn]] void fail(const std::string& message) const;
+  // fail() for input `i` that must be known at import: when it is a graph
+  // input, the message says how to bind it (mlcc-import --bind).
+  [[noreturn]] void failNotConstant(size_t i, const std::string& message) const;
 
   // What the converter looked at (attr(), hasAttr(), hasInput(), in(), ...).
   mutable std::set<std::string> attrs_read;

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "importer.h"
+#include "mlcc/ir/tensor_npy.h"
 #include "mlcc/support/file_io.h"
 
 namespace mlcc::frontend {
@@ -104,6 +105,14 @@ std::pair<std::string, std::vector<int64_t>> parseShapeBinding(const std::string
   }
   if (dims.empty()) out.clear();  // a scalar
   return {name, out};
+}
+
+std::pair<std::string, ir::Tensor> parseValueBinding(const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == text.size())
+    throw Error("--bind '" + text + "': expected NAME=FILE.npy, e.g. axes=axes.npy");
+  std::string name = text.substr(0, eq);
+  return {name, ir::readNpyTensor(text.substr(eq + 1), "--bind " + name)};
 }
 
 }  // namespace mlcc::frontend

@@ -1,4 +1,4 @@
-// The ONNX importer: an ONNX model (opsets 11 to 18) to one graph function
+// The ONNX importer: an ONNX model (opsets 7 to 21) to one graph function
 // `@main` of the op set (artifacts_schema/ops.md) plus its weights.
 //
 // - Graph inputs that are not initializers become the parameters, named as in
@@ -6,6 +6,8 @@
 //   variables named as the ONNX outputs.
 // - Dynamic dimensions (`dim_param`, or no value) become symbolic dimensions
 //   (named by the dim_param, else `<input>_d<i>`); `input_shapes` binds them.
+// - `input_values` turns graph inputs into constants (TVM's BindParams): an
+//   integer input that only feeds axes, pads or shape computations folds away.
 // - Initializers, `Constant` nodes and folded shape computations become
 //   constants: small ones inline, the others tensors of the weights file
 //   (named as their ONNX tensors). External data is read relative to the model.
@@ -30,6 +32,9 @@ namespace mlcc::frontend {
 struct OnnxImportOptions {
   // Input name -> concrete shape (binds its symbolic dimensions).
   std::map<std::string, std::vector<int64_t>> input_shapes;
+  // Input name -> its value: the input becomes a constant, not a parameter
+  // (the value must have the input's dtype and declared dimensions).
+  std::map<std::string, ir::Tensor> input_values;
 };
 
 struct ImportedModel {
@@ -56,5 +61,7 @@ void writeImportedModel(ImportedModel& model, const std::string& ir_path, std::s
 
 // Parses `NAME=1x3x224x224` into its name and dims; throws mlcc::Error.
 std::pair<std::string, std::vector<int64_t>> parseShapeBinding(const std::string& text);
+// Parses `NAME=FILE.npy` and reads the file; throws mlcc::Error naming it.
+std::pair<std::string, ir::Tensor> parseValueBinding(const std::string& text);
 
 }  // namespace mlcc::frontend
