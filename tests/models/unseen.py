@@ -258,6 +258,30 @@ def build_opmix(g):
     return OpMix(), _img(g, 16), None
 
 
+class Losses(nn.Module):
+    """A classifier head scored inside the model: cross-entropy with class
+    weights and an ignored label (SoftmaxCrossEntropyLoss), a per-position
+    nll_loss (NegativeLogLikelihoodLoss) and torch.gather (GatherElements)."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.lin = nn.Linear(6, 5)
+        self.register_buffer("labels", torch.tensor([[0, 3, 4, 1], [2, -100, 1, 0]]))
+        self.register_buffer("class_weight", torch.rand(5, generator=g) + 0.5)
+        self.register_buffer("picks", torch.randint(0, 5, (2, 2, 4), generator=g))
+
+    def forward(self, x):  # x: [2, 4, 6]
+        logits = self.lin(x).transpose(1, 2)  # [N=2, C=5, d=4]
+        ce = F.cross_entropy(logits, self.labels, weight=self.class_weight, ignore_index=-100)
+        nll = F.nll_loss(F.log_softmax(logits, 1), self.labels.clamp(min=0), reduction="none")
+        picked = torch.gather(logits, 1, self.picks)  # [2, 2, 4]
+        return picked.sum(1) + nll + ce
+
+
+def build_losses(g):
+    return Losses(g), torch.randn(2, 4, 6, generator=g), None
+
+
 class Unsupported(nn.Module):
     """Ops outside the op set (CumSum, TopK, Einsum): the import must fail
     listing all of them, not give a wrong answer."""
@@ -308,6 +332,7 @@ BASE = OrderedDict([
     ("unet", (_with_norms(build_unet), 115)),
     ("opmix", (_with_norms(build_opmix), 116)),
     ("unsupported", (build_unsupported, 118)),
+    ("losses", (build_losses, 120)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

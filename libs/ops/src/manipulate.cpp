@@ -1,6 +1,6 @@
 // The shape and data movement ops (artifacts_schema/ops.md, pattern `inj`):
 // reshape, permute_dims, squeeze, expand_dims, broadcast_to, concat, split,
-// strided_slice, take, pad, tile. Type inference works over symbolic
+// strided_slice, take, gather_elements, pad, tile. Type inference works over symbolic
 // dimensions; the reference kernels move elements as bytes (any dtype) with
 // per-axis offset tables (manipulate_util.h) or contiguous block copies.
 #include <algorithm>
@@ -489,6 +489,49 @@ std::vector<Tensor> computeTake(const std::vector<Tensor>& inputs, const ir::Att
   return {out};
 }
 
+// ---- gather_elements -------------------------------------------------------
+
+Type inferGatherElements(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  const Type& x = tensorOperand(inputs, 0, "gather_elements");
+  const Type& idx = tensorOperand(inputs, 1, "gather_elements");
+  if (idx.dtype != ir::DType::i32 && idx.dtype != ir::DType::i64)
+    throw opError("gather_elements", "indices must be i32 or i64, not " + ir::printType(idx));
+  if (x.rank() == 0 || idx.rank() != x.rank())
+    throw opError("gather_elements", "indices " + ir::printType(idx) + " must have the rank of the data " +
+                                         ir::printType(x) + " (at least 1)");
+  normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(x.rank()), "gather_elements");
+  return Type::tensor(x.dtype, idx.shape);
+}
+
+// out[i] = x[i with its axis coordinate replaced by indices[i]].
+std::vector<Tensor> computeGatherElements(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& x = inputs[0];
+  const Tensor& idx = inputs[1];
+  const int rank = x.rank();
+  const int64_t axis = normalizeAxis(attrInt(attrs, "axis"), rank, "gather_elements");
+  for (int d = 0; d < rank; ++d)
+    if (d != axis && idx.shape()[d] > x.shape()[d])
+      throw opError("gather_elements", "indices dimension " + std::to_string(d) + " (" +
+                                           std::to_string(idx.shape()[d]) + ") exceeds the data's (" +
+                                           std::to_string(x.shape()[d]) + ")");
+  Tensor out = Tensor::zeros(x.dtype(), idx.shape());
+  std::vector<int64_t> pos(static_cast<size_t>(rank), 0), x_strides(static_cast<size_t>(rank), 1);
+  for (int d = rank - 2; d >= 0; --d) x_strides[d] = x_strides[d + 1] * x.shape()[d + 1];
+  const int64_t dim = x.shape()[axis];
+  const size_t elem = ir::dtypeBytes(x.dtype());
+  for (int64_t flat = 0; flat < out.numel(); ++flat) {
+    int64_t v = idx.dtype() == ir::DType::i32 ? idx.data<int32_t>()[flat] : idx.data<int64_t>()[flat];
+    if (v < -dim || v >= dim)
+      throw opError("gather_elements", "index " + std::to_string(v) + " is out of range for axis " +
+                                           std::to_string(axis) + " of size " + std::to_string(dim));
+    int64_t src = 0;
+    for (int d = 0; d < rank; ++d) src += (d == axis ? (v < 0 ? v + dim : v) : pos[d]) * x_strides[d];
+    std::memcpy(out.mutableBytes() + flat * elem, x.bytes() + src * elem, elem);
+    for (int d = rank - 1; d >= 0 && ++pos[d] == idx.shape()[d]; --d) pos[d] = 0;
+  }
+  return {out};
+}
+
 // ---- pad -------------------------------------------------------------------
 
 void checkPadMode(const std::string& mode) {
@@ -765,6 +808,26 @@ ir::PrimFunc legalizeTake(const std::vector<Type>& inputs, const Type& output, c
   });
 }
 
+// gather_elements: out[o] = x[o with o[axis] = wrap(indices[o])]; an index
+// out of range is clamped into the axis, as in take.
+ir::PrimFunc legalizeGatherElements(const std::vector<Type>& inputs, const Type& output,
+                                    const ir::Attrs& attrs) {
+  const Type& x = inputs[0];
+  size_t axis = static_cast<size_t>(
+      normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(x.rank()), "gather_elements"));
+  const PrimExpr& dim = x.shape[axis];
+  return lm::singleStage("gather_elements", inputs, output,
+                         [&](const auto& in, const std::vector<PrimExpr>& o) {
+                           using namespace ir::build;
+                           PrimExpr v = ir::makeLoad(in[1], o);
+                           if (v->dtype != ir::DType::i64) v = ir::makeCast(ir::DType::i64, v);
+                           v = ir::makeSelect(lm::lt(v, lm::idx(0)), v + dim, v);
+                           std::vector<PrimExpr> src = o;
+                           src[axis] = lm::clampIndex(v, dim);
+                           return ir::makeLoad(in[0], src);
+                         });
+}
+
 // pad: c = o - before per axis; constant mode selects the pad value outside
 // the input (guarded load), edge clamps c, reflect folds c into one period
 // 2 * (dim - 1) and mirrors its second half (numpy; dim 1 reads index 0).
@@ -865,6 +928,10 @@ void registerManipulateOps(std::vector<OpDef>& ops) {
       injective("take", {{"axis", K::Int, ir::AttrValue(int64_t{0})}}, inferTake, computeTake, legalizeTake);
   take.min_inputs = take.max_inputs = 2;
   ops.push_back(std::move(take));
+  OpDef gather_elements = injective("gather_elements", {{"axis", K::Int, ir::AttrValue(int64_t{0})}},
+                                    inferGatherElements, computeGatherElements, legalizeGatherElements);
+  gather_elements.min_inputs = gather_elements.max_inputs = 2;
+  ops.push_back(std::move(gather_elements));
   ops.push_back(injective("pad",
                           {{"pad_width", K::Ints, required},
                            {"mode", K::Str, ir::AttrValue("constant")},

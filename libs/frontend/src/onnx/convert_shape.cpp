@@ -365,6 +365,9 @@ void registerShapeConverters(ConverterTable& t) {
                        {"strides", ir::AttrValue::ints(steps)}},
                       c.outName())};
   };
+  t["GatherElements"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    return {c.im.emit("gather_elements", {c.in(0), c.in(1)}, {{"axis", c.attrInt("axis", 0)}}, c.outName())};
+  };
   t["Gather"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {c.im.emit("take", {c.in(0), c.in(1)}, {{"axis", c.attrInt("axis", 0)}}, c.outName())};
   };
@@ -504,6 +507,7 @@ const ConverterTable& converters() {
     registerElementwiseConverters(t);
     registerNNConverters(t);
     registerShapeConverters(t);
+    registerLossConverters(t);
     return t;
   }();
   return table;

@@ -118,6 +118,7 @@ using ConverterTable = std::map<std::string, Converter, std::less<>>;
 void registerElementwiseConverters(ConverterTable& t);  // convert_elementwise.cpp
 void registerNNConverters(ConverterTable& t);           // convert_nn.cpp
 void registerShapeConverters(ConverterTable& t);        // convert_shape.cpp
+void registerLossConverters(ConverterTable& t);         // convert_loss.cpp
 const ConverterTable& converters();
 
 // Symbolic folding of integer shape computations (fold_shape.cpp): when the
