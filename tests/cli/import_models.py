@@ -117,6 +117,9 @@ save("dropout_inference", [N("Dropout", ["x", "ratio", "mode"], ["y"], seed=3)],
      inits=[("ratio", np.array(0.5, np.float32)), ("mode", np.array(False))])
 save("err_dropout_training", [N("Dropout", ["x", "ratio", "mode"], ["y"])], x34, [3, 4], x34, opset=13,
      inits=[("ratio", np.array(0.5, np.float32)), ("mode", np.array(True))])
+# Opset 6: Relu meant then what it means now, Add (no numpy broadcasting then) did not.
+save("relu_opset6", [N("Relu", ["x"], ["y"])], x34, [3, 4], np.maximum(x34, 0), opset=6)
+save("err_opset6_add", [N("Add", ["x", "x"], ["y"])], x34, [3, 4], x34 + x34, opset=6)
 save("err_unknown_attribute", [N("Relu", ["x"], ["y"], alpha=0.5)], x34, [3, 4], np.maximum(x34, 0))
 save("err_unread_input", [N("Shape", ["x"], ["s"]), N("Reshape", ["x", "s", "x"], ["y"])], x34, [3, 4], x34)
 # Mod with fmod = 1 on a shape computation (folded at import): C's remainder.

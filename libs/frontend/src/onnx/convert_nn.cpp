@@ -260,10 +260,27 @@ void registerNNConverters(ConverterTable& t) {
     }
     if (c.attrInt("stash_type", 1) != 1 && x->type.dtype != ir::DType::f32)
       c.fail("stash_type other than float is not supported");
-    return {
-        c.im.emit("layer_norm", {x, scale, bias},
-                  {{"axis", c.attrInt("axis", -1)}, {"epsilon", floatAttr(c.attrFloat("epsilon", 1e-5f))}},
-                  c.outName())};
+    const int64_t axis = c.attrInt("axis", -1);
+    const double epsilon = floatAttr(c.attrFloat("epsilon", 1e-5f));
+    std::vector<ValuePtr> outs = {
+        c.im.emit("layer_norm", {x, scale, bias}, {{"axis", axis}, {"epsilon", epsilon}}, c.outName())};
+    if (c.outputUsed(1) || c.outputUsed(2)) {
+      // Mean and InvStdDev over the normalized axes, kept as size 1.
+      const int64_t rank = static_cast<int64_t>(x->type.rank());
+      const int64_t first = axis < 0 ? axis + rank : axis;
+      if (first < 0 || first >= rank) c.fail("axis " + std::to_string(axis) + " is out of range");
+      std::vector<int64_t> axes;
+      for (int64_t d = first; d < rank; ++d) axes.push_back(d);
+      ir::Attrs ra{{"axes", ir::AttrValue::ints(axes)}, {"keepdims", true}};
+      const std::string n = c.outName(1);
+      auto mean = c.im.emit("mean", {x}, ra, n);
+      auto d = c.im.emit("subtract", {x, mean}, {}, n + "_centered");
+      auto var = c.im.emit("mean", {c.im.emit("multiply", {d, d}, {}, n + "_sq")}, ra, n + "_var");
+      auto eps = c.im.scalar(x->type.dtype, epsilon, n + "_eps");
+      outs.push_back(mean);
+      outs.push_back(c.im.emit("rsqrt", {c.im.emit("add", {var, eps}, {}, n + "_vareps")}, {}, c.outName(2)));
+    }
+    return outs;
   };
   t["InstanceNormalization"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     const ValuePtr& x = c.in(0);

@@ -24,16 +24,41 @@ int64_t defaultOpset(const onnx::ModelProto& m) {
   return -1;
 }
 
+// Ops whose versions of opsets 1 to 6 mean what their converters implement
+// (since then only attributes were dropped, such as consumed_inputs, which
+// the converters refuse): a model of opset 1 to 6 is imported when it uses
+// only these.
+const std::set<std::string>& opsUnchangedSinceOpset1() {
+  static const std::set<std::string> ops = {"Abs",           "Ceil",
+                                            "Elu",           "Exp",
+                                            "Floor",         "GlobalAveragePool",
+                                            "GlobalMaxPool", "HardSigmoid",
+                                            "Identity",      "InstanceNormalization",
+                                            "LeakyRelu",     "Log",
+                                            "Neg",           "Not",
+                                            "Reciprocal",    "Relu",
+                                            "Selu",          "Sigmoid",
+                                            "Softplus",      "Softsign",
+                                            "Sqrt",          "Tanh",
+                                            "Transpose"};
+  return ops;
+}
+
 void validate(const onnx::ModelProto& m, const std::string& file) {
   auto bad = [&](const std::string& msg) { throw Error(SourceLoc{file, 0, 0}, msg); };
   if (m.ir_version() <= 0 || !m.has_graph())
     bad("not an ONNX model (no IR version or no graph; is this an .onnx file?)");
   int64_t opset = defaultOpset(m);
   if (opset < 0) bad("the model imports no version of the default ONNX operator set");
-  if (opset < 7 || opset > 21)
-    bad("ONNX opset " + std::to_string(opset) + " is not supported (opsets 11 to 18 are; 7-21 are tried)");
-  if (opset < 11 || opset > 18)
-    std::cerr << file << ": warning: ONNX opset " << opset << " is outside the tested range 11 to 18\n";
+  if (opset < 1 || opset > 21)
+    bad("ONNX opset " + std::to_string(opset) +
+        " is not supported (opsets 7 to 21 are, and 1 to 6 for ops unchanged since)");
+  if (opset < 7)
+    for (const auto& n : m.graph().node())
+      if (!opsUnchangedSinceOpset1().count(n.op_type()))
+        bad("ONNX opset " + std::to_string(opset) +
+            " is supported only for ops unchanged since (Relu, Elu, Not, ...); node '" + n.name() + "' (" +
+            n.op_type() + ") is not one of them: export the model at opset 7 or later");
   const auto& g = m.graph();
   std::set<std::string> defined;
   for (const auto& t : g.initializer()) defined.insert(t.name());

@@ -1,4 +1,4 @@
-// The ONNX importer: an ONNX model (opsets 7 to 21) to one graph function
+// The ONNX importer: an ONNX model (opsets 7 to 21; 1 to 6 for ops unchanged since) to one graph function
 // `@main` of the op set (artifacts_schema/ops.md) plus its weights.
 //
 // - Graph inputs that are not initializers become the parameters, named as in
