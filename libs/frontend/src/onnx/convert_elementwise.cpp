@@ -58,7 +58,10 @@ std::vector<ValuePtr> reduce(NodeCtx& c, const std::string& op, bool axes_input)
     has_axes = true;
   }
   if (has_axes && axes.empty()) has_axes = false;
-  if (!has_axes && c.attrInt("noop_with_empty_axes", 0)) return {c.in(0)};
+  if (!has_axes && c.attrInt("noop_with_empty_axes", 0)) {
+    c.ignoreAttrs({"keepdims"});  // nothing is reduced
+    return {c.in(0)};
+  }
   if (has_axes) a["axes"] = ir::AttrValue::ints(axes);
   a["keepdims"] = c.attrInt("keepdims", 1) != 0;
   const ValuePtr& x = c.in(0);
@@ -106,9 +109,17 @@ void registerElementwiseConverters(ConverterTable& t) {
     };
   }
   t["IsInf"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
-    if (!c.attrInt("detect_negative", 1) || !c.attrInt("detect_positive", 1))
-      c.fail("IsInf with detect_negative/detect_positive = 0 is not supported");
-    return {c.im.emit("isinf", {c.in(0)}, {}, c.outName())};
+    const bool negative = c.attrInt("detect_negative", 1) != 0,
+               positive = c.attrInt("detect_positive", 1) != 0;
+    const ValuePtr& x = c.in(0);
+    if (negative && positive) return {c.im.emit("isinf", {x}, {}, c.outName())};
+    // One sign only: an infinity of that sign (neither: nothing matches).
+    auto inf = c.im.emit("isinf", {x}, {}, c.outName() + "_inf");
+    auto zero = c.im.scalar(x->type.dtype, 0.0, c.outName() + "_zero");
+    auto sign = c.im.emit(positive ? "greater" : "less", {x, zero}, {}, c.outName() + "_sign");
+    // Neither sign: x != x holds for NaN only, never with isinf, so nothing matches.
+    if (!negative && !positive) sign = c.im.emit("not_equal", {x, x}, {}, c.outName() + "_none");
+    return {c.im.emit("logical_and", {inf, sign}, {}, c.outName())};
   };
   t["LeakyRelu"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {

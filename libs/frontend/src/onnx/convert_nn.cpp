@@ -303,7 +303,6 @@ void registerNNConverters(ConverterTable& t) {
   // input training_mode true; before opset 7: is_test = 0) it zeroes random
   // elements, which mlcc cannot reproduce: refused unless the ratio is 0.
   t["Dropout"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
-    if (c.outputUsed(1)) c.fail("the mask output of Dropout is not supported");
     c.ignoreAttrs({"seed"});  // the random seed of training mode
     bool training = false;
     double ratio = 0.5;
@@ -326,7 +325,11 @@ void registerNNConverters(ConverterTable& t) {
     }
     if (training && ratio != 0.0)
       c.fail("training mode is not supported (inference only: training-mode dropout drops random elements)");
-    return {c.in(0)};
+    if (!c.outputUsed(1)) return {c.in(0)};
+    // Nothing is dropped: the mask is all true.
+    auto keep = c.im.constant(ir::Tensor::scalar(ir::DType::boolean, 1.0), c.outName(1) + "_true");
+    return {c.in(0),
+            c.im.emit("broadcast_to", {keep}, {{"shape", dimsAttr(c.in(0)->type.shape)}}, c.outName(1))};
   };
 }
 
