@@ -121,6 +121,28 @@ void registerElementwiseConverters(ConverterTable& t) {
     if (!negative && !positive) sign = c.im.emit("not_equal", {x, x}, {}, c.outName() + "_none");
     return {c.im.emit("logical_and", {inf, sign}, {}, c.outName())};
   };
+  // ThresholdedRelu: x > alpha ? x : 0.
+  t["ThresholdedRelu"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr& x = c.in(0);
+    const std::string n = c.outName();
+    auto alpha = c.im.scalar(x->type.dtype, floatAttr(c.attrFloat("alpha", 1.0f)), n + "_alpha");
+    auto above = c.im.emit("greater", {x, alpha}, {}, n + "_above");
+    return {c.im.emit("where", {above, x, c.im.scalar(x->type.dtype, 0.0, n + "_zero")}, {}, n)};
+  };
+  // Shrink: x < -lambd ? x + bias : (x > lambd ? x - bias : 0).
+  t["Shrink"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr& x = c.in(0);
+    const std::string n = c.outName();
+    const ir::DType t = x->type.dtype;
+    const double lambd = floatAttr(c.attrFloat("lambd", 0.5f)), bias = floatAttr(c.attrFloat("bias", 0.0f));
+    auto low = c.im.emit("less", {x, c.im.scalar(t, -lambd, n + "_neg_lambd")}, {}, n + "_low");
+    auto high = c.im.emit("greater", {x, c.im.scalar(t, lambd, n + "_lambd")}, {}, n + "_high");
+    auto b = c.im.scalar(t, bias, n + "_bias");
+    auto upper = c.im.emit(
+        "where", {high, c.im.emit("subtract", {x, b}, {}, n + "_minus"), c.im.scalar(t, 0.0, n + "_zero")},
+        {}, n + "_upper");
+    return {c.im.emit("where", {low, c.im.emit("add", {x, b}, {}, n + "_plus"), upper}, {}, n)};
+  };
   t["LeakyRelu"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {
         c.im.emit("leaky_relu", {c.in(0)}, {{"alpha", floatAttr(c.attrFloat("alpha", 0.01f))}}, c.outName())};

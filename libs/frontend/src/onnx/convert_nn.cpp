@@ -2,7 +2,9 @@
 // x·Wᵀ, else matmul/permute_dims/multiply/add), Conv and ConvTranspose (1-D
 // and 2-D; auto_pad resolved to explicit pads; bias as an add of a [1,O,1,1]
 // constant), pooling, Softmax/LogSoftmax (the pre-13 2-D coercion),
-// BatchNormalization, LayerNormalization, InstanceNormalization, Dropout.
+// Hardmax, BatchNormalization, LayerNormalization, InstanceNormalization, Dropout.
+#include <functional>
+
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
 #include "mlcc/support/checked_math.h"
@@ -171,21 +173,50 @@ std::vector<ValuePtr> pool(NodeCtx& c, const std::string& op) {
   return {y};
 }
 
-std::vector<ValuePtr> softmax(NodeCtx& c, const std::string& op) {
+// Softmax, LogSoftmax and Hardmax: `along(x, axis, name)` computes the op
+// along one axis. Before opset 13 the input is coerced to 2-D
+// [prod(:axis), prod(axis:)] and the op runs along the second axis.
+using AlongAxis = std::function<ValuePtr(const ValuePtr& x, int64_t axis, const std::string& name)>;
+std::vector<ValuePtr> alongAxis(NodeCtx& c, const AlongAxis& along) {
   const ValuePtr& x = c.in(0);
   int64_t rank = static_cast<int64_t>(x->type.rank());
-  if (c.opset >= 13) return {c.im.emit(op, {x}, {{"axis", c.attrInt("axis", -1)}}, c.outName())};
-  // Before opset 13: the input is coerced to 2-D [prod(:axis), prod(axis:)].
+  if (c.opset >= 13) return {along(x, c.attrInt("axis", -1), c.outName())};
   int64_t axis = c.attrInt("axis", 1);
   if (axis < 0) axis += rank;
   if (axis < 0 || axis > rank) c.fail("axis out of range");
-  if (axis == rank - 1) return {c.im.emit(op, {x}, {{"axis", int64_t{-1}}}, c.outName())};
+  if (axis == rank - 1) return {along(x, -1, c.outName())};
   PrimExpr rows = ir::makeInt(1), cols = ir::makeInt(1);
   for (int64_t i = 0; i < rank; ++i)
     (i < axis ? rows : cols) = ops::dimMul(i < axis ? rows : cols, x->type.shape[static_cast<size_t>(i)]);
   auto x2 = reshapeTo(c, x, {rows, cols}, c.outName() + "_2d");
-  auto y2 = c.im.emit(op, {x2}, {{"axis", int64_t{-1}}}, c.outName() + "_sm");
+  auto y2 = along(x2, -1, c.outName() + "_sm");
   return {reshapeTo(c, y2, x->type.shape, c.outName())};
+}
+
+std::vector<ValuePtr> softmax(NodeCtx& c, const std::string& op) {
+  return alongAxis(c, [&](const ValuePtr& x, int64_t axis, const std::string& name) {
+    return c.im.emit(op, {x}, {{"axis", axis}}, name);
+  });
+}
+
+// Hardmax: 1 where the first maximum along the axis is, else 0: the argmax
+// compared with the indices along the axis (a constant; its extent must be static).
+std::vector<ValuePtr> hardmax(NodeCtx& c) {
+  return alongAxis(c, [&](const ValuePtr& x, int64_t axis, const std::string& name) {
+    const int64_t rank = static_cast<int64_t>(x->type.rank());
+    const int64_t a = axis < 0 ? axis + rank : axis;
+    if (a < 0 || a >= rank) c.fail("axis " + std::to_string(axis) + " is out of range");
+    const int64_t extent = staticDim(c, x->type.shape[static_cast<size_t>(a)], "the hardmax axis");
+    std::vector<int64_t> shape(static_cast<size_t>(rank), 1);
+    shape[static_cast<size_t>(a)] = extent;
+    checkComputedSize(shape, "the hardmax axis positions");
+    std::vector<double> positions(static_cast<size_t>(extent));
+    for (int64_t i = 0; i < extent; ++i) positions[static_cast<size_t>(i)] = static_cast<double>(i);
+    auto index = c.im.constant(ir::Tensor::fromValues(ir::DType::i64, shape, positions), name + "_positions");
+    auto first_max = c.im.emit("argmax", {x}, {{"axis", a}, {"keepdims", true}}, name + "_argmax");
+    auto hit = c.im.emit("equal", {index, first_max}, {}, name + "_hit");
+    return c.im.emit("cast", {hit}, {{"dtype", std::string(ir::dtypeName(x->type.dtype))}}, name);
+  });
 }
 
 }  // namespace
@@ -238,6 +269,7 @@ void registerNNConverters(ConverterTable& t) {
   }
   t["Softmax"] = [](NodeCtx& c) { return softmax(c, "softmax"); };
   t["LogSoftmax"] = [](NodeCtx& c) { return softmax(c, "log_softmax"); };
+  t["Hardmax"] = [](NodeCtx& c) { return hardmax(c); };
   t["BatchNormalization"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     if (c.attrInt("training_mode", 0) != 0 || (c.opset < 7 && c.attrInt("is_test", 0) == 0))
       c.fail("training mode is not supported (inference only)");
