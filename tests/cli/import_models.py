@@ -256,3 +256,24 @@ np.save(os.path.join(out, "bind_axes_i32.npy"), np.array([1], np.int32))
 np.save(os.path.join(out, "bind_axes_2.npy"), np.array([0, 1], np.int64))
 np.save(os.path.join(out, "bind_x.npy"), x34)
 np.save(os.path.join(out, "bind_y.npy"), x34.sum(1))
+
+# Normalizations and pooling composed of other ops, against numpy.
+xg = r(2, 6, 3, 3)
+g3 = xg.reshape(2, 3, -1)
+gn = ((g3 - g3.mean(2, keepdims=True)) / np.sqrt(g3.var(2, keepdims=True) + 1e-5)).reshape(xg.shape)
+sg, bg = r(3), r(3)  # opset 18: one scale and bias per group
+save("group_norm_opset18", [N("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3)], xg, list(xg.shape),
+     gn * np.repeat(sg, 2)[None, :, None, None] + np.repeat(bg, 2)[None, :, None, None], opset=18,
+     inits=[("s", sg), ("b", bg)])
+sc, bc = r(6), r(6)  # opset 21: per channel
+save("group_norm_opset21", [N("GroupNormalization", ["x", "s", "b"], ["y"], num_groups=3)], xg, list(xg.shape),
+     gn * sc[None, :, None, None] + bc[None, :, None, None], opset=21, inits=[("s", sc), ("b", bc)])
+sq = np.pad(xg * xg, ((0, 0), (1, 2), (0, 0), (0, 0)))  # size 4: 1 channel before, 2 after
+ssum = sum(sq[:, i:i + 6] for i in range(4))
+save("lrn", [N("LRN", ["x"], ["y"], size=4, alpha=0.3, beta=0.6, bias=2.0)], xg, list(xg.shape),
+     xg / (2.0 + 0.3 / 4 * ssum) ** 0.6, expect=["avg_pool2d"])
+xp = np.pad(np.abs(xg) ** 3, ((0, 0), (0, 0), (1, 1), (1, 1)))
+lp = np.stack([np.stack([xp[:, :, i:i + 2, j:j + 2].sum((2, 3)) for j in range(0, 4, 2)], -1)
+               for i in range(0, 4, 2)], -2) ** (1 / 3)
+save("lp_pool_p3", [N("LpPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1], p=3)], xg,
+     [2, 6, 2, 2], lp)

@@ -1,8 +1,9 @@
 // Converters of the neural-network ONNX ops: MatMul, Gemm (dense when it is
 // x·Wᵀ, else matmul/permute_dims/multiply/add), Conv and ConvTranspose (1-D
 // and 2-D; auto_pad resolved to explicit pads; bias as an add of a [1,O,1,1]
-// constant), pooling, Softmax/LogSoftmax (the pre-13 2-D coercion),
-// Hardmax, BatchNormalization, LayerNormalization, InstanceNormalization, Dropout.
+// constant), pooling (LpPool through avg_pool2d), Softmax/LogSoftmax (the pre-13 2-D coercion),
+// Hardmax, BatchNormalization, LayerNormalization, InstanceNormalization,
+// GroupNormalization, LRN, MeanVarianceNormalization, Dropout.
 #include <functional>
 
 #include "convert_util.h"
@@ -153,24 +154,45 @@ std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
   return {addChannelBias(c, y, 2, name)};
 }
 
-std::vector<ValuePtr> pool(NodeCtx& c, const std::string& op) {
-  const ValuePtr& x = c.in(0);
+// The pooling window of the node's attributes over x (input 0 unless given),
+// as `op`; count_include_pad from the attribute unless `include_pad` says.
+ValuePtr pool(NodeCtx& c, const std::string& op, const ValuePtr& x, const std::string& name,
+              std::optional<bool> include_pad = std::nullopt, int64_t* window = nullptr) {
   std::vector<int64_t> kernel = c.attrInts("kernel_shape");
   if (kernel.empty()) c.fail("kernel_shape is required");
   Spatial s = spatial2d(c, x, kernel, true);
-  std::string name = c.outName();
+  if (window) *window = s.kernel[0] * s.kernel[1];
   ValuePtr xi = s.one_d ? to2d(c, x, name + "_x2d") : x;
   ir::Attrs a{{"pool_size", ir::AttrValue::ints(s.kernel)},
               {"strides", ir::AttrValue::ints(s.strides)},
               {"padding", ir::AttrValue::ints(s.pads)},
               {"ceil_mode", c.attrInt("ceil_mode", 0) != 0}};
   a["dilation"] = ir::AttrValue::ints(s.dil);
-  if (op == "avg_pool2d") a["count_include_pad"] = c.attrInt("count_include_pad", 0) != 0;
+  if (op == "avg_pool2d")
+    a["count_include_pad"] = include_pad ? *include_pad : c.attrInt("count_include_pad", 0) != 0;
   if (op == "max_pool2d" && c.attrInt("storage_order", 0) != 0 && c.outputUsed(1))
     c.fail("storage_order = 1 is not supported");
   ValuePtr y = c.im.emit(op, {xi}, a, s.one_d ? name + "_pool" : name);
   if (s.one_d) y = from2d(c, y, name);
-  return {y};
+  return y;
+}
+
+// LpPool: (sum over the window of |x|^p)^(1/p), as the average of |x|^p with
+// the padding counted (zeros add nothing) times the window size.
+ValuePtr lpPool(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const std::string n = c.outName();
+  const ir::DType t = x->type.dtype;
+  const int64_t p = c.attrInt("p", 2);
+  if (p < 1) c.fail("p = " + std::to_string(p) + " is not supported (p >= 1 is)");
+  ValuePtr a = c.im.emit("abs", {x}, {}, n + "_abs");
+  if (p > 1) a = c.im.emit("power", {a, c.im.scalar(t, static_cast<double>(p), n + "_p")}, {}, n + "_pow");
+  int64_t window = 1;
+  ValuePtr mean = pool(c, "avg_pool2d", a, n + "_mean", true, &window);
+  ValuePtr sum = c.im.emit("multiply", {mean, c.im.scalar(t, static_cast<double>(window), n + "_window")}, {},
+                           p == 1 ? n : n + "_sum");
+  if (p == 1) return sum;
+  return c.im.emit("power", {sum, c.im.scalar(t, 1.0 / static_cast<double>(p), n + "_inv_p")}, {}, n);
 }
 
 // Softmax, LogSoftmax and Hardmax: `along(x, axis, name)` computes the op
@@ -219,9 +241,110 @@ std::vector<ValuePtr> hardmax(NodeCtx& c) {
   });
 }
 
+// The mean over `axes` (kept as size 1), x minus it, and the variance.
+struct Moments {
+  ValuePtr mean, centered, var;
+};
+Moments moments(NodeCtx& c, const ValuePtr& x, const std::vector<int64_t>& axes, const std::string& n) {
+  ir::Attrs ra{{"axes", ir::AttrValue::ints(axes)}, {"keepdims", true}};
+  Moments m;
+  m.mean = c.im.emit("mean", {x}, ra, n + "_mean");
+  m.centered = c.im.emit("subtract", {x, m.mean}, {}, n + "_centered");
+  m.var = c.im.emit("mean", {c.im.emit("multiply", {m.centered, m.centered}, {}, n + "_sq")}, ra, n + "_var");
+  return m;
+}
+
+// rsqrt(var + eps).
+ValuePtr invStdDev(NodeCtx& c, const Moments& m, double epsilon, const std::string& name) {
+  auto eps = c.im.scalar(m.var->type.dtype, epsilon, name + "_eps");
+  return c.im.emit("rsqrt", {c.im.emit("add", {m.var, eps}, {}, name + "_vareps")}, {}, name);
+}
+
+// (x - mean) * rsqrt(var + eps) over `axes`: the normalization that
+// InstanceNormalization and GroupNormalization share.
+ValuePtr normalized(NodeCtx& c, const ValuePtr& x, const std::vector<int64_t>& axes, double epsilon,
+                    const std::string& n) {
+  Moments m = moments(c, x, axes, n);
+  return c.im.emit("multiply", {m.centered, invStdDev(c, m, epsilon, n + "_rstd")}, {}, n + "_norm");
+}
+
+// GroupNormalization: x [N, C, ...] normalized per group of C / num_groups
+// channels, then scaled and shifted per channel (opset 21) or per group
+// (opsets 18-20, whose scale and bias have num_groups entries).
+ValuePtr groupNorm(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const std::string n = c.outName();
+  if (x->type.rank() < 3) c.fail("the input must have a batch, a channel and a spatial axis (rank >= 3)");
+  if (c.attrInt("stash_type", 1) != 1 && x->type.dtype != ir::DType::f32)
+    c.fail("stash_type other than float is not supported");
+  const int64_t groups = c.attrInt("num_groups", 0);
+  const int64_t channels = staticDim(c, x->type.shape[1], "GroupNormalization's channel axis");
+  if (groups <= 0 || channels % groups != 0)
+    c.fail("num_groups " + std::to_string(groups) + " does not divide the " + std::to_string(channels) +
+           " channels");
+  PrimExpr group_size = ir::makeInt(channels / groups);
+  for (size_t d = 2; d < x->type.rank(); ++d) group_size = ops::dimMul(group_size, x->type.shape[d]);
+  auto xg = reshapeTo(c, x, {x->type.shape[0], ir::makeInt(groups), group_size}, n + "_groups");
+  auto y = reshapeTo(c, normalized(c, xg, {2}, floatAttr(c.attrFloat("epsilon", 1e-5f)), n), x->type.shape,
+                     n + "_normalized");
+  std::vector<PrimExpr> cshape(x->type.rank(), ir::makeInt(1));
+  cshape[1] = x->type.shape[1];
+  auto perChannel = [&](const ValuePtr& v, const std::string& what) {
+    if (c.opset >= 21) return reshapeTo(c, v, cshape, n + "_" + what);
+    // One value per group: channel k takes group k / (C / num_groups)'s.
+    std::vector<double> group_of(static_cast<size_t>(channels));
+    for (int64_t k = 0; k < channels; ++k)
+      group_of[static_cast<size_t>(k)] = static_cast<double>(k / (channels / groups));
+    auto index = c.im.constant(ir::Tensor::fromValues(ir::DType::i64, {channels}, group_of), n + "_group_of");
+    auto v_c = c.im.emit("take", {v, index}, {{"axis", int64_t{0}}}, n + "_" + what + "_c");
+    return reshapeTo(c, v_c, cshape, n + "_" + what);
+  };
+  y = c.im.emit("multiply", {y, perChannel(c.in(1), "scale")}, {}, n + "_scaled");
+  return c.im.emit("add", {y, perChannel(c.in(2), "bias")}, {}, n);
+}
+
+// LRN: x / (bias + alpha / size * sum of x^2 over the size channels around
+// each)^beta; the channel sum is an average pool of x^2 seen as [N, 1, C, rest]
+// with the padding counted, times size.
+ValuePtr localResponseNorm(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const std::string n = c.outName();
+  const ir::DType t = x->type.dtype;
+  if (x->type.rank() < 3) c.fail("the input must be at least [N, C, D1]");
+  const int64_t size = c.attrInt("size", 0);
+  if (size <= 0) c.fail("size must be positive");
+  const double alpha = floatAttr(c.attrFloat("alpha", 1e-4f)), beta = floatAttr(c.attrFloat("beta", 0.75f)),
+               bias = floatAttr(c.attrFloat("bias", 1.0f));
+  PrimExpr rest = ir::makeInt(1);
+  for (size_t d = 2; d < x->type.rank(); ++d) rest = ops::dimMul(rest, x->type.shape[d]);
+  auto sq = reshapeTo(c, c.im.emit("multiply", {x, x}, {}, n + "_sq"),
+                      {x->type.shape[0], ir::makeInt(1), x->type.shape[1], rest}, n + "_sq4d");
+  const int64_t before = (size - 1) / 2, after = size - 1 - before;
+  ir::Attrs pa{{"pool_size", ir::AttrValue::ints({size, 1})},
+               {"strides", ir::AttrValue::ints({1, 1})},
+               {"padding", ir::AttrValue::ints({before, 0, after, 0})},
+               {"count_include_pad", true}};
+  auto avg = reshapeTo(c, c.im.emit("avg_pool2d", {sq}, pa, n + "_avg"), x->type.shape, n + "_avg_nd");
+  auto scaled = c.im.emit("multiply", {avg, c.im.scalar(t, alpha, n + "_alpha")}, {}, n + "_scaled");
+  auto base = c.im.emit("add", {scaled, c.im.scalar(t, bias, n + "_bias")}, {}, n + "_base");
+  auto denom = c.im.emit("power", {base, c.im.scalar(t, beta, n + "_beta")}, {}, n + "_denom");
+  return c.im.emit("divide", {x, denom}, {}, n);
+}
+
 }  // namespace
 
 void registerNNConverters(ConverterTable& t) {
+  t["GroupNormalization"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {groupNorm(c)}; };
+  t["LRN"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {localResponseNorm(c)}; };
+  // MeanVarianceNormalization: (x - mean) / (std + 1e-9) over `axes`, as its ONNX function.
+  t["MeanVarianceNormalization"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const ValuePtr& x = c.in(0);
+    const std::string n = c.outName();
+    Moments m = moments(c, x, c.attrInts("axes", {0, 2, 3}), n);
+    auto sd = c.im.emit("sqrt", {m.var}, {}, n + "_std");
+    auto eps = c.im.scalar(x->type.dtype, 1e-9, n + "_eps");
+    return {c.im.emit("divide", {m.centered, c.im.emit("add", {sd, eps}, {}, n + "_std_eps")}, {}, n)};
+  };
   t["MatMul"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {c.im.emit("matmul", {c.in(0), c.in(1)}, {}, c.outName())};
   };
@@ -253,8 +376,13 @@ void registerNNConverters(ConverterTable& t) {
   };
   t["Conv"] = [](NodeCtx& c) { return conv(c, false); };
   t["ConvTranspose"] = [](NodeCtx& c) { return conv(c, true); };
-  t["MaxPool"] = [](NodeCtx& c) { return pool(c, "max_pool2d"); };
-  t["AveragePool"] = [](NodeCtx& c) { return pool(c, "avg_pool2d"); };
+  t["MaxPool"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    return {pool(c, "max_pool2d", c.in(0), c.outName())};
+  };
+  t["AveragePool"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    return {pool(c, "avg_pool2d", c.in(0), c.outName())};
+  };
+  t["LpPool"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {lpPool(c)}; };
   for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) {
     std::string o = std::string(op) == "GlobalAveragePool" ? "global_avg_pool2d" : "global_max_pool2d";
     std::string reduce = o == "global_avg_pool2d" ? "mean" : "max";
@@ -303,14 +431,9 @@ void registerNNConverters(ConverterTable& t) {
       if (first < 0 || first >= rank) c.fail("axis " + std::to_string(axis) + " is out of range");
       std::vector<int64_t> axes;
       for (int64_t d = first; d < rank; ++d) axes.push_back(d);
-      ir::Attrs ra{{"axes", ir::AttrValue::ints(axes)}, {"keepdims", true}};
-      const std::string n = c.outName(1);
-      auto mean = c.im.emit("mean", {x}, ra, n);
-      auto d = c.im.emit("subtract", {x, mean}, {}, n + "_centered");
-      auto var = c.im.emit("mean", {c.im.emit("multiply", {d, d}, {}, n + "_sq")}, ra, n + "_var");
-      auto eps = c.im.scalar(x->type.dtype, epsilon, n + "_eps");
-      outs.push_back(mean);
-      outs.push_back(c.im.emit("rsqrt", {c.im.emit("add", {var, eps}, {}, n + "_vareps")}, {}, c.outName(2)));
+      Moments m = moments(c, x, axes, c.outName(1));
+      outs.push_back(m.mean);
+      outs.push_back(invStdDev(c, m, epsilon, c.outName(2)));
     }
     return outs;
   };
@@ -319,13 +442,7 @@ void registerNNConverters(ConverterTable& t) {
     std::string n = c.outName();
     std::vector<int64_t> axes;
     for (size_t i = 2; i < x->type.rank(); ++i) axes.push_back(static_cast<int64_t>(i));
-    ir::Attrs ra{{"axes", ir::AttrValue::ints(axes)}, {"keepdims", true}};
-    auto mean = c.im.emit("mean", {x}, ra, n + "_mean");
-    auto d = c.im.emit("subtract", {x, mean}, {}, n + "_centered");
-    auto var = c.im.emit("mean", {c.im.emit("multiply", {d, d}, {}, n + "_sq")}, ra, n + "_var");
-    auto eps = c.im.scalar(x->type.dtype, floatAttr(c.attrFloat("epsilon", 1e-5f)), n + "_eps");
-    auto inv = c.im.emit("rsqrt", {c.im.emit("add", {var, eps}, {}, n + "_vareps")}, {}, n + "_rstd");
-    auto y = c.im.emit("multiply", {d, inv}, {}, n + "_norm");
+    auto y = normalized(c, x, axes, floatAttr(c.attrFloat("epsilon", 1e-5f)), n);
     std::vector<PrimExpr> cshape(x->type.rank(), ir::makeInt(1));
     cshape[1] = x->type.shape[1];
     y = c.im.emit("multiply", {y, reshapeTo(c, c.in(1), cshape, n + "_scale")}, {}, n + "_scaled");
