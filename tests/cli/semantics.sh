@@ -3,6 +3,9 @@
 # as a user chains them, on every stage against the interpreter of the input:
 # - graph outputs keep their ONNX names through every pass (canonicalize once
 #   forwarded `y = Identity(r)` into the return, and mlcc-run wrote r.npy);
+# - Resize with given scales maps coordinates back by those scales (a 0.6
+#   scale of 4 columns: sources 1 / 0.6 apart, not 4 / 2), and align_corners
+#   by the unrounded resized length in * scale: mlcc once used output / input;
 # - library dispatch binds operands by role: the TVM tutorial's pattern
 #   (permute_dims(w) then matmul(x, _)) on square shapes once called the
 #   kernel with (w, x, b) and returned wrong values with exit 0.
@@ -83,5 +86,33 @@ check "a pattern that is not its kernel fails" run 1 "$tmp/tvm.ir" --passes fuse
   --patterns "$src/tests/transform/patterns/bad_kernel.yaml" -o "$tmp/bad.ir"
 check "  at its codegen key" contains "$tmp/err" 'bad_kernel.yaml:4:14: error: patterns\[0\].codegen: blas.matmul_bias computes'
 check "  and writes nothing" absent "$tmp/bad.ir"
+
+# --- Resize with scales whose output size is rounded down (ONNX's own test data) ---
+py "$tmp/resize" <<'PY'
+import os, sys, numpy as np, onnx
+from onnx import TensorProto as T, helper as h, numpy_helper as nh
+d = sys.argv[1]
+os.makedirs(d, exist_ok=True)
+for ctm in ("half_pixel", "align_corners"):
+    g = h.make_graph([h.make_node("Resize", ["x", "", "s"], ["y"], mode="linear", coordinate_transformation_mode=ctm)],
+                     "resize", [h.make_tensor_value_info("x", T.FLOAT, [1, 1, 2, 4])],
+                     [h.make_tensor_value_info("y", T.FLOAT, [1, 1, 1, 2])],
+                     initializer=[nh.from_array(np.array([1, 1, 0.6, 0.6], np.float32), "s")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 13)])
+    m.ir_version = 8
+    onnx.save(m, f"{d}/{ctm}.onnx")
+np.save(f"{d}/x.npy", np.arange(1, 9, dtype=np.float32).reshape(1, 1, 2, 4))
+# The ONNX node tests' expected outputs (test_resize_downsample_scales_linear[_align_corners]).
+np.save(f"{d}/half_pixel.expected.npy", np.array([[[[2.6666665, 4.3333331]]]], np.float32))
+np.save(f"{d}/align_corners.expected.npy", np.array([[[[1.0, 3.142857]]]], np.float32))
+PY
+for ctm in half_pixel align_corners; do
+  d=$tmp/resize/$ctm
+  mkdir -p "$d"
+  check "resize $ctm with scale 0.6 imports" "$bin/mlcc-import" -q "$tmp/resize/$ctm.onnx" -o "$d/model.ir"
+  check "  and matches ONNX" bash -c "'$bin/mlcc-run' -q '$d/model.ir' --input '$tmp/resize/x.npy' --output-dir '$d/o' &&
+    /usr/bin/python3 -c 'import numpy as np, sys; np.testing.assert_allclose(np.load(sys.argv[1]), np.load(sys.argv[2]), rtol=1e-5)' '$d/o/y.npy' '$tmp/resize/$ctm.expected.npy'"
+  chain "$d" "$d/model.ir"
+done
 
 finish semantics

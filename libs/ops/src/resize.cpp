@@ -1,7 +1,8 @@
 // resize2d (artifacts_schema/ops.md): ONNX Resize on the two spatial axes of
 // an NCHW tensor, given the output size. Coordinates map back to the input as
-// the ONNX specification defines them (scale = output / input, computed in
-// double as the ONNX reference implementation does):
+// the ONNX specification defines them (scale = the `scales` attribute's f32
+// value when given, else output / input; computed in double as the ONNX
+// reference implementation does):
 //   half_pixel          x = (o + 0.5) / scale - 0.5
 //   pytorch_half_pixel  x = out > 1 ? (o + 0.5) / scale - 0.5 : 0
 //   align_corners       x = out > 1 ? o * (in - 1) / (out - 1) : 0
@@ -43,8 +44,23 @@ void checkChoice(const ir::Attrs& attrs, const char* name, std::initializer_list
   throw resizeError(std::string("unknown ") + name + " '" + v + "' (expected one of " + list + ")");
 }
 
+// The scale of spatial axis `a` (0: height, 1: width): the `scales`
+// attribute's value rounded to f32 (as ONNX gives it), or 0 for output / input.
+float axisScale(const ir::Attrs& attrs, int a) {
+  if (!hasAttr(attrs, "scales")) return 0.0f;
+  return static_cast<float>(attrFloats(attrs, "scales")[static_cast<size_t>(a)]);
+}
+
 Type inferResize(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const Type& x = tensorOperand(inputs, 0, "resize2d");
+  if (hasAttr(attrs, "scales")) {
+    std::vector<double> scales = attrFloats(attrs, "scales");
+    if (scales.size() != 2)
+      throw resizeError("scales must have two values [sh, sw], not " + std::to_string(scales.size()));
+    for (double v : scales)
+      if (!(v >= 1.0 / 65536 && v <= 65536.0))  // also NaN
+        throw resizeError("scale " + std::to_string(v) + " is out of range [2^-16, 2^16]");
+  }
   if (x.rank() != 4) throw resizeError("expects an NCHW tensor of rank 4, not " + ir::printType(x));
   checkChoice(attrs, "method", {"nearest", "linear"});
   checkChoice(attrs, "coordinate_transformation_mode",
@@ -62,9 +78,14 @@ Type inferResize(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
 }
 
 // The input coordinate of output index `o` along an axis (ONNX Resize).
-double sourceCoord(int64_t o, int64_t in, int64_t out, const std::string& mode) {
-  double scale = static_cast<double>(out) / static_cast<double>(in);
+double sourceCoord(int64_t o, int64_t in, int64_t out, const std::string& mode, float given_scale) {
+  double scale =
+      given_scale > 0 ? static_cast<double>(given_scale) : static_cast<double>(out) / static_cast<double>(in);
   double x = static_cast<double>(o);
+  if (mode == "align_corners" && given_scale > 0) {  // ONNX: the unrounded resized length in * scale
+    const double length = static_cast<double>(in) * static_cast<double>(given_scale);
+    return length == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (length - 1.0);
+  }
   if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
   if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
   if (mode == "align_corners")
@@ -81,12 +102,12 @@ int64_t roundNearest(double x, const std::string& method) {
 }
 
 // Nearest source index per output index along one axis.
-std::vector<int64_t> nearestIndices(int64_t in, int64_t out, const ir::Attrs& attrs) {
+std::vector<int64_t> nearestIndices(int64_t in, int64_t out, float scale, const ir::Attrs& attrs) {
   const std::string& mode = attrStr(attrs, "coordinate_transformation_mode");
   const std::string& rounding = attrStr(attrs, "rounding_method");
   std::vector<int64_t> idx;
   for (int64_t o = 0; o < out; ++o) {
-    double x = sourceCoord(o, in, out, mode);
+    double x = sourceCoord(o, in, out, mode, scale);
     idx.push_back(std::clamp<int64_t>(roundNearest(x, rounding), 0, in - 1));
   }
   return idx;
@@ -97,10 +118,10 @@ struct LinearTap {
   float w;  // weight of i1
 };
 
-std::vector<LinearTap> linearTaps(int64_t in, int64_t out, const std::string& mode) {
+std::vector<LinearTap> linearTaps(int64_t in, int64_t out, float scale, const std::string& mode) {
   std::vector<LinearTap> taps;
   for (int64_t o = 0; o < out; ++o) {
-    double x = std::clamp(sourceCoord(o, in, out, mode), 0.0, static_cast<double>(in - 1));
+    double x = std::clamp(sourceCoord(o, in, out, mode, scale), 0.0, static_cast<double>(in - 1));
     int64_t i0 = static_cast<int64_t>(std::floor(x));
     taps.push_back({i0, std::min(i0 + 1, in - 1), static_cast<float>(x - static_cast<double>(i0))});
   }
@@ -143,13 +164,14 @@ std::vector<Tensor> computeResize(const std::vector<Tensor>& inputs, const ir::A
     std::vector<std::vector<int64_t>> tables(4);
     for (int64_t i = 0; i < n; ++i) tables[0].push_back(i * c * ih * iw);
     for (int64_t i = 0; i < c; ++i) tables[1].push_back(i * ih * iw);
-    for (int64_t i : nearestIndices(ih, oh, attrs)) tables[2].push_back(i * iw);
-    tables[3] = nearestIndices(iw, ow, attrs);
+    for (int64_t i : nearestIndices(ih, oh, axisScale(attrs, 0), attrs)) tables[2].push_back(i * iw);
+    tables[3] = nearestIndices(iw, ow, axisScale(attrs, 1), attrs);
     return {detail::gatherByTables(x, out_shape, tables)};
   }
 
   const std::string& mode = attrStr(attrs, "coordinate_transformation_mode");
-  std::vector<LinearTap> ty = linearTaps(ih, oh, mode), tx = linearTaps(iw, ow, mode);
+  std::vector<LinearTap> ty = linearTaps(ih, oh, axisScale(attrs, 0), mode),
+                         tx = linearTaps(iw, ow, axisScale(attrs, 1), mode);
   std::vector<float> in = toFloats(x), res(static_cast<size_t>(n * c * oh * ow));
   float* dst = res.data();
   for (int64_t p = 0; p < n * c; ++p) {
@@ -186,6 +208,10 @@ int64_t resizeFlops(const std::vector<Type>&, const Type& output, const ir::Attr
 //   pytorch_half_pixel  the same when out > 1, else 0
 //   align_corners       o * (in - 1) / (out - 1) when out > 1, else 0
 //   asymmetric          o * in / out
+// With a given scale s = a / b (an f32: exact as a ratio of integers), the
+// half_pixel forms are ((2o + 1) * b - a) / 2a, asymmetric o * b / a, and
+// align_corners o * (in - 1) * b / (in * a - b) (ONNX: the resized length is
+// in * s, unrounded).
 // The kernel computes the coordinate in double, which can land just beside
 // an integer or a tie that the exact value hits (half_pixel 3 -> 5 gives
 // 0.9999999999999998 for 1). For a static input size the lowering compares
@@ -209,8 +235,38 @@ struct Rational {
   int64_t q;
 };
 
-Rational sourceRational(const PrimExpr& o, const PrimExpr& in, int64_t out, const std::string& mode) {
+// f (positive, finite, in [2^-16, 2^16]) as a / b in lowest terms.
+std::pair<int64_t, int64_t> exactRatio(float f) {
+  int exp = 0;
+  const double m = std::frexp(static_cast<double>(f), &exp);   // f = m * 2^exp, m in [0.5, 1)
+  int64_t a = static_cast<int64_t>(std::ldexp(m, 24)), b = 1;  // f32 has 24 significant bits
+  if (24 - exp >= 0)
+    b = int64_t{1} << (24 - exp);
+  else
+    a <<= (exp - 24);
+  while (a % 2 == 0 && b % 2 == 0) a /= 2, b /= 2;
+  return {a, b};
+}
+
+Rational sourceRational(const PrimExpr& o, const PrimExpr& in, int64_t out, const std::string& mode,
+                        float scale) {
   if (out <= 0) return {lm::idx(0), 1};
+  if (scale > 0) {
+    auto [a, b] = exactRatio(scale);
+    if (mode == "align_corners") {  // o * (in - 1) / (in * a / b - 1)
+      int64_t n;
+      if (!ir::asConstInt(in, &n))
+        throw resizeError("align_corners with given scales needs a static input size");
+      int64_t q = n * a - b;
+      if (q == 0) return {lm::idx(0), 1};
+      PrimExpr p = lm::mul(o, lm::idx((n - 1) * b));
+      return q > 0 ? Rational{p, q} : Rational{lm::sub(lm::idx(0), p), -q};
+    }
+    if (mode == "half_pixel" || (mode == "pytorch_half_pixel" && out > 1))
+      return {lm::sub(lm::mul(lm::add(lm::mul(lm::idx(2), o), lm::idx(1)), lm::idx(b)), lm::idx(a)), 2 * a};
+    if (mode == "asymmetric") return {lm::mul(o, lm::idx(b)), a};
+    return {lm::idx(0), 1};  // pytorch_half_pixel with out <= 1
+  }
   if (mode == "half_pixel" || (mode == "pytorch_half_pixel" && out > 1))
     return {lm::sub(lm::mul(lm::add(lm::mul(lm::idx(2), o), lm::idx(1)), in), lm::idx(out)), 2 * out};
   if (mode == "align_corners" && out > 1) return {lm::mul(o, lm::sub(in, lm::idx(1))), out - 1};
@@ -218,8 +274,9 @@ Rational sourceRational(const PrimExpr& o, const PrimExpr& in, int64_t out, cons
   return {lm::idx(0), 1};  // pytorch_half_pixel / align_corners with out <= 1
 }
 
-PrimExpr nearestFormula(const PrimExpr& o, const PrimExpr& in, int64_t out, const ir::Attrs& attrs) {
-  Rational r = sourceRational(o, in, out, attrStr(attrs, "coordinate_transformation_mode"));
+PrimExpr nearestFormula(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
+                        const ir::Attrs& attrs) {
+  Rational r = sourceRational(o, in, out, attrStr(attrs, "coordinate_transformation_mode"), scale);
   const std::string& rounding = attrStr(attrs, "rounding_method");
   PrimExpr two_p = lm::mul(lm::idx(2), r.p), i;
   if (rounding == "floor")
@@ -242,14 +299,15 @@ PrimExpr patch(PrimExpr e, const PrimExpr& o, const std::vector<std::pair<int64_
   return e;
 }
 
-PrimExpr nearestIndex(const PrimExpr& o, const PrimExpr& in, int64_t out, const ir::Attrs& attrs) {
-  PrimExpr e = nearestFormula(o, in, out, attrs);
+PrimExpr nearestIndex(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
+                      const ir::Attrs& attrs) {
+  PrimExpr e = nearestFormula(o, in, out, scale, attrs);
   int64_t n;
   if (!ir::asConstInt(in, &n)) return e;
-  std::vector<int64_t> kernel = nearestIndices(n, out, attrs);
+  std::vector<int64_t> kernel = nearestIndices(n, out, scale, attrs);
   std::vector<std::pair<int64_t, int64_t>> fixes;
   for (int64_t k = 0; k < out; ++k)
-    if (lm::constValue(nearestFormula(lm::idx(k), in, out, attrs)) != kernel[k])
+    if (lm::constValue(nearestFormula(lm::idx(k), in, out, scale, attrs)) != kernel[k])
       fixes.push_back({k, kernel[k]});
   return patch(e, o, fixes, ir::DType::i64);
 }
@@ -258,9 +316,10 @@ struct LinearExprs {
   PrimExpr i0, i1, w;  // w: f32
 };
 
-LinearExprs linearFormula(const PrimExpr& o, const PrimExpr& in, int64_t out, const std::string& mode) {
+LinearExprs linearFormula(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
+                          const std::string& mode) {
   using namespace ir::build;
-  Rational r = sourceRational(o, in, out, mode);
+  Rational r = sourceRational(o, in, out, mode, scale);
   PrimExpr q = lm::idx(r.q);
   PrimExpr p = lm::maxOf(lm::minOf(r.p, lm::mul(lm::sub(in, lm::idx(1)), q)), lm::idx(0));
   PrimExpr i0 = lm::floorDiv(p, q);
@@ -268,16 +327,17 @@ LinearExprs linearFormula(const PrimExpr& o, const PrimExpr& in, int64_t out, co
   return {i0, nullptr, ir::makeCast(ir::DType::f32, num) / ir::makeFloat(static_cast<double>(r.q))};
 }
 
-LinearExprs linearAxis(const PrimExpr& o, const PrimExpr& in, int64_t out, const std::string& mode) {
+LinearExprs linearAxis(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
+                       const std::string& mode) {
   using namespace ir::build;
-  LinearExprs e = linearFormula(o, in, out, mode);
+  LinearExprs e = linearFormula(o, in, out, scale, mode);
   int64_t n;
   if (ir::asConstInt(in, &n)) {
-    std::vector<LinearTap> kernel = linearTaps(n, out, mode);
+    std::vector<LinearTap> kernel = linearTaps(n, out, scale, mode);
     std::vector<std::pair<int64_t, int64_t>> fix_i;
     std::vector<std::pair<int64_t, float>> fix_w;
     for (int64_t k = 0; k < out; ++k) {
-      Rational r = sourceRational(lm::idx(k), in, out, mode);
+      Rational r = sourceRational(lm::idx(k), in, out, mode, scale);
       int64_t p = std::clamp<int64_t>(lm::constValue(r.p), 0, (n - 1) * r.q);
       int64_t i0 = p / r.q;                                                  // p >= 0
       float w = static_cast<float>(p - i0 * r.q) / static_cast<float>(r.q);  // as the interpreter's f32
@@ -300,10 +360,11 @@ ir::PrimFunc legalizeResize(const std::vector<Type>& inputs, const Type& output,
     using namespace ir::build;
     if (lm::hasZeroDim(x.shape)) return ir::te::constant(x.dtype, 0);  // the output is empty
     if (!linear)
-      return ir::makeLoad(in[0], {o[0], o[1], nearestIndex(o[2], x.shape[2], size[0], attrs),
-                                  nearestIndex(o[3], x.shape[3], size[1], attrs)});
-    LinearExprs ty = linearAxis(o[2], x.shape[2], size[0], mode);
-    LinearExprs tx = linearAxis(o[3], x.shape[3], size[1], mode);
+      return ir::makeLoad(in[0],
+                          {o[0], o[1], nearestIndex(o[2], x.shape[2], size[0], axisScale(attrs, 0), attrs),
+                           nearestIndex(o[3], x.shape[3], size[1], axisScale(attrs, 1), attrs)});
+    LinearExprs ty = linearAxis(o[2], x.shape[2], size[0], axisScale(attrs, 0), mode);
+    LinearExprs tx = linearAxis(o[3], x.shape[3], size[1], axisScale(attrs, 1), mode);
     auto at = [&](const PrimExpr& r, const PrimExpr& c) {
       PrimExpr v = ir::makeLoad(in[0], {o[0], o[1], r, c});
       return x.dtype == ir::DType::f32 ? v : ir::makeCast(ir::DType::f32, v);
@@ -325,7 +386,8 @@ void registerResizeOps(std::vector<OpDef>& ops) {
   def.attrs = {{"size", AttrKind::Ints, std::nullopt},
                {"method", AttrKind::Str, ir::AttrValue("nearest")},
                {"coordinate_transformation_mode", AttrKind::Str, ir::AttrValue("half_pixel")},
-               {"rounding_method", AttrKind::Str, ir::AttrValue("round_prefer_floor")}};
+               {"rounding_method", AttrKind::Str, ir::AttrValue("round_prefer_floor")},
+               {"scales", AttrKind::Floats, std::nullopt, true}};
   def.infer = inferResize;
   def.compute = computeResize;
   def.flops = resizeFlops;

@@ -128,6 +128,12 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
   }
   ir::Attrs a{{"size", ir::AttrValue::ints(size)}, {"method", mode}, {"coordinate_transformation_mode", ctm}};
   if (mode == "nearest") a["rounding_method"] = nearest;
+  // Given scales map coordinates back by themselves, not by output / input
+  // (a 0.6 scale of 4 gives 2 outputs whose sources are 1 / 0.6 apart).
+  if (!scales.empty() && (static_cast<double>(size[0]) != in[2] * scales[2] ||
+                          static_cast<double>(size[1]) != in[3] * scales[3]))
+    a["scales"] = ir::AttrValue(ir::AttrValue::List{ir::AttrValue(floatAttr(static_cast<float>(scales[2]))),
+                                                    ir::AttrValue(floatAttr(static_cast<float>(scales[3])))});
   return {c.im.emit("resize2d", {x}, a, c.outName())};
 }
 
