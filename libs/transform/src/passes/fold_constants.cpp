@@ -1,6 +1,8 @@
 // fold-constants: evaluates every op binding whose operands are all
 // constants with the op's reference kernel (ops::computeOp) and binds the
-// result as a constant instead: inline when small (ir::isInlineConstant,
+// result as a constant instead (an operand of static shape with no elements,
+// a parameter included, counts as a constant: there is nothing to read, so
+// an empty-set reduction or an op on an empty tensor folds too): inline when small (ir::isInlineConstant,
 // the importer's rule), else a new weights tensor "folded.N" (made unique)
 // in PassContext::new_weights; without new_weights only small results fold.
 // Results larger than `max-bytes`, tuple results, and results of symbolic
@@ -37,11 +39,16 @@ int foldFunction(ir::GraphFunc& f, Constants& consts, int64_t max_bytes) {
       bool all_const = true;
       for (const auto& a : b.value.args) {
         const ir::Tensor* t = consts.isConstant(a.get()) ? consts.value(a.get()) : nullptr;
-        if (!t) {
+        std::vector<int64_t> operand_shape;
+        if (t) {
+          inputs.push_back(*t);
+        } else if (a->type.isTensor() && ops::staticShape(a->type.shape, &operand_shape) &&
+                   checkedElementCount(operand_shape) == std::optional<int64_t>(0)) {
+          inputs.push_back(ir::Tensor::zeros(a->type.dtype, operand_shape));
+        } else {
           all_const = false;
           break;
         }
-        inputs.push_back(*t);
       }
       if (!all_const) continue;
       std::vector<ir::Tensor> out;
