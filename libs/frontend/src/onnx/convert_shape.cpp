@@ -71,9 +71,6 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     ctm = c.attrStr("coordinate_transformation_mode", "half_pixel");
     nearest = c.attrStr("nearest_mode", "round_prefer_floor");
     if (c.attrInt("antialias", 0) != 0) c.fail("antialias is not supported");
-    if (c.attrStr("keep_aspect_ratio_policy", "stretch") != "stretch")
-      c.fail("keep_aspect_ratio_policy other than stretch is not supported");
-    if (c.hasAttr("axes")) c.fail("the axes attribute is not supported");
     if (c.attrInt("exclude_outside", 0) != 0 && mode != "nearest")
       c.fail("exclude_outside = 1 is not supported");
     // Only tf_crop_and_resize (refused below) reads roi and extrapolation_value,
@@ -94,6 +91,22 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     }
     in[i] = d;
   }
+  // Opset 18: scales and sizes may name a subset of the axes (the others keep
+  // their size), and sizes may keep the aspect ratio.
+  std::vector<int64_t> axes = {0, 1, 2, 3};
+  if (c.hasAttr("axes")) {
+    axes = c.attrInts("axes");
+    std::set<int64_t> seen;
+    for (int64_t& a : axes) {
+      if (a < -4 || a >= 4) c.fail("axis " + std::to_string(a) + " is out of range for a 4-D input");
+      if (a < 0) a += 4;
+      if (!seen.insert(a).second) c.fail("axes name axis " + std::to_string(a) + " twice");
+    }
+  }
+  const std::string policy =
+      upsample || c.opset < 18 ? "stretch" : c.attrStr("keep_aspect_ratio_policy", "stretch");
+  if (policy != "stretch" && policy != "not_larger" && policy != "not_smaller")
+    c.fail("keep_aspect_ratio_policy '" + policy + "' is not one of stretch, not_larger, not_smaller");
   size_t scales_i = upsample || c.opset < 11 ? 1 : 2, sizes_i = 3;
   std::vector<double> scales;
   if (upsample && c.opset < 9) {
@@ -105,7 +118,10 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     scales = c.constFloats(scales_i, "scales");
   }
   if (!scales.empty()) {
-    if (scales.size() != 4) c.fail("scales must have 4 values");
+    if (scales.size() != axes.size()) c.fail("scales must have " + std::to_string(axes.size()) + " values");
+    std::vector<double> full(4, 1.0);
+    for (size_t k = 0; k < axes.size(); ++k) full[static_cast<size_t>(axes[k])] = scales[k];
+    scales = full;
     if (scales[0] != 1.0 || scales[1] != 1.0) c.fail("only the spatial dimensions may be scaled");
     for (size_t i = 0; i < 2; ++i) {
       const double scaled = std::floor(static_cast<double>(in[2 + i]) * scales[2 + i]);
@@ -116,12 +132,31 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
   } else if (!upsample && c.hasInput(sizes_i)) {
     // Exporters build sizes as Concat(Shape(x)[:2], [oh, ow]): with a
     // symbolic batch only the spatial entries are constants.
-    auto sz = symElements(c.in(sizes_i));
-    if (!sz) c.failNotConstant(sizes_i, "sizes must be known at import");
-    if (sz->size() != 4) c.fail("sizes must have 4 values");
+    auto given = symElements(c.in(sizes_i));
+    if (!given) c.failNotConstant(sizes_i, "sizes must be known at import");
+    if (given->size() != axes.size()) c.fail("sizes must have " + std::to_string(axes.size()) + " values");
+    std::vector<PrimExpr> sz = x->type.shape;
+    for (size_t k = 0; k < axes.size(); ++k) sz[static_cast<size_t>(axes[k])] = (*given)[k];
     for (size_t i = 0; i < 2; ++i) {
-      if (!ops::dimEqual((*sz)[i], x->type.shape[i])) c.fail("only the spatial dimensions may be resized");
-      if (!ir::asConstInt((*sz)[2 + i], &size[i])) c.fail("the spatial sizes must be constants");
+      if (!ops::dimEqual(sz[i], x->type.shape[i])) c.fail("only the spatial dimensions may be resized");
+      if (!ir::asConstInt(sz[2 + i], &size[i])) c.fail("the spatial sizes must be constants");
+    }
+    if (policy != "stretch") {
+      // One scale for the named spatial axes: the least (not_larger) or the
+      // greatest (not_smaller) of sizes / input; sizes = round(scale * input).
+      double scale = policy == "not_larger" ? INFINITY : 0.0;
+      for (int64_t a : axes)
+        if (a >= 2) {
+          const double r = static_cast<double>(size[a - 2]) / static_cast<double>(in[static_cast<size_t>(a)]);
+          scale = policy == "not_larger" ? std::min(scale, r) : std::max(scale, r);
+        }
+      scales = {1.0, 1.0, 1.0, 1.0};
+      for (int64_t a : axes)
+        if (a >= 2) {
+          scales[static_cast<size_t>(a)] = scale;
+          size[a - 2] =
+              static_cast<int64_t>(std::floor(scale * static_cast<double>(in[static_cast<size_t>(a)]) + 0.5));
+        }
     }
   } else {
     c.fail("needs constant scales or sizes");
