@@ -282,6 +282,24 @@ def build_losses(g):
     return Losses(g), torch.randn(2, 4, 6, generator=g), None
 
 
+class Resizes(nn.Module):
+    """F.interpolate as exporters write it: bicubic (Resize cubic, half_pixel
+    and align_corners), bilinear by a scale whose output size is rounded
+    down (Resize with scales 0.75 of 10: 7 outputs mapped back by 1 / 0.75, not by
+    in / out), nearest by 1.5."""
+
+    def forward(self, x):  # [1, 3, 10, 10]
+        a = F.interpolate(x, size=(13, 7), mode="bicubic", align_corners=False)
+        b = F.interpolate(x, size=(13, 7), mode="bicubic", align_corners=True)
+        c = F.interpolate(x, scale_factor=0.75, mode="bilinear", align_corners=False, recompute_scale_factor=False)
+        d = F.interpolate(x, scale_factor=1.5, mode="nearest")
+        return torch.cat([(a + b).flatten(1), c.flatten(1), d.flatten(1)], 1)
+
+
+def build_resizes(g):
+    return Resizes(), _img(g, 10), None
+
+
 class Unsupported(nn.Module):
     """Ops outside the op set (CumSum, TopK, Einsum): the import must fail
     listing all of them, not give a wrong answer."""
@@ -333,6 +351,7 @@ BASE = OrderedDict([
     ("opmix", (_with_norms(build_opmix), 116)),
     ("unsupported", (build_unsupported, 118)),
     ("losses", (build_losses, 120)),
+    ("resizes", (build_resizes, 121)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

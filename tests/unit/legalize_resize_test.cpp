@@ -4,6 +4,7 @@
 // downsampling, several dtypes, with a symbolic batch too.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 
 #include "legalize_check.h"
@@ -73,6 +74,43 @@ TEST_F(LegalizeResize, LinearEveryMode) {
       exact.rtol = exact.atol = 0;  // the same f32 operations in the same order
       expectLegalizeMatchesKernel("resize2d", {x}, resizeAttrs(s[2], s[3], "linear", mode), exact);
     }
+  }
+}
+
+TEST_F(LegalizeResize, CubicEveryModeWithAndWithoutExcludeOutside) {
+  for (const auto& s : kSizes) {
+    Tensor x = rand(DType::f32, {1, 2, s[0], s[1]});
+    for (const char* mode : kModes)
+      for (bool exclude : {false, true}) {
+        SCOPED_TRACE(std::string(mode) + (exclude ? " exclude_outside " : " ") + std::to_string(s[0]) + "x" +
+                     std::to_string(s[1]) + " -> " + std::to_string(s[2]) + "x" + std::to_string(s[3]));
+        Attrs a = resizeAttrs(s[2], s[3], "cubic", mode);
+        a["cubic_coeff_a"] = exclude ? -0.5 : -0.75;
+        a["exclude_outside"] = exclude;
+        LegalizeCheckOptions exact;
+        exact.rtol = exact.atol = 0;  // the same f32 operations in the same order
+        expectLegalizeMatchesKernel("resize2d", {x}, a, exact);
+      }
+  }
+}
+
+// Given scales (ONNX's scales input) map coordinates back by themselves:
+// 0.6 of 4 is 2 outputs 1 / 0.6 apart, 1.7 of 3 is 5 outputs (not 5 / 3).
+TEST_F(LegalizeResize, GivenScalesEveryMethodAndMode) {
+  const std::vector<std::array<double, 4>> cases = {{2, 4, 0.6, 0.6}, {3, 3, 1.7, 2.5}, {5, 7, 0.75, 0.3}};
+  for (const auto& c : cases) {
+    const auto ih = static_cast<int64_t>(c[0]), iw = static_cast<int64_t>(c[1]);
+    const auto oh = static_cast<int64_t>(std::floor(c[0] * static_cast<float>(c[2])));
+    const auto ow = static_cast<int64_t>(std::floor(c[1] * static_cast<float>(c[3])));
+    Tensor x = rand(DType::f32, {1, 2, ih, iw});
+    for (const char* method : {"nearest", "linear", "cubic"})
+      for (const char* mode : kModes) {
+        SCOPED_TRACE(std::string(method) + " " + mode + " scales " + std::to_string(c[2]) + ", " +
+                     std::to_string(c[3]));
+        Attrs a = resizeAttrs(oh, ow, method, mode);
+        a["scales"] = AttrValue(AttrValue::List{AttrValue(c[2]), AttrValue(c[3])});
+        expectLegalizeMatchesKernel("resize2d", {x}, a);
+      }
   }
 }
 

@@ -62,8 +62,17 @@ TEST(OpsResize, InferAndErrors) {
   EXPECT_EQ(
       inferError("resize2d", {Type::tensor(DType::f32, std::vector<int64_t>{3, 4, 4})}, resizeAttrs(2, 2)),
       "op 'resize2d': expects an NCHW tensor of rank 4, not f32[3, 4, 4]");
-  EXPECT_EQ(inferError("resize2d", {sym}, resizeAttrs(2, 2, "cubic")),
-            "op 'resize2d': unknown method 'cubic' (expected one of \"nearest\", \"linear\")");
+  EXPECT_EQ(inferError("resize2d", {sym}, resizeAttrs(2, 2, "lanczos")),
+            "op 'resize2d': unknown method 'lanczos' (expected one of \"nearest\", \"linear\", \"cubic\")");
+  EXPECT_EQ(inferError("resize2d", {i8}, resizeAttrs(3, 3, "cubic")),
+            "op 'resize2d': method 'cubic' needs a float tensor, not i8[1, 1, 2, 2]");
+  Attrs bad_scales = resizeAttrs(2, 2, "linear");
+  bad_scales["scales"] = AttrValue(AttrValue::List{AttrValue(0.5)});
+  EXPECT_EQ(inferError("resize2d", {sym}, bad_scales),
+            "op 'resize2d': scales must have two values [sh, sw], not 1");
+  bad_scales["scales"] = AttrValue(AttrValue::List{AttrValue(0.5), AttrValue(0.0)});
+  EXPECT_EQ(inferError("resize2d", {sym}, bad_scales),
+            "op 'resize2d': scale 0.000000 is out of range [2^-16, 2^16]");
   EXPECT_EQ(inferError("resize2d", {sym}, resizeAttrs(2, 2, "nearest", "tf_crop_and_resize")),
             "op 'resize2d': unknown coordinate_transformation_mode 'tf_crop_and_resize' (expected one of "
             "\"half_pixel\", \"align_corners\", \"asymmetric\", \"pytorch_half_pixel\")");

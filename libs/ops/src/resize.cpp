@@ -9,8 +9,13 @@
 //   asymmetric          x = o / scale
 // `nearest` rounds x by `rounding_method` and clamps it into the axis (any
 // dtype: pure data movement); `linear` interpolates bilinearly between the
-// two neighbours of x clamped into [0, in - 1] (float dtypes, computed in f32).
+// two neighbours of x clamped into [0, in - 1] (float dtypes, computed in f32);
+// `cubic` weighs the four neighbours floor(x) - 1 .. floor(x) + 2 (indices
+// clamped into the axis, as ONNX's edge padding) with Keys' cubic of
+// coefficient `cubic_coeff_a`; with `exclude_outside` the neighbours outside
+// the axis weigh 0 and the others are renormalized (float dtypes).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -62,12 +67,13 @@ Type inferResize(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
         throw resizeError("scale " + std::to_string(v) + " is out of range [2^-16, 2^16]");
   }
   if (x.rank() != 4) throw resizeError("expects an NCHW tensor of rank 4, not " + ir::printType(x));
-  checkChoice(attrs, "method", {"nearest", "linear"});
+  checkChoice(attrs, "method", {"nearest", "linear", "cubic"});
   checkChoice(attrs, "coordinate_transformation_mode",
               {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"});
   checkChoice(attrs, "rounding_method", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
-  if (attrStr(attrs, "method") == "linear" && !ir::isFloat(x.dtype))
-    throw resizeError("method 'linear' needs a float tensor, not " + ir::printType(x));
+  if (attrStr(attrs, "method") != "nearest" && !ir::isFloat(x.dtype))
+    throw resizeError("method '" + attrStr(attrs, "method") + "' needs a float tensor, not " +
+                      ir::printType(x));
   std::vector<int64_t> size = attrInts(attrs, "size");
   if (size.size() != 2 || size[0] < 0 || size[1] < 0)
     throw resizeError("size " + detail::intsText(size) + " must be two non-negative sizes [oh, ow]");
@@ -128,6 +134,48 @@ std::vector<LinearTap> linearTaps(int64_t in, int64_t out, float scale, const st
   return taps;
 }
 
+// Keys' cubic convolution weights of the neighbours floor(x) - 1 .. floor(x) + 2
+// at fraction t = x - floor(x), for coefficient a (ONNX's cubic_coeff_a).
+template <class T>
+std::array<T, 4> cubicWeights(T t, T a) {
+  const T one = 1, u = t + one, v = one - t, w = v + one;
+  return {((a * u - 5 * a) * u + 8 * a) * u - 4 * a, ((a + 2) * t - (a + 3)) * t * t + one,
+          ((a + 2) * v - (a + 3)) * v * v + one, ((a * w - 5 * a) * w + 8 * a) * w - 4 * a};
+}
+
+struct CubicTap {
+  int64_t i0;  // floor(x)
+  float t;     // x - floor(x)
+};
+
+std::vector<CubicTap> cubicTaps(int64_t in, int64_t out, float scale, const std::string& mode) {
+  std::vector<CubicTap> taps;
+  for (int64_t o = 0; o < out; ++o) {
+    double x = sourceCoord(o, in, out, mode, scale);
+    double f = std::floor(x);
+    taps.push_back({static_cast<int64_t>(f), static_cast<float>(x - f)});
+  }
+  return taps;
+}
+
+// The four (clamped index, f32 weight) pairs of one tap along an axis of
+// size `in`, and the weights' sum; with `exclude`, the neighbours outside
+// the axis weigh 0 (the caller divides by both axes' sums at the end). In
+// f32, in the lowering's order, so that both compute the same values.
+std::array<std::pair<int64_t, float>, 4> cubicNeighbours(const CubicTap& tap, int64_t in, float a,
+                                                         bool exclude, float* sum) {
+  std::array<float, 4> w = cubicWeights<float>(tap.t, a);
+  std::array<std::pair<int64_t, float>, 4> out;
+  *sum = 0;
+  for (int k = 0; k < 4; ++k) {
+    const int64_t i = tap.i0 - 1 + k;
+    if (exclude && (i < 0 || i >= in)) w[static_cast<size_t>(k)] = 0;
+    *sum = k == 0 ? w[0] : *sum + w[static_cast<size_t>(k)];
+    out[static_cast<size_t>(k)] = {std::clamp<int64_t>(i, 0, in - 1), w[static_cast<size_t>(k)]};
+  }
+  return out;
+}
+
 std::vector<float> toFloats(const Tensor& t) {
   std::vector<float> v(static_cast<size_t>(t.numel()));
   if (t.dtype() == ir::DType::f32) {
@@ -170,6 +218,37 @@ std::vector<Tensor> computeResize(const std::vector<Tensor>& inputs, const ir::A
   }
 
   const std::string& mode = attrStr(attrs, "coordinate_transformation_mode");
+  if (attrStr(attrs, "method") == "cubic") {
+    const float a = static_cast<float>(attrFloat(attrs, "cubic_coeff_a"));
+    const bool exclude = attrBool(attrs, "exclude_outside");
+    std::vector<CubicTap> ty = cubicTaps(ih, oh, axisScale(attrs, 0), mode),
+                          tx = cubicTaps(iw, ow, axisScale(attrs, 1), mode);
+    std::vector<float> in = toFloats(x), res(static_cast<size_t>(n * c * oh * ow));
+    float* dst = res.data();
+    for (int64_t p = 0; p < n * c; ++p) {
+      const float* plane = in.data() + p * ih * iw;
+      for (const CubicTap& y : ty) {
+        float row_sum, col_sum;
+        auto rows = cubicNeighbours(y, ih, a, exclude, &row_sum);
+        for (const CubicTap& t : tx) {
+          auto cols = cubicNeighbours(t, iw, a, exclude, &col_sum);
+          float v = 0;
+          for (size_t r = 0; r < 4; ++r) {
+            float row = 0;
+            for (size_t k = 0; k < 4; ++k) {
+              const float term = cols[k].second * plane[rows[r].first * iw + cols[k].first];
+              row = k == 0 ? term : row + term;
+            }
+            v = r == 0 ? rows[r].second * row : v + rows[r].second * row;
+          }
+          *dst++ = exclude ? v / (row_sum * col_sum) : v;
+        }
+      }
+    }
+    Tensor out = Tensor::zeros(x.dtype(), out_shape);
+    storeFloats(out, res);
+    return {out};
+  }
   std::vector<LinearTap> ty = linearTaps(ih, oh, axisScale(attrs, 0), mode),
                          tx = linearTaps(iw, ow, axisScale(attrs, 1), mode);
   std::vector<float> in = toFloats(x), res(static_cast<size_t>(n * c * oh * ow));
@@ -194,6 +273,8 @@ std::vector<Tensor> computeResize(const std::vector<Tensor>& inputs, const ir::A
 // Bilinear: three lerps of two operations each per output element; nearest
 // only moves data.
 int64_t resizeFlops(const std::vector<Type>&, const Type& output, const ir::Attrs& attrs) {
+  if (attrStr(attrs, "method") == "cubic")
+    return flopsProduct(40, staticCount(output.shape));  // 16 taps + weights
   if (attrStr(attrs, "method") != "linear") return 0;
   return flopsProduct(6, staticCount(output.shape));
 }
@@ -351,6 +432,62 @@ LinearExprs linearAxis(const PrimExpr& o, const PrimExpr& in, int64_t out, float
   return e;
 }
 
+// cubic: i0 = floor of the exact coordinate (unclamped), t its f32
+// fraction, patched to the kernel's (i0, t) for a static input size; the
+// weights are Keys' cubic in f32, the four indices clamped into the axis.
+struct CubicExprs {
+  PrimExpr i0, t;
+};
+
+CubicExprs cubicAxis(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
+                     const std::string& mode) {
+  using namespace ir::build;
+  Rational r = sourceRational(o, in, out, mode, scale);
+  CubicExprs e;
+  e.i0 = lm::floorDiv(r.p, lm::idx(r.q));
+  e.t = ir::makeCast(ir::DType::f32, lm::sub(r.p, lm::mul(e.i0, lm::idx(r.q)))) /
+        ir::makeFloat(static_cast<double>(r.q));
+  int64_t n;
+  if (ir::asConstInt(in, &n)) {
+    std::vector<CubicTap> kernel = cubicTaps(n, out, scale, mode);
+    std::vector<std::pair<int64_t, int64_t>> fix_i;
+    std::vector<std::pair<int64_t, float>> fix_t;
+    for (int64_t k = 0; k < out; ++k) {
+      Rational rk = sourceRational(lm::idx(k), in, out, mode, scale);
+      const int64_t p = lm::constValue(rk.p);
+      const int64_t i0 = (p >= 0 ? p : p - rk.q + 1) / rk.q;  // floor
+      const float t = static_cast<float>(p - i0 * rk.q) / static_cast<float>(rk.q);
+      if (i0 != kernel[k].i0) fix_i.push_back({k, kernel[k].i0});
+      if (t != kernel[k].t) fix_t.push_back({k, kernel[k].t});
+    }
+    e.i0 = patch(e.i0, o, fix_i, ir::DType::i64);
+    e.t = patch(e.t, o, fix_t, ir::DType::f32);
+  }
+  return e;
+}
+
+// The four (index, f32 weight) pairs along an axis of size `in`; with
+// `exclude`, outside neighbours weigh 0 and `sum` is set to the weights' sum
+// (the caller divides once by the product of both axes' sums).
+std::array<std::pair<PrimExpr, PrimExpr>, 4> cubicNeighbourExprs(const CubicExprs& e, const PrimExpr& in,
+                                                                 float a, bool exclude, PrimExpr* sum) {
+  using namespace ir::build;
+  auto far = [&](const PrimExpr& d) { return ((d * a - 5 * a) * d + 8 * a) * d - 4 * a; };
+  auto near = [&](const PrimExpr& d) { return ((a + 2) * d - (a + 3)) * d * d + 1.0f; };
+  const PrimExpr v = 1.0f - e.t;
+  std::array<PrimExpr, 4> w = {far(e.t + 1.0f), near(e.t), near(v), far(v + 1.0f)};
+  std::array<std::pair<PrimExpr, PrimExpr>, 4> out;
+  for (size_t k = 0; k < 4; ++k) {
+    PrimExpr i = lm::add(e.i0, lm::idx(static_cast<int64_t>(k) - 1));
+    if (exclude) {
+      w[k] = ir::makeSelect(lm::both(lm::ge(i, lm::idx(0)), lm::lt(i, in)), w[k], ir::makeFloat(0.0));
+      *sum = *sum ? *sum + w[k] : w[k];
+    }
+    out[k] = {lm::clampIndex(i, in), w[k]};
+  }
+  return out;
+}
+
 ir::PrimFunc legalizeResize(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
   const Type& x = inputs[0];
   std::vector<int64_t> size = attrInts(attrs, "size");
@@ -359,6 +496,27 @@ ir::PrimFunc legalizeResize(const std::vector<Type>& inputs, const Type& output,
   return lm::singleStage("resize2d", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
     using namespace ir::build;
     if (lm::hasZeroDim(x.shape)) return ir::te::constant(x.dtype, 0);  // the output is empty
+    if (attrStr(attrs, "method") == "cubic") {
+      const float a = static_cast<float>(attrFloat(attrs, "cubic_coeff_a"));
+      const bool exclude = attrBool(attrs, "exclude_outside");
+      PrimExpr row_sum, col_sum;
+      auto rows = cubicNeighbourExprs(cubicAxis(o[2], x.shape[2], size[0], axisScale(attrs, 0), mode),
+                                      x.shape[2], a, exclude, &row_sum);
+      auto cols = cubicNeighbourExprs(cubicAxis(o[3], x.shape[3], size[1], axisScale(attrs, 1), mode),
+                                      x.shape[3], a, exclude, &col_sum);
+      PrimExpr v;
+      for (const auto& [r, wr] : rows) {
+        PrimExpr row;
+        for (const auto& [col, wc] : cols) {
+          PrimExpr e = ir::makeLoad(in[0], {o[0], o[1], r, col});
+          if (x.dtype != ir::DType::f32) e = ir::makeCast(ir::DType::f32, e);
+          row = row ? row + wc * e : wc * e;
+        }
+        v = v ? v + wr * row : wr * row;
+      }
+      if (exclude) v = v / (row_sum * col_sum);
+      return x.dtype == ir::DType::f32 ? v : ir::makeCast(x.dtype, v);
+    }
     if (!linear)
       return ir::makeLoad(in[0],
                           {o[0], o[1], nearestIndex(o[2], x.shape[2], size[0], axisScale(attrs, 0), attrs),
@@ -387,7 +545,9 @@ void registerResizeOps(std::vector<OpDef>& ops) {
                {"method", AttrKind::Str, ir::AttrValue("nearest")},
                {"coordinate_transformation_mode", AttrKind::Str, ir::AttrValue("half_pixel")},
                {"rounding_method", AttrKind::Str, ir::AttrValue("round_prefer_floor")},
-               {"scales", AttrKind::Floats, std::nullopt, true}};
+               {"scales", AttrKind::Floats, std::nullopt, true},
+               {"cubic_coeff_a", AttrKind::Float, ir::AttrValue(-0.75)},
+               {"exclude_outside", AttrKind::Bool, ir::AttrValue(false)}};
   def.infer = inferResize;
   def.compute = computeResize;
   def.flops = resizeFlops;

@@ -64,19 +64,17 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
   if (x->type.rank() != 4) c.fail("only 4-D (NCHW) inputs are supported");
   std::string mode = c.attrStr("mode", "nearest");
   if (mode == "bilinear") mode = "linear";
-  if (mode != "nearest" && mode != "linear")
-    c.fail("mode '" + mode + "' is not supported (nearest, linear are)");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    c.fail("mode '" + mode + "' is not supported (nearest, linear, cubic are)");
   std::string ctm = "asymmetric", nearest = "floor";
   if (!upsample && c.opset >= 11) {
     ctm = c.attrStr("coordinate_transformation_mode", "half_pixel");
     nearest = c.attrStr("nearest_mode", "round_prefer_floor");
     if (c.attrInt("antialias", 0) != 0) c.fail("antialias is not supported");
-    if (c.attrInt("exclude_outside", 0) != 0 && mode != "nearest")
-      c.fail("exclude_outside = 1 is not supported");
-    // Only tf_crop_and_resize (refused below) reads roi and extrapolation_value,
-    // and only cubic (refused above) reads cubic_coeff_a.
+    // Only tf_crop_and_resize (refused below) reads roi and extrapolation_value;
+    // exclude_outside changes only cubic's weights.
     c.hasInput(1);
-    c.ignoreAttrs({"extrapolation_value", "cubic_coeff_a"});
+    c.ignoreAttrs({"extrapolation_value"});
   }
   static const std::set<std::string> ctms = {"half_pixel", "align_corners", "asymmetric",
                                              "pytorch_half_pixel"};
@@ -163,6 +161,12 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
   }
   ir::Attrs a{{"size", ir::AttrValue::ints(size)}, {"method", mode}, {"coordinate_transformation_mode", ctm}};
   if (mode == "nearest") a["rounding_method"] = nearest;
+  if (mode == "cubic") {
+    a["cubic_coeff_a"] = floatAttr(c.attrFloat("cubic_coeff_a", -0.75f));
+    a["exclude_outside"] = c.attrInt("exclude_outside", 0) != 0;
+  } else {
+    c.ignoreAttrs({"cubic_coeff_a", "exclude_outside"});  // cubic only
+  }
   // Given scales map coordinates back by themselves, not by output / input
   // (a 0.6 scale of 4 gives 2 outputs whose sources are 1 / 0.6 apart).
   if (!scales.empty() && (static_cast<double>(size[0]) != in[2] * scales[2] ||

@@ -7,6 +7,7 @@
 
 #include "../state.h"
 #include "../tree.h"
+#include "mlcc/ir/expr_functor.h"
 
 namespace mlcc::schedule::cpu {
 
@@ -167,6 +168,46 @@ std::vector<LoopRV> tileLoop(Schedule& sch, const LoopRV& loop, const std::vecto
 
 // --- steps ----------------------------------------------------------------------------
 
+namespace {
+
+// Expression nodes of `e`, each load of `buffer` counted as `load_nodes`
+// (the producer's value that inlining would put in its place).
+int64_t nodesAfterInlining(const ir::PrimExpr& e, const ir::BufferNode* buffer, int64_t load_nodes) {
+  if (const auto* l = e->as<ir::LoadNode>(); l && l->buffer.get() == buffer) return load_nodes;
+  int64_t n = 1;
+  ir::forEachChild(e, [&](const ir::PrimExpr& c) { n += nodesAfterInlining(c, buffer, load_nodes); });
+  return n;
+}
+
+const ir::StoreNode* storeOf(const ir::BlockNode& b) {
+  return b.body ? b.body->as<ir::StoreNode>() : nullptr;
+}
+
+// Whether inlining block `name` keeps every consumer's value within
+// kMaxInlinedExprNodes: a producer read several times by a consumer is
+// copied each time (a bicubic resize reads its input 16 times, each with
+// its weights), and an expression grown past the IR's bounds could not be
+// printed and parsed back.
+bool inliningStaysSmall(const ir::PrimFunc& f, const std::string& name) {
+  constexpr int64_t kMaxInlinedExprNodes = 1500;
+  const ir::StoreNode* producer = nullptr;
+  forEachBlock(f.body, [&](const ir::BlockNode& b, const StmtPath&) {
+    if (b.name == name) producer = storeOf(b);
+  });
+  if (!producer) return true;
+  const int64_t producer_nodes = nodesAfterInlining(producer->value, nullptr, 0);
+  bool small = true;
+  forEachBlock(f.body, [&](const ir::BlockNode& b, const StmtPath&) {
+    if (b.name == name) return;
+    if (const ir::StoreNode* st = storeOf(b))
+      if (nodesAfterInlining(st->value, producer->buffer.get(), producer_nodes) > kMaxInlinedExprNodes)
+        small = false;
+  });
+  return small;
+}
+
+}  // namespace
+
 std::vector<std::string> inlineInjectiveBlocks(Schedule& sch, const std::vector<std::string>& keep) {
   std::vector<std::string> inlined, refused;
   for (bool progress = true; progress;) {
@@ -177,7 +218,7 @@ std::vector<std::string> inlineInjectiveBlocks(Schedule& sch, const std::vector<
           std::count(refused.begin(), refused.end(), st.name))
         continue;
       BlockRV b = sch.getBlock(st.name);
-      if (attempt([&] { sch.computeInline(b); })) {
+      if (inliningStaysSmall(sch.func(), st.name) && attempt([&] { sch.computeInline(b); })) {
         inlined.push_back(st.name);
         progress = true;
       } else {
