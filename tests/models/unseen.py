@@ -261,7 +261,8 @@ def build_opmix(g):
 class Losses(nn.Module):
     """A classifier head scored inside the model: cross-entropy with class
     weights and an ignored label (SoftmaxCrossEntropyLoss), a per-position
-    nll_loss (NegativeLogLikelihoodLoss) and torch.gather (GatherElements)."""
+    nll_loss (NegativeLogLikelihoodLoss), torch.gather (GatherElements) and
+    F.one_hot (OneHot)."""
 
     def __init__(self, g):
         super().__init__()
@@ -275,7 +276,9 @@ class Losses(nn.Module):
         ce = F.cross_entropy(logits, self.labels, weight=self.class_weight, ignore_index=-100)
         nll = F.nll_loss(F.log_softmax(logits, 1), self.labels.clamp(min=0), reduction="none")
         picked = torch.gather(logits, 1, self.picks)  # [2, 2, 4]
-        return picked.sum(1) + nll + ce
+        onehot = F.one_hot(self.labels.clamp(min=0), 5).float()  # OneHot: [2, 4, 5]
+        true_logit = (onehot.transpose(1, 2) * logits).sum(1)
+        return picked.sum(1) + nll + ce + true_logit
 
 
 def build_losses(g):

@@ -553,6 +553,7 @@ const ConverterTable& converters() {
     registerNNConverters(t);
     registerShapeConverters(t);
     registerLossConverters(t);
+    registerComposedConverters(t);
     return t;
   }();
   return table;

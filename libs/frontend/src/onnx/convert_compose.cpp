@@ -1,0 +1,152 @@
+// Converters of ONNX ops that are compositions of graph ops with constants
+// computed at import: CenterCropPad (strided_slice and pad, centered),
+// OneHot (the indices compared with the positions along the new axis) and
+// ReverseSequence (gather_elements with the reversed positions of each
+// sequence, its lengths known at import).
+#include "convert_util.h"
+#include "mlcc/ops/shape.h"
+
+namespace mlcc::frontend::onnx_import {
+
+namespace {
+
+int64_t staticExtent(NodeCtx& c, const ir::PrimExpr& d, const std::string& what) {
+  int64_t v;
+  if (!ir::asConstInt(d, &v)) c.fail(what + " needs a static dimension (bind it with --shape)");
+  return v;
+}
+
+int64_t normalizedAxis(NodeCtx& c, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+// CenterCropPad: each named axis cropped (a centered window) or padded with
+// zeros (centered: the odd element after) to the given size.
+ValuePtr centerCropPad(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const int64_t rank = static_cast<int64_t>(x->type.rank());
+  std::vector<int64_t> sizes = c.constInts(1, "shape");
+  std::vector<int64_t> axes = c.attrInts("axes");
+  if (axes.empty())
+    for (int64_t a = 0; a < rank; ++a) axes.push_back(a);
+  if (sizes.size() != axes.size())
+    c.fail("shape has " + std::to_string(sizes.size()) + " values for " + std::to_string(axes.size()) +
+           " axes");
+  std::vector<int64_t> crop_axes, begin, end, pads(static_cast<size_t>(2 * rank), 0);
+  bool pad = false;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    const int64_t a = normalizedAxis(c, axes[k], rank);
+    const int64_t d = staticExtent(c, x->type.shape[static_cast<size_t>(a)], "CenterCropPad"), s = sizes[k];
+    if (s < 0) c.fail("shape " + std::to_string(s) + " is negative");
+    if (s < d) {
+      crop_axes.push_back(a);
+      begin.push_back((d - s) / 2);
+      end.push_back((d - s) / 2 + s);
+    } else if (s > d) {
+      pads[static_cast<size_t>(a)] = (s - d) / 2;
+      pads[static_cast<size_t>(a + rank)] = s - d - (s - d) / 2;
+      pad = true;
+    }
+  }
+  const std::string n = c.outName();
+  ValuePtr y = x;
+  if (!crop_axes.empty())
+    y = c.im.emit("strided_slice", {y},
+                  {{"axes", ir::AttrValue::ints(crop_axes)},
+                   {"begin", ir::AttrValue::ints(begin)},
+                   {"end", ir::AttrValue::ints(end)}},
+                  pad ? n + "_cropped" : n);
+  if (pad) y = c.im.emit("pad", {y}, {{"pad_width", ir::AttrValue::ints(pads)}}, n);
+  return y;
+}
+
+// OneHot: values[1] where the index (negative from the end of depth) equals
+// the position along the new axis, values[0] elsewhere.
+ValuePtr oneHot(NodeCtx& c) {
+  const ValuePtr& indices = c.in(0);
+  const std::string n = c.outName();
+  std::vector<double> depth_v = c.constFloats(1, "depth");
+  if (depth_v.size() != 1) c.fail("depth must have one element");
+  const double depth_d = depth_v[0];
+  if (!(depth_d >= 1 && depth_d <= static_cast<double>(kMaxComputedElements)))
+    c.fail("depth " + std::to_string(depth_d) + " is out of range");
+  const auto depth = static_cast<int64_t>(depth_d);  // ONNX: a non-integer depth is truncated
+  const ValuePtr& values = c.in(2);
+  const int64_t out_rank = static_cast<int64_t>(indices->type.rank()) + 1;
+  const int64_t axis = normalizedAxis(c, c.attrInt("axis", -1), out_rank);
+  // Indices as i64 (a float index is truncated), negative ones from depth.
+  ValuePtr idx =
+      indices->type.dtype == ir::DType::i64 ? indices : castTo(c, indices, ir::DType::i64, n + "_i64");
+  auto negative =
+      c.im.emit("less", {idx, c.im.scalar(ir::DType::i64, 0.0, n + "_zero")}, {}, n + "_negative");
+  auto wrapped =
+      c.im.emit("add", {idx, c.im.scalar(ir::DType::i64, static_cast<double>(depth), n + "_depth")}, {},
+                n + "_wrapped");
+  idx = c.im.emit("where", {negative, wrapped, idx}, {}, n + "_index");
+  idx = c.im.emit("expand_dims", {idx}, {{"axes", ir::AttrValue::ints({axis})}}, n + "_expanded");
+  std::vector<int64_t> pshape(static_cast<size_t>(out_rank), 1);
+  pshape[static_cast<size_t>(axis)] = depth;
+  std::vector<double> positions(static_cast<size_t>(depth));
+  for (int64_t i = 0; i < depth; ++i) positions[static_cast<size_t>(i)] = static_cast<double>(i);
+  auto pos = c.im.constant(ir::Tensor::fromValues(ir::DType::i64, pshape, positions), n + "_positions");
+  auto hit = c.im.emit("equal", {idx, pos}, {}, n + "_hit");
+  if (values->type.rank() != 1 || !ops::isConstDim(values->type.shape[0], 2))
+    c.fail("values must be [off, on]");
+  auto two = [&](int64_t k, const char* what) {
+    return c.im.emit("strided_slice", {values},
+                     {{"axes", ir::AttrValue::ints({0})},
+                      {"begin", ir::AttrValue::ints({k})},
+                      {"end", ir::AttrValue::ints({k + 1})}},
+                     n + "_" + what);
+  };
+  auto on = reshapeTo(c, two(1, "on1"), {}, n + "_on"), off = reshapeTo(c, two(0, "off1"), {}, n + "_off");
+  return c.im.emit("where", {hit, on, off}, {}, n);
+}
+
+// ReverseSequence: along time_axis, the first sequence_lens[b] elements of
+// batch b reversed, the rest kept.
+ValuePtr reverseSequence(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const int64_t rank = static_cast<int64_t>(x->type.rank());
+  if (rank < 2) c.fail("the input must have rank >= 2");
+  const int64_t time_axis = normalizedAxis(c, c.attrInt("time_axis", 0), rank);
+  const int64_t batch_axis = normalizedAxis(c, c.attrInt("batch_axis", 1), rank);
+  if (time_axis == batch_axis || time_axis > 1 || batch_axis > 1)
+    c.fail("time_axis and batch_axis must be 0 and 1");
+  std::vector<int64_t> lens = c.constInts(1, "sequence_lens");
+  const int64_t steps = staticExtent(c, x->type.shape[static_cast<size_t>(time_axis)], "ReverseSequence");
+  const int64_t batch = staticExtent(c, x->type.shape[static_cast<size_t>(batch_axis)], "ReverseSequence");
+  if (static_cast<int64_t>(lens.size()) != batch)
+    c.fail("sequence_lens has " + std::to_string(lens.size()) + " values for a batch of " +
+           std::to_string(batch));
+  // The source position of each (time, batch), shaped [T, B] or [B, T], then
+  // broadcast over the other axes for gather_elements.
+  std::vector<int64_t> ishape(static_cast<size_t>(rank), 1);
+  ishape[static_cast<size_t>(time_axis)] = steps;
+  ishape[static_cast<size_t>(batch_axis)] = batch;
+  checkComputedSize(ishape, "ReverseSequence's positions");
+  std::vector<double> src(static_cast<size_t>(steps * batch));
+  for (int64_t t = 0; t < steps; ++t)
+    for (int64_t b = 0; b < batch; ++b) {
+      const int64_t len = lens[static_cast<size_t>(b)];
+      if (len < 0 || len > steps) c.fail("sequence length " + std::to_string(len) + " is out of range");
+      const size_t flat = static_cast<size_t>(time_axis == 0 ? t * batch + b : b * steps + t);
+      src[flat] = static_cast<double>(t < len ? len - 1 - t : t);
+    }
+  const std::string n = c.outName();
+  auto index = c.im.constant(ir::Tensor::fromValues(ir::DType::i64, ishape, src), n + "_positions");
+  auto full = c.im.emit("broadcast_to", {index}, {{"shape", dimsAttr(x->type.shape)}}, n + "_index");
+  return c.im.emit("gather_elements", {x, full}, {{"axis", time_axis}}, n);
+}
+
+}  // namespace
+
+void registerComposedConverters(ConverterTable& t) {
+  t["CenterCropPad"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {centerCropPad(c)}; };
+  t["OneHot"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {oneHot(c)}; };
+  t["ReverseSequence"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {reverseSequence(c)}; };
+}
+
+}  // namespace mlcc::frontend::onnx_import
