@@ -2,7 +2,8 @@
 // computed at import: CenterCropPad (strided_slice and pad, centered),
 // OneHot (the indices compared with the positions along the new axis) and
 // ReverseSequence (gather_elements with the reversed positions of each
-// sequence, its lengths known at import).
+// sequence, its lengths known at import) and AffineGrid (a constant base
+// grid times theta).
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
 
@@ -141,9 +142,57 @@ ValuePtr reverseSequence(NodeCtx& c) {
   return c.im.emit("gather_elements", {x, full}, {{"axis", time_axis}}, n);
 }
 
+// AffineGrid: the sampling grid of theta [N, 2, 3] (2-D) or [N, 3, 4] (3-D)
+// over an output of `size` [N, C, (D,) H, W]: the base grid of normalized
+// coordinates (x, y, (z,) 1) as a constant, times theta transposed.
+ValuePtr affineGrid(NodeCtx& c) {
+  const ValuePtr& theta = c.in(0);
+  std::vector<int64_t> size = c.constInts(1, "size");
+  const std::string n = c.outName();
+  if (size.size() != 4 && size.size() != 5) c.fail("size must have 4 (2-D) or 5 (3-D) values");
+  const size_t dims = size.size() - 2;
+  const bool align = c.attrInt("align_corners", 0) != 0;
+  std::vector<int64_t> spatial(size.begin() + 2, size.end());  // (D,) H, W
+  int64_t points = 1;
+  for (int64_t s : spatial) {
+    if (s <= 0) c.fail("size " + std::to_string(s) + " must be positive");
+    points *= s;
+    checkComputedSize({points, static_cast<int64_t>(dims + 1)}, "AffineGrid's base grid");
+  }
+  // The normalized coordinate of index i of an axis of s points.
+  auto coord = [&](int64_t i, int64_t s) {
+    if (align) return s == 1 ? 0.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(s - 1);
+    return (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(s) - 1.0;
+  };
+  std::vector<double> base;
+  base.reserve(static_cast<size_t>(points) * (dims + 1));
+  for (int64_t p = 0; p < points; ++p) {
+    // p runs over (D,) H, W with W fastest; the grid's last axis is (x, y, (z)): W first.
+    int64_t rest = p;
+    std::vector<int64_t> idx(dims);
+    for (size_t a = dims; a-- > 0;) {
+      idx[a] = rest % spatial[a];
+      rest /= spatial[a];
+    }
+    for (size_t a = dims; a-- > 0;) base.push_back(coord(idx[a], spatial[a]));
+    base.push_back(1.0);
+  }
+  auto grid = c.im.constant(
+      ir::Tensor::fromValues(theta->type.dtype, {1, points, static_cast<int64_t>(dims + 1)}, base),
+      n + "_base");
+  auto theta_t =
+      c.im.emit("permute_dims", {theta}, {{"axes", ir::AttrValue::ints({0, 2, 1})}}, n + "_theta_t");
+  auto flat = c.im.emit("matmul", {grid, theta_t}, {}, n + "_flat");
+  std::vector<ir::PrimExpr> out_shape = {theta->type.shape[0]};
+  for (int64_t s : spatial) out_shape.push_back(ir::makeInt(s));
+  out_shape.push_back(ir::makeInt(static_cast<int64_t>(dims)));
+  return reshapeTo(c, flat, out_shape, n);
+}
+
 }  // namespace
 
 void registerComposedConverters(ConverterTable& t) {
+  t["AffineGrid"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {affineGrid(c)}; };
   t["CenterCropPad"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {centerCropPad(c)}; };
   t["OneHot"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {oneHot(c)}; };
   t["ReverseSequence"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {reverseSequence(c)}; };
