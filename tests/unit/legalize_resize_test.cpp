@@ -18,7 +18,8 @@ using namespace mlcc::ir;
 using namespace mlcc::test;
 
 const mlcc::test::RandomRange kRange{-4, 4, -100, 100};
-const char* kModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric"};
+const char* kModes[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric",
+                        "half_pixel_symmetric"};
 const char* kRoundings[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
 
 Attrs resizeAttrs(int64_t oh, int64_t ow, const std::string& method, const std::string& mode,

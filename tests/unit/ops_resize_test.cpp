@@ -73,9 +73,10 @@ TEST(OpsResize, InferAndErrors) {
   bad_scales["scales"] = AttrValue(AttrValue::List{AttrValue(0.5), AttrValue(0.0)});
   EXPECT_EQ(inferError("resize2d", {sym}, bad_scales),
             "op 'resize2d': scale 0.000000 is out of range [2^-16, 2^16]");
-  EXPECT_EQ(inferError("resize2d", {sym}, resizeAttrs(2, 2, "nearest", "tf_crop_and_resize")),
-            "op 'resize2d': unknown coordinate_transformation_mode 'tf_crop_and_resize' (expected one of "
-            "\"half_pixel\", \"align_corners\", \"asymmetric\", \"pytorch_half_pixel\")");
+  EXPECT_EQ(
+      inferError("resize2d", {sym}, resizeAttrs(2, 2, "nearest", "tf_crop_and_resize")),
+      "op 'resize2d': unknown coordinate_transformation_mode 'tf_crop_and_resize' (expected one of "
+      "\"half_pixel\", \"align_corners\", \"asymmetric\", \"pytorch_half_pixel\", \"half_pixel_symmetric\")");
   EXPECT_EQ(inferError("resize2d", {sym}, resizeAttrs(2, 2, "nearest", "half_pixel", "round")),
             "op 'resize2d': unknown rounding_method 'round' (expected one of \"round_prefer_floor\", "
             "\"round_prefer_ceil\", \"floor\", \"ceil\")");

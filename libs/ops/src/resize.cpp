@@ -4,7 +4,9 @@
 // value when given, else output / input; computed in double as the ONNX
 // reference implementation does):
 //   half_pixel          x = (o + 0.5) / scale - 0.5
-//   pytorch_half_pixel  x = out > 1 ? (o + 0.5) / scale - 0.5 : 0
+//   pytorch_half_pixel  x = length > 1 ? (o + 0.5) / scale - 0.5 : -0.5
+//   half_pixel_symmetric x = in / 2 * (1 - out / length) + (o + 0.5) / scale - 0.5
+// (length: the resized length in * scale, unrounded; out when no scale is given)
 //   align_corners       x = out > 1 ? o * (in - 1) / (out - 1) : 0
 //   asymmetric          x = o / scale
 // `nearest` rounds x by `rounding_method` and clamps it into the axis (any
@@ -69,7 +71,7 @@ Type inferResize(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   if (x.rank() != 4) throw resizeError("expects an NCHW tensor of rank 4, not " + ir::printType(x));
   checkChoice(attrs, "method", {"nearest", "linear", "cubic"});
   checkChoice(attrs, "coordinate_transformation_mode",
-              {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel"});
+              {"half_pixel", "align_corners", "asymmetric", "pytorch_half_pixel", "half_pixel_symmetric"});
   checkChoice(attrs, "rounding_method", {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"});
   if (attrStr(attrs, "method") != "nearest" && !ir::isFloat(x.dtype))
     throw resizeError("method '" + attrStr(attrs, "method") + "' needs a float tensor, not " +
@@ -92,8 +94,14 @@ double sourceCoord(int64_t o, int64_t in, int64_t out, const std::string& mode, 
     const double length = static_cast<double>(in) * static_cast<double>(given_scale);
     return length == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (length - 1.0);
   }
+  // ONNX's resized length: in * scale, unrounded (out when no scale is given).
+  const double length = given_scale > 0 ? static_cast<double>(in) * scale : static_cast<double>(out);
   if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
-  if (mode == "pytorch_half_pixel") return out > 1 ? (x + 0.5) / scale - 0.5 : 0.0;
+  if (mode == "pytorch_half_pixel") return length == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
+  if (mode == "half_pixel_symmetric") {  // half_pixel, shifted so that the centers meet
+    const double offset = static_cast<double>(in) / 2.0 * (1.0 - static_cast<double>(out) / length);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
   if (mode == "align_corners")
     return out > 1 ? x * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
   return x / scale;  // asymmetric
@@ -286,7 +294,8 @@ int64_t resizeFlops(const std::vector<Type>&, const Type& output, const ir::Attr
 // integer parts (floor, rounding, clamping) are exact integer arithmetic in
 // TensorIR:
 //   half_pixel          ((2o + 1) * in - out) / (2 * out)
-//   pytorch_half_pixel  the same when out > 1, else 0
+//   pytorch_half_pixel  the same when out > 1, else -1 / 2
+//   half_pixel_symmetric the same as half_pixel
 //   align_corners       o * (in - 1) / (out - 1) when out > 1, else 0
 //   asymmetric          o * in / out
 // With a given scale s = a / b (an f32: exact as a ratio of integers), the
@@ -343,16 +352,21 @@ Rational sourceRational(const PrimExpr& o, const PrimExpr& in, int64_t out, cons
       PrimExpr p = lm::mul(o, lm::idx((n - 1) * b));
       return q > 0 ? Rational{p, q} : Rational{lm::sub(lm::idx(0), p), -q};
     }
-    if (mode == "half_pixel" || (mode == "pytorch_half_pixel" && out > 1))
-      return {lm::sub(lm::mul(lm::add(lm::mul(lm::idx(2), o), lm::idx(1)), lm::idx(b)), lm::idx(a)), 2 * a};
     if (mode == "asymmetric") return {lm::mul(o, lm::idx(b)), a};
-    return {lm::idx(0), 1};  // pytorch_half_pixel with out <= 1
+    int64_t n;
+    if (!ir::asConstInt(in, &n)) throw resizeError(mode + " with given scales needs a static input size");
+    if (mode == "pytorch_half_pixel" && n * a == b) return {lm::idx(-1), 2};  // a resized length of 1: -0.5
+    // (2o + 1) b - a over 2a; half_pixel_symmetric adds the offset (n a - out b) / 2a.
+    PrimExpr p = lm::sub(lm::mul(lm::add(lm::mul(lm::idx(2), o), lm::idx(1)), lm::idx(b)), lm::idx(a));
+    if (mode == "half_pixel_symmetric") p = lm::add(p, lm::idx(n * a - out * b));
+    return {p, 2 * a};
   }
-  if (mode == "half_pixel" || (mode == "pytorch_half_pixel" && out > 1))
+  if (mode == "pytorch_half_pixel" && out == 1) return {lm::idx(-1), 2};
+  if (mode == "half_pixel" || mode == "pytorch_half_pixel" || mode == "half_pixel_symmetric")
     return {lm::sub(lm::mul(lm::add(lm::mul(lm::idx(2), o), lm::idx(1)), in), lm::idx(out)), 2 * out};
   if (mode == "align_corners" && out > 1) return {lm::mul(o, lm::sub(in, lm::idx(1))), out - 1};
   if (mode == "asymmetric") return {lm::mul(o, in), out};
-  return {lm::idx(0), 1};  // pytorch_half_pixel / align_corners with out <= 1
+  return {lm::idx(0), 1};  // align_corners with out <= 1
 }
 
 PrimExpr nearestFormula(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,

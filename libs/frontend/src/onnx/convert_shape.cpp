@@ -77,7 +77,7 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     c.ignoreAttrs({"extrapolation_value"});
   }
   static const std::set<std::string> ctms = {"half_pixel", "align_corners", "asymmetric",
-                                             "pytorch_half_pixel"};
+                                             "pytorch_half_pixel", "half_pixel_symmetric"};
   if (!ctms.count(ctm)) c.fail("coordinate_transformation_mode '" + ctm + "' is not supported");
   std::vector<int64_t> size(2);
   std::vector<int64_t> in(4);
