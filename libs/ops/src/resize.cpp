@@ -208,6 +208,24 @@ void storeFloats(Tensor& t, const std::vector<float>& v) {
         t.dtype() == ir::DType::f16 ? ir::detail::doubleToHalfBits(v[i]) : ir::detail::doubleToBF16Bits(v[i]);
 }
 
+// The [N, C, oh, ow] result of value(plane, row tap, column tap) for every
+// output element of every N x C plane, computed in f32.
+template <class Tap, class F>
+Tensor interpolatePlanes(const Tensor& x, const std::vector<int64_t>& out_shape, const std::vector<Tap>& ty,
+                         const std::vector<Tap>& tx, F value) {
+  const int64_t planes = out_shape[0] * out_shape[1], ih = x.shape()[2], iw = x.shape()[3];
+  std::vector<float> in = toFloats(x), res(static_cast<size_t>(planes * out_shape[2] * out_shape[3]));
+  float* dst = res.data();
+  for (int64_t p = 0; p < planes; ++p) {
+    const float* plane = in.data() + p * ih * iw;
+    for (const Tap& y : ty)
+      for (const Tap& t : tx) *dst++ = value(plane, y, t);
+  }
+  Tensor out = Tensor::zeros(x.dtype(), out_shape);
+  storeFloats(out, res);
+  return out;
+}
+
 std::vector<Tensor> computeResize(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
   const Tensor& x = inputs[0];
   const std::vector<int64_t>& s = x.shape();
@@ -229,53 +247,34 @@ std::vector<Tensor> computeResize(const std::vector<Tensor>& inputs, const ir::A
   if (attrStr(attrs, "method") == "cubic") {
     const float a = static_cast<float>(attrFloat(attrs, "cubic_coeff_a"));
     const bool exclude = attrBool(attrs, "exclude_outside");
-    std::vector<CubicTap> ty = cubicTaps(ih, oh, axisScale(attrs, 0), mode),
-                          tx = cubicTaps(iw, ow, axisScale(attrs, 1), mode);
-    std::vector<float> in = toFloats(x), res(static_cast<size_t>(n * c * oh * ow));
-    float* dst = res.data();
-    for (int64_t p = 0; p < n * c; ++p) {
-      const float* plane = in.data() + p * ih * iw;
-      for (const CubicTap& y : ty) {
-        float row_sum, col_sum;
-        auto rows = cubicNeighbours(y, ih, a, exclude, &row_sum);
-        for (const CubicTap& t : tx) {
-          auto cols = cubicNeighbours(t, iw, a, exclude, &col_sum);
-          float v = 0;
-          for (size_t r = 0; r < 4; ++r) {
-            float row = 0;
-            for (size_t k = 0; k < 4; ++k) {
-              const float term = cols[k].second * plane[rows[r].first * iw + cols[k].first];
-              row = k == 0 ? term : row + term;
-            }
-            v = r == 0 ? rows[r].second * row : v + rows[r].second * row;
-          }
-          *dst++ = exclude ? v / (row_sum * col_sum) : v;
-        }
-      }
-    }
-    Tensor out = Tensor::zeros(x.dtype(), out_shape);
-    storeFloats(out, res);
-    return {out};
+    return {interpolatePlanes(x, out_shape, cubicTaps(ih, oh, axisScale(attrs, 0), mode),
+                              cubicTaps(iw, ow, axisScale(attrs, 1), mode),
+                              [&](const float* plane, const CubicTap& y, const CubicTap& t) {
+                                float row_sum, col_sum;
+                                auto rows = cubicNeighbours(y, ih, a, exclude, &row_sum);
+                                auto cols = cubicNeighbours(t, iw, a, exclude, &col_sum);
+                                float v = 0;
+                                for (size_t r = 0; r < 4; ++r) {
+                                  float row = 0;
+                                  for (size_t k = 0; k < 4; ++k) {
+                                    const float term =
+                                        cols[k].second * plane[rows[r].first * iw + cols[k].first];
+                                    row = k == 0 ? term : row + term;
+                                  }
+                                  v = r == 0 ? rows[r].second * row : v + rows[r].second * row;
+                                }
+                                return exclude ? v / (row_sum * col_sum) : v;
+                              })};
   }
-  std::vector<LinearTap> ty = linearTaps(ih, oh, axisScale(attrs, 0), mode),
-                         tx = linearTaps(iw, ow, axisScale(attrs, 1), mode);
-  std::vector<float> in = toFloats(x), res(static_cast<size_t>(n * c * oh * ow));
-  float* dst = res.data();
-  for (int64_t p = 0; p < n * c; ++p) {
-    const float* plane = in.data() + p * ih * iw;
-    for (const LinearTap& y : ty) {
-      const float* r0 = plane + y.i0 * iw;
-      const float* r1 = plane + y.i1 * iw;
-      for (const LinearTap& t : tx) {
-        float top = r0[t.i0] + t.w * (r0[t.i1] - r0[t.i0]);
-        float bottom = r1[t.i0] + t.w * (r1[t.i1] - r1[t.i0]);
-        *dst++ = top + y.w * (bottom - top);
-      }
-    }
-  }
-  Tensor out = Tensor::zeros(x.dtype(), out_shape);
-  storeFloats(out, res);
-  return {out};
+  return {interpolatePlanes(x, out_shape, linearTaps(ih, oh, axisScale(attrs, 0), mode),
+                            linearTaps(iw, ow, axisScale(attrs, 1), mode),
+                            [&](const float* plane, const LinearTap& y, const LinearTap& t) {
+                              const float* r0 = plane + y.i0 * iw;
+                              const float* r1 = plane + y.i1 * iw;
+                              float top = r0[t.i0] + t.w * (r0[t.i1] - r0[t.i0]);
+                              float bottom = r1[t.i0] + t.w * (r1[t.i1] - r1[t.i0]);
+                              return top + y.w * (bottom - top);
+                            })};
 }
 
 // Bilinear: three lerps of two operations each per output element; nearest
@@ -407,77 +406,75 @@ PrimExpr nearestIndex(const PrimExpr& o, const PrimExpr& in, int64_t out, float 
   return patch(e, o, fixes, ir::DType::i64);
 }
 
+// floor(x) and its f32 fraction for the exact coordinate x = p / q of output
+// index o, p clamped into [0, (in - 1) q] when `clamp` (linear) or not
+// (cubic); for a static input size, patched with selects on o wherever the
+// kernel's (index, fraction) table `kernel` differs.
+struct IndexFraction {
+  PrimExpr i0, frac;  // frac: f32
+};
+
+IndexFraction exactIndexFraction(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
+                                 const std::string& mode, bool clamp,
+                                 const std::vector<std::pair<int64_t, float>>& kernel) {
+  using namespace ir::build;
+  Rational r = sourceRational(o, in, out, mode, scale);
+  PrimExpr q = lm::idx(r.q);
+  PrimExpr p = clamp ? lm::maxOf(lm::minOf(r.p, lm::mul(lm::sub(in, lm::idx(1)), q)), lm::idx(0)) : r.p;
+  IndexFraction e;
+  e.i0 = lm::floorDiv(p, q);
+  e.frac =
+      ir::makeCast(ir::DType::f32, lm::sub(p, lm::mul(e.i0, q))) / ir::makeFloat(static_cast<double>(r.q));
+  int64_t n;
+  if (!ir::asConstInt(in, &n)) return e;
+  std::vector<std::pair<int64_t, int64_t>> fix_i;
+  std::vector<std::pair<int64_t, float>> fix_f;
+  for (int64_t k = 0; k < out; ++k) {
+    Rational rk = sourceRational(lm::idx(k), in, out, mode, scale);
+    int64_t pk = lm::constValue(rk.p);
+    if (clamp) pk = std::clamp<int64_t>(pk, 0, (n - 1) * rk.q);
+    const int64_t i0 = (pk >= 0 ? pk : pk - rk.q + 1) / rk.q;  // floor
+    const float f =
+        static_cast<float>(pk - i0 * rk.q) / static_cast<float>(rk.q);  // as the interpreter's f32
+    if (i0 != kernel[static_cast<size_t>(k)].first)
+      fix_i.push_back({k, kernel[static_cast<size_t>(k)].first});
+    if (f != kernel[static_cast<size_t>(k)].second)
+      fix_f.push_back({k, kernel[static_cast<size_t>(k)].second});
+  }
+  e.i0 = patch(e.i0, o, fix_i, ir::DType::i64);
+  e.frac = patch(e.frac, o, fix_f, ir::DType::f32);
+  return e;
+}
+
 struct LinearExprs {
   PrimExpr i0, i1, w;  // w: f32
 };
 
-LinearExprs linearFormula(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
-                          const std::string& mode) {
-  using namespace ir::build;
-  Rational r = sourceRational(o, in, out, mode, scale);
-  PrimExpr q = lm::idx(r.q);
-  PrimExpr p = lm::maxOf(lm::minOf(r.p, lm::mul(lm::sub(in, lm::idx(1)), q)), lm::idx(0));
-  PrimExpr i0 = lm::floorDiv(p, q);
-  PrimExpr num = lm::sub(p, lm::mul(i0, q));
-  return {i0, nullptr, ir::makeCast(ir::DType::f32, num) / ir::makeFloat(static_cast<double>(r.q))};
-}
-
 LinearExprs linearAxis(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
                        const std::string& mode) {
-  using namespace ir::build;
-  LinearExprs e = linearFormula(o, in, out, scale, mode);
+  std::vector<std::pair<int64_t, float>> kernel;
   int64_t n;
-  if (ir::asConstInt(in, &n)) {
-    std::vector<LinearTap> kernel = linearTaps(n, out, scale, mode);
-    std::vector<std::pair<int64_t, int64_t>> fix_i;
-    std::vector<std::pair<int64_t, float>> fix_w;
-    for (int64_t k = 0; k < out; ++k) {
-      Rational r = sourceRational(lm::idx(k), in, out, mode, scale);
-      int64_t p = std::clamp<int64_t>(lm::constValue(r.p), 0, (n - 1) * r.q);
-      int64_t i0 = p / r.q;                                                  // p >= 0
-      float w = static_cast<float>(p - i0 * r.q) / static_cast<float>(r.q);  // as the interpreter's f32
-      if (i0 != kernel[k].i0) fix_i.push_back({k, kernel[k].i0});
-      if (w != kernel[k].w) fix_w.push_back({k, kernel[k].w});
-    }
-    e.i0 = patch(e.i0, o, fix_i, ir::DType::i64);
-    e.w = patch(e.w, o, fix_w, ir::DType::f32);
-  }
-  e.i1 = lm::minOf(lm::add(e.i0, lm::idx(1)), lm::sub(in, lm::idx(1)));
-  return e;
+  if (ir::asConstInt(in, &n))
+    for (const LinearTap& t : linearTaps(n, out, scale, mode)) kernel.push_back({t.i0, t.w});
+  IndexFraction f = exactIndexFraction(o, in, out, scale, mode, true, kernel);
+  return {f.i0, lm::minOf(lm::add(f.i0, lm::idx(1)), lm::sub(in, lm::idx(1))), f.frac};
 }
 
 // cubic: i0 = floor of the exact coordinate (unclamped), t its f32
-// fraction, patched to the kernel's (i0, t) for a static input size; the
-// weights are Keys' cubic in f32, the four indices clamped into the axis.
+// fraction; the weights are Keys' cubic in f32, the four indices clamped
+// into the axis.
 struct CubicExprs {
   PrimExpr i0, t;
 };
 
 CubicExprs cubicAxis(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
                      const std::string& mode) {
-  using namespace ir::build;
-  Rational r = sourceRational(o, in, out, mode, scale);
-  CubicExprs e;
-  e.i0 = lm::floorDiv(r.p, lm::idx(r.q));
-  e.t = ir::makeCast(ir::DType::f32, lm::sub(r.p, lm::mul(e.i0, lm::idx(r.q)))) /
-        ir::makeFloat(static_cast<double>(r.q));
+  std::vector<std::pair<int64_t, float>> kernel;
   int64_t n;
-  if (ir::asConstInt(in, &n)) {
-    std::vector<CubicTap> kernel = cubicTaps(n, out, scale, mode);
-    std::vector<std::pair<int64_t, int64_t>> fix_i;
-    std::vector<std::pair<int64_t, float>> fix_t;
-    for (int64_t k = 0; k < out; ++k) {
-      Rational rk = sourceRational(lm::idx(k), in, out, mode, scale);
-      const int64_t p = lm::constValue(rk.p);
-      const int64_t i0 = (p >= 0 ? p : p - rk.q + 1) / rk.q;  // floor
-      const float t = static_cast<float>(p - i0 * rk.q) / static_cast<float>(rk.q);
-      if (i0 != kernel[k].i0) fix_i.push_back({k, kernel[k].i0});
-      if (t != kernel[k].t) fix_t.push_back({k, kernel[k].t});
-    }
-    e.i0 = patch(e.i0, o, fix_i, ir::DType::i64);
-    e.t = patch(e.t, o, fix_t, ir::DType::f32);
-  }
-  return e;
+  if (ir::asConstInt(in, &n))
+    for (const CubicTap& t : cubicTaps(n, out, scale, mode)) kernel.push_back({t.i0, t.t});
+  IndexFraction f = exactIndexFraction(o, in, out, scale, mode, false, kernel);
+  return {f.i0, f.frac};
 }
 
 // The four (index, f32 weight) pairs along an axis of size `in`; with
