@@ -88,6 +88,9 @@ if python_has onnx; then
   check "--bind of a missing file fails" fails_saying "nosuch.npy" "$b" --bind "axes=$tmp/ops/nosuch.npy" -o "$tmp/ops/b.ir"
   check "--bind without a file fails" fails_saying "expected NAME=FILE.npy" "$b" --bind "axes" -o "$tmp/ops/b.ir"
   check "no output after --bind errors" absent "$tmp/ops/b.ir"
+  bc=$tmp/ops/err_bind_computed_axes.onnx
+  check "a value computed from an input names that input" fails_saying "axes (input 1) must be a constant integer tensor; it is computed from the graph input 'axes': give its value with --bind axes=FILE.npy" "$bc" -o "$tmp/ops/b.ir"
+  check "  and binding it imports" run 0 "$bc" --bind "axes=$tmp/ops/bind_axes.npy" -o "$tmp/ops/bc.ir"
   check "--bind imports" run 0 "$b" --bind "axes=$tmp/ops/bind_axes.npy" -o "$tmp/ops/b.ir"
   check "  the bound input is no parameter" contains "$tmp/ops/b.ir" '^graph @main(%x: f32\[3, 4\]) -> f32\[3\]'
   if [[ $have_run == 1 ]]; then

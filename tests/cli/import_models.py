@@ -277,3 +277,14 @@ lp = np.stack([np.stack([xp[:, :, i:i + 2, j:j + 2].sum((2, 3)) for j in range(0
                for i in range(0, 4, 2)], -2) ** (1 / 3)
 save("lp_pool_p3", [N("LpPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1], p=3)], xg,
      [2, 6, 2, 2], lp)
+
+# The same axes computed from the input (axes + 0): the error names the input.
+g = helper.make_graph([N("Add", ["axes", "zero"], ["a"]), N("ReduceSum", ["x", "a"], ["y"], keepdims=0)],
+                      "bind_computed_axes",
+                      [helper.make_tensor_value_info("x", F, [3, 4]),
+                       helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
+                      [helper.make_tensor_value_info("y", F, [3])],
+                      initializer=[numpy_helper.from_array(np.array([0], np.int64), "zero")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, os.path.join(out, "err_bind_computed_axes.onnx"))

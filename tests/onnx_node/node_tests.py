@@ -180,11 +180,11 @@ def run_test(test_dir, bin_dir, work_root, keep):
                          "refused", log)
                 break
             except Outcome as o:
-                # The importer names an input it needs as a constant: bind it and retry.
-                asked = re.search(r"--bind (\S+)=FILE\.npy", o.detail)
-                if o.outcome != "refused" or not asked or asked.group(1) not in feeds or asked.group(1) in bound:
+                # The importer names inputs it needs as constants: bind them and retry.
+                asked = set(re.findall(r"--bind (\S+)=FILE\.npy", o.detail))
+                if o.outcome != "refused" or not asked or not asked <= set(feeds) or asked <= bound:
                     raise
-                bound.add(asked.group(1))
+                bound |= asked
         args = []
         for n, (p, _) in feeds.items():
             if n not in bound:

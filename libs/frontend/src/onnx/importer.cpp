@@ -133,6 +133,16 @@ void NodeCtx::failNotConstant(size_t i, const std::string& message) const {
   if (i < inputs.size() && inputs[i] && inputs[i]->graph_input)
     fail(message + "; it is the graph input '" + inputs[i]->name + "': give its value with --bind " +
          inputs[i]->name + "=FILE.npy");
+  if (i < inputs.size() && inputs[i] && !inputs[i]->from_inputs.empty()) {
+    std::string names, binds;
+    for (const auto& n : inputs[i]->from_inputs) {
+      names += (names.empty() ? "'" : ", '") + n + "'";
+      binds += " --bind " + n + "=FILE.npy";
+    }
+    fail(message + "; it is computed from the graph input" +
+         (inputs[i]->from_inputs.size() > 1 ? "s " : " ") + names + ": give " +
+         (inputs[i]->from_inputs.size() > 1 ? "their values with" : "its value with") + binds);
+  }
   fail(message);
 }
 
@@ -248,6 +258,10 @@ ValuePtr Importer::emit(const std::string& op, const std::vector<ValuePtr>& args
   auto v = std::make_shared<Value>();
   v->name = name;
   v->type = type;
+  for (const auto& a : args) {
+    if (a->graph_input) v->from_inputs.insert(a->name);
+    v->from_inputs.insert(a->from_inputs.begin(), a->from_inputs.end());
+  }
   v->var = b.var = ir::makeGraphVar(uniqueName(name), type);
   bindings_.push_back(std::move(b));
   return v;

@@ -32,6 +32,7 @@ struct Value {
   std::optional<ir::Tensor> constant;
   std::optional<std::vector<ir::PrimExpr>> sym;  // rank <= 1 integer tensors
   bool graph_input = false;                      // a parameter of the graph
+  std::set<std::string> from_inputs;             // the graph inputs its value is computed from
   bool isConst() const { return constant.has_value(); }
 };
 using ValuePtr = std::shared_ptr<Value>;
