@@ -288,3 +288,10 @@ g = helper.make_graph([N("Add", ["axes", "zero"], ["a"]), N("ReduceSum", ["x", "
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 m.ir_version = 8
 onnx.save(m, os.path.join(out, "err_bind_computed_axes.onnx"))
+
+# A training model (only the ai.onnx.preview.training domain): refused as training.
+g = helper.make_graph([N("Relu", ["x"], ["y"])], "training", [helper.make_tensor_value_info("x", F, [3])],
+                      [helper.make_tensor_value_info("y", F, [3])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("ai.onnx.preview.training", 1)])
+m.ir_version = 8
+onnx.save(m, os.path.join(out, "err_training_domain.onnx"))

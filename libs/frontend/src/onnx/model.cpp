@@ -49,7 +49,14 @@ void validate(const onnx::ModelProto& m, const std::string& file) {
   if (m.ir_version() <= 0 || !m.has_graph())
     bad("not an ONNX model (no IR version or no graph; is this an .onnx file?)");
   int64_t opset = defaultOpset(m);
-  if (opset < 0) bad("the model imports no version of the default ONNX operator set");
+  if (opset < 0) {
+    for (const auto& o : m.opset_import())
+      if (o.domain() == "ai.onnx.preview.training")
+        bad("training ops (domain ai.onnx.preview.training: Adagrad, Adam, Momentum, Gradient) are not "
+            "supported: "
+            "mlcc compiles inference");
+    bad("the model imports no version of the default ONNX operator set");
+  }
   if (opset < 1 || opset > 21)
     bad("ONNX opset " + std::to_string(opset) +
         " is not supported (opsets 7 to 21 are, and 1 to 6 for ops unchanged since)");
