@@ -275,13 +275,13 @@ def read_expectations(path):
     return exp
 
 
-def write_expectations(path, results):
+def write_expectations(path, outcomes):
     tmp = path + ".tmp"
     with open(tmp, "w") as f:
         f.write("# ONNX node tests (onnx 1.16.0) through mlcc: the outcome each test must have.\n"
                 "# Written by tests/onnx_node/node_tests.py --update; see its --help for the outcomes.\n")
-        for name in sorted(results):
-            f.write(f"{name} {results[name][0]}\n")
+        for name in sorted(outcomes):
+            f.write(f"{name} {outcomes[name]}\n")
     os.replace(tmp, path)
 
 
@@ -345,8 +345,8 @@ def main():
         if bad:
             sys.exit("node_tests: error: not updating the expectations while a test is wrong or crashes")
         exp = read_expectations(args.expect) if args.only else {}
-        exp.update({t: r for t, r in results.items()})
-        write_expectations(args.expect, {t: (v if isinstance(v, str) else v[0],) for t, v in exp.items()})
+        exp.update({t: r[0] for t, r in results.items()})
+        write_expectations(args.expect, exp)
         print(f"wrote {args.expect}")
         return 0
     exp = read_expectations(args.expect)

@@ -127,17 +127,21 @@ std::vector<int64_t> nearestIndices(int64_t in, int64_t out, float scale, const 
   return idx;
 }
 
-struct LinearTap {
-  int64_t i0, i1;
-  float w;  // weight of i1
+// floor(x) and its fraction for the source coordinate x of an output index:
+// linear's (x clamped into [0, in - 1]: it interpolates i0 and
+// min(i0 + 1, in - 1) with weight frac) and cubic's (x as it is).
+struct Tap {
+  int64_t i0;  // floor(x)
+  float frac;  // x - floor(x)
 };
 
-std::vector<LinearTap> linearTaps(int64_t in, int64_t out, float scale, const std::string& mode) {
-  std::vector<LinearTap> taps;
+std::vector<Tap> axisTaps(int64_t in, int64_t out, float scale, const std::string& mode, bool clamp) {
+  std::vector<Tap> taps;
   for (int64_t o = 0; o < out; ++o) {
-    double x = std::clamp(sourceCoord(o, in, out, mode, scale), 0.0, static_cast<double>(in - 1));
-    int64_t i0 = static_cast<int64_t>(std::floor(x));
-    taps.push_back({i0, std::min(i0 + 1, in - 1), static_cast<float>(x - static_cast<double>(i0))});
+    double x = sourceCoord(o, in, out, mode, scale);
+    if (clamp) x = std::clamp(x, 0.0, static_cast<double>(in - 1));
+    const double f = std::floor(x);
+    taps.push_back({static_cast<int64_t>(f), static_cast<float>(x - f)});
   }
   return taps;
 }
@@ -151,28 +155,13 @@ std::array<T, 4> cubicWeights(T t, T a) {
           ((a + 2) * v - (a + 3)) * v * v + one, ((a * w - 5 * a) * w + 8 * a) * w - 4 * a};
 }
 
-struct CubicTap {
-  int64_t i0;  // floor(x)
-  float t;     // x - floor(x)
-};
-
-std::vector<CubicTap> cubicTaps(int64_t in, int64_t out, float scale, const std::string& mode) {
-  std::vector<CubicTap> taps;
-  for (int64_t o = 0; o < out; ++o) {
-    double x = sourceCoord(o, in, out, mode, scale);
-    double f = std::floor(x);
-    taps.push_back({static_cast<int64_t>(f), static_cast<float>(x - f)});
-  }
-  return taps;
-}
-
 // The four (clamped index, f32 weight) pairs of one tap along an axis of
 // size `in`, and the weights' sum; with `exclude`, the neighbours outside
 // the axis weigh 0 (the caller divides by both axes' sums at the end). In
 // f32, in the lowering's order, so that both compute the same values.
-std::array<std::pair<int64_t, float>, 4> cubicNeighbours(const CubicTap& tap, int64_t in, float a,
-                                                         bool exclude, float* sum) {
-  std::array<float, 4> w = cubicWeights<float>(tap.t, a);
+std::array<std::pair<int64_t, float>, 4> cubicNeighbours(const Tap& tap, int64_t in, float a, bool exclude,
+                                                         float* sum) {
+  std::array<float, 4> w = cubicWeights<float>(tap.frac, a);
   std::array<std::pair<int64_t, float>, 4> out;
   *sum = 0;
   for (int k = 0; k < 4; ++k) {
@@ -247,9 +236,9 @@ std::vector<Tensor> computeResize(const std::vector<Tensor>& inputs, const ir::A
   if (attrStr(attrs, "method") == "cubic") {
     const float a = static_cast<float>(attrFloat(attrs, "cubic_coeff_a"));
     const bool exclude = attrBool(attrs, "exclude_outside");
-    return {interpolatePlanes(x, out_shape, cubicTaps(ih, oh, axisScale(attrs, 0), mode),
-                              cubicTaps(iw, ow, axisScale(attrs, 1), mode),
-                              [&](const float* plane, const CubicTap& y, const CubicTap& t) {
+    return {interpolatePlanes(x, out_shape, axisTaps(ih, oh, axisScale(attrs, 0), mode, false),
+                              axisTaps(iw, ow, axisScale(attrs, 1), mode, false),
+                              [&](const float* plane, const Tap& y, const Tap& t) {
                                 float row_sum, col_sum;
                                 auto rows = cubicNeighbours(y, ih, a, exclude, &row_sum);
                                 auto cols = cubicNeighbours(t, iw, a, exclude, &col_sum);
@@ -266,14 +255,15 @@ std::vector<Tensor> computeResize(const std::vector<Tensor>& inputs, const ir::A
                                 return exclude ? v / (row_sum * col_sum) : v;
                               })};
   }
-  return {interpolatePlanes(x, out_shape, linearTaps(ih, oh, axisScale(attrs, 0), mode),
-                            linearTaps(iw, ow, axisScale(attrs, 1), mode),
-                            [&](const float* plane, const LinearTap& y, const LinearTap& t) {
+  return {interpolatePlanes(x, out_shape, axisTaps(ih, oh, axisScale(attrs, 0), mode, true),
+                            axisTaps(iw, ow, axisScale(attrs, 1), mode, true),
+                            [&](const float* plane, const Tap& y, const Tap& t) {
                               const float* r0 = plane + y.i0 * iw;
-                              const float* r1 = plane + y.i1 * iw;
-                              float top = r0[t.i0] + t.w * (r0[t.i1] - r0[t.i0]);
-                              float bottom = r1[t.i0] + t.w * (r1[t.i1] - r1[t.i0]);
-                              return top + y.w * (bottom - top);
+                              const float* r1 = plane + std::min(y.i0 + 1, ih - 1) * iw;
+                              const int64_t c0 = t.i0, c1 = std::min(t.i0 + 1, iw - 1);
+                              float top = r0[c0] + t.frac * (r0[c1] - r0[c0]);
+                              float bottom = r1[c0] + t.frac * (r1[c1] - r1[c0]);
+                              return top + y.frac * (bottom - top);
                             })};
 }
 
@@ -409,14 +399,13 @@ PrimExpr nearestIndex(const PrimExpr& o, const PrimExpr& in, int64_t out, float 
 // floor(x) and its f32 fraction for the exact coordinate x = p / q of output
 // index o, p clamped into [0, (in - 1) q] when `clamp` (linear) or not
 // (cubic); for a static input size, patched with selects on o wherever the
-// kernel's (index, fraction) table `kernel` differs.
+// kernel's taps (axisTaps) differ.
 struct IndexFraction {
   PrimExpr i0, frac;  // frac: f32
 };
 
 IndexFraction exactIndexFraction(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
-                                 const std::string& mode, bool clamp,
-                                 const std::vector<std::pair<int64_t, float>>& kernel) {
+                                 const std::string& mode, bool clamp) {
   using namespace ir::build;
   Rational r = sourceRational(o, in, out, mode, scale);
   PrimExpr q = lm::idx(r.q);
@@ -427,6 +416,7 @@ IndexFraction exactIndexFraction(const PrimExpr& o, const PrimExpr& in, int64_t 
       ir::makeCast(ir::DType::f32, lm::sub(p, lm::mul(e.i0, q))) / ir::makeFloat(static_cast<double>(r.q));
   int64_t n;
   if (!ir::asConstInt(in, &n)) return e;
+  const std::vector<Tap> kernel = axisTaps(n, out, scale, mode, clamp);
   std::vector<std::pair<int64_t, int64_t>> fix_i;
   std::vector<std::pair<int64_t, float>> fix_f;
   for (int64_t k = 0; k < out; ++k) {
@@ -436,10 +426,9 @@ IndexFraction exactIndexFraction(const PrimExpr& o, const PrimExpr& in, int64_t 
     const int64_t i0 = (pk >= 0 ? pk : pk - rk.q + 1) / rk.q;  // floor
     const float f =
         static_cast<float>(pk - i0 * rk.q) / static_cast<float>(rk.q);  // as the interpreter's f32
-    if (i0 != kernel[static_cast<size_t>(k)].first)
-      fix_i.push_back({k, kernel[static_cast<size_t>(k)].first});
-    if (f != kernel[static_cast<size_t>(k)].second)
-      fix_f.push_back({k, kernel[static_cast<size_t>(k)].second});
+    const Tap& want = kernel[static_cast<size_t>(k)];
+    if (i0 != want.i0) fix_i.push_back({k, want.i0});
+    if (f != want.frac) fix_f.push_back({k, want.frac});
   }
   e.i0 = patch(e.i0, o, fix_i, ir::DType::i64);
   e.frac = patch(e.frac, o, fix_f, ir::DType::f32);
@@ -452,41 +441,22 @@ struct LinearExprs {
 
 LinearExprs linearAxis(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
                        const std::string& mode) {
-  std::vector<std::pair<int64_t, float>> kernel;
-  int64_t n;
-  if (ir::asConstInt(in, &n))
-    for (const LinearTap& t : linearTaps(n, out, scale, mode)) kernel.push_back({t.i0, t.w});
-  IndexFraction f = exactIndexFraction(o, in, out, scale, mode, true, kernel);
+  IndexFraction f = exactIndexFraction(o, in, out, scale, mode, true);
   return {f.i0, lm::minOf(lm::add(f.i0, lm::idx(1)), lm::sub(in, lm::idx(1))), f.frac};
 }
 
-// cubic: i0 = floor of the exact coordinate (unclamped), t its f32
-// fraction; the weights are Keys' cubic in f32, the four indices clamped
-// into the axis.
-struct CubicExprs {
-  PrimExpr i0, t;
-};
-
-CubicExprs cubicAxis(const PrimExpr& o, const PrimExpr& in, int64_t out, float scale,
-                     const std::string& mode) {
-  std::vector<std::pair<int64_t, float>> kernel;
-  int64_t n;
-  if (ir::asConstInt(in, &n))
-    for (const CubicTap& t : cubicTaps(n, out, scale, mode)) kernel.push_back({t.i0, t.t});
-  IndexFraction f = exactIndexFraction(o, in, out, scale, mode, false, kernel);
-  return {f.i0, f.frac};
-}
-
-// The four (index, f32 weight) pairs along an axis of size `in`; with
+// cubic: from the unclamped coordinate's floor and fraction (e), the four
+// (index, f32 weight) pairs along an axis of size `in`: Keys' cubic weights,
+// the indices clamped into the axis; with
 // `exclude`, outside neighbours weigh 0 and `sum` is set to the weights' sum
 // (the caller divides once by the product of both axes' sums).
-std::array<std::pair<PrimExpr, PrimExpr>, 4> cubicNeighbourExprs(const CubicExprs& e, const PrimExpr& in,
+std::array<std::pair<PrimExpr, PrimExpr>, 4> cubicNeighbourExprs(const IndexFraction& e, const PrimExpr& in,
                                                                  float a, bool exclude, PrimExpr* sum) {
   using namespace ir::build;
   auto far = [&](const PrimExpr& d) { return ((d * a - 5 * a) * d + 8 * a) * d - 4 * a; };
   auto near = [&](const PrimExpr& d) { return ((a + 2) * d - (a + 3)) * d * d + 1.0f; };
-  const PrimExpr v = 1.0f - e.t;
-  std::array<PrimExpr, 4> w = {far(e.t + 1.0f), near(e.t), near(v), far(v + 1.0f)};
+  const PrimExpr v = 1.0f - e.frac;
+  std::array<PrimExpr, 4> w = {far(e.frac + 1.0f), near(e.frac), near(v), far(v + 1.0f)};
   std::array<std::pair<PrimExpr, PrimExpr>, 4> out;
   for (size_t k = 0; k < 4; ++k) {
     PrimExpr i = lm::add(e.i0, lm::idx(static_cast<int64_t>(k) - 1));
@@ -511,10 +481,12 @@ ir::PrimFunc legalizeResize(const std::vector<Type>& inputs, const Type& output,
       const float a = static_cast<float>(attrFloat(attrs, "cubic_coeff_a"));
       const bool exclude = attrBool(attrs, "exclude_outside");
       PrimExpr row_sum, col_sum;
-      auto rows = cubicNeighbourExprs(cubicAxis(o[2], x.shape[2], size[0], axisScale(attrs, 0), mode),
-                                      x.shape[2], a, exclude, &row_sum);
-      auto cols = cubicNeighbourExprs(cubicAxis(o[3], x.shape[3], size[1], axisScale(attrs, 1), mode),
-                                      x.shape[3], a, exclude, &col_sum);
+      auto rows =
+          cubicNeighbourExprs(exactIndexFraction(o[2], x.shape[2], size[0], axisScale(attrs, 0), mode, false),
+                              x.shape[2], a, exclude, &row_sum);
+      auto cols =
+          cubicNeighbourExprs(exactIndexFraction(o[3], x.shape[3], size[1], axisScale(attrs, 1), mode, false),
+                              x.shape[3], a, exclude, &col_sum);
       PrimExpr v;
       for (const auto& [r, wr] : rows) {
         PrimExpr row;

@@ -11,12 +11,6 @@ namespace mlcc::frontend::onnx_import {
 
 namespace {
 
-int64_t staticExtent(NodeCtx& c, const ir::PrimExpr& d, const std::string& what) {
-  int64_t v;
-  if (!ir::asConstInt(d, &v)) c.fail(what + " needs a static dimension (bind it with --shape)");
-  return v;
-}
-
 int64_t normalizedAxis(NodeCtx& c, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
@@ -39,7 +33,7 @@ ValuePtr centerCropPad(NodeCtx& c) {
   bool pad = false;
   for (size_t k = 0; k < axes.size(); ++k) {
     const int64_t a = normalizedAxis(c, axes[k], rank);
-    const int64_t d = staticExtent(c, x->type.shape[static_cast<size_t>(a)], "CenterCropPad"), s = sizes[k];
+    const int64_t d = staticDim(c, x->type.shape[static_cast<size_t>(a)], "CenterCropPad"), s = sizes[k];
     if (s < 0) c.fail("shape " + std::to_string(s) + " is negative");
     if (s < d) {
       crop_axes.push_back(a);
@@ -117,8 +111,8 @@ ValuePtr reverseSequence(NodeCtx& c) {
   if (time_axis == batch_axis || time_axis > 1 || batch_axis > 1)
     c.fail("time_axis and batch_axis must be 0 and 1");
   std::vector<int64_t> lens = c.constInts(1, "sequence_lens");
-  const int64_t steps = staticExtent(c, x->type.shape[static_cast<size_t>(time_axis)], "ReverseSequence");
-  const int64_t batch = staticExtent(c, x->type.shape[static_cast<size_t>(batch_axis)], "ReverseSequence");
+  const int64_t steps = staticDim(c, x->type.shape[static_cast<size_t>(time_axis)], "ReverseSequence");
+  const int64_t batch = staticDim(c, x->type.shape[static_cast<size_t>(batch_axis)], "ReverseSequence");
   if (static_cast<int64_t>(lens.size()) != batch)
     c.fail("sequence_lens has " + std::to_string(lens.size()) + " values for a batch of " +
            std::to_string(batch));

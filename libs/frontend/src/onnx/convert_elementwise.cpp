@@ -83,6 +83,12 @@ std::vector<ValuePtr> reduce(NodeCtx& c, const std::string& op, bool axes_input)
 
 }  // namespace
 
+int64_t staticDim(NodeCtx& c, const ir::PrimExpr& d, const std::string& what) {
+  int64_t v;
+  if (!ir::asConstInt(d, &v)) c.fail(what + " needs a static dimension (bind it with --shape)");
+  return v;
+}
+
 double floatAttr(float f) {
   // The shortest decimal that reads back to the same float, as a double, so
   // that 0.01f prints as 0.01 rather than 0.009999999776482582.

@@ -16,12 +16,6 @@ namespace {
 
 using ir::PrimExpr;
 
-int64_t staticDim(NodeCtx& c, const PrimExpr& d, const char* what) {
-  int64_t v;
-  if (!ir::asConstInt(d, &v)) c.fail(std::string(what) + " needs a static dimension (bind it with --shape)");
-  return v;
-}
-
 // Explicit pads [begins..., ends...] from auto_pad for a conv/pool window.
 std::vector<int64_t> resolvePads(NodeCtx& c, const ValuePtr& x, const std::vector<int64_t>& kernel,
                                  const std::vector<int64_t>& strides, const std::vector<int64_t>& dil) {

@@ -12,6 +12,8 @@ ValuePtr castTo(NodeCtx& c, const ValuePtr& v, ir::DType t, const std::string& n
 // Reshape `v` to `shape` (itself when the shape is already that).
 ValuePtr reshapeTo(NodeCtx& c, const ValuePtr& v, const std::vector<ir::PrimExpr>& shape,
                    const std::string& name);
+// The value of dimension `d`; fails naming `what` when it is symbolic.
+int64_t staticDim(NodeCtx& c, const ir::PrimExpr& d, const std::string& what);
 // The dims attribute value of a shape.
 ir::AttrValue dimsAttr(const std::vector<ir::PrimExpr>& shape);
 
