@@ -155,7 +155,13 @@ ValuePtr pool(NodeCtx& c, const std::string& op, const ValuePtr& x, const std::s
   std::vector<int64_t> kernel = c.attrInts("kernel_shape");
   if (kernel.empty()) c.fail("kernel_shape is required");
   Spatial s = spatial2d(c, x, kernel, true);
-  if (window) *window = s.kernel[0] * s.kernel[1];
+  if (window) {
+    std::optional<int64_t> size = checkedMul(s.kernel[0], s.kernel[1]);
+    if (!size)
+      c.fail("kernel_shape " + std::to_string(s.kernel[0]) + " x " + std::to_string(s.kernel[1]) +
+             " is too large");
+    *window = *size;
+  }
   ValuePtr xi = s.one_d ? to2d(c, x, name + "_x2d") : x;
   ir::Attrs a{{"pool_size", ir::AttrValue::ints(s.kernel)},
               {"strides", ir::AttrValue::ints(s.strides)},
