@@ -303,6 +303,26 @@ def build_resizes(g):
     return Resizes(), _img(g, 10), None
 
 
+class Volumes(nn.Module):
+    """Volumetric (3-D) data: MaxPool3d with padding and ceil_mode, AvgPool3d
+    with and without the padding counted, with a linear channel mix in between."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.mix = nn.Linear(2, 2)
+
+    def forward(self, x):  # [1, 2, 7, 9, 10]
+        a = F.max_pool3d(x, kernel_size=3, stride=2, padding=1, ceil_mode=True)
+        b = F.avg_pool3d(x, kernel_size=(2, 3, 3), stride=(1, 2, 2), padding=(1, 1, 0), count_include_pad=False)
+        c = F.avg_pool3d(x, kernel_size=3, stride=2, padding=1, ceil_mode=True, count_include_pad=True)
+        mixed = self.mix(b.transpose(1, 4)).transpose(1, 4)
+        return torch.cat([a.flatten(1), mixed.flatten(1), c.flatten(1)], 1)
+
+
+def build_volumes(g):
+    return Volumes(g), torch.randn(1, 2, 7, 9, 10, generator=g), None
+
+
 class Unsupported(nn.Module):
     """Ops outside the op set (CumSum, TopK, Einsum): the import must fail
     listing all of them, not give a wrong answer."""
@@ -355,6 +375,7 @@ BASE = OrderedDict([
     ("unsupported", (build_unsupported, 118)),
     ("losses", (build_losses, 120)),
     ("resizes", (build_resizes, 121)),
+    ("volumes", (build_volumes, 122)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

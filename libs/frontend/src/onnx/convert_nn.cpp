@@ -1,7 +1,8 @@
 // Converters of the neural-network ONNX ops: MatMul, Gemm (dense when it is
 // x·Wᵀ, else matmul/permute_dims/multiply/add), Conv and ConvTranspose (1-D
 // and 2-D; auto_pad resolved to explicit pads; bias as an add of a [1,O,1,1]
-// constant), pooling (LpPool through avg_pool2d), Softmax/LogSoftmax (the pre-13 2-D coercion),
+// constant), pooling (1-D to N-D windows as 2-D pools; LpPool through
+// avg_pool2d), Softmax/LogSoftmax (the pre-13 2-D coercion),
 // Hardmax, BatchNormalization, LayerNormalization, InstanceNormalization,
 // GroupNormalization, LRN, MeanVarianceNormalization, Dropout.
 #include <functional>
@@ -49,35 +50,40 @@ std::vector<int64_t> resolvePads(NodeCtx& c, const ValuePtr& x, const std::vecto
   return pads;
 }
 
+// A convolution or pooling window of any rank: its strides, dilations and
+// explicit pads [begins..., ends...] from the node's attributes, checked.
+struct Window {
+  std::vector<int64_t> kernel, strides, dil, pads;
+};
+
+Window windowOf(NodeCtx& c, const ValuePtr& x, std::vector<int64_t> kernel) {
+  size_t k = kernel.size();
+  if (x->type.rank() != k + 2)
+    c.fail("input rank " + std::to_string(x->type.rank()) + " does not match the kernel");
+  Window w;
+  w.strides = c.attrInts("strides", std::vector<int64_t>(k, 1));
+  w.dil = c.attrInts("dilations", std::vector<int64_t>(k, 1));
+  if (w.strides.size() != k || w.dil.size() != k) c.fail("strides/dilations do not match the kernel rank");
+  for (size_t i = 0; i < k; ++i)
+    if (w.strides[i] <= 0 || w.dil[i] <= 0 || kernel[i] <= 0)
+      c.fail("kernel_shape, strides and dilations must be positive");
+  w.pads = resolvePads(c, x, kernel, w.strides, w.dil);
+  w.kernel = std::move(kernel);
+  return w;
+}
+
 // Conv / ConvTranspose / pools on 1-D inputs run as 2-D with a unit height.
 struct Spatial {
   bool one_d = false;
   std::vector<int64_t> kernel, strides, dil, pads;  // 2-D forms
 };
 
-Spatial spatial2d(NodeCtx& c, const ValuePtr& x, std::vector<int64_t> kernel, bool pool) {
+Spatial spatial2d(NodeCtx& c, const ValuePtr& x, std::vector<int64_t> kernel) {
   size_t k = kernel.size();
-  if (x->type.rank() != k + 2)
-    c.fail("input rank " + std::to_string(x->type.rank()) + " does not match the kernel");
   if (k != 1 && k != 2) c.fail(std::to_string(k) + "-D windows are not supported (1-D and 2-D are)");
-  Spatial s;
-  s.strides = c.attrInts("strides", std::vector<int64_t>(k, 1));
-  s.dil = c.attrInts("dilations", std::vector<int64_t>(k, 1));
-  if (s.strides.size() != k || s.dil.size() != k) c.fail("strides/dilations do not match the kernel rank");
-  for (size_t i = 0; i < k; ++i)
-    if (s.strides[i] <= 0 || s.dil[i] <= 0 || kernel[i] <= 0)
-      c.fail("kernel_shape, strides and dilations must be positive");
-  s.pads = resolvePads(c, x, kernel, s.strides, s.dil);
-  s.kernel = kernel;
-  if (k == 1) {
-    s.one_d = true;
-    s.kernel = {1, kernel[0]};
-    s.strides = {1, s.strides[0]};
-    s.dil = {1, s.dil[0]};
-    s.pads = {0, s.pads[0], 0, s.pads[1]};
-  }
-  (void)pool;
-  return s;
+  Window w = windowOf(c, x, std::move(kernel));
+  if (k == 2) return {false, w.kernel, w.strides, w.dil, w.pads};
+  return {true, {1, w.kernel[0]}, {1, w.strides[0]}, {1, w.dil[0]}, {0, w.pads[0], 0, w.pads[1]}};
 }
 
 ValuePtr to2d(NodeCtx& c, const ValuePtr& v, const std::string& name) {
@@ -118,7 +124,7 @@ std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
       pads[i] = upper ? total / 2 : total - total / 2;
       pads[k + i] = upper ? total - total / 2 : total / 2;
     }
-    s = spatial2d(c, x, kernel, false);
+    s = spatial2d(c, x, kernel);
     if (k == 1)
       s.pads = {0, pads[0], 0, pads[1]};
     else
@@ -127,7 +133,7 @@ std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
                            c.attrStr("auto_pad", "NOTSET") == "SAME_LOWER")) {
     c.fail("ConvTranspose with auto_pad SAME and no output_shape is not supported");
   } else {
-    s = spatial2d(c, x, kernel, false);
+    s = spatial2d(c, x, kernel);
   }
   std::string name = c.outName();
   ValuePtr xi = x, wi = w;
@@ -148,33 +154,76 @@ std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
   return {addChannelBias(c, y, 2, name)};
 }
 
+// `op` over the last two axes of the rank-4 `x` with the 2-D window `s`.
+ValuePtr pool2d(NodeCtx& c, const std::string& op, const ValuePtr& x, const Spatial& s, bool include_pad,
+                const std::string& name) {
+  ir::Attrs a{{"pool_size", ir::AttrValue::ints(s.kernel)},
+              {"strides", ir::AttrValue::ints(s.strides)},
+              {"padding", ir::AttrValue::ints(s.pads)},
+              {"dilation", ir::AttrValue::ints(s.dil)},
+              {"ceil_mode", c.attrInt("ceil_mode", 0) != 0}};
+  if (op == "avg_pool2d") a["count_include_pad"] = include_pad;
+  return c.im.emit(op, {x}, a, name);
+}
+
+// A window over k >= 3 spatial axes as 2-D pools, exact because the window
+// is a box and each pool factors over its axes (the max; the average's
+// divisor, a product of per-axis counts): first the last two axes, the
+// leading spatial axes folded into the channels, then each leading axis
+// alone as a (k, 1) window over [N, all before it, the axis, all after it].
+ValuePtr poolNd(NodeCtx& c, const std::string& op, const ValuePtr& x, const Window& w, bool include_pad,
+                const std::string& name) {
+  const size_t k = w.kernel.size(), r = x->type.rank();
+  std::vector<PrimExpr> shape = x->type.shape;
+  auto product = [&](size_t from, size_t to) {
+    PrimExpr p = ir::makeInt(1);
+    for (size_t i = from; i < to; ++i) p = ops::dimMul(p, shape[i]);
+    return p;
+  };
+  auto axes = [&](size_t i, size_t j) {  // the 2-D window of spatial axes i (height) and j (width)
+    auto pick = [&](const std::vector<int64_t>& v, int64_t none) {
+      return std::vector<int64_t>{v[i], j < k ? v[j] : none};
+    };
+    return Spatial{false,
+                   pick(w.kernel, 1),
+                   pick(w.strides, 1),
+                   pick(w.dil, 1),
+                   {w.pads[i], j < k ? w.pads[j] : 0, w.pads[k + i], j < k ? w.pads[k + j] : 0}};
+  };
+  ValuePtr y = reshapeTo(c, x, {shape[0], product(1, r - 2), shape[r - 2], shape[r - 1]}, name + "_in");
+  y = pool2d(c, op, y, axes(k - 2, k - 1), include_pad, name + "_last2");
+  shape[r - 2] = y->type.shape[2];
+  shape[r - 1] = y->type.shape[3];
+  for (size_t i = k - 2; i-- > 0;) {
+    const size_t a = 2 + i;
+    const std::string n = name + "_axis" + std::to_string(a);
+    y = reshapeTo(c, y, {shape[0], product(1, a), shape[a], product(a + 1, r)}, n + "_in");
+    y = pool2d(c, op, y, axes(i, k), include_pad, n);
+    shape[a] = y->type.shape[2];
+  }
+  return reshapeTo(c, y, shape, name);
+}
+
 // The pooling window of the node's attributes over x (input 0 unless given),
-// as `op`; count_include_pad from the attribute unless `include_pad` says.
+// as `op`; count_include_pad from the attribute unless `include_pad` says;
+// `window` receives the window's size.
 ValuePtr pool(NodeCtx& c, const std::string& op, const ValuePtr& x, const std::string& name,
               std::optional<bool> include_pad = std::nullopt, int64_t* window = nullptr) {
   std::vector<int64_t> kernel = c.attrInts("kernel_shape");
   if (kernel.empty()) c.fail("kernel_shape is required");
-  Spatial s = spatial2d(c, x, kernel, true);
-  if (window) {
-    std::optional<int64_t> size = checkedMul(s.kernel[0], s.kernel[1]);
-    if (!size)
-      c.fail("kernel_shape " + std::to_string(s.kernel[0]) + " x " + std::to_string(s.kernel[1]) +
-             " is too large");
-    *window = *size;
-  }
-  ValuePtr xi = s.one_d ? to2d(c, x, name + "_x2d") : x;
-  ir::Attrs a{{"pool_size", ir::AttrValue::ints(s.kernel)},
-              {"strides", ir::AttrValue::ints(s.strides)},
-              {"padding", ir::AttrValue::ints(s.pads)},
-              {"ceil_mode", c.attrInt("ceil_mode", 0) != 0}};
-  a["dilation"] = ir::AttrValue::ints(s.dil);
-  if (op == "avg_pool2d")
-    a["count_include_pad"] = include_pad ? *include_pad : c.attrInt("count_include_pad", 0) != 0;
   if (op == "max_pool2d" && c.attrInt("storage_order", 0) != 0 && c.outputUsed(1))
     c.fail("storage_order = 1 is not supported");
-  ValuePtr y = c.im.emit(op, {xi}, a, s.one_d ? name + "_pool" : name);
-  if (s.one_d) y = from2d(c, y, name);
-  return y;
+  if (window) {
+    std::optional<int64_t> size = 1;
+    for (int64_t d : kernel) size = size ? checkedMul(*size, d) : size;
+    if (!size) c.fail("kernel_shape is too large (its product overflows int64)");
+    *window = *size;
+  }
+  const bool incl = include_pad ? *include_pad : c.attrInt("count_include_pad", 0) != 0;
+  if (kernel.size() > 2) return poolNd(c, op, x, windowOf(c, x, kernel), incl, name);
+  Spatial s = spatial2d(c, x, kernel);
+  if (!s.one_d) return pool2d(c, op, x, s, incl, name);
+  return from2d(c, pool2d(c, op, to2d(c, x, name + "_x2d"), s, incl, name + "_pool"), name);
 }
 
 // LpPool: (sum over the window of |x|^p)^(1/p), as the average of |x|^p with
