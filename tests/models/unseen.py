@@ -323,6 +323,35 @@ def build_volumes(g):
     return Volumes(g), torch.randn(1, 2, 7, 9, 10, generator=g), None
 
 
+class Scatters(nn.Module):
+    """Writes into tensors: Tensor.scatter with distinct indices per row
+    (ScatterElements), index assignment of whole rows and of single elements
+    (index_put: ScatterND), scatter_add with repeated indices (ScatterElements
+    with reduction add). Tested as scatters_op16 only: before opset 16 the
+    exporter writes scatter_add as a plain scatter into zeros, whose result
+    with repeated indices ONNX leaves undefined."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.lin = nn.Linear(6, 6)
+        self.register_buffer("perm", torch.argsort(torch.rand(3, 6, generator=g), 1)[:, :4])
+        self.register_buffer("repeats", torch.randint(0, 6, (3, 5), generator=g))
+        self.register_buffer("rows", torch.tensor([2, 0]))
+
+    def forward(self, x):  # [3, 6]
+        h = self.lin(x)
+        a = h.scatter(1, self.perm, h[:, :4] * 2)
+        b = h.clone()
+        b[self.rows] = x[:2] - 1
+        b[1, 3] = 7.0
+        c = h.scatter_add(1, self.repeats, x[:, :5])
+        return torch.cat([a, b, c], 1)
+
+
+def build_scatters(g):
+    return Scatters(g), torch.randn(3, 6, generator=g), None
+
+
 class Unsupported(nn.Module):
     """Ops outside the op set (CumSum, TopK, Einsum): the import must fail
     listing all of them, not give a wrong answer."""
@@ -376,6 +405,7 @@ BASE = OrderedDict([
     ("losses", (build_losses, 120)),
     ("resizes", (build_resizes, 121)),
     ("volumes", (build_volumes, 122)),
+    ("scatters", (build_scatters, 123)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),
@@ -396,6 +426,7 @@ VARIANTS = OrderedDict([
     ("vit_op17", ("vit", 17)),
     ("text_triu_op17", ("text_triu", 17)),
     ("convnext_op17", ("convnext", 17)),
+    ("scatters_op16", ("scatters", 16)),
 ])
 MODELS = OrderedDict(BASE)
 for _v, (_b, _o) in VARIANTS.items():

@@ -16,6 +16,7 @@ void registerPoolOps(std::vector<OpDef>& ops);    // pool.cpp: max/avg/global/ad
 void registerManipulateOps(std::vector<OpDef>& ops);  // manipulate.cpp: reshape ... tile
 void registerResizeOps(std::vector<OpDef>& ops);      // resize.cpp: resize2d
 void registerLayoutOps(std::vector<OpDef>& ops);      // layout.cpp: layout_transform
+void registerScatterOps(std::vector<OpDef>& ops);     // scatter.cpp: gather_nd, scatter_elements, scatter_nd
 
 inline std::vector<OpDef> registerAllOpFamilies() {
   std::vector<OpDef> ops;
@@ -28,6 +29,7 @@ inline std::vector<OpDef> registerAllOpFamilies() {
   registerManipulateOps(ops);
   registerResizeOps(ops);
   registerLayoutOps(ops);
+  registerScatterOps(ops);
   return ops;
 }
 

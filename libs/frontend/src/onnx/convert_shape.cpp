@@ -413,6 +413,21 @@ void registerShapeConverters(ConverterTable& t) {
   t["GatherElements"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {c.im.emit("gather_elements", {c.in(0), c.in(1)}, {{"axis", c.attrInt("axis", 0)}}, c.outName())};
   };
+  t["GatherND"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    return {c.im.emit("gather_nd", {c.in(0), c.in(1)}, {{"batch_dims", c.attrInt("batch_dims", 0)}},
+                      c.outName())};
+  };
+  // Scatter (opsets 9-10) is ScatterElements without a reduction.
+  for (const char* op : {"Scatter", "ScatterElements"})
+    t[op] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+      return {c.im.emit("scatter_elements", {c.in(0), c.in(1), c.in(2)},
+                        {{"axis", c.attrInt("axis", 0)}, {"reduction", c.attrStr("reduction", "none")}},
+                        c.outName())};
+    };
+  t["ScatterND"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    return {c.im.emit("scatter_nd", {c.in(0), c.in(1), c.in(2)},
+                      {{"reduction", c.attrStr("reduction", "none")}}, c.outName())};
+  };
   t["Gather"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {c.im.emit("take", {c.in(0), c.in(1)}, {{"axis", c.attrInt("axis", 0)}}, c.outName())};
   };
