@@ -352,6 +352,32 @@ def build_scatters(g):
     return Scatters(g), torch.randn(3, 6, generator=g), None
 
 
+class Warps(nn.Module):
+    """Spatial transformers: a sampling grid from a predicted affine transform
+    (as F.affine_grid computes it; torch 1.13 cannot export affine_grid),
+    then F.grid_sample bilinear (zeros), nearest (border) and bicubic
+    (reflection), with and without align_corners (GridSample, opset >= 16:
+    only warps_op16 exports)."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.theta = nn.Linear(3 * 8 * 8, 6)
+        ys, xs = torch.meshgrid(torch.linspace(-1, 1, 6) * 5 / 6, torch.linspace(-1, 1, 7) * 6 / 7, indexing="ij")
+        self.register_buffer("base", torch.stack([xs, ys, torch.ones_like(xs)], -1).view(1, 42, 3))
+
+    def forward(self, x):  # [2, 3, 8, 8]
+        theta = self.theta(x.flatten(1)).view(-1, 2, 3) * 0.3 + torch.tensor([[1.1, 0.1, 0.2], [-0.1, 0.9, -0.3]])
+        grid = (self.base @ theta.transpose(1, 2)).view(2, 6, 7, 2)
+        a = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        b = F.grid_sample(x, grid * 1.3, mode="nearest", padding_mode="border", align_corners=True)
+        c = F.grid_sample(x, grid * 1.6, mode="bicubic", padding_mode="reflection", align_corners=False)
+        return torch.cat([a.flatten(1), b.flatten(1), c.flatten(1)], 1)
+
+
+def build_warps(g):
+    return Warps(g), torch.randn(2, 3, 8, 8, generator=g), None
+
+
 class Unsupported(nn.Module):
     """Ops outside the op set (CumSum, TopK, Einsum): the import must fail
     listing all of them, not give a wrong answer."""
@@ -406,6 +432,7 @@ BASE = OrderedDict([
     ("resizes", (build_resizes, 121)),
     ("volumes", (build_volumes, 122)),
     ("scatters", (build_scatters, 123)),
+    ("warps", (build_warps, 124)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),
@@ -427,6 +454,7 @@ VARIANTS = OrderedDict([
     ("text_triu_op17", ("text_triu", 17)),
     ("convnext_op17", ("convnext", 17)),
     ("scatters_op16", ("scatters", 16)),
+    ("warps_op16", ("warps", 16)),
 ])
 MODELS = OrderedDict(BASE)
 for _v, (_b, _o) in VARIANTS.items():

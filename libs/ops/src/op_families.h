@@ -17,6 +17,7 @@ void registerManipulateOps(std::vector<OpDef>& ops);  // manipulate.cpp: reshape
 void registerResizeOps(std::vector<OpDef>& ops);      // resize.cpp: resize2d
 void registerLayoutOps(std::vector<OpDef>& ops);      // layout.cpp: layout_transform
 void registerScatterOps(std::vector<OpDef>& ops);     // scatter.cpp: gather_nd, scatter_elements, scatter_nd
+void registerGridSampleOps(std::vector<OpDef>& ops);  // grid_sample.cpp: grid_sample
 
 inline std::vector<OpDef> registerAllOpFamilies() {
   std::vector<OpDef> ops;
@@ -30,6 +31,7 @@ inline std::vector<OpDef> registerAllOpFamilies() {
   registerResizeOps(ops);
   registerLayoutOps(ops);
   registerScatterOps(ops);
+  registerGridSampleOps(ops);
   return ops;
 }
 

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "interpolate_util.h"
 #include "legalize_util_mv.h"
 #include "manipulate_util.h"
 #include "mlcc/ir/builder.h"
@@ -144,15 +145,6 @@ std::vector<Tap> axisTaps(int64_t in, int64_t out, float scale, const std::strin
     taps.push_back({static_cast<int64_t>(f), static_cast<float>(x - f)});
   }
   return taps;
-}
-
-// Keys' cubic convolution weights of the neighbours floor(x) - 1 .. floor(x) + 2
-// at fraction t = x - floor(x), for coefficient a (ONNX's cubic_coeff_a).
-template <class T>
-std::array<T, 4> cubicWeights(T t, T a) {
-  const T one = 1, u = t + one, v = one - t, w = v + one;
-  return {((a * u - 5 * a) * u + 8 * a) * u - 4 * a, ((a + 2) * t - (a + 3)) * t * t + one,
-          ((a + 2) * v - (a + 3)) * v * v + one, ((a * w - 5 * a) * w + 8 * a) * w - 4 * a};
 }
 
 // The four (clamped index, f32 weight) pairs of one tap along an axis of
@@ -453,10 +445,7 @@ LinearExprs linearAxis(const PrimExpr& o, const PrimExpr& in, int64_t out, float
 std::array<std::pair<PrimExpr, PrimExpr>, 4> cubicNeighbourExprs(const IndexFraction& e, const PrimExpr& in,
                                                                  float a, bool exclude, PrimExpr* sum) {
   using namespace ir::build;
-  auto far = [&](const PrimExpr& d) { return ((d * a - 5 * a) * d + 8 * a) * d - 4 * a; };
-  auto near = [&](const PrimExpr& d) { return ((a + 2) * d - (a + 3)) * d * d + 1.0f; };
-  const PrimExpr v = 1.0f - e.frac;
-  std::array<PrimExpr, 4> w = {far(e.frac + 1.0f), near(e.frac), near(v), far(v + 1.0f)};
+  std::array<PrimExpr, 4> w = cubicWeights<PrimExpr>(e.frac, a);
   std::array<std::pair<PrimExpr, PrimExpr>, 4> out;
   for (size_t k = 0; k < 4; ++k) {
     PrimExpr i = lm::add(e.i0, lm::idx(static_cast<int64_t>(k) - 1));

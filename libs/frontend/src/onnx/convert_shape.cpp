@@ -558,6 +558,17 @@ void registerShapeConverters(ConverterTable& t) {
     };
   }
   t["Resize"] = [](NodeCtx& c) { return resize(c, false); };
+  // GridSample: opset 16 names the modes bilinear and bicubic, opset 20 linear and cubic.
+  t["GridSample"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    std::string mode = c.attrStr("mode", c.opset >= 20 ? "linear" : "bilinear");
+    if (mode == "bilinear") mode = "linear";
+    if (mode == "bicubic") mode = "cubic";
+    return {c.im.emit("grid_sample", {c.in(0), c.in(1)},
+                      {{"mode", mode},
+                       {"padding_mode", c.attrStr("padding_mode", "zeros")},
+                       {"align_corners", c.attrInt("align_corners", 0) != 0}},
+                      c.outName())};
+  };
   t["Upsample"] = [](NodeCtx& c) { return resize(c, true); };
 }
 
