@@ -278,6 +278,58 @@ lp = np.stack([np.stack([xp[:, :, i:i + 2, j:j + 2].sum((2, 3)) for j in range(0
 save("lp_pool_p3", [N("LpPool", ["x"], ["y"], kernel_shape=[2, 2], strides=[2, 2], pads=[1, 1, 1, 1], p=3)], xg,
      [2, 6, 2, 2], lp)
 
+
+
+def sigmoid(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def recurrent_ref(cell, x, w, rw, b, lens, h0, clip, direction, lbr=0):
+    """ONNX LSTM/GRU (default activations) in numpy: Y [T, dirs, B, H] and Y_h."""
+    steps, dirs, hid = x.shape[0], w.shape[0], rw.shape[2]
+    y = np.zeros((steps, dirs, x.shape[1], hid), np.float32)
+    yh = np.zeros((dirs, x.shape[1], hid), np.float32)
+    cl = (lambda v: np.clip(v, -clip, clip)) if clip else (lambda v: v)
+    for d in range(dirs):
+        wb, rb = np.split(b[d], 2)
+        h, c = h0[d].copy(), np.zeros_like(h0[d])
+        for t in (range(steps - 1, -1, -1) if direction == "reverse" or d == 1 else range(steps)):
+            g = x[t] @ w[d].T + wb
+            if cell == "LSTM":
+                i, o, f, cc = np.split(g + h @ rw[d].T + rb, 4, axis=1)
+                cn = sigmoid(cl(f)) * c + sigmoid(cl(i)) * np.tanh(cl(cc))
+                hn = sigmoid(cl(o)) * np.tanh(cn)
+            else:
+                (gz, gr, gh), (rz, rr, rh), (bz, br, bh) = np.split(g, 3, 1), np.split(rw[d], 3), np.split(rb, 3)
+                z, rg = sigmoid(cl(gz + h @ rz.T + bz)), sigmoid(cl(gr + h @ rr.T + br))
+                hh = np.tanh(cl(gh + (rg * (h @ rh.T + bh) if lbr else (rg * h) @ rh.T + bh)))
+                hn, cn = (1 - z) * hh + z * h, c
+            m = (t < lens)[:, None]
+            y[t, d] = np.where(m, hn, 0)
+            h, c = np.where(m, hn, h), np.where(m, cn, c)
+        yh[d] = h
+    return y, yh
+
+
+# Recurrent ops with what the node tests lack: both directions, sequence
+# lengths (the reverse direction starts at each entry's last step), clip,
+# GRU's linear_before_reset; Y and Y_h flattened into y.
+xs = r(5, 3, 4)
+lens = np.array([5, 2, 4], np.int32)
+for cell, gates, direction, extra in [("LSTM", 4, "bidirectional", {"clip": 0.8}), ("GRU", 3, "reverse", {}),
+                                      ("GRU", 3, "bidirectional", {"linear_before_reset": 1, "clip": 1.5})]:
+    dirs = 2 if direction == "bidirectional" else 1
+    wr, rr, br, h0r = r(dirs, gates * 6, 4), r(dirs, gates * 6, 6), r(dirs, 2 * gates * 6), r(dirs, 3, 6)
+    y_ref, yh_ref = recurrent_ref(cell, xs, wr, rr, br, lens, h0r, extra.get("clip"), direction,
+                                  extra.get("linear_before_reset", 0))
+    flat = np.array([-1], np.int64)
+    save(f"{cell.lower()}_{direction}_lens", [
+        N(cell, ["x", "w", "r", "b", "lens", "h0"], ["Y", "Y_h"], hidden_size=6, direction=direction, **extra),
+        N("Reshape", ["Y", "flat"], ["yf"]), N("Reshape", ["Y_h", "flat"], ["hf"]),
+        N("Concat", ["yf", "hf"], ["y"], axis=0)], xs, [y_ref.size + yh_ref.size],
+        np.concatenate([y_ref.ravel(), yh_ref.ravel()]),
+        inits=[("w", wr), ("r", rr), ("b", br), ("lens", lens), ("h0", h0r), ("flat", flat)], expect=["dense("])
+
 # The same axes computed from the input (axes + 0): the error names the input.
 g = helper.make_graph([N("Add", ["axes", "zero"], ["a"]), N("ReduceSum", ["x", "a"], ["y"], keepdims=0)],
                       "bind_computed_axes",

@@ -378,6 +378,31 @@ def build_warps(g):
     return Warps(g), torch.randn(2, 3, 8, 8, generator=g), None
 
 
+class Recurrent(nn.Module):
+    """Sequence models: a two-layer bidirectional LSTM, a batch-first GRU
+    (exported with linear_before_reset = 1) and a bidirectional ReLU RNN from
+    given initial states (LSTM, GRU, RNN unrolled over 7 steps)."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.lstm = nn.LSTM(6, 8, num_layers=2, bidirectional=True)
+        self.gru = nn.GRU(6, 5, batch_first=True)
+        self.rnn = nn.RNN(6, 4, nonlinearity="relu", bidirectional=True)
+        self.register_buffer("h0", torch.randn(2, 3, 4, generator=g))
+
+    def forward(self, x):  # [7, 3, 6]: time, batch, features
+        y, (h, c) = self.lstm(x)
+        z, hz = self.gru(x.transpose(0, 1))
+        w, hw = self.rnn(x, self.h0)
+        seqs = torch.cat([y.flatten(1), z.transpose(0, 1).flatten(1), w.flatten(1)], 1)
+        states = torch.cat([h.flatten(), c.flatten(), hz.flatten(), hw.flatten()])
+        return torch.cat([seqs.flatten(), states]).unsqueeze(0)
+
+
+def build_recurrent(g):
+    return Recurrent(g), torch.randn(7, 3, 6, generator=g), None
+
+
 class Unsupported(nn.Module):
     """Ops outside the op set (CumSum, TopK, Einsum): the import must fail
     listing all of them, not give a wrong answer."""
@@ -433,6 +458,7 @@ BASE = OrderedDict([
     ("volumes", (build_volumes, 122)),
     ("scatters", (build_scatters, 123)),
     ("warps", (build_warps, 124)),
+    ("recurrent", (build_recurrent, 125)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

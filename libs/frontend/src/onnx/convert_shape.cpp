@@ -579,6 +579,7 @@ const ConverterTable& converters() {
     registerNNConverters(t);
     registerShapeConverters(t);
     registerLossConverters(t);
+    registerRecurrentConverters(t);
     registerComposedConverters(t);
     return t;
   }();

@@ -121,6 +121,7 @@ void registerNNConverters(ConverterTable& t);           // convert_nn.cpp
 void registerShapeConverters(ConverterTable& t);        // convert_shape.cpp
 void registerLossConverters(ConverterTable& t);         // convert_loss.cpp
 void registerComposedConverters(ConverterTable& t);     // convert_compose.cpp
+void registerRecurrentConverters(ConverterTable& t);    // convert_recurrent.cpp
 const ConverterTable& converters();
 
 // Symbolic folding of integer shape computations (fold_shape.cpp): when the
