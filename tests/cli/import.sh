@@ -63,7 +63,7 @@ if python_has onnx; then
   done
   # Errors.
   check "unsupported ops fail" fails_saying "NonZero (2 nodes, first: 'nz_a')" "$tmp/ops/err_unsupported.onnx" -o "$tmp/ops/u.ir"
-  check "unsupported lists TopK" contains "$tmp/err" "TopK (1 node, first: 'topk_a')"
+  check "unsupported lists Unique" contains "$tmp/err" "Unique (1 node, first: 'unique_a')"
   check "unsupported lists custom domains" contains "$tmp/err" "com.example.Foo (1 node, first: 'foo_a')"
   check "no output for unsupported" absent "$tmp/ops/u.ir"
   check "Dropout in training mode fails" fails_saying "(Dropout): training mode is not supported" "$tmp/ops/err_dropout_training.onnx" -o "$tmp/ops/u.ir"

@@ -203,10 +203,9 @@ save("split_constant_shape", [N("Split", ["sh", "s"], ["a", "b"]), N("Concat", [
 # Errors: unsupported ops listed all at once.
 g = helper.make_graph(
     [N("NonZero", ["x"], ["a"], name="nz_a"), N("NonZero", ["x"], ["b"], name="nz_b"),
-     N("TopK", ["x", "k"], ["c", "ci"], name="topk_a"), N("Foo", ["x"], ["d"], name="foo_a", domain="com.example"),
+     N("Unique", ["x"], ["c"], name="unique_a"), N("Foo", ["x"], ["d"], name="foo_a", domain="com.example"),
      N("Relu", ["x"], ["y"], name="relu")], "unsupported",
-    [helper.make_tensor_value_info("x", F, [3, 4])], [helper.make_tensor_value_info("y", F, [3, 4])],
-    initializer=[numpy_helper.from_array(np.array([1], np.int64), "k")])
+    [helper.make_tensor_value_info("x", F, [3, 4])], [helper.make_tensor_value_info("y", F, [3, 4])])
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)])
 onnx.save(m, os.path.join(out, "err_unsupported.onnx"))
 

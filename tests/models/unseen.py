@@ -403,13 +403,34 @@ def build_recurrent(g):
     return Recurrent(g), torch.randn(7, 3, 6, generator=g), None
 
 
+class Ranking(nn.Module):
+    """Beam-search style selection: torch.topk of log-probabilities (largest,
+    along the last axis) and of distances (smallest, along axis 1), the
+    indices feeding a gather (TopK)."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.proj = nn.Linear(8, 12)
+
+    def forward(self, x):  # [4, 8]
+        logp = F.log_softmax(self.proj(x), -1)
+        best, idx = torch.topk(logp, 3, dim=-1)
+        near, nidx = torch.topk((x[:, None, :] - x[None, :, :]).pow(2).sum(-1), 2, dim=1, largest=False)
+        picked = torch.gather(self.proj(x), 1, idx)
+        return torch.cat([best, picked, idx.float(), near, nidx.float()], 1)
+
+
+def build_ranking(g):
+    return Ranking(g), torch.randn(4, 8, generator=g), None
+
+
 class Unsupported(nn.Module):
-    """Ops outside the op set (CumSum, TopK, Einsum): the import must fail
+    """Ops outside the op set (CumSum, NonZero, Einsum): the import must fail
     listing all of them, not give a wrong answer."""
 
     def forward(self, x):
         c = torch.cumsum(x, dim=1)
-        t = torch.topk(x, 2, dim=1).values
+        t = x[:, :2] + torch.nonzero(x > 0).shape[0]
         return torch.einsum("bi,bj->bij", c, t).flatten(1)
 
 
@@ -459,6 +480,7 @@ BASE = OrderedDict([
     ("scatters", (build_scatters, 123)),
     ("warps", (build_warps, 124)),
     ("recurrent", (build_recurrent, 125)),
+    ("ranking", (build_ranking, 126)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

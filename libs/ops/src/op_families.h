@@ -18,6 +18,7 @@ void registerResizeOps(std::vector<OpDef>& ops);      // resize.cpp: resize2d
 void registerLayoutOps(std::vector<OpDef>& ops);      // layout.cpp: layout_transform
 void registerScatterOps(std::vector<OpDef>& ops);     // scatter.cpp: gather_nd, scatter_elements, scatter_nd
 void registerGridSampleOps(std::vector<OpDef>& ops);  // grid_sample.cpp: grid_sample
+void registerTopkOps(std::vector<OpDef>& ops);        // topk.cpp: topk
 
 inline std::vector<OpDef> registerAllOpFamilies() {
   std::vector<OpDef> ops;
@@ -32,6 +33,7 @@ inline std::vector<OpDef> registerAllOpFamilies() {
   registerLayoutOps(ops);
   registerScatterOps(ops);
   registerGridSampleOps(ops);
+  registerTopkOps(ops);
   return ops;
 }
 

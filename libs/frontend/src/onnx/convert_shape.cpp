@@ -413,6 +413,24 @@ void registerShapeConverters(ConverterTable& t) {
   t["GatherElements"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {c.im.emit("gather_elements", {c.in(0), c.in(1)}, {{"axis", c.attrInt("axis", 0)}}, c.outName())};
   };
+  // TopK: k an attribute before opset 10, then input 1 ([1], known at import).
+  t["TopK"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    int64_t k = 0;
+    if (c.opset < 10) {
+      k = c.attrInt("k", -1);
+    } else {
+      std::vector<int64_t> ks = c.constInts(1, "K");
+      if (ks.size() != 1) c.fail("K must hold one value, not " + std::to_string(ks.size()));
+      k = ks[0];
+    }
+    auto tup = c.im.emit("topk", {c.in(0)},
+                         {{"k", k},
+                          {"axis", c.attrInt("axis", -1)},
+                          {"largest", c.attrInt("largest", 1) != 0},
+                          {"sorted", c.attrInt("sorted", 1) != 0}},
+                         c.outName(0) + "_topk");
+    return {c.im.emitTupleGet(tup, 0, c.outName(0)), c.im.emitTupleGet(tup, 1, c.outName(1))};
+  };
   t["GatherND"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {c.im.emit("gather_nd", {c.in(0), c.in(1)}, {{"batch_dims", c.attrInt("batch_dims", 0)}},
                       c.outName())};
