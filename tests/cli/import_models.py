@@ -59,6 +59,9 @@ save("reduce_sum_opset11", [N("ReduceSum", ["x"], ["y"], axes=[0, 2])], x, [1, 3
      x.sum((0, 2), keepdims=True), opset=11, expect=["sum(%x, axes = \\[0, 2\\], keepdims = true)"])
 save("reduce_l2", [N("ReduceL2", ["x"], ["y"], axes=[2], keepdims=0)], x, [2, 3], np.sqrt((x * x).sum(2)),
      opset=13, expect=["sqrt"])
+xl = x * 300  # exp overflows f32 past 88: computed around the max
+save("reduce_log_sum_exp_large", [N("ReduceLogSumExp", ["x"], ["y"], axes=[1], keepdims=0)], xl, [2, 4],
+     xl.max(1) + np.log(np.exp(xl - xl.max(1, keepdims=True)).sum(1)), opset=13, expect=["max("])
 save("split_opset11", [N("Split", ["x"], ["p", "q"], axis=2, split=[1, 3]), N("Concat", ["q", "p"], ["y"], axis=2)],
      x, [2, 3, 4], np.concatenate([x[:, :, 1:], x[:, :, :1]], 2), opset=11, expect=["split(", "concat("])
 save("split_opset13", [N("Split", ["x", "s"], ["p", "q"], axis=1), N("Concat", ["q", "p"], ["y"], axis=1)],

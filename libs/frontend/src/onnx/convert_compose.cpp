@@ -2,8 +2,10 @@
 // computed at import: CenterCropPad (strided_slice and pad, centered),
 // OneHot (the indices compared with the positions along the new axis) and
 // ReverseSequence (gather_elements with the reversed positions of each
-// sequence, its lengths known at import) and AffineGrid (a constant base
-// grid times theta).
+// sequence, its lengths known at import), AffineGrid (a constant base
+// grid times theta), MaxUnpool (scatter_elements into zeros, by the flat
+// indices MaxPool gives) and Col2Im (a grouped conv2d_transpose with one-hot
+// kernels: each column entry adds to its pixel of the image).
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
 
@@ -183,9 +185,117 @@ ValuePtr affineGrid(NodeCtx& c) {
   return reshapeTo(c, flat, out_shape, n);
 }
 
+// MaxUnpool: x's values at their flat indices (over the whole output, as
+// MaxPool's Indices are) in a zero tensor of the unpooled shape
+// (in - 1) * stride + kernel - pads per spatial axis; a larger output_shape
+// pads it with zeros at the end (as the ONNX reference does).
+ValuePtr maxUnpool(NodeCtx& c) {
+  const ValuePtr &x = c.in(0), &idx = c.in(1);
+  const std::string n = c.outName();
+  const size_t rank = x->type.rank();
+  if (rank < 3) c.fail("the input needs a batch, a channel and a spatial axis");
+  const size_t k = rank - 2;
+  std::vector<int64_t> kernel = c.attrInts("kernel_shape");
+  std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(k, 1));
+  std::vector<int64_t> pads = c.attrInts("pads", std::vector<int64_t>(2 * k, 0));
+  if (kernel.size() != k || strides.size() != k || pads.size() != 2 * k)
+    c.fail("kernel_shape, strides and pads must match the input's " + std::to_string(k) + " spatial axes");
+  std::vector<int64_t> unpooled{staticDim(c, x->type.shape[0], "the batch"),
+                                staticDim(c, x->type.shape[1], "the channels")};
+  for (size_t i = 0; i < k; ++i) {
+    const int64_t in = staticDim(c, x->type.shape[2 + i], "the unpooled size");
+    const char* what = "the unpooled size";
+    unpooled.push_back(
+        addOrThrow(mulOrThrow(in - 1, strides[i], what), kernel[i] - pads[i] - pads[k + i], what));
+    if (unpooled.back() <= 0) c.fail("the unpooled size is not positive");
+  }
+  std::vector<ir::PrimExpr> shape;
+  int64_t total = 1;
+  for (int64_t d : unpooled) {
+    shape.push_back(ir::makeInt(d));
+    total = mulOrThrow(total, d, "the unpooled size");
+  }
+  auto zeros = c.im.emit("broadcast_to", {c.im.scalar(x->type.dtype, 0.0, n + "_zero")},
+                         {{"shape", dimsAttr({ir::makeInt(total)})}}, n + "_zeros");
+  auto flat = [&](const ValuePtr& v, const std::string& name) {
+    ir::PrimExpr count = ir::makeInt(1);
+    for (const auto& d : v->type.shape) count = ops::dimMul(count, d);
+    return reshapeTo(c, v, {count}, name);
+  };
+  auto placed = c.im.emit("scatter_elements", {zeros, flat(idx, n + "_idx"), flat(x, n + "_values")},
+                          {{"axis", int64_t{0}}}, n + "_flat");
+  if (!c.hasInput(2)) return reshapeTo(c, placed, shape, n);
+  std::vector<int64_t> out = c.constInts(2, "output_shape");
+  if (out.size() != rank) c.fail("output_shape must have the input's rank " + std::to_string(rank));
+  std::vector<int64_t> widths(2 * rank, 0);
+  bool padded = false;
+  for (size_t i = 0; i < rank; ++i) {
+    if (out[i] < unpooled[i])
+      c.fail("output_shape " + std::to_string(out[i]) + " on axis " + std::to_string(i) +
+             " is smaller than the unpooled size " + std::to_string(unpooled[i]));
+    widths[rank + i] = out[i] - unpooled[i];
+    padded = padded || widths[rank + i] > 0;
+  }
+  if (!padded) return reshapeTo(c, placed, shape, n);
+  return c.im.emit("pad", {reshapeTo(c, placed, shape, n + "_unpooled")},
+                   {{"pad_width", ir::AttrValue::ints(widths)}}, n);
+}
+
+// Col2Im (2-D blocks): the columns [N, C * bh * bw, L] as an image of the
+// block grid [N, C * bh * bw, gh, gw], then a conv2d_transpose with C groups
+// whose kernel for column entry (c, i, j) is one-hot at (i, j): every entry
+// adds to the pixel its block position covers.
+ValuePtr col2Im(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const std::string n = c.outName();
+  const std::vector<int64_t> image = c.constInts(1, "image_shape"), block = c.constInts(2, "block_shape");
+  if (image.size() != 2 || block.size() != 2)
+    c.fail(std::to_string(image.size()) + "-D images are not supported (2-D are)");
+  std::vector<int64_t> strides = c.attrInts("strides", {1, 1}), dil = c.attrInts("dilations", {1, 1}),
+                       pads = c.attrInts("pads", {0, 0, 0, 0});
+  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
+    c.fail("strides, dilations and pads must be 2-D");
+  if (x->type.rank() != 3) c.fail("the input must be [N, C * prod(block_shape), L]");
+  const int64_t cols = staticDim(c, x->type.shape[1], "the column height");
+  const int64_t per = mulOrThrow(block[0], block[1], "the block size");
+  if (block[0] <= 0 || block[1] <= 0 || cols % per != 0)
+    c.fail("the input's " + std::to_string(cols) + " rows are not a multiple of the block size " +
+           std::to_string(per));
+  std::vector<int64_t> grid(2), out_pad(2);
+  for (size_t i = 0; i < 2; ++i) {
+    if (strides[i] <= 0 || dil[i] <= 0 || image[i] <= 0)
+      c.fail("image_shape, strides and dilations must be positive");
+    const char* what = "the block grid";
+    const int64_t span = addOrThrow(addOrThrow(image[i], pads[i] + pads[2 + i], what),
+                                    -addOrThrow(mulOrThrow(dil[i], block[i] - 1, what), 1, what), what);
+    if (span < 0) c.fail("the block does not fit the padded image");
+    grid[i] = span / strides[i] + 1;
+    out_pad[i] = span % strides[i];  // rows and columns past the last block
+  }
+  if (staticDim(c, x->type.shape[2], "the block count") != grid[0] * grid[1])
+    c.fail("the input has " + std::to_string(staticDim(c, x->type.shape[2], "the block count")) +
+           " blocks; the image holds " + std::to_string(grid[0] * grid[1]));
+  const int64_t channels = cols / per;
+  std::vector<double> onehot(static_cast<size_t>(cols * per), 0.0);
+  for (int64_t r = 0; r < cols; ++r) onehot[static_cast<size_t>(r * per + r % per)] = 1.0;
+  auto weight = c.im.constant(ir::Tensor::fromValues(x->type.dtype, {cols, 1, block[0], block[1]}, onehot),
+                              n + "_onehot");
+  auto blocks = reshapeTo(
+      c, x, {x->type.shape[0], ir::makeInt(cols), ir::makeInt(grid[0]), ir::makeInt(grid[1])}, n + "_grid");
+  return c.im.emit("conv2d_transpose", {blocks, weight},
+                   {{"strides", ir::AttrValue::ints(strides)},
+                    {"padding", ir::AttrValue::ints(pads)},
+                    {"dilation", ir::AttrValue::ints(dil)},
+                    {"groups", channels},
+                    {"output_padding", ir::AttrValue::ints(out_pad)}},
+                   n);
+}
+
 }  // namespace
 
 void registerComposedConverters(ConverterTable& t) {
+  t["MaxUnpool"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {maxUnpool(c)}; };
+  t["Col2Im"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {col2Im(c)}; };
   t["AffineGrid"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {affineGrid(c)}; };
   t["CenterCropPad"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {centerCropPad(c)}; };
   t["OneHot"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {oneHot(c)}; };

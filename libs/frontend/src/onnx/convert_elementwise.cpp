@@ -75,8 +75,20 @@ std::vector<ValuePtr> reduce(NodeCtx& c, const std::string& op, bool axes_input)
   if (t == "ReduceL1") return {c.im.emit("sum", {c.im.emit("abs", {x}, {}, name + "_abs")}, a, name)};
   if (t == "ReduceLogSum") return {c.im.emit("log", {c.im.emit("sum", {x}, a, name + "_sum")}, {}, name)};
   if (t == "ReduceLogSumExp") {
-    auto e = c.im.emit("exp", {x}, {}, name + "_exp");
-    return {c.im.emit("log", {c.im.emit("sum", {e}, a, name + "_sum")}, {}, name)};
+    // log(sum(exp(x - m))) + m with m the max (0 where it is infinite), so
+    // that large inputs do not overflow exp.
+    ir::Attrs keep = a;
+    keep["keepdims"] = true;
+    auto m = c.im.emit("max", {x}, keep, name + "_max");
+    auto inf = c.im.emit("isinf", {m}, {}, name + "_inf");
+    m = c.im.emit("where", {inf, c.im.scalar(x->type.dtype, 0.0, name + "_zero"), m}, {}, name + "_shift");
+    auto e = c.im.emit("exp", {c.im.emit("subtract", {x, m}, {}, name + "_centered")}, {}, name + "_exp");
+    auto l = c.im.emit("log", {c.im.emit("sum", {e}, a, name + "_sum")}, {}, name + "_log");
+    return {c.im.emit("add", {l, reshapeTo(c, m, l->type.shape, name + "_m")}, {}, name)};
+  }
+  if (x->type.dtype == ir::DType::boolean && (op == "max" || op == "min")) {  // any / all
+    auto i = c.im.emit("cast", {x}, {{"dtype", std::string("i8")}}, name + "_i8");
+    return {c.im.emit("cast", {c.im.emit(op, {i}, a, name + "_red")}, {{"dtype", std::string("bool")}}, name)};
   }
   return {c.im.emit(op, {x}, a, name)};
 }

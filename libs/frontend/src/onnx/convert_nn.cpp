@@ -109,18 +109,36 @@ std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
       kernel.push_back(staticDim(c, w->type.shape[i], "the kernel"));
   Spatial s;
   std::vector<int64_t> out_pad = c.attrInts("output_padding", std::vector<int64_t>(kernel.size(), 0));
-  if (transpose && c.hasAttr("output_shape")) {
-    // Pads from the requested output shape (auto_pad decides the split).
-    auto out_shape = c.attrInts("output_shape");
+  const std::string auto_pad = c.attrStr("auto_pad", "NOTSET");
+  const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (transpose && (c.hasAttr("output_shape") || same)) {
+    // Pads from the requested output shape (default with SAME: input x
+    // stride), auto_pad deciding the split; a negative total padding grows
+    // the output at the end (output_padding).
     size_t k = kernel.size();
-    if (out_shape.size() > k) out_shape.erase(out_shape.begin(), out_shape.end() - static_cast<long>(k));
     auto strides = c.attrInts("strides", std::vector<int64_t>(k, 1));
     auto dil = c.attrInts("dilations", std::vector<int64_t>(k, 1));
+    if (strides.size() != k || dil.size() != k || out_pad.size() != k)
+      c.fail("strides/dilations/output_padding do not match the kernel rank");
+    std::vector<int64_t> out_shape = c.attrInts("output_shape");
+    if (out_shape.size() > k) out_shape.erase(out_shape.begin(), out_shape.end() - static_cast<long>(k));
+    if (out_shape.empty())
+      for (size_t i = 0; i < k; ++i)
+        out_shape.push_back(
+            mulOrThrow(staticDim(c, x->type.shape[2 + i], "auto_pad SAME"), strides[i], "the output size"));
+    if (out_shape.size() != k) c.fail("output_shape does not match the kernel rank");
     std::vector<int64_t> pads(2 * k);
-    bool upper = c.attrStr("auto_pad", "NOTSET") == "SAME_UPPER";
+    bool upper = auto_pad == "SAME_UPPER";
     for (size_t i = 0; i < k; ++i) {
       int64_t in = staticDim(c, x->type.shape[2 + i], "output_shape");
-      int64_t total = strides[i] * (in - 1) + out_pad[i] + (kernel[i] - 1) * dil[i] + 1 - out_shape[i];
+      const char* what = "ConvTranspose's padding";
+      int64_t total =
+          addOrThrow(addOrThrow(mulOrThrow(strides[i], in - 1, what), out_pad[i], what),
+                     addOrThrow(mulOrThrow(kernel[i] - 1, dil[i], what), 1 - out_shape[i], what), what);
+      if (total < 0) {
+        out_pad[i] -= total;
+        total = 0;
+      }
       pads[i] = upper ? total / 2 : total - total / 2;
       pads[k + i] = upper ? total - total / 2 : total / 2;
     }
@@ -129,9 +147,6 @@ std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
       s.pads = {0, pads[0], 0, pads[1]};
     else
       s.pads = pads;
-  } else if (transpose && (c.attrStr("auto_pad", "NOTSET") == "SAME_UPPER" ||
-                           c.attrStr("auto_pad", "NOTSET") == "SAME_LOWER")) {
-    c.fail("ConvTranspose with auto_pad SAME and no output_shape is not supported");
   } else {
     s = spatial2d(c, x, kernel);
   }
@@ -448,13 +463,40 @@ void registerNNConverters(ConverterTable& t) {
   t["LogSoftmax"] = [](NodeCtx& c) { return softmax(c, "log_softmax"); };
   t["Hardmax"] = [](NodeCtx& c) { return hardmax(c); };
   t["BatchNormalization"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
-    if (c.attrInt("training_mode", 0) != 0 || (c.opset < 7 && c.attrInt("is_test", 0) == 0))
-      c.fail("training mode is not supported (inference only)");
+    if (c.opset < 7 && c.attrInt("is_test", 0) == 0)
+      c.fail("training mode before opset 7 is not supported (inference only)");
     if (c.opset < 9 && c.attrInt("spatial", 1) == 0) c.fail("spatial = 0 is not supported");
-    c.ignoreAttrs({"momentum", "consumed_inputs"});  // running-statistics update and a legacy hint
-    return {c.im.emit("batch_norm", {c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)},
-                      {{"axis", int64_t{1}}, {"epsilon", floatAttr(c.attrFloat("epsilon", 1e-5f))}},
-                      c.outName())};
+    const ir::Attrs bn{{"axis", int64_t{1}}, {"epsilon", floatAttr(c.attrFloat("epsilon", 1e-5f))}};
+    if (c.attrInt("training_mode", 0) == 0) {
+      c.ignoreAttrs({"momentum", "consumed_inputs"});  // running-statistics update and a legacy hint
+      return {c.im.emit("batch_norm", {c.in(0), c.in(1), c.in(2), c.in(3), c.in(4)}, bn, c.outName())};
+    }
+    // training_mode (opset >= 14): normalized by the batch's own statistics
+    // over every axis but the channels; outputs 1 and 2 are the running
+    // statistics updated with momentum (the population variance, as ONNX).
+    const ValuePtr& x = c.in(0);
+    const std::string n = c.outName();
+    std::vector<int64_t> axes{0};
+    for (size_t i = 2; i < x->type.rank(); ++i) axes.push_back(static_cast<int64_t>(i));
+    Moments m = moments(c, x, axes, n + "_batch");
+    const std::vector<PrimExpr> channels{x->type.shape[1]};
+    ValuePtr mean = reshapeTo(c, m.mean, channels, n + "_batch_mean"),
+             var = reshapeTo(c, m.var, channels, n + "_batch_var");
+    std::vector<ValuePtr> outs{c.im.emit("batch_norm", {x, c.in(1), c.in(2), mean, var}, bn, n)};
+    const ir::DType t = x->type.dtype;
+    const double momentum = floatAttr(c.attrFloat("momentum", 0.9f));
+    auto running = [&](size_t input, const ValuePtr& current, size_t output) {
+      auto kept =
+          c.im.emit("multiply", {c.in(input), c.im.scalar(t, momentum, c.outName(output) + "_momentum")}, {},
+                    c.outName(output) + "_kept");
+      auto fresh =
+          c.im.emit("multiply", {current, c.im.scalar(t, 1.0 - momentum, c.outName(output) + "_rest")}, {},
+                    c.outName(output) + "_fresh");
+      return c.im.emit("add", {kept, fresh}, {}, c.outName(output));
+    };
+    if (c.outputUsed(1)) outs.push_back(running(3, mean, 1));
+    if (c.outputUsed(2)) outs.resize(2), outs.push_back(running(4, var, 2));
+    return outs;
   };
   t["LayerNormalization"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     const ValuePtr &x = c.in(0), &scale = c.in(1);
