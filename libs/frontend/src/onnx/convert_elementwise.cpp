@@ -88,7 +88,8 @@ std::vector<ValuePtr> reduce(NodeCtx& c, const std::string& op, bool axes_input)
   }
   if (x->type.dtype == ir::DType::boolean && (op == "max" || op == "min")) {  // any / all
     auto i = c.im.emit("cast", {x}, {{"dtype", std::string("i8")}}, name + "_i8");
-    return {c.im.emit("cast", {c.im.emit(op, {i}, a, name + "_red")}, {{"dtype", std::string("bool")}}, name)};
+    return {
+        c.im.emit("cast", {c.im.emit(op, {i}, a, name + "_red")}, {{"dtype", std::string("bool")}}, name)};
   }
   return {c.im.emit(op, {x}, a, name)};
 }
