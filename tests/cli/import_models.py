@@ -332,6 +332,26 @@ for cell, gates, direction, extra in [("LSTM", 4, "bidirectional", {"clip": 0.8}
         np.concatenate([y_ref.ravel(), yh_ref.ravel()]),
         inits=[("w", wr), ("r", rr), ("b", br), ("lens", lens), ("h0", h0r), ("flat", flat)], expect=["dense("])
 
+# If on a shape test (known at import): the chosen branch is imported in
+# place; its nodes use values from before the If.
+xi = r(2, 3)
+then_g = helper.make_graph([N("Mul", ["x", "two"], ["t_out"])], "then", [],
+                           [helper.make_tensor_value_info("t_out", F, [2, 3])])
+else_g = helper.make_graph([N("Neg", ["x"], ["e_out"])], "else", [], [helper.make_tensor_value_info("e_out", F, [2, 3])])
+save("if_shape_test", [N("Shape", ["x"], ["sh"]), N("Size", ["sh"], ["rank"]), N("Equal", ["rank", "two_i"], ["is2d"]),
+                       N("If", ["is2d"], ["y"], then_branch=then_g, else_branch=else_g)], xi, [2, 3], xi * 2,
+     inits=[("two", np.array(2, np.float32)), ("two_i", np.array(2, np.int64))], expect=["multiply"])
+
+# If on a value computed at run time: refused, naming the input to bind.
+g = helper.make_graph([N("ReduceSum", ["x"], ["s"], keepdims=0), N("Greater", ["s", "zero"], ["c"]),
+                       N("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "if_runtime",
+                      [helper.make_tensor_value_info("x", F, [2, 3])], [helper.make_tensor_value_info("y", F, [2, 3])],
+                      initializer=[numpy_helper.from_array(np.array(2, np.float32), "two"),
+                                   numpy_helper.from_array(np.array(0, np.float32), "zero")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, os.path.join(out, "err_if_runtime.onnx"))
+
 # The same axes computed from the input (axes + 0): the error names the input.
 g = helper.make_graph([N("Add", ["axes", "zero"], ["a"]), N("ReduceSum", ["x", "a"], ["y"], keepdims=0)],
                       "bind_computed_axes",

@@ -5,7 +5,8 @@
 // sequence, its lengths known at import), AffineGrid (a constant base
 // grid times theta), MaxUnpool (scatter_elements into zeros, by the flat
 // indices MaxPool gives) and Col2Im (a grouped conv2d_transpose with one-hot
-// kernels: each column entry adds to its pixel of the image).
+// kernels: each column entry adds to its pixel of the image) and If (the
+// branch its condition, known at import, selects).
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
 
@@ -291,9 +292,30 @@ ValuePtr col2Im(NodeCtx& c) {
                    n);
 }
 
+// If with a condition known at import (a shape test, say): the chosen
+// branch's nodes, imported in place. mlcc compiles static graphs, so a
+// condition computed at run time is refused.
+std::vector<ValuePtr> ifBranch(NodeCtx& c) {
+  const ValuePtr& cond = c.in(0);
+  if (!cond->constant)
+    c.failNotConstant(0, "the condition must be known at import (mlcc compiles one branch)");
+  if (cond->constant->numel() != 1) c.fail("the condition must hold one value");
+  const auto* then_branch = c.attr("then_branch");
+  const auto* else_branch = c.attr("else_branch");
+  if (!then_branch || !else_branch || !then_branch->has_g() || !else_branch->has_g())
+    c.fail("then_branch and else_branch must be graphs");
+  const auto& branch = cond->constant->at(0) != 0 ? then_branch->g() : else_branch->g();
+  std::vector<ValuePtr> outs = c.im.importSubgraph(branch);
+  if (outs.size() != c.numOutputs())
+    c.fail("the branch has " + std::to_string(outs.size()) + " outputs; the node " +
+           std::to_string(c.numOutputs()));
+  return outs;
+}
+
 }  // namespace
 
 void registerComposedConverters(ConverterTable& t) {
+  t["If"] = [](NodeCtx& c) { return ifBranch(c); };
   t["MaxUnpool"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {maxUnpool(c)}; };
   t["Col2Im"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {col2Im(c)}; };
   t["AffineGrid"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {affineGrid(c)}; };

@@ -275,6 +275,7 @@ ValuePtr Importer::emitTupleGet(const ValuePtr& tuple, int64_t index, const std:
   auto v = std::make_shared<Value>();
   v->name = name;
   v->type = tuple->type.fields.at(static_cast<size_t>(index));
+  v->from_inputs = tuple->from_inputs;
   v->var = b.var = ir::makeGraphVar(uniqueName(name), v->type);
   bindings_.push_back(std::move(b));
   return v;
@@ -291,6 +292,74 @@ ValuePtr Importer::emitAlias(const ValuePtr& src, const std::string& name) {
   return v;
 }
 
+void Importer::countUses(const onnx::GraphProto& g) {
+  for (const auto& n : g.node()) {
+    for (const auto& in : n.input()) ++use_counts[in];
+    for (const auto& a : n.attribute())  // subgraphs (If's branches) use outer values by name
+      if (a.has_g()) countUses(a.g());
+  }
+  for (const auto& o : g.output()) ++use_counts[o.name()];
+}
+
+void Importer::importNodes(const onnx::GraphProto& g) {
+  std::map<std::string, ValuePtr>& values = *values_;
+  auto located = [&](const std::string& msg) { return Error(SourceLoc{display_, 0, 0}, msg); };
+  for (const auto& n : g.node()) {
+    NodeCtx ctx{n, *this, {}, opset_, {}, {}};
+    for (const auto& in : n.input()) {
+      if (in.empty()) {
+        ctx.inputs.push_back(nullptr);
+        continue;
+      }
+      auto it = values.find(in);
+      if (it == values.end())
+        throw located("node '" + n.name() + "' (" + n.op_type() + "): input '" + in + "' is not defined");
+      ctx.inputs.push_back(it->second);
+    }
+    while (!ctx.inputs.empty() && !ctx.inputs.back()) ctx.inputs.pop_back();
+    std::vector<ValuePtr> outs;
+    try {
+      auto folded = foldShapeNode(ctx);
+      if (folded) {
+        outs = std::move(*folded);
+      } else {
+        auto conv = converters().find(n.op_type());
+        if (conv == converters().end() || !(n.domain().empty() || n.domain() == "ai.onnx"))
+          ctx.fail("unsupported ONNX op type");
+        outs = conv->second(ctx);
+      }
+      ctx.checkAllRead();
+    } catch (const std::exception& e) {
+      std::string msg = errorText(e);
+      if (msg.rfind("node '", 0) != 0) msg = "node '" + n.name() + "' (" + n.op_type() + "): " + msg;
+      throw located(msg);
+    }
+    for (int i = 0; i < n.output_size(); ++i) {
+      if (n.output(i).empty()) continue;
+      if (static_cast<size_t>(i) < outs.size() && outs[static_cast<size_t>(i)]) {
+        values[n.output(i)] = outs[static_cast<size_t>(i)];
+      } else if (ctx.outputUsed(static_cast<size_t>(i))) {
+        throw located("node '" + n.name() + "' (" + n.op_type() + "): output " + std::to_string(i) + " ('" +
+                      n.output(i) + "') is used but not supported");
+      }
+    }
+  }
+}
+
+std::vector<ValuePtr> Importer::importSubgraph(const onnx::GraphProto& g) {
+  if (g.input_size() > 0) throw Error("a subgraph with inputs is not supported");
+  for (const auto& t : g.initializer())
+    (*values_)[t.name()] = constant(tensorFromOnnx(t, base_dir_), t.name());
+  importNodes(g);
+  std::vector<ValuePtr> outs;
+  for (const auto& o : g.output()) {
+    auto it = values_->find(o.name());
+    if (it == values_->end()) throw Error("subgraph output '" + o.name() + "' is not defined");
+    outs.push_back(it->second);
+  }
+  return outs;
+}
+
 ImportedModel Importer::run(const onnx::ModelProto& model, const OnnxImportOptions& options) {
   int64_t opset = 13;
   for (const auto& o : model.opset_import())
@@ -299,9 +368,9 @@ ImportedModel Importer::run(const onnx::ModelProto& model, const OnnxImportOptio
   std::map<std::string, ValuePtr> values;
   auto located = [&](const std::string& msg) { return Error(SourceLoc{display_, 0, 0}, msg); };
 
-  for (const auto& n : g.node())
-    for (const auto& in : n.input()) ++use_counts[in];
-  for (const auto& o : g.output()) ++use_counts[o.name()];
+  countUses(g);
+  opset_ = opset;
+  values_ = &values;
 
   // Initializers.
   for (const auto& t : g.initializer()) {
@@ -389,34 +458,7 @@ ImportedModel Importer::run(const onnx::ModelProto& model, const OnnxImportOptio
                     (values.count(name) ? " (it is an initializer, a constant already)" : ""));
 
   // Nodes, in their (topological) order.
-  for (const auto& n : g.node()) {
-    NodeCtx ctx{n, *this, {}, opset, {}, {}};
-    for (const auto& in : n.input()) ctx.inputs.push_back(in.empty() ? nullptr : values.at(in));
-    while (!ctx.inputs.empty() && !ctx.inputs.back()) ctx.inputs.pop_back();
-    std::vector<ValuePtr> outs;
-    try {
-      auto folded = foldShapeNode(ctx);
-      if (folded) {
-        outs = std::move(*folded);
-      } else {
-        outs = converters().at(n.op_type())(ctx);
-      }
-      ctx.checkAllRead();
-    } catch (const std::exception& e) {
-      std::string msg = errorText(e);
-      if (msg.rfind("node '", 0) != 0) msg = "node '" + n.name() + "' (" + n.op_type() + "): " + msg;
-      throw located(msg);
-    }
-    for (int i = 0; i < n.output_size(); ++i) {
-      if (n.output(i).empty()) continue;
-      if (static_cast<size_t>(i) < outs.size() && outs[static_cast<size_t>(i)]) {
-        values[n.output(i)] = outs[static_cast<size_t>(i)];
-      } else if (ctx.outputUsed(static_cast<size_t>(i))) {
-        throw located("node '" + n.name() + "' (" + n.op_type() + "): output " + std::to_string(i) + " ('" +
-                      n.output(i) + "') is used but not supported");
-      }
-    }
-  }
+  importNodes(g);
 
   // Outputs, bound to variables named as the ONNX outputs.
   ir::GraphFunc f;

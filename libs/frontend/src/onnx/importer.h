@@ -154,12 +154,22 @@ class Importer {
   // The IR variable of `v`, binding its constant first when needed.
   ir::GraphVar use(const ValuePtr& v);
 
+  // Imports the nodes of a subgraph without inputs (a branch of If) into
+  // the current scope: its nodes see every value defined so far. Returns
+  // the values of its outputs.
+  std::vector<ValuePtr> importSubgraph(const onnx::GraphProto& g);
+
   const std::string& baseDir() const { return base_dir_; }
   std::string uniqueName(const std::string& base);
   // The number of uses of each ONNX tensor name by nodes and graph outputs.
   std::map<std::string, int> use_counts;
 
  private:
+  void countUses(const onnx::GraphProto& g);
+  void importNodes(const onnx::GraphProto& g);
+
+  std::map<std::string, ValuePtr>* values_ = nullptr;  // ONNX name -> value, in run()
+  int64_t opset_ = 13;
   std::string base_dir_, display_;
   std::vector<ir::Binding> bindings_;
   std::vector<std::pair<std::string, ir::Tensor>> weights_;

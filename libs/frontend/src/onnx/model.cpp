@@ -3,6 +3,7 @@
 // input is defined before use and every output is produced, the default
 // opset, and the list of unsupported ops, reported all at once.
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <map>
 #include <set>
@@ -67,30 +68,40 @@ void validate(const onnx::ModelProto& m, const std::string& file) {
             " is supported only for ops unchanged since (Relu, Elu, Not, ...); node '" + n.name() + "' (" +
             n.op_type() + ") is not one of them: export the model at opset 7 or later");
   const auto& g = m.graph();
-  std::set<std::string> defined;
-  for (const auto& t : g.initializer()) defined.insert(t.name());
-  for (const auto& i : g.input()) defined.insert(i.name());
-  for (const auto& n : g.node()) {
-    const std::string where = "node '" + n.name() + "' (" + n.op_type() + ")";
-    for (const auto& in : n.input())
-      if (!in.empty() && !defined.count(in)) bad(where + ": input '" + in + "' is not defined before it");
-    for (const auto& out : n.output())
-      if (!out.empty()) defined.insert(out);
-  }
-  if (g.output_size() == 0) bad("the graph has no outputs");
-  for (const auto& o : g.output())
-    if (!defined.count(o.name())) bad("graph output '" + o.name() + "' is not produced by any node");
-  // Unsupported ops, all at once.
+  // Every input defined before its node, in the graph and in its subgraphs
+  // (If's branches see the values defined before the If node); unsupported
+  // ops collected from all of them, to be listed at once.
   std::map<std::string, std::pair<int, std::string>> unsupported;  // op -> count, first node
-  for (const auto& n : g.node()) {
-    std::string op = n.op_type();
-    bool known = (n.domain().empty() || n.domain() == "ai.onnx") && onnx_import::converters().count(op);
-    if (!known) {
-      if (!n.domain().empty() && n.domain() != "ai.onnx") op = n.domain() + "." + op;
-      auto& e = unsupported[op];
-      if (e.first++ == 0) e.second = n.name().empty() ? "(unnamed)" : n.name();
-    }
-  }
+  std::function<void(const onnx::GraphProto&, std::set<std::string>, int)> check =
+      [&](const onnx::GraphProto& graph, std::set<std::string> defined, int depth) {
+        if (depth > 16) bad("subgraphs nest more than 16 deep");
+        for (const auto& t : graph.initializer()) defined.insert(t.name());
+        for (const auto& i : graph.input()) defined.insert(i.name());
+        for (const auto& n : graph.node()) {
+          const std::string where = "node '" + n.name() + "' (" + n.op_type() + ")";
+          for (const auto& in : n.input())
+            if (!in.empty() && !defined.count(in))
+              bad(where + ": input '" + in + "' is not defined before it");
+          std::string op = n.op_type();
+          bool known = (n.domain().empty() || n.domain() == "ai.onnx") && onnx_import::converters().count(op);
+          if (!known) {
+            if (!n.domain().empty() && n.domain() != "ai.onnx") op = n.domain() + "." + op;
+            auto& e = unsupported[op];
+            if (e.first++ == 0) e.second = n.name().empty() ? "(unnamed)" : n.name();
+          }
+          if (known)
+            for (const auto& a : n.attribute())
+              if (a.has_g()) check(a.g(), defined, depth + 1);
+          for (const auto& out : n.output())
+            if (!out.empty()) defined.insert(out);
+        }
+        if (graph.output_size() == 0) bad(depth ? "a subgraph has no outputs" : "the graph has no outputs");
+        for (const auto& o : graph.output())
+          if (!defined.count(o.name()))
+            bad((depth ? "subgraph output '" : "graph output '") + o.name() +
+                "' is not produced by any node");
+      };
+  check(g, {}, 0);
   if (!unsupported.empty()) {
     std::ostringstream s;
     s << unsupported.size() << " unsupported ONNX op type" << (unsupported.size() > 1 ? "s" : "") << ":";
