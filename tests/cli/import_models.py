@@ -332,6 +332,22 @@ for cell, gates, direction, extra in [("LSTM", 4, "bidirectional", {"clip": 0.8}
         np.concatenate([y_ref.ravel(), yh_ref.ravel()]),
         inits=[("w", wr), ("r", rr), ("b", br), ("lens", lens), ("h0", h0r), ("flat", flat)], expect=["dense("])
 
+# DFT (opset 17 attributes): zero-padded to 12 points, one-sided; truncated
+# to 6 points; an inverse of complex input on another axis.
+def complex_pairs(z):
+    return np.stack([z.real, z.imag], -1).astype(np.float32)
+
+
+xd = r(2, 10, 3, 1)
+save("dft_padded_onesided", [N("DFT", ["x", "len"], ["y"], axis=1, onesided=1)], xd, [2, 7, 3, 2],
+     complex_pairs(np.fft.fft(xd[..., 0], n=12, axis=1)[:, :7]), opset=17,
+     inits=[("len", np.array(12, np.int64))], expect=["matmul"])
+save("dft_truncated", [N("DFT", ["x", "len"], ["y"], axis=1)], xd, [2, 6, 3, 2],
+     complex_pairs(np.fft.fft(xd[..., 0], n=6, axis=1)), opset=17, inits=[("len", np.array(6, np.int64))])
+xc = r(2, 4, 5, 2)
+save("dft_inverse_complex", [N("DFT", ["x"], ["y"], axis=2, inverse=1)], xc, [2, 4, 5, 2],
+     complex_pairs(np.fft.ifft(xc[..., 0] + 1j * xc[..., 1], axis=2)), opset=17)
+
 # If on a shape test (known at import): the chosen branch is imported in
 # place; its nodes use values from before the If.
 xi = r(2, 3)

@@ -5,8 +5,11 @@
 // sequence, its lengths known at import), AffineGrid (a constant base
 // grid times theta), MaxUnpool (scatter_elements into zeros, by the flat
 // indices MaxPool gives) and Col2Im (a grouped conv2d_transpose with one-hot
-// kernels: each column entry adds to its pixel of the image) and If (the
-// branch its condition, known at import, selects).
+// kernels: each column entry adds to its pixel of the image), DFT (one
+// matmul with the constant DFT matrix) and If (the branch its condition,
+// known at import, selects).
+#include <cmath>
+
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
 
@@ -292,6 +295,87 @@ ValuePtr col2Im(NodeCtx& c) {
                    n);
 }
 
+// DFT along one signal axis as one matmul: the signal [..., n, c] (c = 1:
+// real, 2: interleaved complex) moved last and flattened to [..., n * c],
+// times the constant [n * c, K * 2] matrix of the length-L transform
+// (forward e^{-2 pi i jk / L}, inverse e^{+2 pi i jk / L} / L; L =
+// dft_length, samples past it dropped and missing ones zero: no padding op;
+// K = L, or L / 2 + 1 one-sided), then moved back as [..., K, 2].
+ValuePtr dft(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const std::string n = c.outName();
+  const int64_t r = static_cast<int64_t>(x->type.rank());
+  if (r < 2) c.fail("the input needs a signal axis and the real/complex axis");
+  int64_t axis;
+  if (c.opset >= 20) {
+    axis = -2;
+    if (c.hasInput(2)) {
+      std::vector<int64_t> a = c.constInts(2, "axis");
+      if (a.size() != 1) c.fail("axis must hold one value");
+      axis = a[0];
+    }
+  } else {
+    axis = c.attrInt("axis", 1);
+  }
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis > r - 2)
+    c.fail("axis must name a signal axis (not the last, real/complex one) of the rank-" + std::to_string(r) +
+           " input");
+  const int64_t comps = staticDim(c, x->type.shape[static_cast<size_t>(r - 1)], "the real/complex axis");
+  if (comps != 1 && comps != 2)
+    c.fail("the last axis must be 1 (real) or 2 (complex), not " + std::to_string(comps));
+  const int64_t len = staticDim(c, x->type.shape[static_cast<size_t>(axis)], "the signal length");
+  int64_t L = len;
+  if (c.hasInput(1)) {
+    std::vector<int64_t> l = c.constInts(1, "dft_length");
+    if (l.size() != 1 || l[0] <= 0) c.fail("dft_length must be one positive value");
+    L = l[0];
+  }
+  const bool inverse = c.attrInt("inverse", 0) != 0, onesided = c.attrInt("onesided", 0) != 0;
+  if (inverse && onesided) c.fail("inverse with onesided (a real inverse transform) is not supported");
+  const int64_t K = onesided ? L / 2 + 1 : L;
+  const int64_t rows = len * comps;
+  if (K > kMaxComputedElements / 2 / std::max<int64_t>(rows, 1))
+    c.fail("a DFT of " + std::to_string(len) + " to " + std::to_string(L) +
+           " points is too large for its matrix form");
+  std::vector<double> m(static_cast<size_t>(rows * K * 2), 0.0);
+  constexpr double kPi = 3.14159265358979323846;
+  const double scale = inverse ? 1.0 / static_cast<double>(L) : 1.0, sign = inverse ? 1.0 : -1.0;
+  for (int64_t j = 0; j < std::min(len, L); ++j)
+    for (int64_t k = 0; k < K; ++k) {
+      const double angle = 2 * kPi * static_cast<double>((j * k) % L) / static_cast<double>(L);
+      const double cs = std::cos(angle) * scale, sn = sign * std::sin(angle) * scale;
+      // (re + i im)(cs + i sn): re' = re cs - im sn, im' = re sn + im cs.
+      auto at = [&](int64_t p, int64_t q) -> double& {
+        return m[static_cast<size_t>(((j * comps + p) * K + k) * 2 + q)];
+      };
+      at(0, 0) = cs;
+      at(0, 1) = sn;
+      if (comps == 2) at(1, 0) = -sn, at(1, 1) = cs;
+    }
+  auto matrix = c.im.constant(ir::Tensor::fromValues(x->type.dtype, {rows, K * 2}, m), n + "_matrix");
+  // [others..., axis, comps] -> [others..., n * comps]
+  std::vector<int64_t> perm;
+  std::vector<ir::PrimExpr> others;
+  for (int64_t i = 0; i < r - 1; ++i)
+    if (i != axis) perm.push_back(i), others.push_back(x->type.shape[static_cast<size_t>(i)]);
+  perm.push_back(axis);
+  perm.push_back(r - 1);
+  auto moved = c.im.emit("permute_dims", {x}, {{"axes", ir::AttrValue::ints(perm)}}, n + "_moved");
+  std::vector<ir::PrimExpr> flat = others;
+  flat.push_back(ir::makeInt(rows));
+  auto y = c.im.emit("matmul", {reshapeTo(c, moved, flat, n + "_rows"), matrix}, {}, n + "_freq");
+  std::vector<ir::PrimExpr> split = others;
+  split.push_back(ir::makeInt(K));
+  split.push_back(ir::makeInt(2));
+  y = reshapeTo(c, y, split, n + "_pairs");
+  // [others..., K, 2] -> the input's order with K on the axis.
+  std::vector<int64_t> back;
+  for (int64_t i = 0, o = 0; i < r - 1; ++i) back.push_back(i == axis ? r - 2 : o++);
+  back.push_back(r - 1);
+  return c.im.emit("permute_dims", {y}, {{"axes", ir::AttrValue::ints(back)}}, n);
+}
+
 // If with a condition known at import (a shape test, say): the chosen
 // branch's nodes, imported in place. mlcc compiles static graphs, so a
 // condition computed at run time is refused.
@@ -316,6 +400,7 @@ std::vector<ValuePtr> ifBranch(NodeCtx& c) {
 
 void registerComposedConverters(ConverterTable& t) {
   t["If"] = [](NodeCtx& c) { return ifBranch(c); };
+  t["DFT"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {dft(c)}; };
   t["MaxUnpool"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {maxUnpool(c)}; };
   t["Col2Im"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {col2Im(c)}; };
   t["AffineGrid"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {affineGrid(c)}; };
