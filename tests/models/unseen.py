@@ -424,6 +424,27 @@ def build_ranking(g):
     return Ranking(g), torch.randn(4, 8, generator=g), None
 
 
+class Unpool(nn.Module):
+    """A pooling encoder-decoder (SegNet style): MaxPool2d(return_indices)
+    (MaxPool's Indices output, which the exporter turns into per-plane
+    indices), a 1x1 conv, the values put back at those indices by a scatter
+    (as MaxUnpool2d, which torch cannot run deterministically)."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.pool = nn.MaxPool2d(2, stride=2, return_indices=True)
+        self.mix = nn.Conv2d(3, 3, 1)
+
+    def forward(self, x):  # [2, 3, 8, 8]
+        y, idx = self.pool(x)
+        up = torch.zeros(2, 3, 64).scatter(2, idx.flatten(2), self.mix(y).flatten(2))
+        return torch.cat([up.flatten(1), idx.flatten(1).float()], 1)
+
+
+def build_unpool(g):
+    return Unpool(g), torch.randn(2, 3, 8, 8, generator=g), None
+
+
 class Unsupported(nn.Module):
     """Ops outside the op set (CumSum, NonZero, Einsum): the import must fail
     listing all of them, not give a wrong answer."""
@@ -481,6 +502,7 @@ BASE = OrderedDict([
     ("warps", (build_warps, 124)),
     ("recurrent", (build_recurrent, 125)),
     ("ranking", (build_ranking, 126)),
+    ("unpool", (build_unpool, 127)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

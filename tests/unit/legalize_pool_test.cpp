@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "legalize_check.h"
 #include "mlcc/interp/interpreter.h"
@@ -46,13 +47,55 @@ void check(const Pool& p) {
                  (p.ceil_mode ? " ceil" : "") + (p.count_include_pad ? " count_include_pad" : ""));
     expectLegalizeMatchesKernel(op, {randomTensor(rng, p.dtype, p.x)}, attrs, tol(p.dtype));
   }
+  // max_pool2d's indices (ONNX MaxPool's second output), row- and column-major,
+  // on integer-valued inputs: ties in most windows.
+  for (int64_t order : {0, 1}) {
+    std::mt19937 rng(static_cast<unsigned>(p.x[3] * 5 + order));
+    Attrs attrs{{"pool_size", AttrValue::ints(p.k)},
+                {"padding", AttrValue::ints(p.padding)},
+                {"dilation", AttrValue::ints(p.dilation)},
+                {"ceil_mode", AttrValue(p.ceil_mode)},
+                {"storage_order", order}};
+    if (!p.strides.empty()) attrs["strides"] = AttrValue::ints(p.strides);
+    SCOPED_TRACE("max_pool2d_indices " + mlcc::test::shapeText(p.x) + " storage_order " +
+                 std::to_string(order));
+    Tensor x = randomTensor(rng, p.dtype, p.x);
+    for (int64_t i = 0; i < x.numel(); ++i) x.set(i, std::round(x.at(i)));
+    expectLegalizeMatchesKernel("max_pool2d_indices", {x}, attrs, tol(p.dtype));
+  }
 }
 
 }  // namespace
 
 TEST(LegalizePool, EveryOpHasALegalization) {
-  expectEveryOpHasALegalization(
-      {"max_pool2d", "avg_pool2d", "global_avg_pool2d", "global_max_pool2d", "adaptive_avg_pool2d"});
+  expectEveryOpHasALegalization({"max_pool2d", "avg_pool2d", "max_pool2d_indices", "global_avg_pool2d",
+                                 "global_max_pool2d", "adaptive_avg_pool2d"});
+}
+
+// ONNX's MaxPool Indices example: the flat index of each window's max, row-
+// and column-major; ties go to the first tap in window order; NaN wins.
+TEST(LegalizePool, IndicesKernel) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor x = Tensor::fromValues(DType::f32, {1, 1, 2, 4}, {1, 5, 5, 2, 3, 0, nan, 9});
+  Attrs attrs{{"pool_size", AttrValue::ints({2, 2})}, {"strides", AttrValue::ints({2, 2})}};
+  auto rows = mlcc::ops::computeOp("max_pool2d_indices", {x}, attrs)[0];
+  EXPECT_EQ(rows.at(0), 1);  // 5 at (0, 1)
+  EXPECT_EQ(rows.at(1), 6);  // NaN at (1, 2)
+  attrs["storage_order"] = int64_t{1};
+  auto cols = mlcc::ops::computeOp("max_pool2d_indices", {x}, attrs)[0];
+  EXPECT_EQ(cols.at(0), 2);  // (0, 1) column-major: 1 * 2 + 0
+  EXPECT_EQ(cols.at(1), 5);  // (1, 2): 2 * 2 + 1
+  // The tie 5, 5 across windows of a stride-1 pool: each window's first.
+  Tensor t = Tensor::fromValues(DType::f32, {1, 1, 1, 3}, {5, 5, 1});
+  auto tie =
+      mlcc::ops::computeOp("max_pool2d_indices", {t},
+                           {{"pool_size", AttrValue::ints({1, 2})}, {"strides", AttrValue::ints({1, 1})}})[0];
+  EXPECT_EQ(tie.at(0), 0);
+  EXPECT_EQ(tie.at(1), 1);
+  // (The legalized max reduction drops NaN where the kernel propagates it,
+  // as max_pool2d's does: compared on finite values.)
+  x.set(6, 5.0);
+  expectLegalizeMatchesKernel("max_pool2d_indices", {x}, attrs);
 }
 
 TEST(LegalizePool, Basic) {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "legalize_util_mv.h"
 #include "legalize_util_nn.h"
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/te.h"
@@ -209,6 +210,44 @@ std::vector<Tensor> computePool(const std::vector<Tensor>& inputs, const ir::Att
 // count_include_pad those inside the padded extent [-pad_begin, in + pad_end)
 // (PyTorch clips ceil_mode windows to it); 0 where the count is 0. avg
 // accumulates f16/bf16 in f32 (as the kernel); max is exact in any dtype.
+// The window taps of the legalized pools: tap r of output element i reads
+// input (ih, iw); where some window reaches outside the input, `inside`
+// says whether the tap lies in it and `value` reads `fill` where it does not.
+struct WindowTaps {
+  const PoolAttrs& a;
+  ir::Buffer x;
+  bool blocked, hin, win;  // hin/win: every window inside the input along H/W
+
+  WindowTaps(const PoolAttrs& attrs, ir::Buffer input, const Type& output, bool is_blocked)
+      : a(attrs), x(std::move(input)), blocked(is_blocked) {
+    hin = nnlegal::windowsInside(x->shape[2], output.shape[2], a.kh, a.sh, a.pt, a.dh);
+    win = nnlegal::windowsInside(x->shape[3], output.shape[3], a.kw, a.sw, a.pl, a.dw);
+  }
+  PrimExpr ih(const ir::te::Indices& i, const ir::te::Indices& r) const {
+    using namespace ir::build;
+    return nnlegal::addC(nnlegal::mulC(i[2], a.sh), -a.pt) + nnlegal::mulC(r[0], a.dh);
+  }
+  PrimExpr iw(const ir::te::Indices& i, const ir::te::Indices& r) const {
+    using namespace ir::build;
+    return nnlegal::addC(nnlegal::mulC(i[3], a.sw), -a.pl) + nnlegal::mulC(r[1], a.dw);
+  }
+  // Null when every tap is inside.
+  PrimExpr inside(const PrimExpr& h, const PrimExpr& w) const {
+    using namespace ir::build;
+    PrimExpr ok;
+    if (!hin) ok = nnlegal::inRange(h, x->shape[2]);
+    if (!win) ok = ok ? (ok && nnlegal::inRange(w, x->shape[3])) : nnlegal::inRange(w, x->shape[3]);
+    return ok;
+  }
+  PrimExpr value(const ir::te::Indices& i, const PrimExpr& h, const PrimExpr& w, const PrimExpr& fill) const {
+    PrimExpr ok = inside(h, w);
+    std::vector<bool> clamp{false, false, !hin, !win};
+    if (blocked) clamp.push_back(false);
+    return ok ? nnlegal::guardedLoad(x, poolIndex(i, h, w, blocked), clamp, ok, fill)
+              : ir::build::load(x, poolIndex(i, h, w, blocked));
+  }
+};
+
 template <bool kAvg>
 ir::PrimFunc legalizePool(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
   using namespace ir::build;
@@ -219,25 +258,14 @@ ir::PrimFunc legalizePool(const std::vector<Type>& inputs, const Type& output, c
   const bool blocked = poolBlock(attrs, op) > 0;
   DType acc = kAvg ? nnlegal::accDType(output.dtype) : output.dtype;
   const PrimExpr &H = x->shape[2], &W = x->shape[3], &OH = output.shape[2], &OW = output.shape[3];
-  bool hin = nnlegal::windowsInside(H, OH, a.kh, a.sh, a.pt, a.dh);
-  bool win = nnlegal::windowsInside(W, OW, a.kw, a.sw, a.pl, a.dw);
+  const WindowTaps taps(a, x, output, blocked);
   PrimExpr fill =
       kAvg ? ir::te::constant(x->dtype, 0) : ir::te::reduceIdentity(ir::te::ReduceOp::Max, x->dtype);
-  ir::Buffer y =
-      fb.reduce(op, output.shape, acc, {dimConst(a.kh), dimConst(a.kw)},
-                kAvg ? ir::te::ReduceOp::Sum : ir::te::ReduceOp::Max,
-                [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-                  PrimExpr ih = nnlegal::addC(nnlegal::mulC(i[2], a.sh), -a.pt) + nnlegal::mulC(r[0], a.dh);
-                  PrimExpr iw = nnlegal::addC(nnlegal::mulC(i[3], a.sw), -a.pl) + nnlegal::mulC(r[1], a.dw);
-                  PrimExpr ok;
-                  if (!hin) ok = nnlegal::inRange(ih, H);
-                  if (!win) ok = ok ? (ok && nnlegal::inRange(iw, W)) : nnlegal::inRange(iw, W);
-                  std::vector<bool> clamp{false, false, !hin, !win};
-                  if (blocked) clamp.push_back(false);
-                  PrimExpr v = ok ? nnlegal::guardedLoad(x, poolIndex(i, ih, iw, blocked), clamp, ok, fill)
-                                  : load(x, poolIndex(i, ih, iw, blocked));
-                  return nnlegal::castTo(acc, v);
-                });
+  ir::Buffer y = fb.reduce(op, output.shape, acc, {dimConst(a.kh), dimConst(a.kw)},
+                           kAvg ? ir::te::ReduceOp::Sum : ir::te::ReduceOp::Max,
+                           [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                             return nnlegal::castTo(acc, taps.value(i, taps.ih(i, r), taps.iw(i, r), fill));
+                           });
   if constexpr (!kAvg) {
     return fb.build({y});
   } else {
@@ -292,6 +320,107 @@ std::vector<AttrSpec> poolSpecs(bool avg) {
   if (avg) specs.push_back({"count_include_pad", AttrKind::Bool, ir::AttrValue(false)});
   specs.push_back(layoutSpec());
   return specs;
+}
+
+// ---- max_pool2d_indices ----------------------------------------------------------
+
+// max_pool2d's argmax as ONNX MaxPool's Indices output: per output element
+// the flat index, over the whole NCHW input (padding not counted), of the
+// first tap (window order) holding the window's maximum (NaN matching NaN);
+// storage_order 1 counts the spatial axes column-major (w * H + h).
+constexpr const char* kIndicesOp = "max_pool2d_indices";
+
+Type inferPoolIndices(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
+  if (poolBlock(attrs, kIndicesOp)) fail(kIndicesOp, "a blocked layout is not supported");
+  Type y = inferPool<false>(inputs, attrs);
+  const int64_t order = attrInt(attrs, "storage_order");
+  if (order != 0 && order != 1) fail(kIndicesOp, "storage_order must be 0 or 1");
+  return Type::tensor(DType::i64, y.shape);
+}
+
+std::vector<Tensor> computePoolIndices(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
+  const Tensor& tx = inputs[0];
+  PoolAttrs a = poolAttrs(attrs, kIndicesOp, false);
+  const bool column_major = attrInt(attrs, "storage_order") == 1;
+  const auto& xs = tx.shape();
+  const int64_t H = xs[2], W = xs[3];
+  const int64_t OH = poolOutSize(H, a.kh, a.sh, a.pt, a.pb, a.dh, a.ceil_mode);
+  const int64_t OW = poolOutSize(W, a.kw, a.sw, a.pl, a.pr, a.dw, a.ceil_mode);
+  std::vector<float> sx;
+  const float* x = nn::f32Data(tx, sx);
+  Tensor out = Tensor::zeros(DType::i64, {xs[0], xs[1], OH, OW});
+  int64_t* o = out.mutableData<int64_t>();
+  for (int64_t p = 0; p < xs[0] * xs[1]; ++p)
+    for (int64_t oh = 0; oh < OH; ++oh)
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        int64_t hlo, hhi, wlo, whi;
+        const int64_t hs = oh * a.sh - a.pt, ws = ow * a.sw - a.pl;
+        nn::validRange(a.kh, a.dh, hs, H, &hlo, &hhi);
+        nn::validRange(a.kw, a.dw, ws, W, &wlo, &whi);
+        float m = -std::numeric_limits<float>::infinity();
+        for (int64_t kh = hlo; kh < hhi; ++kh)
+          for (int64_t kw = wlo; kw < whi; ++kw) {
+            float v = x[(p * H + hs + kh * a.dh) * W + ws + kw * a.dw];
+            m = (v > m || v != v) ? v : m;
+          }
+        int64_t best = std::numeric_limits<int64_t>::max();
+        for (int64_t kh = hlo; kh < hhi && best == std::numeric_limits<int64_t>::max(); ++kh)
+          for (int64_t kw = wlo; kw < whi; ++kw) {
+            const int64_t h = hs + kh * a.dh, w = ws + kw * a.dw;
+            float v = x[(p * H + h) * W + w];
+            if (v == m || (v != v && m != m)) {
+              best = p * H * W + (column_major ? w * H + h : h * W + w);
+              break;
+            }
+          }
+        o[(p * OH + oh) * OW + ow] = best;
+      }
+  return {out};
+}
+
+// Three stages: the window's max (as max_pool2d), the first tap in window
+// order (kh * KW + kw) equal to it, that tap's flat index.
+ir::PrimFunc legalizePoolIndices(const std::vector<Type>& inputs, const Type& output,
+                                 const ir::Attrs& attrs) {
+  using namespace ir::build;
+  namespace lm = ops::legal_mv;
+  PoolAttrs a = poolAttrs(attrs, kIndicesOp, false);
+  const bool column_major = attrInt(attrs, "storage_order") == 1;
+  ir::te::FuncBuilder fb(kIndicesOp);
+  ir::Buffer x = fb.input("x", inputs[0]);
+  const WindowTaps taps(a, x, output, false);
+  const PrimExpr lowest = ir::te::reduceIdentity(ir::te::ReduceOp::Max, x->dtype);
+  const std::vector<PrimExpr> window{dimConst(a.kh), dimConst(a.kw)};
+  ir::Buffer m = fb.reduce("max_pool2d", output.shape, x->dtype, window, ir::te::ReduceOp::Max,
+                           [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                             return taps.value(i, taps.ih(i, r), taps.iw(i, r), lowest);
+                           });
+  const PrimExpr none = lm::idx(std::numeric_limits<int64_t>::max());
+  ir::Buffer first = fb.reduce(
+      "max_pool2d_first", output.shape, DType::i64, window, ir::te::ReduceOp::Min,
+      [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+        PrimExpr h = taps.ih(i, r), w = taps.iw(i, r);
+        PrimExpr v = taps.value(i, h, w, lowest), best = load(m, {i[0], i[1], i[2], i[3]});
+        PrimExpr hit = eq(v, best);
+        if (ir::isFloat(x->dtype))
+          hit = lor(hit, land(ir::makeCall("isnan", {v}), ir::makeCall("isnan", {best})));
+        if (PrimExpr ok = taps.inside(h, w)) hit = land(ok, hit);
+        return ir::makeSelect(hit, lm::add(lm::mul(r[0], lm::idx(a.kw)), r[1]), none);
+      },
+      none);
+  ir::Buffer idx = fb.compute(kIndicesOp, output.shape, DType::i64, [&](const ir::te::Indices& i) {
+    PrimExpr k = load(first, {i[0], i[1], i[2], i[3]});
+    PrimExpr kk = lm::minOf(k, lm::idx(a.kh * a.kw - 1));  // keeps `none` rows' arithmetic in range
+    const PrimExpr &H = x->shape[2], &W = x->shape[3];
+    PrimExpr h = lm::add(lm::add(lm::mul(i[2], lm::idx(a.sh)), lm::idx(-a.pt)),
+                         lm::mul(lm::floorDiv(kk, lm::idx(a.kw)), lm::idx(a.dh)));
+    PrimExpr w = lm::add(lm::add(lm::mul(i[3], lm::idx(a.sw)), lm::idx(-a.pl)),
+                         lm::mul(lm::floorMod(kk, lm::idx(a.kw)), lm::idx(a.dw)));
+    PrimExpr plane = lm::mul(lm::add(lm::mul(i[0], x->shape[1]), i[1]), lm::mul(H, W));
+    PrimExpr within = column_major ? lm::add(lm::mul(w, H), h) : lm::add(lm::mul(h, W), w);
+    return ir::makeSelect(eq(k, none), none, lm::add(plane, within));
+  });
+  return fb.build({idx});
 }
 
 // ---- global pooling -----------------------------------------------------------
@@ -479,6 +608,10 @@ void registerPoolOps(std::vector<OpDef>& ops) {
                  computePool<false>, flopsPool<false>, legalizePool<false>});
   ops.push_back({"avg_pool2d", 1, 1, OpPattern::Opaque, poolSpecs(true), inferPool<true>, computePool<true>,
                  flopsPool<true>, legalizePool<true>});
+  std::vector<AttrSpec> indices_specs = poolSpecs(false);
+  indices_specs.push_back({"storage_order", AttrKind::Int, ir::AttrValue(int64_t{0})});
+  ops.push_back({kIndicesOp, 1, 1, OpPattern::Opaque, indices_specs, inferPoolIndices, computePoolIndices,
+                 flopsPool<false>, legalizePoolIndices});
   ops.push_back({"global_avg_pool2d",
                  1,
                  1,

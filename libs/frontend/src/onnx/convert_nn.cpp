@@ -178,6 +178,7 @@ ValuePtr pool2d(NodeCtx& c, const std::string& op, const ValuePtr& x, const Spat
               {"dilation", ir::AttrValue::ints(s.dil)},
               {"ceil_mode", c.attrInt("ceil_mode", 0) != 0}};
   if (op == "avg_pool2d") a["count_include_pad"] = include_pad;
+  if (op == "max_pool2d_indices") a["storage_order"] = c.attrInt("storage_order", 0);
   return c.im.emit(op, {x}, a, name);
 }
 
@@ -226,8 +227,7 @@ ValuePtr pool(NodeCtx& c, const std::string& op, const ValuePtr& x, const std::s
               std::optional<bool> include_pad = std::nullopt, int64_t* window = nullptr) {
   std::vector<int64_t> kernel = c.attrInts("kernel_shape");
   if (kernel.empty()) c.fail("kernel_shape is required");
-  if (op == "max_pool2d" && c.attrInt("storage_order", 0) != 0 && c.outputUsed(1))
-    c.fail("storage_order = 1 is not supported");
+  c.ignoreAttrs({"storage_order"});  // the Indices output's (max_pool2d_indices reads it)
   if (window) {
     std::optional<int64_t> size = 1;
     for (int64_t d : kernel) size = size ? checkedMul(*size, d) : size;
@@ -235,7 +235,11 @@ ValuePtr pool(NodeCtx& c, const std::string& op, const ValuePtr& x, const std::s
     *window = *size;
   }
   const bool incl = include_pad ? *include_pad : c.attrInt("count_include_pad", 0) != 0;
-  if (kernel.size() > 2) return poolNd(c, op, x, windowOf(c, x, kernel), incl, name);
+  if (kernel.size() > 2) {
+    if (op == "max_pool2d_indices")
+      c.fail("the Indices output of pooling over more than 2 axes is not supported");
+    return poolNd(c, op, x, windowOf(c, x, kernel), incl, name);
+  }
   Spatial s = spatial2d(c, x, kernel);
   if (!s.one_d) return pool2d(c, op, x, s, incl, name);
   return from2d(c, pool2d(c, op, to2d(c, x, name + "_x2d"), s, incl, name + "_pool"), name);
@@ -441,7 +445,9 @@ void registerNNConverters(ConverterTable& t) {
   t["Conv"] = [](NodeCtx& c) { return conv(c, false); };
   t["ConvTranspose"] = [](NodeCtx& c) { return conv(c, true); };
   t["MaxPool"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
-    return {pool(c, "max_pool2d", c.in(0), c.outName())};
+    std::vector<ValuePtr> outs{pool(c, "max_pool2d", c.in(0), c.outName())};
+    if (c.outputUsed(1)) outs.push_back(pool(c, "max_pool2d_indices", c.in(0), c.outName(1)));
+    return outs;
   };
   t["AveragePool"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {pool(c, "avg_pool2d", c.in(0), c.outName())};
