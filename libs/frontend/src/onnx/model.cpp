@@ -105,9 +105,13 @@ void validate(const onnx::ModelProto& m, const std::string& file) {
   if (!unsupported.empty()) {
     std::ostringstream s;
     s << unsupported.size() << " unsupported ONNX op type" << (unsupported.size() > 1 ? "s" : "") << ":";
+    static const std::set<std::string> data_dependent{"NonZero", "Unique", "Compress", "NonMaxSuppression"};
     for (const auto& [op, e] : unsupported)
       s << "\n  " << op << " (" << e.first << " node" << (e.first > 1 ? "s" : "") << ", first: '" << e.second
-        << "')";
+        << "')"
+        << (data_dependent.count(op) ? ": its output shape depends on the input values, and mlcc compiles "
+                                       "static shapes (README: Data-dependent output shapes)"
+                                     : "");
     bad(s.str());
   }
 }
