@@ -205,8 +205,6 @@ ir::PrimFunc legalizeLayoutTransform(const std::vector<Type>& inputs, const Type
   });
 }
 
-int64_t zeroFlops(const std::vector<Type>&, const Type&, const ir::Attrs&) { return 0; }
-
 }  // namespace
 
 Shape transformedShape(const Layout& from, const Layout& to, const Shape& shape) {
@@ -256,7 +254,7 @@ void registerLayoutOps(std::vector<OpDef>& ops) {
   d.attrs = {{"src_layout", AttrKind::Str, std::nullopt}, {"dst_layout", AttrKind::Str, std::nullopt}};
   d.infer = inferLayoutTransform;
   d.compute = computeLayoutTransform;
-  d.flops = zeroFlops;
+  d.flops = detail::zeroFlops;
   d.legalize = legalizeLayoutTransform;
   ops.push_back(std::move(d));
 }

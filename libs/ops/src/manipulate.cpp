@@ -29,8 +29,6 @@ Error opError(const char* op, const std::string& msg) {
   return Error(std::string("op '") + op + "': " + msg);
 }
 
-int64_t zeroFlops(const std::vector<Type>&, const Type&, const ir::Attrs&) { return 0; }
-
 Type tensorType(const Tensor& t) { return Type::tensor(t.dtype(), t.shape()); }
 
 // The concrete result shape of a shape op, from its own inference on the
@@ -885,15 +883,8 @@ ir::PrimFunc legalizeTile(const std::vector<Type>& inputs, const Type& output, c
 
 OpDef injective(std::string name, std::vector<AttrSpec> attrs, InferFn infer, ComputeFn compute,
                 LegalizeFn legalize) {
-  OpDef def;
-  def.name = std::move(name);
-  def.pattern = OpPattern::Injective;
-  def.attrs = std::move(attrs);
-  def.infer = std::move(infer);
-  def.compute = std::move(compute);
-  def.flops = zeroFlops;
-  def.legalize = std::move(legalize);
-  return def;
+  return detail::movementOp(std::move(name), OpPattern::Injective, 1, std::move(attrs), std::move(infer),
+                            std::move(compute), std::move(legalize));
 }
 
 }  // namespace

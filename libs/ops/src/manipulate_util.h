@@ -23,6 +23,24 @@
 
 namespace mlcc::ops::detail {
 
+// Data movement does no arithmetic: its FLOP count.
+inline int64_t zeroFlops(const std::vector<ir::Type>&, const ir::Type&, const ir::Attrs&) { return 0; }
+
+// The OpDef of a data movement op taking `inputs` operands.
+inline OpDef movementOp(std::string name, OpPattern pattern, int inputs, std::vector<AttrSpec> attrs,
+                        InferFn infer, ComputeFn compute, LegalizeFn legalize) {
+  OpDef def;
+  def.name = std::move(name);
+  def.min_inputs = def.max_inputs = inputs;
+  def.pattern = pattern;
+  def.attrs = std::move(attrs);
+  def.infer = std::move(infer);
+  def.compute = std::move(compute);
+  def.flops = zeroFlops;
+  def.legalize = std::move(legalize);
+  return def;
+}
+
 // Row-major element strides of a shape.
 inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);

@@ -404,36 +404,20 @@ ir::PrimFunc legalizeGatherNd(const std::vector<Type>& inputs, const Type& outpu
   });
 }
 
-int64_t zeroFlops(const std::vector<Type>&, const Type&, const ir::Attrs&) { return 0; }
-
-OpDef indexOp(std::string name, int inputs, OpPattern pattern, std::vector<AttrSpec> attrs, InferFn infer,
-              ComputeFn compute, LegalizeFn legalize) {
-  OpDef def;
-  def.name = std::move(name);
-  def.min_inputs = def.max_inputs = inputs;
-  def.pattern = pattern;
-  def.attrs = std::move(attrs);
-  def.infer = std::move(infer);
-  def.compute = std::move(compute);
-  def.flops = zeroFlops;
-  def.legalize = std::move(legalize);
-  return def;
-}
-
 }  // namespace
 
 void registerScatterOps(std::vector<OpDef>& ops) {
   using K = AttrKind;
   const AttrSpec reduction{"reduction", K::Str, ir::AttrValue("none")};
-  ops.push_back(indexOp("gather_nd", 2, OpPattern::Injective,
-                        {{"batch_dims", K::Int, ir::AttrValue(int64_t{0})}}, inferGatherNd, computeGatherNd,
-                        legalizeGatherNd));
+  ops.push_back(detail::movementOp("gather_nd", OpPattern::Injective, 2,
+                                   {{"batch_dims", K::Int, ir::AttrValue(int64_t{0})}}, inferGatherNd,
+                                   computeGatherNd, legalizeGatherNd));
   // Opaque: the gather form has a reduction stage over the updates.
-  ops.push_back(indexOp("scatter_elements", 3, OpPattern::Opaque,
-                        {{"axis", K::Int, ir::AttrValue(int64_t{0})}, reduction}, inferScatterElements,
-                        computeScatterElements, legalizeScatterElements));
-  ops.push_back(indexOp("scatter_nd", 3, OpPattern::Opaque, {reduction}, inferScatterNd, computeScatterNd,
-                        legalizeScatterNd));
+  ops.push_back(detail::movementOp("scatter_elements", OpPattern::Opaque, 3,
+                                   {{"axis", K::Int, ir::AttrValue(int64_t{0})}, reduction},
+                                   inferScatterElements, computeScatterElements, legalizeScatterElements));
+  ops.push_back(detail::movementOp("scatter_nd", OpPattern::Opaque, 3, {reduction}, inferScatterNd,
+                                   computeScatterNd, legalizeScatterNd));
 }
 
 }  // namespace mlcc::ops
