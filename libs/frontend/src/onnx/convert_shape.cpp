@@ -59,6 +59,74 @@ ir::Tensor constantFromAttr(NodeCtx& c) {
   c.fail("only tensor, float(s) and int(s) constants are supported (not sparse or string)");
 }
 
+// The [out, in] matrix of an antialiased linear or cubic Resize along one
+// axis, as the ONNX reference computes it: the filter stretched by 1 / scale
+// when downsampling and normalized, its taps the n integers nearest the
+// source coordinate (ties to the lower), read with edge padding (taps
+// outside weigh 0 with exclude_outside, the rest renormalized).
+std::vector<double> antialiasMatrix(NodeCtx& c, int64_t in, int64_t out, double scale, const std::string& ctm,
+                                    bool cubic, double a, bool exclude_outside) {
+  if (in <= 0 || out <= 0 || !(scale > 0)) c.fail("antialias needs positive sizes and scales");
+  if (mulOrThrow(in, out, "the antialias matrix") > kMaxComputedElements)
+    c.fail("antialias: the image is too large");
+  const double filter_scale = std::min(scale, 1.0), width = scale * static_cast<double>(in);
+  std::vector<double> m(static_cast<size_t>(out * in), 0.0);
+  for (int64_t o = 0; o < out; ++o) {
+    const double x = static_cast<double>(o);
+    double src;
+    if (ctm == "align_corners")
+      src = width == 1 ? 0.0 : x * static_cast<double>(in - 1) / (width - 1);
+    else if (ctm == "asymmetric")
+      src = x / scale;
+    else if (ctm == "pytorch_half_pixel")
+      src = width == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
+    else if (ctm == "half_pixel_symmetric")
+      src = static_cast<double>(in) / 2 * (1 - static_cast<double>(out) / width) + (x + 0.5) / scale - 0.5;
+    else
+      src = (x + 0.5) / scale - 0.5;
+    const double ratio = src == std::floor(src) ? 1.0 : src - std::floor(src);
+    std::vector<double> w;
+    if (cubic) {
+      const int64_t start = static_cast<int64_t>(std::floor(-2 / filter_scale) + 1);
+      for (int64_t i = start; i < 2 - start; ++i) {
+        const double t = std::abs(filter_scale * (static_cast<double>(i) - ratio)), t2 = t * t, t3 = t2 * t;
+        w.push_back(t <= 1  ? (a + 2) * t3 - (a + 3) * t2 + 1
+                    : t < 2 ? a * t3 - 5 * a * t2 + 8 * a * t - 4 * a
+                            : 0.0);
+      }
+    } else {
+      const int64_t start = static_cast<int64_t>(std::floor(-1 / filter_scale) + 1);
+      for (int64_t i = start; i < 2 - start; ++i)
+        w.push_back(std::clamp(1 - std::abs((static_cast<double>(i) - ratio) * filter_scale), 0.0, 1.0));
+    }
+    double sum = 0;
+    for (double v : w) sum += v;
+    for (double& v : w) v /= sum;
+    // The n taps nearest src (ties to the lower) among the edge-padded axis.
+    const int64_t n = static_cast<int64_t>(w.size()), pad = (n + 1) / 2, limit = in + 2 * pad;
+    std::vector<int64_t> idx(static_cast<size_t>(limit));
+    for (int64_t i = 0; i < limit; ++i) idx[static_cast<size_t>(i)] = i;
+    const double xp = src + static_cast<double>(pad);
+    std::stable_sort(idx.begin(), idx.end(), [&](int64_t p, int64_t q) {
+      return std::abs(xp - static_cast<double>(p)) < std::abs(xp - static_cast<double>(q));
+    });
+    idx.resize(static_cast<size_t>(std::min(n, limit)));
+    std::sort(idx.begin(), idx.end());
+    if (exclude_outside) {
+      double kept = 0;
+      for (size_t k = 0; k < idx.size(); ++k) {
+        const int64_t i = idx[k] - pad;
+        if (i < 0 || i >= in) w[k] = 0;
+        kept += w[k];
+      }
+      for (double& v : w) v /= kept;
+    }
+    for (size_t k = 0; k < idx.size(); ++k)
+      m[static_cast<size_t>(o * in + std::clamp<int64_t>(idx[k] - pad, 0, in - 1))] += w[k];
+  }
+  return m;
+}
+
 std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
   const ValuePtr& x = c.in(0);
   if (x->type.rank() != 4) c.fail("only 4-D (NCHW) inputs are supported");
@@ -67,10 +135,12 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
     c.fail("mode '" + mode + "' is not supported (nearest, linear, cubic are)");
   std::string ctm = "asymmetric", nearest = "floor";
+  bool antialias = false;
   if (!upsample && c.opset >= 11) {
     ctm = c.attrStr("coordinate_transformation_mode", "half_pixel");
     nearest = c.attrStr("nearest_mode", "round_prefer_floor");
-    if (c.attrInt("antialias", 0) != 0) c.fail("antialias is not supported");
+    antialias = c.attrInt("antialias", 0) != 0;
+    if (antialias && mode == "nearest") c.fail("antialias applies to linear and cubic modes, not nearest");
     // Only tf_crop_and_resize (refused below) reads roi and extrapolation_value;
     // exclude_outside changes only cubic's weights.
     c.hasInput(1);
@@ -158,6 +228,27 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     }
   } else {
     c.fail("needs constant scales or sizes");
+  }
+  if (antialias) {
+    // Separable: y = A_h x A_w^T, two matmuls with constant matrices.
+    const std::string n = c.outName();
+    const double ca = floatAttr(c.attrFloat("cubic_coeff_a", -0.75f));
+    const bool exclude = c.attrInt("exclude_outside", 0) != 0;
+    auto matrix = [&](int i, bool transpose, const std::string& name) {
+      const double scale = scales.empty() ? static_cast<double>(size[i]) / static_cast<double>(in[2 + i])
+                                          : static_cast<double>(static_cast<float>(scales[2 + i]));
+      std::vector<double> m =
+          antialiasMatrix(c, in[2 + i], size[i], scale, ctm, mode == "cubic", ca, exclude);
+      std::vector<double> t(m.size());
+      for (int64_t o = 0; o < size[i]; ++o)
+        for (int64_t k = 0; k < in[2 + i]; ++k)
+          t[static_cast<size_t>(k * size[i] + o)] = m[static_cast<size_t>(o * in[2 + i] + k)];
+      std::vector<int64_t> shape =
+          transpose ? std::vector<int64_t>{in[2 + i], size[i]} : std::vector<int64_t>{size[i], in[2 + i]};
+      return c.im.constant(ir::Tensor::fromValues(x->type.dtype, shape, transpose ? t : m), name);
+    };
+    auto cols = c.im.emit("matmul", {x, matrix(1, true, n + "_aw")}, {}, n + "_w");
+    return {c.im.emit("matmul", {matrix(0, false, n + "_ah"), cols}, {}, n)};
   }
   ir::Attrs a{{"size", ir::AttrValue::ints(size)}, {"method", mode}, {"coordinate_transformation_mode", ctm}};
   if (mode == "nearest") a["rounding_method"] = nearest;
