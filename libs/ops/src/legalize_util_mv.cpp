@@ -102,6 +102,11 @@ PrimExpr clampIndex(const PrimExpr& e, const PrimExpr& extent) {
   return maxOf(minOf(e, sub(extent, idx(1))), idx(0));
 }
 
+PrimExpr wrappedIndex(PrimExpr v, const PrimExpr& extent) {
+  if (v->dtype != ir::DType::i64) v = ir::makeCast(ir::DType::i64, v);
+  return clampIndex(ir::makeSelect(lt(v, idx(0)), add(v, extent), v), extent);
+}
+
 bool hasZeroDim(const std::vector<PrimExpr>& shape) {
   for (const auto& d : shape)
     if (isConst(d, 0)) return true;

@@ -55,6 +55,11 @@ std::vector<PrimExpr> unflatten(const PrimExpr& linear, const std::vector<PrimEx
 // e clamped into [0, extent - 1].
 PrimExpr clampIndex(const PrimExpr& e, const PrimExpr& extent);
 
+// A loaded index `v` (i32 or i64) into an axis of size `extent`, as i64:
+// negative counts from the end, then clamped into the axis (TensorIR cannot
+// raise where the reference kernels reject an index out of range).
+PrimExpr wrappedIndex(PrimExpr v, const PrimExpr& extent);
+
 // Whether any dimension of `shape` is the constant 0.
 bool hasZeroDim(const std::vector<PrimExpr>& shape);
 

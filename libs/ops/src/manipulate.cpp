@@ -17,17 +17,15 @@ namespace mlcc::ops {
 
 namespace {
 
+using detail::checkIndexDType;
 using detail::intsText;
 using detail::kOutside;
+using detail::opError;
 using detail::rowMajorStrides;
 using detail::shapeText;
 using ir::PrimExpr;
 using ir::Tensor;
 using ir::Type;
-
-Error opError(const char* op, const std::string& msg) {
-  return Error(std::string("op '") + op + "': " + msg);
-}
 
 Type tensorType(const Tensor& t) { return Type::tensor(t.dtype(), t.shape()); }
 
@@ -445,8 +443,7 @@ std::vector<Tensor> computeStridedSlice(const std::vector<Tensor>& inputs, const
 Type inferTake(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const Type& x = tensorOperand(inputs, 0, "take");
   const Type& idx = tensorOperand(inputs, 1, "take");
-  if (idx.dtype != ir::DType::i32 && idx.dtype != ir::DType::i64)
-    throw opError("take", "indices must be i32 or i64, not " + ir::printType(idx));
+  checkIndexDType(idx, "take");
   if (x.rank() == 0) throw opError("take", "cannot take from a scalar");
   int64_t axis = normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(x.rank()), "take");
   Shape shape(x.shape.begin(), x.shape.begin() + axis);
@@ -463,13 +460,8 @@ std::vector<Tensor> computeTake(const std::vector<Tensor>& inputs, const ir::Att
   aroundAxis(x.shape(), axis, &outer, &inner);
   const int64_t dim = x.shape()[axis];
   std::vector<int64_t> index(static_cast<size_t>(idx.numel()));
-  for (size_t i = 0; i < index.size(); ++i) {
-    int64_t v = idx.dtype() == ir::DType::i32 ? idx.data<int32_t>()[i] : idx.data<int64_t>()[i];
-    if (v < -dim || v >= dim)
-      throw opError("take", "index " + std::to_string(v) + " is out of range for axis " +
-                                std::to_string(axis) + " of size " + std::to_string(dim));
-    index[i] = v < 0 ? v + dim : v;
-  }
+  for (size_t i = 0; i < index.size(); ++i)
+    index[i] = detail::wrappedIndex(idx, static_cast<int64_t>(i), dim, axis, "take");
   std::vector<int64_t> out_shape(x.shape().begin(), x.shape().begin() + axis);
   out_shape.insert(out_shape.end(), idx.shape().begin(), idx.shape().end());
   out_shape.insert(out_shape.end(), x.shape().begin() + axis + 1, x.shape().end());
@@ -492,8 +484,7 @@ std::vector<Tensor> computeTake(const std::vector<Tensor>& inputs, const ir::Att
 Type inferGatherElements(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const Type& x = tensorOperand(inputs, 0, "gather_elements");
   const Type& idx = tensorOperand(inputs, 1, "gather_elements");
-  if (idx.dtype != ir::DType::i32 && idx.dtype != ir::DType::i64)
-    throw opError("gather_elements", "indices must be i32 or i64, not " + ir::printType(idx));
+  checkIndexDType(idx, "gather_elements");
   if (x.rank() == 0 || idx.rank() != x.rank())
     throw opError("gather_elements", "indices " + ir::printType(idx) + " must have the rank of the data " +
                                          ir::printType(x) + " (at least 1)");
@@ -518,12 +509,9 @@ std::vector<Tensor> computeGatherElements(const std::vector<Tensor>& inputs, con
   const int64_t dim = x.shape()[axis];
   const size_t elem = ir::dtypeBytes(x.dtype());
   for (int64_t flat = 0; flat < out.numel(); ++flat) {
-    int64_t v = idx.dtype() == ir::DType::i32 ? idx.data<int32_t>()[flat] : idx.data<int64_t>()[flat];
-    if (v < -dim || v >= dim)
-      throw opError("gather_elements", "index " + std::to_string(v) + " is out of range for axis " +
-                                           std::to_string(axis) + " of size " + std::to_string(dim));
+    const int64_t v = detail::wrappedIndex(idx, flat, dim, axis, "gather_elements");
     int64_t src = 0;
-    for (int d = 0; d < rank; ++d) src += (d == axis ? (v < 0 ? v + dim : v) : pos[d]) * x_strides[d];
+    for (int d = 0; d < rank; ++d) src += (d == axis ? v : pos[d]) * x_strides[d];
     std::memcpy(out.mutableBytes() + flat * elem, x.bytes() + src * elem, elem);
     for (int d = rank - 1; d >= 0 && ++pos[d] == idx.shape()[d]; --d) pos[d] = 0;
   }
@@ -796,11 +784,8 @@ ir::PrimFunc legalizeTake(const std::vector<Type>& inputs, const Type& output, c
     using namespace ir::build;
     std::vector<PrimExpr> j(o.begin() + static_cast<std::ptrdiff_t>(axis),
                             o.begin() + static_cast<std::ptrdiff_t>(axis + indices.rank()));
-    PrimExpr v = ir::makeLoad(in[1], j);
-    if (v->dtype != ir::DType::i64) v = ir::makeCast(ir::DType::i64, v);
-    v = ir::makeSelect(lm::lt(v, lm::idx(0)), v + dim, v);
     std::vector<PrimExpr> src(o.begin(), o.begin() + static_cast<std::ptrdiff_t>(axis));
-    src.push_back(lm::clampIndex(v, dim));
+    src.push_back(lm::wrappedIndex(ir::makeLoad(in[1], j), dim));
     src.insert(src.end(), o.begin() + static_cast<std::ptrdiff_t>(axis + indices.rank()), o.end());
     return ir::makeLoad(in[0], src);
   });
@@ -817,11 +802,8 @@ ir::PrimFunc legalizeGatherElements(const std::vector<Type>& inputs, const Type&
   return lm::singleStage("gather_elements", inputs, output,
                          [&](const auto& in, const std::vector<PrimExpr>& o) {
                            using namespace ir::build;
-                           PrimExpr v = ir::makeLoad(in[1], o);
-                           if (v->dtype != ir::DType::i64) v = ir::makeCast(ir::DType::i64, v);
-                           v = ir::makeSelect(lm::lt(v, lm::idx(0)), v + dim, v);
                            std::vector<PrimExpr> src = o;
-                           src[axis] = lm::clampIndex(v, dim);
+                           src[axis] = lm::wrappedIndex(ir::makeLoad(in[1], o), dim);
                            return ir::makeLoad(in[0], src);
                          });
 }

@@ -41,6 +41,28 @@ inline OpDef movementOp(std::string name, OpPattern pattern, int inputs, std::ve
   return def;
 }
 
+// "op 'NAME': MSG".
+inline Error opError(const char* op, const std::string& msg) {
+  return Error(std::string("op '") + op + "': " + msg);
+}
+
+// The index operand of take, gather_elements and the scatters must be an integer tensor.
+inline void checkIndexDType(const ir::Type& idx, const char* op) {
+  if (idx.dtype != ir::DType::i32 && idx.dtype != ir::DType::i64)
+    throw opError(op, "indices must be i32 or i64, not " + ir::printType(idx));
+}
+
+// Element `flat` of an i32/i64 index tensor as an index into `axis` of size
+// `dim`: negative ones count from the end; out of range is an error (the
+// reference kernels'; compiled code clamps, legal_mv::wrappedIndex).
+inline int64_t wrappedIndex(const ir::Tensor& idx, int64_t flat, int64_t dim, int64_t axis, const char* op) {
+  const int64_t v = idx.dtype() == ir::DType::i32 ? idx.data<int32_t>()[flat] : idx.data<int64_t>()[flat];
+  if (v < -dim || v >= dim)
+    throw opError(op, "index " + std::to_string(v) + " is out of range for axis " + std::to_string(axis) +
+                          " of size " + std::to_string(dim));
+  return v < 0 ? v + dim : v;
+}
+
 // Row-major element strides of a shape.
 inline std::vector<int64_t> rowMajorStrides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);

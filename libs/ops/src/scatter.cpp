@@ -27,39 +27,13 @@ namespace {
 
 namespace lm = legal_mv;
 namespace te = ir::te;
+using detail::checkIndexDType;
+using detail::opError;
 using detail::shapeText;
 using ir::DType;
 using ir::PrimExpr;
 using ir::Tensor;
 using ir::Type;
-
-Error opError(const char* op, const std::string& msg) {
-  return Error(std::string("op '") + op + "': " + msg);
-}
-
-void checkIndexType(const Type& idx, const char* op) {
-  if (idx.dtype != DType::i32 && idx.dtype != DType::i64)
-    throw opError(op, "indices must be i32 or i64, not " + ir::printType(idx));
-}
-
-// Index `v` of an axis of size `dim`, counted from the end when negative;
-// the reference kernels' range check.
-int64_t wrapIndex(int64_t v, int64_t dim, const char* op) {
-  if (v < -dim || v >= dim)
-    throw opError(
-        op, "index " + std::to_string(v) + " is out of range for an axis of size " + std::to_string(dim));
-  return v < 0 ? v + dim : v;
-}
-
-int64_t indexAt(const Tensor& t, int64_t flat) {
-  return t.dtype() == DType::i32 ? t.data<int32_t>()[flat] : t.data<int64_t>()[flat];
-}
-
-// The same in compiled code: wrapped, then clamped into the axis.
-PrimExpr wrapIndexExpr(PrimExpr v, const PrimExpr& dim) {
-  if (v->dtype != DType::i64) v = ir::makeCast(DType::i64, v);
-  return lm::clampIndex(ir::makeSelect(lm::lt(v, lm::idx(0)), lm::add(v, dim), v), dim);
-}
 
 // ---- reduction -------------------------------------------------------------
 
@@ -178,7 +152,7 @@ Type inferScatterElements(const std::vector<Type>& inputs, const ir::Attrs& attr
   const Type& x = tensorOperand(inputs, 0, op);
   const Type& idx = tensorOperand(inputs, 1, op);
   const Type& upd = tensorOperand(inputs, 2, op);
-  checkIndexType(idx, op);
+  checkIndexDType(idx, op);
   if (x.rank() == 0 || idx.rank() != x.rank())
     throw opError(op, "indices " + ir::printType(idx) + " must have the rank of the data " +
                           ir::printType(x) + " (at least 1)");
@@ -206,17 +180,13 @@ std::vector<Tensor> computeScatterElements(const std::vector<Tensor>& inputs, co
   const int rank = x.rank();
   const int64_t axis = normalizeAxis(attrInt(attrs, "axis"), rank, op);
   const Reduction r = reductionOf(attrs, op);
-  for (int d = 0; d < rank; ++d)
-    if (d != axis && idx.shape()[d] > x.shape()[d])
-      throw opError(op, "indices " + shapeText(constShape(idx.shape())) + " exceed the data " +
-                            shapeText(constShape(x.shape())) + " on axis " + std::to_string(d));
-  Tensor out = x.clone();
+  Tensor out = x.clone();  // (indices larger than the data: rejected by inferScatterElements)
   const std::vector<int64_t> strides = detail::rowMajorStrides(x.shape());
   std::vector<int64_t> pos(static_cast<size_t>(rank), 0);
   for (int64_t p = 0; p < idx.numel(); ++p) {
     int64_t dst = 0;
     for (int d = 0; d < rank; ++d)
-      dst += (d == axis ? wrapIndex(indexAt(idx, p), x.shape()[axis], op) : pos[d]) * strides[d];
+      dst += (d == axis ? detail::wrappedIndex(idx, p, x.shape()[axis], axis, op) : pos[d]) * strides[d];
     scatterElement(out, dst, upd, p, r);
     for (int d = rank - 1; d >= 0 && ++pos[d] == idx.shape()[d]; --d) pos[d] = 0;
   }
@@ -250,7 +220,7 @@ ir::PrimFunc legalizeScatterElements(const std::vector<Type>& inputs, const Type
                      const std::vector<PrimExpr>& k) {
     PrimExpr inside;
     auto p = position(o, k[0], &inside);
-    PrimExpr hit = lm::eq(wrapIndexExpr(ir::makeLoad(in[1], p), x.shape[axis]), o[axis]);
+    PrimExpr hit = lm::eq(lm::wrappedIndex(ir::makeLoad(in[1], p), x.shape[axis]), o[axis]);
     return inside ? lm::both(inside, hit) : hit;
   };
   auto update = [&](const std::vector<ir::Buffer>& in, const std::vector<PrimExpr>& o,
@@ -279,7 +249,7 @@ Type inferScatterNd(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const Type& x = tensorOperand(inputs, 0, op);
   const Type& idx = tensorOperand(inputs, 1, op);
   const Type& upd = tensorOperand(inputs, 2, op);
-  checkIndexType(idx, op);
+  checkIndexDType(idx, op);
   const size_t q = static_cast<size_t>(indexDepth(idx, x.rank(), 0, op));
   Shape want(idx.shape.begin(), idx.shape.end() - 1);
   want.insert(want.end(), x.shape.begin() + static_cast<long>(q), x.shape.end());
@@ -306,7 +276,8 @@ std::vector<Tensor> computeScatterNd(const std::vector<Tensor>& inputs, const ir
   Tensor out = x.clone();
   for (int64_t k = 0; k < tuples; ++k) {
     int64_t base = 0;
-    for (int64_t j = 0; j < q; ++j) base += wrapIndex(indexAt(idx, k * q + j), x.shape()[j], op) * strides[j];
+    for (int64_t j = 0; j < q; ++j)
+      base += detail::wrappedIndex(idx, k * q + j, x.shape()[static_cast<size_t>(j)], j, op) * strides[j];
     for (int64_t e = 0; e < slice; ++e) scatterElement(out, base + e, upd, k * slice + e, r);
   }
   return {out};
@@ -324,7 +295,7 @@ ir::PrimFunc legalizeScatterNd(const std::vector<Type>& inputs, const Type& outp
     for (size_t j = 0; j < q; ++j) {
       std::vector<PrimExpr> at = k;
       at.push_back(lm::idx(static_cast<int64_t>(j)));
-      PrimExpr hit = lm::eq(wrapIndexExpr(ir::makeLoad(in[1], at), x.shape[j]), o[j]);
+      PrimExpr hit = lm::eq(lm::wrappedIndex(ir::makeLoad(in[1], at), x.shape[j]), o[j]);
       all = all ? lm::both(all, hit) : hit;
     }
     return all;
@@ -346,7 +317,7 @@ Type inferGatherNd(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const char* op = "gather_nd";
   const Type& x = tensorOperand(inputs, 0, op);
   const Type& idx = tensorOperand(inputs, 1, op);
-  checkIndexType(idx, op);
+  checkIndexDType(idx, op);
   const int64_t b = attrInt(attrs, "batch_dims");
   if (b < 0 || static_cast<size_t>(b) >= std::min(x.rank(), idx.rank()))
     throw opError(op, "batch_dims " + std::to_string(b) + " must be less than both ranks");
@@ -378,7 +349,8 @@ std::vector<Tensor> computeGatherNd(const std::vector<Tensor>& inputs, const ir:
   for (int64_t t = 0; t < batch * per_batch; ++t) {
     int64_t src = (t / std::max<int64_t>(per_batch, 1)) * batch_stride;
     for (int64_t j = 0; j < q; ++j)
-      src += wrapIndex(indexAt(idx, t * q + j), x.shape()[b + static_cast<size_t>(j)], op) *
+      src += detail::wrappedIndex(idx, t * q + j, x.shape()[b + static_cast<size_t>(j)],
+                                  static_cast<int64_t>(b) + j, op) *
              strides[b + static_cast<size_t>(j)];
     std::memcpy(out.mutableBytes() + t * slice * static_cast<int64_t>(elem),
                 x.bytes() + src * static_cast<int64_t>(elem), static_cast<size_t>(slice) * elem);
@@ -397,7 +369,7 @@ ir::PrimFunc legalizeGatherNd(const std::vector<Type>& inputs, const Type& outpu
     for (size_t j = 0; j < q; ++j) {
       std::vector<PrimExpr> at(o.begin(), o.begin() + static_cast<long>(lead));
       at.push_back(lm::idx(static_cast<int64_t>(j)));
-      src.push_back(wrapIndexExpr(ir::makeLoad(in[1], at), x.shape[b + j]));
+      src.push_back(lm::wrappedIndex(ir::makeLoad(in[1], at), x.shape[b + j]));
     }
     src.insert(src.end(), o.begin() + static_cast<long>(lead), o.end());
     return ir::makeLoad(in[0], src);

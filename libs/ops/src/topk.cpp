@@ -32,19 +32,18 @@ using ir::Type;
 
 constexpr const char* kOp = "topk";
 
-Error opError(const std::string& msg) { return Error(std::string("op 'topk': ") + msg); }
-
 Type inferTopk(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const Type& x = tensorOperand(inputs, 0, kOp);
-  if (x.dtype == DType::boolean) throw opError("needs a numeric operand, not bool");
-  if (x.rank() == 0) throw opError("needs an operand of rank >= 1");
+  if (x.dtype == DType::boolean) throw detail::opError(kOp, "needs a numeric operand, not bool");
+  if (x.rank() == 0) throw detail::opError(kOp, "needs an operand of rank >= 1");
   const size_t axis =
       static_cast<size_t>(normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(x.rank()), kOp));
   const int64_t k = attrInt(attrs, "k");
   int64_t n;
-  if (k < 0) throw opError("k must be >= 0, not " + std::to_string(k));
+  if (k < 0) throw detail::opError(kOp, "k must be >= 0, not " + std::to_string(k));
   if (ir::asConstInt(x.shape[axis], &n) && k > n)
-    throw opError("k = " + std::to_string(k) + " exceeds the axis' " + std::to_string(n) + " elements");
+    throw detail::opError(
+        kOp, "k = " + std::to_string(k) + " exceeds the axis' " + std::to_string(n) + " elements");
   Shape out = x.shape;
   out[axis] = dimConst(k);
   return Type::tuple({Type::tensor(x.dtype, out), Type::tensor(DType::i64, out)});
@@ -66,8 +65,6 @@ std::vector<Tensor> computeTopk(const std::vector<Tensor>& inputs, const ir::Att
   const int rank = x.rank();
   const int64_t axis = normalizeAxis(attrInt(attrs, "axis"), rank, kOp);
   const int64_t k = attrInt(attrs, "k"), n = x.shape()[static_cast<size_t>(axis)];
-  if (k > n)
-    throw opError("k = " + std::to_string(k) + " exceeds the axis' " + std::to_string(n) + " elements");
   const bool largest = attrBool(attrs, "largest");
   std::vector<int64_t> oshape = x.shape();
   oshape[static_cast<size_t>(axis)] = k;
