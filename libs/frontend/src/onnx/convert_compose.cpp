@@ -219,12 +219,9 @@ ValuePtr maxUnpool(NodeCtx& c) {
     shape.push_back(ir::makeInt(d));
     total = mulOrThrow(total, d, "the unpooled size");
   }
-  auto zeros = c.im.emit("broadcast_to", {c.im.scalar(x->type.dtype, 0.0, n + "_zero")},
-                         {{"shape", dimsAttr({ir::makeInt(total)})}}, n + "_zeros");
+  auto zeros = filled(c, x->type.dtype, 0.0, {ir::makeInt(total)}, n + "_zeros");
   auto flat = [&](const ValuePtr& v, const std::string& name) {
-    ir::PrimExpr count = ir::makeInt(1);
-    for (const auto& d : v->type.shape) count = ops::dimMul(count, d);
-    return reshapeTo(c, v, {count}, name);
+    return reshapeTo(c, v, {dimProduct(v->type.shape, 0, v->type.rank())}, name);
   };
   auto placed = c.im.emit("scatter_elements", {zeros, flat(idx, n + "_idx"), flat(x, n + "_values")},
                           {{"axis", int64_t{0}}}, n + "_flat");
@@ -276,9 +273,10 @@ ValuePtr col2Im(NodeCtx& c) {
     grid[i] = span / strides[i] + 1;
     out_pad[i] = span % strides[i];  // rows and columns past the last block
   }
-  if (staticDim(c, x->type.shape[2], "the block count") != grid[0] * grid[1])
-    c.fail("the input has " + std::to_string(staticDim(c, x->type.shape[2], "the block count")) +
-           " blocks; the image holds " + std::to_string(grid[0] * grid[1]));
+  const int64_t count = staticDim(c, x->type.shape[2], "the block count");
+  if (count != grid[0] * grid[1])
+    c.fail("the input has " + std::to_string(count) + " blocks; the image holds " +
+           std::to_string(grid[0] * grid[1]));
   const int64_t channels = cols / per;
   std::vector<double> onehot(static_cast<size_t>(cols * per), 0.0);
   for (int64_t r = 0; r < cols; ++r) onehot[static_cast<size_t>(r * per + r % per)] = 1.0;

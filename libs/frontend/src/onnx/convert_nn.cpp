@@ -78,12 +78,19 @@ struct Spatial {
   std::vector<int64_t> kernel, strides, dil, pads;  // 2-D forms
 };
 
-Spatial spatial2d(NodeCtx& c, const ValuePtr& x, std::vector<int64_t> kernel) {
-  size_t k = kernel.size();
+void require2d(NodeCtx& c, size_t k) {
   if (k != 1 && k != 2) c.fail(std::to_string(k) + "-D windows are not supported (1-D and 2-D are)");
-  Window w = windowOf(c, x, std::move(kernel));
-  if (k == 2) return {false, w.kernel, w.strides, w.dil, w.pads};
+}
+
+// The 2-D form of a 1-D or 2-D window.
+Spatial lift2d(const Window& w) {
+  if (w.kernel.size() == 2) return {false, w.kernel, w.strides, w.dil, w.pads};
   return {true, {1, w.kernel[0]}, {1, w.strides[0]}, {1, w.dil[0]}, {0, w.pads[0], 0, w.pads[1]}};
+}
+
+Spatial spatial2d(NodeCtx& c, const ValuePtr& x, std::vector<int64_t> kernel) {
+  require2d(c, kernel.size());
+  return lift2d(windowOf(c, x, std::move(kernel)));
 }
 
 ValuePtr to2d(NodeCtx& c, const ValuePtr& v, const std::string& name) {
@@ -115,38 +122,32 @@ std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
     // Pads from the requested output shape (default with SAME: input x
     // stride), auto_pad deciding the split; a negative total padding grows
     // the output at the end (output_padding).
-    size_t k = kernel.size();
-    auto strides = c.attrInts("strides", std::vector<int64_t>(k, 1));
-    auto dil = c.attrInts("dilations", std::vector<int64_t>(k, 1));
-    if (strides.size() != k || dil.size() != k || out_pad.size() != k)
-      c.fail("strides/dilations/output_padding do not match the kernel rank");
+    const size_t k = kernel.size();
+    require2d(c, k);
+    Window win = windowOf(c, x, kernel);
+    if (out_pad.size() != k) c.fail("output_padding does not match the kernel rank");
     std::vector<int64_t> out_shape = c.attrInts("output_shape");
     if (out_shape.size() > k) out_shape.erase(out_shape.begin(), out_shape.end() - static_cast<long>(k));
     if (out_shape.empty())
       for (size_t i = 0; i < k; ++i)
-        out_shape.push_back(
-            mulOrThrow(staticDim(c, x->type.shape[2 + i], "auto_pad SAME"), strides[i], "the output size"));
+        out_shape.push_back(mulOrThrow(staticDim(c, x->type.shape[2 + i], "auto_pad SAME"), win.strides[i],
+                                       "the output size"));
     if (out_shape.size() != k) c.fail("output_shape does not match the kernel rank");
-    std::vector<int64_t> pads(2 * k);
-    bool upper = auto_pad == "SAME_UPPER";
+    const bool upper = auto_pad == "SAME_UPPER";
     for (size_t i = 0; i < k; ++i) {
       int64_t in = staticDim(c, x->type.shape[2 + i], "output_shape");
       const char* what = "ConvTranspose's padding";
       int64_t total =
-          addOrThrow(addOrThrow(mulOrThrow(strides[i], in - 1, what), out_pad[i], what),
-                     addOrThrow(mulOrThrow(kernel[i] - 1, dil[i], what), 1 - out_shape[i], what), what);
+          addOrThrow(addOrThrow(mulOrThrow(win.strides[i], in - 1, what), out_pad[i], what),
+                     addOrThrow(mulOrThrow(kernel[i] - 1, win.dil[i], what), 1 - out_shape[i], what), what);
       if (total < 0) {
         out_pad[i] -= total;
         total = 0;
       }
-      pads[i] = upper ? total / 2 : total - total / 2;
-      pads[k + i] = upper ? total - total / 2 : total / 2;
+      win.pads[i] = upper ? total / 2 : total - total / 2;
+      win.pads[k + i] = upper ? total - total / 2 : total / 2;
     }
-    s = spatial2d(c, x, kernel);
-    if (k == 1)
-      s.pads = {0, pads[0], 0, pads[1]};
-    else
-      s.pads = pads;
+    s = lift2d(win);
   } else {
     s = spatial2d(c, x, kernel);
   }
@@ -191,11 +192,7 @@ ValuePtr poolNd(NodeCtx& c, const std::string& op, const ValuePtr& x, const Wind
                 const std::string& name) {
   const size_t k = w.kernel.size(), r = x->type.rank();
   std::vector<PrimExpr> shape = x->type.shape;
-  auto product = [&](size_t from, size_t to) {
-    PrimExpr p = ir::makeInt(1);
-    for (size_t i = from; i < to; ++i) p = ops::dimMul(p, shape[i]);
-    return p;
-  };
+  auto product = [&](size_t from, size_t to) { return dimProduct(shape, from, to); };
   auto axes = [&](size_t i, size_t j) {  // the 2-D window of spatial axes i (height) and j (width)
     auto pick = [&](const std::vector<int64_t>& v, int64_t none) {
       return std::vector<int64_t>{v[i], j < k ? v[j] : none};
@@ -510,10 +507,7 @@ void registerNNConverters(ConverterTable& t) {
     if (c.hasInput(2)) {
       bias = c.in(2);
     } else {
-      // Zeros shaped like scale: a scalar broadcast (no allocation of a crafted size).
-      auto zero = c.im.scalar(scale->type.dtype, 0.0, c.outName() + "_zero");
-      bias = c.im.emit("broadcast_to", {zero}, {{"shape", dimsAttr(scale->type.shape)}},
-                       c.outName() + "_zero_bias");
+      bias = filled(c, scale->type.dtype, 0.0, scale->type.shape, c.outName() + "_zero_bias");
     }
     if (c.attrInt("stash_type", 1) != 1 && x->type.dtype != ir::DType::f32)
       c.fail("stash_type other than float is not supported");
@@ -573,9 +567,7 @@ void registerNNConverters(ConverterTable& t) {
       c.fail("training mode is not supported (inference only: training-mode dropout drops random elements)");
     if (!c.outputUsed(1)) return {c.in(0)};
     // Nothing is dropped: the mask is all true.
-    auto keep = c.im.constant(ir::Tensor::scalar(ir::DType::boolean, 1.0), c.outName(1) + "_true");
-    return {c.in(0),
-            c.im.emit("broadcast_to", {keep}, {{"shape", dimsAttr(c.in(0)->type.shape)}}, c.outName(1))};
+    return {c.in(0), filled(c, ir::DType::boolean, 1.0, c.in(0)->type.shape, c.outName(1))};
   };
 }
 

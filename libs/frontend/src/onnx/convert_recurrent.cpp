@@ -15,6 +15,8 @@
 // past a batch entry's length keep its state and output zeros (the reverse
 // direction thus starts at its last valid step). Outputs Y [T, dirs, B, H]
 // (layout 1: [B, T, dirs, H]), Y_h and Y_c [dirs, B, H] (layout 1: [B, dirs, H]).
+#include <algorithm>
+
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
 
@@ -28,6 +30,10 @@ constexpr int64_t kMaxSteps = 1024;
 
 enum class Cell { Rnn, Gru, Lstm };
 
+int64_t gatesOf(Cell cell) { return cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 3 : 4; }
+// f; f, g; f, g, h.
+size_t activationsOf(Cell cell) { return cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 2 : 3; }
+
 // One activation function of the `activations` attribute, with its alpha and beta.
 struct Activation {
   std::string name;
@@ -37,7 +43,7 @@ struct Activation {
 // The activations per direction (f; f, g; f, g, h), with alpha and beta
 // consumed in order by the functions that take them (as ONNX Runtime does).
 std::vector<Activation> activations(NodeCtx& c, Cell cell, int64_t dirs) {
-  const size_t per = cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 2 : 3;
+  const size_t per = activationsOf(cell);
   std::vector<std::string> names;
   if (const auto* a = c.attr("activations")) {
     for (const auto& s : a->strings()) names.push_back(s);
@@ -97,23 +103,25 @@ ValuePtr activate(NodeCtx& c, const Activation& a, const ValuePtr& x, const std:
   c.fail("activation '" + a.name + "' is not supported");
 }
 
-// x[:, begin:end] of a [B, width] value (itself when that is all of it).
-ValuePtr columns(NodeCtx& c, const ValuePtr& x, int64_t begin, int64_t end, const std::string& n) {
+// x[begin:end] along `axis`.
+ValuePtr slice(NodeCtx& c, const ValuePtr& x, int64_t axis, int64_t begin, int64_t end,
+               const std::string& n) {
   return c.im.emit("strided_slice", {x},
-                   {{"axes", ir::AttrValue::ints({1})},
+                   {{"axes", ir::AttrValue::ints({axis})},
                     {"begin", ir::AttrValue::ints({begin})},
                     {"end", ir::AttrValue::ints({end})}},
                    n);
 }
 
+// x[:, begin:end] of a [B, width] value.
+ValuePtr columns(NodeCtx& c, const ValuePtr& x, int64_t begin, int64_t end, const std::string& n) {
+  return slice(c, x, 1, begin, end, n);
+}
+
 // Item `i` of axis 0, the axis removed.
 ValuePtr item(NodeCtx& c, const ValuePtr& x, int64_t i, const std::string& n) {
-  auto s = c.im.emit("strided_slice", {x},
-                     {{"axes", ir::AttrValue::ints({0})},
-                      {"begin", ir::AttrValue::ints({i})},
-                      {"end", ir::AttrValue::ints({i + 1})}},
-                     n + "_slice");
-  return c.im.emit("squeeze", {s}, {{"axes", ir::AttrValue::ints({0})}}, n);
+  return c.im.emit("squeeze", {slice(c, x, 0, i, i + 1, n + "_slice")}, {{"axes", ir::AttrValue::ints({0})}},
+                   n);
 }
 
 ValuePtr stack(NodeCtx& c, const std::vector<ValuePtr>& parts, int64_t axis, const std::string& n) {
@@ -131,7 +139,7 @@ struct DirectionResult {
 };
 
 std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
-  const int64_t G = cell == Cell::Rnn ? 1 : cell == Cell::Gru ? 3 : 4;
+  const int64_t G = gatesOf(cell);
   const std::string n = c.outName(0);  // the intermediates' prefix
   const ir::DType t = c.in(0)->type.dtype;
   ValuePtr x = c.in(0);
@@ -170,10 +178,7 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
   const ValuePtr c0 = cell == Cell::Lstm && c.hasInput(6) ? c.in(6) : nullptr;
   const ValuePtr peep = cell == Cell::Lstm && c.hasInput(7) ? c.in(7) : nullptr;
 
-  auto zeros = [&](const std::string& name) {
-    return c.im.emit("broadcast_to", {c.im.scalar(t, 0.0, name + "_zero")},
-                     {{"shape", dimsAttr({B, ir::makeInt(H)})}}, name);
-  };
+  auto zeros = [&](const std::string& name) { return filled(c, t, 0.0, {B, ir::makeInt(H)}, name); };
   // The step masks [B, 1]: step s is inside entry b's sequence.
   ValuePtr len_col;
   if (lens) {
@@ -190,9 +195,7 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
   std::vector<DirectionResult> results;
   for (int64_t d = 0; d < dirs; ++d) {
     const std::string dn = n + "_d" + std::to_string(d);
-    const Activation* act = &acts[static_cast<size_t>(d) * (cell == Cell::Rnn   ? 1
-                                                            : cell == Cell::Gru ? 2
-                                                                                : 3)];
+    const Activation* act = &acts[static_cast<size_t>(d) * activationsOf(cell)];
     ValuePtr wd = item(c, w, d, dn + "_w"), rd = item(c, r, d, dn + "_r");
     // Input projection of every step, with the biases that add outside the recurrence.
     ValuePtr xw = c.im.emit("dense", {reshapeTo(c, x, {ops::dimMul(ir::makeInt(T), B), I}, dn + "_x2d"), wd},
@@ -200,25 +203,15 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
     ValuePtr rb_h;  // GRU's Rb_h with linear_before_reset (else it adds outside)
     if (bias) {
       ValuePtr bd = item(c, bias, d, dn + "_b");
-      ValuePtr wb = c.im.emit("strided_slice", {bd},
-                              {{"axes", ir::AttrValue::ints({0})},
-                               {"begin", ir::AttrValue::ints({0})},
-                               {"end", ir::AttrValue::ints({G * H})}},
-                              dn + "_wb");
-      ValuePtr rb = c.im.emit("strided_slice", {bd},
-                              {{"axes", ir::AttrValue::ints({0})},
-                               {"begin", ir::AttrValue::ints({G * H})},
-                               {"end", ir::AttrValue::ints({2 * G * H})}},
-                              dn + "_rb");
+      ValuePtr wb = slice(c, bd, 0, 0, G * H, dn + "_wb"), rb = slice(c, bd, 0, G * H, 2 * G * H, dn + "_rb");
       ValuePtr outside = rb;
       if (linear_before_reset) {  // Rb_h moves inside the reset gate's term
-        auto rb2d = reshapeTo(c, rb, {ir::makeInt(1), ir::makeInt(G * H)}, dn + "_rb2d");
-        rb_h = columns(c, rb2d, 2 * H, 3 * H, dn + "_rbh");
-        auto rb_zr = columns(c, rb2d, 0, 2 * H, dn + "_rbzr");
-        auto zero_h = c.im.emit("broadcast_to", {c.im.scalar(t, 0.0, dn + "_zero")},
-                                {{"shape", dimsAttr({ir::makeInt(1), ir::makeInt(H)})}}, dn + "_zeroh");
-        outside = reshapeTo(c, c.im.emit("concat", {rb_zr, zero_h}, {{"axis", int64_t{1}}}, dn + "_rbout2d"),
-                            {ir::makeInt(G * H)}, dn + "_rbout");
+        rb_h = slice(c, rb, 0, 2 * H, 3 * H, dn + "_rbh");
+        std::vector<double> zr_only(static_cast<size_t>(G * H), 1.0);
+        std::fill(zr_only.begin() + 2 * H, zr_only.end(), 0.0);
+        outside = c.im.emit("multiply",
+                            {rb, c.im.constant(ir::Tensor::fromValues(t, {G * H}, zr_only), dn + "_zr_mask")},
+                            {}, dn + "_rbout");
       }
       xw = c.im.emit("add", {xw, c.im.emit("add", {wb, outside}, {}, dn + "_bias")}, {}, dn + "_xwb");
     }
@@ -227,23 +220,15 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
     ValuePtr cstate = cell != Cell::Lstm ? nullptr : c0 ? item(c, c0, d, dn + "_c0") : zeros(dn + "_c0");
     ValuePtr pi, po, pf;
     if (peep) {
-      ValuePtr pd =
-          reshapeTo(c, item(c, peep, d, dn + "_p"), {ir::makeInt(1), ir::makeInt(3 * H)}, dn + "_p2d");
-      pi = columns(c, pd, 0, H, dn + "_pi");
-      po = columns(c, pd, H, 2 * H, dn + "_po");
-      pf = columns(c, pd, 2 * H, 3 * H, dn + "_pf");
+      ValuePtr pd = item(c, peep, d, dn + "_p");  // [3H]; each part broadcasts over the batch
+      pi = slice(c, pd, 0, 0, H, dn + "_pi");
+      po = slice(c, pd, 0, H, 2 * H, dn + "_po");
+      pf = slice(c, pd, 0, 2 * H, 3 * H, dn + "_pf");
     }
     ValuePtr r_zr, r_h;
     if (cell == Cell::Gru) {
-      auto rows = [&](int64_t b, int64_t e, const std::string& name) {
-        return c.im.emit("strided_slice", {rd},
-                         {{"axes", ir::AttrValue::ints({0})},
-                          {"begin", ir::AttrValue::ints({b})},
-                          {"end", ir::AttrValue::ints({e})}},
-                         name);
-      };
-      r_zr = rows(0, 2 * H, dn + "_rzr");
-      r_h = rows(2 * H, 3 * H, dn + "_rh");
+      r_zr = slice(c, rd, 0, 0, 2 * H, dn + "_rzr");
+      r_h = slice(c, rd, 0, 2 * H, 3 * H, dn + "_rh");
     }
     DirectionResult res;
     res.y.resize(static_cast<size_t>(T));

@@ -33,13 +33,19 @@ ValuePtr reshapeTo(NodeCtx& c, const ValuePtr& v, const std::vector<PrimExpr>& s
   return c.im.emit("reshape", {v}, {{"shape", dimsAttr(shape)}}, name);
 }
 
-namespace {
-
-PrimExpr prod(const std::vector<PrimExpr>& s, size_t b, size_t e) {
+PrimExpr dimProduct(const std::vector<PrimExpr>& s, size_t b, size_t e) {
   PrimExpr p = ir::makeInt(1);
   for (size_t i = b; i < e; ++i) p = ops::dimMul(p, s[i]);
   return p;
 }
+
+ValuePtr filled(NodeCtx& c, ir::DType dtype, double value, const std::vector<PrimExpr>& shape,
+                const std::string& name) {
+  return c.im.emit("broadcast_to", {c.im.scalar(dtype, value, name + "_value")}, {{"shape", dimsAttr(shape)}},
+                   name);
+}
+
+namespace {
 
 std::vector<int64_t> axesInputOrAttr(NodeCtx& c, bool input, const char* what) {
   if (input) return c.hasInput(1) ? c.constInts(1, what) : std::vector<int64_t>{};
@@ -395,9 +401,10 @@ void registerShapeConverters(ConverterTable& t) {
     if (axis < 0) axis += rank;
     if (axis < 0 || axis > rank) c.fail("axis out of range");
     const auto& s = x->type.shape;
-    return {reshapeTo(c, x,
-                      {prod(s, 0, static_cast<size_t>(axis)), prod(s, static_cast<size_t>(axis), s.size())},
-                      c.outName())};
+    return {reshapeTo(
+        c, x,
+        {dimProduct(s, 0, static_cast<size_t>(axis)), dimProduct(s, static_cast<size_t>(axis), s.size())},
+        c.outName())};
   };
   t["Transpose"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     ir::Attrs a;
@@ -693,6 +700,12 @@ const ConverterTable& converters() {
     return t;
   }();
   return table;
+}
+
+const Converter* converterFor(const onnx::NodeProto& n) {
+  if (!n.domain().empty() && n.domain() != "ai.onnx") return nullptr;
+  auto it = converters().find(n.op_type());
+  return it == converters().end() ? nullptr : &it->second;
 }
 
 }  // namespace mlcc::frontend::onnx_import

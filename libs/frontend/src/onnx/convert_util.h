@@ -14,6 +14,12 @@ ValuePtr reshapeTo(NodeCtx& c, const ValuePtr& v, const std::vector<ir::PrimExpr
                    const std::string& name);
 // The value of dimension `d`; fails naming `what` when it is symbolic.
 int64_t staticDim(NodeCtx& c, const ir::PrimExpr& d, const std::string& what);
+// The product of dimensions [b, e) of a shape.
+ir::PrimExpr dimProduct(const std::vector<ir::PrimExpr>& shape, size_t b, size_t e);
+// A tensor of `shape` holding `value` everywhere: a scalar broadcast (no
+// allocation of a crafted size).
+ValuePtr filled(NodeCtx& c, ir::DType dtype, double value, const std::vector<ir::PrimExpr>& shape,
+                const std::string& name);
 // The dims attribute value of a shape.
 ir::AttrValue dimsAttr(const std::vector<ir::PrimExpr>& shape);
 

@@ -323,10 +323,9 @@ void Importer::importNodes(const onnx::GraphProto& g) {
       if (folded) {
         outs = std::move(*folded);
       } else {
-        auto conv = converters().find(n.op_type());
-        if (conv == converters().end() || !(n.domain().empty() || n.domain() == "ai.onnx"))
-          ctx.fail("unsupported ONNX op type");
-        outs = conv->second(ctx);
+        const Converter* conv = converterFor(n);
+        if (!conv) ctx.fail("unsupported ONNX op type");
+        outs = (*conv)(ctx);
       }
       ctx.checkAllRead();
     } catch (const std::exception& e) {
@@ -346,10 +345,19 @@ void Importer::importNodes(const onnx::GraphProto& g) {
   }
 }
 
+void Importer::importInitializers(const onnx::GraphProto& g) {
+  for (const auto& t : g.initializer()) {
+    try {
+      (*values_)[t.name()] = constant(tensorFromOnnx(t, base_dir_), t.name());
+    } catch (const Error& e) {
+      throw Error("initializer: " + e.message());
+    }
+  }
+}
+
 std::vector<ValuePtr> Importer::importSubgraph(const onnx::GraphProto& g) {
   if (g.input_size() > 0) throw Error("a subgraph with inputs is not supported");
-  for (const auto& t : g.initializer())
-    (*values_)[t.name()] = constant(tensorFromOnnx(t, base_dir_), t.name());
+  importInitializers(g);
   importNodes(g);
   std::vector<ValuePtr> outs;
   for (const auto& o : g.output()) {
@@ -373,12 +381,10 @@ ImportedModel Importer::run(const onnx::ModelProto& model, const OnnxImportOptio
   values_ = &values;
 
   // Initializers.
-  for (const auto& t : g.initializer()) {
-    try {
-      values[t.name()] = constant(tensorFromOnnx(t, base_dir_), t.name());
-    } catch (const Error& e) {
-      throw located("initializer: " + e.message());
-    }
+  try {
+    importInitializers(g);
+  } catch (const Error& e) {
+    throw located(e.message());
   }
 
   // Parameters.

@@ -123,6 +123,9 @@ void registerLossConverters(ConverterTable& t);         // convert_loss.cpp
 void registerComposedConverters(ConverterTable& t);     // convert_compose.cpp
 void registerRecurrentConverters(ConverterTable& t);    // convert_recurrent.cpp
 const ConverterTable& converters();
+// The converter of a node of the default domain; null for an op mlcc lacks
+// or another domain.
+const Converter* converterFor(const onnx::NodeProto& n);
 
 // Symbolic folding of integer shape computations (fold_shape.cpp): when the
 // node is one of Shape, Size, Gather, Concat, Unsqueeze, Squeeze, Slice,
@@ -167,6 +170,7 @@ class Importer {
  private:
   void countUses(const onnx::GraphProto& g);
   void importNodes(const onnx::GraphProto& g);
+  void importInitializers(const onnx::GraphProto& g);
 
   std::map<std::string, ValuePtr>* values_ = nullptr;  // ONNX name -> value, in run()
   int64_t opset_ = 13;

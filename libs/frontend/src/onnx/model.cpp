@@ -83,7 +83,7 @@ void validate(const onnx::ModelProto& m, const std::string& file) {
             if (!in.empty() && !defined.count(in))
               bad(where + ": input '" + in + "' is not defined before it");
           std::string op = n.op_type();
-          bool known = (n.domain().empty() || n.domain() == "ai.onnx") && onnx_import::converters().count(op);
+          const bool known = onnx_import::converterFor(n) != nullptr;
           if (!known) {
             if (!n.domain().empty() && n.domain() != "ai.onnx") op = n.domain() + "." + op;
             auto& e = unsupported[op];
