@@ -16,6 +16,8 @@
 // clamped into the axis, as ONNX's edge padding) with Keys' cubic of
 // coefficient `cubic_coeff_a`; with `exclude_outside` the neighbours outside
 // the axis weigh 0 and the others are renormalized (float dtypes).
+#include "mlcc/ops/resize.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -86,28 +88,6 @@ Type inferResize(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   return Type::tensor(x.dtype, {x.shape[0], x.shape[1], dimConst(size[0]), dimConst(size[1])});
 }
 
-// The input coordinate of output index `o` along an axis (ONNX Resize).
-double sourceCoord(int64_t o, int64_t in, int64_t out, const std::string& mode, float given_scale) {
-  double scale =
-      given_scale > 0 ? static_cast<double>(given_scale) : static_cast<double>(out) / static_cast<double>(in);
-  double x = static_cast<double>(o);
-  if (mode == "align_corners" && given_scale > 0) {  // ONNX: the unrounded resized length in * scale
-    const double length = static_cast<double>(in) * static_cast<double>(given_scale);
-    return length == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (length - 1.0);
-  }
-  // ONNX's resized length: in * scale, unrounded (out when no scale is given).
-  const double length = given_scale > 0 ? static_cast<double>(in) * scale : static_cast<double>(out);
-  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
-  if (mode == "pytorch_half_pixel") return length == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
-  if (mode == "half_pixel_symmetric") {  // half_pixel, shifted so that the centers meet
-    const double offset = static_cast<double>(in) / 2.0 * (1.0 - static_cast<double>(out) / length);
-    return offset + (x + 0.5) / scale - 0.5;
-  }
-  if (mode == "align_corners")
-    return out > 1 ? x * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
-  return x / scale;  // asymmetric
-}
-
 int64_t roundNearest(double x, const std::string& method) {
   double f = std::floor(x);
   if (method == "floor") return static_cast<int64_t>(f);
@@ -122,7 +102,7 @@ std::vector<int64_t> nearestIndices(int64_t in, int64_t out, float scale, const 
   const std::string& rounding = attrStr(attrs, "rounding_method");
   std::vector<int64_t> idx;
   for (int64_t o = 0; o < out; ++o) {
-    double x = sourceCoord(o, in, out, mode, scale);
+    double x = resizeSourceCoord(o, in, out, mode, scale);
     idx.push_back(std::clamp<int64_t>(roundNearest(x, rounding), 0, in - 1));
   }
   return idx;
@@ -139,7 +119,7 @@ struct Tap {
 std::vector<Tap> axisTaps(int64_t in, int64_t out, float scale, const std::string& mode, bool clamp) {
   std::vector<Tap> taps;
   for (int64_t o = 0; o < out; ++o) {
-    double x = sourceCoord(o, in, out, mode, scale);
+    double x = resizeSourceCoord(o, in, out, mode, scale);
     if (clamp) x = std::clamp(x, 0.0, static_cast<double>(in - 1));
     const double f = std::floor(x);
     taps.push_back({static_cast<int64_t>(f), static_cast<float>(x - f)});
@@ -508,6 +488,27 @@ ir::PrimFunc legalizeResize(const std::vector<Type>& inputs, const Type& output,
 }
 
 }  // namespace
+
+double resizeSourceCoord(int64_t o, int64_t in, int64_t out, const std::string& mode, float given_scale) {
+  double scale =
+      given_scale > 0 ? static_cast<double>(given_scale) : static_cast<double>(out) / static_cast<double>(in);
+  double x = static_cast<double>(o);
+  if (mode == "align_corners" && given_scale > 0) {  // ONNX: the unrounded resized length in * scale
+    const double length = static_cast<double>(in) * static_cast<double>(given_scale);
+    return length == 1.0 ? 0.0 : x * static_cast<double>(in - 1) / (length - 1.0);
+  }
+  // ONNX's resized length: in * scale, unrounded (out when no scale is given).
+  const double length = given_scale > 0 ? static_cast<double>(in) * scale : static_cast<double>(out);
+  if (mode == "half_pixel") return (x + 0.5) / scale - 0.5;
+  if (mode == "pytorch_half_pixel") return length == 1.0 ? -0.5 : (x + 0.5) / scale - 0.5;
+  if (mode == "half_pixel_symmetric") {  // half_pixel, shifted so that the centers meet
+    const double offset = static_cast<double>(in) / 2.0 * (1.0 - static_cast<double>(out) / length);
+    return offset + (x + 0.5) / scale - 0.5;
+  }
+  if (mode == "align_corners")
+    return out > 1 ? x * static_cast<double>(in - 1) / static_cast<double>(out - 1) : 0.0;
+  return x / scale;  // asymmetric
+}
 
 void registerResizeOps(std::vector<OpDef>& ops) {
   OpDef def;

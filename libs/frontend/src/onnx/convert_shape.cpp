@@ -8,6 +8,7 @@
 #include <cmath>
 
 #include "convert_util.h"
+#include "mlcc/ops/resize.h"
 #include "mlcc/ops/shape.h"
 #include "mlcc/support/checked_math.h"
 
@@ -69,27 +70,19 @@ ir::Tensor constantFromAttr(NodeCtx& c) {
 // axis, as the ONNX reference computes it: the filter stretched by 1 / scale
 // when downsampling and normalized, its taps the n integers nearest the
 // source coordinate (ties to the lower), read with edge padding (taps
-// outside weigh 0 with exclude_outside, the rest renormalized).
-std::vector<double> antialiasMatrix(NodeCtx& c, int64_t in, int64_t out, double scale, const std::string& ctm,
-                                    bool cubic, double a, bool exclude_outside) {
+// outside weigh 0 with exclude_outside, the rest renormalized). given_scale:
+// as ops::resizeSourceCoord's.
+std::vector<double> antialiasMatrix(NodeCtx& c, int64_t in, int64_t out, float given_scale,
+                                    const std::string& ctm, bool cubic, double a, bool exclude_outside) {
+  const double scale =
+      given_scale > 0 ? static_cast<double>(given_scale) : static_cast<double>(out) / static_cast<double>(in);
   if (in <= 0 || out <= 0 || !(scale > 0)) c.fail("antialias needs positive sizes and scales");
   if (mulOrThrow(in, out, "the antialias matrix") > kMaxComputedElements)
     c.fail("antialias: the image is too large");
-  const double filter_scale = std::min(scale, 1.0), width = scale * static_cast<double>(in);
+  const double filter_scale = std::min(scale, 1.0);
   std::vector<double> m(static_cast<size_t>(out * in), 0.0);
   for (int64_t o = 0; o < out; ++o) {
-    const double x = static_cast<double>(o);
-    double src;
-    if (ctm == "align_corners")
-      src = width == 1 ? 0.0 : x * static_cast<double>(in - 1) / (width - 1);
-    else if (ctm == "asymmetric")
-      src = x / scale;
-    else if (ctm == "pytorch_half_pixel")
-      src = width == 1 ? -0.5 : (x + 0.5) / scale - 0.5;
-    else if (ctm == "half_pixel_symmetric")
-      src = static_cast<double>(in) / 2 * (1 - static_cast<double>(out) / width) + (x + 0.5) / scale - 0.5;
-    else
-      src = (x + 0.5) / scale - 0.5;
+    const double src = ops::resizeSourceCoord(o, in, out, ctm, given_scale);
     const double ratio = src == std::floor(src) ? 1.0 : src - std::floor(src);
     std::vector<double> w;
     if (cubic) {
@@ -108,27 +101,23 @@ std::vector<double> antialiasMatrix(NodeCtx& c, int64_t in, int64_t out, double 
     double sum = 0;
     for (double v : w) sum += v;
     for (double& v : w) v /= sum;
-    // The n taps nearest src (ties to the lower) among the edge-padded axis.
-    const int64_t n = static_cast<int64_t>(w.size()), pad = (n + 1) / 2, limit = in + 2 * pad;
-    std::vector<int64_t> idx(static_cast<size_t>(limit));
-    for (int64_t i = 0; i < limit; ++i) idx[static_cast<size_t>(i)] = i;
-    const double xp = src + static_cast<double>(pad);
-    std::stable_sort(idx.begin(), idx.end(), [&](int64_t p, int64_t q) {
-      return std::abs(xp - static_cast<double>(p)) < std::abs(xp - static_cast<double>(q));
-    });
-    idx.resize(static_cast<size_t>(std::min(n, limit)));
-    std::sort(idx.begin(), idx.end());
+    // The n taps nearest src, ties to the lower, among the axis padded by
+    // `pad` at both ends: the window starting at ceil(src - n / 2), kept
+    // inside the padded axis.
+    const int64_t n = static_cast<int64_t>(w.size()), pad = (n + 1) / 2;
+    const int64_t first = std::clamp(static_cast<int64_t>(std::ceil(src - static_cast<double>(n) / 2)) + pad,
+                                     int64_t{0}, in + 2 * pad - n) -
+                          pad;
     if (exclude_outside) {
       double kept = 0;
-      for (size_t k = 0; k < idx.size(); ++k) {
-        const int64_t i = idx[k] - pad;
-        if (i < 0 || i >= in) w[k] = 0;
-        kept += w[k];
+      for (int64_t k = 0; k < n; ++k) {
+        if (first + k < 0 || first + k >= in) w[static_cast<size_t>(k)] = 0;
+        kept += w[static_cast<size_t>(k)];
       }
       for (double& v : w) v /= kept;
     }
-    for (size_t k = 0; k < idx.size(); ++k)
-      m[static_cast<size_t>(o * in + std::clamp<int64_t>(idx[k] - pad, 0, in - 1))] += w[k];
+    for (int64_t k = 0; k < n; ++k)
+      m[static_cast<size_t>(o * in + std::clamp<int64_t>(first + k, 0, in - 1))] += w[static_cast<size_t>(k)];
   }
   return m;
 }
@@ -240,21 +229,18 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     const std::string n = c.outName();
     const double ca = floatAttr(c.attrFloat("cubic_coeff_a", -0.75f));
     const bool exclude = c.attrInt("exclude_outside", 0) != 0;
-    auto matrix = [&](int i, bool transpose, const std::string& name) {
-      const double scale = scales.empty() ? static_cast<double>(size[i]) / static_cast<double>(in[2 + i])
-                                          : static_cast<double>(static_cast<float>(scales[2 + i]));
-      std::vector<double> m =
-          antialiasMatrix(c, in[2 + i], size[i], scale, ctm, mode == "cubic", ca, exclude);
-      std::vector<double> t(m.size());
-      for (int64_t o = 0; o < size[i]; ++o)
-        for (int64_t k = 0; k < in[2 + i]; ++k)
-          t[static_cast<size_t>(k * size[i] + o)] = m[static_cast<size_t>(o * in[2 + i] + k)];
-      std::vector<int64_t> shape =
-          transpose ? std::vector<int64_t>{in[2 + i], size[i]} : std::vector<int64_t>{size[i], in[2 + i]};
-      return c.im.constant(ir::Tensor::fromValues(x->type.dtype, shape, transpose ? t : m), name);
+    auto matrix = [&](int i, const std::string& name) {  // [out, in] of spatial axis i
+      const float given = scales.empty() ? 0.0f : static_cast<float>(scales[2 + i]);
+      return c.im.constant(ir::Tensor::fromValues(x->type.dtype, {size[i], in[2 + i]},
+                                                  antialiasMatrix(c, in[2 + i], size[i], given, ctm,
+                                                                  mode == "cubic", ca, exclude)),
+                           name);
     };
-    auto cols = c.im.emit("matmul", {x, matrix(1, true, n + "_aw")}, {}, n + "_w");
-    return {c.im.emit("matmul", {matrix(0, false, n + "_ah"), cols}, {}, n)};
+    // (A_w^T: a permute_dims of a constant, folded at import.)
+    auto aw_t = c.im.emit("permute_dims", {matrix(1, n + "_aw")}, {{"axes", ir::AttrValue::ints({1, 0})}},
+                          n + "_awt");
+    auto cols = c.im.emit("matmul", {x, aw_t}, {}, n + "_w");
+    return {c.im.emit("matmul", {matrix(0, n + "_ah"), cols}, {}, n)};
   }
   ir::Attrs a{{"size", ir::AttrValue::ints(size)}, {"method", mode}, {"coordinate_transformation_mode", ctm}};
   if (mode == "nearest") a["rounding_method"] = nearest;
