@@ -4,19 +4,22 @@
 // a tail, parallel and nested parallel), predicates, reductions with init,
 // scheduled matmuls, every math intrinsic against libm, integer floor
 // division/modulo of negatives, casts, f16/bf16, allocations, the
-// legalized, default-scheduled prim funcs of a small conv net, and symbolic
+// legalized, default-scheduled prim funcs of a small conv net, allocations
+// left unzeroed where they are written before read, and symbolic
 // shapes (a symbolic batch through elementwise, dense, softmax and conv
 // kernels, for several batch sizes).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <random>
 
 #include "mlcc/codegen/llvm.h"
 #include "mlcc/interp/interpreter.h"
+#include "mlcc/ir/alloc_analysis.h"
 #include "mlcc/ir/intrinsics.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
@@ -248,6 +251,40 @@ TEST(CodegenLLVM, LargeAllocation) {
   ir::PrimFunc g = parsePrim(fixture("codegen_llvm/large_allocation_2.ir"));
   expectCompiledMatches(g);
   EXPECT_NE(codegen::JitKernel::compile(g).llvmIR().find("calloc"), std::string::npos);
+}
+
+// A function alloc is zero-filled unless every read of it follows a write of
+// the same elements, and placed per iteration of a loop where each iteration
+// uses a box of it of its own (mlcc/ir/alloc_analysis.h). Each fixture's
+// name says what the first analysis must find (covered_* or zeroed_*), a
+// "# box: LOOP EXTENTS..." line what the second must (none without one); the
+// compiled kernel, whose scratch starts as 0xff bytes (NaN), matches the
+// interpreter either way, so a read that the analysis wrongly took as
+// covered, or a box too small, would show.
+TEST(CodegenLLVM, AllocationsWrittenBeforeReadAndCompacted) {
+  int files = 0, boxes = 0;
+  for (const auto& e : std::filesystem::directory_iterator(dataPath("unit/fixtures/written_before_read"))) {
+    const std::string name = e.path().filename().string();
+    SCOPED_TRACE(name);
+    ++files;
+    ir::PrimFunc f = parsePrim(fixture("written_before_read/" + name));
+    ASSERT_EQ(f.allocs.size(), 1u);
+    const bool covered = name.rfind("covered_", 0) == 0;
+    EXPECT_EQ(ir::allocsWrittenBeforeRead(f).count(f.allocs[0].get()), covered ? 1u : 0u);
+    std::string expected_box, got_box;
+    const std::string text = readFile(e.path().string());
+    if (size_t at = text.find("# box: "); at != std::string::npos)
+      expected_box = text.substr(at + 7, text.find('\n', at) - at - 7);
+    for (const auto& [buf, box] : ir::compactableAllocs(f)) {
+      got_box = box.loop->name;
+      for (int64_t x : box.extent) got_box += " " + std::to_string(x);
+    }
+    EXPECT_EQ(got_box, expected_box);
+    boxes += !expected_box.empty();
+    expectCompiledMatches(f, 1e-5);
+  }
+  EXPECT_GE(files, 13);
+  EXPECT_GE(boxes, 2);
 }
 
 // Integer floor division and modulo (negative operands and divisors, by

@@ -4,8 +4,12 @@
 // function allocs and block alloc_buffers: up to 64 KiB on the stack, else
 // scratch buffers passed by the caller (function allocs, see KernelInfo;
 // those of symbolic shape too) or calloc'd memory (block alloc_buffers, or
-// without KernelInfo). Dimensions are constants or the kernel's symbolic
-// dimensions.
+// without KernelInfo). Storage is zeroed, as the IR defines it, except a
+// function alloc whose every read follows a write of the same elements
+// (mlcc/ir/alloc_analysis.h), where the zeros could not be seen, and a
+// compacted one (a box per loop iteration, rewrite_accesses.cpp), which
+// goes on the stack of the function that runs its loop. Dimensions are
+// constants or the kernel's symbolic dimensions.
 //
 // Alignment: only the natural alignment of the element type is assumed
 // (parameters come from the caller, which need not align them).
@@ -65,7 +69,9 @@ llvm::Type* memType(llvm::LLVMContext& c, ir::DType t) {
 
 void KernelEmitter::collectBuffers() {
   for (const auto& p : func.params) all_buffers_.push_back(p.get());
-  for (const auto& a : func.allocs) all_buffers_.push_back(a.get());
+  for (const auto& a : func.allocs)
+    if (!compacted.replaced.count(a.get())) all_buffers_.push_back(a.get());
+  for (const auto& a : compacted.added) all_buffers_.push_back(a.get());
   walkBlocks(func.body, [&](const ir::BlockNode& blk) {
     for (const auto& a : blk.alloc_buffers) all_buffers_.push_back(a.get());
   });
@@ -188,7 +194,8 @@ void KernelEmitter::store(const ir::Buffer& buf, const std::vector<ir::PrimExpr>
   }
 }
 
-void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level) {
+void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level,
+                             bool zero) {
   BufferBinding& bb = buffers[buf.get()];
   uint64_t n = 1;
   bool is_static = true;
@@ -204,7 +211,7 @@ void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& t
     llvm::IRBuilder<> eb(entry, entry->getFirstInsertionPt());
     auto* a = eb.CreateAlloca(b.getInt8Ty(), eb.getInt64(bytes == 0 ? 1 : bytes), buf->name);
     a->setAlignment(llvm::Align(64));
-    b.CreateMemSet(a, b.getInt8(0), bytes, llvm::MaybeAlign(64));
+    if (zero) b.CreateMemSet(a, b.getInt8(0), bytes, llvm::MaybeAlign(64));
     bb.base = a;
     return;
   }
@@ -227,11 +234,11 @@ void KernelEmitter::allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& t
     p->setMetadata(llvm::LLVMContext::MD_nonnull, llvm::MDNode::get(ctx, {}));
     p->setMetadata(llvm::LLVMContext::MD_align,
                    llvm::MDNode::get(ctx, {llvm::ConstantAsMetadata::get(b.getInt64(64))}));
-    if (is_static)
-      b.CreateMemSet(p, b.getInt8(0), bytes, llvm::MaybeAlign(64));
-    else
-      b.CreateMemSet(p, b.getInt8(0), b.CreateMul(elements(), b.getInt64(ir::dtypeBytes(buf->dtype))),
-                     llvm::MaybeAlign(64));
+    if (zero) {
+      llvm::Value* size =
+          is_static ? b.getInt64(bytes) : b.CreateMul(elements(), b.getInt64(ir::dtypeBytes(buf->dtype)));
+      b.CreateMemSet(p, b.getInt8(0), size, llvm::MaybeAlign(64));
+    }
     bb.base = p;
     return;
   }

@@ -64,11 +64,12 @@ class KernelEmitter {
   // mlcc_rt_bounds_error on the other path. Without: returns null.
   llvm::BasicBlock* checkBounds(const ir::Buffer& buf, const std::vector<llvm::Value*>& index,
                                 const std::vector<llvm::Value*>& shape, const char* what);
-  // Storage for a function alloc or block alloc_buffer, zeroed: an alloca
-  // in the entry block when small, else the next scratch buffer of args
-  // (function allocs when info is set; also those of symbolic shape), else
-  // calloc'd (to be freed through freeAll). Binds buf.
-  void allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level = false);
+  // Storage for a function alloc or block alloc_buffer, zeroed unless
+  // `zero` is false: an alloca in the entry block when small, else the next
+  // scratch buffer of args (function allocs when info is set; also those of
+  // symbolic shape), else calloc'd (to be freed through freeAll). Binds buf.
+  void allocate(const ir::Buffer& buf, std::vector<llvm::Value*>& to_free, bool function_level = false,
+                bool zero = true);
   void freeAll(const std::vector<llvm::Value*>& to_free);
 
   // ---- statements (kernel_emitter.cpp) ----
@@ -101,7 +102,8 @@ class KernelEmitter {
   llvm::BasicBlock* entry = nullptr;     // where allocas go
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars;
   std::unordered_map<const ir::BufferNode*, BufferBinding> buffers;
-  int outlined = 0;  // counter for names of outlined parallel bodies
+  CompactedAllocs compacted;  // function allocs placed per loop iteration instead
+  int outlined = 0;           // counter for names of outlined parallel bodies
 
  private:
   std::vector<const ir::BufferNode*> all_buffers_;

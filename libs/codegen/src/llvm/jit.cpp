@@ -12,6 +12,7 @@
 #include <llvm/Support/raw_ostream.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <thread>
 
@@ -54,9 +55,13 @@ void check(llvm::Error e, const std::string& what) {
 }
 
 Memory allocate(int64_t bytes, const std::string& func) {
-  void* p = std::aligned_alloc(64, std::max<int64_t>(64, (bytes + 63) / 64 * 64));
+  const int64_t size = std::max<int64_t>(64, (bytes + 63) / 64 * 64);
+  void* p = std::aligned_alloc(64, size);
   if (!p)
     throw Error("prim func @" + func + ": out of memory for a " + std::to_string(bytes) + "-byte buffer");
+  // Not zeros: a kernel that reads scratch it did not write (or zero) sees
+  // NaNs, as it would see another kernel's leftovers in a model's workspace.
+  std::memset(p, 0xff, size);
   return {static_cast<std::byte*>(p), &std::free};
 }
 

@@ -1,7 +1,10 @@
 // One prim func as an LLVM kernel `void @sym(ptr noalias %args, ptr %ctx)`:
 // parameters, symbolic dimensions (kernelDims) and scratch buffers (see
 // KernelInfo) are loaded from args,
-// function allocs are allocated (zeroed) on entry and freed on exit, statements become control flow. Loops
+// function allocs are allocated (zeroed, unless every read of one follows a
+// write: emit_buffer.cpp) on entry and freed on exit, or, compacted to a box
+// per iteration of one loop (rewrite_accesses.cpp), on the stack where that
+// loop runs; statements become control flow. Loops
 // run over [0, extent): serial loops plainly, `unrolled` loops with llvm.loop.unroll.full, `vectorized` loops
 // with llvm.loop.vectorize.enable (the loop vectorizer then emits vector code with a scalar tail; small
 // register-tile vectors are handled differently, see kMaxTileLanes), and
@@ -15,6 +18,7 @@
 #include <climits>
 
 #include "llvm/emitter.h"
+#include "mlcc/ir/alloc_analysis.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::codegen {
@@ -46,6 +50,7 @@ llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_i
   entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry);
 
+  const ir::Stmt body = compactAllocations(func, &compacted);
   collectBuffers();
   // Symbolic dimensions: int64 values in the slots after the parameters.
   dims = kernelDims(func);
@@ -71,8 +76,10 @@ llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_i
     bb.base = base;
   }
   std::vector<llvm::Value*> to_free;
-  for (const auto& a : func.allocs) allocate(a, to_free, true);
-  stmt(resolveIndexDivisions(func.body));
+  const auto written_first = ir::allocsWrittenBeforeRead(func);
+  for (const auto& a : func.allocs)
+    if (!compacted.replaced.count(a.get())) allocate(a, to_free, true, !written_first.count(a.get()));
+  stmt(resolveIndexDivisions(body));
   freeAll(to_free);
   b.CreateRetVoid();
   return fn;
@@ -114,6 +121,10 @@ void KernelEmitter::stmt(const ir::Stmt& s) {
 
 void KernelEmitter::countedLoop(llvm::Value* begin, llvm::Value* end, const ir::Var& var,
                                 const ir::Stmt& body, const std::vector<llvm::Metadata*>& md) {
+  if (auto it = compacted.per_loop.find(var.get()); it != compacted.per_loop.end()) {
+    std::vector<llvm::Value*> none;  // on the stack of the function that runs the loop
+    for (const auto& buf : it->second) allocate(buf, none, false, false);
+  }
   llvm::BasicBlock* pre = b.GetInsertBlock();
   auto* loop_bb = llvm::BasicBlock::Create(ctx, "loop." + var->name, fn);
   auto* exit_bb = llvm::BasicBlock::Create(ctx, "endloop." + var->name, fn);

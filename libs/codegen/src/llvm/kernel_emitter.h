@@ -7,11 +7,15 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "mlcc/codegen/llvm.h"
+#include "mlcc/ir/arith.h"
 #include "mlcc/ir/stmt.h"
 
 namespace mlcc::codegen {
@@ -46,10 +50,30 @@ llvm::Function* emitKernel(llvm::Module& mod, const ir::PrimFunc& f, const std::
 // divisor gives 0, -1 wraps (emit_expr.cpp).
 llvm::Value* floorDivMod(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, bool mod);
 
+// Rewrites of loads and stores before emission (rewrite_accesses.cpp).
+// rewriteAccesses calls fn on every access (loads inside indices first) with
+// the loops' ranges and the block bindings (iteration variable -> its value
+// in loop variables) in scope; fn may change the indices and returns the
+// buffer to access.
+using AccessRewrite =
+    std::function<ir::Buffer(const ir::Buffer&, std::vector<ir::PrimExpr>& indices, const ir::Analyzer&,
+                             const std::unordered_map<const ir::VarNode*, ir::PrimExpr>&)>;
+ir::Stmt rewriteAccesses(const ir::Stmt& body, const AccessRewrite& fn);
 // `body` with each load and store index that divides or takes the
 // remainder of a block iteration variable rewritten in the loop variables
-// where the loops' ranges remove every division (resolve_index_divisions.cpp).
+// where the loops' ranges remove every division.
 ir::Stmt resolveIndexDivisions(const ir::Stmt& body);
+// f's body with each compactable function alloc (ir::compactableAllocs)
+// replaced by a buffer of its box's shape, indexed from the box's base; the
+// new buffers by the loop variable of the loop they live under (the emitter
+// allocates them on the stack there, unzeroed: they are written before
+// read), the replaced allocs in `replaced`.
+struct CompactedAllocs {
+  std::unordered_set<const ir::BufferNode*> replaced;
+  std::vector<ir::Buffer> added;  // in the order of the allocs they replace
+  std::unordered_map<const ir::VarNode*, std::vector<ir::Buffer>> per_loop;
+};
+ir::Stmt compactAllocations(const ir::PrimFunc& f, CompactedAllocs* out);
 
 // Whether every load and store under a loop moves by at most one element
 // of its last index per iteration of the loop (unit_stride.cpp).

@@ -1,0 +1,173 @@
+// Rewrites of buffer accesses before emission, invisible in the IR (values
+// are unchanged). One walker (rewriteAccesses) visits every load and store
+// with the loops' ranges and the block bindings in scope; two rewrites use it:
+//
+// resolveIndexDivisions: a load or store index that divides (or takes the
+// remainder of) a block iteration variable, as a packed operand is read
+// (`%b_layout[%v1 / 16, %vk, %v1 % 16]`), is rewritten in terms of the
+// enclosing loop variables, simplified with the loops' ranges, where that
+// removes every division and remainder: with %v1 bound to `%j1 * 16 + %j3`
+// (0 <= %j3 < 16) the index becomes `[%j1, %vk, %j3]`. A loop vectorized
+// over %j3 then sees unit-stride accesses (unit_stride.cpp) instead of
+// gathers, and no division is emitted per element. Any other index is left
+// as it is.
+//
+// compactAllocations: a function alloc that every iteration of one loop
+// uses only within a box of its own (ir::compactableAllocs: e.g. a
+// convolution's output tile that its epilogue reads right after) becomes a
+// buffer of the box's shape, indexed relative to the box, that the emitter
+// places per iteration of that loop (on the stack) instead of the whole
+// intermediate in the workspace.
+#include <functional>
+#include <unordered_map>
+
+#include "llvm/kernel_emitter.h"
+#include "mlcc/ir/alloc_analysis.h"
+#include "mlcc/ir/arith.h"
+#include "mlcc/ir/expr_functor.h"
+#include "mlcc/ir/substitute.h"
+
+namespace mlcc::codegen {
+
+namespace {
+
+using namespace ir;
+
+bool hasDivision(const PrimExpr& e) {
+  return anyOf(e, [](const PrimExpr& x) {
+    const auto* b = x->as<BinaryNode>();
+    return b && (b->op == BinaryOp::Div || b->op == BinaryOp::Mod);
+  });
+}
+
+class Rewriter {
+ public:
+  explicit Rewriter(const AccessRewrite& fn) : fn_(fn) {}
+
+  Stmt stmt(const Stmt& s) {
+    if (!s) return s;
+    switch (s->kind) {
+      case StmtKind::For: {
+        const auto* f = s->as<ForNode>();
+        az_.bind(f->loop_var, makeInt(0), f->extent);
+        Stmt body = stmt(f->body);
+        az_.unbind(f->loop_var);
+        if (body == f->body) return s;
+        return makeFor(f->loop_var, f->extent, body, f->loop_kind, f->thread_tag, f->attrs);
+      }
+      case StmtKind::Seq: {
+        std::vector<Stmt> items;
+        bool changed = false;
+        for (const auto& c : s->as<SeqNode>()->stmts) {
+          items.push_back(stmt(c));
+          changed |= items.back() != c;
+        }
+        return changed ? makeSeq(std::move(items)) : s;
+      }
+      case StmtKind::If: {
+        const auto* i = s->as<IfNode>();
+        PrimExpr c = expr(i->cond);
+        Stmt t = stmt(i->then_case), e = stmt(i->else_case);
+        return c == i->cond && t == i->then_case && e == i->else_case ? s : makeIf(c, t, e);
+      }
+      case StmtKind::Store: {
+        const auto* st = s->as<StoreNode>();
+        std::vector<PrimExpr> idx = st->indices;
+        Buffer buf = access(st->buffer, idx);
+        PrimExpr v = expr(st->value);
+        return buf == st->buffer && idx == st->indices && v == st->value ? s
+                                                                         : makeStore(buf, std::move(idx), v);
+      }
+      case StmtKind::Block: return block(*s->as<BlockNode>(), s);
+    }
+    return s;
+  }
+
+ private:
+  Stmt block(const BlockNode& b, const Stmt& s) {
+    std::vector<std::pair<const VarNode*, PrimExpr>> saved;
+    for (const auto& iv : b.iter_vars) {
+      // Bindings of nested blocks may name the outer block's variables.
+      PrimExpr value = az_.simplify(substitute(iv.binding, bindings_));
+      auto it = bindings_.find(iv.var.get());
+      saved.emplace_back(iv.var.get(), it == bindings_.end() ? nullptr : it->second);
+      bindings_[iv.var.get()] = value;
+    }
+    Stmt init = stmt(b.init), body = stmt(b.body);
+    for (const auto& [v, old] : saved) {
+      if (old)
+        bindings_[v] = old;
+      else
+        bindings_.erase(v);
+    }
+    if (init == b.init && body == b.body) return s;
+    return makeBlock(b.name, b.iter_vars, b.reads, b.writes, body, init, b.predicate, b.alloc_buffers,
+                     b.attrs);
+  }
+
+  // The access's buffer and indices after fn_ (its indices' loads first).
+  Buffer access(const Buffer& buf, std::vector<PrimExpr>& indices) {
+    for (auto& i : indices) i = expr(i);
+    return fn_(buf, indices, az_, bindings_);
+  }
+
+  PrimExpr expr(const PrimExpr& e) {
+    if (!e) return e;
+    std::function<PrimExpr(const PrimExpr&)> f = [&](const PrimExpr& x) -> PrimExpr {
+      if (const auto* l = x->as<LoadNode>()) {
+        std::vector<PrimExpr> idx = l->indices;
+        Buffer buf = access(l->buffer, idx);
+        return buf == l->buffer && idx == l->indices ? x : makeLoad(buf, std::move(idx));
+      }
+      return mapChildren(x, f);
+    };
+    return f(e);
+  }
+
+  const AccessRewrite& fn_;
+  Analyzer az_;
+  std::unordered_map<const VarNode*, PrimExpr> bindings_;
+};
+
+}  // namespace
+
+Stmt rewriteAccesses(const Stmt& body, const AccessRewrite& fn) { return Rewriter(fn).stmt(body); }
+
+Stmt resolveIndexDivisions(const Stmt& body) {
+  return rewriteAccesses(body, [](const Buffer& buf, std::vector<PrimExpr>& indices, const Analyzer& az,
+                                  const std::unordered_map<const VarNode*, PrimExpr>& bindings) {
+    for (auto& e : indices)
+      if (hasDivision(e)) {
+        PrimExpr resolved = az.simplify(substitute(e, bindings));
+        if (!hasDivision(resolved)) e = resolved;
+      }
+    return buf;
+  });
+}
+
+Stmt compactAllocations(const PrimFunc& f, CompactedAllocs* out) {
+  const auto boxes = compactableAllocs(f);
+  if (boxes.empty()) return f.body;
+  std::unordered_map<const BufferNode*, Buffer> compacted;
+  for (const auto& a : f.allocs)
+    if (auto it = boxes.find(a.get()); it != boxes.end()) {
+      std::vector<PrimExpr> shape;
+      for (int64_t e : it->second.extent) shape.push_back(makeInt(e));
+      Buffer c = makeBuffer(a->name, a->dtype, std::move(shape), a->scope);
+      compacted[a.get()] = c;
+      out->replaced.insert(a.get());
+      out->added.push_back(c);
+      out->per_loop[it->second.loop.get()].push_back(c);
+    }
+  return rewriteAccesses(f.body, [&](const Buffer& buf, std::vector<PrimExpr>& indices, const Analyzer& az,
+                                     const std::unordered_map<const VarNode*, PrimExpr>& bindings) {
+    auto it = compacted.find(buf.get());
+    if (it == compacted.end()) return buf;
+    const AllocBox& box = boxes.at(buf.get());
+    for (size_t d = 0; d < indices.size(); ++d)
+      indices[d] = az.simplify(makeBinary(BinaryOp::Sub, substitute(indices[d], bindings), box.base[d]));
+    return it->second;
+  });
+}
+
+}  // namespace mlcc::codegen

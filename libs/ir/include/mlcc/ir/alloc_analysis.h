@@ -1,0 +1,62 @@
+// Analyses of a prim func's function-level allocations for the code
+// generators: which are written before they are read, and which live in a
+// box per iteration of one loop.
+//
+// allocsWrittenBeforeRead: the allocations written before they are read,
+// element by element, in every execution. A fresh allocation is
+// zero-filled by the IR's semantics; for these the zeros can never be
+// observed, so a code generator may leave them out (a 4.8 MB intermediate
+// of a fused convolution was memset on every call).
+//
+// A read is covered when some store to the same buffer runs before it, for
+// the same iteration of the loops enclosing both, and writes a box of
+// elements that holds everything the read touches:
+//   - the store is in an earlier statement of the sequence where the two
+//     diverge (a producer nest before its consumer, at the top level or
+//     under a shared tile loop after compute_at);
+//   - nothing between that point and the store can skip it: no `if`, no
+//     block predicate, no block `init`, every loop of constant extent >= 1;
+//   - along each buffer dimension its index is the shared loops' part plus
+//     a dense sum of its own loops (coefficients 1, e1, e1*e2, ...: every
+//     point of [0, span) once), no loop of its own in two dimensions;
+//   - the read's index minus the shared part lies in [0, span) for every
+//     value of the read's own loops.
+// Indices are taken through block bindings down to loop variables and
+// simplified with the loops' ranges. Anything else (a symbolic extent in
+// the writer's own loops, a non-linear index, a read in a binding) counts
+// as not covered: the buffer stays zero-filled.
+//
+// compactableAllocs: an allocation written before read whose accesses all
+// sit under one loop (the deepest loop around every one of them), each
+// within [base, base + extent) along every dimension for an iteration of that
+// loop, with the same base (an expression of that loop's and outer loops'
+// variables) for all: no value crosses iterations of the loop, so the
+// allocation can be a buffer of the box's shape per iteration (a fused
+// convolution's output tile instead of its whole output). Only boxes of at
+// most kMaxCompactBytes, smaller than the buffer.
+#pragma once
+
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "mlcc/ir/stmt.h"
+
+namespace mlcc::ir {
+
+// The buffers of f.allocs whose every read is covered (see above).
+std::unordered_set<const BufferNode*> allocsWrittenBeforeRead(const PrimFunc& f);
+
+inline constexpr int64_t kMaxCompactBytes = 64 * 1024;
+
+struct AllocBox {
+  Var loop;                    // the loop variable of the loop it lives under
+  std::vector<PrimExpr> base;  // per dimension, in loop variables
+  std::vector<int64_t> extent;
+};
+
+// The allocations of f.allocs that can live in a box per iteration of a
+// loop (see above), with their boxes.
+std::unordered_map<const BufferNode*, AllocBox> compactableAllocs(const PrimFunc& f);
+
+}  // namespace mlcc::ir

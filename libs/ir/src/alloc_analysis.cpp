@@ -1,0 +1,276 @@
+// Analyses of function-level allocations (see alloc_analysis.h): every
+// access of an allocation is collected with its path from the function
+// body; each read then looks for a store that covers it, and the accesses'
+// bounds below their deepest common loop give the box a compaction needs.
+#include "mlcc/ir/alloc_analysis.h"
+
+#include <algorithm>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "mlcc/ir/arith.h"
+#include "mlcc/ir/expr_functor.h"
+#include "mlcc/ir/substitute.h"
+
+namespace mlcc::ir {
+
+namespace {
+
+// One step of the path from the body to an access: the statement, which of
+// its parts holds the access (a Seq's position; a loop's body 0; a block's
+// bindings and predicate -1, init 0, body 1; an if's condition -1, then 0,
+// else 1), and whether that part can be skipped.
+struct Step {
+  const StmtNode* node;
+  int part;
+  bool guard;
+};
+
+struct Access {
+  std::vector<Step> path;
+  std::vector<PrimExpr> indices;  // in loop variables (block bindings substituted)
+};
+
+using VarMap = std::unordered_map<const VarNode*, PrimExpr>;
+
+class Collector {
+ public:
+  explicit Collector(const PrimFunc& f) {
+    for (const auto& a : f.allocs) tracked_.insert(a.get());
+    visit(f.body);
+  }
+  std::unordered_map<const BufferNode*, std::vector<Access>> reads, writes;
+
+ private:
+  void visit(const Stmt& s) {
+    if (!s) return;
+    switch (s->kind) {
+      case StmtKind::For: {
+        const auto* f = s->as<ForNode>();
+        path_.push_back({f, -1, false});
+        loads(f->extent);
+        path_.back().part = 0;
+        visit(f->body);
+        path_.pop_back();
+        break;
+      }
+      case StmtKind::Block: {
+        const auto* b = s->as<BlockNode>();
+        path_.push_back({b, -1, false});
+        for (const auto& iv : b->iter_vars) loads(iv.binding);
+        loads(b->predicate);
+        for (const auto& iv : b->iter_vars) bindings_[iv.var.get()] = substitute(iv.binding, bindings_);
+        int64_t always = 1;
+        const bool predicated = b->predicate && !(asConstInt(b->predicate, &always) && always != 0);
+        if (b->init) {
+          path_.back() = {b, 0, true};  // runs on the first reduce iteration only
+          visit(b->init);
+        }
+        path_.back() = {b, 1, predicated};
+        visit(b->body);
+        for (const auto& iv : b->iter_vars) bindings_.erase(iv.var.get());
+        path_.pop_back();
+        break;
+      }
+      case StmtKind::Store: {
+        const auto* st = s->as<StoreNode>();
+        for (const auto& i : st->indices) loads(i);
+        loads(st->value);
+        if (tracked_.count(st->buffer.get())) writes[st->buffer.get()].push_back(access(st->indices));
+        break;
+      }
+      case StmtKind::Seq: {
+        const auto& stmts = s->as<SeqNode>()->stmts;
+        for (size_t i = 0; i < stmts.size(); ++i) {
+          path_.push_back({s.get(), static_cast<int>(i), false});
+          visit(stmts[i]);
+          path_.pop_back();
+        }
+        break;
+      }
+      case StmtKind::If: {
+        const auto* x = s->as<IfNode>();
+        path_.push_back({x, -1, true});
+        loads(x->cond);
+        path_.back().part = 0;
+        visit(x->then_case);
+        path_.back().part = 1;
+        visit(x->else_case);
+        path_.pop_back();
+        break;
+      }
+    }
+  }
+
+  void loads(const PrimExpr& e) {
+    if (!e) return;
+    if (const auto* l = e->as<LoadNode>(); l && tracked_.count(l->buffer.get()))
+      reads[l->buffer.get()].push_back(access(l->indices));
+    forEachChild(e, [&](const PrimExpr& x) { loads(x); });
+  }
+
+  Access access(const std::vector<PrimExpr>& indices) const {
+    Access a{path_, {}};
+    for (const auto& i : indices) a.indices.push_back(substitute(i, bindings_));
+    return a;
+  }
+
+  std::unordered_set<const BufferNode*> tracked_;
+  std::vector<Step> path_;
+  VarMap bindings_;  // block iteration variable -> its value in loop variables
+};
+
+// Whether the store `w` covers the read `r` (see the header).
+bool covers(const Access& w, const Access& r) {
+  size_t k = 0;
+  while (k < w.path.size() && k < r.path.size() && w.path[k].node == r.path[k].node &&
+         w.path[k].part == r.path[k].part)
+    ++k;
+  // They diverge at a sequence, the store's statement first.
+  if (k == w.path.size() || k == r.path.size() || w.path[k].node->kind != StmtKind::Seq ||
+      w.path[k].part >= r.path[k].part)
+    return false;
+  Analyzer az;
+  for (size_t i = 0; i < k; ++i)
+    if (const auto* f = w.path[i].node->as<ForNode>()) az.bind(f->loop_var, makeInt(0), f->extent);
+  // The store's own loops run every iteration; nothing skips it.
+  struct Own {
+    const Var* var;
+    int64_t extent;
+  };
+  std::vector<Own> own;
+  VarMap own_zero;
+  for (size_t i = k + 1; i < w.path.size(); ++i) {
+    if (w.path[i].guard) return false;
+    if (const auto* f = w.path[i].node->as<ForNode>()) {
+      int64_t extent = 0;
+      if (!asConstInt(f->extent, &extent) || extent < 1) return false;
+      az.bind(f->loop_var, 0, extent);
+      own.push_back({&f->loop_var, extent});
+      own_zero[f->loop_var.get()] = makeInt(0);
+    }
+  }
+  for (size_t i = k + 1; i < r.path.size(); ++i)
+    if (const auto* f = r.path[i].node->as<ForNode>()) az.bind(f->loop_var, makeInt(0), f->extent);
+  if (w.indices.size() != r.indices.size()) return false;
+  std::unordered_map<const VarNode*, size_t> dim_of;  // own loop -> the dimension it indexes
+  for (size_t d = 0; d < w.indices.size(); ++d) {
+    // w = base + sum(c_x * x) over the store's own loops x, exactly.
+    const PrimExpr wi = az.simplify(w.indices[d]);
+    const PrimExpr base = az.simplify(substitute(wi, own_zero));
+    PrimExpr rest = makeBinary(BinaryOp::Sub, wi, base);
+    std::vector<std::pair<int64_t, int64_t>> terms;  // (coefficient, extent)
+    for (const Own& x : own) {
+      VarMap one = own_zero;
+      one[x.var->get()] = makeInt(1);
+      int64_t c = 0;
+      if (!asConstInt(az.simplify(makeBinary(BinaryOp::Sub, substitute(wi, one), base)), &c)) return false;
+      if (c == 0) continue;
+      rest = makeBinary(BinaryOp::Sub, rest, makeBinary(BinaryOp::Mul, makeInt(c), *x.var));
+      if (x.extent == 1) continue;
+      if (c < 0 || !dim_of.emplace(x.var->get(), d).second) return false;
+      terms.emplace_back(c, x.extent);
+    }
+    int64_t zero = 1;
+    if (!asConstInt(az.simplify(rest), &zero) || zero != 0) return false;  // not linear in its loops
+    // Dense: coefficients 1, e1, e1 * e2, ... cover [0, span) exactly.
+    std::sort(terms.begin(), terms.end());
+    int64_t span = 1;
+    for (const auto& [c, e] : terms) {
+      if (c != span || __builtin_mul_overflow(span, e, &span)) return false;
+    }
+    // The read stays within [base, base + span).
+    const auto bounds = az.constBounds(az.simplify(makeBinary(BinaryOp::Sub, r.indices[d], base)));
+    if (!bounds || bounds->first < 0 || bounds->second >= span) return false;
+  }
+  return true;
+}
+
+bool everyReadCovered(Collector& c, const BufferNode* buf) {
+  const auto& writes = c.writes[buf];
+  const auto& reads = c.reads[buf];
+  return std::all_of(reads.begin(), reads.end(), [&](const Access& r) {
+    return std::any_of(writes.begin(), writes.end(), [&](const Access& w) { return covers(w, r); });
+  });
+}
+
+// The box of `accesses` per iteration of their deepest common loop (see
+// compactableAllocs), or nullopt.
+std::optional<AllocBox> boxOf(const std::vector<const Access*>& accesses, DType dtype) {
+  if (accesses.empty()) return std::nullopt;
+  const Access& first = *accesses[0];
+  size_t common = first.path.size();
+  for (const Access* a : accesses) {
+    size_t k = 0;
+    while (k < common && k < a->path.size() && a->path[k].node == first.path[k].node &&
+           a->path[k].part == first.path[k].part)
+      ++k;
+    common = k;
+  }
+  size_t loop = common;
+  for (size_t i = 0; i < common; ++i)
+    if (first.path[i].node->kind == StmtKind::For) loop = i;
+  if (loop == common) return std::nullopt;
+  AllocBox box{first.path[loop].node->as<ForNode>()->loop_var, {}, {}};
+  std::vector<int64_t> hi;  // largest offset from the base per dimension
+  for (const Access* a : accesses) {
+    Analyzer az;
+    for (size_t i = loop + 1; i < a->path.size(); ++i)
+      if (const auto* f = a->path[i].node->as<ForNode>()) az.bind(f->loop_var, makeInt(0), f->extent);
+    if (a->indices.size() != first.indices.size()) return std::nullopt;
+    for (size_t d = 0; d < a->indices.size(); ++d) {
+      const auto bounds = az.bounds(az.simplify(a->indices[d]));
+      if (!bounds) return std::nullopt;
+      const PrimExpr min = simplify(bounds->min);
+      int64_t lo = 0, up = 0;
+      if (box.base.size() <= d) {
+        box.base.push_back(min);
+        hi.push_back(0);
+      } else if (!asConstInt(simplify(makeBinary(BinaryOp::Sub, min, box.base[d])), &lo) || lo < 0) {
+        return std::nullopt;  // another base (a constant offset above it would do; not needed yet)
+      }
+      if (!asConstInt(simplify(makeBinary(BinaryOp::Sub, bounds->max, box.base[d])), &up) || up < 0)
+        return std::nullopt;
+      hi[d] = std::max(hi[d], up);
+    }
+  }
+  int64_t bytes = dtypeBytes(dtype);
+  for (int64_t h : hi) {
+    box.extent.push_back(h + 1);
+    if (__builtin_mul_overflow(bytes, h + 1, &bytes) || bytes > kMaxCompactBytes) return std::nullopt;
+  }
+  return box;
+}
+
+}  // namespace
+
+std::unordered_set<const BufferNode*> allocsWrittenBeforeRead(const PrimFunc& f) {
+  Collector c(f);
+  std::unordered_set<const BufferNode*> out;
+  for (const auto& a : f.allocs)
+    if (everyReadCovered(c, a.get())) out.insert(a.get());
+  return out;
+}
+
+std::unordered_map<const BufferNode*, AllocBox> compactableAllocs(const PrimFunc& f) {
+  Collector c(f);
+  std::unordered_map<const BufferNode*, AllocBox> out;
+  for (const auto& a : f.allocs) {
+    int64_t elements = 1, e = 0;
+    for (const auto& d : a->shape)
+      if (!asConstInt(d, &e) || __builtin_mul_overflow(elements, e, &elements)) elements = -1;
+    if (elements < 0 || !everyReadCovered(c, a.get())) continue;
+    std::vector<const Access*> accesses;
+    for (const auto& x : c.reads[a.get()]) accesses.push_back(&x);
+    for (const auto& x : c.writes[a.get()]) accesses.push_back(&x);
+    auto box = boxOf(accesses, a->dtype);
+    if (!box) continue;
+    int64_t compact = 1;
+    for (int64_t x : box->extent) compact *= x;
+    if (compact < elements) out.emplace(a.get(), std::move(*box));
+  }
+  return out;
+}
+
+}  // namespace mlcc::ir
