@@ -96,6 +96,33 @@ check "unknown option column" contains "$tmp/err" "^--passes:1:14: error: pass '
 check "syntax error exits 1" run 1 "$tmp/fold.ir" --passes 'canonicalize fold-constants'
 check "syntax error column" contains "$tmp/err" "^--passes:1:14: error: expected ',' between passes"
 
+# --- graph rewrites with the shipped rules (README "Graph rewrites") ---
+cat >"$tmp/rw.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[4, 8], %w: f32[16, 8], %s: f32[4, 16], %t: f32[16]) -> f32[4, 16] {
+  dataflow {
+    %wt: f32[8, 16] = permute_dims(%w, axes = [1, 0])
+    %y: f32[4, 16] = matmul(%x, %wt)
+    %m: f32[4, 16] = multiply(%y, %s)
+    %z: f32[4, 16] = add(%t, %m)
+  }
+  return %z
+}
+IR
+check "rewrite runs" run 0 "$tmp/rw.ir" --passes 'rewrite,dead-code-elimination' \
+  --patterns "$src/pipelines/patterns/rewrites.yaml" -v -o "$tmp/o/rw.ir"
+check "rewrite counts each rule" contains "$tmp/err" "rewrote 1 x multiply_add_to_fma, 1 x transpose_to_dense"
+check "rewrite: dense" contains "$tmp/o/rw.ir" "%y: f32\[4, 16\] = dense(%x, %w)"
+check "rewrite: ewise_fma" contains "$tmp/o/rw.ir" "%z: f32\[4, 16\] = ewise_fma(%y, %s, %t)"
+"$bin/mlcc-run" -q "$tmp/rw.ir" --seed 3 --output-dir "$tmp/rw_ref" &&
+  "$bin/mlcc-run" -q "$tmp/o/rw.ir" --seed 3 --output-dir "$tmp/rw_out"
+check "rewritten graph computes the same" compare "$tmp/rw_out/z.npy" "$tmp/rw_ref/z.npy"
+check "a bad rule file exits 1" run 1 "$tmp/rw.ir" --passes rewrite \
+  --patterns "$src/tests/transform/patterns/rewrite_bad_name.yaml" -o "$tmp/o/rw_bad.ir"
+check "  naming file, line and key" contains "$tmp/err" "rewrite_bad_name.yaml:8:9: error: rewrites\[0\].replace\[0\]: 'd' names nothing"
+check "  and writes nothing" absent "$tmp/o/rw_bad.ir"
+
 # --- usage, --list-passes, --help ---
 check "unknown command-line option exits 2" run 2 --no-such-flag
 check "--list-passes" run 0 --list-passes

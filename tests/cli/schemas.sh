@@ -128,6 +128,7 @@ check "output build.ninja" invalid "$P" stages/0/output <<<'{name: p, target: ll
 
 check "patterns: unknown key" invalid "$schemas/patterns.schema.json" patterns/0 <<<'{patterns: [{name: d, ops: ["dense(x, w)"], codgen: blas.dense}]}'
 check "patterns: no ops" invalid "$schemas/patterns.schema.json" patterns/0 <<<'{patterns: [{name: d, ops: []}]}'
+check "rewrites: no replace" invalid "$schemas/patterns.schema.json" rewrites/0 <<<'{rewrites: [{name: r, match: ["exp(x)"]}]}'
 
 # --- what the tools write, for a small model compiled here ---
 cp "$src/tests/cli/lib/matmul_tanh.ir" "$tmp/m.ir"

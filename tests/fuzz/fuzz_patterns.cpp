@@ -1,8 +1,9 @@
-// Fuzz target: the pattern YAML loader of fuse-by-pattern (libs/transform
-// parsePatterns, `mlcc-fuse --patterns FILE`). An accepted pattern file is
-// also used: the fuse-by-pattern pass runs with it on a small graph module
-// (dense, add, relu, conv2d, matmul, ...), with the verifier after it, so the
-// matcher and the outlining see every pattern the loader accepts.
+// Fuzz target: the pattern YAML loader of fuse-by-pattern and rewrite
+// (libs/transform parsePatternFile, `mlcc-fuse --patterns FILE`). An
+// accepted pattern file is also used: the rewrite and fuse-by-pattern passes
+// run with it on a small graph module (dense, add, relu, conv2d, matmul,
+// ...), with the verifier after each, so the matcher, the rewriter and the
+// outlining see every pattern and rule the loader accepts.
 #include <cstddef>
 #include <cstdint>
 
@@ -36,10 +37,10 @@ graph @main(%x: f32[4, 32], %w: f32[64, 32], %b: f32[64], %k: f32[8, 3, 3, 3], %
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const mlcc::ir::Module base = mlcc::ir::parseModule(kGraph, "graph.ir");
-  static const mlcc::transform::Pipeline pipeline = mlcc::transform::parsePipeline("fuse-by-pattern");
+  static const mlcc::transform::Pipeline pipeline = mlcc::transform::parsePipeline("rewrite,fuse-by-pattern");
   const std::string text = mlcc::fuzz::asString(data, size);
   mlcc::fuzz::expectErrorsOnly([&] {
-    (void)mlcc::transform::parsePatterns(text, "fuzz.yaml");
+    (void)mlcc::transform::parsePatternFile(text, "fuzz.yaml");
     mlcc::ir::Module m = base;
     mlcc::transform::PassContext ctx;
     ctx.verify_each = true;

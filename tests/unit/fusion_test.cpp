@@ -440,3 +440,91 @@ graph @main(%x: f32[4, 4], %w: f32[4, 4], %b: f32[4], %r: f32[4, 4]) -> (f32[4, 
   std::string lowered = fuse(fused, "legalize");
   EXPECT_NE(lowered.find("call_extern \"blas.dense_bias_relu\"(%x, %w, %b)"), std::string::npos) << lowered;
 }
+
+// The rewrite pass with the shipped rules (pipelines/patterns/rewrites.yaml):
+// matmul of a transposed weight becomes dense, multiply + add (operands in
+// either order) becomes ewise_fma; the meaning is kept (fuse() interprets
+// before and after). An i64 multiply-add is left alone (ewise_fma is f32
+// only): a replacement that does not type-check never lands.
+TEST(Rewrite, ShippedRules) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[4, 8], %w: f32[16, 8], %s: f32[4, 16], %t: f32[16], %i: i64[4], %j: i64[4]) -> (f32[4, 16], i64[4]) {
+  dataflow {
+    %wt: f32[8, 16] = permute_dims(%w, axes = [1, 0])
+    %y: f32[4, 16] = matmul(%x, %wt)
+    %m: f32[4, 16] = multiply(%y, %s)
+    %z: f32[4, 16] = add(%t, %m)
+    %k: i64[4] = multiply(%i, %j)
+    %n: i64[4] = add(%k, %j)
+  }
+  return (%z, %n)
+}
+)";
+  std::string out =
+      fuse(text, "rewrite,dead-code-elimination", patternFile("pipelines/patterns/rewrites.yaml"));
+  EXPECT_NE(out.find("%y: f32[4, 16] = dense(%x, %w)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%z: f32[4, 16] = ewise_fma(%y, %s, %t)"), std::string::npos) << out;
+  EXPECT_EQ(count(out, "permute_dims"), 0) << out;
+  EXPECT_NE(out.find("%n: i64[4] = add(%k, %j)"), std::string::npos) << out;
+  // Then the whole way down: legalized and compiled, against the graph.
+  ir::Module m = ir::parseModule(out, "rewritten.ir");
+  auto inputs = randomInputs(m);
+  auto before = runModule(m, inputs);
+  PassContext ctx;
+  runPipeline(m, parsePipeline("fuse-ops,legalize"), ctx);
+  expectSameOutputs(before, runModule(m, inputs));
+}
+
+// Rules apply to their own results until none matches; a rule that always
+// matches its result is stopped with an error naming it.
+TEST(Rewrite, FixedPointAndRulesThatNeverSettle) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%a: f32[4], %b: f32[4]) -> f32[4] {
+  dataflow {
+    %n: f32[4] = negative(%b)
+    %s: f32[4] = subtract(%a, %n)
+    %n2: f32[4] = negative(%s)
+    %s2: f32[4] = subtract(%a, %n2)
+    %r: f32[4] = relu(%s2)
+  }
+  return %r
+}
+)";
+  const std::string dir = std::string(MLCC_TEST_DATA_DIR) + "/transform/patterns/";
+  std::string out = fuse(text, "rewrite,dead-code-elimination", dir + "rewrite_only.yaml");
+  EXPECT_EQ(count(out, "subtract"), 0) << out;
+  EXPECT_EQ(count(out, "= add("), 2) << out;
+  // fuse-by-pattern on a file with rewrites only: nothing to outline.
+  EXPECT_EQ(count(fuse(text, "fuse-by-pattern", dir + "rewrite_only.yaml"), "call @"), 0);
+  ir::Module m = ir::parseModule(text, "m.ir");
+  PassContext ctx;
+  ctx.patterns_path = dir + "rewrite_loop.yaml";
+  EXPECT_NE(test::errorOf([&] { runPipeline(m, parsePipeline("rewrite"), ctx); })
+                .find("graph @main: the rewrite rules do not settle: more than 100000 rewrites, the last by "
+                      "rule 'relu_forever'"),
+            std::string::npos);
+}
+
+TEST(Rewrite, RuleErrorsNameFileLineAndKey) {
+  auto error = [](const std::string& name) {
+    std::string path = std::string(MLCC_TEST_DATA_DIR) + "/transform/patterns/" + name;
+    ir::Module m = ir::parseModule(kDense, "m.ir");
+    PassContext ctx;
+    ctx.patterns_path = path;
+    std::string f = test::errorAt([&] { runPipeline(m, parsePipeline("rewrite"), ctx); });
+    f = f.substr(0, f.find('\n'));
+    size_t dir = f.find(path);
+    return dir == std::string::npos ? f : f.replace(dir, path.size(), name);
+  };
+  EXPECT_EQ(error("rewrite_bad_name.yaml"),
+            "rewrite_bad_name.yaml:8:9: error: rewrites[0].replace[0]: 'd' names nothing of the match (its "
+            "wildcards and 'as' names) or an earlier replace op");
+  EXPECT_EQ(error("rewrite_missing_attr.yaml"),
+            "rewrite_missing_attr.yaml:7:9: error: rewrites[0].replace[0]: op 'expand_dims' needs attribute "
+            "'axes'");
+  EXPECT_EQ(
+      error("rewrite_as_clash.yaml"),
+      "rewrite_as_clash.yaml:7:9: error: rewrites[0].replace[0].as: name 'x' is already used by the match");
+}

@@ -33,13 +33,15 @@ Examples:
   mlcc-fuse model.ir -o fused.ir                  # default pipeline; new constants in fused.safetensors
   mlcc-fuse model.ir -o fused.ir --passes 'canonicalize,fold-constants{max-bytes=1048576},dead-code-elimination'
   mlcc-fuse model.ir -o out/fused.ir --weights out/consts.safetensors --verify-each -v
+  mlcc-fuse model.ir -o fused.ir --passes 'rewrite,dead-code-elimination,fuse-ops' \
+      --patterns pipelines/patterns/rewrites.yaml  # graph rewrites (transpose->dense, multiply+add->fma)
   mlcc-fuse --list-passes                         # the passes and their options
   mlcc-import m.onnx | mlcc-fuse --passes canonicalize | mlcc-inspect --summary)");
   mlcc::transform::PassToolFlags flags;
   flags.passes = kDefaultPipeline;
   mlcc::transform::addPassToolOptions(app, flags, "canonicalize,fuse-ops{max-depth=6}");
   std::string weights, patterns;
-  app.add_option("--patterns", patterns, "Pattern file for fuse-by-pattern");
+  app.add_option("--patterns", patterns, "Pattern file for fuse-by-pattern and rewrite (patterns, rewrites)");
   app.add_option("--weights", weights,
                  "Weights file for new constants (default: the output with extension .safetensors; "
                  "fused.safetensors for stdout)");

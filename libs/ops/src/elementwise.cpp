@@ -455,6 +455,33 @@ OpDef whereOp() {
 }
 
 // ---------------------------------------------------------------------------
+// ewise_fma(x, y, z) = x * y + z, broadcast (MLC's ewise_fma, the target of
+// the shipped multiply-add rewrite): f32 only. The kernel is multiply then
+// add (the product rounded first); compiled code may contract the two into
+// one fused multiply-add, as it does for any multiply feeding an add.
+
+OpDef fmaOp(const OpDef& multiply, const OpDef& add) {
+  OpDef d;
+  d.name = "ewise_fma";
+  d.min_inputs = d.max_inputs = 3;
+  d.pattern = OpPattern::Broadcast;
+  d.infer = [mul = multiply.infer, add = add.infer](const std::vector<Type>& in, const ir::Attrs& a) {
+    for (size_t k = 0; k < 3; ++k)
+      if (tensorOperand(in, k, "ewise_fma").dtype != DType::f32)
+        throw Error("op 'ewise_fma': operand " + std::to_string(k) + " is " +
+                    std::string(ir::dtypeName(in[k].dtype)) + "; only f32 is supported yet");
+    return add({mul({in[0], in[1]}, a), in[2]}, a);
+  };
+  d.compute = [mul = multiply.compute, add = add.compute](const std::vector<Tensor>& in, const ir::Attrs& a) {
+    return add({mul({in[0], in[1]}, a)[0], in[2]}, a);
+  };
+  d.flops = [](const std::vector<Type>&, const Type& out, const ir::Attrs&) {
+    return flopsProduct(2, staticCount(out.shape));
+  };
+  return d;
+}
+
+// ---------------------------------------------------------------------------
 // clip and cast.
 
 OpDef clipOp() {
@@ -706,6 +733,9 @@ void legalizeBinaryOps(std::vector<OpDef>& ops) {
   opNamed(ops, "where").legalize = legalizeBroadcast(
       "where", {"cond", "x", "y"}, false,
       [](const ir::Attrs&, const std::vector<PrimExpr>& v) { return sel(v[0], v[1], v[2]); });
+  opNamed(ops, "ewise_fma").legalize =
+      legalizeBroadcast("ewise_fma", {"x", "y", "z"}, false,
+                        [](const ir::Attrs&, const std::vector<PrimExpr>& v) { return v[0] * v[1] + v[2]; });
 }
 
 // clip's integer bounds, as the kernel: the integers within [lo, hi],
@@ -760,6 +790,7 @@ void registerElementwiseOps(std::vector<OpDef>& ops) {
   registerUnary(mine);
   registerBinary(mine);
   mine.push_back(whereOp());
+  mine.push_back(fmaOp(opNamed(mine, "multiply"), opNamed(mine, "add")));
   mine.push_back(clipOp());
   mine.push_back(castOp());
   legalizeUnaryOps(mine);

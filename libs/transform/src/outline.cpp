@@ -183,14 +183,18 @@ int outlineGroups(ir::GraphFunc& f, size_t block_index, const std::vector<Outlin
   return outlined;
 }
 
+bool isPrimitive(const ir::GraphFunc& f) {
+  auto it = f.attrs.find("primitive");
+  return it != f.attrs.end() && it->second.isBool() && it->second.asBool();
+}
+
 std::string outlineModule(ir::Module& m, const std::string& what, const GroupFinder& find) {
   SubFunctionNamer namer(m);
   int groups = 0;
   for (auto& fn : m.functions) {
     auto* f = std::get_if<ir::GraphFunc>(&fn);
     if (!f) continue;
-    auto it = f->attrs.find("primitive");
-    if (it != f->attrs.end() && it->second.isBool() && it->second.asBool()) continue;
+    if (isPrimitive(*f)) continue;
     UseInfo uses = UseInfo::of(*f);
     for (size_t bi = 0; bi < f->blocks.size(); ++bi) {
       const ir::BindingBlock& block = f->blocks[bi];

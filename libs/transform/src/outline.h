@@ -73,6 +73,9 @@ int outlineGroups(ir::GraphFunc& f, size_t block, const std::vector<OutlineGroup
 using GroupFinder = std::function<std::vector<OutlineGroup>(const ir::BindingBlock& block, size_t block_index,
                                                             const UseInfo& uses)>;
 
+// Whether a graph function is marked `primitive = true` (a fused group).
+bool isPrimitive(const ir::GraphFunc& f);
+
 // The body of an outlining pass: for each graph function of `m` that is not
 // primitive, outlines the groups `find` gives for each of its dataflow blocks
 // (UseInfo taken once per function), then appends the new sub-functions to

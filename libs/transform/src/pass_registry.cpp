@@ -16,6 +16,7 @@ std::vector<PassInfo> allPassInfos() {
       makeFuseByPatternPass(),
       makeFuseOpsPass(),
       makeLegalizePass(),
+      makeRewritePass(),
   };
   // clang-format on
 }

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "mlcc/ir/printer.h"
@@ -28,28 +29,44 @@ class Parser {
     throw errorInText(file_, text_, mark.line, mark.column, (key.empty() ? "" : key + ": ") + msg);
   }
 
-  std::vector<Pattern> parse() {
+  PatternFile parse() {
     YAML::Node root;
     try {
       root = YAML::Load(text_);
     } catch (const YAML::Exception& e) {
       fail(e.mark, "", "invalid YAML: " + e.msg);
     }
-    if (!root.IsMap()) fail(root.Mark(), "", "a pattern file is a map with the key 'patterns'");
+    if (!root.IsMap())
+      fail(root.Mark(), "", "a pattern file is a map with the keys 'patterns' and/or 'rewrites'");
     for (const auto& kv : root)
-      if (kv.first.Scalar() != "patterns")
-        fail(kv.first.Mark(), kv.first.Scalar(), "unknown key (a pattern file has only 'patterns')");
-    YAML::Node list = root["patterns"];
-    if (!list || !list.IsSequence()) fail(root.Mark(), "patterns", "missing, or not a list of patterns");
-    std::vector<Pattern> out;
+      if (kv.first.Scalar() != "patterns" && kv.first.Scalar() != "rewrites")
+        fail(kv.first.Mark(), kv.first.Scalar(),
+             "unknown key (a pattern file has 'patterns' and 'rewrites')");
+    YAML::Node list = root["patterns"], rewrites = root["rewrites"];
+    if (!list && !rewrites) fail(root.Mark(), "patterns", "missing (and no 'rewrites')");
+    PatternFile out;
     std::map<std::string, bool> names;
-    for (size_t i = 0; i < list.size(); ++i) {
-      std::string key = "patterns[" + std::to_string(i) + "]";
-      Pattern p = parsePattern(list[i], key);
-      if (names.count(p.name))
-        fail(list[i]["name"].Mark(), key + ".name", "duplicate pattern name '" + p.name + "'");
-      names[p.name] = true;
-      out.push_back(std::move(p));
+    auto unique = [&](const std::string& name, const YAML::Node& n, const std::string& key) {
+      if (names.count(name)) fail(n["name"].Mark(), key + ".name", "duplicate name '" + name + "'");
+      names[name] = true;
+    };
+    if (list) {
+      if (!list.IsSequence()) fail(list.Mark(), "patterns", "must be a list of patterns");
+      for (size_t i = 0; i < list.size(); ++i) {
+        std::string key = "patterns[" + std::to_string(i) + "]";
+        Pattern p = parsePattern(list[i], key);
+        unique(p.name, list[i], key);
+        out.patterns.push_back(std::move(p));
+      }
+    }
+    if (rewrites) {
+      if (!rewrites.IsSequence()) fail(rewrites.Mark(), "rewrites", "must be a list of rewrite rules");
+      for (size_t i = 0; i < rewrites.size(); ++i) {
+        std::string key = "rewrites[" + std::to_string(i) + "]";
+        Rewrite r = parseRewrite(rewrites[i], key);
+        unique(r.name, rewrites[i], key);
+        out.rewrites.push_back(std::move(r));
+      }
     }
     return out;
   }
@@ -71,22 +88,79 @@ class Parser {
     if (!n["name"]) fail(n.Mark(), key + ".name", "missing");
     p.name = scalar(n["name"], key + ".name");
     if (n["codegen"]) p.codegen = scalar(n["codegen"], key + ".codegen");
-    YAML::Node ops = n["ops"];
-    if (!ops) fail(n.Mark(), key + ".ops", "missing");
+    parseOps(n, "ops", key, p);
+    if (!p.codegen.empty()) checkKernel(p, n["codegen"], key + ".codegen");
+    return p;
+  }
+
+  // The op list under `field` of `n` into p.ops (every op feeding the last).
+  void parseOps(const YAML::Node& n, const std::string& field, const std::string& key, Pattern& p) {
+    YAML::Node ops = n[field];
+    if (!ops) fail(n.Mark(), key + "." + field, "missing");
     if (!ops.IsSequence() || ops.size() == 0)
-      fail(ops.Mark(), key + ".ops", "must be a non-empty list of ops");
-    std::map<std::string, int> named;
+      fail(ops.Mark(), key + "." + field, "must be a non-empty list of ops");
     std::vector<bool> used(ops.size(), false);
     for (size_t i = 0; i < ops.size(); ++i) {
-      std::string okey = key + ".ops[" + std::to_string(i) + "]";
-      p.ops.push_back(parseOp(ops[i], okey, static_cast<int>(i), named, used));
+      std::string okey = key + "." + field + "[" + std::to_string(i) + "]";
+      p.ops.push_back(parseOp(ops[i], okey, static_cast<int>(i), p.named, used));
     }
     for (size_t i = 0; i + 1 < ops.size(); ++i)
       if (!used[i])
-        fail(ops[i].Mark(), key + ".ops[" + std::to_string(i) + "]",
-             "op '" + p.ops[i].op + "' does not feed the pattern's root (the last op)");
-    if (!p.codegen.empty()) checkKernel(p, n["codegen"], key + ".codegen");
-    return p;
+        fail(ops[i].Mark(), key + "." + field + "[" + std::to_string(i) + "]",
+             "op '" + p.ops[i].op + "' does not feed the " + (field == "ops" ? "pattern's" : "rule's") +
+                 " root (the last op)");
+  }
+
+  Rewrite parseRewrite(const YAML::Node& n, const std::string& key) {
+    if (!n.IsMap()) fail(n.Mark(), key, "a rewrite rule is a map with 'name', 'match' and 'replace'");
+    for (const auto& kv : n) {
+      std::string k = kv.first.Scalar();
+      if (k != "name" && k != "match" && k != "replace")
+        fail(kv.first.Mark(), key + "." + k, "unknown key (expected name, match, replace)");
+    }
+    if (!n["name"]) fail(n.Mark(), key + ".name", "missing");
+    Rewrite r;
+    r.name = r.match.name = scalar(n["name"], key + ".name");
+    parseOps(n, "match", key, r.match);
+    std::set<std::string> wildcards;
+    for (const auto& op : r.match.ops)
+      for (const auto& a : op.args)
+        if (a.node < 0) wildcards.insert(a.name);
+    // The replace ops: parsed as pattern ops would be (ops, arity, `_`,
+    // `as` names), then each name resolved against the match.
+    Pattern replaced;
+    parseOps(n, "replace", key, replaced);
+    YAML::Node list = n["replace"];
+    for (size_t i = 0; i < replaced.ops.size(); ++i) {
+      const std::string okey = key + ".replace[" + std::to_string(i) + "]";
+      const PatternOp& po = replaced.ops[i];
+      RewriteOp op{po.op, {}, po.attrs};
+      for (const PatternArg& a : po.args) {
+        RewriteArg arg;
+        if (a.node >= 0)
+          arg.replace = a.node;
+        else if (auto it = r.match.named.find(a.name); it != r.match.named.end())
+          arg.match = it->second;
+        else if (wildcards.count(a.name))
+          arg.wildcard = a.name;
+        else
+          fail(list[i].Mark(), okey,
+               "'" + a.name +
+                   "' names nothing of the match (its wildcards and 'as' names) or an earlier replace op");
+        op.args.push_back(arg);
+      }
+      for (const auto& [name, at] : replaced.named)
+        if (at == static_cast<int>(i) && (wildcards.count(name) || r.match.named.count(name)))
+          fail(list[i].Mark(), okey + ".as", "name '" + name + "' is already used by the match");
+      // Required attributes present, values of the right kinds.
+      try {
+        (void)ops::normalizeAttrs(*ops::findOp(op.op), op.attrs);
+      } catch (const Error& e) {
+        fail(list[i].Mark(), okey, e.message());
+      }
+      r.replace.push_back(std::move(op));
+    }
+    return r;
   }
 
   // A pattern dispatched to a library kernel must compute what the kernel
@@ -259,27 +333,39 @@ bool attrsMatch(const ops::OpDef& def, const ir::Attrs& given, const ir::Attrs& 
 
 struct MatchState {
   std::vector<size_t> at;  // pattern op -> binding index (npos: unmatched)
-  std::map<std::string, const ir::GraphVarNode*> wild;
+  std::map<std::string, ir::GraphVar> wild;
 };
 
 }  // namespace
 
-std::vector<Pattern> parsePatterns(const std::string& text, const std::string& filename) {
+PatternFile parsePatternFile(const std::string& text, const std::string& filename) {
   return Parser(text, filename).parse();
 }
 
-std::vector<Pattern> loadPatternFile(const std::string& path) {
+std::vector<Pattern> parsePatterns(const std::string& text, const std::string& filename) {
+  return parsePatternFile(text, filename).patterns;
+}
+
+PatternFile loadPatternFile(const std::string& path) {
   std::string text;
   try {
     text = readInput(path);
   } catch (const Error& e) {
     throw Error("pattern file '" + path + "': " + e.message());
   }
-  return parsePatterns(text, path);
+  return parsePatternFile(text, path);
+}
+
+PatternFile passPatternFile(const PassOptions& opts, const PassContext& ctx) {
+  std::string path = opts.getString("patterns");
+  if (path.empty()) path = ctx.patterns_path;
+  if (path.empty()) throw Error("no pattern file (pass option patterns=FILE or --patterns FILE)");
+  return loadPatternFile(path);
 }
 
 std::optional<std::vector<size_t>> matchPattern(const Pattern& p, const ir::BindingBlock& block, size_t root,
-                                                const std::unordered_set<size_t>& taken) {
+                                                const std::unordered_set<size_t>& taken,
+                                                std::map<std::string, ir::GraphVar>* wildcards) {
   constexpr size_t npos = static_cast<size_t>(-1);
   std::unordered_map<const ir::GraphVarNode*, size_t> index;
   for (size_t i = 0; i < block.bindings.size() && i <= root; ++i) index[block.bindings[i].var.get()] = i;
@@ -304,8 +390,8 @@ std::optional<std::vector<size_t>> matchPattern(const Pattern& p, const ir::Bind
           auto it = index.find(args[j].get());
           if (it == index.end() || !match(pa.node, it->second, st)) return false;
         } else {
-          auto [w, inserted] = st.wild.emplace(pa.name, args[j].get());
-          if (!inserted && w->second != args[j].get()) return false;
+          auto [w, inserted] = st.wild.emplace(pa.name, args[j]);
+          if (!inserted && w->second != args[j]) return false;
         }
       }
       return true;
@@ -331,6 +417,7 @@ std::optional<std::vector<size_t>> matchPattern(const Pattern& p, const ir::Bind
   if (!match(static_cast<int>(p.ops.size()) - 1, root, s)) return std::nullopt;
   for (size_t a : s.at)
     if (a == npos) return std::nullopt;
+  if (wildcards) *wildcards = std::move(s.wild);
   return s.at;
 }
 

@@ -16,9 +16,27 @@
 // the same value). `attrs` constrains attributes (defaults filled in before
 // comparing). Binary ops `add`, `multiply`, `maximum` and `minimum` also match
 // with their operands swapped. Every op must feed the root.
+//
+// The same file may hold rewrite rules (the `rewrite` pass), under
+// `rewrites` (either key may be absent, not both):
+//
+//   rewrites:
+//     - name: transpose_to_dense
+//       match:                          # a pattern's ops, as above
+//         - op: permute_dims(w)
+//           attrs: {axes: [1, 0]}
+//         - matmul(x, _)
+//       replace:                        # ops computing the root's new value
+//         - dense(x, w)
+//
+// A replace op's arguments are the match's wildcards and `as` names, `_` (the
+// previous replace op) and earlier replace ops' `as` names; its attrs are the
+// new op's attributes. The last replace op's value replaces the match root's;
+// its type must be the root's (checked at each match).
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -26,6 +44,7 @@
 
 #include "mlcc/ir/attrs.h"
 #include "mlcc/ir/module.h"
+#include "mlcc/transform/pass.h"
 
 namespace mlcc::transform {
 
@@ -44,16 +63,49 @@ struct Pattern {
   std::string name;
   std::string codegen;  // empty: none
   std::vector<PatternOp> ops;
+  std::map<std::string, int> named;  // `as` name -> op
+};
+
+// An operand of a replace op: an earlier replace op, a match op (by its
+// `as` name) or a match wildcard.
+struct RewriteArg {
+  int replace = -1;
+  int match = -1;
+  std::string wildcard;
+};
+
+struct RewriteOp {
+  std::string op;
+  std::vector<RewriteArg> args;
+  ir::Attrs attrs;  // the new op's attributes
+};
+
+struct Rewrite {
+  std::string name;
+  Pattern match;
+  std::vector<RewriteOp> replace;
+};
+
+struct PatternFile {
+  std::vector<Pattern> patterns;
+  std::vector<Rewrite> rewrites;
 };
 
 // Parses a pattern file; errors are mlcc::Error at FILE:LINE:COL naming the key.
+PatternFile parsePatternFile(const std::string& text, const std::string& filename);
+PatternFile loadPatternFile(const std::string& path);
+// Its patterns only.
 std::vector<Pattern> parsePatterns(const std::string& text, const std::string& filename);
-std::vector<Pattern> loadPatternFile(const std::string& path);
+// The pattern file a pass uses: its option `patterns`, else --patterns
+// (PassContext::patterns_path), loaded; an error when neither is given.
+PatternFile passPatternFile(const PassOptions& opts, const PassContext& ctx);
 
 // Matches `p` with its root at binding `root` of `block`: the binding index
 // of each pattern op, or nullopt. Bindings in `taken` never match. (That the
 // non-root ops' values are used only inside the match is the caller's check.)
+// With `wildcards`, fills in the value each wildcard matched.
 std::optional<std::vector<size_t>> matchPattern(const Pattern& p, const ir::BindingBlock& block, size_t root,
-                                                const std::unordered_set<size_t>& taken);
+                                                const std::unordered_set<size_t>& taken,
+                                                std::map<std::string, ir::GraphVar>* wildcards = nullptr);
 
 }  // namespace mlcc::transform

@@ -95,10 +95,7 @@ PassInfo makeFuseByPatternPass() {
   p.summary = "Outline op patterns declared in a YAML file into primitive sub-functions (library dispatch)";
   p.options = {{"patterns", OptionKind::String, "", "pattern file (default: --patterns)"}};
   p.run = [](ir::Module& m, const PassOptions& opts, PassContext& ctx) -> std::string {
-    std::string path = opts.getString("patterns");
-    if (path.empty()) path = ctx.patterns_path;
-    if (path.empty()) throw Error("no pattern file (pass option patterns=FILE or --patterns FILE)");
-    std::vector<Pattern> patterns = loadPatternFile(path);
+    std::vector<Pattern> patterns = passPatternFile(opts, ctx).patterns;
     std::vector<std::string> skipped;
     std::string summary =
         outlineModule(m, "match(es)", [&](const ir::BindingBlock& block, size_t bi, const UseInfo& uses) {

@@ -12,5 +12,6 @@ PassInfo makeConvertLayoutPass();        // convert_layout.cpp
 PassInfo makeFoldConstantsPass();        // fold_constants.cpp
 PassInfo makeFuseByPatternPass();        // fuse_by_pattern.cpp
 PassInfo makeFuseOpsPass();              // fuse_ops.cpp
+PassInfo makeRewritePass();              // rewrite.cpp
 
 }  // namespace mlcc::transform
