@@ -238,14 +238,21 @@ TEST(CodegenEntry, KernelScratchInWorkspace) {
 
 TEST(CodegenEntry, BlasDispatch) {
   TempDir dir;
-  ir::Module m = makeModule(
-      dir, fixture("codegen_entry/blas_dispatch.ir"),
-      {{"w1", {64, 32}}, {"b1", {64}}, {"w2", {10, 64}}, {"b2", {10}}, {"m", {16, 8}}, {"w3", {8, 8}}});
+  ir::Module m = makeModule(dir, fixture("codegen_entry/blas_dispatch.ir"),
+                            {{"w1", {64, 32}},
+                             {"b1", {64}},
+                             {"w2", {10, 64}},
+                             {"b2", {10}},
+                             {"m", {16, 8}},
+                             {"w3", {8, 8}},
+                             {"c", {8}}});
   ir::Module blas = lowered(m, "fuse-by-pattern,fuse-ops,legalize");
   codegen::CodegenStats st;
   expectSameOutputs(lowered(m, "fuse-ops,legalize"), blas, dir, "blas", &st);
-  std::vector<std::string> want = {"blas.dense_bias_relu 6x64x32", "blas.dense_bias 6x10x64",
-                                   "blas.matmul 2x4x8x16", "blas.matmul 8x8x16", "blas.dense 8x8x8"};
+  std::vector<std::string> want = {
+      "blas.dense_bias_relu 6x64x32", "blas.dense_bias 6x10x64", "blas.matmul 2x4x8x16",
+      "blas.matmul 8x8x16",           "blas.dense 8x8x8",        "blas.matmul_bias_relu 2x4x8x16",
+      "blas.matmul_bias 8x8x16"};
   EXPECT_EQ(st.kernel_names, want);
 }
 

@@ -158,22 +158,28 @@ TEST(Blas, DenseWithBiasAndReluOnOneThreadAndSplit) {
 TEST(Blas, BatchedMatmul) {
   for (int64_t B : {1, 2, 5}) {
     for (int threads : {1, 2}) {
-      const int64_t M = 33, N = 70, K = 120;
-      Context c(threads);
-      auto a = randomVector(B * M * K, 4), b = randomVector(B * K * N, 5);
-      std::vector<float> out(B * M * N);
-      mlcc_rt_blas_matmul(&c.ctx, a.data(), b.data(), out.data(), B, M, N, K);
-      std::vector<double> want(B * M * N);
-      for (int64_t t = 0; t < B; ++t)
-        for (int64_t i = 0; i < M; ++i)
-          for (int64_t j = 0; j < N; ++j) {
-            double acc = 0;
-            for (int64_t k = 0; k < K; ++k)
-              acc += static_cast<double>(a[(t * M + i) * K + k]) * b[(t * K + k) * N + j];
-            want[(t * M + i) * N + j] = acc;
-          }
-      SCOPED_TRACE(::testing::Message() << "B " << B << " threads " << threads);
-      expectNear(out, want, K);
+      for (bool with_bias : {false, true}) {
+        for (bool relu : {false, true}) {
+          const int64_t M = 33, N = 70, K = 120;
+          Context c(threads);
+          auto a = randomVector(B * M * K, 4), b = randomVector(B * K * N, 5), bias = randomVector(N, 6);
+          std::vector<float> out(B * M * N);
+          mlcc_rt_blas_matmul(&c.ctx, a.data(), b.data(), with_bias ? bias.data() : nullptr, out.data(), B, M,
+                              N, K, relu ? 1 : 0);
+          std::vector<double> want(B * M * N);
+          for (int64_t t = 0; t < B; ++t)
+            for (int64_t i = 0; i < M; ++i)
+              for (int64_t j = 0; j < N; ++j) {
+                double acc = with_bias ? bias[j] : 0.0;
+                for (int64_t k = 0; k < K; ++k)
+                  acc += static_cast<double>(a[(t * M + i) * K + k]) * b[(t * K + k) * N + j];
+                want[(t * M + i) * N + j] = relu ? std::max(acc, 0.0) : acc;
+              }
+          SCOPED_TRACE(::testing::Message()
+                       << "B " << B << " threads " << threads << " bias " << with_bias << " relu " << relu);
+          expectNear(out, want, K);
+        }
+      }
     }
   }
 }

@@ -320,15 +320,12 @@ class Planner {
   void callExtern(const ir::Binding& b, int index) {
     const ir::GraphValue& v = b.value;
     const std::string& sym = v.callee;
-    // The CPU's library kernels: every blas dense form, and the plain matmul
+    // The CPU's library kernels: every blas dense and matmul form
     // (ops/library_kernels.h names them all; the interpreter runs them all).
     std::optional<ops::LibraryKernel> kernel = ops::findLibraryKernel(sym);
     if (!kernel || kernel->library != "blas")
       throw Error("unknown extern \"" + sym + "\" (the CPU codegen knows " + ops::libraryKernelList("blas") +
                   ")");
-    if (kernel->base == "matmul" && (kernel->bias || kernel->relu))
-      throw Error("call_extern \"" + sym +
-                  "\": a matmul with an epilogue is not supported by the CPU codegen yet");
     if (!v.attrs.empty())
       throw Error("call_extern \"" + sym + "\": attribute '" + v.attrs.begin()->first + "' is not supported");
     const bool dense = kernel->base == "dense";
@@ -368,13 +365,6 @@ class Planner {
       s.K = x.back();
       s.N = w[0];
       s.M = numel(x, 0, x.size() - 1);
-      s.bias = kernel->bias;
-      s.relu = kernel->relu;
-      if (s.bias) {
-        const auto& bias = shape(2);
-        if (bias.empty() || bias.back() != s.N || numel(bias) != s.N)
-          throw bad("the bias must have shape [N] (or [1, ..., N])");
-      }
       dims = shapeText({s.M, s.N, s.K});
     } else {
       s.kind = EntryStep::Kind::blas_matmul;
@@ -399,6 +389,13 @@ class Planner {
         throw bad("broadcast batch dimensions are not supported by the BLAS kernel");
       }
       dims = (s.B > 1 ? std::to_string(s.B) + "x" : "") + shapeText({s.M, s.N, s.K});
+    }
+    s.bias = kernel->bias;
+    s.relu = kernel->relu;
+    if (s.bias) {
+      const auto& bias = shape(2);
+      if (bias.empty() || bias.back() != s.N || numel(bias) != s.N)
+        throw bad("the bias must have shape [N] (or [1, ..., N])");
     }
     if (numel(storage_[args.back()].desc.shape) != s.B * s.M * s.N)
       throw bad("the output size does not match");

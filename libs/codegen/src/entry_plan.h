@@ -63,10 +63,10 @@ struct EntryStep {
   int kernel = -1;        // kernel id (not for copies)
   size_t num_params = 0;  // kernel: the prim func's parameters among args
   // kernel: one per prim func parameter (inputs, then outputs; num_params), then its scratch buffers;
-  // blas_dense: x, w, [bias,] out; blas_matmul: a, b, out; copy: source, destination.
+  // blas_dense: x, w, [bias,] out; blas_matmul: a, b, [bias,] out; copy: source, destination.
   std::vector<Location> args;
   std::string what;  // for errors and comments: "%y = call_tir @f"
-  // blas: out[B, M, N] = x[M, K] w[N, K]^T (+ bias) (relu), or a[B, M, K] b[B, K, N]
+  // blas: out[B, M, N] = x[M, K] w[N, K]^T, or a[B, M, K] b[B, K, N]; (+ bias) (relu)
   int64_t B = 1, M = 0, N = 0, K = 0;
   bool bias = false, relu = false;
   uint64_t bytes = 0;      // copy

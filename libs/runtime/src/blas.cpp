@@ -105,10 +105,11 @@ void mlcc_rt_blas_dense(mlcc_rt_context* ctx, const float* x, const float* w, co
   runGemm(ctx, Gemm{x, w, out, M, N, K, /*trans_b=*/true, bias, relu != 0, false, 1});
 }
 
-void mlcc_rt_blas_matmul(mlcc_rt_context* ctx, const float* a, const float* b, float* out, int64_t B,
-                         int64_t M, int64_t N, int64_t K) {
+void mlcc_rt_blas_matmul(mlcc_rt_context* ctx, const float* a, const float* b, const float* bias, float* out,
+                         int64_t B, int64_t M, int64_t N, int64_t K, int32_t relu) {
   if (B <= 0) return;
-  Batched bt{ctx, Gemm{a, b, out, M, N, K, /*trans_b=*/false, nullptr, false, false, 1}, M * K, K * N, M * N};
+  Batched bt{ctx, Gemm{a, b, out, M, N, K, /*trans_b=*/false, bias, relu != 0, false, 1}, M * K, K * N,
+             M * N};
   const int threads = ctx && ctx->pool ? ctx->pool->threads() : 1;
   if (B >= threads && B > 1)
     mlcc_rt_parallel_for(ctx, B, batchBlocks, &bt);

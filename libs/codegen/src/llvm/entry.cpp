@@ -84,25 +84,21 @@ llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
         profiled(s.kernel, [&] { b.CreateCall(k, {args, ctx}); });
         break;
       }
-      case EntryStep::Kind::blas_dense: {
+      case EntryStep::Kind::blas_dense:
+      case EntryStep::Kind::blas_matmul: {
         llvm::Value* bias =
             s.bias ? where(s.args[2]) : llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c));
-        llvm::Value* x = where(s.args[0]);
-        llvm::Value* w = where(s.args[1]);
+        llvm::Value* lhs = where(s.args[0]);
+        llvm::Value* rhs = where(s.args[1]);
         llvm::Value* y = where(s.args.back());
+        llvm::Value* relu = b.getInt32(s.relu ? 1 : 0);
         profiled(s.kernel, [&] {
-          b.CreateCall(runtimeFunction(mod, "mlcc_rt_blas_dense"),
-                       {ctx, x, w, bias, y, i64c(s.M), i64c(s.N), i64c(s.K), b.getInt32(s.relu ? 1 : 0)});
-        });
-        break;
-      }
-      case EntryStep::Kind::blas_matmul: {
-        llvm::Value* a = where(s.args[0]);
-        llvm::Value* bm = where(s.args[1]);
-        llvm::Value* y = where(s.args[2]);
-        profiled(s.kernel, [&] {
-          b.CreateCall(runtimeFunction(mod, "mlcc_rt_blas_matmul"),
-                       {ctx, a, bm, y, i64c(s.B), i64c(s.M), i64c(s.N), i64c(s.K)});
+          if (s.kind == EntryStep::Kind::blas_dense)
+            b.CreateCall(runtimeFunction(mod, "mlcc_rt_blas_dense"),
+                         {ctx, lhs, rhs, bias, y, i64c(s.M), i64c(s.N), i64c(s.K), relu});
+          else
+            b.CreateCall(runtimeFunction(mod, "mlcc_rt_blas_matmul"),
+                         {ctx, lhs, rhs, bias, y, i64c(s.B), i64c(s.M), i64c(s.N), i64c(s.K), relu});
         });
         break;
       }

@@ -27,7 +27,7 @@ llvm::FunctionCallee runtimeFunction(llvm::Module& mod, const std::string& name)
   } else if (name == "mlcc_rt_blas_dense") {
     ty = llvm::FunctionType::get(vd, {ptr, ptr, ptr, ptr, ptr, i64, i64, i64, i32}, false);
   } else if (name == "mlcc_rt_blas_matmul") {
-    ty = llvm::FunctionType::get(vd, {ptr, ptr, ptr, ptr, i64, i64, i64, i64}, false);
+    ty = llvm::FunctionType::get(vd, {ptr, ptr, ptr, ptr, ptr, i64, i64, i64, i64, i32}, false);
   } else {
     throw Error("unknown runtime function " + name);
   }

@@ -121,9 +121,10 @@ void mlcc_rt_bounds_error(mlcc_rt_context* ctx, const char* access, int32_t rank
  * row-major data: out[M, N] = x[M, K] * w[N, K]^T (+ bias[N]) (then relu). */
 void mlcc_rt_blas_dense(mlcc_rt_context* ctx, const float* x, const float* w, const float* bias, float* out,
                         int64_t M, int64_t N, int64_t K, int32_t relu);
-/* out[B, M, N] = a[B, M, K] * b[B, K, N] (B = 1 for plain matmul). */
-void mlcc_rt_blas_matmul(mlcc_rt_context* ctx, const float* a, const float* b, float* out, int64_t B,
-                         int64_t M, int64_t N, int64_t K);
+/* out[B, M, N] = a[B, M, K] * b[B, K, N] (+ bias[N]) (then relu) (B = 1
+ * for plain matmul). */
+void mlcc_rt_blas_matmul(mlcc_rt_context* ctx, const float* a, const float* b, const float* bias, float* out,
+                         int64_t B, int64_t M, int64_t N, int64_t K, int32_t relu);
 
 #ifdef __cplusplus
 }
