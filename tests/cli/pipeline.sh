@@ -184,6 +184,17 @@ cp "$tmp/out" "$tmp/dry.sh"
 check "--dry-run's commands run in a shell" bash -c "cd '$tmp' && bash -e dry.sh >/dev/null 2>&1"
 check "... and make the same model.so" cmp "$tmp/dry/model.so" "$tmp/cpu-default/cnn/model.so"
 
+# --- the shipped example of a graph pass written in Python (examples/passes) ---
+d=$tmp/example_pass
+m=$tmp/models/transformer
+check "examples/passes: the pipeline builds" run 0 run "$src/examples/passes/pipeline.yaml" --input "$m.onnx" \
+  --build-dir "$d" --set import_args="--shape input=$(shape_of "$m.input.npy")"
+check "examples/passes: the Python pass fused multiply-adds" contains "$d/fma.ir" " = ewise_fma(%"
+check "examples/passes: verify, every stage agrees" run 0 verify "$src/examples/passes/pipeline.yaml" \
+  --input "$m.onnx" --build-dir "$d" --set import_args="--shape input=$(shape_of "$m.input.npy")" --data "input=$m.input.npy"
+check "examples/passes: model.so matches PyTorch" bash -c "'$bin/mlcc-run' -q '$d/model.so' --input 'input=$m.input.npy' \
+  --output-dir '$d/out'" && compare "$d/out/output.npy" "$m.output.npy"
+
 # --- a custom stage: any executable reading and writing the IR ---
 mkdir -p "$tmp/custom"
 cat >"$tmp/custom/reprint.sh" <<'SH'
