@@ -382,3 +382,75 @@ graph @main(%x: f32[n, 4]) -> f32[n, 4] {
   }
   def->legalize = saved;
 }
+
+// FuseTIR over a group whose first member is a call_tir of a prim func the
+// user wrote (MLC 7.5): its body is merged with the relu's into one prim
+// func, both by legalize and by fuse-tir alone (which leaves the plain relu
+// outside the group for legalize); a scheduled callee is refused.
+TEST(Legalize, GroupsWithCallTirOfUserKernelsAreFused) {
+  const std::string text = R"(mlcc.ir 1
+
+graph @main(%x: f32[4, 8]) -> f32[4, 8] {
+  dataflow {
+    %y: f32[4, 8] = call @fused_scale_relu(%x)
+    %z: f32[4, 8] = relu(%y)
+  }
+  return %z
+}
+
+graph @fused_scale_relu(%p: f32[4, 8]) -> f32[4, 8] attrs(primitive = true) {
+  dataflow {
+    %s: f32[4, 8] = call_tir @scale(%p)
+    %t: f32[4, 8] = relu(%s)
+  }
+  return %t
+}
+
+prim @scale(%a: f32[4, 8], %b: f32[4, 8]) {
+  for %i in 0..4 {
+    for %j in 0..8 {
+      block "scale" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%b[%vi, %vj])
+        %b[%vi, %vj] = %a[%vi, %vj] * -3.0 + 1.0
+      }
+    }
+  }
+}
+)";
+  ir::Module before = ir::parseModule(text, "m.ir");
+  ir::Module m = legalized(text);
+  expectOnlyLowered(m);
+  ir::verifyModule(m, mlcc::ops::opTypeInfo());
+  std::string out = ir::printModule(m);
+  EXPECT_NE(out.find("%y: f32[4, 8] = call_tir @fused_scale_relu(%x)"), std::string::npos) << out;
+  const ir::PrimFunc* f = m.findPrim("fused_scale_relu");
+  ASSERT_TRUE(f);
+  std::string ftext = ir::printFunction(ir::Function(*f));
+  EXPECT_NE(ftext.find("block \"scale\""), std::string::npos) << ftext;
+  EXPECT_NE(ftext.find("block \"relu\""), std::string::npos) << ftext;
+  expectSameResults(before, m);
+
+  ir::Module tir_only = ir::parseModule(text, "m.ir");
+  transform::PassContext ctx;
+  ctx.verify_each = true;
+  transform::runPipeline(tir_only, transform::parsePipeline("fuse-tir"), ctx);
+  std::string t = ir::printModule(tir_only);
+  EXPECT_NE(t.find("%y: f32[4, 8] = call_tir @fused_scale_relu(%x)"), std::string::npos) << t;
+  EXPECT_NE(t.find("%z: f32[4, 8] = relu(%y)"), std::string::npos) << t;
+  EXPECT_EQ(t.find("graph @fused_scale_relu"), std::string::npos) << t;
+  expectSameResults(before, tir_only);
+
+  std::string scheduled = text;
+  scheduled.replace(
+      scheduled.find("prim @scale(%a: f32[4, 8], %b: f32[4, 8]) {\n"),
+      std::string("prim @scale(%a: f32[4, 8], %b: f32[4, 8]) {\n").size(),
+      "prim @scale(%a: f32[4, 8], %b: f32[4, 8]) {\n  trace {\n    %b0 = get_block(\"scale\")\n  }\n");
+  std::string error;
+  try {
+    legalized(scheduled);
+  } catch (const Error& e) {
+    error = e.message();
+  }
+  EXPECT_NE(error.find("call_tir @scale calls a scheduled prim func"), std::string::npos) << error;
+}

@@ -15,6 +15,7 @@ std::vector<PassInfo> allPassInfos() {
       makeFoldConstantsPass(),
       makeFuseByPatternPass(),
       makeFuseOpsPass(),
+      makeFuseTirPass(),
       makeLegalizePass(),
       makeRewritePass(),
   };

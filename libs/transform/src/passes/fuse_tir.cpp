@@ -14,10 +14,15 @@
 // bound to (so `n` of one op and `n` of the next become the group's `n`).
 // Block and buffer names are made unique within the function.
 //
-// Assumes the group holds only op calls, aliases, tuples and tuple items
-// (constants are passed in as arguments by fusion); a returned value that no
-// op of the group writes (a parameter returned as is, or a value returned
-// twice) is copied into its output.
+// A member may also be a call_tir of a prim func of the module (a kernel a
+// user wrote, MLC 7.5): its body is merged like an op's compute definition
+// (its parameters are inputs then outputs, as call_tir passes them). It must
+// be unscheduled (no trace): the merged function is scheduled as a whole.
+//
+// Assumes the group holds only op calls, call_tir, aliases, tuples and tuple
+// items (constants are passed in as arguments by fusion); a returned value
+// that no op of the group writes (a parameter returned as is, or a value
+// returned twice) is copied into its output.
 #include "fuse_tir.h"
 
 #include <map>
@@ -62,7 +67,7 @@ std::vector<ir::Type> tensorFields(const ir::Type& t) {
 
 class Fuser {
  public:
-  Fuser(const ir::GraphFunc& g, const PassContext& ctx) : g_(g), ctx_(ctx) {}
+  Fuser(const ir::GraphFunc& g, const ir::Module& m, const PassContext& ctx) : g_(g), m_(m), ctx_(ctx) {}
 
   ir::PrimFunc run() {
     ir::PrimFunc f;
@@ -129,7 +134,8 @@ class Fuser {
         }
         return;
       }
-      case ir::ValueKind::Op: break;
+      case ir::ValueKind::Op:
+      case ir::ValueKind::CallTir: break;
       default:
         throw Error(std::string(ir::valueKindName(v.kind)) +
                     " in a primitive function is not supported (fusion passes constants as arguments)");
@@ -141,7 +147,8 @@ class Fuser {
       types.push_back(a->type);
       operands.push_back(bufs_.at(a.get()).at(0));
     }
-    ir::PrimFunc op = ops::legalizeOp(v.callee, types, v.attrs, v.callee);
+    ir::PrimFunc op =
+        v.kind == ir::ValueKind::Op ? ops::legalizeOp(v.callee, types, v.attrs, v.callee) : calledPrimFunc(v);
     // The result buffers: outputs when returned, else intermediates.
     auto fields = tensorFields(b.var->type);
     std::vector<ir::Buffer> results;
@@ -158,6 +165,18 @@ class Fuser {
     bufs_[var] = results;
     for (const auto& r : results) operands.push_back(r);
     merge(op, operands);
+  }
+
+  // The prim func a call_tir member calls.
+  ir::PrimFunc calledPrimFunc(const ir::GraphValue& v) const {
+    const ir::PrimFunc* f = m_.findPrim(v.callee);
+    if (!f) throw Error("call_tir of @" + v.callee + ", which is no prim func of the module");
+    if (!v.attrs.empty()) throw Error("call_tir @" + v.callee + " with attributes cannot be fused");
+    if (!f->trace.insts.empty())
+      throw Error(
+          "call_tir @" + v.callee +
+          " calls a scheduled prim func; FuseTIR merges unscheduled ones (schedule the fused function)");
+    return *f;
   }
 
   // Appends `op`'s body with its params bound to `targets`.
@@ -201,6 +220,7 @@ class Fuser {
   }
 
   const ir::GraphFunc& g_;
+  const ir::Module& m_;
   const PassContext& ctx_;
   UniqueNames buffer_names_, block_names_;
   std::unordered_map<const ir::GraphVarNode*, std::vector<ir::Buffer>> bufs_;
@@ -215,13 +235,15 @@ std::string fusedName(const ir::GraphFunc& group) {
   std::string name = "fused";
   for (const auto& block : group.blocks)
     for (const auto& b : block.bindings)
-      if (b.value.kind == ir::ValueKind::Op) {
+      if (b.value.kind == ir::ValueKind::Op || b.value.kind == ir::ValueKind::CallTir) {
         if (name.size() + 1 + b.value.callee.size() > 80) return name;
         name += "_" + b.value.callee;
       }
   return name;
 }
 
-ir::PrimFunc fuseTir(const ir::GraphFunc& group, const PassContext& ctx) { return Fuser(group, ctx).run(); }
+ir::PrimFunc fuseTir(const ir::GraphFunc& group, const ir::Module& m, const PassContext& ctx) {
+  return Fuser(group, m, ctx).run();
+}
 
 }  // namespace mlcc::transform

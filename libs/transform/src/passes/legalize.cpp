@@ -13,6 +13,10 @@
 //   the group's parameter order; anything else is an error.
 // Primitive sub-functions no longer called are then removed.
 //
+// fuse-tir is the FuseTIR step alone: it merges the calls of primitive
+// groups (their ops, and call_tir of prim funcs a user wrote) and leaves op
+// bindings and library groups for legalize.
+//
 // Prim funcs are named after their ops (`relu`, `fused_conv2d_add_relu`) and
 // deduplicated structurally (names ignored): repeated blocks of a network
 // share their prim funcs, and distinct bodies with the same name are
@@ -108,13 +112,15 @@ struct Stats {
   int ops = 0, groups = 0, externs = 0;
 };
 
+// `lower_ops` false (fuse-tir): only the calls of primitive groups without
+// codegen are merged; op bindings and library groups stay for legalize.
 void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, Stats& stats,
-                      const PassContext& ctx) {
+                      const PassContext& ctx, bool lower_ops) {
   for (auto& block : f.blocks)
     for (auto& b : block.bindings) {
       ir::GraphValue& v = b.value;
       try {
-        if (v.kind == ir::ValueKind::Op) {
+        if (v.kind == ir::ValueKind::Op && lower_ops) {
           std::vector<ir::Type> types;
           for (const auto& a : v.args) types.push_back(a->type);
           size_t i = table.add(ops::legalizeOp(v.callee, types, v.attrs, v.callee));
@@ -126,13 +132,14 @@ void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, S
           const ir::GraphFunc* group = m.findGraph(v.callee);
           if (!group || !attrTrue(group->attrs, "primitive")) continue;
           if (const std::string* codegen = codegenOf(*group)) {
+            if (!lower_ops) continue;
             v.args = kernelOperands(*group, *codegen, v.args);
             v.kind = ir::ValueKind::CallExtern;
             v.attrs.clear();
             v.callee = *codegen;
             ++stats.externs;
           } else {
-            size_t i = table.add(fuseTir(*group, ctx));
+            size_t i = table.add(fuseTir(*group, m, ctx));
             v.kind = ir::ValueKind::CallTir;
             v.callee = placeholder(i);
             v.attrs.clear();
@@ -148,7 +155,7 @@ void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, S
     }
 }
 
-std::string runLegalize(ir::Module& m, const PassContext& ctx) {
+std::string runLegalize(ir::Module& m, const PassContext& ctx, bool lower_ops) {
   PrimTable table;
   Stats stats;
   std::set<std::string> groups;  // primitive sub-functions: lowered into their callers
@@ -157,7 +164,7 @@ std::string runLegalize(ir::Module& m, const PassContext& ctx) {
       groups.insert(g->name);
   for (auto& fn : m.functions)
     if (auto* g = std::get_if<ir::GraphFunc>(&fn); g && !groups.count(g->name))
-      legalizeFunction(*g, m, table, stats, ctx);
+      legalizeFunction(*g, m, table, stats, ctx, lower_ops);
   // Remove the primitive sub-functions nothing calls any more.
   std::set<std::string> called;
   for (const auto& fn : m.functions)
@@ -204,7 +211,18 @@ PassInfo makeLegalizePass() {
   PassInfo p;
   p.name = "legalize";
   p.summary = "Lower graph ops to call_tir of TensorIR prim funcs; merge each fused group into one (FuseTIR)";
-  p.run = [](ir::Module& m, const PassOptions&, PassContext& ctx) { return runLegalize(m, ctx); };
+  p.run = [](ir::Module& m, const PassOptions&, PassContext& ctx) { return runLegalize(m, ctx, true); };
+  return p;
+}
+
+PassInfo makeFuseTirPass() {
+  PassInfo p;
+  p.name = "fuse-tir";
+  p.summary =
+      "Merge each fused group (ops and call_tir of unscheduled prim funcs) into one prim func (FuseTIR "
+      "alone; "
+      "other ops stay)";
+  p.run = [](ir::Module& m, const PassOptions&, PassContext& ctx) { return runLegalize(m, ctx, false); };
   return p;
 }
 
