@@ -278,6 +278,7 @@ ValuePtr col2Im(NodeCtx& c) {
     c.fail("the input has " + std::to_string(count) + " blocks; the image holds " +
            std::to_string(grid[0] * grid[1]));
   const int64_t channels = cols / per;
+  checkComputedSize({cols, per}, "Col2Im's one-hot kernel");
   std::vector<double> onehot(static_cast<size_t>(cols * per), 0.0);
   for (int64_t r = 0; r < cols; ++r) onehot[static_cast<size_t>(r * per + r % per)] = 1.0;
   auto weight = c.im.constant(ir::Tensor::fromValues(x->type.dtype, {cols, 1, block[0], block[1]}, onehot),

@@ -357,6 +357,7 @@ ValuePtr groupNorm(NodeCtx& c) {
   auto perChannel = [&](const ValuePtr& v, const std::string& what) {
     if (c.opset >= 21) return reshapeTo(c, v, cshape, n + "_" + what);
     // One value per group: channel k takes group k / (C / num_groups)'s.
+    checkComputedSize({channels}, "GroupNormalization's channel-to-group index");
     std::vector<double> group_of(static_cast<size_t>(channels));
     for (int64_t k = 0; k < channels; ++k)
       group_of[static_cast<size_t>(k)] = static_cast<double>(k / (channels / groups));

@@ -156,6 +156,7 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
   const ValuePtr &w = c.in(1), &r = c.in(2);
   if (w->type.rank() != 3 || r->type.rank() != 3) c.fail("W and R must have rank 3");
   const int64_t H = staticDim(c, r->type.shape[2], "the hidden size");
+  checkComputedSize({G, H}, "the gates' rows");  // also keeps G * H from overflowing
   if (c.attrInt("hidden_size", H) != H)
     c.fail("hidden_size " + std::to_string(c.attrInt("hidden_size", H)) + " differs from R's " +
            std::to_string(H));
