@@ -528,3 +528,105 @@ TEST(Rewrite, RuleErrorsNameFileLineAndKey) {
       error("rewrite_as_clash.yaml"),
       "rewrite_as_clash.yaml:7:9: error: rewrites[0].replace[0].as: name 'x' is already used by the match");
 }
+
+// A call_tir of a kernel a user wrote is fused like an op of its derived
+// pattern (AnnotateTIROpPattern, MLC 7.7): the elementwise @scale joins the
+// relu after it and legalize's FuseTIR merges the two; a reduction @rowsum
+// ends its group; a kernel with two blocks stays opaque and alone. The
+// annotate pass records the kinds as attributes.
+TEST(FuseOps, CallTirOfUserKernelsFuseByTheirPattern) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%x: f32[4, 8], %b: f32[8]) -> (f32[4, 8], f32[4], f32[4, 8]) {
+  dataflow {
+    %s: f32[4, 8] = call_tir @scale(%x)
+    %r: f32[4, 8] = relu(%s)
+    %e: f32[4, 8] = exp(%r)
+    %t: f32[4] = call_tir @rowsum(%e)
+    %a: f32[4, 8] = call_tir @addb(%x, %b)
+    %o: f32[4, 8] = call_tir @twice(%a)
+  }
+  return (%r, %t, %o)
+}
+
+prim @scale(%a: f32[4, 8], %y: f32[4, 8]) {
+  for %i in 0..4 {
+    for %j in 0..8 {
+      block "scale" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%y[%vi, %vj])
+        %y[%vi, %vj] = %a[%vi, %vj] * -3.0 + 1.0
+      }
+    }
+  }
+}
+
+prim @addb(%a: f32[4, 8], %b: f32[8], %y: f32[4, 8]) {
+  for %i in 0..4 {
+    for %j in 0..8 {
+      block "addb" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
+        reads(%a[%vi, %vj], %b[%vj])
+        writes(%y[%vi, %vj])
+        %y[%vi, %vj] = %a[%vi, %vj] + %b[%vj]
+      }
+    }
+  }
+}
+
+prim @rowsum(%a: f32[4, 8], %y: f32[4]) {
+  for %i in 0..4 {
+    for %k in 0..8 {
+      block "rowsum" (%vi = spatial(4, %i), %vk = reduce(8, %k)) {
+        reads(%a[%vi, %vk])
+        writes(%y[%vi])
+        init {
+          %y[%vi] = 0.0
+        }
+        %y[%vi] = %y[%vi] + %a[%vi, %vk]
+      }
+    }
+  }
+}
+
+prim @twice(%a: f32[4, 8], %y: f32[4, 8]) {
+  for %i in 0..4 {
+    for %j in 0..8 {
+      block "first" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
+        reads(%a[%vi, %vj])
+        writes(%y[%vi, %vj])
+        %y[%vi, %vj] = %a[%vi, %vj] * 2.0
+      }
+    }
+  }
+  for %i in 0..4 {
+    for %j in 0..8 {
+      block "second" (%vi = spatial(4, %i), %vj = spatial(8, %j)) {
+        reads(%y[%vi, %vj])
+        writes(%y[%vi, %vj])
+        %y[%vi, %vj] = %y[%vi, %vj] + 1.0
+      }
+    }
+  }
+}
+)";
+  std::string annotated = fuse(text, "annotate-tir-op-pattern");
+  EXPECT_NE(annotated.find("prim @scale(%a: f32[4, 8], %y: f32[4, 8]) attrs(op_pattern = \"elementwise\")"),
+            std::string::npos)
+      << annotated;
+  EXPECT_NE(annotated.find("attrs(op_pattern = \"broadcast\")"), std::string::npos) << annotated;
+  EXPECT_NE(annotated.find("attrs(op_pattern = \"reduction\")"), std::string::npos) << annotated;
+  EXPECT_NE(annotated.find("attrs(op_pattern = \"opaque\")"), std::string::npos) << annotated;
+
+  std::string out = fuse(text, "fuse-ops");
+  // scale + relu + exp, then the reduction joins them (an elementwise
+  // producer fuses into a reduction; %r, returned, is a second output);
+  // addb alone (its consumer is opaque).
+  EXPECT_NE(out.find("(f32[4, 8], f32[4]) = call @fused_scale_relu_exp_rowsum(%x)"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("%t: f32[4] = %fused_scale_relu_exp_rowsum_out[1]"), std::string::npos) << out;
+  EXPECT_NE(out.find("call @fused_addb(%x, %b)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%o: f32[4, 8] = call_tir @twice(%a)"), std::string::npos) << out;
+  // The whole way down to prim funcs: the user kernels' bodies merged.
+  std::string lowered = fuse(text, "fuse-ops,legalize");
+  EXPECT_NE(lowered.find("call_tir @fused_scale_relu_exp_rowsum(%x)"), std::string::npos) << lowered;
+}

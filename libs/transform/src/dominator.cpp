@@ -4,12 +4,16 @@
 #include <algorithm>
 
 #include "mlcc/ir/structural.h"
+#include "tir_op_pattern.h"
 
 namespace mlcc::transform {
 
 ops::OpPattern combinePattern(ops::OpPattern a, ops::OpPattern b) { return std::max(a, b); }
 
-ops::OpPattern bindingPattern(const ir::Binding& b) {
+ops::OpPattern bindingPattern(const ir::Binding& b, const ir::Module* m) {
+  if (b.value.kind == ir::ValueKind::CallTir && m && b.value.attrs.empty() && b.var->type.isTensor())
+    if (const ir::PrimFunc* f = m->findPrim(b.value.callee); f && f->trace.insts.empty())
+      return primFuncPattern(*f);
   if (b.value.kind != ir::ValueKind::Op) return ops::OpPattern::Opaque;
   const ops::OpDef* def = ops::findOp(b.value.callee);
   return def ? def->pattern : ops::OpPattern::Opaque;

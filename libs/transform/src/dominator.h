@@ -42,9 +42,10 @@ struct DataflowGraph {
   };
   std::vector<Node> nodes;  // one per binding of the block, in order
 
-  // `escapes(var)`: whether the variable is used outside the block.
+  // `escapes(var)`: whether the variable is used outside the block. With
+  // `m`, a call_tir has the pattern of the prim func it calls.
   template <class Escapes>
-  static DataflowGraph build(const ir::BindingBlock& block, Escapes escapes);
+  static DataflowGraph build(const ir::BindingBlock& block, Escapes escapes, const ir::Module* m = nullptr);
 };
 
 struct PostDomTree {
@@ -59,17 +60,17 @@ struct PostDomTree {
 };
 
 ops::OpPattern combinePattern(ops::OpPattern a, ops::OpPattern b);  // the less fusable
-ops::OpPattern bindingPattern(const ir::Binding& b);
+ops::OpPattern bindingPattern(const ir::Binding& b, const ir::Module* m = nullptr);
 bool sameShape(const ir::Type& a, const ir::Type& b);
 
 template <class Escapes>
-DataflowGraph DataflowGraph::build(const ir::BindingBlock& block, Escapes escapes) {
+DataflowGraph DataflowGraph::build(const ir::BindingBlock& block, Escapes escapes, const ir::Module* m) {
   DataflowGraph g;
   g.nodes.resize(block.bindings.size());
   std::unordered_map<const ir::GraphVarNode*, size_t> index;
   for (size_t i = 0; i < block.bindings.size(); ++i) {
     const ir::Binding& b = block.bindings[i];
-    g.nodes[i].pattern = bindingPattern(b);
+    g.nodes[i].pattern = bindingPattern(b, m);
     g.nodes[i].extern_ref = escapes(b.var);
     for (const auto& a : b.value.args) {
       auto it = index.find(a.get());

@@ -65,7 +65,9 @@ std::string baseName(const ir::BindingBlock& block, const std::vector<size_t>& m
   std::string name = "fused";
   for (size_t i : members) {
     const ir::GraphValue& v = block.bindings[i].value;
-    name += "_" + (v.kind == ir::ValueKind::Op ? v.callee : std::string(ir::valueKindName(v.kind)));
+    name += "_" + (v.kind == ir::ValueKind::Op || v.kind == ir::ValueKind::CallTir
+                       ? v.callee
+                       : std::string(ir::valueKindName(v.kind)));
   }
   return name;
 }

@@ -9,6 +9,7 @@ std::vector<PassInfo> allPassInfos() {
   // One pass per line, sorted, so additions merge cleanly.
   // clang-format off
   return {
+      makeAnnotateTirOpPatternPass(),
       makeCanonicalizePass(),
       makeConvertLayoutPass(),
       makeDeadCodeEliminationPass(),

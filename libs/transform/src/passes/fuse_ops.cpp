@@ -36,8 +36,11 @@
 // body under the same name; a structurally identical group shares the
 // function) and the block gets `%v = call @fused_...(args)` in place of the
 // group's last op. Constants the group reads become parameters; their
-// bindings stay in the caller. Only op bindings are grouped: constants,
-// tuples, tuple items, aliases and calls stay in the caller as they are.
+// bindings stay in the caller. Only op bindings are grouped, and call_tir of
+// an unscheduled prim func whose pattern is not opaque (tir_op_pattern.h: a
+// kernel a user wrote, fused like an op of that pattern; legalize's FuseTIR
+// merges its body with the group's): constants, tuples, tuple items,
+// aliases and calls stay in the caller as they are.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -179,8 +182,8 @@ class Partitioner {
   std::vector<Group> groups_;
 };
 
-std::vector<OutlineGroup> findGroups(int64_t max_depth, const ir::BindingBlock& block, size_t bi,
-                                     const UseInfo& uses) {
+std::vector<OutlineGroup> findGroups(int64_t max_depth, const ir::Module& m, const ir::BindingBlock& block,
+                                     size_t bi, const UseInfo& uses) {
   auto escapes = [&](const ir::GraphVar& v) {
     if (uses.returned.count(v.get())) return true;
     auto it = uses.uses.find(v.get());
@@ -188,13 +191,16 @@ std::vector<OutlineGroup> findGroups(int64_t max_depth, const ir::BindingBlock& 
     return std::any_of(it->second.begin(), it->second.end(),
                        [&](const UseInfo::Use& u) { return u.block != bi; });
   };
-  DataflowGraph g = DataflowGraph::build(block, escapes);
+  DataflowGraph g = DataflowGraph::build(block, escapes, &m);
   PostDomTree t = PostDomTree::build(g);
   Partitioner part(g, t, max_depth);
   part.run();
   std::map<size_t, OutlineGroup> by_root;
   for (size_t i = 0; i < block.bindings.size(); ++i) {
-    if (block.bindings[i].value.kind != ir::ValueKind::Op) continue;
+    const ir::ValueKind kind = block.bindings[i].value.kind;
+    if (kind != ir::ValueKind::Op &&
+        !(kind == ir::ValueKind::CallTir && g.nodes[i].pattern != OpPattern::Opaque))
+      continue;
     OutlineGroup& og = by_root[part.root(i)];
     og.members.push_back(i);
     og.attrs["primitive"] = ir::AttrValue(true);
@@ -217,7 +223,7 @@ PassInfo makeFuseOpsPass() {
     int64_t max_depth = opts.getInt("max-depth");
     if (max_depth < 1) throw Error("max-depth must be at least 1, not " + std::to_string(max_depth));
     return outlineModule(m, "group(s)", [&](const ir::BindingBlock& block, size_t bi, const UseInfo& uses) {
-      return findGroups(max_depth, block, bi, uses);
+      return findGroups(max_depth, m, block, bi, uses);
     });
   };
   return p;
