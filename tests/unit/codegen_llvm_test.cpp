@@ -270,12 +270,13 @@ TEST(CodegenLLVM, AllocationsWrittenBeforeReadAndCompacted) {
     ir::PrimFunc f = parsePrim(fixture("written_before_read/" + name));
     ASSERT_EQ(f.allocs.size(), 1u);
     const bool covered = name.rfind("covered_", 0) == 0;
-    EXPECT_EQ(ir::allocsWrittenBeforeRead(f).count(f.allocs[0].get()), covered ? 1u : 0u);
+    const ir::AllocAnalysis analysis = ir::analyzeAllocs(f);
+    EXPECT_EQ(analysis.written_before_read.count(f.allocs[0].get()), covered ? 1u : 0u);
     std::string expected_box, got_box;
     const std::string text = readFile(e.path().string());
     if (size_t at = text.find("# box: "); at != std::string::npos)
       expected_box = text.substr(at + 7, text.find('\n', at) - at - 7);
-    for (const auto& [buf, box] : ir::compactableAllocs(f)) {
+    for (const auto& [buf, box] : analysis.boxes) {
       got_box = box.loop->name;
       for (int64_t x : box.extent) got_box += " " + std::to_string(x);
     }

@@ -5,6 +5,7 @@
 #include "mlcc/ir/alloc_analysis.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -121,12 +122,16 @@ class Collector {
   VarMap bindings_;  // block iteration variable -> its value in loop variables
 };
 
+// How many leading steps two paths share (at most `limit`).
+size_t commonSteps(const std::vector<Step>& a, const std::vector<Step>& b, size_t limit = SIZE_MAX) {
+  size_t k = 0;
+  while (k < limit && k < a.size() && k < b.size() && a[k].node == b[k].node && a[k].part == b[k].part) ++k;
+  return k;
+}
+
 // Whether the store `w` covers the read `r` (see the header).
 bool covers(const Access& w, const Access& r) {
-  size_t k = 0;
-  while (k < w.path.size() && k < r.path.size() && w.path[k].node == r.path[k].node &&
-         w.path[k].part == r.path[k].part)
-    ++k;
+  const size_t k = commonSteps(w.path, r.path);
   // They diverge at a sequence, the store's statement first.
   if (k == w.path.size() || k == r.path.size() || w.path[k].node->kind != StmtKind::Seq ||
       w.path[k].part >= r.path[k].part)
@@ -196,18 +201,12 @@ bool everyReadCovered(Collector& c, const BufferNode* buf) {
 }
 
 // The box of `accesses` per iteration of their deepest common loop (see
-// compactableAllocs), or nullopt.
+// the header), or nullopt.
 std::optional<AllocBox> boxOf(const std::vector<const Access*>& accesses, DType dtype) {
   if (accesses.empty()) return std::nullopt;
   const Access& first = *accesses[0];
   size_t common = first.path.size();
-  for (const Access* a : accesses) {
-    size_t k = 0;
-    while (k < common && k < a->path.size() && a->path[k].node == first.path[k].node &&
-           a->path[k].part == first.path[k].part)
-      ++k;
-    common = k;
-  }
+  for (const Access* a : accesses) common = commonSteps(first.path, a->path, common);
   size_t loop = common;
   for (size_t i = 0; i < common; ++i)
     if (first.path[i].node->kind == StmtKind::For) loop = i;
@@ -245,22 +244,17 @@ std::optional<AllocBox> boxOf(const std::vector<const Access*>& accesses, DType 
 
 }  // namespace
 
-std::unordered_set<const BufferNode*> allocsWrittenBeforeRead(const PrimFunc& f) {
+AllocAnalysis analyzeAllocs(const PrimFunc& f) {
   Collector c(f);
-  std::unordered_set<const BufferNode*> out;
-  for (const auto& a : f.allocs)
-    if (everyReadCovered(c, a.get())) out.insert(a.get());
-  return out;
-}
-
-std::unordered_map<const BufferNode*, AllocBox> compactableAllocs(const PrimFunc& f) {
-  Collector c(f);
-  std::unordered_map<const BufferNode*, AllocBox> out;
+  AllocAnalysis out;
   for (const auto& a : f.allocs) {
+    if (!everyReadCovered(c, a.get())) continue;
+    out.written_before_read.insert(a.get());
     int64_t elements = 1, e = 0;
+    bool is_static = true;
     for (const auto& d : a->shape)
-      if (!asConstInt(d, &e) || __builtin_mul_overflow(elements, e, &elements)) elements = -1;
-    if (elements < 0 || !everyReadCovered(c, a.get())) continue;
+      is_static = is_static && asConstInt(d, &e) && !__builtin_mul_overflow(elements, e, &elements);
+    if (!is_static) continue;
     std::vector<const Access*> accesses;
     for (const auto& x : c.reads[a.get()]) accesses.push_back(&x);
     for (const auto& x : c.writes[a.get()]) accesses.push_back(&x);
@@ -268,7 +262,7 @@ std::unordered_map<const BufferNode*, AllocBox> compactableAllocs(const PrimFunc
     if (!box) continue;
     int64_t compact = 1;
     for (int64_t x : box->extent) compact *= x;
-    if (compact < elements) out.emplace(a.get(), std::move(*box));
+    if (compact < elements) out.boxes.emplace(a.get(), std::move(*box));
   }
   return out;
 }

@@ -45,29 +45,23 @@ class Parser {
     YAML::Node list = root["patterns"], rewrites = root["rewrites"];
     if (!list && !rewrites) fail(root.Mark(), "patterns", "missing (and no 'rewrites')");
     PatternFile out;
-    std::map<std::string, bool> names;
-    auto unique = [&](const std::string& name, const YAML::Node& n, const std::string& key) {
-      if (names.count(name)) fail(n["name"].Mark(), key + ".name", "duplicate name '" + name + "'");
-      names[name] = true;
-    };
-    if (list) {
-      if (!list.IsSequence()) fail(list.Mark(), "patterns", "must be a list of patterns");
+    std::map<std::string, bool> names;  // patterns and rules share one namespace
+    // The items of `list` (under `field`), each parsed by `parse`, into `into`.
+    auto parseList = [&](const YAML::Node& list, const std::string& field, const std::string& what,
+                         auto parse, auto& into) {
+      if (!list) return;
+      if (!list.IsSequence()) fail(list.Mark(), field, "must be a list of " + what);
       for (size_t i = 0; i < list.size(); ++i) {
-        std::string key = "patterns[" + std::to_string(i) + "]";
-        Pattern p = parsePattern(list[i], key);
-        unique(p.name, list[i], key);
-        out.patterns.push_back(std::move(p));
+        std::string key = field + "[" + std::to_string(i) + "]";
+        auto item = (this->*parse)(list[i], key);
+        if (names.count(item.name))
+          fail(list[i]["name"].Mark(), key + ".name", "duplicate name '" + item.name + "'");
+        names[item.name] = true;
+        into.push_back(std::move(item));
       }
-    }
-    if (rewrites) {
-      if (!rewrites.IsSequence()) fail(rewrites.Mark(), "rewrites", "must be a list of rewrite rules");
-      for (size_t i = 0; i < rewrites.size(); ++i) {
-        std::string key = "rewrites[" + std::to_string(i) + "]";
-        Rewrite r = parseRewrite(rewrites[i], key);
-        unique(r.name, rewrites[i], key);
-        out.rewrites.push_back(std::move(r));
-      }
-    }
+    };
+    parseList(list, "patterns", "patterns", &Parser::parsePattern, out.patterns);
+    parseList(rewrites, "rewrites", "rewrite rules", &Parser::parseRewrite, out.rewrites);
     return out;
   }
 

@@ -69,9 +69,10 @@ llvm::Type* memType(llvm::LLVMContext& c, ir::DType t) {
 
 void KernelEmitter::collectBuffers() {
   for (const auto& p : func.params) all_buffers_.push_back(p.get());
-  for (const auto& a : func.allocs)
-    if (!compacted.replaced.count(a.get())) all_buffers_.push_back(a.get());
-  for (const auto& a : compacted.added) all_buffers_.push_back(a.get());
+  for (const auto& a : func.allocs) {  // a compacted one as its box's buffer
+    auto it = alloc_plan.compacted.find(a.get());
+    all_buffers_.push_back(it == alloc_plan.compacted.end() ? a.get() : it->second.get());
+  }
   walkBlocks(func.body, [&](const ir::BlockNode& blk) {
     for (const auto& a : blk.alloc_buffers) all_buffers_.push_back(a.get());
   });

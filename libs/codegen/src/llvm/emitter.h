@@ -102,8 +102,8 @@ class KernelEmitter {
   llvm::BasicBlock* entry = nullptr;     // where allocas go
   std::unordered_map<const ir::VarNode*, llvm::Value*> vars;
   std::unordered_map<const ir::BufferNode*, BufferBinding> buffers;
-  CompactedAllocs compacted;  // function allocs placed per loop iteration instead
-  int outlined = 0;           // counter for names of outlined parallel bodies
+  AllocPlan alloc_plan;  // where function allocs go (compacted per loop iteration, zeroed or not)
+  int outlined = 0;      // counter for names of outlined parallel bodies
 
  private:
   std::vector<const ir::BufferNode*> all_buffers_;

@@ -18,7 +18,6 @@
 #include <climits>
 
 #include "llvm/emitter.h"
-#include "mlcc/ir/alloc_analysis.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::codegen {
@@ -50,7 +49,7 @@ llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_i
   entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry);
 
-  const ir::Stmt body = compactAllocations(func, &compacted);
+  const ir::Stmt body = planAllocations(func, &alloc_plan);
   collectBuffers();
   // Symbolic dimensions: int64 values in the slots after the parameters.
   dims = kernelDims(func);
@@ -76,9 +75,9 @@ llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_i
     bb.base = base;
   }
   std::vector<llvm::Value*> to_free;
-  const auto written_first = ir::allocsWrittenBeforeRead(func);
   for (const auto& a : func.allocs)
-    if (!compacted.replaced.count(a.get())) allocate(a, to_free, true, !written_first.count(a.get()));
+    if (!alloc_plan.compacted.count(a.get()))
+      allocate(a, to_free, true, !alloc_plan.written_before_read.count(a.get()));
   stmt(resolveIndexDivisions(body));
   freeAll(to_free);
   b.CreateRetVoid();
@@ -121,7 +120,7 @@ void KernelEmitter::stmt(const ir::Stmt& s) {
 
 void KernelEmitter::countedLoop(llvm::Value* begin, llvm::Value* end, const ir::Var& var,
                                 const ir::Stmt& body, const std::vector<llvm::Metadata*>& md) {
-  if (auto it = compacted.per_loop.find(var.get()); it != compacted.per_loop.end()) {
+  if (auto it = alloc_plan.per_loop.find(var.get()); it != alloc_plan.per_loop.end()) {
     std::vector<llvm::Value*> none;  // on the stack of the function that runs the loop
     for (const auto& buf : it->second) allocate(buf, none, false, false);
   }

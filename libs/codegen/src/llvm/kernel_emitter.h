@@ -63,17 +63,18 @@ ir::Stmt rewriteAccesses(const ir::Stmt& body, const AccessRewrite& fn);
 // remainder of a block iteration variable rewritten in the loop variables
 // where the loops' ranges remove every division.
 ir::Stmt resolveIndexDivisions(const ir::Stmt& body);
-// f's body with each compactable function alloc (ir::compactableAllocs)
-// replaced by a buffer of its box's shape, indexed from the box's base; the
-// new buffers by the loop variable of the loop they live under (the emitter
-// allocates them on the stack there, unzeroed: they are written before
-// read), the replaced allocs in `replaced`.
-struct CompactedAllocs {
-  std::unordered_set<const ir::BufferNode*> replaced;
-  std::vector<ir::Buffer> added;  // in the order of the allocs they replace
+// How the emitter stores f's function allocs (ir::analyzeAllocs, run once):
+// a compactable one is replaced by a buffer of its box's shape, indexed from
+// the box's base, which the emitter allocates on the stack, unzeroed, under
+// the loop whose variable keys it in per_loop; the others are zeroed unless
+// written before read.
+struct AllocPlan {
+  std::unordered_map<const ir::BufferNode*, ir::Buffer> compacted;  // alloc -> its box's buffer
   std::unordered_map<const ir::VarNode*, std::vector<ir::Buffer>> per_loop;
+  std::unordered_set<const ir::BufferNode*> written_before_read;
 };
-ir::Stmt compactAllocations(const ir::PrimFunc& f, CompactedAllocs* out);
+// f's body with the compacted allocs' accesses rewritten; fills `plan`.
+ir::Stmt planAllocations(const ir::PrimFunc& f, AllocPlan* plan);
 
 // Whether every load and store under a loop moves by at most one element
 // of its last index per iteration of the loop (unit_stride.cpp).

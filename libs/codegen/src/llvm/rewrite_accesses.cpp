@@ -12,8 +12,8 @@
 // gathers, and no division is emitted per element. Any other index is left
 // as it is.
 //
-// compactAllocations: a function alloc that every iteration of one loop
-// uses only within a box of its own (ir::compactableAllocs: e.g. a
+// planAllocations: a function alloc that every iteration of one loop
+// uses only within a box of its own (ir::analyzeAllocs: e.g. a
 // convolution's output tile that its epilogue reads right after) becomes a
 // buffer of the box's shape, indexed relative to the box, that the emitter
 // places per iteration of that loop (on the stack) instead of the whole
@@ -145,24 +145,23 @@ Stmt resolveIndexDivisions(const Stmt& body) {
   });
 }
 
-Stmt compactAllocations(const PrimFunc& f, CompactedAllocs* out) {
-  const auto boxes = compactableAllocs(f);
+Stmt planAllocations(const PrimFunc& f, AllocPlan* plan) {
+  AllocAnalysis analysis = analyzeAllocs(f);
+  plan->written_before_read = std::move(analysis.written_before_read);
+  const auto& boxes = analysis.boxes;
   if (boxes.empty()) return f.body;
-  std::unordered_map<const BufferNode*, Buffer> compacted;
   for (const auto& a : f.allocs)
     if (auto it = boxes.find(a.get()); it != boxes.end()) {
       std::vector<PrimExpr> shape;
       for (int64_t e : it->second.extent) shape.push_back(makeInt(e));
       Buffer c = makeBuffer(a->name, a->dtype, std::move(shape), a->scope);
-      compacted[a.get()] = c;
-      out->replaced.insert(a.get());
-      out->added.push_back(c);
-      out->per_loop[it->second.loop.get()].push_back(c);
+      plan->compacted[a.get()] = c;
+      plan->per_loop[it->second.loop.get()].push_back(c);
     }
   return rewriteAccesses(f.body, [&](const Buffer& buf, std::vector<PrimExpr>& indices, const Analyzer& az,
                                      const std::unordered_map<const VarNode*, PrimExpr>& bindings) {
-    auto it = compacted.find(buf.get());
-    if (it == compacted.end()) return buf;
+    auto it = plan->compacted.find(buf.get());
+    if (it == plan->compacted.end()) return buf;
     const AllocBox& box = boxes.at(buf.get());
     for (size_t d = 0; d < indices.size(); ++d)
       indices[d] = az.simplify(makeBinary(BinaryOp::Sub, substitute(indices[d], bindings), box.base[d]));

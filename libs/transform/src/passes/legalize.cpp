@@ -219,9 +219,7 @@ PassInfo makeFuseTirPass() {
   PassInfo p;
   p.name = "fuse-tir";
   p.summary =
-      "Merge each fused group (ops and call_tir of unscheduled prim funcs) into one prim func (FuseTIR "
-      "alone; "
-      "other ops stay)";
+      "FuseTIR alone: merge each fused group (ops, call_tir of unscheduled prim funcs) into one prim func";
   p.run = [](ir::Module& m, const PassOptions&, PassContext& ctx) { return runLegalize(m, ctx, false); };
   return p;
 }

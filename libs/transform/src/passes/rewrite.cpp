@@ -82,12 +82,15 @@ std::optional<std::vector<ir::Binding>> replacement(const Rewrite& r, const ir::
   return out;
 }
 
-// Applies the first rule that matches at some binding of `block`; whether
-// one did. Matches refused for their types are remembered in `refused` (by
-// root and rule) and not tried again.
-bool rewriteOnce(const std::vector<Rewrite>& rules, ir::BindingBlock& block, Stats& stats,
-                 std::set<std::pair<const ir::GraphVarNode*, size_t>>& refused, const std::string*& last) {
-  for (size_t root = 0; root < block.bindings.size(); ++root)
+// Applies the first rule that matches at a binding of `block` from `from` on
+// (the root's position moves past its new bindings), and returns the rule
+// with the position of the first binding it added or changed: the next
+// match cannot root earlier, since nothing before it changed. Null when no
+// rule matched. Matches refused for their types are remembered in `refused`
+// (by root and rule) and not tried again.
+const Rewrite* rewriteOnce(const std::vector<Rewrite>& rules, ir::BindingBlock& block, size_t& from,
+                           Stats& stats, std::set<std::pair<const ir::GraphVarNode*, size_t>>& refused) {
+  for (size_t root = from; root < block.bindings.size(); ++root)
     for (size_t k = 0; k < rules.size(); ++k) {
       const ir::GraphVarNode* key = block.bindings[root].var.get();
       if (refused.count({key, k})) continue;
@@ -108,10 +111,10 @@ bool rewriteOnce(const std::vector<Rewrite>& rules, ir::BindingBlock& block, Sta
                             std::make_move_iterator(bindings->begin()),
                             std::make_move_iterator(bindings->end()));
       ++stats.applied[rules[k].name];
-      last = &rules[k].name;
-      return true;
+      from = root;
+      return &rules[k];
     }
-  return false;
+  return nullptr;
 }
 
 }  // namespace
@@ -131,11 +134,11 @@ PassInfo makeRewritePass() {
       for (auto& block : g->blocks) {
         if (!block.dataflow) continue;
         std::set<std::pair<const ir::GraphVarNode*, size_t>> refused;
-        const std::string* last = nullptr;
-        while (rewriteOnce(rules, block, stats, refused, last))
+        size_t from = 0;
+        while (const Rewrite* applied = rewriteOnce(rules, block, from, stats, refused))
           if (++count > kMaxRewrites)
             throw Error("graph @" + g->name + ": the rewrite rules do not settle: more than " +
-                        std::to_string(kMaxRewrites) + " rewrites, the last by rule '" + *last + "'");
+                        std::to_string(kMaxRewrites) + " rewrites, the last by rule '" + applied->name + "'");
       }
     }
     std::string summary;

@@ -1,8 +1,9 @@
 // Analyses of a prim func's function-level allocations for the code
-// generators: which are written before they are read, and which live in a
-// box per iteration of one loop.
+// generators (analyzeAllocs, one walk of the function for both): which are
+// written before they are read, and which live in a box per iteration of one
+// loop.
 //
-// allocsWrittenBeforeRead: the allocations written before they are read,
+// Written before read: the allocations written before they are read,
 // element by element, in every execution. A fresh allocation is
 // zero-filled by the IR's semantics; for these the zeros can never be
 // observed, so a code generator may leave them out (a 4.8 MB intermediate
@@ -26,7 +27,7 @@
 // the writer's own loops, a non-linear index, a read in a binding) counts
 // as not covered: the buffer stays zero-filled.
 //
-// compactableAllocs: an allocation written before read whose accesses all
+// Compactable: an allocation written before read whose accesses all
 // sit under one loop (the deepest loop around every one of them), each
 // within [base, base + extent) along every dimension for an iteration of that
 // loop, with the same base (an expression of that loop's and outer loops'
@@ -44,9 +45,6 @@
 
 namespace mlcc::ir {
 
-// The buffers of f.allocs whose every read is covered (see above).
-std::unordered_set<const BufferNode*> allocsWrittenBeforeRead(const PrimFunc& f);
-
 inline constexpr int64_t kMaxCompactBytes = 64 * 1024;
 
 struct AllocBox {
@@ -55,8 +53,12 @@ struct AllocBox {
   std::vector<int64_t> extent;
 };
 
-// The allocations of f.allocs that can live in a box per iteration of a
-// loop (see above), with their boxes.
-std::unordered_map<const BufferNode*, AllocBox> compactableAllocs(const PrimFunc& f);
+struct AllocAnalysis {
+  // The buffers of f.allocs whose every read is covered.
+  std::unordered_set<const BufferNode*> written_before_read;
+  // Those that can live in a box per iteration of a loop, with their boxes.
+  std::unordered_map<const BufferNode*, AllocBox> boxes;
+};
+AllocAnalysis analyzeAllocs(const PrimFunc& f);
 
 }  // namespace mlcc::ir
