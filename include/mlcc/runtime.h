@@ -121,6 +121,19 @@ int mlcc_model_kernel_profile(const mlcc_model* m, int index, mlcc_kernel_profil
 /* The last error on this thread ("" when none). */
 const char* mlcc_last_error(void);
 
+/* CUDA models (mlcc-codegen --target cuda). mlcc_model_load loads the CUDA
+ * driver (libcuda.so.1) at run time, on device $MLCC_CUDA_DEVICE (default
+ * 0), uploads the weights once and allocates the device memory; without a
+ * driver or a device it returns NULL ("no CUDA driver ..."). mlcc_model_run
+ * copies the host inputs in and the outputs back. The device the model runs
+ * on, or -1 for a CPU model: */
+int mlcc_model_device(const mlcc_model* m);
+/* Runs a CUDA model on device buffers (CUdeviceptr values cast to
+ * pointers, in the device's primary context, as PyTorch or CuPy allocate
+ * them), with no copies; returns when the kernels are done. -1 for a CPU
+ * model. */
+int mlcc_model_run_device(mlcc_model* m, const void* const* inputs, void* const* outputs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -57,7 +57,7 @@ check "link big" run 0 "$big/model.o" -o "$big/model.so" -v
 check "-v prints the command" contains "$tmp/err" "-shared .*libmlcc_runtime.a"
 check "exports only runtime.h" bash -c "
   syms=\$(nm -D --defined-only '$small/model.so' | awk '{print \$3}' | sort)
-  [[ \$(echo \"\$syms\" | wc -l) -eq 18 ]] && ! echo \"\$syms\" | grep -qv -e '^mlcc_model_' -e '^mlcc_last_error\$'"
+  [[ \$(echo \"\$syms\" | wc -l) -eq 20 ]] && ! echo \"\$syms\" | grep -qv -e '^mlcc_model_' -e '^mlcc_last_error\$'"
 check "self-contained: no mlcc library needed" bash -c "! ldd '$small/model.so' | grep -q mlcc"
 check "no temporary files left" bash -c "[[ -z \$(ls -A '$small' | grep '^\\.') ]]"
 check "missing input" fails_saying "nope.o: error: no such file" "$tmp/nope.o" -o "$tmp/nope.so"
@@ -188,7 +188,7 @@ check "bit-flipped middle exits 1" fails_saying "flip_mid.so: error: damaged" "$
 check "bytes cut exits 1" fails_saying "cut.so: error: truncated or damaged: mlcc-link wrote [0-9]* bytes before the checksum, the file has" "$tmp/cut.so"
 check "fixture with another ABI version" make_model "$tmp/abi" 8 32 64 -DTINY_ABI_VERSION=99
 "$bin/mlcc-link" "$tmp/abi/model.o" -o "$tmp/abi/model.so"
-check "ABI mismatch" fails_saying "model ABI version 99 does not match the runtime's 3" "$tmp/abi/model.so"
+check "ABI mismatch" fails_saying "model ABI version 99 does not match the runtime's 4" "$tmp/abi/model.so"
 check "usage: --bench on IR" run 2 "$src/tests/cli/inspect/mm.ir" --bench 3
 check "usage: --threads 0" run 2 "$small/model.so" --threads 0
 check "usage: --dim on model.so" run 2 "$small/model.so" --dim n=3

@@ -60,7 +60,7 @@ yaml_error "duplicate stage" "4:12" "duplicate stage name 'a'"
 printf 'name: p\nstages:\n  - name: s\n    tool: mlcc-schedule\n    args: [--target, llvm, --frobnicate]\n' >"$tmp/p.yaml"
 yaml_error "an unknown option of the tool" "5:11" "mlcc-schedule rejects its arguments: The following argument was not expected: --frobnicate"
 printf 'name: p\nstages:\n  - name: c\n    tool: mlcc-codegen\n    args: [--emit, exe]\n' >"$tmp/p.yaml"
-yaml_error "a bad option value" "5:11" "mlcc-codegen rejects its arguments: --emit: exe not in {obj,ll,asm}"
+yaml_error "a bad option value" "5:11" "mlcc-codegen rejects its arguments: --emit: exe not in {obj,ll,asm,cuda,ptx}"
 # A CPU LLVM does not know (or that has no 64-bit mode) fails the up-front
 # check of the codegen stage (before, it passed and LLVM aborted in the build).
 printf 'name: p\ntarget: llvm -mcpu=bogus\nstages:\n  - name: c\n    tool: mlcc-codegen\n    args: [--target, "${target}"]\n' >"$tmp/p.yaml"

@@ -76,4 +76,17 @@ int generateModels(const std::string& dir, const std::vector<std::string>& names
                    dir);
 }
 
+int exportResNet18(const std::string& dir, int size) {
+  const std::string n = std::to_string(size);
+  return runPython(
+      "import torch, torchvision\n"
+      "torch.manual_seed(0)\n"
+      "m = torchvision.models.resnet18(weights=None).eval()\n"
+      "torch.onnx.export(m, torch.randn(1, 3, " +
+          n + ", " + n + "), 'resnet18_" + n +
+          ".onnx', opset_version=13,\n"
+          "                  input_names=['input'], output_names=['output'])\n",
+      dir);
+}
+
 }  // namespace mlcc::test

@@ -41,5 +41,9 @@ std::string modelGeneratorUnavailable();
 // Makes the named models of tests/models/generate.py (e.g. "resnet18") as
 // DIR/NAME.onnx; returns its exit status, as runPython does.
 int generateModels(const std::string& dir, const std::vector<std::string>& names);
+// Exports torchvision's ResNet-18 (seed 0) at `size` x `size` as
+// DIR/resnet18_SIZE.onnx (its prim funcs on smaller images run faster);
+// returns the exit status, as runPython does.
+int exportResNet18(const std::string& dir, int size);
 
 }  // namespace mlcc::test

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "cublas_call.h"  // libs/runtime/src: the cuBLAS call of a GEMM step
 #include "model_state.h"  // libs/runtime/src: mlcc_rt_context, ThreadPool
 
 namespace {
@@ -212,3 +213,46 @@ TEST(Errors, FirstErrorOfARunWins) {
 }
 
 }  // namespace
+
+// The cuBLAS call a row-major GEMM step becomes (cublas_call.h), run by a
+// column-major SGEMM with cuBLAS's semantics (C = op(A) * B, each matrix
+// column-major with its leading dimension, one matrix per stride), gives the
+// row-major product: matmul a[b, m, k] b[b, k, n] and dense a[m, k] w[n, k]^T.
+TEST(CublasCall, ComputesTheRowMajorProduct) {
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> u(-1, 1);
+  struct Case {
+    int64_t batch, m, n, k;
+    bool dense;
+  };
+  for (const Case& c : {Case{1, 3, 5, 4, false}, Case{2, 4, 3, 6, false}, Case{1, 7, 2, 5, true},
+                        Case{1, 1, 9, 3, true}, Case{3, 2, 2, 1, false}}) {
+    SCOPED_TRACE(std::to_string(c.batch) + "x" + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" +
+                 std::to_string(c.k) + (c.dense ? " dense" : " matmul"));
+    std::vector<float> a(c.batch * c.m * c.k), b(c.batch * c.k * c.n), out(c.batch * c.m * c.n, -99);
+    for (auto& x : a) x = u(rng);
+    for (auto& x : b) x = u(rng);
+    const mlcc::rt::CublasGemm g = mlcc::rt::cublasGemmOf(c.batch, c.m, c.n, c.k, c.dense);
+    // cuBLAS: C[g.m x g.n] = op(first)[g.m x g.k] * second[g.k x g.n], column-major.
+    for (int64_t p = 0; p < g.batch; ++p)
+      for (int64_t i = 0; i < g.m; ++i)
+        for (int64_t j = 0; j < g.n; ++j) {
+          double sum = 0;
+          for (int64_t l = 0; l < g.k; ++l) {
+            const float* first = b.data() + p * g.stride_first;
+            const float* second = a.data() + p * g.stride_second;
+            float f = g.trans_first ? first[l + i * g.ld_first] : first[i + l * g.ld_first];
+            sum += f * second[l + j * g.ld_second];
+          }
+          out[p * g.stride_out + i + j * g.ld_out] = static_cast<float>(sum);
+        }
+    for (int64_t p = 0; p < c.batch; ++p)
+      for (int64_t i = 0; i < c.m; ++i)
+        for (int64_t j = 0; j < c.n; ++j) {
+          double want = 0;
+          for (int64_t l = 0; l < c.k; ++l)
+            want += a[(p * c.m + i) * c.k + l] * (c.dense ? b[j * c.k + l] : b[(p * c.k + l) * c.n + j]);
+          EXPECT_NEAR(out[(p * c.m + i) * c.n + j], want, 1e-5) << "[" << p << ", " << i << ", " << j << "]";
+        }
+  }
+}

@@ -33,7 +33,11 @@ Examples:
   mlcc-codegen scheduled.ir --target llvm --bounds-check -o model.o   # index errors fail the run
   mlcc-link model.o -o model.so
   mlcc-codegen kernels.ir --target llvm -o kernels.o             # prim funcs only: a function each
-  mlcc-codegen scheduled.ir --entry fused_dense --target llvm -o k.o  # one prim func alone)");
+  mlcc-codegen scheduled.ir --entry fused_dense --target llvm -o k.o  # one prim func alone
+  mlcc-codegen gpu.ir --target cuda -o model.o                   # scheduled with --target cuda: PTX
+  mlcc-codegen gpu.ir --target 'cuda -arch=sm_90' --emit cuda    # the kernels' CUDA C
+A cuda model.so loads the CUDA driver when it is loaded (no link-time dependency on it) and runs
+its kernels on device $MLCC_CUDA_DEVICE (default 0); NVRTC compiles the kernels here.)");
   std::string input, output, target = "llvm", emit_text = "obj", mcpu, mattr, entry;
   int opt_level = 3;
   bool verbose = false, quiet = false, bounds_check = false;
@@ -52,8 +56,10 @@ Examples:
   app.add_option("-O", opt_level, "Optimization level 0..3 (-O0 ... -O3)")
       ->check(CLI::Range(0, 3))
       ->capture_default_str();
-  app.add_option("--emit", emit_text, "What to write: obj, ll (LLVM IR) or asm")
-      ->check(CLI::IsMember({"obj", "ll", "asm"}))
+  app.add_option("--emit", emit_text,
+                 "What to write: obj, ll (LLVM IR) or asm; for --target cuda also cuda (the kernels' CUDA C) "
+                 "or ptx")
+      ->check(CLI::IsMember({"obj", "ll", "asm", "cuda", "ptx"}))
       ->capture_default_str();
   app.add_flag("--bounds-check", bounds_check,
                "Check every buffer access at run time: an index out of bounds makes the run fail, naming "
@@ -76,9 +82,11 @@ Examples:
   auto check_target = [&] {
     using mlcc::target::Target;
     Target t = Target::parse(target);
-    if (t.kind == Target::Kind::cuda)
-      throw mlcc::Error(mlcc::SourceLoc{"--target", 0, 0},
-                        "target cuda is not supported by mlcc-codegen yet; use --target llvm");
+    if (t.kind == Target::Kind::cuda) {
+      opts.cuda_arch = t.arch;  // the host side is compiled for this CPU
+    } else if (emit_text == "cuda" || emit_text == "ptx") {
+      throw mlcc::Error(mlcc::SourceLoc{"--emit", 0, 0}, "--emit " + emit_text + " needs --target cuda");
+    }
     if (!mcpu.empty() || !mattr.empty())  // --mcpu and --mattr override the target's
       t = Target::parse(
           target + (mcpu.empty() ? "" : " -mcpu=" + mcpu) + (mattr.empty() ? "" : " -mattr=" + mattr),
@@ -95,6 +103,8 @@ Examples:
         mlcc::codegen::CompileFileOptions files{input, output, mlcc::codegen::Emit::obj, verbose, quiet};
         if (emit_text == "ll") files.emit = mlcc::codegen::Emit::ll;
         if (emit_text == "asm") files.emit = mlcc::codegen::Emit::asm_text;
+        if (emit_text == "cuda") files.emit = mlcc::codegen::Emit::cuda;
+        if (emit_text == "ptx") files.emit = mlcc::codegen::Emit::ptx;
         return mlcc::codegen::compileFile(files, opts);
       },
       check_target);

@@ -114,8 +114,8 @@ int64_t numel(const std::vector<int64_t>& s, size_t begin = 0, size_t end = SIZE
 
 class Planner {
  public:
-  Planner(const ir::Module& m, const ir::GraphFunc& g, const ScratchFn& scratch)
-      : m_(m), g_(g), scratch_(scratch) {
+  Planner(const ir::Module& m, const ir::GraphFunc& g, const ScratchFn& scratch, const std::string& library)
+      : m_(m), g_(g), scratch_(scratch), library_(library) {
     plan_.entry = g.name;
   }
 
@@ -320,12 +320,13 @@ class Planner {
   void callExtern(const ir::Binding& b, int index) {
     const ir::GraphValue& v = b.value;
     const std::string& sym = v.callee;
-    // The CPU's library kernels: every blas dense and matmul form
-    // (ops/library_kernels.h names them all; the interpreter runs them all).
+    // The target's library kernels (blas for the CPU, cublas for cuda):
+    // every dense and matmul form (ops/library_kernels.h names them all;
+    // the interpreter runs them all).
     std::optional<ops::LibraryKernel> kernel = ops::findLibraryKernel(sym);
-    if (!kernel || kernel->library != "blas")
-      throw Error("unknown extern \"" + sym + "\" (the CPU codegen knows " + ops::libraryKernelList("blas") +
-                  ")");
+    if (!kernel || kernel->library != library_)
+      throw Error("unknown extern \"" + sym + "\" (the " + (library_ == "blas" ? "CPU" : "cuda") +
+                  " codegen knows " + ops::libraryKernelList(library_) + ")");
     if (!v.attrs.empty())
       throw Error("call_extern \"" + sym + "\": attribute '" + v.attrs.begin()->first + "' is not supported");
     const bool dense = kernel->base == "dense";
@@ -507,6 +508,7 @@ class Planner {
   std::map<std::string, int> kernel_ids_;  // kernel name -> id
   std::vector<std::vector<int>> step_storage_;
   const ScratchFn& scratch_;
+  const std::string library_;
   std::map<std::string, std::vector<ir::PrimExpr>> scratch_sizes_;  // prim func -> its scratch buffers
 };
 
@@ -592,14 +594,15 @@ EntryPlan planFunction(const ir::PrimFunc& f, const ScratchFn& scratch) {
   return plan;
 }
 
-EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch) {
+EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch,
+                    const std::string& library) {
   std::string name = entry.empty() ? ir::defaultEntry(m) : entry;
   const ir::GraphFunc* g = m.findGraph(name);
   if (!g) {
     if (m.findPrim(name)) throw Error("entry @" + name + " is a prim func; codegen compiles a graph entry");
     throw Error("no graph function @" + name + " in the module");
   }
-  return Planner(m, *g, scratch).run();
+  return Planner(m, *g, scratch, library).run();
 }
 
 }  // namespace mlcc::codegen

@@ -108,8 +108,10 @@ using ScratchFn = std::function<std::vector<ir::PrimExpr>(const ir::PrimFunc& pr
 // that were not legalized, calls of graph functions, input dimensions that
 // are symbolic expressions (not one variable), symbolic shapes in extern
 // calls, unknown externs or extern operands BLAS cannot take, and prim funcs
-// whose parameters do not match their call.
-EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch = {});
+// whose parameters do not match their call. `library` is the library whose
+// kernels call_extern may name ("blas" for the CPU, "cublas" for cuda).
+EntryPlan planEntry(const ir::Module& m, const std::string& entry, const ScratchFn& scratch = {},
+                    const std::string& library = "blas");
 
 // Plans prim func `f` as a function of model.so: its inputs are the
 // parameters it reads or does not write, its outputs those it writes

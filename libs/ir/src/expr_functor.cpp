@@ -134,4 +134,24 @@ bool sameExpr(const PrimExpr& a, const PrimExpr& b) {
   return false;
 }
 
+std::vector<PrimExpr> conjuncts(const PrimExpr& pred) {
+  if (!pred) return {};
+  if (const auto* b = pred->as<BinaryNode>(); b && b->op == BinaryOp::And) {
+    std::vector<PrimExpr> out = conjuncts(b->a), rest = conjuncts(b->b);
+    out.insert(out.end(), rest.begin(), rest.end());
+    return out;
+  }
+  int64_t v;
+  if (asConstInt(pred, &v) && v != 0) return {};
+  return {pred};
+}
+
+PrimExpr replaceExpr(const PrimExpr& e, const PrimExpr& part, const PrimExpr& by) {
+  if (sameExpr(e, part)) return by;
+  const auto* b = e ? e->as<BinaryNode>() : nullptr;
+  if (!b) return e;
+  PrimExpr x = replaceExpr(b->a, part, by), y = replaceExpr(b->b, part, by);
+  return x == b->a && y == b->b ? e : makeBinary(b->op, x, y);
+}
+
 }  // namespace mlcc::ir

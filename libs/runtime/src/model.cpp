@@ -40,8 +40,11 @@ int defaultThreads() {
 // Why model description `abi` (the graph entry's, or a function's) cannot
 // be used, or "" when it can.
 std::string checkModel(const mlcc_abi_model& abi) {
-  if (abi.num_inputs < 0 || abi.num_outputs < 0 || abi.num_kernels < 0 || !abi.entry)
-    return "malformed model description (negative counts or no entry)";
+  if (abi.num_inputs < 0 || abi.num_outputs < 0 || abi.num_kernels < 0 || (!abi.entry == !abi.cuda))
+    return "malformed model description (negative counts, or not one of an entry and a CUDA table)";
+  if (abi.cuda && (abi.num_dims != 0 || !abi.cuda->ptx || !abi.cuda->arch || abi.cuda->num_steps < 0 ||
+                   (abi.cuda->num_steps > 0 && !abi.cuda->steps)))
+    return "malformed model description (CUDA table)";
   if (abi.num_dims < 0 || (abi.num_dims > 0 && (!abi.shapes || !abi.dim_names)))
     return "malformed model description (symbolic dimensions without names or shapes function)";
   // min_dim: -num_dims for inputs (-1 - k: symbolic dimension k), -1 for outputs of symbolic models.
@@ -74,9 +77,10 @@ std::string checkAbi(const mlcc_abi_model& abi) {
            std::to_string(MLCC_ABI_VERSION) + "; recompile the model with this mlcc";
   if (abi.num_functions < 0 || (abi.num_functions > 0 && !abi.functions))
     return "malformed model description (function table)";
-  if (!abi.entry == (abi.num_functions == 0))
+  const bool graph = abi.entry || abi.cuda;
+  if (!graph == (abi.num_functions == 0))
     return "malformed model description (a graph entry or functions are needed, not both)";
-  if (abi.entry)
+  if (graph)
     if (auto e = checkModel(abi); !e.empty()) return e;
   for (int i = 0; i < abi.num_functions; ++i) {
     const mlcc_abi_function& f = abi.functions[i];
@@ -166,6 +170,15 @@ mlcc_model* loadModel(const mlcc_abi_model& abi, const char* who) {
       for (auto& d : shape) d = d < 0 ? -1 : d;
     if (abi.num_dims > 0) bindShapes(m, who);
     m->ctx.stats.resize(abi.num_kernels);
+    if (abi.cuda) {
+      if (std::string e = cudaLoad(m); !e.empty()) {
+        cudaFree(m->cuda);
+        std::free(m->workspace);
+        delete m;
+        fail(std::string(who) + ": cannot load the CUDA model: " + e);
+        return nullptr;
+      }
+    }
     const int threads = defaultThreads();
     m->ctx.pool = std::make_unique<ThreadPool>(threads);
     openblas_set_num_threads(1);  // the pool parallelizes GEMMs (blas.cpp)
@@ -186,6 +199,8 @@ void setLastError(std::string message) { t_last_error = std::move(message); }
 
 }  // namespace mlcc::rt
 
+using mlcc::rt::cudaFree;
+using mlcc::rt::cudaLoad;
 using mlcc::rt::fail;
 
 extern "C" {
@@ -196,7 +211,7 @@ mlcc_model* mlcc_model_load(void) {
     fail("mlcc_model_load: " + e);
     return nullptr;
   }
-  if (abi.entry) return mlcc::rt::loadModel(abi, "mlcc_model_load");
+  if (abi.entry || abi.cuda) return mlcc::rt::loadModel(abi, "mlcc_model_load");
   if (abi.num_functions == 1) return mlcc::rt::loadModel(*abi.functions[0].model, "mlcc_model_load");
   fail("mlcc_model_load: the model has no graph entry but " + std::to_string(abi.num_functions) +
        " functions (prim funcs): " + mlcc::rt::functionList() + "; load one with mlcc_model_load_function");
@@ -244,6 +259,7 @@ mlcc_model* mlcc_model_load_function(const char* name) {
 
 void mlcc_model_free(mlcc_model* m) {
   if (!m) return;
+  mlcc::rt::cudaFree(m->cuda);
   std::free(m->workspace);
   delete m;
 }
@@ -322,7 +338,7 @@ int mlcc_model_set_input_shape(mlcc_model* m, int index, int ndim, const int64_t
   return mlcc::rt::bindShapes(m, who);
 }
 
-int mlcc_model_run(mlcc_model* m, const void* const* inputs, void* const* outputs) {
+static int runModel(mlcc_model* m, const void* const* inputs, void* const* outputs, bool device_pointers) {
   if (!m) return fail("model is NULL");
   if ((m->abi->num_inputs > 0 && !inputs) || (m->abi->num_outputs > 0 && !outputs))
     return fail("mlcc_model_run: inputs or outputs is NULL");
@@ -337,12 +353,27 @@ int mlcc_model_run(mlcc_model* m, const void* const* inputs, void* const* output
       return fail(std::string("mlcc_model_run: symbolic dimension '") + m->abi->dim_names[k] +
                   "' is not set: give the input shapes with mlcc_model_set_input_shape first");
   m->ctx.error.clear();
+  if (m->cuda) {
+    if (std::string e = mlcc::rt::cudaRun(m, inputs, outputs, device_pointers); !e.empty()) return fail(e);
+    return 0;
+  }
+  if (device_pointers) return fail("mlcc_model_run_device: the model runs on the CPU, not on a CUDA device");
   const int rc = m->abi->entry(inputs, outputs, m->workspace, m->dims.data(), &m->ctx);
   if (rc != 0 || !m->ctx.error.empty())
     return fail(m->ctx.error.empty() ? "the model's entry failed (code " + std::to_string(rc) + ")"
                                      : m->ctx.error);
   return 0;
 }
+
+int mlcc_model_run(mlcc_model* m, const void* const* inputs, void* const* outputs) {
+  return runModel(m, inputs, outputs, false);
+}
+
+int mlcc_model_run_device(mlcc_model* m, const void* const* inputs, void* const* outputs) {
+  return runModel(m, inputs, outputs, true);
+}
+
+int mlcc_model_device(const mlcc_model* m) { return m ? mlcc::rt::cudaDevice(m) : fail("model is NULL"); }
 
 int mlcc_model_set_threads(mlcc_model* m, int n) {
   if (!m) return fail("model is NULL");

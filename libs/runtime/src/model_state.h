@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda.h"
 #include "mlcc/runtime.h"
 #include "mlcc/runtime/abi.h"
 #include "thread_pool.h"
@@ -45,4 +46,5 @@ struct mlcc_model {
   // and the current input and output shapes (-1 where not known).
   std::vector<int64_t> dims;
   std::vector<std::vector<int64_t>> input_shapes, output_shapes;
+  mlcc::rt::CudaModel* cuda = nullptr;  // a CUDA model's device state (cuda.h)
 };

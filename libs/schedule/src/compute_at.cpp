@@ -28,6 +28,7 @@
 
 #include "compute_location.h"
 #include "mlcc/ir/builder.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/substitute.h"
 

@@ -314,18 +314,6 @@ std::optional<ElementwiseStore> elementwiseStore(const BlockNode& b, const PrimF
   return out;
 }
 
-std::vector<PrimExpr> conjuncts(const PrimExpr& pred) {
-  if (!pred) return {};
-  if (const auto* b = pred->as<BinaryNode>(); b && b->op == BinaryOp::And) {
-    auto out = conjuncts(b->a);
-    for (auto& c : conjuncts(b->b)) out.push_back(std::move(c));
-    return out;
-  }
-  int64_t v;
-  if (asConstInt(pred, &v) && v != 0) return {};
-  return {pred};
-}
-
 PrimExpr conjunction(const std::vector<PrimExpr>& conds) {
   PrimExpr out;
   for (const auto& c : conds) out = out ? build::land(out, c) : c;

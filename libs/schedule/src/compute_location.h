@@ -103,8 +103,6 @@ struct ElementwiseStore {
 std::optional<ElementwiseStore> elementwiseStore(const ir::BlockNode& b, const ir::PrimFunc& f,
                                                  std::string* why);
 
-// The conjuncts of a predicate (none for nullptr).
-std::vector<ir::PrimExpr> conjuncts(const ir::PrimExpr& pred);
 ir::PrimExpr conjunction(const std::vector<ir::PrimExpr>& conds);  // nullptr for none
 
 // The block's `where` predicate for new bindings of its iteration variables

@@ -25,26 +25,6 @@ void forEachVar(const PrimExpr& e, const std::function<void(const VarNode*)>& fn
   forEachChild(e, [&](const PrimExpr& x) { forEachVar(x, fn); });
 }
 
-void conjuncts(const PrimExpr& e, std::vector<PrimExpr>& out) {
-  if (!e) return;
-  const auto* b = e->as<BinaryNode>();
-  if (b && b->op == BinaryOp::And) {
-    conjuncts(b->a, out);
-    conjuncts(b->b, out);
-  } else {
-    out.push_back(e);
-  }
-}
-
-// `e` with every occurrence of `part` replaced by `by`.
-PrimExpr replaceExpr(const PrimExpr& e, const PrimExpr& part, const PrimExpr& by) {
-  if (sameExpr(e, part)) return by;
-  const auto* b = e ? e->as<BinaryNode>() : nullptr;
-  if (!b) return e;
-  PrimExpr x = replaceExpr(b->a, part, by), y = replaceExpr(b->b, part, by);
-  return x == b->a && y == b->b ? e : makeBinary(b->op, x, y);
-}
-
 bool isThreadIdx(const std::string& tag) { return tag.rfind("threadIdx.", 0) == 0; }
 bool isBlockIdx(const std::string& tag) { return tag.rfind("blockIdx.", 0) == 0; }
 
@@ -244,8 +224,7 @@ class Checker {
     size_t ranges_before = pred_ranges_.size();
     std::vector<std::pair<PrimExpr, Var>> cuts;
     if (b.predicate) {
-      std::vector<PrimExpr> conds;
-      conjuncts(ir::substitute(b.predicate, subst_), conds);
+      std::vector<PrimExpr> conds = conjuncts(ir::substitute(b.predicate, subst_));
       Analyzer az = kernelAnalyzer();
       for (const auto& c : conds) {
         const auto* cmp = c->as<BinaryNode>();

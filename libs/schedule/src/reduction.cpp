@@ -45,6 +45,7 @@
 #include "cache_util.h"
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/builder.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/structural.h"
 #include "mlcc/ir/substitute.h"
@@ -83,17 +84,6 @@ std::vector<LoopUse> classifyLoops(const InstArgs& args, const BlockNode& b,
     uses.push_back(u);
   }
   return uses;
-}
-
-// The && conjuncts of a predicate (none for null).
-std::vector<PrimExpr> conjuncts(const PrimExpr& p) {
-  if (!p) return {};
-  if (const auto* b = p->as<BinaryNode>(); b && b->op == BinaryOp::And) {
-    std::vector<PrimExpr> out = conjuncts(b->a), rest = conjuncts(b->b);
-    out.insert(out.end(), rest.begin(), rest.end());
-    return out;
-  }
-  return {p};
 }
 
 PrimExpr conjoin(const std::vector<PrimExpr>& cs) {

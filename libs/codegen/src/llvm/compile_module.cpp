@@ -56,6 +56,9 @@ std::vector<const ir::PrimFunc*> functionsOf(const ir::Module& m, const std::str
 
 CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
                            const std::string& output_path) {
+  if (!opts.cuda_arch.empty()) return compileCudaModule(m, opts, emit, output_path);
+  if (emit == Emit::cuda || emit == Emit::ptx)
+    throw Error("--emit cuda and ptx need the cuda target (--target cuda)");
   auto progress = [&](const std::string& what) {
     if (opts.progress) opts.progress(what);
   };
@@ -149,6 +152,12 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
            : emit == Emit::obj ? "emitting the object"
                                : "emitting assembly");
 
+  writeModule(mod, *tm, emit, output_path);
+  stats.weight_bytes = weights.bytes;
+  return stats;
+}
+
+void writeModule(llvm::Module& mod, llvm::TargetMachine& tm, Emit emit, const std::string& output_path) {
   llvm::SmallString<0> buffer;
   llvm::raw_svector_ostream os(buffer);
   if (emit == Emit::ll) {
@@ -156,15 +165,12 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
   } else {
     llvm::legacy::PassManager pm;
     auto type = emit == Emit::obj ? llvm::CodeGenFileType::ObjectFile : llvm::CodeGenFileType::AssemblyFile;
-    if (tm->addPassesToEmitFile(pm, os, nullptr, type))
+    if (tm.addPassesToEmitFile(pm, os, nullptr, type))
       throw Error("LLVM cannot emit " + std::string(emit == Emit::obj ? "an object file" : "assembly") +
                   " for this target");
     pm.run(mod);
   }
   writeOutputAtomic(output_path, std::string_view(buffer.data(), buffer.size()));
-
-  stats.weight_bytes = weights.bytes;
-  return stats;
 }
 
 }  // namespace mlcc::codegen

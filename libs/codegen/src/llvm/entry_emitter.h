@@ -14,6 +14,11 @@
 #include <vector>
 
 #include "entry_plan.h"
+#include "mlcc/codegen/llvm.h"
+
+namespace llvm {
+class TargetMachine;
+}
 #include "mlcc/ir/module.h"
 
 namespace mlcc::codegen {
@@ -69,6 +74,7 @@ struct CompiledPlan {
   const EntryPlan* plan = nullptr;
   llvm::Function* entry = nullptr;
   llvm::Function* shapes = nullptr;
+  llvm::Constant* cuda = nullptr;  // a CUDA model: its mlcc_abi_cuda (entry null)
 };
 
 // The global `mlcc_abi_model_v1` of abi.h: the description of the graph
@@ -76,5 +82,12 @@ struct CompiledPlan {
 // whose function table describes `functions`, each named after its plan's
 // entry (a prim func).
 void emitModelInfo(llvm::Module& mod, const CompiledPlan& graph, const std::vector<CompiledPlan>& functions);
+
+// The object (or LLVM IR, assembly) of `mod`, written atomically.
+void writeModule(llvm::Module& mod, llvm::TargetMachine& tm, Emit emit, const std::string& output_path);
+
+// compileModule for the cuda target (cuda_model.cpp).
+CodegenStats compileCudaModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
+                               const std::string& output_path);
 
 }  // namespace mlcc::codegen

@@ -41,7 +41,7 @@ class ModelInfoEmitter {
     tensor_ty_ = llvm::StructType::create(c_, {ptr_, i32_, i32_, ptr_}, "mlcc_abi_tensor");
     kernel_ty_ = llvm::StructType::create(c_, {ptr_, llvm::Type::getDoubleTy(c_)}, "mlcc_abi_kernel");
     model_ty_ = llvm::StructType::create(
-        c_, {i32_, i32_, i32_, i32_, ptr_, ptr_, ptr_, i64_, ptr_, i32_, ptr_, ptr_, i32_, ptr_},
+        c_, {i32_, i32_, i32_, i32_, ptr_, ptr_, ptr_, i64_, ptr_, i32_, ptr_, ptr_, i32_, ptr_, ptr_},
         "mlcc_abi_model");
     function_ty_ = llvm::StructType::create(c_, {ptr_, ptr_}, "mlcc_abi_function");
     null_ = llvm::ConstantPointerNull::get(llvm::PointerType::getUnqual(c_));
@@ -63,7 +63,7 @@ class ModelInfoEmitter {
     if (!p.plan)
       return llvm::ConstantStruct::get(
           model_ty_, {version, i32(0), i32(0), i32(0), null_, null_, null_, llvm::ConstantInt::get(i64_, 0),
-                      null_, i32(0), null_, null_, i32(functions.size()), table});
+                      null_, i32(0), null_, null_, i32(functions.size()), table, null_});
     const EntryPlan& plan = *p.plan;
     llvm::Constant* kernels = null_;
     if (!plan.kernels.empty()) {
@@ -82,9 +82,10 @@ class ModelInfoEmitter {
     return llvm::ConstantStruct::get(
         model_ty_, {version, i32(plan.inputs.size()), i32(plan.outputs.size()), i32(plan.kernels.size()),
                     tensors(plan, plan.inputs, "inputs"), tensors(plan, plan.outputs, "outputs"), kernels,
-                    llvm::ConstantInt::get(i64_, plan.symbolic() ? 0 : plan.memory.workspace_bytes), p.entry,
-                    i32(plan.dims.size()), dim_names,
-                    p.shapes ? static_cast<llvm::Constant*>(p.shapes) : null_, i32(functions.size()), table});
+                    llvm::ConstantInt::get(i64_, plan.symbolic() ? 0 : plan.memory.workspace_bytes),
+                    p.entry ? static_cast<llvm::Constant*>(p.entry) : null_, i32(plan.dims.size()), dim_names,
+                    p.shapes ? static_cast<llvm::Constant*>(p.shapes) : null_, i32(functions.size()), table,
+                    p.cuda ? p.cuda : null_});
   }
 
   llvm::StructType* modelType() const { return model_ty_; }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <functional>
+#include <vector>
 
 #include "mlcc/ir/expr.h"
 
@@ -38,5 +39,13 @@ bool anyOf(const PrimExpr& e, const std::function<bool(const PrimExpr&)>& pred);
 // Var and Buffer nodes (variables compare by identity, not by name), float
 // constants of the same bits. Both null counts as the same.
 bool sameExpr(const PrimExpr& a, const PrimExpr& b);
+
+// The operands of a predicate's && chain, nested ones flattened, constant
+// true ones left out (none for a null predicate).
+std::vector<PrimExpr> conjuncts(const PrimExpr& pred);
+
+// `e` with every sub-expression that is the same as `part` (sameExpr)
+// replaced by `by`, looking through binary operators only.
+PrimExpr replaceExpr(const PrimExpr& e, const PrimExpr& part, const PrimExpr& by);
 
 }  // namespace mlcc::ir

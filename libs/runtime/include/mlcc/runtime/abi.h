@@ -53,7 +53,7 @@
 extern "C" {
 #endif
 
-#define MLCC_ABI_VERSION 3
+#define MLCC_ABI_VERSION 4
 
 typedef struct mlcc_rt_context mlcc_rt_context;
 
@@ -70,6 +70,48 @@ typedef struct {
 } mlcc_abi_kernel;
 
 typedef struct mlcc_abi_model mlcc_abi_model;
+
+/* CUDA models (ABI version 4; mlcc-codegen --target cuda): entry is NULL
+ * and `cuda` describes the work as a table the runtime walks with the CUDA
+ * driver (libs/runtime/src/cuda.cpp): the PTX of all kernels, the weights
+ * (uploaded once at load), and steps over device buffers: each input and
+ * output has one, the workspace is one (the same memory plan), and a
+ * constant is an offset into the uploaded weights. */
+enum {
+  MLCC_ABI_LOC_INPUT = 0,
+  MLCC_ABI_LOC_OUTPUT = 1,
+  MLCC_ABI_LOC_CONSTANT = 2,
+  MLCC_ABI_LOC_WORKSPACE = 3
+};
+typedef struct {
+  int32_t kind;    /* MLCC_ABI_LOC_* */
+  int32_t index;   /* input or output index */
+  uint64_t offset; /* bytes into the weights or the workspace */
+} mlcc_abi_cuda_arg;
+
+enum { MLCC_ABI_CUDA_LAUNCH = 0, MLCC_ABI_CUDA_COPY = 1, MLCC_ABI_CUDA_ZERO = 2, MLCC_ABI_CUDA_GEMM = 3 };
+typedef struct {
+  int32_t kind;         /* MLCC_ABI_CUDA_* */
+  int32_t kernel_id;    /* launch: the kernel (prim func) it belongs to, for profiles */
+  const char* function; /* launch: the __global__ function in the PTX */
+  uint32_t grid[3], block[3];
+  int32_t num_args; /* launch: one device pointer each; copy: source, destination; zero: the buffer */
+  const mlcc_abi_cuda_arg* args;
+  uint64_t bytes; /* copy, zero */
+  /* gemm (cuBLAS, f32, row-major): out[batch, m, n] = a[batch, m, k] b[batch, k, n], or with `dense`
+   * out[m, n] = a[m, k] b[n, k]^T; args a, b, out. A bias or relu follows as a launch. */
+  int64_t batch, m, n, k;
+  int32_t dense;
+} mlcc_abi_cuda_step;
+
+typedef struct {
+  const char* ptx;  /* NUL-terminated */
+  const char* arch; /* "sm_80": the oldest architecture it runs on */
+  const void* weights;
+  uint64_t weights_bytes;
+  int32_t num_steps;
+  const mlcc_abi_cuda_step* steps;
+} mlcc_abi_cuda;
 
 typedef struct {
   const char* name;            /* the prim func */
@@ -93,6 +135,7 @@ struct mlcc_abi_model {
   void (*shapes)(const int64_t* dims, int64_t* output_dims, uint64_t* workspace_bytes);
   int32_t num_functions;              /* the prim funcs compiled as functions; 0 with a graph entry */
   const mlcc_abi_function* functions; /* in module order */
+  const mlcc_abi_cuda* cuda;          /* a CUDA model (entry NULL, no functions); NULL for the CPU */
 };
 
 /* The model, defined by model.o (const data); the runtime reads it at load. */

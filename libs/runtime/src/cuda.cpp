@@ -1,0 +1,354 @@
+// CUDA models: the driver API through dlopen, the device buffers and the
+// walk over the launch table (see cuda.h and abi.h).
+#include "cuda.h"
+
+#include <dlfcn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "cublas_call.h"
+#include "model_state.h"
+
+namespace mlcc::rt {
+
+namespace {
+
+using CUresult = int;
+using CUdeviceptr = unsigned long long;
+using Handle = void*;  // CUcontext, CUmodule, CUfunction, CUstream
+
+// The driver functions mlcc uses (the _v2 entry points of cuda.h's macros).
+struct Driver {
+  void* lib = nullptr;
+  std::string problem;
+  CUresult (*init)(unsigned);
+  CUresult (*device_count)(int*);
+  CUresult (*device_get)(int*, int);
+  CUresult (*device_name)(char*, int, int);
+  CUresult (*device_attribute)(int*, int, int);
+  CUresult (*primary_retain)(Handle*, int);
+  CUresult (*primary_release)(int);
+  CUresult (*ctx_set_current)(Handle);
+  CUresult (*module_load_data_ex)(Handle*, const void*, unsigned, int*, void**);
+  CUresult (*module_unload)(Handle);
+  CUresult (*module_function)(Handle*, Handle, const char*);
+  CUresult (*mem_alloc)(CUdeviceptr*, size_t);
+  CUresult (*mem_free)(CUdeviceptr);
+  CUresult (*htod)(CUdeviceptr, const void*, size_t, Handle);
+  CUresult (*dtoh)(void*, CUdeviceptr, size_t, Handle);
+  CUresult (*dtod)(CUdeviceptr, CUdeviceptr, size_t, Handle);
+  CUresult (*memset8)(CUdeviceptr, unsigned char, size_t, Handle);
+  CUresult (*launch)(Handle, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, Handle,
+                     void**, void**);
+  CUresult (*stream_create)(Handle*, unsigned);
+  CUresult (*stream_destroy)(Handle);
+  CUresult (*stream_sync)(Handle);
+  CUresult (*error_name)(CUresult, const char**);
+  CUresult (*error_string)(CUresult, const char**);
+};
+
+const Driver& driver() {
+  static Driver d;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    d.lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!d.lib) {
+      d.problem = "no CUDA driver (libcuda.so.1 cannot be loaded: the machine has no NVIDIA driver)";
+      return;
+    }
+    auto get = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(d.lib, name));
+      if (!fn && d.problem.empty()) d.problem = std::string("the CUDA driver lacks ") + name + " (too old)";
+    };
+    get(d.init, "cuInit");
+    get(d.device_count, "cuDeviceGetCount");
+    get(d.device_get, "cuDeviceGet");
+    get(d.device_name, "cuDeviceGetName");
+    get(d.device_attribute, "cuDeviceGetAttribute");
+    get(d.primary_retain, "cuDevicePrimaryCtxRetain");
+    get(d.primary_release, "cuDevicePrimaryCtxRelease_v2");
+    get(d.ctx_set_current, "cuCtxSetCurrent");
+    get(d.module_load_data_ex, "cuModuleLoadDataEx");
+    get(d.module_unload, "cuModuleUnload");
+    get(d.module_function, "cuModuleGetFunction");
+    get(d.mem_alloc, "cuMemAlloc_v2");
+    get(d.mem_free, "cuMemFree_v2");
+    get(d.htod, "cuMemcpyHtoDAsync_v2");
+    get(d.dtoh, "cuMemcpyDtoHAsync_v2");
+    get(d.dtod, "cuMemcpyDtoDAsync_v2");
+    get(d.memset8, "cuMemsetD8Async");
+    get(d.launch, "cuLaunchKernel");
+    get(d.stream_create, "cuStreamCreate");
+    get(d.stream_destroy, "cuStreamDestroy_v2");
+    get(d.stream_sync, "cuStreamSynchronize");
+    get(d.error_name, "cuGetErrorName");
+    get(d.error_string, "cuGetErrorString");
+    if (d.problem.empty())
+      if (CUresult rc = d.init(0)) {
+        const char* name = nullptr;
+        d.error_name(rc, &name);
+        d.problem = std::string("the CUDA driver could not start (cuInit: ") + (name ? name : "?") +
+                    "): no usable CUDA device";
+      }
+  });
+  return d;
+}
+
+// cuBLAS (for MLCC_ABI_CUDA_GEMM steps), loaded like the driver.
+struct Cublas {
+  void* lib = nullptr;
+  std::string problem;
+  int (*create)(Handle*);
+  int (*destroy)(Handle);
+  int (*set_stream)(Handle, Handle);
+  int (*sgemm)(Handle, int, int, int, int, int, const float*, const float*, int, const float*, int,
+               const float*, float*, int);
+  int (*sgemm_batched)(Handle, int, int, int, int, int, const float*, const float*, int, long long,
+                       const float*, int, long long, const float*, float*, int, long long, int);
+};
+
+const Cublas& cublas() {
+  static Cublas c;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"})
+      if ((c.lib = dlopen(name, RTLD_NOW | RTLD_LOCAL))) break;
+    if (!c.lib) {
+      c.problem = "the model calls cuBLAS, which cannot be loaded (libcublas.so.13 or .12)";
+      return;
+    }
+    auto get = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(c.lib, name));
+      if (!fn && c.problem.empty()) c.problem = std::string("cuBLAS lacks ") + name;
+    };
+    get(c.create, "cublasCreate_v2");
+    get(c.destroy, "cublasDestroy_v2");
+    get(c.set_stream, "cublasSetStream_v2");
+    get(c.sgemm, "cublasSgemm_v2");
+    get(c.sgemm_batched, "cublasSgemmStridedBatched");
+  });
+  return c;
+}
+
+// "cuLaunchKernel: CUDA_ERROR_INVALID_VALUE (invalid argument)".
+std::string cudaError(const char* call, CUresult rc) {
+  const char *name = nullptr, *text = nullptr;
+  driver().error_name(rc, &name);
+  driver().error_string(rc, &text);
+  return std::string(call) + ": " + (name ? name : "error " + std::to_string(rc)) +
+         (text ? std::string(" (") + text + ")" : "");
+}
+
+uint64_t tensorBytes(const mlcc_abi_tensor& t) {
+  static const uint64_t size[] = {4, 2, 2, 1, 4, 8, 1};
+  uint64_t n = size[t.dtype];
+  for (int d = 0; d < t.ndim; ++d) n *= static_cast<uint64_t>(t.shape[d]);
+  return n;
+}
+
+}  // namespace
+
+struct CudaModel {
+  int device = 0;
+  Handle ctx = nullptr, module = nullptr, stream = nullptr;
+  std::vector<Handle> functions;  // per step (launches)
+  Handle cublas = nullptr;        // when the model has GEMM steps
+  CUdeviceptr weights = 0, workspace = 0;
+  std::vector<CUdeviceptr> inputs, outputs;
+  std::vector<CUdeviceptr> allocations;
+};
+
+void cudaFree(CudaModel* c) {
+  if (!c) return;
+  const Driver& d = driver();
+  if (c->ctx) {
+    d.ctx_set_current(c->ctx);
+    if (c->stream) d.stream_sync(c->stream);
+    for (CUdeviceptr p : c->allocations) d.mem_free(p);
+    if (c->stream) d.stream_destroy(c->stream);
+    if (c->module) d.module_unload(c->module);
+    if (c->cublas) cublas().destroy(c->cublas);
+    d.primary_release(c->device);
+  }
+  delete c;
+}
+
+std::string cudaLoad(mlcc_model* m) {
+  const Driver& d = driver();
+  if (!d.problem.empty()) return d.problem;
+  const mlcc_abi_cuda& abi = *m->abi->cuda;
+  int count = 0;
+  d.device_count(&count);
+  int ordinal = 0;
+  if (const char* env = std::getenv("MLCC_CUDA_DEVICE")) ordinal = std::atoi(env);
+  if (count == 0) return "no CUDA device";
+  if (ordinal < 0 || ordinal >= count)
+    return "MLCC_CUDA_DEVICE=" + std::to_string(ordinal) + " but the machine has " + std::to_string(count) +
+           " CUDA device(s)";
+  auto c = new CudaModel;
+  m->cuda = c;
+  CUresult rc;
+  if ((rc = d.device_get(&c->device, ordinal))) return cudaError("cuDeviceGet", rc);
+  int major = 0, minor = 0;
+  d.device_attribute(&major, 75, c->device);  // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+  d.device_attribute(&minor, 76, c->device);
+  const int need = std::atoi(abi.arch + 3);
+  if (major * 10 + minor < need) {
+    char name[256] = "?";
+    d.device_name(name, sizeof name, c->device);
+    return std::string("the model was compiled for ") + abi.arch + " but device " + std::to_string(ordinal) +
+           " (" + name + ") is sm_" + std::to_string(major) + std::to_string(minor);
+  }
+  if ((rc = d.primary_retain(&c->ctx, c->device))) {
+    c->ctx = nullptr;
+    return cudaError("cuDevicePrimaryCtxRetain", rc);
+  }
+  d.ctx_set_current(c->ctx);
+  char log[8192] = "";
+  int opts[] = {5 /* CU_JIT_ERROR_LOG_BUFFER */, 6 /* CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES */};
+  void* vals[] = {log, reinterpret_cast<void*>(static_cast<uintptr_t>(sizeof log))};
+  if ((rc = d.module_load_data_ex(&c->module, abi.ptx, 2, opts, vals))) {
+    c->module = nullptr;
+    return cudaError("cuModuleLoadDataEx (the model's PTX)", rc) + (log[0] ? std::string(": ") + log : "");
+  }
+  if ((rc = d.stream_create(&c->stream, 1 /* CU_STREAM_NON_BLOCKING */))) {
+    c->stream = nullptr;
+    return cudaError("cuStreamCreate", rc);
+  }
+  for (int i = 0; i < abi.num_steps; ++i)
+    if (abi.steps[i].kind == MLCC_ABI_CUDA_GEMM && !c->cublas) {
+      const Cublas& b = cublas();
+      if (!b.problem.empty()) return b.problem;
+      if (int r = b.create(&c->cublas)) {
+        c->cublas = nullptr;
+        return "cublasCreate failed (status " + std::to_string(r) + ")";
+      }
+      b.set_stream(c->cublas, c->stream);
+    }
+  c->functions.assign(abi.num_steps, nullptr);
+  for (int i = 0; i < abi.num_steps; ++i) {
+    const mlcc_abi_cuda_step& s = abi.steps[i];
+    if (s.kind != MLCC_ABI_CUDA_LAUNCH) continue;
+    if ((rc = d.module_function(&c->functions[i], c->module, s.function)))
+      return cudaError((std::string("cuModuleGetFunction(") + s.function + ")").c_str(), rc);
+  }
+  auto alloc = [&](uint64_t bytes, CUdeviceptr* out, const std::string& what) -> std::string {
+    *out = 0;
+    if (bytes == 0) return "";
+    if (CUresult r = d.mem_alloc(out, bytes))
+      return cudaError(("cuMemAlloc (" + what + ", " + std::to_string(bytes) + " bytes)").c_str(), r);
+    c->allocations.push_back(*out);
+    return "";
+  };
+  if (auto e = alloc(abi.weights_bytes, &c->weights, "weights"); !e.empty()) return e;
+  if (auto e = alloc(m->abi->workspace_bytes, &c->workspace, "workspace"); !e.empty()) return e;
+  c->inputs.resize(m->abi->num_inputs);
+  c->outputs.resize(m->abi->num_outputs);
+  for (int i = 0; i < m->abi->num_inputs; ++i)
+    if (auto e = alloc(tensorBytes(m->abi->inputs[i]), &c->inputs[i], "input"); !e.empty()) return e;
+  for (int i = 0; i < m->abi->num_outputs; ++i)
+    if (auto e = alloc(tensorBytes(m->abi->outputs[i]), &c->outputs[i], "output"); !e.empty()) return e;
+  if (abi.weights_bytes > 0) {
+    if ((rc = d.htod(c->weights, abi.weights, abi.weights_bytes, c->stream)))
+      return cudaError("cuMemcpyHtoD (weights)", rc);
+    if ((rc = d.stream_sync(c->stream))) return cudaError("cuStreamSynchronize", rc);
+  }
+  return "";
+}
+
+int cudaDevice(const mlcc_model* m) { return m->cuda ? m->cuda->device : -1; }
+
+std::string cudaRun(mlcc_model* m, const void* const* inputs, void* const* outputs, bool device_pointers) {
+  const Driver& d = driver();
+  CudaModel& c = *m->cuda;
+  const mlcc_abi_model& model = *m->abi;
+  const mlcc_abi_cuda& abi = *model.cuda;
+  d.ctx_set_current(c.ctx);
+  CUresult rc;
+  std::vector<CUdeviceptr> in(model.num_inputs), out(model.num_outputs);
+  for (int i = 0; i < model.num_inputs; ++i) {
+    if (device_pointers) {
+      in[i] = reinterpret_cast<CUdeviceptr>(inputs[i]);
+    } else {
+      in[i] = c.inputs[i];
+      if ((rc = d.htod(in[i], inputs[i], tensorBytes(model.inputs[i]), c.stream)))
+        return cudaError((std::string("cuMemcpyHtoD (input '") + model.inputs[i].name + "')").c_str(), rc);
+    }
+  }
+  for (int i = 0; i < model.num_outputs; ++i)
+    out[i] = device_pointers ? reinterpret_cast<CUdeviceptr>(outputs[i]) : c.outputs[i];
+  auto where = [&](const mlcc_abi_cuda_arg& a) -> CUdeviceptr {
+    switch (a.kind) {
+      case MLCC_ABI_LOC_INPUT: return in[a.index];
+      case MLCC_ABI_LOC_OUTPUT: return out[a.index];
+      case MLCC_ABI_LOC_CONSTANT: return c.weights + a.offset;
+      default: return c.workspace + a.offset;
+    }
+  };
+  std::vector<CUdeviceptr> args;
+  std::vector<void*> params;
+  for (int i = 0; i < abi.num_steps; ++i) {
+    const mlcc_abi_cuda_step& s = abi.steps[i];
+    const int64_t begin = m->ctx.profiling ? nowNs() : 0;
+    if (s.kind == MLCC_ABI_CUDA_COPY) {
+      rc = d.dtod(where(s.args[1]), where(s.args[0]), s.bytes, c.stream);
+      if (rc) return cudaError("cuMemcpyDtoD", rc);
+      continue;
+    }
+    if (s.kind == MLCC_ABI_CUDA_ZERO) {
+      if ((rc = d.memset8(where(s.args[0]), 0, s.bytes, c.stream))) return cudaError("cuMemsetD8", rc);
+      continue;
+    }
+    if (s.kind == MLCC_ABI_CUDA_GEMM) {
+      const CublasGemm g = cublasGemmOf(s.batch, s.m, s.n, s.k, s.dense != 0);
+      const float one = 1, zero = 0;
+      auto a = reinterpret_cast<const float*>(where(s.args[0]));
+      auto b = reinterpret_cast<const float*>(where(s.args[1]));
+      auto out = reinterpret_cast<float*>(where(s.args[2]));
+      const int op_first = g.trans_first ? 1 /* CUBLAS_OP_T */ : 0;
+      int r = g.batch == 1 ? cublas().sgemm(c.cublas, op_first, 0, int(g.m), int(g.n), int(g.k), &one, b,
+                                            int(g.ld_first), a, int(g.ld_second), &zero, out, int(g.ld_out))
+                           : cublas().sgemm_batched(c.cublas, op_first, 0, int(g.m), int(g.n), int(g.k), &one,
+                                                    b, int(g.ld_first), g.stride_first, a, int(g.ld_second),
+                                                    g.stride_second, &zero, out, int(g.ld_out), g.stride_out,
+                                                    int(g.batch));
+      if (r)
+        return "cuBLAS sgemm (kernel " + std::string(model.kernels[s.kernel_id].name) + ") failed (status " +
+               std::to_string(r) + ")";
+      if (m->ctx.profiling) {
+        if ((rc = d.stream_sync(c.stream))) return cudaError("cuStreamSynchronize (cuBLAS)", rc);
+        auto& st = m->ctx.stats[s.kernel_id];
+        st.calls += 1;
+        st.total_ns += nowNs() - begin;
+      }
+      continue;
+    }
+    args.resize(s.num_args);
+    params.resize(s.num_args);
+    for (int k = 0; k < s.num_args; ++k) {
+      args[k] = where(s.args[k]);
+      params[k] = &args[k];
+    }
+    rc = d.launch(c.functions[i], s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], 0,
+                  c.stream, params.data(), nullptr);
+    if (rc) return cudaError((std::string("cuLaunchKernel (kernel ") + s.function + ")").c_str(), rc);
+    if (m->ctx.profiling) {
+      if ((rc = d.stream_sync(c.stream)))
+        return cudaError((std::string("kernel ") + s.function + " (cuStreamSynchronize)").c_str(), rc);
+      auto& st = m->ctx.stats[s.kernel_id];
+      st.calls += 1;
+      st.total_ns += nowNs() - begin;
+    }
+  }
+  if (!device_pointers)
+    for (int i = 0; i < model.num_outputs; ++i)
+      if ((rc = d.dtoh(outputs[i], out[i], tensorBytes(model.outputs[i]), c.stream)))
+        return cudaError((std::string("cuMemcpyDtoH (output '") + model.outputs[i].name + "')").c_str(), rc);
+  if ((rc = d.stream_sync(c.stream))) return cudaError("cuStreamSynchronize (the model's kernels)", rc);
+  return "";
+}
+
+}  // namespace mlcc::rt
