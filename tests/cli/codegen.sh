@@ -45,7 +45,7 @@ if "$bin/mlcc-codegen" "$tmp/gpu.s.ir" --target cuda --emit ptx -o "$tmp/gpu.ptx
   check "--target cuda: an object" run 0 "$tmp/gpu.s.ir" --target cuda -o "$tmp/gpu.o" -v
   check "-v: kernels" contains "$tmp/err" '^kernels: 1'
   check "the object links" "$bin/mlcc-link" "$tmp/gpu.o" -o "$tmp/gpu.so"
-  if ! ldconfig -p | grep -q 'libcuda.so.1 '; then
+  if ! ldconfig -p | grep 'libcuda.so.1 ' >/dev/null; then
     check "no CUDA driver: a clear error, exit 1" bash -c "! '$bin/mlcc-run' '$tmp/gpu.so' 2>'$tmp/run.err'"
     check "... message" contains "$tmp/run.err" 'no CUDA driver (libcuda.so.1 cannot be loaded'
   fi

@@ -121,6 +121,25 @@ for p in cpu-default cpu-blas; do
     compare "$d/out/output.npy" "$tmp/models/$m.output.npy" || { echo "FAIL $p: $m output"; fails=$((fails + 1)); }
   done
 done
+# The cuda pipelines build without a GPU (NVRTC compiles the kernels); verify
+# interprets every IR stage and, with no CUDA driver here, reports model.so as
+# not runnable instead of failing (on a GPU it runs it).
+if ldconfig -p | grep 'libnvrtc.so' >/dev/null; then
+  for p in cuda-default cuda-cublas; do
+    d=$tmp/$p/mlp
+    args=(--input "$tmp/models/mlp.onnx" --build-dir "$d" --set import_args="--shape input=4x784")
+    check "$p: mlp builds" run 0 run "$src/pipelines/$p.yaml" "${args[@]}"
+    check "$p: verify" run 0 verify "$src/pipelines/$p.yaml" "${args[@]}"
+    check "$p: verify interprets the scheduled IR" contains "$tmp/out" "^schedule *schedule.ir *ir *legalize .* ok"
+    if ! ldconfig -p | grep 'libcuda.so.1 ' >/dev/null; then
+      check "$p: verify: model.so needs a GPU" contains "$tmp/out" "^link .*not runnable: a CUDA model, and no CUDA driver"
+    fi
+  done
+  check "cuda-cublas: the dense groups call cuBLAS" contains "$tmp/cuda-cublas/mlp/legalize.ir" 'call_extern "cublas.dense_bias_relu"'
+else
+  echo "skip  the cuda pipelines: NVRTC (libnvrtc.so) is not installed"
+fi
+
 # cpu-tuned: a short tuning budget; the database in the build directory; a
 # rerun with more trials resumes it; verify covers the tune stage.
 d=$tmp/cpu-tuned/cnn

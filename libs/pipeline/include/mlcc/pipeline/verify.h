@@ -28,7 +28,8 @@ struct VerifyOptions {
 
 struct StageCheck {
   std::string stage, output;
-  std::string kind;            // "ir", "model" or "skipped" (not runnable: an object file)
+  std::string
+      kind;  // "ir", "model" or "skipped" (not runnable: an object file, a CUDA model without a device)
   std::string compared_with;   // the stage before it that ran; "" for the first
   double max_abs_diff = 0;     // over all outputs
   double max_scaled_diff = 0;  // max |a-b| / scale
