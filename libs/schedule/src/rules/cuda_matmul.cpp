@@ -311,7 +311,9 @@ bool scheduleMatmul(Schedule& sch, const target::Target& target, const Config& c
 
   // [blocks] [ko] [threads] [inner M, N] [ki, other reduce loops]: each
   // thread accumulates one output over the stage's reduction at a time (on
-  // the interpreter's full-size buffers it keeps the accesses contiguous);
+  // the interpreter's full-size buffers it keeps the accesses contiguous),
+  // the inner M, N loops unrolled (constant indices keep the accumulator in
+  // registers; nvcc left a conv's 4 x 4 tile in local memory otherwise);
   // with cfg.unroll, [ki, other reduce loops] [inner M, N], unrolled: an
   // outer product of a column of A's tile and a row of B's per step.
   std::vector<LoopRV> order, blocks;
@@ -324,10 +326,14 @@ bool scheduleMatmul(Schedule& sch, const target::Target& target, const Config& c
   for (const auto& a : threads)
     for (auto* p : a.plans) order.push_back(*p->thread);
   std::vector<LoopRV> per_thread;
+  std::vector<LoopRV> register_tile;
   if (!cfg.unroll) {
     for (auto* group : {&m, &n})
       for (auto* p : *group)
-        if (p->inner) order.push_back(*p->inner);
+        if (p->inner) {
+          order.push_back(*p->inner);
+          register_tile.push_back(*p->inner);
+        }
     if (k0.inner) order.push_back(*k0.inner);
     for (size_t i = n_spatial + 1; i < plans.size(); ++i) order.push_back(*plans[i].outer);
   } else {
@@ -340,6 +346,7 @@ bool scheduleMatmul(Schedule& sch, const target::Target& target, const Config& c
   }
   sch.reorder(order);
   for (const LoopRV& l : per_thread) sch.unroll(l);
+  for (const LoopRV& l : register_tile) sch.unroll(l);
 
   // The accumulator in registers; the epilogue folded into its write-back.
   std::optional<BlockRV> write_back;
