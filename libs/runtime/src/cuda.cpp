@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -159,6 +160,11 @@ struct CudaModel {
   CUdeviceptr weights = 0, workspace = 0;
   std::vector<CUdeviceptr> inputs, outputs;
   std::vector<CUdeviceptr> allocations;
+  // A run's device pointers of the inputs and outputs, and of one launch's
+  // arguments with their addresses (cuLaunchKernel's kernelParams): sized
+  // at load, so that a run allocates nothing.
+  std::vector<CUdeviceptr> run_inputs, run_outputs, args;
+  std::vector<void*> params;
 };
 
 void cudaFree(CudaModel* c) {
@@ -245,6 +251,13 @@ std::string cudaLoad(mlcc_model* m) {
   };
   if (auto e = alloc(abi.weights_bytes, &c->weights, "weights"); !e.empty()) return e;
   if (auto e = alloc(m->abi->workspace_bytes, &c->workspace, "workspace"); !e.empty()) return e;
+  int most_args = 0;
+  for (int i = 0; i < abi.num_steps; ++i) most_args = std::max(most_args, abi.steps[i].num_args);
+  c->args.resize(most_args);
+  c->params.resize(most_args);
+  for (int k = 0; k < most_args; ++k) c->params[k] = &c->args[k];
+  c->run_inputs.resize(m->abi->num_inputs);
+  c->run_outputs.resize(m->abi->num_outputs);
   c->inputs.resize(m->abi->num_inputs);
   c->outputs.resize(m->abi->num_outputs);
   for (int i = 0; i < m->abi->num_inputs; ++i)
@@ -268,7 +281,7 @@ std::string cudaRun(mlcc_model* m, const void* const* inputs, void* const* outpu
   const mlcc_abi_cuda& abi = *model.cuda;
   d.ctx_set_current(c.ctx);
   CUresult rc;
-  std::vector<CUdeviceptr> in(model.num_inputs), out(model.num_outputs);
+  std::vector<CUdeviceptr>&in = c.run_inputs, &out = c.run_outputs;
   for (int i = 0; i < model.num_inputs; ++i) {
     if (device_pointers) {
       in[i] = reinterpret_cast<CUdeviceptr>(inputs[i]);
@@ -288,8 +301,8 @@ std::string cudaRun(mlcc_model* m, const void* const* inputs, void* const* outpu
       default: return c.workspace + a.offset;
     }
   };
-  std::vector<CUdeviceptr> args;
-  std::vector<void*> params;
+  std::vector<CUdeviceptr>& args = c.args;
+  std::vector<void*>& params = c.params;
   for (int i = 0; i < abi.num_steps; ++i) {
     const mlcc_abi_cuda_step& s = abi.steps[i];
     const int64_t begin = m->ctx.profiling ? nowNs() : 0;
@@ -326,12 +339,7 @@ std::string cudaRun(mlcc_model* m, const void* const* inputs, void* const* outpu
       }
       continue;
     }
-    args.resize(s.num_args);
-    params.resize(s.num_args);
-    for (int k = 0; k < s.num_args; ++k) {
-      args[k] = where(s.args[k]);
-      params[k] = &args[k];
-    }
+    for (int k = 0; k < s.num_args; ++k) args[k] = where(s.args[k]);
     rc = d.launch(c.functions[i], s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], 0,
                   c.stream, params.data(), nullptr);
     if (rc) return cudaError((std::string("cuLaunchKernel (kernel ") + s.function + ")").c_str(), rc);

@@ -223,22 +223,13 @@ class Checker {
     // accesses are then as tight as the predicate makes them.
     size_t ranges_before = pred_ranges_.size();
     std::vector<std::pair<PrimExpr, Var>> cuts;
-    if (b.predicate) {
-      std::vector<PrimExpr> conds = conjuncts(ir::substitute(b.predicate, subst_));
-      Analyzer az = kernelAnalyzer();
-      for (const auto& c : conds) {
-        const auto* cmp = c->as<BinaryNode>();
-        int64_t limit;
-        if (!cmp || (cmp->op != BinaryOp::LT && cmp->op != BinaryOp::LE) || !cmp->a->as<BinaryNode>() ||
-            !asConstInt(cmp->b, &limit))
-          continue;
-        auto lo = az.constBounds(cmp->a);
-        if (!lo || lo->first < 0) continue;
+    if (b.predicate)
+      for (const auto& [part, extent] :
+           predicateBounds(ir::substitute(b.predicate, subst_), kernelAnalyzer())) {
         Var z = makeVar("bounded");
-        pred_ranges_.push_back({z, std::min(limit + (cmp->op == BinaryOp::LE ? 1 : 0), lo->second + 1)});
-        cuts.push_back({cmp->a, z});
+        pred_ranges_.push_back({z, extent});
+        cuts.push_back({part, z});
       }
-    }
     std::vector<const VarNode*> added;
     for (const auto& iv : b.iter_vars) {
       PrimExpr binding = ir::substitute(iv.binding, subst_);
@@ -418,6 +409,21 @@ class Checker {
 };
 
 }  // namespace
+
+std::vector<PredicateBound> predicateBounds(const PrimExpr& predicate, const Analyzer& az) {
+  std::vector<PredicateBound> out;
+  for (const auto& c : conjuncts(predicate)) {
+    const auto* cmp = c->as<BinaryNode>();
+    int64_t limit;
+    if (!cmp || (cmp->op != BinaryOp::LT && cmp->op != BinaryOp::LE) || !cmp->a->as<BinaryNode>() ||
+        !asConstInt(cmp->b, &limit))
+      continue;
+    auto range = az.constBounds(cmp->a);
+    if (!range || range->first < 0) continue;
+    out.push_back({cmp->a, std::min(limit + (cmp->op == BinaryOp::LE ? 1 : 0), range->second + 1)});
+  }
+  return out;
+}
 
 void verifyGpuFunc(const PrimFunc& func, const target::Target& target) {
   if (target.kind != target::Target::Kind::cuda)

@@ -9,6 +9,7 @@
 #include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/structural.h"
 #include "mlcc/ir/substitute.h"
+#include "mlcc/schedule/gpu_check.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::codegen {
@@ -81,21 +82,12 @@ class AccessCollector {
         for (const auto& [tag, v] : out_.thread_vars)
           for (const ForNode* l : loops_)
             if (l->thread_tag == tag && !az.isBound(v)) az.bind(v, makeInt(0), l->extent);
-        if (b->predicate) {
-          std::vector<PrimExpr> conds = conjuncts(substitute(b->predicate, subst_));
-          for (const auto& c : conds) {
-            const auto* cmp = c->as<BinaryNode>();
-            int64_t limit;
-            if (!cmp || (cmp->op != BinaryOp::LT && cmp->op != BinaryOp::LE) || !cmp->a->as<BinaryNode>() ||
-                !asConstInt(cmp->b, &limit))
-              continue;
-            auto range = az.constBounds(cmp->a);
-            if (!range || range->first < 0) continue;
+        if (b->predicate)
+          for (const auto& [part, extent] : schedule::predicateBounds(substitute(b->predicate, subst_), az)) {
             Var z = makeVar("bounded");
-            bounded_.push_back({z, std::min(limit + (cmp->op == BinaryOp::LE ? 1 : 0), range->second + 1)});
-            cuts.push_back({cmp->a, z});
+            bounded_.push_back({z, extent});
+            cuts.push_back({part, z});
           }
-        }
         for (const auto& iv : b->iter_vars) {
           expr(iv.binding);
           PrimExpr binding = substitute(iv.binding, subst_);

@@ -34,6 +34,7 @@
 //  - `local` buffers (per thread) are used by one kernel only.
 #pragma once
 
+#include "mlcc/ir/arith.h"
 #include "mlcc/ir/stmt.h"
 #include "mlcc/schedule/rules.h"
 
@@ -42,5 +43,17 @@ namespace mlcc::schedule {
 // Throws mlcc::Error ("in prim @f: block \"dense\" ...") on the first
 // violation.
 void verifyGpuFunc(const ir::PrimFunc& func, const target::Target& target);
+
+// The parts of a block predicate (its bindings substituted) that bound a
+// non-negative sum of loop variables, `%f * 224 + %t < 576` after a fuse and
+// a split: the sum and the range [0, extent) it takes, within its bounds
+// under `az`. Box computations (this check's shared memory sizes, the cuda
+// code generator's buffer boxes) treat such a sum as one variable over that
+// range, as tight as the predicate makes it.
+struct PredicateBound {
+  ir::PrimExpr part;
+  int64_t extent;
+};
+std::vector<PredicateBound> predicateBounds(const ir::PrimExpr& predicate, const ir::Analyzer& az);
 
 }  // namespace mlcc::schedule
