@@ -78,6 +78,8 @@ for f in "$src"/pipelines/patterns/*.yaml; do
   n=$((n + 1))
 done
 check "pattern files found" test "$n" -ge 1
+check "examples/extern/mylib.yaml matches patterns.schema.json" validate "$schemas/patterns.schema.json" "$src/examples/extern/mylib.yaml"
+check "externs: a reserved name" invalid "$schemas/patterns.schema.json" externs/0 <<<'{patterns: [], externs: [{name: blas.f, library: l.so, params: ["x: f32[4]"], result: "f32[4]"}]}'
 
 P=$schemas/pipeline.schema.json
 ok_stages='stages: [{name: import, tool: mlcc-import}]'

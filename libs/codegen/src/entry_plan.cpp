@@ -317,9 +317,31 @@ class Planner {
     addStep(std::move(s), args);
   }
 
+  // A user library function (an `extern` of the module): its operands and
+  // result by location, with their static shapes.
+  void callUserExtern(const ir::Binding& b, int index, const ir::ExternFunc& decl) {
+    const std::string what = "call_extern \"" + decl.name + "\"";
+    if (library_ != "blas")
+      throw Error(what + ": user library functions run on the CPU; the cuda codegen cannot call them yet");
+    std::vector<int> args;
+    for (const auto& a : b.value.args) args.push_back(use(a, index));
+    std::vector<int> outs;
+    refs_[b.var.get()] = fresh(b.var->name, b.var->type, index, outs);
+    if (outs.size() != 1) throw Error(what + " has one result, not a tuple");
+    args.push_back(outs[0]);
+    EntryStep s;
+    s.kind = EntryStep::Kind::user_extern;
+    s.symbol = decl.symbol;
+    for (int a : args) s.tensors.push_back(storage_[a].desc);
+    s.what = "%" + b.var->name + " = " + what + " (" + decl.symbol + ")";
+    s.kernel = kernelId(decl.name + " " + shapeText(storage_[outs[0]].desc.shape), "", 0);
+    addStep(std::move(s), args);
+  }
+
   void callExtern(const ir::Binding& b, int index) {
     const ir::GraphValue& v = b.value;
     const std::string& sym = v.callee;
+    if (const ir::ExternFunc* decl = m_.findExtern(sym)) return callUserExtern(b, index, *decl);
     // The target's library kernels (blas for the CPU, cublas for cuda):
     // every dense and matmul form (ops/library_kernels.h names them all;
     // the interpreter runs them all).

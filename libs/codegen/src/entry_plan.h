@@ -58,14 +58,17 @@ struct EntryKernel {
 };
 
 struct EntryStep {
-  enum class Kind { kernel, blas_dense, blas_matmul, copy };
+  enum class Kind { kernel, blas_dense, blas_matmul, user_extern, copy };
   Kind kind = Kind::kernel;
   int kernel = -1;        // kernel id (not for copies)
   size_t num_params = 0;  // kernel: the prim func's parameters among args
   // kernel: one per prim func parameter (inputs, then outputs; num_params), then its scratch buffers;
-  // blas_dense: x, w, [bias,] out; blas_matmul: a, b, [bias,] out; copy: source, destination.
+  // blas_dense: x, w, [bias,] out; blas_matmul: a, b, [bias,] out; user_extern: operands, result;
+  // copy: source, destination.
   std::vector<Location> args;
-  std::string what;  // for errors and comments: "%y = call_tir @f"
+  std::string symbol;               // user_extern: the C function (include/mlcc/extern.h)
+  std::vector<TensorDesc> tensors;  // user_extern: the types of args
+  std::string what;                 // for errors and comments: "%y = call_tir @f"
   // blas: out[B, M, N] = x[M, K] w[N, K]^T, or a[B, M, K] b[B, K, N]; (+ bias) (relu)
   int64_t B = 1, M = 0, N = 0, K = 0;
   bool bias = false, relu = false;

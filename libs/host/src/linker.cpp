@@ -62,6 +62,19 @@ void checkObjectFile(const std::string& path) {
                          std::to_string(elf.type) + ", expected a relocatable .o from mlcc-codegen)");
 }
 
+void checkUserLibrary(const std::string& path) {
+  const SourceLoc loc{path, 0, 0};
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) throw Error(loc, "no such library file");
+  std::ifstream f(path, std::ios::binary);
+  char magic[8] = {};
+  f.read(magic, sizeof magic);
+  if (std::string(magic, 8) == "!<arch>\n") return;  // an archive
+  const ElfInfo elf = readElfInfo(path);
+  if (elf.elf && elf.elf64_le && (elf.type == kElfRelocatable || elf.type == kElfShared)) return;
+  throw Error(loc, "not a library (expected an object file, a .a archive or a shared library)");
+}
+
 std::string defaultRuntimeLibrary() {
   std::error_code ec;
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
@@ -87,6 +100,16 @@ std::vector<std::string> linkCommand(const LinkOptions& options, const std::stri
   }
   std::vector<std::string> cmd = {compiler, "-shared", "-o", output_file};
   for (const auto& o : options.objects) cmd.push_back(o);
+  for (const auto& l : options.libraries) {
+    if (readElfInfo(l).type != kElfShared) {
+      cmd.push_back(l);
+      continue;
+    }
+    const fs::path abs = fs::absolute(l).lexically_normal();
+    cmd.push_back("-L" + abs.parent_path().string());
+    cmd.push_back("-l:" + abs.filename().string());
+    cmd.push_back("-Wl,-rpath," + abs.parent_path().string());
+  }
   // Whole archive: nothing in model.o references the runtime.h functions.
   cmd.push_back("-Wl,--whole-archive");
   cmd.push_back(options.runtime_library.empty() ? defaultRuntimeLibrary() : options.runtime_library);
@@ -107,6 +130,10 @@ void linkModel(const LinkOptions& options, std::string* log) {
   for (const auto& o : options.objects) {
     checkObjectFile(o);
     noteInputFile(o);
+  }
+  for (const auto& l : options.libraries) {
+    checkUserLibrary(l);
+    noteInputFile(l);
   }
   checkOutputPath(options.output);  // never over an object being linked
   if (!options.runtime_library.empty() && !fs::is_regular_file(options.runtime_library))
@@ -132,6 +159,8 @@ void linkModel(const LinkOptions& options, std::string* log) {
         "linking " + options.output + " failed (" + cmd[0] + " exited " + std::to_string(r.exit_code) + ")";
     if (r.output.find("mlcc_abi_model_v1") != std::string::npos)
       msg += "; the objects do not define mlcc_abi_model_v1: link the model.o that mlcc-codegen writes";
+    else if (r.output.find("undefined reference") != std::string::npos)
+      msg += "; a model that calls user library functions (extern) needs their library: --lib FILE";
     while (!r.output.empty() && r.output.back() == '\n') r.output.pop_back();
     throw Error(msg + ":\n" + r.output);
   }

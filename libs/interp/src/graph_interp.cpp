@@ -19,6 +19,7 @@
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
 #include "tir_compile.h"
+#include "user_externs.h"
 
 namespace mlcc::interp {
 
@@ -243,6 +244,8 @@ struct Interpreter::Impl {
       case ir::ValueKind::CallExtern: {
         if (b.var->type.isTuple())
           throw Error("call_extern \"" + v.callee + "\" has one result, not a tuple");
+        if (const ir::ExternFunc* decl = module.findExtern(v.callee))
+          return Value{runUserExtern(*decl, module.base_dir, tensorArgs(v.args.size())), {}, false};
         return Value{runExtern(v.callee, tensorArgs(v.args.size())), {}, false};
       }
     }

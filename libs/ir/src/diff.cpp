@@ -138,6 +138,13 @@ ModuleDiff diffModules(const Module& a, const Module& b, const std::string& name
     for (const auto& w : a.weight_files) out << "  - " << w << "\n";
     for (const auto& w : b.weight_files) out << "  + " << w << "\n";
   }
+  std::string externs_a, externs_b;
+  for (const auto& e : a.externs) externs_a += printExternFunc(e);
+  for (const auto& e : b.externs) externs_b += printExternFunc(e);
+  if (externs_a != externs_b) {
+    result.equal = false;
+    out << "extern declarations differ:\n" << unifiedDiff(externs_a, externs_b, name_a, name_b);
+  }
   std::map<std::string, const Function*> in_b;
   for (const auto& f : b.functions) in_b[functionName(f)] = &f;
   std::set<std::string> seen;

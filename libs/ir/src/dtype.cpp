@@ -22,6 +22,19 @@ std::optional<DType> parseDType(std::string_view name) {
   return std::nullopt;
 }
 
+int32_t dtypeAbiCode(DType t) {
+  switch (t) {
+    case DType::f32: return 0;  // MLCC_F32 ...
+    case DType::f16: return 1;
+    case DType::bf16: return 2;
+    case DType::i8: return 3;
+    case DType::i32: return 4;
+    case DType::i64: return 5;
+    case DType::boolean: return 6;
+  }
+  return -1;
+}
+
 int dtypeBytes(DType t) {
   switch (t) {
     case DType::f32:

@@ -61,6 +61,9 @@ std::vector<std::string> rebaseWeightPaths(Module& module, const std::string& ir
     absolute.push_back(fs::absolute(resolved).lexically_normal().string());
     if (!fs::path(f).is_absolute()) f = weightsPathFromIr(resolved, ir_path, false);
   }
+  for (auto& e : module.externs)
+    if (!fs::path(e.library).is_absolute())
+      e.library = weightsPathFromIr(resolvePath(module.base_dir, e.library), ir_path, false);
   return absolute;
 }
 

@@ -195,6 +195,8 @@ class Parser {
   Attrs attrsClause();
 
   // ---- graph functions ----
+  std::vector<GraphVar> graphParams();
+  ExternFunc externFunc();
   GraphFunc graphFunc();
   Binding binding();
   GraphValue value(const Type& t);
@@ -582,6 +584,49 @@ Attrs Parser::attrsClause() {
 
 // ---------------------------------------------------------------- graph functions
 
+// `%p: type, ...` up to the closing parenthesis, each defined in the
+// function's scope (their types bind the symbolic dimensions).
+std::vector<GraphVar> Parser::graphParams() {
+  std::vector<GraphVar> params;
+  if (check(Tok::RParen)) return params;
+  do {
+    const Token p = expect(Tok::Local, "a parameter (%name: type)");
+    expect(Tok::Colon, "':' and the type of " + localName(p.value));
+    GraphVar v = makeGraphVar(p.value, type(true));
+    define(p, v);
+    note(v.get(), p);
+    params.push_back(v);
+  } while (accept(Tok::Comma));
+  return params;
+}
+
+// extern "NAME"(%p: type, ...) -> type attrs(library = "FILE", symbol = "C_NAME")
+ExternFunc Parser::externFunc() {
+  next();  // extern
+  ExternFunc f;
+  const Token name = expect(Tok::String, "the quoted name call_extern uses after 'extern'");
+  f.name = name.value;
+  beginFunction();
+  expect(Tok::LParen, "'(' after the name of extern \"" + f.name + "\"");
+  f.params = graphParams();
+  expect(Tok::RParen, "')' after the parameters of extern \"" + f.name + "\"");
+  expect(Tok::Arrow, "'->' and the result type");
+  f.ret_type = type(false);
+  const Token attrs_at = peek();
+  Attrs attrs = attrsClause();
+  for (const auto& [key, value] : attrs) {
+    if (key != "library" && key != "symbol")
+      failAt(attrs_at,
+             "unknown attribute '" + key + "' of extern \"" + f.name + "\" (expected library, symbol)");
+    if (!value.isString())
+      failAt(attrs_at, "attribute '" + key + "' of extern \"" + f.name + "\" is a string");
+    (key == "library" ? f.library : f.symbol) = value.asString();
+  }
+  if (f.library.empty() || f.symbol.empty())
+    failAt(attrs_at, "extern \"" + f.name + "\" needs attrs(library = \"FILE\", symbol = \"C_NAME\")");
+  return f;
+}
+
 GraphFunc Parser::graphFunc() {
   next();  // graph
   const Token name = expect(Tok::Global, "a function name (@name) after 'graph'");
@@ -589,16 +634,7 @@ GraphFunc Parser::graphFunc() {
   f.name = name.value;
   beginFunction();
   expect(Tok::LParen, "'(' after the function name");
-  if (!check(Tok::RParen)) {
-    do {
-      const Token p = expect(Tok::Local, "a parameter (%name: type)");
-      expect(Tok::Colon, "':' and the type of " + localName(p.value));
-      GraphVar v = makeGraphVar(p.value, type(true));
-      define(p, v);
-      note(v.get(), p);
-      f.params.push_back(v);
-    } while (accept(Tok::Comma));
-  }
+  f.params = graphParams();
   expect(Tok::RParen, "')' after the parameters of " + detail::globalName(f.name));
   expect(Tok::Arrow, "'->' and the return type");
   f.ret_type = type(false);
@@ -1116,6 +1152,12 @@ Module Parser::module() {
     next();
     m.weight_files.push_back(expect(Tok::String, "a quoted file name after 'weights'").value);
   }
+  std::vector<Token> extern_tokens;
+  while (checkWord("extern")) {
+    extern_tokens.push_back(peek());
+    m.externs.push_back(externFunc());
+    if (checkWord("weights")) failAt(peek(), "'weights' lines must come before the extern declarations");
+  }
   std::vector<Token> name_tokens;
   std::unordered_set<std::string> names;
   while (!check(Tok::Eof)) {
@@ -1126,6 +1168,8 @@ Module Parser::module() {
       m.functions.emplace_back(primFunc());
     else if (checkWord("weights"))
       failAt(t, "'weights' lines must come before all functions");
+    else if (checkWord("extern"))
+      failAt(t, "'extern' declarations must come before all functions");
     else
       failAt(t, "expected 'graph' or 'prim', found " + detail::describeToken(t));
     const std::string& fname = functionName(m.functions.back());
@@ -1134,6 +1178,7 @@ Module Parser::module() {
   }
   for (size_t i = 0; i < m.functions.size(); ++i)
     std::visit([&](const auto& fn) { note(&fn, name_tokens[i]); }, m.functions[i]);
+  for (size_t i = 0; i < m.externs.size(); ++i) note(&m.externs[i], extern_tokens[i]);
   return m;
 }
 

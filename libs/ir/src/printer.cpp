@@ -305,18 +305,33 @@ class Printer {
 
   // ---- functions ----
 
-  void graphFunc(const GraphFunc& f) {
-    pushScope();
-    for (const auto& p : f.params)
+  // `(%p: type, ...) -> ` (the caller pushes the scope that binds their dims).
+  void graphParams(const std::vector<GraphVar>& params) {
+    for (const auto& p : params)
       if (p) bindSymbolicDims(p->type);
-    out += "graph ";
-    out += globalName(f.name);
     out += "(";
-    for (size_t i = 0; i < f.params.size(); ++i) {
+    for (size_t i = 0; i < params.size(); ++i) {
       if (i) out += ", ";
-      graphVarDecl(f.params[i]);
+      graphVarDecl(params[i]);
     }
     out += ") -> ";
+  }
+
+  void externFunc(const ExternFunc& f) {
+    pushScope();
+    out += "extern " + quoteString(f.name);
+    graphParams(f.params);
+    type(f.ret_type);
+    attrsClause({{"library", AttrValue(f.library)}, {"symbol", AttrValue(f.symbol)}});
+    out += "\n";
+    popScope();
+  }
+
+  void graphFunc(const GraphFunc& f) {
+    pushScope();
+    out += "graph ";
+    out += globalName(f.name);
+    graphParams(f.params);
     type(f.ret_type);
     attrsClause(f.attrs);
     out += " {\n";
@@ -755,9 +770,16 @@ std::string printFunction(const Function& f) {
   return p.out;
 }
 
+std::string printExternFunc(const ExternFunc& f) {
+  Printer p;
+  p.externFunc(f);
+  return p.out;
+}
+
 std::string printModule(const Module& m) {
   std::string out = "mlcc.ir 1\n";
   for (const auto& w : m.weight_files) out += "weights " + quoteString(w) + "\n";
+  for (const auto& e : m.externs) out += printExternFunc(e);
   for (const auto& f : m.functions) {
     out += "\n";
     out += printFunction(f);

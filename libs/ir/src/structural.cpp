@@ -21,6 +21,8 @@
 #include <variant>
 #include <vector>
 
+#include "mlcc/ir/printer.h"
+
 namespace mlcc::ir {
 
 namespace {
@@ -148,6 +150,9 @@ class Encoder {
       // Each function has its own numbering (its name was written above).
       std::visit([this](const auto& fn) { Encoder(out_, opts_).encode(fn); }, f);
     }
+    // After the functions, and only when there are any: the hashes of
+    // modules without extern declarations stay as they were.
+    for (const auto& e : m.externs) str(printExternFunc(e));
   }
 
  private:

@@ -14,10 +14,12 @@
 #include <unordered_set>
 
 #include "access_bounds.h"
+#include "mlcc/ir/arith.h"
 #include "mlcc/ir/entry.h"
 #include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/intrinsics.h"
 #include "mlcc/ir/parser.h"
+#include "mlcc/ir/printer.h"
 #include "mlcc/support/checked_math.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -456,6 +458,7 @@ class GraphChecker {
       case ValueKind::CallTir: checkCallTir(b); break;
       case ValueKind::CallExtern:
         if (v.callee.empty()) fail("call_extern without a symbol", at);
+        if (const ExternFunc* decl = m_.findExtern(v.callee)) checkCallDeclaredExtern(b, *decl);
         break;
       case ValueKind::CallGraph: checkCallGraph(b); break;
     }
@@ -476,6 +479,29 @@ class GraphChecker {
     if (v.data.size() != static_cast<uint64_t>(expected))
       fail("inline constant has " + std::to_string(v.data.size()) + " bytes, but " + typeText(type) +
                " needs " + std::to_string(expected),
+           at);
+  }
+
+  // A call of a declared user library function: its operands fit the
+  // declaration and the binding has the result type the operands give.
+  void checkCallDeclaredExtern(const Binding& b, const ExternFunc& decl) const {
+    const void* at = b.var.get();
+    if (!b.value.attrs.empty())
+      fail("call_extern \"" + decl.name + "\": a user extern takes no attributes ('" +
+               b.value.attrs.begin()->first + "')",
+           at);
+    std::vector<Type> args;
+    for (const auto& a : b.value.args) args.push_back(a->type);
+    std::string why;
+    std::optional<Type> result = externCallType(decl, args, &why);
+    if (!result) fail("call_extern " + why, at);
+    const Type& type = b.var->type;
+    bool same = type.isTensor() && type.dtype == result->dtype && type.rank() == result->rank();
+    for (size_t k = 0; same && k < type.rank(); ++k)
+      same = sameExpr(simplify(type.shape[k]), result->shape[k]);
+    if (!same)
+      fail("call_extern \"" + decl.name + "\" gives " + printType(*result) + " for these operands, not " +
+               printType(type),
            at);
   }
 
@@ -901,6 +927,25 @@ void verifyModule(const Module& m, const OpTypeInfo& op_types, const SourceMap* 
   for (const auto& file : m.weight_files) {
     if (file.empty()) throw Error("empty weights file name");
     if (!files.insert(file).second) throw Error("weights file \"" + file + "\" is listed twice");
+  }
+  std::unordered_set<std::string> extern_names;
+  for (const auto& e : m.externs) {
+    auto bad = [&](const std::string& why) { throwAt(source_map, &e, "extern \"" + e.name + "\": " + why); };
+    if (e.name.empty()) bad("empty name");
+    if (!extern_names.insert(e.name).second) bad("declared twice");
+    if (e.library.empty() || e.symbol.empty()) bad("needs a library and a symbol");
+    std::unordered_set<const VarNode*> bound;
+    for (const auto& p : e.params) {
+      if (!p || !p->type.isTensor()) bad("parameters are tensors");
+      for (const auto& d : p->type.shape)
+        if (!d->as<VarNode>() && !d->as<IntImmNode>())
+          bad("the dimensions of parameter %" + p->name + " are constants or variables, not " + dimText(d));
+      collectSymbolicDims(p->type, bound);
+    }
+    if (!e.ret_type.isTensor()) bad("the result is one tensor");
+    for (const auto& d : e.ret_type.shape)
+      if (std::string why = dimError(d, bound); !why.empty())
+        bad("result dimension " + dimText(d) + ": " + why);
   }
   std::unordered_set<std::string> names;
   for (const auto& fn : m.functions) {

@@ -44,6 +44,10 @@ void mlcc_rt_set_error(mlcc_rt_context* ctx, const char* message) {
   if (ctx->error.empty()) ctx->error = message && *message ? message : "error in the model";
 }
 
+void mlcc_rt_extern_failed(mlcc_rt_context* ctx, const char* call, int32_t code) {
+  mlcc_rt_set_error(ctx, (std::string(call) + " returned " + std::to_string(code)).c_str());
+}
+
 void mlcc_rt_bounds_error(mlcc_rt_context* ctx, const char* access, int32_t rank, const int64_t* index,
                           const int64_t* shape) {
   mlcc_rt_set_error(ctx, mlcc::rt::boundsErrorMessage(access, rank, index, shape).c_str());

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "mlcc/ir/structural.h"
+#include "mlcc/support/diagnostic.h"
 
 namespace mlcc::transform {
 
@@ -103,13 +104,18 @@ int outlineGroups(ir::GraphFunc& f, size_t block_index, const std::vector<Outlin
     fn.attrs = g.attrs;
     std::unordered_map<const ir::GraphVarNode*, ir::GraphVar> remap;
     std::vector<ir::GraphVar> args;
+    auto addParam = [&](const ir::GraphVar& a) {
+      auto p = ir::makeGraphVar(a->name, a->type);
+      remap[a.get()] = p;
+      fn.params.push_back(p);
+      args.push_back(a);
+    };
+    for (const auto& a : g.params) addParam(a);
     for (size_t i : g.members)
       for (const auto& a : block.bindings[i].value.args)
         if (!defined.count(a.get()) && !remap.count(a.get())) {
-          auto p = ir::makeGraphVar(a->name, a->type);
-          remap[a.get()] = p;
-          fn.params.push_back(p);
-          args.push_back(a);
+          if (!g.params.empty()) throw Error("outlining: %" + a->name + " is read but not a given parameter");
+          addParam(a);
         }
     ir::BindingBlock body;
     body.dataflow = true;

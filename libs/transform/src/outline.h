@@ -60,6 +60,9 @@ struct UseInfo {
 struct OutlineGroup {
   std::vector<size_t> members;  // binding indices in the block, ascending
   ir::Attrs attrs;              // the sub-function's attributes
+  // The parameters in this order, when given: exactly the values the group
+  // reads and does not define (default: in order of first use).
+  std::vector<ir::GraphVar> params;
 };
 
 // Outlines the (disjoint) groups of block `block` of `f`; new sub-functions go

@@ -5,13 +5,17 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "mlcc/ir/op_type_info.h"
+#include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/verifier.h"
 #include "mlcc/ops/library_kernels.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/support/diagnostic.h"
@@ -39,12 +43,25 @@ class Parser {
     if (!root.IsMap())
       fail(root.Mark(), "", "a pattern file is a map with the keys 'patterns' and/or 'rewrites'");
     for (const auto& kv : root)
-      if (kv.first.Scalar() != "patterns" && kv.first.Scalar() != "rewrites")
+      if (kv.first.Scalar() != "patterns" && kv.first.Scalar() != "rewrites" &&
+          kv.first.Scalar() != "externs")
         fail(kv.first.Mark(), kv.first.Scalar(),
-             "unknown key (a pattern file has 'patterns' and 'rewrites')");
-    YAML::Node list = root["patterns"], rewrites = root["rewrites"];
+             "unknown key (a pattern file has 'patterns', 'rewrites' and 'externs')");
+    YAML::Node list = root["patterns"], rewrites = root["rewrites"], externs = root["externs"];
     if (!list && !rewrites) fail(root.Mark(), "patterns", "missing (and no 'rewrites')");
     PatternFile out;
+    if (externs) {
+      if (!externs.IsSequence()) fail(externs.Mark(), "externs", "must be a list of extern functions");
+      for (size_t i = 0; i < externs.size(); ++i) {
+        ir::ExternFunc e = parseExtern(externs[i], "externs[" + std::to_string(i) + "]");
+        for (const auto& prior : out.externs)
+          if (prior.name == e.name)
+            fail(externs[i]["name"].Mark(), "externs[" + std::to_string(i) + "].name",
+                 "duplicate name '" + e.name + "'");
+        out.externs.push_back(std::move(e));
+      }
+    }
+    externs_ = &out.externs;
     std::map<std::string, bool> names;  // patterns and rules share one namespace
     // The items of `list` (under `field`), each parsed by `parse`, into `into`.
     auto parseList = [&](const YAML::Node& list, const std::string& field, const std::string& what,
@@ -66,6 +83,8 @@ class Parser {
   }
 
  private:
+  const std::vector<ir::ExternFunc>* externs_ = nullptr;  // the file's, once parsed
+
   std::string scalar(const YAML::Node& n, const std::string& key) const {
     if (!n.IsScalar()) fail(n.Mark(), key, "must be a string");
     return n.Scalar();
@@ -85,6 +104,56 @@ class Parser {
     parseOps(n, "ops", key, p);
     if (!p.codegen.empty()) checkKernel(p, n["codegen"], key + ".codegen");
     return p;
+  }
+
+  // An entry of `externs`: a user library function, checked as the IR's
+  // extern declaration it becomes (ir::ExternFunc):
+  //   - name: mylib.linear_relu        # what call_extern names
+  //     symbol: mylib_linear_relu      # the C function (default: the name, '.' -> '_')
+  //     library: libmylib.so           # relative to this file: .so, .o or .a
+  //     params: ["x: f32[n, k]", "w: f32[m, k]", "b: f32[m]"]
+  //     result: "f32[n, m]"
+  ir::ExternFunc parseExtern(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsMap()) fail(n.Mark(), key, "an extern is a map with 'name', 'library', 'params' and 'result'");
+    for (const auto& kv : n) {
+      std::string k = kv.first.Scalar();
+      if (k != "name" && k != "symbol" && k != "library" && k != "params" && k != "result")
+        fail(kv.first.Mark(), key + "." + k, "unknown key (expected name, symbol, library, params, result)");
+    }
+    for (const char* k : {"name", "library", "params", "result"})
+      if (!n[k]) fail(n.Mark(), key + "." + k, "missing");
+    const std::string name = scalar(n["name"], key + ".name");
+    if (name.empty() || name.starts_with("blas.") || name.starts_with("cublas."))
+      fail(n["name"].Mark(), key + ".name",
+           "'" + name + "': the prefixes blas. and cublas. are mlcc's kernels");
+    std::string symbol = n["symbol"] ? scalar(n["symbol"], key + ".symbol") : name;
+    if (!n["symbol"])
+      for (char& c : symbol)
+        if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+    std::string library = scalar(n["library"], key + ".library");
+    if (!library.empty() && library[0] != '/' && file_ != "-" && file_ != "<stdin>")
+      library =
+          std::filesystem::absolute(resolvePath(directoryOf(file_), library)).lexically_normal().string();
+    const YAML::Node params = n["params"];
+    if (!params.IsSequence())
+      fail(params.Mark(), key + ".params", "must be a list of \"name: type\" strings");
+    // Parsed as an IR declaration; the name and the strings are set after.
+    std::string text = "mlcc.ir 1\nextern \"e\"(";
+    for (size_t i = 0; i < params.size(); ++i) {
+      std::string p = scalar(params[i], key + ".params[" + std::to_string(i) + "]");
+      text += (i ? ", " : "") + std::string(p.starts_with("%") ? "" : "%") + p;
+    }
+    text += ") -> " + scalar(n["result"], key + ".result") + " attrs(library = \"l\", symbol = \"s\")\n";
+    try {
+      ir::Module m = ir::parseModule(text, "<extern>");
+      m.externs.at(0).name = name;
+      m.externs.at(0).library = library;
+      m.externs.at(0).symbol = symbol;
+      ir::verifyModule(m, ir::structuralChecksOnly());
+      return std::move(m.externs.at(0));
+    } catch (const Error& e) {
+      fail(n.Mark(), key, "not a valid extern declaration: " + e.message());
+    }
   }
 
   // The op list under `field` of `n` into p.ops (every op feeding the last).
@@ -162,11 +231,12 @@ class Parser {
   // (ops::bindLibraryKernel), with untyped stand-ins for the wildcards; only
   // the ops and their wiring are checked here, types are checked per match.
   void checkKernel(const Pattern& p, const YAML::Node& n, const std::string& key) const {
+    if (const ir::ExternFunc* e = findExtern(*externs_, p.codegen)) return checkExternOperands(p, *e, n, key);
     std::optional<ops::LibraryKernel> kernel = ops::findLibraryKernel(p.codegen);
     if (!kernel)
       fail(n.Mark(), key,
            "'" + p.codegen + "' is no library kernel (known: " + ops::libraryKernelList("blas") + ", " +
-               ops::libraryKernelList("cublas") + ")");
+               ops::libraryKernelList("cublas") + ") and no extern of this file");
     std::vector<ir::Binding> bindings(p.ops.size());
     std::map<std::string, ir::GraphVar> wildcards;
     for (size_t i = 0; i < p.ops.size(); ++i) {
@@ -189,6 +259,27 @@ class Parser {
     for (const auto& b : bindings) body.push_back(&b);
     ops::KernelBinding bound = ops::bindLibraryKernel(*kernel, body);
     if (bound.wrong_ops) fail(n.Mark(), key, bound.mismatch);
+  }
+
+  // A pattern dispatched to a user extern passes its wildcards as the
+  // extern's operands, by name: they must be the extern's parameters.
+  void checkExternOperands(const Pattern& p, const ir::ExternFunc& e, const YAML::Node& n,
+                           const std::string& key) const {
+    std::set<std::string> wildcards, params;
+    for (const auto& op : p.ops)
+      for (const auto& a : op.args)
+        if (a.node < 0) wildcards.insert(a.name);
+    for (const auto& v : e.params) params.insert(v->name);
+    if (wildcards != params) {
+      auto list = [](const std::set<std::string>& names) {
+        std::string s;
+        for (const auto& x : names) s += (s.empty() ? "" : ", ") + x;
+        return s;
+      };
+      fail(n.Mark(), key,
+           "the operands of extern '" + e.name + "' are its parameters by name (" + list(params) +
+               "), but the pattern's wildcards are " + list(wildcards));
+    }
   }
 
   PatternOp parseOp(const YAML::Node& n, const std::string& key, int index, std::map<std::string, int>& named,
@@ -331,6 +422,12 @@ struct MatchState {
 };
 
 }  // namespace
+
+const ir::ExternFunc* findExtern(const std::vector<ir::ExternFunc>& externs, const std::string& name) {
+  for (const auto& e : externs)
+    if (e.name == name) return &e;
+  return nullptr;
+}
 
 PatternFile parsePatternFile(const std::string& text, const std::string& filename) {
   return Parser(text, filename).parse();

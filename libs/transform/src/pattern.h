@@ -33,6 +33,23 @@
 // previous replace op) and earlier replace ops' `as` names; its attrs are the
 // new op's attributes. The last replace op's value replaces the match root's;
 // its type must be the root's (checked at each match).
+//
+// Patterns may also dispatch to a user's library function declared under
+// `externs` (the C ABI is include/mlcc/extern.h):
+//
+//   externs:
+//     - name: mylib.linear_relu         # what `codegen` and call_extern name
+//       symbol: mylib_linear_relu       # the C function (default: the name, '.' -> '_')
+//       library: libmylib.so            # relative to this file: .so, .o or .a
+//       params: ["x: f32[n, k]", "w: f32[m, k]", "b: f32[m]"]
+//       result: "f32[n, m]"
+//   patterns:
+//     - name: linear_relu
+//       codegen: mylib.linear_relu      # wildcards x, w, b are its operands, by name
+//       ops: [dense(x, w), add(_, b), relu(_)]
+//
+// A match dispatches when the operands' types fit the declaration and give
+// the root's type; fuse-by-pattern copies the declaration into the module.
 #pragma once
 
 #include <cstddef>
@@ -89,7 +106,13 @@ struct Rewrite {
 struct PatternFile {
   std::vector<Pattern> patterns;
   std::vector<Rewrite> rewrites;
+  // User library functions that patterns may dispatch to (`codegen: NAME`);
+  // their library paths are absolute (or as written, for a file on stdin).
+  std::vector<ir::ExternFunc> externs;
 };
+
+// The extern named `name`, or null.
+const ir::ExternFunc* findExtern(const std::vector<ir::ExternFunc>& externs, const std::string& name);
 
 // Parses a pattern file; errors are mlcc::Error at FILE:LINE:COL naming the key.
 PatternFile parsePatternFile(const std::string& text, const std::string& filename);

@@ -2,13 +2,13 @@
 # `TEST.sh BIN_DIR SOURCE_DIR`: source it first, as
 # `source "$2/tests/cli/lib/common.sh"`, then set `tool` (the program `run`
 # calls). It sets -uo pipefail, $bin and $src (both absolute), makes a
-# temporary directory $tmp (removed on exit) and counts failures in $fails;
+# temporary directory $tmp (removed on exit, kept with KEEP_TMP=1) and counts failures in $fails;
 # end a test with `finish`.
 set -uo pipefail
 bin=$(cd "$1" && pwd)
 src=$(cd "$2" && pwd)
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+trap '[[ -n ${KEEP_TMP:-} ]] || rm -rf "$tmp"' EXIT
 fails=0
 
 check() {  # check NAME COMMAND...: runs COMMAND, reports ok/FAIL under NAME

@@ -102,6 +102,49 @@ llvm::Function* emitEntry(llvm::Module& mod, const EntryPlan& plan,
         });
         break;
       }
+      case EntryStep::Kind::user_extern: {
+        // An array of mlcc_extern_tensor {data, shape, ndim, dtype}
+        // (include/mlcc/extern.h); a non-zero return fails the run.
+        llvm::StructType* tensor_ty = llvm::StructType::get(c, {ptr, ptr, i32, i32});
+        const size_t n = s.args.size();
+        llvm::Value* tensors = b.CreateAlloca(llvm::ArrayType::get(tensor_ty, n), nullptr, "extern_args");
+        for (size_t i = 0; i < n; ++i) {
+          const TensorDesc& d = s.tensors.at(i);
+          auto* shape_ty = llvm::ArrayType::get(i64, d.shape.size());
+          llvm::Value* shape = nullptr;
+          if (d.symbolic()) {  // the shape of this run, from the dims
+            shape = b.CreateAlloca(shape_ty, nullptr, "extern_shape");
+            for (size_t k = 0; k < d.sym_shape.size(); ++k)
+              b.CreateStore(dim(d.sym_shape[k]), b.CreateConstInBoundsGEP2_64(shape_ty, shape, 0, k));
+          } else {
+            std::vector<llvm::Constant*> dims;
+            for (int64_t v : d.shape) dims.push_back(llvm::ConstantInt::get(i64, v));
+            shape = new llvm::GlobalVariable(mod, shape_ty, true, llvm::GlobalValue::PrivateLinkage,
+                                             llvm::ConstantArray::get(shape_ty, dims), "extern_shape");
+          }
+          llvm::Value* slot = b.CreateConstInBoundsGEP2_64(llvm::ArrayType::get(tensor_ty, n), tensors, 0, i);
+          b.CreateStore(where(s.args[i]), b.CreateStructGEP(tensor_ty, slot, 0));
+          b.CreateStore(shape, b.CreateStructGEP(tensor_ty, slot, 1));
+          b.CreateStore(b.getInt32(static_cast<int32_t>(d.shape.size())),
+                        b.CreateStructGEP(tensor_ty, slot, 2));
+          b.CreateStore(b.getInt32(ir::dtypeAbiCode(d.dtype)), b.CreateStructGEP(tensor_ty, slot, 3));
+        }
+        llvm::FunctionCallee callee =
+            mod.getOrInsertFunction(s.symbol, llvm::FunctionType::get(i32, {ptr, i32}, false));
+        llvm::Value* rc = nullptr;
+        profiled(s.kernel, [&] {
+          rc = b.CreateCall(callee, {tensors, b.getInt32(static_cast<int32_t>(n))});
+        });
+        llvm::BasicBlock* failed = llvm::BasicBlock::Create(c, "extern_failed", fn);
+        llvm::BasicBlock* next = llvm::BasicBlock::Create(c, "extern_ok", fn);
+        b.CreateCondBr(b.CreateICmpNE(rc, b.getInt32(0)), failed, next);
+        b.SetInsertPoint(failed);
+        b.CreateCall(runtimeFunction(mod, "mlcc_rt_extern_failed"),
+                     {ctx, b.CreateGlobalStringPtr(s.what), rc});
+        b.CreateRet(b.getInt32(-1));
+        b.SetInsertPoint(next);
+        break;
+      }
       case EntryStep::Kind::copy:  // memmove: the caller may pass one buffer as an input and an output
         if (s.sym_bytes)
           b.CreateMemMove(where(s.args[1]), llvm::MaybeAlign(), where(s.args[0]), llvm::MaybeAlign(),

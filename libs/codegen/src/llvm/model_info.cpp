@@ -18,19 +18,6 @@ namespace mlcc::codegen {
 
 namespace {
 
-int32_t abiDType(ir::DType t) {
-  switch (t) {
-    case ir::DType::f32: return 0;  // MLCC_F32 ... (include/mlcc/runtime.h)
-    case ir::DType::f16: return 1;
-    case ir::DType::bf16: return 2;
-    case ir::DType::i8: return 3;
-    case ir::DType::i32: return 4;
-    case ir::DType::i64: return 5;
-    case ir::DType::boolean: return 6;
-  }
-  throw Error("unknown dtype");
-}
-
 // The constants of abi.h's description structs.
 class ModelInfoEmitter {
  public:
@@ -116,7 +103,7 @@ class ModelInfoEmitter {
       llvm::Constant* shape =
           dims.empty() ? null_ : privateGlobal(llvm::ConstantDataArray::get(c_, dims), "shape");
       items.push_back(llvm::ConstantStruct::get(
-          tensor_ty_, {cstring(t.name), llvm::ConstantInt::get(i32_, abiDType(t.dtype)),
+          tensor_ty_, {cstring(t.name), llvm::ConstantInt::get(i32_, ir::dtypeAbiCode(t.dtype)),
                        llvm::ConstantInt::get(i32_, static_cast<int64_t>(t.shape.size())), shape}));
     }
     return array(tensor_ty_, items, what);

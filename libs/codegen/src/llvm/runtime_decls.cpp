@@ -22,6 +22,8 @@ llvm::FunctionCallee runtimeFunction(llvm::Module& mod, const std::string& name)
     ty = llvm::FunctionType::get(vd, {ptr, i32, i64}, false);
   } else if (name == "mlcc_rt_set_error") {
     ty = llvm::FunctionType::get(vd, {ptr, ptr}, false);
+  } else if (name == "mlcc_rt_extern_failed") {
+    ty = llvm::FunctionType::get(vd, {ptr, ptr, i32}, false);
   } else if (name == "mlcc_rt_bounds_error") {
     ty = llvm::FunctionType::get(vd, {ptr, ptr, i32, ptr, ptr}, false);
   } else if (name == "mlcc_rt_blas_dense") {

@@ -22,14 +22,23 @@
 // non-f32 dtype, a bias that is no vector along N, ...) is left undispatched
 // (fuse-ops groups it as usual); -v counts them.
 //
+// A pattern may dispatch to a user library function declared under the
+// file's `externs` (pattern.h): its wildcards are the extern's operands by
+// name and become the group's parameters in the extern's order; a match
+// dispatches when their types fit the declaration and give the root's type,
+// and the declaration is copied into the module (`extern "NAME"(...)`).
+//
 // In a pipeline, fuse-by-pattern runs before fuse-ops: fuse-ops treats the
 // calls it makes as opaque and never looks inside primitive functions, so
 // the remaining ops are grouped around them.
 #include <algorithm>
+#include <map>
 #include <optional>
+#include <set>
 
 #include "../outline.h"
 #include "../pattern.h"
+#include "mlcc/ir/printer.h"
 #include "mlcc/ops/library_kernels.h"
 #include "mlcc/support/diagnostic.h"
 #include "passes.h"
@@ -51,13 +60,39 @@ std::string kernelMismatch(const Pattern& p, const ir::BindingBlock& block,
   return ops::bindLibraryKernel(*kernel, body).mismatch;
 }
 
-std::vector<OutlineGroup> findMatches(const std::vector<Pattern>& patterns, const ir::BindingBlock& block,
-                                      size_t bi, const UseInfo& uses, std::vector<std::string>& skipped) {
+// Why a match of `p` cannot call user extern `e` (empty: it can), and its
+// operands in the extern's parameter order.
+std::string externMismatch(const ir::ExternFunc& e, const ir::Binding& root,
+                           const std::map<std::string, ir::GraphVar>& wildcards,
+                           std::vector<ir::GraphVar>& operands) {
+  std::vector<ir::Type> types;
+  for (const auto& param : e.params) {
+    const ir::GraphVar& v = wildcards.at(param->name);
+    for (size_t i = 0; i < operands.size(); ++i)
+      if (operands[i] == v)
+        return "its operands " + e.params[i]->name + " and " + param->name + " are one value, %" + v->name;
+    operands.push_back(v);
+    types.push_back(v->type);
+  }
+  std::string why;
+  std::optional<ir::Type> result = ir::externCallType(e, types, &why);
+  if (!result) return why;
+  if (ir::printType(*result) != ir::printType(root.var->type))
+    return "\"" + e.name + "\" gives " + ir::printType(*result) + ", the group's result is " +
+           ir::printType(root.var->type);
+  return {};
+}
+
+std::vector<OutlineGroup> findMatches(const PatternFile& file, const ir::BindingBlock& block, size_t bi,
+                                      const UseInfo& uses, std::vector<std::string>& skipped,
+                                      std::set<std::string>& dispatched_externs) {
   std::unordered_set<size_t> taken;
   std::vector<OutlineGroup> list;
-  for (const auto& p : patterns) {
+  for (const auto& p : file.patterns) {
+    const ir::ExternFunc* user_extern = findExtern(file.externs, p.codegen);
     for (size_t r = 0; r < block.bindings.size(); ++r) {
-      auto m = matchPattern(p, block, r, taken);
+      std::map<std::string, ir::GraphVar> wildcards;
+      auto m = matchPattern(p, block, r, taken, &wildcards);
       if (!m) continue;
       std::unordered_set<size_t> members(m->begin(), m->end());
       bool closed = true;
@@ -73,10 +108,13 @@ std::vector<OutlineGroup> findMatches(const std::vector<Pattern>& patterns, cons
       OutlineGroup g;
       g.members.assign(members.begin(), members.end());
       std::sort(g.members.begin(), g.members.end());
-      if (std::string why = kernelMismatch(p, block, g.members); !why.empty()) {
+      std::string why = user_extern ? externMismatch(*user_extern, block.bindings[r], wildcards, g.params)
+                                    : kernelMismatch(p, block, g.members);
+      if (!why.empty()) {
         skipped.push_back("%" + block.bindings[r].var->name + " (" + p.name + "): " + why);
         continue;
       }
+      if (user_extern) dispatched_externs.insert(user_extern->name);
       g.attrs["primitive"] = ir::AttrValue(true);
       g.attrs["pattern"] = ir::AttrValue(p.name);
       if (!p.codegen.empty()) g.attrs["codegen"] = ir::AttrValue(p.codegen);
@@ -95,12 +133,24 @@ PassInfo makeFuseByPatternPass() {
   p.summary = "Outline op patterns declared in a YAML file into primitive sub-functions (library dispatch)";
   p.options = {{"patterns", OptionKind::String, "", "pattern file (default: --patterns)"}};
   p.run = [](ir::Module& m, const PassOptions& opts, PassContext& ctx) -> std::string {
-    std::vector<Pattern> patterns = passPatternFile(opts, ctx).patterns;
+    const PatternFile file = passPatternFile(opts, ctx);
     std::vector<std::string> skipped;
+    std::set<std::string> dispatched_externs;
     std::string summary =
         outlineModule(m, "match(es)", [&](const ir::BindingBlock& block, size_t bi, const UseInfo& uses) {
-          return findMatches(patterns, block, bi, uses, skipped);
+          return findMatches(file, block, bi, uses, skipped, dispatched_externs);
         });
+    for (const auto& e : file.externs) {
+      if (!dispatched_externs.count(e.name)) continue;
+      if (const ir::ExternFunc* prior = m.findExtern(e.name)) {
+        if (ir::printExternFunc(*prior) != ir::printExternFunc(e))
+          throw Error("extern \"" + e.name +
+                      "\" of the pattern file differs from the module's declaration:\n  " +
+                      ir::printExternFunc(e) + "  " + ir::printExternFunc(*prior));
+        continue;
+      }
+      m.externs.push_back(e);
+    }
     if (!skipped.empty())
       summary += (summary.empty() ? "" : "; ") + std::to_string(skipped.size()) +
                  " match(es) left undispatched, their operands do not fit the kernel (first: " + skipped[0] +

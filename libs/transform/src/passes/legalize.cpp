@@ -10,7 +10,9 @@
 //   becomes `call_extern "blas.dense_bias"(x, w, bias)`: the group must compute
 //   exactly what the kernel computes, and its operands are passed in the
 //   kernel's parameter order, bound by role (ops/library_kernels.h), not in
-//   the group's parameter order; anything else is an error.
+//   the group's parameter order; anything else is an error. A codegen name
+//   that is one of the module's user externs (`extern "mylib.f"(...)`) gets
+//   the group's parameters, which fuse-by-pattern put in the extern's order.
 // Primitive sub-functions no longer called are then removed.
 //
 // fuse-tir is the FuseTIR step alone: it merges the calls of primitive
@@ -83,11 +85,19 @@ std::string placeholder(size_t i) {
 }
 
 // The operands of a call of the codegen-marked group `group` in the order of
-// its library kernel's parameters (bound by role, library_kernels.h). Throws
+// its library kernel's parameters (bound by role, library_kernels.h), or of
+// the module's user extern of that name (the group's parameters). Throws
 // when the group does not compute exactly what the kernel computes.
 std::vector<ir::GraphVar> kernelOperands(const ir::GraphFunc& group, const std::string& symbol,
+                                         const ir::ExternFunc* user_extern,
                                          const std::vector<ir::GraphVar>& call_args) {
   const std::string where = "@" + group.name + " (codegen = \"" + symbol + "\"): ";
+  if (user_extern) {  // the group's parameters are the extern's operands (fuse-by-pattern)
+    if (group.params.size() != user_extern->params.size())
+      throw Error(where + "the group has " + std::to_string(group.params.size()) +
+                  " parameters, the extern " + std::to_string(user_extern->params.size()));
+    return call_args;
+  }
   std::optional<ops::LibraryKernel> kernel = ops::findLibraryKernel(symbol);
   if (!kernel)
     throw Error(where + "no such library kernel (known: " + ops::libraryKernelList("blas") + ", " +
@@ -133,7 +143,7 @@ void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, S
           if (!group || !attrTrue(group->attrs, "primitive")) continue;
           if (const std::string* codegen = codegenOf(*group)) {
             if (!lower_ops) continue;
-            v.args = kernelOperands(*group, *codegen, v.args);
+            v.args = kernelOperands(*group, *codegen, m.findExtern(*codegen), v.args);
             v.kind = ir::ValueKind::CallExtern;
             v.attrs.clear();
             v.callee = *codegen;

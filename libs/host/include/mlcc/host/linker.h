@@ -11,9 +11,13 @@ namespace mlcc::host {
 
 struct LinkOptions {
   std::vector<std::string> objects;  // ELF relocatable objects (.o)
-  std::string output;                // the model.so to write (replaced atomically)
-  std::string runtime_library;       // libmlcc_runtime.a; empty: defaultRuntimeLibrary()
-  std::string compiler;              // empty: $CXX, else "c++"
+  // User libraries defining the functions of call_extern (include/mlcc/extern.h):
+  // objects (.o) and archives (.a) are linked in; a shared library (.so) is
+  // needed at run time, found through an rpath to its directory.
+  std::vector<std::string> libraries;
+  std::string output;           // the model.so to write (replaced atomically)
+  std::string runtime_library;  // libmlcc_runtime.a; empty: defaultRuntimeLibrary()
+  std::string compiler;         // empty: $CXX, else "c++"
 };
 
 // libmlcc_runtime.a next to the running executable: <bindir>/../lib (the
@@ -32,5 +36,7 @@ void linkModel(const LinkOptions& options, std::string* log = nullptr);
 
 // Throws mlcc::Error unless `path` is a readable ELF relocatable object.
 void checkObjectFile(const std::string& path);
+// Throws mlcc::Error unless `path` is an object, an archive or a shared library.
+void checkUserLibrary(const std::string& path);
 
 }  // namespace mlcc::host

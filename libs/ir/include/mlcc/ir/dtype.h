@@ -14,6 +14,8 @@ std::string_view dtypeName(DType t);
 std::optional<DType> parseDType(std::string_view name);
 
 int dtypeBytes(DType t);
+// The mlcc_dtype value of the C ABI (include/mlcc/runtime.h, extern.h).
+int32_t dtypeAbiCode(DType t);
 bool isFloat(DType t);  // f32, f16, bf16
 bool isInt(DType t);    // i8, i32, i64
 

@@ -43,7 +43,8 @@ std::string weightsPathFromIr(const std::string& path, const std::string& ir_pat
 
 // Renames the module's weights files for an IR written to `ir_path`: each
 // relative name (relative to module.base_dir) becomes relative to the output's
-// directory (see weightsPathFromIr); absolute names stay. Returns every
+// directory (see weightsPathFromIr); absolute names stay. The extern
+// declarations' library files are renamed the same way. Returns every
 // weights file as an absolute, normalized path, in module.weight_files order.
 std::vector<std::string> rebaseWeightPaths(Module& module, const std::string& ir_path);
 

@@ -12,7 +12,8 @@
 namespace mlcc::ir {
 
 std::string printModule(const Module& m);
-std::string printFunction(const Function& f);  // one function, as in a module
+std::string printFunction(const Function& f);      // one function, as in a module
+std::string printExternFunc(const ExternFunc& f);  // one extern declaration line
 std::string printExpr(const PrimExpr& e);
 std::string printStmt(const Stmt& s);
 std::string printType(const Type& t);

@@ -153,6 +153,11 @@ void mlcc_rt_kernel_end(mlcc_rt_context* ctx, int32_t kernel_id, int64_t begin_t
 
 void mlcc_rt_set_error(mlcc_rt_context* ctx, const char* message);
 
+/* A user library function (include/mlcc/extern.h) returned `code` != 0;
+ * `call` names it ("%y = call_extern \"mylib.f\" (mylib_f)"). Sets the run's
+ * error as mlcc_rt_set_error does. */
+void mlcc_rt_extern_failed(mlcc_rt_context* ctx, const char* call, int32_t code);
+
 /* A bounds-checked access (mlcc-codegen --bounds-check) out of bounds:
  * `access` names the function, block, kind and buffer ("prim func @f,
  * block \"b\": store to %y"); index and shape have `rank` values. Sets the
