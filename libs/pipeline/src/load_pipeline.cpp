@@ -255,7 +255,6 @@ class Loader {
       fail(n["name"].Mark(), key + ".name",
            "a stage name is [A-Za-z0-9_][A-Za-z0-9_.-]*, not '" + s.name + "'");
     resolveTool(s, n["tool"] ? n["tool"] : n, key + ".tool", n["tool"].IsDefined(), yaml_dir);
-    if (const YAML::Node passes = n["passes"]) readPasses(s, passes, key + ".passes");
     if (const YAML::Node args = n["args"]) {
       if (!args.IsSequence()) fail(args.Mark(), key + ".args", "must be a list of arguments");
       static const std::regex whole_var("\\$\\{([A-Za-z_][A-Za-z0-9_]*)\\}");
@@ -270,6 +269,17 @@ class Loader {
         }
       }
     }
+    // The pass plugins an mlcc tool loads (--load-pass-plugin FILE, relative
+    // to the build directory where the stage runs) define passes it may name.
+    for (size_t i = 0; s.is_mlcc_tool && i + 1 < s.args.size(); ++i)
+      if (s.args[i] == "--load-pass-plugin") {
+        try {
+          transform::loadPassPlugin(resolvePath(build_dir_, s.args[i + 1]));
+        } catch (const Error& e) {
+          fail(n["args"].Mark(), key + ".args", e.loc().file + ": " + e.message());
+        }
+      }
+    if (const YAML::Node passes = n["passes"]) readPasses(s, passes, key + ".passes");
     std::string ext = s.tool == "mlcc-codegen" ? ".o" : s.tool == "mlcc-link" ? ".so" : ".ir";
     s.output = s.name + ext;
     if (const YAML::Node out = n["output"]) {

@@ -92,6 +92,9 @@ void addPassToolOptions(CLI::App& app, PassToolFlags& flags, const std::string& 
   app.add_option("-o,--output", flags.output, "IR output file ('-': stdout)");
   app.add_option("--passes", flags.passes, "Pass pipeline, e.g. '" + passes_example + "'")
       ->capture_default_str();
+  app.add_option(
+      "--load-pass-plugin", flags.plugins,
+      "Shared library of passes to load first (MLCC_PASS_PLUGIN, mlcc/transform/pass.h); repeatable");
   app.add_flag("--list-passes", flags.list_passes, "List the passes and their options, then exit");
   app.add_flag("--verify-each", flags.verify_each, "Run the IR verifier after every pass");
   app.add_flag("-v,--verbose", flags.verbose, "Print each pass's time and what it changed on stderr");
@@ -99,6 +102,7 @@ void addPassToolOptions(CLI::App& app, PassToolFlags& flags, const std::string& 
 }
 
 int runPassTool(const PassToolFlags& flags, IrToolOptions options) {
+  for (const auto& plugin : flags.plugins) loadPassPlugin(plugin);
   if (flags.list_passes) {
     std::cout << listPasses();
     return 0;

@@ -19,7 +19,7 @@ namespace mlcc::transform {
 
 namespace {
 
-const std::map<std::string, PassInfo>& registry() {
+std::map<std::string, PassInfo>& registry() {
   static std::map<std::string, PassInfo> passes;
   static std::once_flag once;
   std::call_once(once, [] {
@@ -177,6 +177,12 @@ const std::string& PassOptions::getString(const std::string& name) const { retur
 const PassInfo* findPass(const std::string& name) {
   auto it = registry().find(name);
   return it == registry().end() ? nullptr : &it->second;
+}
+
+void registerPass(PassInfo info) {
+  if (info.name.empty() || !info.run) throw Error("a pass needs a name and a run function");
+  std::string name = info.name;
+  if (!registry().emplace(name, std::move(info)).second) throw Error("a pass named '" + name + "' exists");
 }
 
 std::vector<const PassInfo*> allPasses() {

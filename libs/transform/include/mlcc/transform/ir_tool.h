@@ -48,13 +48,14 @@ struct IrToolOptions {
 int runIrTool(const IrToolOptions& options);
 
 // The command line that mlcc-fuse and mlcc-legalize share: the input, -o,
-// --passes (default: the tool's pipeline), --list-passes, --verify-each, -v
+// --passes (default: the tool's pipeline), --load-pass-plugin, --list-passes, --verify-each, -v
 // and -q.
 struct PassToolFlags {
   std::string input;
   std::string output = "-";
   std::string passes;
   bool list_passes = false;
+  std::vector<std::string> plugins;  // --load-pass-plugin, loaded before the pipeline is parsed
   bool verify_each = false;
   bool verbose = false;
   bool quiet = false;

@@ -85,6 +85,32 @@ struct PassInfo {
 const PassInfo* findPass(const std::string& name);
 std::vector<const PassInfo*> allPasses();  // sorted by name
 
+// Adds a pass to the registry (a plugin's); throws mlcc::Error when a pass
+// of that name exists.
+void registerPass(PassInfo info);
+
+// Pass plugins, as LLVM's `opt -load-pass-plugin`: a shared library built
+// against these headers, with the same compiler and mlcc version, that
+// registers its passes when loaded:
+//
+//   #include "mlcc/transform/pass.h"
+//   MLCC_PASS_PLUGIN { mlcc::transform::registerPass(makeMyPass()); }
+//
+//   c++ -std=c++20 -O2 -fPIC -shared -I<mlcc>/libs/{ir,support,transform}/include my_pass.cpp -o
+//   libmy_pass.so mlcc-fuse model.ir --load-pass-plugin ./libmy_pass.so --passes my-pass,fuse-ops -o fused.ir
+//
+// The tools that run passes (mlcc-fuse, mlcc-legalize) export mlcc's
+// functions to the plugin. See examples/plugin.
+inline constexpr int kPassPluginApiVersion = 1;
+#define MLCC_PASS_PLUGIN                                                                      \
+  extern "C" const int mlcc_pass_plugin_api_version = mlcc::transform::kPassPluginApiVersion; \
+  extern "C" void mlcc_pass_plugin_register()
+
+// Loads the plugin at `path` and runs its registration. Throws mlcc::Error
+// naming the file when it cannot be loaded, is no mlcc pass plugin, was built
+// for another plugin API version, or registers a pass whose name is taken.
+void loadPassPlugin(const std::string& path);
+
 // One pass invocation in a pipeline, with its options as written.
 struct PipelineEntry {
   const PassInfo* pass = nullptr;
