@@ -260,6 +260,49 @@ TEST(ScheduleLoopKind, BindAFusedSplitLoop) {
   EXPECT_NE(ir::printTrace(sch.func().trace).find("bind(%l5, \"threadIdx.x\")"), std::string::npos);
 }
 
+// --- add_unit_loop -----------------------------------------------------------
+
+TEST(ScheduleAddUnitLoop, AroundABlockAndALoop) {
+  ir::PrimFunc f = parsePrim(kAdd);
+  Schedule sch(f);
+  LoopRV u = sch.addUnitLoop(sch.getBlock("add"));
+  EXPECT_EQ(sch.loopVar(u)->name, "add_unit");
+  auto loops = sch.getLoops(sch.getBlock("add"));
+  ASSERT_EQ(loops.size(), 3u);  // i, j, then the unit loop right around the block
+  EXPECT_EQ(sch.loopVar(loops[2]), sch.loopVar(u));
+  LoopRV v = sch.addUnitLoop(loops[0]);
+  EXPECT_EQ(sch.loopVar(v)->name, "i_unit");
+  EXPECT_EQ(sch.loopVar(sch.getLoops(sch.getBlock("add"))[0]), sch.loopVar(v));
+  expectSameMeaning(f, sch.func());
+  EXPECT_TRUE(ir::structuralEqual(replayTrace(f, sch.func().trace), sch.func()));
+  EXPECT_NE(ir::printTrace(sch.func().trace).find("%l1 = add_unit_loop(%b0)"), std::string::npos)
+      << ir::printTrace(sch.func().trace);
+}
+
+TEST(ScheduleAddUnitLoop, ABlockWithoutLoopsIsBoundToAThread) {
+  // A scalar's block (MLC: add_unit_loop, then bind the new loop).
+  ir::PrimFunc f = parsePrim(R"(prim @total(%a: f32[8], %s: f32[]) {
+  block "init" () {
+    reads()
+    writes(%s[])
+    %s[] = 0.0
+  }
+  for %k in 0..8 {
+    block "acc" (%vk = reduce(8, %k)) {
+      reads(%s[], %a[%vk])
+      writes(%s[])
+      %s[] = %s[] + %a[%vk]
+    }
+  }
+}
+)");
+  Schedule sch(f);
+  LoopRV u = sch.addUnitLoop(sch.getBlock("init"));
+  sch.bind(u, "threadIdx.x");
+  expectSameMeaning(f, sch.func());
+  EXPECT_EQ(sch.getLoops(sch.getBlock("init")).size(), 1u);
+}
+
 TEST(ScheduleLoopKind, SiblingLoopsMayShareAThreadTag) {
   ir::PrimFunc f = parsePrim(kTwoBlocks);
   Schedule sch(f);

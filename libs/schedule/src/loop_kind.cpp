@@ -9,7 +9,8 @@
 // every store under the loop is in a block, and in each block directly under
 // the loop the loop variable feeds only spatial iteration variables (not a
 // reduction) and feeds at least one (otherwise every iteration would redo
-// the same block instance). Blocks are assumed to follow TensorIR's rule that
+// the same block instance), unless the loop has one iteration (a unit loop,
+// add_unit_loop.cpp). Blocks are assumed to follow TensorIR's rule that
 // instances with different spatial values write different elements. A
 // thread tag is bound at most once on a path from the root.
 #include "loops.h"
@@ -36,7 +37,9 @@ void checkIndependentIterations(const ScheduleState& s, const ForNode& loop, con
                iv.var->name + " of " + ScheduleState::describe(*b));
       feeds_spatial = true;
     }
-    if (!feeds_spatial)
+    int64_t extent = 0;
+    const bool one_iteration = asConstInt(loop.extent, &extent) && extent == 1;
+    if (!feeds_spatial && !one_iteration)
       s.fail("cannot " + verb + " " + name + ": " + ScheduleState::describe(*b) +
              " under it does not depend on it, so every iteration would redo the same writes");
   }

@@ -119,6 +119,10 @@ class Schedule {
   // Puts the given loops (of one perfect nest) in this order, in the
   // positions they occupied.
   void reorder(const std::vector<LoopRV>& loops);
+  // A new serial loop of extent 1 around a block or a loop
+  // (add_unit_loop.cpp); returns it.
+  LoopRV addUnitLoop(const BlockRV& block);
+  LoopRV addUnitLoop(const LoopRV& loop);
 
   // --- loop kinds and annotations (loop_kind.cpp, annotate.cpp) ---------
   void parallel(const LoopRV& loop);
