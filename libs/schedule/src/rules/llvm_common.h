@@ -39,6 +39,14 @@ bool applyAtomically(Schedule& sch, const target::Target& target,
 // Parallel loops get at least this many iterations per core (when the
 // extents allow), for load balance.
 inline constexpr int64_t kParallelChunksPerCore = 2;
+// The matmul rule's outermost tile level (S0) has at least this many
+// iterations even on one core: a convolution's padding is computed per S0
+// tile (the rows a tile reads, in cache right before it reads them) only
+// when S0 splits rows. With one core, S0 = 2 iterations came from the two
+// output-channel blocks of MobileNetV2's stride-2 stem, so its padding went to
+// the root as a fused loop: that kernel ran 3.1x slower than the two-core
+// schedule run on one thread, and tuning for one core never found it.
+inline constexpr int64_t kMinOuterTiles = 4;
 // Loop nests with less work than the target's -parallel-grain (default
 // 2^20 multiply-adds) stay serial: a parallel loop costs the fork-join
 // (~0.6 us) plus moving the data the other core produced into this core's

@@ -14,10 +14,10 @@
 //   - S2 = 1 (the accumulators of the register tile stay in registers over
 //     the whole reduction); R1: the small reduce loops (kh, kw) whole, large
 //     ones by up to 16;
-//   - S0 takes enough iterations for the cores (num_cores * 2), from one
-//     dimension when one has that many (no index division in the parallel
-//     loop), else from the outer dimensions; fused and parallel. S1 the
-//     rest of the tile.
+//   - S0 takes enough iterations for the cores (num_cores * 2, at least
+//     kMinOuterTiles), from one dimension when one has that many (no index
+//     division in the parallel loop), else from the outer dimensions; fused
+//     and parallel. S1 the rest of the tile.
 // The sizes are recorded as sample_perfect_tile decisions (a tuner can
 // mutate them). Intermediate injective stages are inlined, except padding
 // (llvm_common.h, isPadding), which is computed under the innermost S0 loop
@@ -306,7 +306,8 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   // Tile sizes. S0 takes enough iterations for the cores: from a single
   // dimension when one has enough (the outermost such; the parallel loop
   // then needs no index division), else from the outer dimensions first.
-  const int64_t wanted = static_cast<int64_t>(target.num_cores) * kParallelChunksPerCore;
+  const int64_t wanted =
+      std::max(static_cast<int64_t>(target.num_cores) * kParallelChunksPerCore, kMinOuterTiles);
   // Packed, with 32 vector registers (AVX-512): two vectors per row of the
   // register tile (8 x 2 = 16 accumulators; two panel loads and eight
   // broadcasts per sixteen FMAs): 1024^3 GEMM 110 -> 140 GFLOPS on one
