@@ -11,11 +11,13 @@
 
 namespace mlcc::ir {
 
-const ExternFunc* Module::findExtern(const std::string& name) const {
+const ExternFunc* findExtern(const std::vector<ExternFunc>& externs, const std::string& name) {
   for (const auto& e : externs)
     if (e.name == name) return &e;
   return nullptr;
 }
+
+const ExternFunc* Module::findExtern(const std::string& name) const { return ir::findExtern(externs, name); }
 
 std::optional<Type> externCallType(const ExternFunc& f, const std::vector<Type>& args, std::string* why) {
   auto fail = [&](const std::string& message) -> std::optional<Type> {

@@ -19,11 +19,9 @@ using namespace ir::build;
 std::vector<RVValue> applyAddUnitLoop(ScheduleState& s, const InstArgs& args, std::optional<AttrValue>&) {
   args.expectCount(1);
   args.allowAttrs({});
-  const AttrValue& target = args.input(0);
   StmtPath path;
   std::string base;
-  if (target.isRef() && s.rvs.count(target.asRef().name) &&
-      std::holds_alternative<BlockHandle>(s.rvs.at(target.asRef().name))) {
+  if (args.isBlock(0)) {
     base = args.block(0);
     path = *findBlock(s.func.body, base);
   } else {

@@ -26,12 +26,8 @@ struct Target {
   std::string block;
 };
 
-Target target(const ScheduleState& s, const InstArgs& args) {
-  const AttrValue& v = args.input(0);
-  if (v.isRef()) {
-    auto it = s.rvs.find(v.asRef().name);
-    if (it != s.rvs.end() && std::holds_alternative<BlockHandle>(it->second)) return {nullptr, args.block(0)};
-  }
+Target target(const InstArgs& args) {
+  if (args.isBlock(0)) return {nullptr, args.block(0)};
   return {args.loop(0), ""};  // reports a missing or wrong argument
 }
 
@@ -89,7 +85,7 @@ void editAttrs(ScheduleState& s, const Target& t, const std::function<void(Attrs
 std::vector<RVValue> applyAnnotate(ScheduleState& s, const InstArgs& args, std::optional<AttrValue>&) {
   args.expectCount(3);
   args.allowAttrs({});
-  Target t = target(s, args);
+  Target t = target(args);
   std::string k = key(args);
   AttrValue value = resolve(args, args.input(2));
   editAttrs(s, t, [&](Attrs& attrs) { attrs[k] = value; });
@@ -99,7 +95,7 @@ std::vector<RVValue> applyAnnotate(ScheduleState& s, const InstArgs& args, std::
 std::vector<RVValue> applyUnannotate(ScheduleState& s, const InstArgs& args, std::optional<AttrValue>&) {
   args.expectCount(2);
   args.allowAttrs({});
-  Target t = target(s, args);
+  Target t = target(args);
   std::string k = key(args);
   editAttrs(s, t, [&](Attrs& attrs) {
     if (!attrs.erase(k)) s.fail("cannot unannotate " + describe(t) + ": it has no annotation \"" + k + "\"");

@@ -120,6 +120,13 @@ std::string InstArgs::block(size_t i) const {
   return b->block;
 }
 
+bool InstArgs::isBlock(size_t i) const {
+  const AttrValue& v = input(i);
+  if (!v.isRef()) return false;
+  auto it = s_.rvs.find(v.asRef().name);
+  return it != s_.rvs.end() && std::holds_alternative<BlockHandle>(it->second);
+}
+
 Var InstArgs::loopOf(const AttrValue& v, bool allow_root) const {
   if (!v.isRef()) fail("expected a loop (%l...), not " + printAttrValue(v));
   const auto* l = std::get_if<LoopHandle>(&rv(v));

@@ -76,6 +76,8 @@ class InstArgs {
   // the root gives nullptr only when allow_root), an integer (literal or
   // ExprRV), a string, or lists of those.
   std::string block(size_t i) const;
+  // Whether positional input i refers to a block (else: a loop or other value).
+  bool isBlock(size_t i) const;
   ir::Var loop(size_t i, bool allow_root = false) const;
   int64_t integer(size_t i) const;
   std::string string(size_t i) const;

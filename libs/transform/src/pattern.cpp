@@ -231,7 +231,8 @@ class Parser {
   // (ops::bindLibraryKernel), with untyped stand-ins for the wildcards; only
   // the ops and their wiring are checked here, types are checked per match.
   void checkKernel(const Pattern& p, const YAML::Node& n, const std::string& key) const {
-    if (const ir::ExternFunc* e = findExtern(*externs_, p.codegen)) return checkExternOperands(p, *e, n, key);
+    if (const ir::ExternFunc* e = ir::findExtern(*externs_, p.codegen))
+      return checkExternOperands(p, *e, n, key);
     std::optional<ops::LibraryKernel> kernel = ops::findLibraryKernel(p.codegen);
     if (!kernel)
       fail(n.Mark(), key,
@@ -422,12 +423,6 @@ struct MatchState {
 };
 
 }  // namespace
-
-const ir::ExternFunc* findExtern(const std::vector<ir::ExternFunc>& externs, const std::string& name) {
-  for (const auto& e : externs)
-    if (e.name == name) return &e;
-  return nullptr;
-}
 
 PatternFile parsePatternFile(const std::string& text, const std::string& filename) {
   return Parser(text, filename).parse();

@@ -111,9 +111,6 @@ struct PatternFile {
   std::vector<ir::ExternFunc> externs;
 };
 
-// The extern named `name`, or null.
-const ir::ExternFunc* findExtern(const std::vector<ir::ExternFunc>& externs, const std::string& name);
-
 // Parses a pattern file; errors are mlcc::Error at FILE:LINE:COL naming the key.
 PatternFile parsePatternFile(const std::string& text, const std::string& filename);
 PatternFile loadPatternFile(const std::string& path);

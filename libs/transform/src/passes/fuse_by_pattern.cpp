@@ -89,7 +89,7 @@ std::vector<OutlineGroup> findMatches(const PatternFile& file, const ir::Binding
   std::unordered_set<size_t> taken;
   std::vector<OutlineGroup> list;
   for (const auto& p : file.patterns) {
-    const ir::ExternFunc* user_extern = findExtern(file.externs, p.codegen);
+    const ir::ExternFunc* user_extern = ir::findExtern(file.externs, p.codegen);
     for (size_t r = 0; r < block.bindings.size(); ++r) {
       std::map<std::string, ir::GraphVar> wildcards;
       auto m = matchPattern(p, block, r, taken, &wildcards);

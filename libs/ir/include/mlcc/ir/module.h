@@ -39,6 +39,9 @@ struct ExternFunc {
 // The result type of a call of `f` with operands of types `args`: the
 // parameters' dtypes and ranks must match, constant dimensions be equal and
 // each dimension variable take one value; nullopt with the reason in `why`.
+// The extern named `name` in `externs`, or null.
+const ExternFunc* findExtern(const std::vector<ExternFunc>& externs, const std::string& name);
+
 std::optional<Type> externCallType(const ExternFunc& f, const std::vector<Type>& args, std::string* why);
 
 struct Module {
