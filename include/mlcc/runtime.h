@@ -56,7 +56,8 @@ typedef enum {
   MLCC_I8 = 3,
   MLCC_I32 = 4,
   MLCC_I64 = 5,
-  MLCC_BOOL = 6
+  MLCC_BOOL = 6,
+  MLCC_U8 = 7
 } mlcc_dtype;
 
 typedef struct {

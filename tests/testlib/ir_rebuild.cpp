@@ -45,7 +45,7 @@ std::string siblingIntrinsic(const std::string& name) {
   for (size_t k = 1; k <= all.size(); ++k) {
     const IntrinsicInfo& other = all[(static_cast<size_t>(info - all.data()) + k) % all.size()];
     if (other.name != name && other.arity == info->arity && other.result == info->result &&
-        other.float_only == info->float_only)
+        other.args == info->args)
       return std::string(other.name);
   }
   return name;

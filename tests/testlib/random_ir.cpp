@@ -45,7 +45,11 @@ class Random {
     return xs[static_cast<size_t>(uniform(0, static_cast<int64_t>(xs.size()) - 1))];
   }
   DType dtype() { return kAllDTypes[uniform(0, std::size(kAllDTypes) - 1)]; }
-  DType nonBoolDType() { return kAllDTypes[uniform(0, std::size(kAllDTypes) - 2)]; }
+  DType nonBoolDType() {
+    DType t = dtype();
+    while (t == DType::boolean) t = dtype();
+    return t;
+  }
 
  private:
   std::mt19937_64 rng_;
@@ -88,6 +92,7 @@ int64_t randomInt(Random& r, DType t) {
     case DType::boolean: return r.uniform(0, 1);
     case DType::i8: return r.chance(0.2) ? r.pick<int64_t>({-128, 127}) : r.uniform(-20, 20);
     case DType::i32: return r.chance(0.2) ? r.pick<int64_t>({-2147483647, 2147483647}) : r.uniform(-100, 100);
+    case DType::u8: return r.chance(0.2) ? r.pick<int64_t>({0, 255}) : r.uniform(0, 40);
     default:
       return r.chance(0.2) ? r.pick<int64_t>({-(int64_t{1} << 40), int64_t{1} << 52}) : r.uniform(-100, 100);
   }
@@ -368,10 +373,9 @@ class PrimGen {
 
   template <class Sub>
   PrimExpr intrinsic(DType t, Sub&& sub) {
-    if (!isFloat(t)) return makeCall("abs", {sub(t)});
     std::vector<IntrinsicInfo> candidates;
     for (const auto& info : allIntrinsics())
-      if (info.result == IntrinsicResult::SameAsArg) candidates.push_back(info);
+      if (info.result == IntrinsicResult::SameAsArg && intrinsicAccepts(info, t)) candidates.push_back(info);
     const IntrinsicInfo& info = r_.pick(candidates);
     std::vector<PrimExpr> args;
     for (int k = 0; k < info.arity; ++k) args.push_back(sub(t));

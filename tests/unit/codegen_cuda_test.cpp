@@ -131,6 +131,40 @@ TEST(CudaCodegen, SmallPublicModels) {
   checkModel(scheduledModel(dir.file("transformer.onnx")), 1e-4);
 }
 
+// u8 arithmetic and the integer intrinsics (shift amounts beyond the width
+// included: the random inputs are 0..9, 28..37 for the i32 shifts), by the
+// default cuda rules, against the interpreter.
+TEST(CudaCodegen, UnsignedAndBitwise) {
+  checkModel(scheduled(ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%a: u8[4, 64], %n: u8[4, 64], %b: i32[4, 64], %m: i32[4, 64]) -> u8[4, 64] {
+  dataflow {
+    %s: u8[4, 64] = left_shift(%a, %n)
+    %r: u8[4, 64] = right_shift(%a, %n)
+    %x: u8[4, 64] = bitwise_xor(%s, %r)
+    %y: u8[4, 64] = bitwise_not(%x)
+    %one: u8[] = const 1
+    %a1: u8[4, 64] = add(%a, %one)
+    %d: u8[4, 64] = divide(%y, %a1)
+    %k28: i32[] = const 28
+    %k: i32[4, 64] = add(%m, %k28)
+    %nb: i32[4, 64] = negative(%b)
+    %t: i32[4, 64] = right_shift(%nb, %k)
+    %u: i32[4, 64] = left_shift(%b, %k)
+    %tu: i32[4, 64] = bitwise_and(%t, %u)
+    %v: i32[4, 64] = bitwise_or(%tu, %u)
+    %w: u8[4, 64] = cast(%v, dtype = "u8")
+    %hi: u8[4, 64] = maximum(%d, %w)
+    %lo: u8[4, 64] = minimum(%d, %a)
+    %z: u8[4, 64] = subtract(%hi, %lo)
+  }
+  return %z
+}
+)",
+                                       "bits.ir")),
+             0);
+}
+
 // Kernels scheduled by hand (the fixtures of the GPU checks): a tile staged
 // in shared memory and read back by other threads (reversed: a missing
 // barrier shows), and a row sum bound to blocks and threads.

@@ -152,6 +152,34 @@ struct IBin final : IExpr {
   IPtr a, b;
   DType t;
 };
+// The integer intrinsics (intrinsics.h) on wrapped values: a narrow signed
+// value is held sign-extended and u8 zero-extended, so and/or/xor need no
+// wrapping and an arithmetic right shift is a logical one for u8.
+enum class BitOp : uint8_t { And, Or, Xor, Not, Shl, Shr };
+struct IBits final : IExpr {
+  IBits(BitOp op, IPtr x, IPtr y, DType t)
+      : op(op), a(std::move(x)), b(std::move(y)), t(t), bits(ir::dtypeBytes(t) * 8) {}
+  int64_t eval(Frame& f) const override {
+    const int64_t x = a->eval(f);
+    if (op == BitOp::Not) return wrapInt(~x, t);
+    const int64_t y = b->eval(f);
+    switch (op) {
+      case BitOp::And: return x & y;
+      case BitOp::Or: return x | y;
+      case BitOp::Xor: return x ^ y;
+      case BitOp::Shl: return y < 0 || y >= bits ? 0 : wrapInt(static_cast<int64_t>(u(x) << y), t);
+      case BitOp::Shr:
+        if (y < 0) return 0;
+        return y >= bits ? (x < 0 ? -1 : 0) : x >> y;
+      case BitOp::Not: break;
+    }
+    return 0;
+  }
+  BitOp op;
+  IPtr a, b;
+  DType t;
+  int bits;
+};
 // Fast path: i64 addition/multiplication of index expressions.
 struct IAdd64 final : IExpr {
   IAdd64(IPtr x, IPtr y) : a(std::move(x)), b(std::move(y)) {}
@@ -219,17 +247,12 @@ struct IFromF final : IExpr {  // float -> int: saturating, NaN -> 0; bool: != 0
     double v = a->eval(f);
     if (t == DType::boolean) return v != 0;
     if (std::isnan(v)) return 0;
-    double lo, hi;
-    switch (t) {
-      case DType::i8: lo = -128, hi = 127; break;
-      case DType::i32:
-        lo = std::numeric_limits<int32_t>::min(), hi = std::numeric_limits<int32_t>::max();
-        break;
-      default:
-        if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
-        if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-        return static_cast<int64_t>(v);
+    if (t == DType::i64) {
+      if (v >= 9223372036854775807.0) return std::numeric_limits<int64_t>::max();
+      if (v <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+      return static_cast<int64_t>(v);
     }
+    const double lo = static_cast<double>(ir::intMin(t)), hi = static_cast<double>(ir::intMax(t));
     return static_cast<int64_t>(v < lo ? lo : v > hi ? hi : v);
   }
   FPtr a;
@@ -480,6 +503,7 @@ IPtr Compiler::intExpr(const ir::PrimExpr& e) {
       Index idx = index(l->buffer, l->indices);
       switch (l->buffer->dtype) {
         case DType::i8: return std::make_unique<ILoad<int8_t>>(std::move(idx));
+        case DType::u8: return std::make_unique<ILoad<uint8_t>>(std::move(idx));
         case DType::i32: return std::make_unique<ILoad<int32_t>>(std::move(idx));
         case DType::i64: return std::make_unique<ILoad<int64_t>>(std::move(idx));
         case DType::boolean: return std::make_unique<ILoad<bool>>(std::move(idx));
@@ -497,6 +521,13 @@ IPtr Compiler::intCall(const ir::PrimExpr& e) {
   if (c->name == "isnan" || c->name == "isinf")
     return std::make_unique<IFloatPred>(floatExpr(c->args.at(0)), c->name == "isnan");
   if (c->name == "abs") return std::make_unique<IAbs>(intExpr(c->args.at(0)), e->dtype);
+  static const std::pair<const char*, BitOp> kBitOps[] = {
+      {"bitwise_and", BitOp::And}, {"bitwise_or", BitOp::Or},  {"bitwise_xor", BitOp::Xor},
+      {"bitwise_not", BitOp::Not}, {"shift_left", BitOp::Shl}, {"shift_right", BitOp::Shr}};
+  for (const auto& [name, op] : kBitOps)
+    if (c->name == name)
+      return std::make_unique<IBits>(op, intExpr(c->args.at(0)),
+                                     c->args.size() > 1 ? intExpr(c->args[1]) : nullptr, e->dtype);
   throw Error("intrinsic '" + c->name + "' on integers cannot be interpreted");
 }
 

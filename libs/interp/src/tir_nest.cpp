@@ -280,6 +280,7 @@ FPtr Compiler::cursorFloatLoad(DType t, int buf, int slot) {
 IPtr Compiler::cursorIntLoad(DType t, int buf, int slot) {
   switch (t) {
     case DType::i8: return std::make_unique<ILoadCur<int8_t>>(buf, slot);
+    case DType::u8: return std::make_unique<ILoadCur<uint8_t>>(buf, slot);
     case DType::i32: return std::make_unique<ILoadCur<int32_t>>(buf, slot);
     case DType::i64: return std::make_unique<ILoadCur<int64_t>>(buf, slot);
     case DType::boolean: return std::make_unique<ILoadCur<bool>>(buf, slot);
@@ -314,6 +315,7 @@ SPtr Compiler::cursorStore(DType t, int buf, int slot, const ir::PrimExpr& value
     case DType::f16: return std::make_unique<SStoreFCur<DType::f16>>(buf, slot, floatExpr(value));
     case DType::bf16: return std::make_unique<SStoreFCur<DType::bf16>>(buf, slot, floatExpr(value));
     case DType::i8: return std::make_unique<SStoreICur<int8_t>>(buf, slot, intExpr(value));
+    case DType::u8: return std::make_unique<SStoreICur<uint8_t>>(buf, slot, intExpr(value));
     case DType::i32: return std::make_unique<SStoreICur<int32_t>>(buf, slot, intExpr(value));
     case DType::i64: return std::make_unique<SStoreICur<int64_t>>(buf, slot, intExpr(value));
     case DType::boolean: return std::make_unique<SStoreICur<bool>>(buf, slot, intExpr(value));

@@ -56,6 +56,7 @@ inline int64_t wrapInt(int64_t v, ir::DType t) {
   switch (t) {
     case ir::DType::i32: return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
     case ir::DType::i8: return static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint64_t>(v)));
+    case ir::DType::u8: return static_cast<uint8_t>(static_cast<uint64_t>(v));
     case ir::DType::boolean: return v != 0;
     default: return v;
   }

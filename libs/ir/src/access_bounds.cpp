@@ -169,8 +169,7 @@ class Finder {
         auto v = eval(c->value, env);
         if (!v) return std::nullopt;
         if (c->dtype == DType::boolean) return *v != 0 ? 1 : 0;
-        if (c->dtype == DType::i32 && (*v < INT32_MIN || *v > INT32_MAX)) return std::nullopt;
-        if (c->dtype == DType::i8 && (*v < INT8_MIN || *v > INT8_MAX)) return std::nullopt;
+        if (*v < intMin(c->dtype) || *v > intMax(c->dtype)) return std::nullopt;
         return v;
       }
       case ExprKind::Binary: return evalBinary(*e->as<BinaryNode>(), env);

@@ -12,6 +12,7 @@ std::string_view dtypeName(DType t) {
     case DType::i32: return "i32";
     case DType::i64: return "i64";
     case DType::boolean: return "bool";
+    case DType::u8: return "u8";
   }
   return "?";
 }
@@ -31,6 +32,7 @@ int32_t dtypeAbiCode(DType t) {
     case DType::i32: return 4;
     case DType::i64: return 5;
     case DType::boolean: return 6;
+    case DType::u8: return 7;
   }
   return -1;
 }
@@ -42,6 +44,7 @@ int dtypeBytes(DType t) {
     case DType::f16:
     case DType::bf16: return 2;
     case DType::i8:
+    case DType::u8:
     case DType::boolean: return 1;
     case DType::i64: return 8;
   }
@@ -49,6 +52,27 @@ int dtypeBytes(DType t) {
 }
 
 bool isFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
-bool isInt(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64; }
+bool isInt(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64 || t == DType::u8; }
+bool isUnsigned(DType t) { return t == DType::u8; }
+
+int64_t intMin(DType t) {
+  switch (t) {
+    case DType::i8: return INT8_MIN;
+    case DType::i32: return INT32_MIN;
+    case DType::u8:
+    case DType::boolean: return 0;
+    default: return INT64_MIN;
+  }
+}
+
+int64_t intMax(DType t) {
+  switch (t) {
+    case DType::i8: return INT8_MAX;
+    case DType::i32: return INT32_MAX;
+    case DType::u8: return UINT8_MAX;
+    case DType::boolean: return 1;
+    default: return INT64_MAX;
+  }
+}
 
 }  // namespace mlcc::ir

@@ -99,10 +99,9 @@ PrimExpr makeCall(std::string name, std::vector<PrimExpr> args) {
     require(a, name.c_str());
     if (a->dtype != args[0]->dtype) throw Error("arguments of '" + name + "' have different dtypes");
   }
-  if (info->float_only && !isFloat(args[0]->dtype))
-    throw Error("intrinsic '" + name + "' needs a float argument, not " + dt(args[0]->dtype));
-  if (!info->float_only && args[0]->dtype == DType::boolean)
-    throw Error("intrinsic '" + name + "' on a bool argument");
+  if (!intrinsicAccepts(*info, args[0]->dtype))
+    throw Error("intrinsic '" + name + "' needs " + intrinsicArgsText(*info) + " argument, not " +
+                dt(args[0]->dtype));
   DType r = info->result == IntrinsicResult::Bool ? DType::boolean : args[0]->dtype;
   return std::make_shared<CallNode>(r, std::move(name), std::move(args));
 }

@@ -286,7 +286,8 @@ DType Parser::floatSuffix(const Token& t, std::string_view suffix) {
 
 int64_t Parser::intValue(const Token& t, bool negative, DType dtype, const Token& where) {
   const int bits = dtypeBytes(dtype) * 8;
-  const uint64_t limit = (uint64_t{1} << (bits - 1)) - (negative ? 0 : 1);
+  const uint64_t limit = isUnsigned(dtype) ? (negative ? 0 : static_cast<uint64_t>(intMax(dtype)))
+                                           : (uint64_t{1} << (bits - 1)) - (negative ? 0 : 1);
   uint64_t magnitude = 0;
   for (char c : t.text) {
     uint64_t digit = static_cast<uint64_t>(c - '0');

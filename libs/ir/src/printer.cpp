@@ -698,6 +698,7 @@ class Printer {
         break;
       }
       case DType::boolean: out += p[0] ? "true" : "false"; break;
+      case DType::u8: out += std::to_string(p[0]); break;
     }
   }
 

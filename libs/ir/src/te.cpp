@@ -84,31 +84,11 @@ PrimExpr constant(DType dtype, double v) {
 
 PrimExpr reduceIdentity(ReduceOp op, DType dtype) {
   const double inf = std::numeric_limits<double>::infinity();
-  auto lowest = [&]() -> double {
-    switch (dtype) {
-      case DType::i8: return -128;
-      case DType::i32: return std::numeric_limits<int32_t>::min();
-      case DType::i64: return static_cast<double>(std::numeric_limits<int64_t>::min());
-      default: return -inf;
-    }
-  };
-  auto highest = [&]() -> double {
-    switch (dtype) {
-      case DType::i8: return 127;
-      case DType::i32: return std::numeric_limits<int32_t>::max();
-      case DType::i64: return 0;  // replaced below: 2^63-1 is not a double
-      default: return inf;
-    }
-  };
   switch (op) {
     case ReduceOp::Sum: return constant(dtype, 0);
     case ReduceOp::Prod: return constant(dtype, 1);
-    case ReduceOp::Max:
-      if (dtype == DType::i64) return makeInt(std::numeric_limits<int64_t>::min(), dtype);
-      return constant(dtype, lowest());
-    case ReduceOp::Min:
-      if (dtype == DType::i64) return makeInt(std::numeric_limits<int64_t>::max(), dtype);
-      return constant(dtype, highest());
+    case ReduceOp::Max: return isInt(dtype) ? makeInt(intMin(dtype), dtype) : constant(dtype, -inf);
+    case ReduceOp::Min: return isInt(dtype) ? makeInt(intMax(dtype), dtype) : constant(dtype, inf);
   }
   return nullptr;
 }

@@ -171,8 +171,9 @@ std::string exprDTypeError(const ExprNode& e) {
       for (const auto& a : c->args)
         if (a->dtype != c->args[0]->dtype) return "arguments of '" + c->name + "' have different dtypes";
       DType arg = c->args.empty() ? DType::f32 : c->args[0]->dtype;
-      if (info->float_only && !isFloat(arg)) return "intrinsic '" + c->name + "' needs a float argument";
-      if (!info->float_only && arg == DType::boolean) return "intrinsic '" + c->name + "' on a bool argument";
+      if (!intrinsicAccepts(*info, arg))
+        return "intrinsic '" + c->name + "' needs " + intrinsicArgsText(*info) + " argument, not " +
+               std::string(dtypeName(arg));
       return expect(info->result == IntrinsicResult::Bool ? DType::boolean : arg);
     }
   }

@@ -299,6 +299,23 @@ void registerUnary(std::vector<OpDef>& ops) {
     return std::vector<Tensor>{out};
   };
   ops.push_back(std::move(lnot));
+
+  OpDef bnot;
+  bnot.name = "bitwise_not";
+  bnot.pattern = OpPattern::Elementwise;
+  bnot.infer = [](const std::vector<Type>& in, const ir::Attrs&) {
+    return inferUnary("bitwise_not", in, DClass::Int, false);
+  };
+  bnot.compute = [](const std::vector<Tensor>& in, const ir::Attrs&) {
+    Tensor out = Tensor::zeros(in[0].dtype(), in[0].shape());
+    ew::dispatchStorage(in[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+        mapLoop(in[0].data<T>(), out.mutableData<T>(), out.numel(), [](T v) { return static_cast<T>(~v); });
+    });
+    return std::vector<Tensor>{out};
+  };
+  ops.push_back(std::move(bnot));
 }
 
 // ---------------------------------------------------------------------------
@@ -324,27 +341,53 @@ void binaryLoop(const TI* a, const TI* b, TO* o, const ew::BcastPlan& plan, F f)
   });
 }
 
-enum class BinKind : uint8_t { Arith, Compare, Logical };
+enum class BinKind : uint8_t { Arith, Compare, Logical, Bitwise };
+
+// The integer intrinsics' semantics (ir/intrinsics.h): shifts by an amount
+// outside [0, bits) give 0, or -1 for a right shift of a negative value.
+template <class T>
+T shiftLeft(T x, T n) {
+  if constexpr (std::is_signed_v<T>)
+    if (n < 0) return 0;
+  if (n >= static_cast<T>(sizeof(T) * 8)) return 0;
+  return static_cast<T>(static_cast<std::make_unsigned_t<T>>(x) << n);
+}
+
+template <class T>
+T shiftRight(T x, T n) {
+  if constexpr (std::is_signed_v<T>) {
+    if (n < 0) return 0;
+    if (n >= static_cast<T>(sizeof(T) * 8)) return x < 0 ? T(-1) : T(0);
+  } else if (n >= static_cast<T>(sizeof(T) * 8)) {
+    return 0;
+  }
+  return static_cast<T>(x >> n);
+}
 
 // `make(attrs)` returns a generic function (a, b) -> result.
-template <class Make>
-void addBinary(std::vector<OpDef>& ops, const std::string& name, BinKind kind, std::vector<AttrSpec> attrs,
-               Make make) {
+// `kind` is a template argument so that an arithmetic op's function is never
+// instantiated for bool (which has no arithmetic: infer rejects it).
+template <BinKind kind, class Make>
+void addBinary(std::vector<OpDef>& ops, const std::string& name, std::vector<AttrSpec> attrs, Make make) {
   OpDef d;
   d.name = name;
   d.min_inputs = d.max_inputs = 2;
   d.pattern = OpPattern::Broadcast;
   d.attrs = std::move(attrs);
-  DClass cls = kind == BinKind::Arith ? DClass::Num : kind == BinKind::Compare ? DClass::Any : DClass::Bool;
-  d.infer = [name, kind, cls](const std::vector<Type>& in, const ir::Attrs&) {
+  constexpr bool same_type = kind == BinKind::Arith || kind == BinKind::Bitwise;  // else bool results
+  DClass cls = kind == BinKind::Arith     ? DClass::Num
+               : kind == BinKind::Bitwise ? DClass::Int
+               : kind == BinKind::Compare ? DClass::Any
+                                          : DClass::Bool;
+  d.infer = [name, cls](const std::vector<Type>& in, const ir::Attrs&) {
     const Type& a = tensorOperand(in, 0, name.c_str());
     tensorOperand(in, 1, name.c_str());
     ew::checkClass(name, a.dtype, cls);
     ew::checkSameDType(name, in);
     Shape s = broadcastAll(name, in);
-    return Type::tensor(kind == BinKind::Arith ? a.dtype : DType::boolean, s);
+    return Type::tensor(same_type ? a.dtype : DType::boolean, s);
   };
-  d.compute = [make, kind](const std::vector<Tensor>& in, const ir::Attrs& attrs) {
+  d.compute = [make](const std::vector<Tensor>& in, const ir::Attrs& attrs) {
     DType t = in[0].dtype();
     std::vector<int64_t> shape = ew::broadcastConcrete({in[0].shape(), in[1].shape()});
     ew::BcastPlan plan(shape, {in[0].shape(), in[1].shape()});
@@ -353,26 +396,28 @@ void addBinary(std::vector<OpDef>& ops, const std::string& name, BinKind kind, s
     Tensor a = stage ? ew::toF32(in[0]) : in[0];
     Tensor b = stage ? ew::toF32(in[1]) : in[1];
     DType st = stage ? DType::f32 : t;
-    DType rt = kind == BinKind::Arith ? st : DType::boolean;
+    DType rt = same_type ? st : DType::boolean;
     Tensor out = Tensor::zeros(rt, shape);
     ew::dispatchStorage(st, [&](auto tag) {
       using T = decltype(tag);
-      if (kind != BinKind::Arith) {
+      if constexpr (!same_type) {
         binaryLoop(a.data<T>(), b.data<T>(), out.mutableData<uint8_t>(), plan,
                    [&f](T x, T y) { return static_cast<uint8_t>(f(x, y) ? 1 : 0); });
-      } else if constexpr (!std::is_same_v<T, uint8_t>) {  // bool has no arithmetic (rejected by infer)
+      } else if constexpr (kind == BinKind::Bitwise && (!std::is_integral_v<T> || std::is_same_v<T, bool>)) {
+        // floats and bool: rejected by infer
+      } else if constexpr (!std::is_same_v<T, bool>) {  // bool has no arithmetic (rejected by infer)
         binaryLoop(a.data<T>(), b.data<T>(), out.mutableData<T>(), plan,
                    [&f](T x, T y) { return static_cast<T>(f(x, y)); });
       }
     });
-    if (stage && kind == BinKind::Arith) out = ew::fromF32(out, t);
+    if (stage && same_type) out = ew::fromF32(out, t);
     return std::vector<Tensor>{out};
   };
   ops.push_back(std::move(d));
 }
 
 void registerBinary(std::vector<OpDef>& ops) {
-  auto arith = [&](const char* name, auto f) { addBinary(ops, name, BinKind::Arith, {}, plain(f)); };
+  auto arith = [&](const char* name, auto f) { addBinary<BinKind::Arith>(ops, name, {}, plain(f)); };
   arith("add", [](auto a, auto b) { return wrapAdd(a, b); });
   arith("subtract", [](auto a, auto b) { return wrapSub(a, b); });
   arith("multiply", [](auto a, auto b) { return wrapMul(a, b); });
@@ -380,22 +425,28 @@ void registerBinary(std::vector<OpDef>& ops) {
   arith("maximum", [](auto a, auto b) { return maxOp(a, b); });
   arith("minimum", [](auto a, auto b) { return minOp(a, b); });
   arith("power", [](auto a, auto b) { return powOp(a, b); });
-  addBinary(ops, "mod", BinKind::Arith, {AttrSpec{"fmod", AttrKind::Bool, ir::AttrValue(false)}},
-            [](const ir::Attrs& a) {
-              bool fm = attrBool(a, "fmod");
-              return [fm](auto x, auto y) { return modOp(x, y, fm); };
-            });
-  auto cmp = [&](const char* name, auto f) { addBinary(ops, name, BinKind::Compare, {}, plain(f)); };
+  addBinary<BinKind::Arith>(ops, "mod", {AttrSpec{"fmod", AttrKind::Bool, ir::AttrValue(false)}},
+                            [](const ir::Attrs& a) {
+                              bool fm = attrBool(a, "fmod");
+                              return [fm](auto x, auto y) { return modOp(x, y, fm); };
+                            });
+  auto cmp = [&](const char* name, auto f) { addBinary<BinKind::Compare>(ops, name, {}, plain(f)); };
   cmp("equal", [](auto a, auto b) { return a == b; });
   cmp("not_equal", [](auto a, auto b) { return a != b; });
   cmp("less", [](auto a, auto b) { return a < b; });
   cmp("less_equal", [](auto a, auto b) { return a <= b; });
   cmp("greater", [](auto a, auto b) { return a > b; });
   cmp("greater_equal", [](auto a, auto b) { return a >= b; });
-  auto logical = [&](const char* name, auto f) { addBinary(ops, name, BinKind::Logical, {}, plain(f)); };
+  auto logical = [&](const char* name, auto f) { addBinary<BinKind::Logical>(ops, name, {}, plain(f)); };
   logical("logical_and", [](auto a, auto b) { return (a != 0) && (b != 0); });
   logical("logical_or", [](auto a, auto b) { return (a != 0) || (b != 0); });
   logical("logical_xor", [](auto a, auto b) { return (a != 0) != (b != 0); });
+  auto bitwise = [&](const char* name, auto f) { addBinary<BinKind::Bitwise>(ops, name, {}, plain(f)); };
+  bitwise("bitwise_and", [](auto a, auto b) { return a & b; });
+  bitwise("bitwise_or", [](auto a, auto b) { return a | b; });
+  bitwise("bitwise_xor", [](auto a, auto b) { return a ^ b; });
+  bitwise("left_shift", [](auto a, auto b) { return shiftLeft(a, b); });
+  bitwise("right_shift", [](auto a, auto b) { return shiftRight(a, b); });
 }
 
 // ---------------------------------------------------------------------------
@@ -529,8 +580,8 @@ OpDef clipOp() {
 
 template <class S, class D>
 D convertValue(S v) {
-  if constexpr (std::is_same_v<D, uint8_t>) {
-    return v != S(0) ? 1 : 0;  // bool (NaN is true, as numpy)
+  if constexpr (std::is_same_v<D, bool>) {
+    return v != S(0);  // NaN is true, as numpy
   } else if constexpr (std::is_floating_point_v<S> && !std::is_floating_point_v<D>) {
     if (!(v == v)) return 0;
     if (v >= static_cast<S>(std::numeric_limits<D>::max())) return std::numeric_limits<D>::max();
@@ -689,6 +740,7 @@ void legalizeUnaryOps(std::vector<OpDef>& ops) {
     set(fn, intrinsic(fn));  // round: nearbyint, half to even, as the kernel
   set("reciprocal", [](const ir::Attrs&, const PrimExpr& x) { return f32(1) / x; });
   set("logical_not", [](const ir::Attrs&, const PrimExpr& x) { return ir::makeUnary(ir::UnaryOp::Not, x); });
+  set("bitwise_not", intrinsic("bitwise_not"));
 }
 
 void legalizeBinaryOps(std::vector<OpDef>& ops) {
@@ -730,6 +782,10 @@ void legalizeBinaryOps(std::vector<OpDef>& ops) {
   set("logical_and", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::land(a, b); });
   set("logical_or", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::lor(a, b); });
   set("logical_xor", false, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return ne(a, b); });
+  for (auto [op, fn] : {std::pair{"bitwise_and", "bitwise_and"}, std::pair{"bitwise_or", "bitwise_or"},
+                        std::pair{"bitwise_xor", "bitwise_xor"}, std::pair{"left_shift", "shift_left"},
+                        std::pair{"right_shift", "shift_right"}})
+    set(op, false, [fn](const ir::Attrs&, PrimExpr a, PrimExpr b) { return ir::makeCall(fn, {a, b}); });
   opNamed(ops, "where").legalize = legalizeBroadcast(
       "where", {"cond", "x", "y"}, false,
       [](const ir::Attrs&, const std::vector<PrimExpr>& v) { return sel(v[0], v[1], v[2]); });
@@ -741,10 +797,10 @@ void legalizeBinaryOps(std::vector<OpDef>& ops) {
 // clip's integer bounds, as the kernel: the integers within [lo, hi],
 // saturated to the dtype.
 int64_t clipIntBound(double v, DType t) {
-  double tmin = t == DType::i8 ? -128.0 : t == DType::i32 ? -2147483648.0 : -9223372036854775808.0;
-  double tmax = t == DType::i8 ? 127.0 : t == DType::i32 ? 2147483647.0 : 9223372036854775807.0;
-  int64_t imin = t == DType::i8 ? -128 : t == DType::i32 ? INT32_MIN : INT64_MIN;
-  int64_t imax = t == DType::i8 ? 127 : t == DType::i32 ? INT32_MAX : INT64_MAX;
+  const int64_t imin = ir::intMin(t), imax = ir::intMax(t);
+  // 2^63 - 1 is not a double: compare i64 against the doubles -2^63 and 2^63.
+  const double tmin = static_cast<double>(imin),
+               tmax = t == DType::i64 ? 9223372036854775808.0 : static_cast<double>(imax);
   return v <= tmin ? imin : v >= tmax ? imax : static_cast<int64_t>(v);
 }
 

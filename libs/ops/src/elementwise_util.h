@@ -18,7 +18,7 @@
 namespace mlcc::ops::ew {
 
 // Which dtypes an operand accepts (ops.md: float, num, any, bool).
-enum class DClass : uint8_t { Float, Num, Any, Bool };
+enum class DClass : uint8_t { Float, Num, Any, Bool, Int };
 
 inline bool inClass(ir::DType t, DClass c) {
   switch (c) {
@@ -26,6 +26,7 @@ inline bool inClass(ir::DType t, DClass c) {
     case DClass::Num: return ir::isFloat(t) || ir::isInt(t);
     case DClass::Any: return true;
     case DClass::Bool: return t == ir::DType::boolean;
+    case DClass::Int: return ir::isInt(t);
   }
   return false;
 }
@@ -36,6 +37,7 @@ inline const char* className(DClass c) {
     case DClass::Num: return "a numeric";
     case DClass::Any: return "any";
     case DClass::Bool: return "a bool";
+    case DClass::Int: return "an integer";
   }
   return "?";
 }
@@ -75,7 +77,8 @@ inline ir::Tensor fromF32(const ir::Tensor& f, ir::DType t) {
 }
 
 // Calls fn(T{}) with the C++ storage type of a non-16-bit dtype (bool is
-// uint8_t). f16/bf16 have no storage type here: callers stage them in f32.
+// bool: one byte holding 0 or 1; u8 is uint8_t). f16/bf16 have no storage
+// type here: callers stage them in f32.
 template <class Fn>
 decltype(auto) dispatchStorage(ir::DType t, Fn&& fn) {
   switch (t) {
@@ -83,7 +86,8 @@ decltype(auto) dispatchStorage(ir::DType t, Fn&& fn) {
     case ir::DType::i8: return fn(int8_t{});
     case ir::DType::i32: return fn(int32_t{});
     case ir::DType::i64: return fn(int64_t{});
-    case ir::DType::boolean: return fn(uint8_t{});
+    case ir::DType::boolean: return fn(bool{});
+    case ir::DType::u8: return fn(uint8_t{});
     default: break;
   }
   throw Error("internal: no storage type for " + std::string(ir::dtypeName(t)));

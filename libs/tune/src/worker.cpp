@@ -147,7 +147,8 @@ void fillRandom(const Param& p, uint64_t seed, size_t index, std::byte* out) {
         std::memcpy(out + i * 2, &v, 2);
         break;
       }
-      case ir::DType::i8: out[i] = static_cast<std::byte>(r % 4); break;
+      case ir::DType::i8:
+      case ir::DType::u8: out[i] = static_cast<std::byte>(r % 4); break;
       case ir::DType::i32: {
         const int32_t v = static_cast<int32_t>(r % 4);
         std::memcpy(out + i * 4, &v, 4);

@@ -71,6 +71,7 @@ const char* cType(DType t, const std::string& where) {
   switch (t) {
     case DType::f32: return "float";
     case DType::i8: return "signed char";
+    case DType::u8: return "unsigned char";
     case DType::i32: return "int";
     case DType::i64: return "i64";
     case DType::boolean: return "bool";
@@ -544,7 +545,7 @@ class KernelWriter {
     }
     std::string r = "(" + x + " " + binaryOpName(b.op) + " " + y + ")";
     // Narrow integer arithmetic wraps to its dtype, as in the interpreter.
-    if (!isComparison(b.op) && (b.dtype == DType::i32 || b.dtype == DType::i8))
+    if (!isComparison(b.op) && (b.dtype == DType::i32 || b.dtype == DType::i8 || b.dtype == DType::u8))
       r = "((" + std::string(cType(b.dtype, where())) + ")" + r + ")";
     return r;
   }
@@ -557,6 +558,7 @@ class KernelWriter {
       switch (to) {
         case DType::boolean: return "(" + v + " != 0.0f)";
         case DType::i8: return "((signed char)mlcc_f2i(" + v + ", -128.0, 127.0))";
+        case DType::u8: return "((unsigned char)mlcc_f2i(" + v + ", 0.0, 255.0))";
         case DType::i32: return "((int)mlcc_f2i(" + v + ", -2147483648.0, 2147483647.0))";
         default: return "mlcc_f2i(" + v + ", -9223372036854775808.0, 9223372036854775807.0)";
       }
@@ -565,12 +567,35 @@ class KernelWriter {
     return "((" + std::string(cType(to, where())) + ")" + v + ")";
   }
 
+  // The integer intrinsics, with the interpreter's shifts (an amount outside
+  // [0, bits) gives 0, or -1 for a signed right shift of a negative value).
+  std::string bitwise(const CallNode& c, const std::vector<std::string>& a) {
+    const std::string& n = c.name;
+    if (n.rfind("bitwise_", 0) != 0 && n.rfind("shift_", 0) != 0) return "";
+    const std::string t = cType(c.dtype, where());
+    auto wrap = [&](const std::string& v) { return "((" + t + ")(" + v + "))"; };
+    if (n == "bitwise_not") return wrap("~" + a[0]);
+    if (n == "bitwise_and") return wrap(a[0] + " & " + a[1]);
+    if (n == "bitwise_or") return wrap(a[0] + " | " + a[1]);
+    if (n == "bitwise_xor") return wrap(a[0] + " ^ " + a[1]);
+    const std::string bits = std::to_string(dtypeBytes(c.dtype) * 8);
+    const std::string in_range = "((unsigned long long)(i64)(" + a[1] + ") < " + bits + "ull)";
+    if (n == "shift_left")
+      return "(" + in_range + " ? " + wrap("(unsigned long long)(" + a[0] + ") << (" + a[1] + ")") + " : (" +
+             t + ")0)";
+    if (isUnsigned(c.dtype))
+      return "(" + in_range + " ? " + wrap(a[0] + " >> (" + a[1] + ")") + " : (" + t + ")0)";
+    return "((" + a[1] + ") < 0 ? (" + t + ")0 : " + in_range + " ? " + wrap(a[0] + " >> (" + a[1] + ")") +
+           " : (" + t + ")((" + a[0] + ") < 0 ? -1 : 0))";
+  }
+
   std::string call(const CallNode& c) {
     std::vector<std::string> a;
     for (const auto& x : c.args) a.push_back(expr(x));
     const std::string& n = c.name;
     if (n == "abs")
       return isFloat(c.dtype) ? "fabsf(" + a[0] + ")" : "mlcc_imax(" + a[0] + ", -" + a[0] + ")";
+    if (const std::string bits = bitwise(c, a); !bits.empty()) return bits;
     cType(c.args[0]->dtype, where());
     if (n == "isnan") return "(" + a[0] + " != " + a[0] + ")";
     if (n == "isinf") return "(fabsf(" + a[0] + ") == mlcc_bits(0x7f800000u))";

@@ -24,7 +24,8 @@ llvm::Type* KernelEmitter::regType(DType t) {
     case DType::f32:
     case DType::f16:
     case DType::bf16: return b.getFloatTy();
-    case DType::i8: return b.getInt8Ty();
+    case DType::i8:
+    case DType::u8: return b.getInt8Ty();
     case DType::i32: return b.getInt32Ty();
     case DType::i64: return b.getInt64Ty();
     case DType::boolean: return b.getInt1Ty();
@@ -62,17 +63,19 @@ llvm::Value* KernelEmitter::cast(llvm::Value* v, DType from, DType to) {
   if (ff && tf) return roundFloat(v, to);
   if (ff) {  // float -> int: saturating, NaN -> 0; bool: != 0
     if (to == DType::boolean) return b.CreateFCmpUNE(v, llvm::ConstantFP::get(b.getFloatTy(), 0.0));
-    return b.CreateIntrinsic(regType(to), llvm::Intrinsic::fptosi_sat, {v});
+    return b.CreateIntrinsic(
+        regType(to), ir::isUnsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat, {v});
   }
   if (tf) {  // int -> float
-    if (from == DType::boolean) return b.CreateUIToFP(v, b.getFloatTy());
+    if (from == DType::boolean || ir::isUnsigned(from))
+      return roundFloat(b.CreateUIToFP(v, b.getFloatTy()), to);
     if (to == DType::bf16) return doubleToBF16(b.CreateSIToFP(v, b.getDoubleTy()));
     // f16: every integer that f16 does not overflow on is exact in float.
     return roundFloat(b.CreateSIToFP(v, b.getFloatTy()), to);
   }
   // int -> int
   if (to == DType::boolean) return b.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
-  if (from == DType::boolean) return b.CreateZExt(v, regType(to));
+  if (from == DType::boolean || ir::isUnsigned(from)) return b.CreateZExtOrTrunc(v, regType(to));
   return b.CreateSExtOrTrunc(v, regType(to));
 }
 
@@ -141,7 +144,7 @@ llvm::Value* KernelEmitter::expr(const ir::PrimExpr& e) {
         }
         return roundFloat(r, t);
       }
-      const bool u = at == DType::boolean;  // bool compares as 0/1
+      const bool u = at == DType::boolean || ir::isUnsigned(at);  // bool compares as 0/1
       switch (bn->op) {
         case BinaryOp::Add: return b.CreateAdd(x, y);
         case BinaryOp::Sub: return b.CreateSub(x, y);

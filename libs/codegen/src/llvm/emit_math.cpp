@@ -42,6 +42,32 @@ llvm::Value* libmCall(KernelEmitter& e, const char* name, std::vector<llvm::Valu
 
 }  // namespace
 
+// Shift amounts outside [0, bits) give 0 (a signed right shift of a negative
+// value: -1), as the interpreter: LLVM's shifts by >= bits are poison, so
+// the amount is replaced by a safe one first.
+llvm::Value* KernelEmitter::bitwise(const std::string& name, const std::vector<llvm::Value*>& args,
+                                    ir::DType t) {
+  llvm::Value* x = args[0];
+  if (name == "bitwise_not") return b.CreateNot(x);
+  llvm::Value* n = args[1];
+  if (name == "bitwise_and") return b.CreateAnd(x, n);
+  if (name == "bitwise_or") return b.CreateOr(x, n);
+  if (name == "bitwise_xor") return b.CreateXor(x, n);
+  auto* ty = x->getType();
+  const unsigned bits = ty->getIntegerBitWidth();
+  llvm::Value* zero = llvm::ConstantInt::get(ty, 0);
+  llvm::Value* in_range = b.CreateICmpULT(n, llvm::ConstantInt::get(ty, bits));  // 0 <= n < bits
+  if (name == "shift_left")
+    return b.CreateSelect(in_range, b.CreateShl(x, b.CreateSelect(in_range, n, zero)), zero);
+  if (name == "shift_right") {
+    if (ir::isUnsigned(t))
+      return b.CreateSelect(in_range, b.CreateLShr(x, b.CreateSelect(in_range, n, zero)), zero);
+    llvm::Value* r = b.CreateAShr(x, b.CreateSelect(in_range, n, llvm::ConstantInt::get(ty, bits - 1)));
+    return b.CreateSelect(b.CreateICmpSLT(n, zero), zero, r);
+  }
+  fail("unknown integer intrinsic '" + name + "'");
+}
+
 llvm::Value* KernelEmitter::call(const ir::CallNode& c) {
   const ir::IntrinsicInfo* info = ir::findIntrinsic(c.name);
   if (!info || static_cast<int>(c.args.size()) != info->arity) fail("unknown intrinsic '" + c.name + "'");
@@ -50,9 +76,10 @@ llvm::Value* KernelEmitter::call(const ir::CallNode& c) {
   llvm::Value* x = args[0];
   const ir::DType t = c.dtype;
   if (c.name == "abs" && !ir::isFloat(t)) {
-    if (t == ir::DType::boolean) return x;
+    if (t == ir::DType::boolean || ir::isUnsigned(t)) return x;
     return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
   }
+  if (info->args == ir::IntrinsicArgs::Integer) return bitwise(c.name, args, t);
   if (c.name == "isnan") return b.CreateFCmpUNO(x, x);
   if (c.name == "isinf")
     return b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),

@@ -52,6 +52,8 @@ class KernelEmitter {
 
   // ---- math intrinsics (emit_math.cpp) ----
   llvm::Value* call(const ir::CallNode& c);
+  // The integer intrinsics (bitwise_*, shift_left/right) on `args` of dtype t.
+  llvm::Value* bitwise(const std::string& name, const std::vector<llvm::Value*>& args, ir::DType t);
 
   // ---- buffers (emit_buffer.cpp) ----
   // Registers every buffer of the function (for the alias scopes).

@@ -14,33 +14,57 @@ namespace mlcc::frontend::onnx_import {
 namespace {
 
 const std::map<std::string, std::string>& unaryOps() {
-  static const std::map<std::string, std::string> m = {{"Relu", "relu"},         {"Sigmoid", "sigmoid"},
-                                                       {"Tanh", "tanh"},         {"Exp", "exp"},
-                                                       {"Log", "log"},           {"Sqrt", "sqrt"},
-                                                       {"Erf", "erf"},           {"Sin", "sin"},
-                                                       {"Cos", "cos"},           {"Tan", "tan"},
-                                                       {"Asin", "asin"},         {"Acos", "acos"},
-                                                       {"Atan", "atan"},         {"Sinh", "sinh"},
-                                                       {"Cosh", "cosh"},         {"Asinh", "asinh"},
-                                                       {"Acosh", "acosh"},       {"Atanh", "atanh"},
-                                                       {"Floor", "floor"},       {"Ceil", "ceil"},
-                                                       {"Round", "round"},       {"Reciprocal", "reciprocal"},
-                                                       {"Abs", "abs"},           {"Neg", "negative"},
-                                                       {"Sign", "sign"},         {"Not", "logical_not"},
-                                                       {"IsNaN", "isnan"},       {"Softplus", "softplus"},
-                                                       {"Softsign", "softsign"}, {"HardSwish", "hard_swish"}};
+  static const std::map<std::string, std::string> m = {{"Relu", "relu"},
+                                                       {"Sigmoid", "sigmoid"},
+                                                       {"Tanh", "tanh"},
+                                                       {"Exp", "exp"},
+                                                       {"Log", "log"},
+                                                       {"Sqrt", "sqrt"},
+                                                       {"Erf", "erf"},
+                                                       {"Sin", "sin"},
+                                                       {"Cos", "cos"},
+                                                       {"Tan", "tan"},
+                                                       {"Asin", "asin"},
+                                                       {"Acos", "acos"},
+                                                       {"Atan", "atan"},
+                                                       {"Sinh", "sinh"},
+                                                       {"Cosh", "cosh"},
+                                                       {"Asinh", "asinh"},
+                                                       {"Acosh", "acosh"},
+                                                       {"Atanh", "atanh"},
+                                                       {"Floor", "floor"},
+                                                       {"Ceil", "ceil"},
+                                                       {"Round", "round"},
+                                                       {"Reciprocal", "reciprocal"},
+                                                       {"Abs", "abs"},
+                                                       {"Neg", "negative"},
+                                                       {"Sign", "sign"},
+                                                       {"Not", "logical_not"},
+                                                       {"IsNaN", "isnan"},
+                                                       {"Softplus", "softplus"},
+                                                       {"Softsign", "softsign"},
+                                                       {"HardSwish", "hard_swish"},
+                                                       {"BitwiseNot", "bitwise_not"}};
   return m;
 }
 
 const std::map<std::string, std::string>& binaryOps() {
-  static const std::map<std::string, std::string> m = {
-      {"Add", "add"},         {"Sub", "subtract"},
-      {"Mul", "multiply"},    {"Div", "divide"},
-      {"Pow", "power"},       {"Equal", "equal"},
-      {"Less", "less"},       {"LessOrEqual", "less_equal"},
-      {"Greater", "greater"}, {"GreaterOrEqual", "greater_equal"},
-      {"And", "logical_and"}, {"Or", "logical_or"},
-      {"Xor", "logical_xor"}};
+  static const std::map<std::string, std::string> m = {{"Add", "add"},
+                                                       {"Sub", "subtract"},
+                                                       {"Mul", "multiply"},
+                                                       {"Div", "divide"},
+                                                       {"Pow", "power"},
+                                                       {"Equal", "equal"},
+                                                       {"Less", "less"},
+                                                       {"LessOrEqual", "less_equal"},
+                                                       {"Greater", "greater"},
+                                                       {"GreaterOrEqual", "greater_equal"},
+                                                       {"And", "logical_and"},
+                                                       {"Or", "logical_or"},
+                                                       {"Xor", "logical_xor"},
+                                                       {"BitwiseAnd", "bitwise_and"},
+                                                       {"BitwiseOr", "bitwise_or"},
+                                                       {"BitwiseXor", "bitwise_xor"}};
   return m;
 }
 
@@ -208,6 +232,11 @@ void registerElementwiseConverters(ConverterTable& t) {
       return {c.im.emit(o, {a, b}, {}, c.outName())};
     };
   }
+  t["BitShift"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const std::string dir = c.attrStr("direction", "");
+    if (dir != "LEFT" && dir != "RIGHT") c.fail("direction must be 'LEFT' or 'RIGHT', not '" + dir + "'");
+    return {c.im.emit(dir == "LEFT" ? "left_shift" : "right_shift", {c.in(0), c.in(1)}, {}, c.outName())};
+  };
   t["Mod"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {c.im.emit("mod", {c.in(0), c.in(1)}, {{"fmod", c.attrInt("fmod", 0) != 0}}, c.outName())};
   };

@@ -22,6 +22,7 @@ ir::DType dtypeFromOnnx(int onnx_type, const std::string& what) {
     case onnx::TensorProto::INT32: return ir::DType::i32;
     case onnx::TensorProto::INT64: return ir::DType::i64;
     case onnx::TensorProto::BOOL: return ir::DType::boolean;
+    case onnx::TensorProto::UINT8: return ir::DType::u8;
     default: break;
   }
   std::string name =
@@ -29,7 +30,7 @@ ir::DType dtypeFromOnnx(int onnx_type, const std::string& what) {
           ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type))
           : "unknown (" + std::to_string(onnx_type) + ")";
   throw Error(what + ": data type " + name +
-              " is not supported (mlcc computes in f32, f16, bf16, i8, i32, i64, bool)");
+              " is not supported (mlcc computes in f32, f16, bf16, i8, u8, i32, i64, bool)");
 }
 
 std::vector<int64_t> intElements(const ir::Tensor& t) {
@@ -172,11 +173,12 @@ ir::Tensor tensorFromOnnx(const onnx::TensorProto& t, const std::string& base_di
       break;
     }
     case ir::DType::i8:
+    case ir::DType::u8:
     case ir::DType::boolean: {
-      auto* d = reinterpret_cast<int8_t*>(p);
+      auto* d = reinterpret_cast<uint8_t*>(p);
       for (int64_t i = 0; i < n; ++i) {
         int32_t v = t.int32_data(static_cast<int>(i));
-        d[i] = static_cast<int8_t>(dtype == ir::DType::boolean ? (v != 0) : v);
+        d[i] = static_cast<uint8_t>(dtype == ir::DType::boolean ? (v != 0) : v);
       }
       break;
     }
