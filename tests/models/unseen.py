@@ -445,6 +445,34 @@ def build_unpool(g):
     return Unpool(g), torch.randn(2, 3, 8, 8, generator=g), None
 
 
+class Quantized(nn.Module):
+    """A QDQ model as quantization-aware training exports it: activations
+    fake-quantized per tensor to uint8, conv weights per output channel and
+    linear weights per tensor to int8 (QuantizeLinear/DequantizeLinear pairs
+    around each conv and linear, with axis for the per-channel ones)."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 8, 3, padding=1)
+        self.fc = nn.Linear(8 * 4 * 4, 10)
+        self.register_buffer("w_scale", torch.rand(8, generator=g) * 0.01 + 0.005)
+        self.register_buffer("w_zero", torch.zeros(8, dtype=torch.int32))
+
+    def forward(self, x):  # [2, 3, 8, 8]
+        def act(t, scale, zero):
+            return torch.fake_quantize_per_tensor_affine(t, scale, zero, 0, 255)
+
+        w = torch.fake_quantize_per_channel_affine(self.conv.weight, self.w_scale, self.w_zero, 0, -128, 127)
+        y = F.conv2d(act(x, 0.03, 128), w, self.conv.bias, padding=1)
+        y = F.max_pool2d(act(F.relu(y), 0.02, 0), 2)
+        fw = torch.fake_quantize_per_tensor_affine(self.fc.weight, 0.004, 0, -128, 127)
+        return F.linear(y.flatten(1), fw, self.fc.bias)
+
+
+def build_quantized(g):
+    return Quantized(g), torch.randn(2, 3, 8, 8, generator=g), None
+
+
 class Unsupported(nn.Module):
     """Ops outside the op set (CumSum, NonZero, Einsum): the import must fail
     listing all of them, not give a wrong answer."""
@@ -503,6 +531,7 @@ BASE = OrderedDict([
     ("recurrent", (build_recurrent, 125)),
     ("ranking", (build_ranking, 126)),
     ("unpool", (build_unpool, 127)),
+    ("quantized", (build_quantized, 128)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

@@ -1,6 +1,7 @@
 // Legalization of the convolutions (conv2d, conv2d_transpose): the prim
 // funcs compute what the reference kernels compute for strides, asymmetric
-// padding, dilation, groups (2 and depthwise), output_padding and f16/bf16,
+// padding, dilation, groups (2 and depthwise), output_padding, f16/bf16 and
+// i32/i64,
 // also with a symbolic batch dimension.
 #include <gtest/gtest.h>
 
@@ -74,6 +75,16 @@ TEST(LegalizeConv, Conv2dGroups) {
 TEST(LegalizeConv, Conv2dReducedPrecision) {
   check("conv2d", {.x = {1, 3, 5, 5}, .w = {2, 3, 3, 3}, .padding = {1, 1, 1, 1}, .dtype = DType::f16});
   check("conv2d", {.x = {1, 2, 5, 5}, .w = {2, 2, 3, 3}, .strides = {2, 2}, .dtype = DType::bf16});
+}
+
+TEST(LegalizeConv, Conv2dIntegers) {
+  check("conv2d", {.x = {1, 4, 6, 5},
+                   .w = {4, 2, 3, 2},
+                   .strides = {2, 1},
+                   .padding = {1, 0, 1, 1},
+                   .groups = 2,
+                   .dtype = DType::i32});
+  check("conv2d", {.x = {1, 2, 4, 4}, .w = {3, 2, 2, 2}, .dtype = DType::i64});
 }
 
 TEST(LegalizeConv, Conv2dStagesAreNamedAsInTopi) {

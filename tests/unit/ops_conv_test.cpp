@@ -93,8 +93,11 @@ TEST(OpsConv, Errors) {
             "op 'conv2d': the output height would be 0, not positive");
   EXPECT_EQ(inferError("conv2d", {t({1, 4, 8}), t({6, 4, 3, 3})}),
             "op 'conv2d': the input must have rank 4, not f32[1, 4, 8]");
-  EXPECT_EQ(inferError("conv2d", {t({1, 4, 8, 8}, DType::i32), t({6, 4, 3, 3}, DType::i32)}),
-            "op 'conv2d': the input must be a float tensor (f32, f16, bf16), not i32[1, 4, 8, 8]");
+  EXPECT_EQ(inferError("conv2d", {t({1, 4, 8, 8}, DType::u8), t({6, 4, 3, 3}, DType::u8)}),
+            "op 'conv2d': the input must be a float, i32 or i64 tensor (8-bit integers: widen them to i32 "
+            "first), not u8[1, 4, 8, 8]");
+  EXPECT_EQ(inferError("conv2d_transpose", {t({1, 4, 8, 8}, DType::i32), t({4, 6, 3, 3}, DType::i32)}),
+            "op 'conv2d_transpose': the input must be a float tensor (f32, f16, bf16), not i32[1, 4, 8, 8]");
   EXPECT_EQ(inferError("conv2d", {t({1, 4, 8, 8}), t({6, 4, 3, 3})}, {{"strides", AttrValue::ints({1})}}),
             "op 'conv2d': attribute 'strides' must have 2 items, not 1");
   EXPECT_EQ(inferError("conv2d", {t({1, 4, 8, 8}), t({6, 4, 3, 3})}, {{"strides", AttrValue::ints({0, 1})}}),
@@ -138,7 +141,7 @@ TEST(OpsConv, AgainstTorch) {
                      1e-4,
                      1e-4,
                      name});
-    if (dt != DType::f32) cases.back().rtol = cases.back().atol = 2e-2;
+    if (dt != DType::f32) cases.back().rtol = cases.back().atol = isFloat(dt) ? 2e-2 : 0;
   };
   conv("conv_plain", {1, 3, 9, 10}, {5, 3, 3, 3}, {1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
   conv("conv_pad1", {2, 8, 12, 12}, {16, 8, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
@@ -155,6 +158,8 @@ TEST(OpsConv, AgainstTorch) {
   conv("conv_7x7_stem", {1, 3, 64, 64}, {16, 3, 7, 7}, {2, 2}, {3, 3, 3, 3}, {1, 1}, 1);
   conv("conv_big_k", {1, 64, 14, 14}, {70, 64, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1);
   conv("conv_f16", {1, 4, 8, 8}, {4, 4, 3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 1, DType::f16);
+  // i32 (ConvInteger, QLinearConv): exact, the sums of small products exact in torch's f32 too.
+  conv("conv_i32", {1, 4, 7, 7}, {6, 2, 3, 3}, {2, 1}, {1, 0, 2, 1}, {1, 2}, 2, DType::i32);
   // conv2d_transpose: torch pads symmetrically, so asymmetric padding crops
   // the full (padding 0) result.
   auto tconv = [&](std::string name, std::vector<int64_t> xs, std::vector<int64_t> ws, std::vector<int64_t> s,

@@ -72,18 +72,23 @@ PrimExpr convOutDim(const PrimExpr& in, const PrimExpr& k, int64_t pad, int64_t 
 }
 
 // The input of a convolution after checking both operands (rank 4, a float
-// input, a weight of the same dtype); the weight is inputs[1].
-const Type& checkedConvOperands(const std::vector<Type>& inputs, const char* op) {
+// input, or with `i32_ok` an i32 or i64 one, a weight of the same dtype); the
+// weight is inputs[1].
+const Type& checkedConvOperands(const std::vector<Type>& inputs, const char* op, bool i32_ok = false) {
   const Type& x = nn::operand(inputs, 0, op, 4, "the input");
   const Type& w = nn::operand(inputs, 1, op, 4, "the weight");
-  nn::requireFloat(x, op, "the input");
+  if (!i32_ok)
+    nn::requireFloat(x, op, "the input");
+  else if (!ir::isFloat(x.dtype) && x.dtype != DType::i32 && x.dtype != DType::i64)
+    fail(op, "the input must be a float, i32 or i64 tensor (8-bit integers: widen them to i32 first), not " +
+                 ir::printType(x));
   nn::requireSameDType(x, w, op);
   return x;
 }
 
 Type inferConv2d(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const char* op = "conv2d";
-  const Type& x = checkedConvOperands(inputs, op);
+  const Type& x = checkedConvOperands(inputs, op, true);
   const Type& w = inputs[1];
   ConvAttrs a = convAttrs(attrs, op, false);
   checkGroups(x.shape[1], a.groups, op, "input channels");
@@ -99,6 +104,40 @@ Type inferConv2d(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   return Type::tensor(x.dtype, {x.shape[0], w.shape[0], oh, ow});
 }
 
+// The integer conv2d: direct loops, the products summed modulo 2^64 and
+// wrapped to T, as the legalized reduction accumulating (wrapping) in T.
+template <class T>
+Tensor conv2dInt(const Tensor& tx, const Tensor& tw, const ConvAttrs& a, const std::vector<int64_t>& oshape) {
+  const auto& xs = tx.shape();
+  const auto& ws = tw.shape();
+  const int64_t C = xs[1], H = xs[2], W = xs[3], KH = ws[2], KW = ws[3];
+  const int64_t O = oshape[1], OH = oshape[2], OW = oshape[3], Cg = C / a.groups, Og = O / a.groups;
+  const T* x = tx.data<T>();
+  const T* w = tw.data<T>();
+  Tensor out = Tensor::zeros(tx.dtype(), oshape);
+  T* o = out.mutableData<T>();
+  for (int64_t n = 0; n < oshape[0]; ++n)
+    for (int64_t oc = 0; oc < O; ++oc)
+      for (int64_t oh = 0; oh < OH; ++oh)
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          uint64_t acc = 0;
+          for (int64_t c = 0; c < Cg; ++c)
+            for (int64_t kh = 0; kh < KH; ++kh) {
+              const int64_t ih = oh * a.sh - a.pt + kh * a.dh;
+              if (ih < 0 || ih >= H) continue;
+              for (int64_t kw = 0; kw < KW; ++kw) {
+                const int64_t iw = ow * a.sw - a.pl + kw * a.dw;
+                if (iw < 0 || iw >= W) continue;
+                const int64_t ic = (oc / Og) * Cg + c;
+                acc += static_cast<uint64_t>(static_cast<int64_t>(x[((n * C + ic) * H + ih) * W + iw])) *
+                       static_cast<uint64_t>(static_cast<int64_t>(w[((oc * Cg + c) * KH + kh) * KW + kw]));
+              }
+            }
+          o[((n * O + oc) * OH + oh) * OW + ow] = static_cast<T>(acc);
+        }
+  return out;
+}
+
 std::vector<Tensor> computeConv2d(const std::vector<Tensor>& inputs, const ir::Attrs& attrs) {
   const Tensor& tx = inputs[0];
   const Tensor& tw = inputs[1];
@@ -111,6 +150,8 @@ std::vector<Tensor> computeConv2d(const std::vector<Tensor>& inputs, const ir::A
   int64_t OH = (H + a.pt + a.pb - a.dh * (KH - 1) - 1) / a.sh + 1;
   int64_t OW = (W + a.pl + a.pr - a.dw * (KW - 1) - 1) / a.sw + 1;
   std::vector<int64_t> oshape{N, O, OH, OW};
+  if (tx.dtype() == DType::i32) return {conv2dInt<int32_t>(tx, tw, a, oshape)};
+  if (tx.dtype() == DType::i64) return {conv2dInt<int64_t>(tx, tw, a, oshape)};
   std::vector<float> sx, sw;
   const float* x = nn::f32Data(tx, sx);
   const float* w = nn::f32Data(tw, sw);

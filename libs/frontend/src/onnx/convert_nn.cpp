@@ -108,8 +108,10 @@ ValuePtr addChannelBias(NodeCtx& c, const ValuePtr& y, size_t bias_input, const 
   return c.im.emit("add", {y, b}, {}, name);
 }
 
-std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
-  const ValuePtr &x = c.in(0), &w = c.in(1);
+}  // namespace
+
+ValuePtr convolution(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, bool transpose, size_t bias_input,
+                     const std::string& name) {
   std::vector<int64_t> kernel = c.attrInts("kernel_shape");
   if (kernel.empty())
     for (size_t i = 2; i < w->type.rank(); ++i)
@@ -151,7 +153,6 @@ std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
   } else {
     s = spatial2d(c, x, kernel);
   }
-  std::string name = c.outName();
   ValuePtr xi = x, wi = w;
   if (s.one_d) {
     xi = to2d(c, x, name + "_x2d");
@@ -163,11 +164,17 @@ std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
               {"dilation", ir::AttrValue::ints(s.dil)},
               {"groups", c.attrInt("group", 1)}};
   if (transpose) a["output_padding"] = ir::AttrValue::ints(out_pad);
-  bool more = s.one_d || c.hasInput(2);
+  bool more = s.one_d || c.hasInput(bias_input);
   ValuePtr y =
       c.im.emit(transpose ? "conv2d_transpose" : "conv2d", {xi, wi}, a, more ? name + "_conv" : name);
-  if (s.one_d) y = from2d(c, y, c.hasInput(2) ? name + "_conv1d" : name);
-  return {addChannelBias(c, y, 2, name)};
+  if (s.one_d) y = from2d(c, y, c.hasInput(bias_input) ? name + "_conv1d" : name);
+  return addChannelBias(c, y, bias_input, name);
+}
+
+namespace {
+
+std::vector<ValuePtr> conv(NodeCtx& c, bool transpose) {
+  return {convolution(c, c.in(0), c.in(1), transpose, 2, c.outName())};
 }
 
 // `op` over the last two axes of the rank-4 `x` with the 2-D window `s`.

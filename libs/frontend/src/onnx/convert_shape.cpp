@@ -682,6 +682,8 @@ const ConverterTable& converters() {
     registerShapeConverters(t);
     registerLossConverters(t);
     registerRecurrentConverters(t);
+    registerQuantizeConverters(t);
+    registerSignalConverters(t);
     registerComposedConverters(t);
     return t;
   }();

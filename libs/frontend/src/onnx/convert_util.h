@@ -20,6 +20,11 @@ ir::PrimExpr dimProduct(const std::vector<ir::PrimExpr>& shape, size_t b, size_t
 // allocation of a crafted size).
 ValuePtr filled(NodeCtx& c, ir::DType dtype, double value, const std::vector<ir::PrimExpr>& shape,
                 const std::string& name);
+// ONNX Conv/ConvTranspose of x and w with the node's attributes (kernel_shape,
+// strides, pads, auto_pad, dilations, group; output_padding/output_shape),
+// plus the per-channel bias of input `bias_input` when present (convert_nn.cpp).
+ValuePtr convolution(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, bool transpose, size_t bias_input,
+                     const std::string& name);
 // The dims attribute value of a shape.
 ir::AttrValue dimsAttr(const std::vector<ir::PrimExpr>& shape);
 

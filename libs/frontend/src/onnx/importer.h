@@ -122,6 +122,8 @@ void registerShapeConverters(ConverterTable& t);        // convert_shape.cpp
 void registerLossConverters(ConverterTable& t);         // convert_loss.cpp
 void registerComposedConverters(ConverterTable& t);     // convert_compose.cpp
 void registerRecurrentConverters(ConverterTable& t);    // convert_recurrent.cpp
+void registerQuantizeConverters(ConverterTable& t);     // convert_quantize.cpp
+void registerSignalConverters(ConverterTable& t);       // convert_signal.cpp
 const ConverterTable& converters();
 // The converter of a node of the default domain; null for an op mlcc lacks
 // or another domain.
