@@ -131,7 +131,7 @@ TEST(CudaCodegen, SmallPublicModels) {
   checkModel(scheduledModel(dir.file("transformer.onnx")), 1e-4);
 }
 
-// u8 arithmetic and the integer intrinsics (shift amounts beyond the width
+// u8 arithmetic, integer pow and the integer intrinsics (shift amounts beyond the width
 // included: the random inputs are 0..9, 28..37 for the i32 shifts), by the
 // default cuda rules, against the interpreter.
 TEST(CudaCodegen, UnsignedAndBitwise) {
@@ -157,8 +157,13 @@ graph @main(%a: u8[4, 64], %n: u8[4, 64], %b: i32[4, 64], %m: i32[4, 64]) -> u8[
     %hi: u8[4, 64] = maximum(%d, %w)
     %lo: u8[4, 64] = minimum(%d, %a)
     %z: u8[4, 64] = subtract(%hi, %lo)
+    %pw: u8[4, 64] = power(%a, %n)
+    %pm: i32[4, 64] = power(%nb, %m)
+    %pm8: u8[4, 64] = cast(%pm, dtype = "u8")
+    %zp: u8[4, 64] = bitwise_xor(%z, %pw)
+    %out: u8[4, 64] = add(%zp, %pm8)
   }
-  return %z
+  return %out
 }
 )",
                                        "bits.ir")),

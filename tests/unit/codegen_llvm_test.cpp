@@ -332,6 +332,22 @@ TEST(CodegenLLVM, UnsignedAndBitwise) {
   });
 }
 
+// pow of i64, i32, i8 and u8: small bases (-5..5) to exponents -3..92 that
+// overflow, and arbitrary bit patterns.
+TEST(CodegenLLVM, IntegerPow) {
+  std::mt19937_64 rng(13);
+  expectCompiledMatches(parsePrim(fixture("codegen_llvm/integer_pow.ir")), 0, [&](size_t p, ir::Tensor& t) {
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      if (p == 0) {
+        int64_t v = i % 3 == 2 ? static_cast<int64_t>(rng()) : i % 11 - 5;
+        std::memcpy(t.mutableBytes() + 8 * i, &v, 8);
+      } else if (p == 1) {
+        t.set(i, static_cast<double>(i) - 3);
+      }
+    }
+  });
+}
+
 // Integer division by zero gives 0 in compiled code (the interpreter throws).
 TEST(CodegenLLVM, IntegerDivisionByZeroDoesNotTrap) {
   ir::PrimFunc f = parsePrim(fixture("codegen_llvm/integer_division_by_zero_does_not_trap.ir"));

@@ -256,9 +256,19 @@ TEST(LegalizeElementwise, EveryOpIsLowered) {
     EXPECT_TRUE(mlcc::ops::findOp(op) && mlcc::ops::findOp(op)->legalize) << op;
 }
 
-TEST(LegalizeElementwise, IntegerPowerIsNotSupportedYet) {
-  Type t = Type::tensor(DType::i32, std::vector<int64_t>{3});
-  EXPECT_THROW(mlcc::ops::legalizeOp("power", {t, t}, {}, "p"), mlcc::Error);
+// Integer power (wrapping; negative exponents give 1, ±1 or 0 as the
+// kernel): bases -3..3 and large ones, exponents -2..40 (overflowing).
+TEST(LegalizeElementwise, IntegerPower) {
+  for (DType t : {DType::i8, DType::u8, DType::i32, DType::i64}) {
+    SCOPED_TRACE(std::string(dtypeName(t)));
+    std::vector<double> base, exponent;
+    for (int64_t i = 0; i < 43; ++i) {
+      base.push_back(i % 9 == 8 ? 101 : static_cast<double>(i % 7 - 3) + (t == DType::u8 ? 3 : 0));
+      exponent.push_back(static_cast<double>(i - 2) + (t == DType::u8 ? 2 : 0));
+    }
+    expectLegalizeMatchesKernel(
+        "power", {Tensor::fromValues(t, {43}, base), Tensor::fromValues(t, {43}, exponent)}, {});
+  }
 }
 
 }  // namespace

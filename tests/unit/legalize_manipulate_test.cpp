@@ -215,11 +215,11 @@ TEST_F(LegalizeManipulate, Pad) {
   };
   for (DType t : kMoveTypes) {
     SCOPED_TRACE(mlcc::ir::dtypeName(t));
-    for (const char* mode : {"constant", "reflect", "edge"})
+    for (const char* mode : {"constant", "reflect", "edge", "wrap"})
       expectLegalizeMatchesKernel("pad", {rand(t, {3, 4})}, pad({1, 2, 2, 5}, mode, 1));
   }
   Tensor x = rand(DType::f32, {2, 3, 4});
-  for (const char* mode : {"constant", "reflect", "edge"}) {
+  for (const char* mode : {"constant", "reflect", "edge", "wrap"}) {
     SCOPED_TRACE(mode);
     expectLegalizeMatchesKernel("pad", {x}, pad({0, 7, 1, 0, 0, 9}, mode, -2.5));  // longer than the axis
     expectLegalizeMatchesKernel("pad", {x}, pad({0, -1, 2, 1, 0, -2}, mode, 3));   // crops too

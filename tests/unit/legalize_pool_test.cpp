@@ -1,7 +1,7 @@
 // Legalization of the pooling ops: the prim funcs compute what the
 // reference kernels compute, for padding, strides, dilation, ceil_mode
-// (PyTorch's windows), count_include_pad, global and adaptive pooling and
-// f16/bf16, also with a symbolic batch dimension.
+// (PyTorch's windows), count_include_pad, global and adaptive pooling,
+// f16/bf16 and the max of u8/i8, also with a symbolic batch dimension.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -96,6 +96,28 @@ TEST(LegalizePool, IndicesKernel) {
   // as max_pool2d's does: compared on finite values.)
   x.set(6, 5.0);
   expectLegalizeMatchesKernel("max_pool2d_indices", {x}, attrs);
+}
+
+// max_pool2d and global_max_pool2d of u8 and i8 (quantized models), with
+// padding (whose taps never win: the lowest value of the dtype).
+TEST(LegalizePool, MaxOfEightBitIntegers) {
+  for (DType t : {DType::u8, DType::i8}) {
+    SCOPED_TRACE(std::string(dtypeName(t)));
+    std::mt19937 rng(7);
+    Tensor x = randomTensor(rng, t, {2, 3, 7, 6});
+    for (int64_t i = 0; i < x.numel(); ++i)
+      x.set(i, static_cast<double>(rng() % 256) - (t == DType::i8 ? 128 : 0));
+    expectLegalizeMatchesKernel("max_pool2d", {x},
+                                {{"pool_size", AttrValue::ints({3, 3})},
+                                 {"strides", AttrValue::ints({2, 2})},
+                                 {"padding", AttrValue::ints({1, 1, 2, 0})},
+                                 {"ceil_mode", AttrValue(true)}});
+    expectLegalizeMatchesKernel("global_max_pool2d", {x}, {});
+  }
+  EXPECT_THROW(
+      mlcc::ops::inferOpType("avg_pool2d", {Type::tensor(DType::u8, std::vector<int64_t>{1, 1, 4, 4})},
+                             {{"pool_size", AttrValue::ints({2, 2})}}),
+      mlcc::Error);
 }
 
 TEST(LegalizePool, Basic) {

@@ -173,8 +173,8 @@ TEST(OpsManipulate, InferErrors) {
   EXPECT_EQ(
       inferError("pad", {x23}, {{"pad_width", ints({1, 1})}}),
       "op 'pad': pad_width [1, 1] must have 2 * rank = 4 entries (all begins, then all ends) for f32[2, 3]");
-  EXPECT_EQ(inferError("pad", {x23}, {{"pad_width", ints({0, 0, 0, 0})}, {"mode", "wrap"}}),
-            "op 'pad': unknown mode 'wrap' (expected \"constant\", \"reflect\" or \"edge\")");
+  EXPECT_EQ(inferError("pad", {x23}, {{"pad_width", ints({0, 0, 0, 0})}, {"mode", "circular"}}),
+            "op 'pad': unknown mode 'circular' (expected \"constant\", \"reflect\", \"edge\" or \"wrap\")");
   EXPECT_EQ(inferError("pad", {x23}, {{"pad_width", ints({-2, 0, -1, 0})}}),
             "op 'pad': pad_width [-2, 0, -1, 0] removes more than axis 0 of f32[2, 3] holds");
   EXPECT_EQ(inferError("pad", {f32(std::vector<int64_t>{0, 3})},
@@ -308,6 +308,12 @@ std::vector<RefCase> cases() {
                {R({3})},
                {{"pad_width", ints({5, 6})}, {"mode", "reflect"}},
                "[onnx_pad(x, [5, 6], 'reflect', 0)]"});
+  c.push_back(
+      {"pad", {R({3})}, {{"pad_width", ints({5, 7})}, {"mode", "wrap"}}, "[onnx_pad(x, [5, 7], 'wrap', 0)]"});
+  c.push_back({"pad",
+               {R({4, 5})},
+               {{"pad_width", ints({2, -1, 3, 6})}, {"mode", "wrap"}},
+               "[onnx_pad(x, [2, -1, 3, 6], 'wrap', 0)]"});
   c.push_back({"pad",
                {R({1, 2})},
                {{"pad_width", ints({2, 0, 1, 0})}, {"mode", "reflect"}},

@@ -180,6 +180,22 @@ struct IBits final : IExpr {
   DType t;
   int bits;
 };
+// pow of integers (intrinsics.h): square-and-multiply modulo 2^64, wrapped.
+struct IPow final : IExpr {
+  IPow(IPtr x, IPtr y, DType t) : a(std::move(x)), b(std::move(y)), t(t) {}
+  int64_t eval(Frame& f) const override {
+    const int64_t x = a->eval(f), n = b->eval(f);
+    if (n < 0) return x == 1 ? 1 : x == -1 ? ((n & 1) ? -1 : 1) : 0;
+    uint64_t r = 1, p = u(x);
+    for (uint64_t e = u(n); e; e >>= 1) {
+      if (e & 1) r *= p;
+      p *= p;
+    }
+    return wrapInt(static_cast<int64_t>(r), t);
+  }
+  IPtr a, b;
+  DType t;
+};
 // Fast path: i64 addition/multiplication of index expressions.
 struct IAdd64 final : IExpr {
   IAdd64(IPtr x, IPtr y) : a(std::move(x)), b(std::move(y)) {}
@@ -521,6 +537,8 @@ IPtr Compiler::intCall(const ir::PrimExpr& e) {
   if (c->name == "isnan" || c->name == "isinf")
     return std::make_unique<IFloatPred>(floatExpr(c->args.at(0)), c->name == "isnan");
   if (c->name == "abs") return std::make_unique<IAbs>(intExpr(c->args.at(0)), e->dtype);
+  if (c->name == "pow")
+    return std::make_unique<IPow>(intExpr(c->args.at(0)), intExpr(c->args.at(1)), e->dtype);
   static const std::pair<const char*, BitOp> kBitOps[] = {
       {"bitwise_and", BitOp::And}, {"bitwise_or", BitOp::Or},  {"bitwise_xor", BitOp::Xor},
       {"bitwise_not", BitOp::Not}, {"shift_left", BitOp::Shl}, {"shift_right", BitOp::Shr}};

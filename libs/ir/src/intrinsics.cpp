@@ -38,7 +38,7 @@ constexpr std::array kIntrinsics = {
     IntrinsicInfo{"abs", 1, R::SameAsArg, A::Number},
     IntrinsicInfo{"isnan", 1, R::Bool, A::Float},
     IntrinsicInfo{"isinf", 1, R::Bool, A::Float},
-    IntrinsicInfo{"pow", 2, R::SameAsArg, A::Float},
+    IntrinsicInfo{"pow", 2, R::SameAsArg, A::Number},
     IntrinsicInfo{"atan2", 2, R::SameAsArg, A::Float},
     IntrinsicInfo{"fmod", 2, R::SameAsArg, A::Float},
     IntrinsicInfo{"bitwise_and", 2, R::SameAsArg, A::Integer},

@@ -758,12 +758,7 @@ void legalizeBinaryOps(std::vector<OpDef>& ops) {
   });
   set("maximum", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::nanMaximum(a, b); });
   set("minimum", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return lew::nanMinimum(a, b); });
-  set("power", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) {
-    if (!ir::isFloat(a->dtype))
-      throw Error("op 'power': integer operands (" + std::string(ir::dtypeName(a->dtype)) +
-                  ") are not supported yet");
-    return ir::makeCall("pow", {a, b});
-  });
+  set("power", true, [](const ir::Attrs&, PrimExpr a, PrimExpr b) { return ir::makeCall("pow", {a, b}); });
   set("mod", true, [](const ir::Attrs& at, PrimExpr a, PrimExpr b) {
     bool fm = attrBool(at, "fmod");
     if (!ir::isFloat(a->dtype)) return fm ? lew::truncMod(a, b) : lew::floorMod(a, b);

@@ -521,8 +521,9 @@ std::vector<Tensor> computeGatherElements(const std::vector<Tensor>& inputs, con
 // ---- pad -------------------------------------------------------------------
 
 void checkPadMode(const std::string& mode) {
-  if (mode != "constant" && mode != "reflect" && mode != "edge")
-    throw opError("pad", "unknown mode '" + mode + "' (expected \"constant\", \"reflect\" or \"edge\")");
+  if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
+    throw opError("pad",
+                  "unknown mode '" + mode + "' (expected \"constant\", \"reflect\", \"edge\" or \"wrap\")");
 }
 
 Type inferPad(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
@@ -557,6 +558,7 @@ int64_t padSource(int64_t o, int64_t before, int64_t dim, const std::string& mod
   if (c >= 0 && c < dim) return c;
   if (mode == "constant") return kOutside;
   if (mode == "edge") return c < 0 ? 0 : dim - 1;
+  if (mode == "wrap") return (c % dim + dim) % dim;
   if (dim == 1) return 0;  // reflect (numpy): mirror without repeating the edge
   int64_t period = 2 * (dim - 1);
   c %= period;
@@ -809,8 +811,9 @@ ir::PrimFunc legalizeGatherElements(const std::vector<Type>& inputs, const Type&
 }
 
 // pad: c = o - before per axis; constant mode selects the pad value outside
-// the input (guarded load), edge clamps c, reflect folds c into one period
-// 2 * (dim - 1) and mirrors its second half (numpy; dim 1 reads index 0).
+// the input (guarded load), edge clamps c, wrap takes c modulo dim, reflect
+// folds c into one period 2 * (dim - 1) and mirrors its second half (numpy;
+// dim 1 reads index 0).
 ir::PrimFunc legalizePad(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
   const Type& x = inputs[0];
   const std::string& mode = attrStr(attrs, "mode");
@@ -835,6 +838,8 @@ ir::PrimFunc legalizePad(const std::vector<Type>& inputs, const Type& output, co
         src.push_back(c);
       } else if (mode == "edge") {
         src.push_back(lm::clampIndex(c, dim));
+      } else if (mode == "wrap") {
+        src.push_back(lm::floorMod(c, dim));
       } else {  // reflect
         int64_t n;
         if (ir::asConstInt(dim, &n) && n == 1) {

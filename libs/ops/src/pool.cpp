@@ -92,11 +92,14 @@ int64_t poolBlock(const ir::Attrs& attrs, const char* op) {
   return b;
 }
 
-// The input, of rank 4 (NCHW) or 5 (NCHW{b}c with b its last dimension).
-const Type& poolInput(const std::vector<Type>& inputs, const char* op, const ir::Attrs& attrs) {
+// The input, of rank 4 (NCHW) or 5 (NCHW{b}c with b its last dimension): a
+// float tensor, or for a max (`int8_ok`) also u8/i8 (exact in the reference
+// kernels' f32).
+const Type& poolInput(const std::vector<Type>& inputs, const char* op, const ir::Attrs& attrs,
+                      bool int8_ok = false) {
   const int64_t block = poolBlock(attrs, op);
   const Type& x = nn::operand(inputs, 0, op, block ? 5 : 4, "the input");
-  nn::requireFloat(x, op, "the input");
+  if (!int8_ok || (x.dtype != DType::u8 && x.dtype != DType::i8)) nn::requireFloat(x, op, "the input");
   if (block && !dimEqual(x.shape[4], dimConst(block)))
     fail(op, "the input " + ir::printType(x) + " does not have the layout's block of " +
                  std::to_string(block) + " channels last");
@@ -135,7 +138,7 @@ std::vector<PrimExpr> poolIndex(const ir::te::Indices& i, PrimExpr h, PrimExpr w
 template <bool kAvg>
 Type inferPool(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const char* op = kAvg ? "avg_pool2d" : "max_pool2d";
-  const Type& x = poolInput(inputs, op, attrs);
+  const Type& x = poolInput(inputs, op, attrs, !kAvg);
   PoolAttrs a = poolAttrs(attrs, op, kAvg);
   PrimExpr oh = poolOutDim(x.shape[2], a.kh, a.sh, a.pt, a.pb, a.dh, a.ceil_mode, op, "height");
   PrimExpr ow = poolOutDim(x.shape[3], a.kw, a.sw, a.pl, a.pr, a.dw, a.ceil_mode, op, "width");
@@ -427,7 +430,7 @@ ir::PrimFunc legalizePoolIndices(const std::vector<Type>& inputs, const Type& ou
 
 template <bool kAvg>
 Type inferGlobalPool(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
-  const Type& x = poolInput(inputs, kAvg ? "global_avg_pool2d" : "global_max_pool2d", attrs);
+  const Type& x = poolInput(inputs, kAvg ? "global_avg_pool2d" : "global_max_pool2d", attrs, !kAvg);
   return Type::tensor(x.dtype, pooledShape(x, dimConst(1), dimConst(1)));
 }
 

@@ -52,6 +52,15 @@ MLCC_INLINE i64 mlcc_f2i(float v, double lo, double hi) {
   if (d >= hi) return hi >= 9.2e18 ? 9223372036854775807LL : (i64)hi;
   return (i64)d;
 }
+MLCC_INLINE i64 mlcc_ipow(i64 x, i64 n) {
+  if (n < 0) return x == 1 ? 1 : x == -1 ? ((n & 1) ? -1 : 1) : 0;
+  unsigned long long r = 1, p = (unsigned long long)x;
+  for (unsigned long long e = (unsigned long long)n; e; e >>= 1) {
+    if (e & 1) r *= p;
+    p *= p;
+  }
+  return (i64)r;
+}
 MLCC_INLINE float mlcc_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 #ifndef MLCC_CUDA_EMULATION
 MLCC_INLINE float mlcc_bits(unsigned int b) { return __uint_as_float(b); }
@@ -596,6 +605,9 @@ class KernelWriter {
     if (n == "abs")
       return isFloat(c.dtype) ? "fabsf(" + a[0] + ")" : "mlcc_imax(" + a[0] + ", -" + a[0] + ")";
     if (const std::string bits = bitwise(c, a); !bits.empty()) return bits;
+    if (n == "pow" && !isFloat(c.dtype))
+      return "((" + std::string(cType(c.dtype, where())) + ")mlcc_ipow((i64)(" + a[0] + "), (i64)(" + a[1] +
+             ")))";
     cType(c.args[0]->dtype, where());
     if (n == "isnan") return "(" + a[0] + " != " + a[0] + ")";
     if (n == "isinf") return "(fabsf(" + a[0] + ") == mlcc_bits(0x7f800000u))";

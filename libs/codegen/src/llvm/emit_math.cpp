@@ -68,6 +68,30 @@ llvm::Value* KernelEmitter::bitwise(const std::string& name, const std::vector<l
   fail("unknown integer intrinsic '" + name + "'");
 }
 
+// Integer pow as the interpreter: square-and-multiply over the exponent's
+// bits, unrolled (one select per bit), wrapping; a negative exponent gives
+// 1 for x == 1, ±1 for x == -1 (by its parity), else 0.
+llvm::Value* KernelEmitter::intPow(llvm::Value* x, llvm::Value* n, ir::DType t) {
+  auto* ty = x->getType();
+  const unsigned bits = ty->getIntegerBitWidth();
+  llvm::Value* one = llvm::ConstantInt::get(ty, 1);
+  llvm::Value* r = one;
+  llvm::Value* p = x;
+  for (unsigned k = 0; k < bits; ++k) {
+    llvm::Value* bit = b.CreateTrunc(b.CreateLShr(n, llvm::ConstantInt::get(ty, k)), b.getInt1Ty());
+    r = b.CreateSelect(bit, b.CreateMul(r, p), r);
+    if (k + 1 < bits) p = b.CreateMul(p, p);
+  }
+  if (ir::isUnsigned(t)) return r;
+  llvm::Value* zero = llvm::ConstantInt::get(ty, 0);
+  llvm::Value* minus_one = llvm::ConstantInt::getSigned(ty, -1);
+  llvm::Value* odd = b.CreateTrunc(n, b.getInt1Ty());
+  llvm::Value* negative =
+      b.CreateSelect(b.CreateICmpEQ(x, one), one,
+                     b.CreateSelect(b.CreateICmpEQ(x, minus_one), b.CreateSelect(odd, minus_one, one), zero));
+  return b.CreateSelect(b.CreateICmpSLT(n, zero), negative, r);
+}
+
 llvm::Value* KernelEmitter::call(const ir::CallNode& c) {
   const ir::IntrinsicInfo* info = ir::findIntrinsic(c.name);
   if (!info || static_cast<int>(c.args.size()) != info->arity) fail("unknown intrinsic '" + c.name + "'");
@@ -80,6 +104,7 @@ llvm::Value* KernelEmitter::call(const ir::CallNode& c) {
     return b.CreateBinaryIntrinsic(llvm::Intrinsic::abs, x, b.getFalse());
   }
   if (info->args == ir::IntrinsicArgs::Integer) return bitwise(c.name, args, t);
+  if (c.name == "pow" && !ir::isFloat(t)) return intPow(args[0], args[1], t);
   if (c.name == "isnan") return b.CreateFCmpUNO(x, x);
   if (c.name == "isinf")
     return b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),

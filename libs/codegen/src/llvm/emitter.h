@@ -54,6 +54,7 @@ class KernelEmitter {
   llvm::Value* call(const ir::CallNode& c);
   // The integer intrinsics (bitwise_*, shift_left/right) on `args` of dtype t.
   llvm::Value* bitwise(const std::string& name, const std::vector<llvm::Value*>& args, ir::DType t);
+  llvm::Value* intPow(llvm::Value* x, llvm::Value* n, ir::DType t);
 
   // ---- buffers (emit_buffer.cpp) ----
   // Registers every buffer of the function (for the alias scopes).

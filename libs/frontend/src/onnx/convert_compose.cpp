@@ -6,7 +6,8 @@
 // grid times theta), MaxUnpool (scatter_elements into zeros, by the flat
 // indices MaxPool gives) and Col2Im (a grouped conv2d_transpose with one-hot
 // kernels: each column entry adds to its pixel of the image), DFT (one
-// matmul with the constant DFT matrix) and If (the branch its condition,
+// matmul with the constant DFT matrix), STFT (framed by a gather, then the
+// same matmul) and If (the branch its condition,
 // known at import, selects).
 #include <cmath>
 
@@ -294,6 +295,34 @@ ValuePtr col2Im(NodeCtx& c) {
                    n);
 }
 
+// The constant [len * comps, K * 2] matrix of the length-L DFT of a signal
+// of `len` samples with `comps` components (1: real, 2: interleaved
+// complex), giving K interleaved complex bins (forward e^{-2 pi i jk / L},
+// inverse e^{+2 pi i jk / L} / L; samples past L dropped, missing ones zero).
+ValuePtr dftMatrix(NodeCtx& c, int64_t len, int64_t comps, int64_t L, int64_t K, bool inverse,
+                   ir::DType dtype, const std::string& name) {
+  const int64_t rows = len * comps;
+  if (K > kMaxComputedElements / 2 / std::max<int64_t>(rows, 1))
+    c.fail("a DFT of " + std::to_string(len) + " to " + std::to_string(L) +
+           " points is too large for its matrix form");
+  std::vector<double> m(static_cast<size_t>(rows * K * 2), 0.0);
+  constexpr double kPi = 3.14159265358979323846;
+  const double scale = inverse ? 1.0 / static_cast<double>(L) : 1.0, sign = inverse ? 1.0 : -1.0;
+  for (int64_t j = 0; j < std::min(len, L); ++j)
+    for (int64_t k = 0; k < K; ++k) {
+      const double angle = 2 * kPi * static_cast<double>((j * k) % L) / static_cast<double>(L);
+      const double cs = std::cos(angle) * scale, sn = sign * std::sin(angle) * scale;
+      // (re + i im)(cs + i sn): re' = re cs - im sn, im' = re sn + im cs.
+      auto at = [&](int64_t p, int64_t q) -> double& {
+        return m[static_cast<size_t>(((j * comps + p) * K + k) * 2 + q)];
+      };
+      at(0, 0) = cs;
+      at(0, 1) = sn;
+      if (comps == 2) at(1, 0) = -sn, at(1, 1) = cs;
+    }
+  return c.im.constant(ir::Tensor::fromValues(dtype, {rows, K * 2}, m), name);
+}
+
 // DFT along one signal axis as one matmul: the signal [..., n, c] (c = 1:
 // real, 2: interleaved complex) moved last and flattened to [..., n * c],
 // times the constant [n * c, K * 2] matrix of the length-L transform
@@ -334,25 +363,7 @@ ValuePtr dft(NodeCtx& c) {
   if (inverse && onesided) c.fail("inverse with onesided (a real inverse transform) is not supported");
   const int64_t K = onesided ? L / 2 + 1 : L;
   const int64_t rows = len * comps;
-  if (K > kMaxComputedElements / 2 / std::max<int64_t>(rows, 1))
-    c.fail("a DFT of " + std::to_string(len) + " to " + std::to_string(L) +
-           " points is too large for its matrix form");
-  std::vector<double> m(static_cast<size_t>(rows * K * 2), 0.0);
-  constexpr double kPi = 3.14159265358979323846;
-  const double scale = inverse ? 1.0 / static_cast<double>(L) : 1.0, sign = inverse ? 1.0 : -1.0;
-  for (int64_t j = 0; j < std::min(len, L); ++j)
-    for (int64_t k = 0; k < K; ++k) {
-      const double angle = 2 * kPi * static_cast<double>((j * k) % L) / static_cast<double>(L);
-      const double cs = std::cos(angle) * scale, sn = sign * std::sin(angle) * scale;
-      // (re + i im)(cs + i sn): re' = re cs - im sn, im' = re sn + im cs.
-      auto at = [&](int64_t p, int64_t q) -> double& {
-        return m[static_cast<size_t>(((j * comps + p) * K + k) * 2 + q)];
-      };
-      at(0, 0) = cs;
-      at(0, 1) = sn;
-      if (comps == 2) at(1, 0) = -sn, at(1, 1) = cs;
-    }
-  auto matrix = c.im.constant(ir::Tensor::fromValues(x->type.dtype, {rows, K * 2}, m), n + "_matrix");
+  auto matrix = dftMatrix(c, len, comps, L, K, inverse, x->type.dtype, n + "_matrix");
   // [others..., axis, comps] -> [others..., n * comps]
   std::vector<int64_t> perm;
   std::vector<ir::PrimExpr> others;
@@ -373,6 +384,59 @@ ValuePtr dft(NodeCtx& c) {
   for (int64_t i = 0, o = 0; i < r - 1; ++i) back.push_back(i == axis ? r - 2 : o++);
   back.push_back(r - 1);
   return c.im.emit("permute_dims", {y}, {{"axes", ir::AttrValue::ints(back)}}, n);
+}
+
+// STFT (opset 17): the frames of the signal [batch, length, c] (frame i
+// starts at i * frame_step) gathered with a constant index table, times
+// the window, then each frame's DFT as one matmul with the DFT matrix:
+// [batch, frames, bins, 2] (bins = frame_length / 2 + 1 when onesided).
+ValuePtr stft(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const std::string n = c.outName();
+  if (x->type.rank() != 3) c.fail("the signal must be [batch, length, 1 or 2]");
+  const int64_t comps = staticDim(c, x->type.shape[2], "the real/complex axis");
+  if (comps != 1 && comps != 2)
+    c.fail("the last axis must be 1 (real) or 2 (complex), not " + std::to_string(comps));
+  const int64_t len = staticDim(c, x->type.shape[1], "the signal length");
+  const std::vector<int64_t> step = c.constInts(1, "frame_step");
+  if (step.size() != 1 || step[0] <= 0) c.fail("frame_step must be one positive value");
+  ValuePtr window = c.hasInput(2) ? c.in(2) : nullptr;
+  int64_t fl = -1;
+  if (window) {
+    if (window->type.rank() != 1) c.fail("the window must be 1-D");
+    fl = staticDim(c, window->type.shape[0], "the window length");
+  }
+  if (c.hasInput(3)) {
+    const std::vector<int64_t> f = c.constInts(3, "frame_length");
+    if (f.size() != 1) c.fail("frame_length must hold one value");
+    if (fl >= 0 && f[0] != fl) c.fail("frame_length differs from the window's length");
+    fl = f[0];
+  }
+  if (fl <= 0) c.fail("needs a window or a positive frame_length");
+  if (fl > len)
+    c.fail("frame_length " + std::to_string(fl) + " exceeds the signal length " + std::to_string(len));
+  const bool onesided = c.attrInt("onesided", 1) != 0;
+  if (onesided && comps == 2) c.fail("onesided applies to real signals only");
+  const int64_t frames = (len - fl) / step[0] + 1;
+  checkComputedSize({frames, fl}, "the frame index table");
+  std::vector<int64_t> idx;
+  for (int64_t f = 0; f < frames; ++f)
+    for (int64_t j = 0; j < fl; ++j) idx.push_back(f * step[0] + j);
+  ir::Tensor table = intTensor(idx).reshaped({frames, fl});
+  ValuePtr framed =
+      c.im.emit("take", {x, c.im.constant(std::move(table), n + "_frame_index")}, {{"axis", int64_t{1}}},
+                n + "_frames");  // [batch, frames, fl, comps]
+  if (window) {
+    ValuePtr w = reshapeTo(c, castTo(c, window, x->type.dtype, n + "_window"),
+                           {ir::makeInt(fl), ir::makeInt(1)}, n + "_window_column");
+    framed = c.im.emit("multiply", {framed, w}, {}, n + "_windowed");
+  }
+  const int64_t K = onesided ? fl / 2 + 1 : fl;
+  auto matrix = dftMatrix(c, fl, comps, fl, K, false, x->type.dtype, n + "_matrix");
+  const ir::PrimExpr batch = x->type.shape[0];
+  auto rows = reshapeTo(c, framed, {batch, ir::makeInt(frames), ir::makeInt(fl * comps)}, n + "_rows");
+  auto y = c.im.emit("matmul", {rows, matrix}, {}, n + "_freq");
+  return reshapeTo(c, y, {batch, ir::makeInt(frames), ir::makeInt(K), ir::makeInt(2)}, n);
 }
 
 // If with a condition known at import (a shape test, say): the chosen
@@ -400,6 +464,7 @@ std::vector<ValuePtr> ifBranch(NodeCtx& c) {
 void registerComposedConverters(ConverterTable& t) {
   t["If"] = [](NodeCtx& c) { return ifBranch(c); };
   t["DFT"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {dft(c)}; };
+  t["STFT"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {stft(c)}; };
   t["MaxUnpool"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {maxUnpool(c)}; };
   t["Col2Im"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {col2Im(c)}; };
   t["AffineGrid"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {affineGrid(c)}; };

@@ -576,7 +576,7 @@ void registerShapeConverters(ConverterTable& t) {
     }
     if (pads.size() != 2 * rank) c.fail("pads must have 2 x rank values");
     std::string mode = c.attrStr("mode", "constant");
-    if (mode != "constant" && mode != "reflect" && mode != "edge")
+    if (mode != "constant" && mode != "reflect" && mode != "edge" && mode != "wrap")
       c.fail("mode '" + mode + "' is not supported");
     return {c.im.emit("pad", {x},
                       {{"pad_width", ir::AttrValue::ints(pads)}, {"mode", mode}, {"pad_value", value}},

@@ -26,7 +26,9 @@ enum class IntrinsicArgs : uint8_t {
 // bitwise_and/or/xor/not; shift_left(x, n) is x << n wrapped to the dtype,
 // shift_right(x, n) is logical for unsigned and arithmetic for signed
 // dtypes. A shift amount outside [0, bits) gives 0 (shift_right of a
-// negative signed x by n >= bits gives -1; by n < 0 gives 0).
+// negative signed x by n >= bits gives -1; by n < 0 gives 0). pow of
+// integers is x^n wrapped to the dtype; for n < 0 it is 1 when x is 1, ±1
+// when x is -1 (by n's parity), else 0.
 struct IntrinsicInfo {
   std::string_view name;
   int arity;
