@@ -27,9 +27,9 @@ std::pair<Pipeline, BuildOptions> load(const CommandOptions& o) {
       throw CLI::ValidationError("--set", "takes NAME=VALUE, got '" + s + "'");
     lo.overrides[s.substr(0, eq)] = s.substr(eq + 1);
   }
-  if (!fs::exists(o.input)) throw Error("--input " + o.input + ": no such file");
-  lo.input = fs::absolute(o.input).lexically_normal().string();
   std::error_code ec;
+  if (!fs::exists(o.input, ec)) throw Error("--input " + o.input + ": no such file");
+  lo.input = fs::absolute(o.input).lexically_normal().string();
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   lo.tool_dir = ec ? "" : self.parent_path().string();
   if (!o.build_dir.empty()) lo.build_dir = fs::absolute(o.build_dir).lexically_normal().string();

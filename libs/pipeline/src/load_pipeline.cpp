@@ -49,6 +49,13 @@ bool isExecutableFile(const fs::path& p) {
   return fs::is_regular_file(p, ec) && access(p.c_str(), X_OK) == 0;
 }
 
+// fs::exists without throwing (a name too long for the file system, say,
+// is not there).
+bool pathExists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
 std::string findInPath(const std::string& name) {
   const char* path = std::getenv("PATH");
   std::stringstream dirs(path ? path : "");
@@ -333,7 +340,7 @@ class Loader {
       if (!isExecutableFile(p))
         fail(n.Mark(), key,
              "no executable '" + p.string() + "'" +
-                 (fs::exists(p) ? " (it is not executable: chmod +x it)" : "") +
+                 (pathExists(p) ? " (it is not executable: chmod +x it)" : "") +
                  " (a path is relative to the pipeline file's directory)");
       s.tool_path = p.string();
       return;

@@ -84,7 +84,7 @@ int execStage(const StageExec& stage) {
 
   const int rc = host::runProcessPassthrough(stage.command);
   if (rc != 0) return rc;
-  if (!fs::exists(stage.output)) {
+  if (std::error_code ec; !fs::exists(stage.output, ec)) {
     std::cerr << "mlcc-pipeline: error: " << host::commandLine(stage.command)
               << " succeeded but did not write " << stage.output << "\n";
     return 1;
