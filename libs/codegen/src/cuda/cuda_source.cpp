@@ -554,7 +554,7 @@ class KernelWriter {
     }
     std::string r = "(" + x + " " + binaryOpName(b.op) + " " + y + ")";
     // Narrow integer arithmetic wraps to its dtype, as in the interpreter.
-    if (!isComparison(b.op) && (b.dtype == DType::i32 || b.dtype == DType::i8 || b.dtype == DType::u8))
+    if (!isComparison(b.op) && isInt(b.dtype) && b.dtype != DType::i64)
       r = "((" + std::string(cType(b.dtype, where())) + ")" + r + ")";
     return r;
   }

@@ -23,14 +23,10 @@ void checkQuantized(NodeCtx& c, DType t, const std::string& what) {
     c.fail(what + " is " + dt(t) + ": only u8 and i8 quantization is supported");
 }
 
-int64_t elementCount(const ValuePtr& v) {
-  int64_t n = 1;
-  for (const auto& d : v->type.shape) {
-    int64_t k;
-    if (!ir::asConstInt(d, &k)) return -1;
-    n *= k;
-  }
-  return n;
+// A tensor of one element (a scalar or [1], ...).
+bool oneElement(const ValuePtr& v) {
+  int64_t n;
+  return v->type.rank() <= 1 && ir::asConstInt(dimProduct(v->type.shape, 0, v->type.rank()), &n) && n == 1;
 }
 
 ValuePtr emit(NodeCtx& c, const std::string& op, const std::vector<ValuePtr>& args, const std::string& name,
@@ -38,9 +34,21 @@ ValuePtr emit(NodeCtx& c, const std::string& op, const std::vector<ValuePtr>& ar
   return c.im.emit(op, args, std::move(attrs), name);
 }
 
+// A scale or zero point `p` shaped to broadcast against a value of rank
+// `rank`: one element as a scalar; a 1-D tensor along `axis` (< 0: per
+// tensor only) as [C, 1, ..] ending at that axis's position.
+ValuePtr alongAxis(NodeCtx& c, const ValuePtr& p, size_t rank, int64_t axis, const std::string& n) {
+  if (oneElement(p)) return reshapeTo(c, p, {}, n);
+  if (p->type.rank() != 1 || axis < 0 || static_cast<size_t>(axis) >= rank)
+    c.fail(n + " must be a scalar" + std::string(axis < 0 ? "" : " or a 1-D tensor"));
+  std::vector<ir::PrimExpr> shape(rank - static_cast<size_t>(axis), ir::makeInt(1));
+  shape[0] = p->type.shape[0];
+  return reshapeTo(c, p, shape, n);
+}
+
 // x and its scale and zero point (null when absent), shaped so that they
-// broadcast element by element: a one-element parameter as a scalar; a 1-D
-// one along `axis` as [1, .., C, .., 1]; with `block_size` B, x's axis split
+// broadcast element by element: per tensor or along `axis` as alongAxis
+// shapes them; with `block_size` B, x's axis split
 // into [D / B, B] and the parameters' (of x's rank, D / B along the axis)
 // into [D / B, 1]. `shape` is x's shape, to restore after a blocked op.
 struct QuantOperands {
@@ -58,7 +66,7 @@ QuantOperands quantOperands(NodeCtx& c, const ValuePtr& x, std::vector<ValuePtr>
   const int64_t block = c.opset >= 21 ? c.attrInt("block_size", 0) : 0;
   int64_t axis = c.opset >= 13 ? c.attrInt("axis", 1) : 1;
   if (block < 0) c.fail("block_size must not be negative");
-  const bool per_tensor = block == 0 && elementCount(scale) == 1 && scale->type.rank() <= 1;
+  const bool per_tensor = block == 0 && oneElement(scale);
   if (!per_tensor && (axis < -rank || axis >= rank))
     c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   if (axis < 0) axis += rank;
@@ -66,22 +74,15 @@ QuantOperands quantOperands(NodeCtx& c, const ValuePtr& x, std::vector<ValuePtr>
     ValuePtr& p = q.params[k];
     if (!p) continue;
     const std::string pn = n + (k == 0 ? "_scale" : "_zero_point");
-    if (per_tensor) {
-      if (elementCount(p) != 1) c.fail("the zero point must have the scale's shape");
-      p = reshapeTo(c, p, {}, pn);
-    } else if (block > 0) {
-      if (static_cast<int64_t>(p->type.rank()) != rank)
-        c.fail("blocked quantization needs parameters of x's rank");
-      std::vector<ir::PrimExpr> ps = p->type.shape;
-      ps.insert(ps.begin() + axis + 1, ir::makeInt(1));
-      p = reshapeTo(c, p, ps, pn);
-    } else {
-      if (p->type.rank() != 1)
-        c.fail("the scale and zero point must be scalars or 1-D tensors along the axis");
-      std::vector<ir::PrimExpr> ps(static_cast<size_t>(rank), ir::makeInt(1));
-      ps[static_cast<size_t>(axis)] = p->type.shape[0];
-      p = reshapeTo(c, p, ps, pn);
+    if (block == 0) {
+      p = alongAxis(c, p, static_cast<size_t>(rank), per_tensor ? -1 : axis, pn);
+      continue;
     }
+    if (static_cast<int64_t>(p->type.rank()) != rank)
+      c.fail("blocked quantization needs parameters of x's rank");
+    std::vector<ir::PrimExpr> ps = p->type.shape;
+    ps.insert(ps.begin() + axis + 1, ir::makeInt(1));
+    p = reshapeTo(c, p, ps, pn);
   }
   if (block > 0) {
     const int64_t d = staticDim(c, x->type.shape[static_cast<size_t>(axis)], "the quantized axis");
@@ -173,18 +174,6 @@ std::vector<ValuePtr> dynamicQuantizeLinear(NodeCtx& c) {
       emit(c, "add", {emit(c, "round", {emit(c, "divide", {x, scale}, n + "_scaled")}, n + "_rounded"), zpf},
            n + "_shifted");
   return {castTo(c, q, DType::u8, n), scale, zp};
-}
-
-// A scale or zero point `p` shaped to broadcast against a value of rank
-// `rank`: one element as a scalar; a 1-D tensor along `axis` (< 0: per
-// tensor only) as [C, 1, ..] ending at that axis's position.
-ValuePtr alongAxis(NodeCtx& c, const ValuePtr& p, size_t rank, int64_t axis, const std::string& n) {
-  if (elementCount(p) == 1 && p->type.rank() <= 1) return reshapeTo(c, p, {}, n);
-  if (p->type.rank() != 1 || axis < 0 || static_cast<size_t>(axis) >= rank)
-    c.fail(n + " must be a scalar" + std::string(axis < 0 ? "" : " or a 1-D tensor"));
-  std::vector<ir::PrimExpr> shape(rank - static_cast<size_t>(axis), ir::makeInt(1));
-  shape[0] = p->type.shape[0];
-  return reshapeTo(c, p, shape, n);
 }
 
 // An integer operand minus its zero point (scalar, or 1-D along `axis`),
