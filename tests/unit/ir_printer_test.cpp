@@ -39,6 +39,9 @@ TEST(PrintExpr, Precedence) {
   EXPECT_EQ(printExpr(makeSelect(lt(a, b), makeCast(DType::f32, a), makeFloat(0.5))),
             "select(a < b, cast<f32>(a), 0.5)");
   EXPECT_EQ(printExpr(makeInt(-7, DType::i8) + makeInt(3, DType::i8)), "-7i8 + 3i8");
+  // Literals hold values of their dtype (wrapped), so the text parses back.
+  EXPECT_EQ(printExpr(makeInt(-1, DType::u8)), "255u8");
+  EXPECT_EQ(printExpr(makeInt(200, DType::i8)), "-56i8");
   EXPECT_EQ(printExpr(makeFloat(0.5, DType::f16)), "0.5f16");
   EXPECT_EQ(printExpr(makeFloat(-INFINITY, DType::bf16)), "-infbf16");
   EXPECT_EQ(printExpr(makeFloat(NAN)), "nan");

@@ -18,6 +18,15 @@ std::string dt(DType t) { return std::string(dtypeName(t)); }
 
 PrimExpr makeInt(int64_t value, DType t) {
   if (!isInt(t) && t != DType::boolean) throw Error("integer literal of non-integer dtype " + dt(t));
+  // A literal holds a value of its dtype: wrapped into the range (two's
+  // complement: 200 as i8 is -56, -1 as u8 is 255), as the dtype's arithmetic
+  // wraps, so the printer never writes one the parser refuses.
+  if (isInt(t) && t != DType::i64) {
+    const uint64_t modulus = uint64_t{1} << (dtypeBytes(t) * 8);
+    const uint64_t bits = static_cast<uint64_t>(value) & (modulus - 1);
+    value = static_cast<int64_t>(bits) > intMax(t) ? static_cast<int64_t>(bits - modulus)
+                                                   : static_cast<int64_t>(bits);
+  }
   return std::make_shared<IntImmNode>(t, value);
 }
 

@@ -285,13 +285,13 @@ DType Parser::floatSuffix(const Token& t, std::string_view suffix) {
 }
 
 int64_t Parser::intValue(const Token& t, bool negative, DType dtype, const Token& where) {
-  const int bits = dtypeBytes(dtype) * 8;
-  const uint64_t limit = isUnsigned(dtype) ? (negative ? 0 : static_cast<uint64_t>(intMax(dtype)))
-                                           : (uint64_t{1} << (bits - 1)) - (negative ? 0 : 1);
+  // The largest magnitude of the dtype's range on this side of zero.
+  const uint64_t limit =
+      negative ? uint64_t{0} - static_cast<uint64_t>(intMin(dtype)) : static_cast<uint64_t>(intMax(dtype));
   uint64_t magnitude = 0;
   for (char c : t.text) {
     uint64_t digit = static_cast<uint64_t>(c - '0');
-    if (magnitude > (limit - digit) / 10) {
+    if (digit > limit || magnitude > (limit - digit) / 10) {
       std::string range = dtype == DType::i64 ? "" : " for " + std::string(dtypeName(dtype));
       failAt(where, "integer literal out of range" + range);
     }
