@@ -134,6 +134,14 @@ int mlcc_model_device(const mlcc_model* m);
  * them), with no copies; returns when the kernels are done. -1 for a CPU
  * model. */
 int mlcc_model_run_device(mlcc_model* m, const void* const* inputs, void* const* outputs);
+/* The time the last run took on the device, in nanoseconds: from its first
+ * kernel to the end of its last (cuBLAS calls, copies between buffers and
+ * the gaps between launches included; mlcc_model_run's copies of the host
+ * inputs and outputs excluded), measured with CUDA events. -1 for a CPU
+ * model, before the first run, and after a failed one. With profiling
+ * enabled, each kernel's time is the span between the CUDA events around
+ * its launches, the launches not synchronized. */
+int64_t mlcc_model_last_device_ns(const mlcc_model* m);
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,7 @@ int main(int argc, char** argv) {
   mlcc-run model.so --bench 50 --threads 1 --json        # {"median_ms": ..., "min_ms", "mean_ms", "runs", "threads"}
   mlcc-run model.so --bench 20 --profile                 # per-kernel calls, total ms, share of the run, GFLOPS
   mlcc-run kernels.so --entry mm --bench 50 --json       # time one prim func of a prim-func-only model.so
+  mlcc-run gpu_model.so --bench 50 --profile             # a CUDA model: timed with CUDA events on the GPU
   mlcc-run kernels.so --entry mm --input A=a.npy --input B=b.npy --output-dir out/   # as kernels.ir --entry mm
 Inputs are .npy files (f32, f16, i8, u8, i32, i64, bool). Without any --input every input is random:
 floats normal(0, 1), integers in [0, 10); --random-inputs fills only the missing ones. The random
@@ -29,7 +30,10 @@ inputs of a model.so are those of its IR for the same --seed. --input FILE.npy (
 entry's only input (of a prim func: the only buffer it does not write); when the entry has several
 inputs, or none, that is a usage error listing them: exit 2, found once the IR or model.so is
 loaded (so a bad file is still exit 1). --bench, --warmup, --json, --threads and --profile apply
-to compiled models only. A model.so compiled from prim funcs only (mlcc-codegen) has a function per
+to compiled models only. A CUDA model (mlcc-codegen --target cuda) runs on $MLCC_CUDA_DEVICE
+(default 0); --bench and --profile time it on the GPU with CUDA events, from its first kernel to
+its last (the copies of the inputs and outputs are in the wall time --json gives as wall_median_ms),
+and --profile's kernel times are taken between events, without synchronizing. A model.so compiled from prim funcs only (mlcc-codegen) has a function per
 prim func and no graph entry: --entry NAME chooses one (needed when there are several), which runs as
 `--entry NAME` on the IR does: the same inputs, outputs and random inputs.)");
   mlcc::run::RunOptions o;

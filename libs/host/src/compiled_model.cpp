@@ -37,6 +37,9 @@ struct Api {
   decltype(&mlcc_model_function_name) function_name;
   decltype(&mlcc_model_load_function) load_function;
   decltype(&mlcc_model_input_dim_name) input_dim_name;
+  // Absent from model.so files linked before CUDA models (all CPU models).
+  decltype(&mlcc_model_device) device;
+  decltype(&mlcc_model_last_device_ns) last_device_ns;
 };
 
 // "@a, @b, @c"
@@ -145,6 +148,8 @@ CompiledModel::CompiledModel(const std::string& path, const std::string& functio
   optional(I.api.function_name, "mlcc_model_function_name");
   optional(I.api.load_function, "mlcc_model_load_function");
   optional(I.api.input_dim_name, "mlcc_model_input_dim_name");
+  optional(I.api.device, "mlcc_model_device");
+  optional(I.api.last_device_ns, "mlcc_model_last_device_ns");
   auto fail = [&](const Error& e) {
     dlclose(I.handle);
     I.handle = nullptr;
@@ -242,6 +247,13 @@ void CompiledModel::setThreads(int n) {
   if (impl_->api.set_threads(impl_->model, n) != 0) throw Error(impl_->api.last_error());
 }
 
+int CompiledModel::device() const { return impl_->api.device ? impl_->api.device(impl_->model) : -1; }
+
+double CompiledModel::lastDeviceMs() const {
+  const int64_t ns = impl_->api.last_device_ns ? impl_->api.last_device_ns(impl_->model) : -1;
+  return ns < 0 ? -1 : static_cast<double>(ns) / 1e6;
+}
+
 void CompiledModel::enableProfiling(bool on) {
   if (impl_->api.enable_profiling(impl_->model, on ? 1 : 0) != 0) throw impl_->apiError("profiling");
 }
@@ -303,18 +315,21 @@ BenchStats summarizeTimes(std::vector<double> ms) {
   return s;
 }
 
-std::vector<double> timeRuns(CompiledModel& model, const std::vector<ir::Tensor>& inputs,
-                             std::vector<ir::Tensor>& outputs, int warmup, int runs) {
+RunTimes timeRuns(CompiledModel& model, const std::vector<ir::Tensor>& inputs,
+                  std::vector<ir::Tensor>& outputs, int warmup, int runs) {
   for (int i = 0; i < warmup; ++i) model.run(inputs, outputs);
-  std::vector<double> ms;
-  ms.reserve(runs);
+  RunTimes t;
+  t.wall_ms.reserve(runs);
+  const bool on_device = model.device() >= 0;
+  if (on_device) t.device_ms.reserve(runs);
   for (int i = 0; i < runs; ++i) {
     auto t0 = std::chrono::steady_clock::now();
     model.run(inputs, outputs);
     auto t1 = std::chrono::steady_clock::now();
-    ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    t.wall_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+    if (on_device) t.device_ms.push_back(model.lastDeviceMs());
   }
-  return ms;
+  return t;
 }
 
 }  // namespace mlcc::host

@@ -47,6 +47,10 @@ struct Driver {
   CUresult (*stream_create)(Handle*, unsigned);
   CUresult (*stream_destroy)(Handle);
   CUresult (*stream_sync)(Handle);
+  CUresult (*event_create)(Handle*, unsigned);
+  CUresult (*event_destroy)(Handle);
+  CUresult (*event_record)(Handle, Handle);
+  CUresult (*event_elapsed)(float*, Handle, Handle);
   CUresult (*error_name)(CUresult, const char**);
   CUresult (*error_string)(CUresult, const char**);
 };
@@ -85,6 +89,12 @@ const Driver& driver() {
     get(d.stream_create, "cuStreamCreate");
     get(d.stream_destroy, "cuStreamDestroy_v2");
     get(d.stream_sync, "cuStreamSynchronize");
+    get(d.event_create, "cuEventCreate");
+    get(d.event_destroy, "cuEventDestroy_v2");
+    get(d.event_record, "cuEventRecord");
+    // cuEventElapsedTime_v2 since CUDA 12.8; the same call before.
+    d.event_elapsed = reinterpret_cast<decltype(d.event_elapsed)>(dlsym(d.lib, "cuEventElapsedTime_v2"));
+    if (!d.event_elapsed) get(d.event_elapsed, "cuEventElapsedTime");
     get(d.error_name, "cuGetErrorName");
     get(d.error_string, "cuGetErrorString");
     if (d.problem.empty())
@@ -144,7 +154,9 @@ std::string cudaError(const char* call, CUresult rc) {
 }
 
 uint64_t tensorBytes(const mlcc_abi_tensor& t) {
-  static const uint64_t size[] = {4, 2, 2, 1, 4, 8, 1};
+  // Bytes per element in mlcc_dtype order (f32 f16 bf16 i8 i32 i64 bool u8).
+  static const uint64_t size[] = {4, 2, 2, 1, 4, 8, 1, 1};
+  static_assert(sizeof size / sizeof size[0] == MLCC_U8 + 1, "a size per mlcc_dtype");
   uint64_t n = size[t.dtype];
   for (int d = 0; d < t.ndim; ++d) n *= static_cast<uint64_t>(t.shape[d]);
   return n;
@@ -165,6 +177,15 @@ struct CudaModel {
   // at load, so that a run allocates nothing.
   std::vector<CUdeviceptr> run_inputs, run_outputs, args;
   std::vector<void*> params;
+  // CUDA events (timing enabled), one before each step and one after the
+  // last: a run records the first and the last (its device time), a
+  // profiled run every one (each step's time, with no synchronization
+  // between steps).
+  std::vector<Handle> events;
+  int64_t last_device_ns = -1;  // the last run's, from the first event to the last
+  // Per step: whether it begins a call of its kernel (prim func), which may
+  // launch several CUDA kernels (a profile counts calls, not launches).
+  std::vector<char> starts_call;
 };
 
 void cudaFree(CudaModel* c) {
@@ -174,6 +195,8 @@ void cudaFree(CudaModel* c) {
     d.ctx_set_current(c->ctx);
     if (c->stream) d.stream_sync(c->stream);
     for (CUdeviceptr p : c->allocations) d.mem_free(p);
+    for (Handle e : c->events)
+      if (e) d.event_destroy(e);
     if (c->stream) d.stream_destroy(c->stream);
     if (c->module) d.module_unload(c->module);
     if (c->cublas) cublas().destroy(c->cublas);
@@ -234,6 +257,26 @@ std::string cudaLoad(mlcc_model* m) {
       }
       b.set_stream(c->cublas, c->stream);
     }
+  c->events.assign(abi.num_steps + 1, nullptr);
+  for (Handle& e : c->events)
+    if ((rc = d.event_create(&e, 0 /* CU_EVENT_DEFAULT: with timing */))) {
+      e = nullptr;
+      return cudaError("cuEventCreate", rc);
+    }
+  // A call's steps are consecutive and launch distinct functions (a GEMM
+  // step first, then its epilogue): a step of another kernel, or one that
+  // repeats the call's first function, begins the next call.
+  c->starts_call.assign(abi.num_steps, 0);
+  for (int i = 0, first = -1; i < abi.num_steps; ++i) {
+    const mlcc_abi_cuda_step& s = abi.steps[i];
+    if (s.kind == MLCC_ABI_CUDA_COPY || s.kind == MLCC_ABI_CUDA_ZERO) continue;
+    if (first < 0 || s.kernel_id != abi.steps[first].kernel_id ||
+        std::strcmp(s.function ? s.function : "",
+                    abi.steps[first].function ? abi.steps[first].function : "") == 0) {
+      c->starts_call[i] = 1;
+      first = i;
+    }
+  }
   c->functions.assign(abi.num_steps, nullptr);
   for (int i = 0; i < abi.num_steps; ++i) {
     const mlcc_abi_cuda_step& s = abi.steps[i];
@@ -274,6 +317,8 @@ std::string cudaLoad(mlcc_model* m) {
 
 int cudaDevice(const mlcc_model* m) { return m->cuda ? m->cuda->device : -1; }
 
+int64_t cudaLastDeviceNs(const mlcc_model* m) { return m->cuda ? m->cuda->last_device_ns : -1; }
+
 std::string cudaRun(mlcc_model* m, const void* const* inputs, void* const* outputs, bool device_pointers) {
   const Driver& d = driver();
   CudaModel& c = *m->cuda;
@@ -303,9 +348,13 @@ std::string cudaRun(mlcc_model* m, const void* const* inputs, void* const* outpu
   };
   std::vector<CUdeviceptr>& args = c.args;
   std::vector<void*>& params = c.params;
+  const bool profiling = m->ctx.profiling;
+  c.last_device_ns = -1;
+  if ((rc = d.event_record(c.events[0], c.stream))) return cudaError("cuEventRecord", rc);
   for (int i = 0; i < abi.num_steps; ++i) {
     const mlcc_abi_cuda_step& s = abi.steps[i];
-    const int64_t begin = m->ctx.profiling ? nowNs() : 0;
+    if (profiling && i > 0 && (rc = d.event_record(c.events[i], c.stream)))
+      return cudaError("cuEventRecord", rc);
     if (s.kind == MLCC_ABI_CUDA_COPY) {
       rc = d.dtod(where(s.args[1]), where(s.args[0]), s.bytes, c.stream);
       if (rc) return cudaError("cuMemcpyDtoD", rc);
@@ -331,31 +380,32 @@ std::string cudaRun(mlcc_model* m, const void* const* inputs, void* const* outpu
       if (r)
         return "cuBLAS sgemm (kernel " + std::string(model.kernels[s.kernel_id].name) + ") failed (status " +
                std::to_string(r) + ")";
-      if (m->ctx.profiling) {
-        if ((rc = d.stream_sync(c.stream))) return cudaError("cuStreamSynchronize (cuBLAS)", rc);
-        auto& st = m->ctx.stats[s.kernel_id];
-        st.calls += 1;
-        st.total_ns += nowNs() - begin;
-      }
       continue;
     }
     for (int k = 0; k < s.num_args; ++k) args[k] = where(s.args[k]);
     rc = d.launch(c.functions[i], s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], 0,
                   c.stream, params.data(), nullptr);
     if (rc) return cudaError((std::string("cuLaunchKernel (kernel ") + s.function + ")").c_str(), rc);
-    if (m->ctx.profiling) {
-      if ((rc = d.stream_sync(c.stream)))
-        return cudaError((std::string("kernel ") + s.function + " (cuStreamSynchronize)").c_str(), rc);
-      auto& st = m->ctx.stats[s.kernel_id];
-      st.calls += 1;
-      st.total_ns += nowNs() - begin;
-    }
   }
+  if ((rc = d.event_record(c.events[abi.num_steps], c.stream))) return cudaError("cuEventRecord", rc);
   if (!device_pointers)
     for (int i = 0; i < model.num_outputs; ++i)
       if ((rc = d.dtoh(outputs[i], out[i], tensorBytes(model.outputs[i]), c.stream)))
         return cudaError((std::string("cuMemcpyDtoH (output '") + model.outputs[i].name + "')").c_str(), rc);
   if ((rc = d.stream_sync(c.stream))) return cudaError("cuStreamSynchronize (the model's kernels)", rc);
+  auto elapsedNs = [&](int from, int to) -> int64_t {
+    float ms = 0;
+    if (d.event_elapsed(&ms, c.events[from], c.events[to])) return 0;
+    return static_cast<int64_t>(static_cast<double>(ms) * 1e6);
+  };
+  c.last_device_ns = elapsedNs(0, abi.num_steps);
+  if (profiling)
+    for (int i = 0; i < abi.num_steps; ++i)
+      if (abi.steps[i].kernel_id >= 0) {
+        auto& st = m->ctx.stats[abi.steps[i].kernel_id];
+        st.calls += c.starts_call[i];
+        st.total_ns += elapsedNs(i, i + 1);
+      }
   return "";
 }
 

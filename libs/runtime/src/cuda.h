@@ -4,6 +4,7 @@
 // CUDA model fails with "no CUDA driver" / "no CUDA device").
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 struct mlcc_model;
@@ -18,6 +19,8 @@ std::string cudaLoad(mlcc_model* m);
 // out; with device pointers, uses them as they are. Returns the error, or "".
 std::string cudaRun(mlcc_model* m, const void* const* inputs, void* const* outputs, bool device_pointers);
 int cudaDevice(const mlcc_model* m);
+// The device time of the last run (its steps, between CUDA events), or -1.
+int64_t cudaLastDeviceNs(const mlcc_model* m);
 void cudaFree(CudaModel* c);
 
 }  // namespace mlcc::rt

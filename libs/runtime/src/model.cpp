@@ -375,6 +375,10 @@ int mlcc_model_run_device(mlcc_model* m, const void* const* inputs, void* const*
 
 int mlcc_model_device(const mlcc_model* m) { return m ? mlcc::rt::cudaDevice(m) : fail("model is NULL"); }
 
+int64_t mlcc_model_last_device_ns(const mlcc_model* m) {
+  return m ? mlcc::rt::cudaLastDeviceNs(m) : fail("model is NULL");
+}
+
 int mlcc_model_set_threads(mlcc_model* m, int n) {
   if (!m) return fail("model is NULL");
   if (n < 1) return fail("mlcc_model_set_threads: thread count must be >= 1, got " + std::to_string(n));

@@ -76,6 +76,12 @@ class CompiledModel {
   int threads() const;
   void setThreads(int n);
 
+  // The CUDA device the model runs on, or -1 for a CPU model.
+  int device() const;
+  // A CUDA model's last run on the device (CUDA events around its kernels,
+  // host copies excluded; mlcc_model_last_device_ns), or -1.
+  double lastDeviceMs() const;
+
   // Enabling resets the counters.
   void enableProfiling(bool on);
   std::vector<KernelProfile> profile() const;
@@ -101,8 +107,12 @@ struct BenchStats {
   double median_ms = 0, min_ms = 0, mean_ms = 0;
 };
 BenchStats summarizeTimes(std::vector<double> ms);
-// `warmup` untimed runs, then `runs` timed ones (milliseconds each).
-std::vector<double> timeRuns(CompiledModel& model, const std::vector<ir::Tensor>& inputs,
-                             std::vector<ir::Tensor>& outputs, int warmup, int runs);
-
+// The times of benchmark runs, in milliseconds: each run's wall-clock time
+// and, for a CUDA model, its device time (CompiledModel::lastDeviceMs).
+struct RunTimes {
+  std::vector<double> wall_ms, device_ms;
+};
+// `warmup` untimed runs, then `runs` timed ones.
+RunTimes timeRuns(CompiledModel& model, const std::vector<ir::Tensor>& inputs,
+                  std::vector<ir::Tensor>& outputs, int warmup, int runs);
 }  // namespace mlcc::host
