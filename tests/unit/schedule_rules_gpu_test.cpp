@@ -294,7 +294,8 @@ INSTANTIATE_TEST_SUITE_P(
             .graph = fixture("schedule_rules_gpu/cuda_rules_gemv_splits_the_reduction_across_threads.ir"),
             .rule = "GEMV",
             .kernels = 2,
-            .contains = {"rfactor("}},
+            // each thread's partial sum in a register, stored once
+            .contains = {"rfactor(", "cache_write(", "_rf_local: f32[128, 1, 1000] local"}},
         OneFuncCase{
             .name = "LongReductionOfFewOutputsIsSplitAcrossThreads",
             .graph = fixture(
@@ -320,6 +321,27 @@ TEST(CudaRules, Conv2dBiasReluWithPaddingAndStride) {
                              "    %y: f32[1, 64, 7, 7] = relu(%c)\n",
                              "%y"));
   EXPECT_EQ(s.rule, "Matmul");
+}
+
+TEST(CudaRules, FewOutputsOfALongReductionAreSplitOverThreadBlocks) {
+  // 49 x 128 outputs of a 1152-long reduction (ResNet's last stage at
+  // batch 1, narrower): split-K, partial sums over 4 parts of the input
+  // channels, then a kernel adding them up with the bias and relu.
+  auto r = scheduleOne(graph("%x: f32[1, 128, 7, 7], %w: f32[128, 128, 3, 3], %b: f32[1, 128, 1, 1]",
+                             "f32[1, 128, 7, 7]",
+                             "    %c: f32[1, 128, 7, 7] = conv2d(%x, %w, padding = [1, 1, 1, 1])\n"
+                             "    %cb: f32[1, 128, 7, 7] = add(%c, %b)\n"
+                             "    %y: f32[1, 128, 7, 7] = relu(%cb)\n",
+                             "%y"));
+  EXPECT_EQ(r.rule, "Matmul");
+  EXPECT_EQ(kernels(r.func), 2) << r.text;
+  EXPECT_NE(r.text.find("rfactor("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("alloc_buffer %c_rf: f32[4, 1, 128, 7, 7]"), std::string::npos) << r.text;
+  // A short reduction is not split (a 1 x 1 convolution: 128 deep).
+  auto s = scheduleOne(graph("%x: f32[1, 128, 7, 7], %w: f32[128, 128, 1, 1]", "f32[1, 128, 7, 7]",
+                             "    %y: f32[1, 128, 7, 7] = conv2d(%x, %w)\n", "%y"));
+  EXPECT_EQ(s.rule, "Matmul");
+  EXPECT_EQ(s.text.find("rfactor("), std::string::npos) << s.text;
 }
 
 TEST(CudaRules, SoftmaxAndLayerNormShareAThreadBlockPerRowGroup) {

@@ -312,12 +312,22 @@ bool scheduleReduction(Schedule& sch, const std::string& name, const target::Tar
   std::vector<int64_t> candidates = threadCandidates(t);
   ExprRV threads = chooseCategorical(sch, candidates, pickThreads(candidates, split_threads, split_threads));
   auto k_split = sch.split(k, {std::nullopt, threads});
-  sch.rfactor(k_split[1], 0);
-  // The partial sums: outputs to blocks, partials to threads.
+  BlockRV partial = sch.rfactor(k_split[1], 0);
+  // The partial sums: outputs to blocks, partials to threads, each thread
+  // accumulating in a register and storing its partial sum once (where
+  // the write-back can move under the thread loop: reverse_compute_at
+  // refuses the predicate of a split that does not divide the reduction,
+  // and the partials then accumulate in global memory).
   sch.reorder({k_split[1], k_split[0]});
   LoopRV outputs = fuseLoops(sch, spatial);
   sch.bind(outputs, "blockIdx.x");
   sch.bind(k_split[1], "threadIdx.x");
+  const std::string partial_name = blockName(sch, partial);
+  attempt(sch, [&](Schedule& s) {
+    BlockRV p = s.getBlock(partial_name);
+    LoopRV thread = s.getLoops(p).at(1);  // [outputs, partials, the rest]
+    s.reverseComputeAt(s.cacheWrite(p, 0, StorageScope::local), thread);
+  });
   // The sum of the partials (the original block, in its own nest).
   return bindBlockFallback(sch, name, t, true);
 }

@@ -37,7 +37,13 @@
 // chosen per loop (divisors of constant extents where they fit, recorded as
 // sample_perfect_tile decisions) from a list of configurations, largest
 // first; the first whose result passes verifyGpuFunc (threads and shared
-// memory within the target's limits) is kept.
+// memory within the target's limits) is kept. Where a configuration's tiles
+// make too few thread blocks but the reduction is long (a small output: a
+// GEMM of a few rows, ResNet's 7 x 7 and 14 x 14 convolutions at batch 1),
+// the reduction is split over thread blocks (split-K): its first loop
+// factored out (rfactor) into partial sums [s, ...], tiled as above with
+// the part on the block axes, and a second kernel adds them up with the
+// epilogue.
 #include <algorithm>
 #include <map>
 
@@ -155,6 +161,42 @@ void cooperativeFetch(Schedule& sch, const BlockRV& copy, size_t depth, const st
   for (size_t i = 0; i < threads.size(); ++i) sch.bind(parts[i + 1], threads[i].tag);
 }
 
+// Split-K: when the output tiles make too few thread blocks and the
+// reduction is long, the first reduce loop is split in `s` parts reduced by
+// different thread blocks into partial sums [s, ...] (rfactor), which a
+// second kernel adds up (with the epilogue). The smallest power of two that
+// gives min_blocks blocks, each part at least kMinSplitDepth deep; 1 when
+// none does.
+constexpr int64_t kMinSplitDepth = 256;
+constexpr int64_t kMaxSplit = 64;
+
+int64_t splitKFactor(int64_t blocks, int64_t min_blocks, const std::vector<LoopPlan>& plans,
+                     size_t n_spatial) {
+  const auto& k0 = plans[n_spatial].extent;
+  if (!k0) return 1;
+  int64_t depth = 1;
+  for (size_t i = n_spatial; i < plans.size(); ++i) {
+    if (!plans[i].extent) return 1;
+    depth *= *plans[i].extent;
+  }
+  for (int64_t s = 2; s <= kMaxSplit && *k0 % s == 0 && depth / s >= kMinSplitDepth; s *= 2)
+    if (blocks * s >= min_blocks) return s;
+  return 1;
+}
+
+// Splits the first reduce loop of block `name` in `s` parts and factors it
+// out (rfactor); returns the block computing the partial sums. `name` then
+// sums them in a nest of its own.
+std::string splitReduction(Schedule& sch, const std::string& name, size_t first_reduce, int64_t s) {
+  std::vector<LoopRV> loops = sch.getLoops(sch.getBlock(name));
+  auto parts = sch.split(loops.at(first_reduce), {s, std::nullopt});
+  return gpu::blockName(sch, sch.rfactor(parts[0], 0));
+}
+
+bool scheduleAnchor(Schedule& sch, const target::Target& target, const Config& cfg, bool local_acc,
+                    const std::string& name, const Buffer& a_buf, const Buffer& b_buf, bool may_split,
+                    bool& structural);
+
 // The schedule for one configuration; false when the function is not of
 // the form this rule handles (whatever the configuration).
 bool scheduleMatmul(Schedule& sch, const target::Target& target, const Config& cfg, bool local_acc,
@@ -167,9 +209,16 @@ bool scheduleMatmul(Schedule& sch, const target::Target& target, const Config& c
   const std::string name = anchors[0]->name;
   const Buffer a_buf = info.a->buffer, b_buf = info.b->buffer;
   gpu::inlineInjective(sch, {a_buf, b_buf});
+  return scheduleAnchor(sch, target, cfg, local_acc, name, a_buf, b_buf, true, structural);
+}
 
+// The matmul-like block `name` (operands a_buf, b_buf) tiled, staged and
+// bound; with may_split, split-K where the tiles make too few blocks.
+bool scheduleAnchor(Schedule& sch, const target::Target& target, const Config& cfg, bool local_acc,
+                    const std::string& name, const Buffer& a_buf, const Buffer& b_buf, bool may_split,
+                    bool& structural) {
   const BlockNode* anchor = gpu::findBlockNode(sch.func(), name);
-  info = analyzeBlock(*anchor);
+  BlockInfo info = analyzeBlock(*anchor);
   if (info.kind != BlockKind::MatmulLike || anchor->writes.size() != 1) return false;
   std::vector<const ForNode*> nest = gpu::loopsOf(sch.func(), name);
   std::vector<LoopRole> roles = gpu::loopRoles(sch.func(), name);
@@ -228,7 +277,17 @@ bool scheduleMatmul(Schedule& sch, const target::Target& target, const Config& c
       // A symbolic extent (a batch) counts as 128 tiles.
       blocks *= plans[i].extent ? (*plans[i].extent + plans[i].t * plans[i].v - 1) / (plans[i].t * plans[i].v)
                                 : 128;
-    if (blocks < cfg.min_blocks) throw ScheduleError("Matmul: too few thread blocks for this configuration");
+    if (blocks < cfg.min_blocks) {
+      const int64_t split = may_split ? splitKFactor(blocks, cfg.min_blocks, plans, n_spatial) : 1;
+      if (split == 1) throw ScheduleError("Matmul: too few thread blocks for this configuration");
+      // The partial sums as the anchor (the split part a batch loop, on
+      // the block axes), their sum and the epilogue as a kernel of its own.
+      const std::string partial = splitReduction(sch, name, n_spatial, split);
+      if (!gpu::bindBlockFallback(sch, name, target, true) ||
+          !scheduleAnchor(sch, target, cfg, local_acc, partial, a_buf, b_buf, false, structural))
+        throw ScheduleError("Matmul: split-K left a block this rule cannot schedule");
+      return true;
+    }
   }
   LoopPlan& k0 = plans[n_spatial];
   int64_t rest = 1;
