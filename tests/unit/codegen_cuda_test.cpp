@@ -229,6 +229,27 @@ graph @main(%a: f32[2048, 16], %b: f32[16, 2048]) -> f32[2048, 2048] {
   checkModel(m, 1e-4);
 }
 
+// Attention's batched products at 17 tokens (ViT's): no tile divides 17,
+// so the staged tiles' fetches are predicated at the buffer's end; the
+// codegen must see that they still write every element read (it refused
+// them before: "may be read before it is written").
+TEST(CudaCodegen, TilesThatDoNotDivideTheOperands) {
+  ir::Module m = scheduled(ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%q: f32[2, 17, 16], %k: f32[2, 16, 17], %v: f32[2, 17, 16]) -> f32[2, 17, 16] {
+  dataflow {
+    %s: f32[2, 17, 17] = matmul(%q, %k)
+    %p: f32[2, 17, 17] = softmax(%s, axis = -1)
+    %o: f32[2, 17, 16] = matmul(%p, %v)
+  }
+  return %o
+}
+)",
+                                           "attention.ir"));
+  EXPECT_NE(ir::printModule(m).find("shared"), std::string::npos);
+  checkModel(m, 1e-5);
+}
+
 // MobileNetV2 as the suite exports it (224 x 224): depthwise convolutions,
 // and pointwise ones whose staged input tile is bounded by the copy's
 // predicate only through a division (`%f * 3 + (%y * 6 + %x) / 14`).

@@ -35,6 +35,65 @@ struct Access {
 
 using VarMap = std::unordered_map<const VarNode*, PrimExpr>;
 
+// Whether a block's predicate only keeps its one store inside the buffer:
+// each conjunct bounds an index of the store (in loop variables) by the
+// buffer's extent along it (`index < c` with c >= the dimension, or
+// `index >= 0`), as the predicates of a split that does not divide a
+// dimension do. The block then stores every in-bounds element its
+// unpredicated iterations would, and a read (always in bounds) can touch no
+// other.
+bool clipsOnlyOutside(const BlockNode& b, const VarMap& bindings) {
+  const auto* st = b.body ? b.body->as<StoreNode>() : nullptr;
+  if (!st || !b.predicate) return false;
+  std::vector<PrimExpr> index;
+  for (const auto& i : st->indices) index.push_back(substitute(i, bindings));
+  const PrimExpr predicate = substitute(b.predicate, bindings);
+  std::vector<PrimExpr> conjuncts = {predicate};
+  for (size_t k = 0; k < conjuncts.size(); ++k) {
+    const auto* bin = conjuncts[k]->as<BinaryNode>();
+    if (bin && bin->op == BinaryOp::And) {
+      conjuncts.push_back(bin->a);
+      conjuncts.push_back(bin->b);
+      continue;
+    }
+    if (!bin) return false;
+    // e < limit (limit absent: a lower bound, e >= 0).
+    PrimExpr e;
+    std::optional<int64_t> limit;
+    int64_t c = 0;
+    switch (bin->op) {
+      case BinaryOp::LT:
+      case BinaryOp::LE:
+        if (asConstInt(bin->b, &c)) {
+          e = bin->a;
+          limit = bin->op == BinaryOp::LT ? c : c + 1;
+        } else if (asConstInt(bin->a, &c) && c == 0 && bin->op == BinaryOp::LE) {
+          e = bin->b;
+        }
+        break;
+      case BinaryOp::GT:
+      case BinaryOp::GE:
+        if (asConstInt(bin->a, &c)) {
+          e = bin->b;
+          limit = bin->op == BinaryOp::GT ? c : c + 1;
+        } else if (asConstInt(bin->b, &c) && c == 0 && bin->op == BinaryOp::GE) {
+          e = bin->a;
+        }
+        break;
+      default: break;
+    }
+    if (!e) return false;
+    bool bounds_an_index = false;
+    for (size_t d = 0; d < index.size() && !bounds_an_index; ++d) {
+      int64_t diff = 1, extent = 0;
+      if (!asConstInt(simplify(makeBinary(BinaryOp::Sub, e, index[d])), &diff) || diff != 0) continue;
+      bounds_an_index = !limit || (asConstInt(st->buffer->shape[d], &extent) && *limit >= extent);
+    }
+    if (!bounds_an_index) return false;
+  }
+  return true;
+}
+
 class Collector {
  public:
   explicit Collector(const PrimFunc& f) {
@@ -63,7 +122,8 @@ class Collector {
         loads(b->predicate);
         for (const auto& iv : b->iter_vars) bindings_[iv.var.get()] = substitute(iv.binding, bindings_);
         int64_t always = 1;
-        const bool predicated = b->predicate && !(asConstInt(b->predicate, &always) && always != 0);
+        const bool predicated = b->predicate && !(asConstInt(b->predicate, &always) && always != 0) &&
+                                !clipsOnlyOutside(*b, bindings_);
         if (b->init) {
           path_.back() = {b, 0, true};  // runs on the first reduce iteration only
           visit(b->init);

@@ -16,7 +16,10 @@
 //     diverge (a producer nest before its consumer, at the top level or
 //     under a shared tile loop after compute_at);
 //   - nothing between that point and the store can skip it: no `if`, no
-//     block predicate, no block `init`, every loop of constant extent >= 1;
+//     block `init`, no block predicate but one that only keeps the block's
+//     store inside its buffer (each conjunct `index < c`, c >= that
+//     dimension's extent, or `index >= 0`: a split that does not divide a
+//     dimension), every loop of constant extent >= 1;
 //   - along each buffer dimension its index is the shared loops' part plus
 //     a dense sum of its own loops (coefficients 1, e1, e1*e2, ...: every
 //     point of [0, span) once), no loop of its own in two dimensions;
