@@ -132,7 +132,12 @@ int mlcc_model_device(const mlcc_model* m);
 /* Runs a CUDA model on device buffers (CUdeviceptr values cast to
  * pointers, in the device's primary context, as PyTorch or CuPy allocate
  * them), with no copies; returns when the kernels are done. -1 for a CPU
- * model. */
+ * model.
+ * A run with the same buffers as the run before it (always the case for
+ * mlcc_model_run, whose device buffers are the model's own) replays the
+ * model's kernels as a CUDA graph, captured once per set of buffers: one
+ * launch instead of one per kernel. MLCC_CUDA_GRAPHS=0 turns that off;
+ * profiling runs launch the kernels one by one. */
 int mlcc_model_run_device(mlcc_model* m, const void* const* inputs, void* const* outputs);
 /* The time the last run took on the device, in nanoseconds: from its first
  * kernel to the end of its last (cuBLAS calls, copies between buffers and

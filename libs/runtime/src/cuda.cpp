@@ -51,6 +51,13 @@ struct Driver {
   CUresult (*event_destroy)(Handle);
   CUresult (*event_record)(Handle, Handle);
   CUresult (*event_elapsed)(float*, Handle, Handle);
+  // CUDA graphs (optional: without them every run launches its steps).
+  CUresult (*begin_capture)(Handle, int);
+  CUresult (*end_capture)(Handle, Handle*);
+  CUresult (*graph_instantiate)(Handle*, Handle, unsigned long long);
+  CUresult (*graph_launch)(Handle, Handle);
+  CUresult (*graph_exec_destroy)(Handle);
+  CUresult (*graph_destroy)(Handle);
   CUresult (*error_name)(CUresult, const char**);
   CUresult (*error_string)(CUresult, const char**);
 };
@@ -95,6 +102,15 @@ const Driver& driver() {
     // cuEventElapsedTime_v2 since CUDA 12.8; the same call before.
     d.event_elapsed = reinterpret_cast<decltype(d.event_elapsed)>(dlsym(d.lib, "cuEventElapsedTime_v2"));
     if (!d.event_elapsed) get(d.event_elapsed, "cuEventElapsedTime");
+    auto optional = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(d.lib, name));
+    };
+    optional(d.begin_capture, "cuStreamBeginCapture_v2");
+    optional(d.end_capture, "cuStreamEndCapture");
+    optional(d.graph_instantiate, "cuGraphInstantiateWithFlags");
+    optional(d.graph_launch, "cuGraphLaunch");
+    optional(d.graph_exec_destroy, "cuGraphExecDestroy");
+    optional(d.graph_destroy, "cuGraphDestroy");
     get(d.error_name, "cuGetErrorName");
     get(d.error_string, "cuGetErrorString");
     if (d.problem.empty())
@@ -186,7 +202,30 @@ struct CudaModel {
   // Per step: whether it begins a call of its kernel (prim func), which may
   // launch several CUDA kernels (a profile counts calls, not launches).
   std::vector<char> starts_call;
+  // The steps captured as a CUDA graph and replayed with one launch, for
+  // the buffers they were captured with: a run with the same input and
+  // output pointers as the run before it captures them (the first run of
+  // each set of pointers launches its steps one by one, which also lets
+  // cuBLAS initialize outside a capture). Off with MLCC_CUDA_GRAPHS=0, when
+  // profiling, and after a capture failed.
+  bool graphs = true;
+  Handle graph = nullptr, graph_exec = nullptr;
+  std::vector<CUdeviceptr> graph_inputs, graph_outputs;  // the pointers graph_exec uses
+  std::vector<CUdeviceptr> last_inputs, last_outputs;    // the previous run's
 };
+
+namespace {
+
+void dropGraph(CudaModel& c) {
+  const Driver& d = driver();
+  if (c.graph_exec) d.graph_exec_destroy(c.graph_exec);
+  if (c.graph) d.graph_destroy(c.graph);
+  c.graph_exec = c.graph = nullptr;
+  c.graph_inputs.clear();
+  c.graph_outputs.clear();
+}
+
+}  // namespace
 
 void cudaFree(CudaModel* c) {
   if (!c) return;
@@ -197,6 +236,7 @@ void cudaFree(CudaModel* c) {
     for (CUdeviceptr p : c->allocations) d.mem_free(p);
     for (Handle e : c->events)
       if (e) d.event_destroy(e);
+    dropGraph(*c);
     if (c->stream) d.stream_destroy(c->stream);
     if (c->module) d.module_unload(c->module);
     if (c->cublas) cublas().destroy(c->cublas);
@@ -257,6 +297,9 @@ std::string cudaLoad(mlcc_model* m) {
       }
       b.set_stream(c->cublas, c->stream);
     }
+  const char* graphs = std::getenv("MLCC_CUDA_GRAPHS");
+  c->graphs = d.begin_capture && d.end_capture && d.graph_instantiate && d.graph_launch &&
+              d.graph_exec_destroy && d.graph_destroy && !(graphs && std::strcmp(graphs, "0") == 0);
   c->events.assign(abi.num_steps + 1, nullptr);
   for (Handle& e : c->events)
     if ((rc = d.event_create(&e, 0 /* CU_EVENT_DEFAULT: with timing */))) {
@@ -319,6 +362,91 @@ int cudaDevice(const mlcc_model* m) { return m->cuda ? m->cuda->device : -1; }
 
 int64_t cudaLastDeviceNs(const mlcc_model* m) { return m->cuda ? m->cuda->last_device_ns : -1; }
 
+namespace {
+
+// Enqueues the steps on the model's stream for the run's input and output
+// buffers (with profiling, an event before each step).
+std::string launchSteps(mlcc_model* m, bool profiling) {
+  const Driver& d = driver();
+  CudaModel& c = *m->cuda;
+  const mlcc_abi_model& model = *m->abi;
+  const mlcc_abi_cuda& abi = *model.cuda;
+  const std::vector<CUdeviceptr>&in = c.run_inputs, &out = c.run_outputs;
+  auto where = [&](const mlcc_abi_cuda_arg& a) -> CUdeviceptr {
+    switch (a.kind) {
+      case MLCC_ABI_LOC_INPUT: return in[a.index];
+      case MLCC_ABI_LOC_OUTPUT: return out[a.index];
+      case MLCC_ABI_LOC_CONSTANT: return c.weights + a.offset;
+      default: return c.workspace + a.offset;
+    }
+  };
+  CUresult rc;
+  for (int i = 0; i < abi.num_steps; ++i) {
+    const mlcc_abi_cuda_step& s = abi.steps[i];
+    if (profiling && i > 0 && (rc = d.event_record(c.events[i], c.stream)))
+      return cudaError("cuEventRecord", rc);
+    if (s.kind == MLCC_ABI_CUDA_COPY) {
+      rc = d.dtod(where(s.args[1]), where(s.args[0]), s.bytes, c.stream);
+      if (rc) return cudaError("cuMemcpyDtoD", rc);
+      continue;
+    }
+    if (s.kind == MLCC_ABI_CUDA_ZERO) {
+      if ((rc = d.memset8(where(s.args[0]), 0, s.bytes, c.stream))) return cudaError("cuMemsetD8", rc);
+      continue;
+    }
+    if (s.kind == MLCC_ABI_CUDA_GEMM) {
+      const CublasGemm g = cublasGemmOf(s.batch, s.m, s.n, s.k, s.dense != 0);
+      const float one = 1, zero = 0;
+      auto a = reinterpret_cast<const float*>(where(s.args[0]));
+      auto b = reinterpret_cast<const float*>(where(s.args[1]));
+      auto o = reinterpret_cast<float*>(where(s.args[2]));
+      const int op_first = g.trans_first ? 1 /* CUBLAS_OP_T */ : 0;
+      int r = g.batch == 1 ? cublas().sgemm(c.cublas, op_first, 0, int(g.m), int(g.n), int(g.k), &one, b,
+                                            int(g.ld_first), a, int(g.ld_second), &zero, o, int(g.ld_out))
+                           : cublas().sgemm_batched(c.cublas, op_first, 0, int(g.m), int(g.n), int(g.k), &one,
+                                                    b, int(g.ld_first), g.stride_first, a, int(g.ld_second),
+                                                    g.stride_second, &zero, o, int(g.ld_out), g.stride_out,
+                                                    int(g.batch));
+      if (r)
+        return "cuBLAS sgemm (kernel " + std::string(model.kernels[s.kernel_id].name) + ") failed (status " +
+               std::to_string(r) + ")";
+      continue;
+    }
+    for (int k = 0; k < s.num_args; ++k) c.args[k] = where(s.args[k]);
+    rc = d.launch(c.functions[i], s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], 0,
+                  c.stream, c.params.data(), nullptr);
+    if (rc) return cudaError((std::string("cuLaunchKernel (kernel ") + s.function + ")").c_str(), rc);
+  }
+  return "";
+}
+
+// Captures the steps for the run's buffers into c.graph_exec; false (and
+// graphs off for the model) when the driver refuses: nothing has run then.
+bool captureSteps(mlcc_model* m) {
+  const Driver& d = driver();
+  CudaModel& c = *m->cuda;
+  dropGraph(c);
+  if (d.begin_capture(c.stream, 1 /* CU_STREAM_CAPTURE_MODE_THREAD_LOCAL */)) {
+    c.graphs = false;
+    return false;
+  }
+  const std::string launched = launchSteps(m, false);
+  Handle graph = nullptr;
+  const CUresult ended = d.end_capture(c.stream, &graph);
+  c.graph = graph;
+  if (!launched.empty() || ended || !graph || d.graph_instantiate(&c.graph_exec, graph, 0)) {
+    c.graph_exec = nullptr;
+    dropGraph(c);
+    c.graphs = false;
+    return false;
+  }
+  c.graph_inputs = c.run_inputs;
+  c.graph_outputs = c.run_outputs;
+  return true;
+}
+
+}  // namespace
+
 std::string cudaRun(mlcc_model* m, const void* const* inputs, void* const* outputs, bool device_pointers) {
   const Driver& d = driver();
   CudaModel& c = *m->cuda;
@@ -338,54 +466,19 @@ std::string cudaRun(mlcc_model* m, const void* const* inputs, void* const* outpu
   }
   for (int i = 0; i < model.num_outputs; ++i)
     out[i] = device_pointers ? reinterpret_cast<CUdeviceptr>(outputs[i]) : c.outputs[i];
-  auto where = [&](const mlcc_abi_cuda_arg& a) -> CUdeviceptr {
-    switch (a.kind) {
-      case MLCC_ABI_LOC_INPUT: return in[a.index];
-      case MLCC_ABI_LOC_OUTPUT: return out[a.index];
-      case MLCC_ABI_LOC_CONSTANT: return c.weights + a.offset;
-      default: return c.workspace + a.offset;
-    }
-  };
-  std::vector<CUdeviceptr>& args = c.args;
-  std::vector<void*>& params = c.params;
   const bool profiling = m->ctx.profiling;
   c.last_device_ns = -1;
   if ((rc = d.event_record(c.events[0], c.stream))) return cudaError("cuEventRecord", rc);
-  for (int i = 0; i < abi.num_steps; ++i) {
-    const mlcc_abi_cuda_step& s = abi.steps[i];
-    if (profiling && i > 0 && (rc = d.event_record(c.events[i], c.stream)))
-      return cudaError("cuEventRecord", rc);
-    if (s.kind == MLCC_ABI_CUDA_COPY) {
-      rc = d.dtod(where(s.args[1]), where(s.args[0]), s.bytes, c.stream);
-      if (rc) return cudaError("cuMemcpyDtoD", rc);
-      continue;
-    }
-    if (s.kind == MLCC_ABI_CUDA_ZERO) {
-      if ((rc = d.memset8(where(s.args[0]), 0, s.bytes, c.stream))) return cudaError("cuMemsetD8", rc);
-      continue;
-    }
-    if (s.kind == MLCC_ABI_CUDA_GEMM) {
-      const CublasGemm g = cublasGemmOf(s.batch, s.m, s.n, s.k, s.dense != 0);
-      const float one = 1, zero = 0;
-      auto a = reinterpret_cast<const float*>(where(s.args[0]));
-      auto b = reinterpret_cast<const float*>(where(s.args[1]));
-      auto out = reinterpret_cast<float*>(where(s.args[2]));
-      const int op_first = g.trans_first ? 1 /* CUBLAS_OP_T */ : 0;
-      int r = g.batch == 1 ? cublas().sgemm(c.cublas, op_first, 0, int(g.m), int(g.n), int(g.k), &one, b,
-                                            int(g.ld_first), a, int(g.ld_second), &zero, out, int(g.ld_out))
-                           : cublas().sgemm_batched(c.cublas, op_first, 0, int(g.m), int(g.n), int(g.k), &one,
-                                                    b, int(g.ld_first), g.stride_first, a, int(g.ld_second),
-                                                    g.stride_second, &zero, out, int(g.ld_out), g.stride_out,
-                                                    int(g.batch));
-      if (r)
-        return "cuBLAS sgemm (kernel " + std::string(model.kernels[s.kernel_id].name) + ") failed (status " +
-               std::to_string(r) + ")";
-      continue;
-    }
-    for (int k = 0; k < s.num_args; ++k) args[k] = where(s.args[k]);
-    rc = d.launch(c.functions[i], s.grid[0], s.grid[1], s.grid[2], s.block[0], s.block[1], s.block[2], 0,
-                  c.stream, params.data(), nullptr);
-    if (rc) return cudaError((std::string("cuLaunchKernel (kernel ") + s.function + ")").c_str(), rc);
+  const bool same_buffers = in == c.last_inputs && out == c.last_outputs;
+  c.last_inputs = in;
+  c.last_outputs = out;
+  bool replay = c.graphs && !profiling && same_buffers;
+  if (replay && !(c.graph_exec && in == c.graph_inputs && out == c.graph_outputs)) replay = captureSteps(m);
+  if (replay) {
+    if ((rc = d.graph_launch(c.graph_exec, c.stream)))
+      return cudaError("cuGraphLaunch (the model's steps)", rc);
+  } else if (std::string e = launchSteps(m, profiling); !e.empty()) {
+    return e;
   }
   if ((rc = d.event_record(c.events[abi.num_steps], c.stream))) return cudaError("cuEventRecord", rc);
   if (!device_pointers)
