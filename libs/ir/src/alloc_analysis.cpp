@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "mlcc/ir/arith.h"
@@ -57,30 +58,23 @@ bool clipsOnlyOutside(const BlockNode& b, const VarMap& bindings) {
       continue;
     }
     if (!bin) return false;
-    // e < limit (limit absent: a lower bound, e >= 0).
+    // e < limit (limit absent: a lower bound, e >= 0); x > y read as y < x.
+    BinaryOp op = bin->op;
+    PrimExpr lhs = bin->a, rhs = bin->b;
+    if (op == BinaryOp::GT || op == BinaryOp::GE) {
+      std::swap(lhs, rhs);
+      op = op == BinaryOp::GT ? BinaryOp::LT : BinaryOp::LE;
+    }
     PrimExpr e;
     std::optional<int64_t> limit;
     int64_t c = 0;
-    switch (bin->op) {
-      case BinaryOp::LT:
-      case BinaryOp::LE:
-        if (asConstInt(bin->b, &c)) {
-          e = bin->a;
-          limit = bin->op == BinaryOp::LT ? c : c + 1;
-        } else if (asConstInt(bin->a, &c) && c == 0 && bin->op == BinaryOp::LE) {
-          e = bin->b;
-        }
-        break;
-      case BinaryOp::GT:
-      case BinaryOp::GE:
-        if (asConstInt(bin->a, &c)) {
-          e = bin->b;
-          limit = bin->op == BinaryOp::GT ? c : c + 1;
-        } else if (asConstInt(bin->b, &c) && c == 0 && bin->op == BinaryOp::GE) {
-          e = bin->a;
-        }
-        break;
-      default: break;
+    if (op == BinaryOp::LT || op == BinaryOp::LE) {
+      if (asConstInt(rhs, &c)) {
+        e = lhs;
+        limit = op == BinaryOp::LT ? c : c + 1;
+      } else if (op == BinaryOp::LE && asConstInt(lhs, &c) && c == 0) {
+        e = rhs;
+      }
     }
     if (!e) return false;
     bool bounds_an_index = false;
