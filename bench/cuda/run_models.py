@@ -133,6 +133,8 @@ def main():
     ap.add_argument("names", nargs="+")
     ap.add_argument("--repeat", type=int, default=50)
     ap.add_argument("--profile", type=int, default=0, metavar="N", help="print the N slowest kernels of each model")
+    ap.add_argument("--compile", action="store_true",
+                    help="also time torch.compile(mode='reduce-overhead'): TorchInductor's kernels in CUDA graphs")
     ap.add_argument("--src", default=os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     args = ap.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -187,8 +189,19 @@ def main():
             with torch.no_grad():
                 peer = time_ms(lambda: tm(example), args.repeat)
             line += f"; PyTorch eager {peer:.3f} ms: mlcc/PyTorch = {ms / peer:.2f}x time"
-        except Exception as e:  # the peer is optional
-            line += f"; (no PyTorch peer: {e})"
+            if args.compile:
+                # TorchInductor with CUDA graphs, as mlcc replays its kernels.
+                compiled = torch.compile(tm, mode="reduce-overhead")
+                with torch.no_grad():
+                    t0 = time.perf_counter()
+                    for _ in range(3):
+                        compiled(example)
+                    compile_s = time.perf_counter() - t0
+                    peer = time_ms(lambda: compiled(example), args.repeat)
+                line += (f"; torch.compile {peer:.3f} ms (compiled in {compile_s:.0f} s): "
+                         f"mlcc/torch.compile = {ms / peer:.2f}x time")
+        except Exception as e:  # the peers are optional
+            line += f"; (no PyTorch peer: {type(e).__name__}: {str(e)[:200]})"
         print(line, flush=True)
         if args.profile:
             for kname, kms, gflops in model.profile(dev_in, outs)[:args.profile]:
