@@ -357,6 +357,9 @@ TEST(CudaRules, SoftmaxAndLayerNormShareAThreadBlockPerRowGroup) {
     EXPECT_EQ(r.rule, "GeneralReduction");
     EXPECT_EQ(kernels(r.func), 1) << r.text;
     EXPECT_EQ(count(r.text, " shared\n"), 2) << r.text;  // the two row statistics
+    // each accumulated in a register, stored to shared memory once per row
+    EXPECT_EQ(count(r.text, "_local: f32[2, 8] local\n") + count(r.text, "_local: f32[n] local\n"), 2)
+        << r.text;
   }
 }
 

@@ -6,8 +6,9 @@
 // others one row per block) and bound to blockIdx.x, every other block is
 // computed under that loop (compute_at) for the rows of the group, and in
 // each block the spatial loops inside the group are fused, split by R and
-// bound to threadIdx.x: each thread reduces one row serially (into shared
-// memory), then the threads share the normalization of the group's rows.
+// bound to threadIdx.x: each thread reduces one row serially (in a
+// register, stored once to shared memory), then the threads share the
+// normalization of the group's rows.
 #include "cuda_common.h"
 #include "cuda_rules.h"
 
@@ -42,22 +43,30 @@ void bindInside(Schedule& sch, const std::string& block, size_t outer, const Fac
 
 bool applyCudaGeneralReduction(Schedule& sch, const target::Target& target) {
   gpu::inlineInjective(sch);
-  const ir::PrimFunc& f = sch.func();
-  auto reductions = gpu::nonInjectiveBlocks(f);
-  auto blocks = gpu::topLevelBlocks(f);
-  if (reductions.size() < 2 || blocks.empty()) return false;
-  for (const auto* b : reductions)
+  std::vector<std::string> reductions;
+  for (const auto* b : gpu::nonInjectiveBlocks(sch.func())) {
     if (analyzeBlock(*b).kind == BlockKind::Opaque) return false;
-  std::string anchor = blocks.back()->name;
+    reductions.push_back(b->name);
+  }
+  auto blocks = gpu::topLevelBlocks(sch.func());
+  if (reductions.size() < 2 || blocks.empty()) return false;
+  const std::string anchor = blocks.back()->name;
+  // Each reduction but the output accumulates in a register and stores its
+  // row's result once (cache_write: a copy block after it), not in shared
+  // memory at every step, which took a barrier per step.
+  for (const auto& name : reductions)
+    if (name != anchor)
+      gpu::attempt(sch, [&](Schedule& s) { s.cacheWrite(s.getBlock(name), 0, ir::StorageScope::local); });
+  const ir::PrimFunc& f = sch.func();
   std::vector<std::string> others;
-  for (const auto* b : blocks)
+  for (const auto* b : gpu::topLevelBlocks(f))
     if (b->name != anchor) others.push_back(b->name);
 
   // The rows: as many leading loops of the output block as every reduction
   // has spatial loops.
   size_t rows = leadingSpatial(f, anchor);
-  for (const auto* b : reductions)
-    if (b->name != anchor) rows = std::min(rows, leadingSpatial(f, b->name));
+  for (const auto& name : reductions)
+    if (name != anchor) rows = std::min(rows, leadingSpatial(f, name));
   if (rows == 0) return false;
   std::vector<const ir::ForNode*> nest = gpu::loopsOf(f, anchor);
   // The innermost row loop that is not a unit loop is split by R.
@@ -89,7 +98,8 @@ bool applyCudaGeneralReduction(Schedule& sch, const target::Target& target) {
     bindInside(sch, b, 1, factors[1]);
     // Its output lives as long as the thread block: shared memory.
     const ir::BlockNode* node = gpu::findBlockNode(sch.func(), b);
-    if (node->writes.size() == 1 && !gpu::isParam(sch.func(), node->writes[0].buffer)) {
+    if (node->writes.size() == 1 && !gpu::isParam(sch.func(), node->writes[0].buffer) &&
+        node->writes[0].buffer->scope == ir::StorageScope::global) {
       BlockRV rv = sch.getBlock(b);
       gpu::tryPrimitive([&] { sch.setScope(rv, 0, ir::StorageScope::shared); });
     }
