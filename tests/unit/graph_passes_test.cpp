@@ -180,6 +180,63 @@ graph @main(%x: f32[2, 8], %y: f32[8]) -> (f32[2, 8], f32[2, 8], f32[2, 8]) {
   EXPECT_NE(r.text.find("%bsq: f32[2, 8] = power(%y, %twos)"), std::string::npos) << r.text;
 }
 
+// A layer norm written out as PyTorch exports LayerNorm below opset 17
+// (both operand orders of the commutative ops) becomes layer_norm; the same
+// shape over a non-trailing axis, with another epsilon form (a vector), or
+// with the variance of another tensor does not.
+TEST(FuseLayerNorm, WrittenOutLayerNorms) {
+  ir::Module m = parse(R"(mlcc.ir 1
+
+graph @main(%x: f32[2, 5, 8], %g: f32[8], %b: f32[8], %h: f32[2, 5, 8]) -> (f32[2, 5, 8], f32[2, 5, 8], f32[2, 5, 8], f32[2, 5, 8]) {
+  dataflow {
+    %two: f32[] = const 2.0
+    %eps: f32[] = const 1e-05
+    %mu: f32[2, 5, 1] = mean(%x, axes = [-1], keepdims = true)
+    %d: f32[2, 5, 8] = subtract(%x, %mu)
+    %sq: f32[2, 5, 8] = power(%d, %two)
+    %var: f32[2, 5, 1] = mean(%sq, axes = [2], keepdims = true)
+    %ve: f32[2, 5, 1] = add(%eps, %var)
+    %s: f32[2, 5, 1] = sqrt(%ve)
+    %n: f32[2, 5, 8] = divide(%d, %s)
+    %m: f32[2, 5, 8] = multiply(%g, %n)
+    %y: f32[2, 5, 8] = add(%b, %m)
+    %mu1: f32[2, 1, 8] = mean(%x, axes = [1], keepdims = true)
+    %d1: f32[2, 5, 8] = subtract(%x, %mu1)
+    %sq1: f32[2, 5, 8] = multiply(%d1, %d1)
+    %var1: f32[2, 1, 8] = mean(%sq1, axes = [1], keepdims = true)
+    %ve1: f32[2, 1, 8] = add(%var1, %eps)
+    %s1: f32[2, 1, 8] = sqrt(%ve1)
+    %n1: f32[2, 5, 8] = divide(%d1, %s1)
+    %m1: f32[2, 5, 8] = multiply(%n1, %g)
+    %middle: f32[2, 5, 8] = add(%m1, %b)
+    %sqh: f32[2, 5, 8] = multiply(%h, %h)
+    %varh: f32[2, 5, 1] = mean(%sqh, axes = [-1], keepdims = true)
+    %veh: f32[2, 5, 1] = add(%varh, %eps)
+    %sh: f32[2, 5, 1] = sqrt(%veh)
+    %nh: f32[2, 5, 8] = divide(%d, %sh)
+    %mh: f32[2, 5, 8] = multiply(%nh, %g)
+    %other: f32[2, 5, 8] = add(%mh, %b)
+    %epsv: f32[8] = const [1e-05, 1e-05, 1e-05, 1e-05, 1e-05, 1e-05, 1e-05, 1e-05]
+    %vv: f32[2, 5, 8] = add(%var, %epsv)
+    %sv: f32[2, 5, 8] = sqrt(%vv)
+    %nv: f32[2, 5, 8] = divide(%d, %sv)
+    %mv: f32[2, 5, 8] = multiply(%nv, %g)
+    %vector_eps: f32[2, 5, 8] = add(%mv, %b)
+  }
+  return (%y, %middle, %other, %vector_eps)
+}
+)");
+  Result r =
+      checkPasses(m, "canonicalize,fuse-layer-norm,dead-code-elimination", tempDir("layer_norm"), 1e-5);
+  EXPECT_NE(r.text.find("%y: f32[2, 5, 8] = layer_norm(%x, %g, %b, axis = 2, epsilon = 1e-05)"),
+            std::string::npos)
+      << r.text;
+  EXPECT_EQ(r.text.find("layer_norm(", r.text.find("layer_norm(") + 1), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%middle: f32[2, 5, 8] = add(%m1, %b)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%other: f32[2, 5, 8] = add(%mh, %b)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%vector_eps: f32[2, 5, 8] = add(%mv, %b)"), std::string::npos) << r.text;
+}
+
 TEST(Canonicalize, FoldsBatchNormIntoDense) {
   Result r =
       checkFixture("canonicalize_folds_batch_norm_into_dense.ir", "canonicalize,dead-code-elimination", 1e-5);

@@ -15,6 +15,7 @@ std::vector<PassInfo> allPassInfos() {
       makeDeadCodeEliminationPass(),
       makeFoldConstantsPass(),
       makeFuseByPatternPass(),
+      makeFuseLayerNormPass(),
       makeFuseOpsPass(),
       makeFuseTirPass(),
       makeLegalizePass(),

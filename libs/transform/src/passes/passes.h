@@ -12,6 +12,7 @@ PassInfo makeCanonicalizePass();          // canonicalize.cpp
 PassInfo makeConvertLayoutPass();         // convert_layout.cpp
 PassInfo makeFoldConstantsPass();         // fold_constants.cpp
 PassInfo makeFuseByPatternPass();         // fuse_by_pattern.cpp
+PassInfo makeFuseLayerNormPass();         // fuse_layer_norm.cpp
 PassInfo makeFuseOpsPass();               // fuse_ops.cpp
 PassInfo makeFuseTirPass();               // legalize.cpp (+ fuse_tir.cpp)
 PassInfo makeRewritePass();               // rewrite.cpp
