@@ -180,6 +180,21 @@ TEST(OpsManipulate, InferErrors) {
   EXPECT_EQ(inferError("pad", {f32(std::vector<int64_t>{0, 3})},
                        {{"pad_width", ints({1, 0, 0, 0})}, {"mode", "edge"}}),
             "op 'pad': cannot pad the empty axis 0 of f32[0, 3] in mode 'edge'");
+  // A pad value an integer or bool tensor cannot hold (it was saturated by
+  // the reference kernel and wrapped by the legalized loop).
+  const Type i8x = Type::tensor(DType::i8, std::vector<int64_t>{2, 3});
+  EXPECT_EQ(inferError("pad", {i8x}, {{"pad_width", ints({0, 1, 0, 0})}, {"pad_value", AttrValue(300.0)}}),
+            "op 'pad': pad_value 300.0 is not a value of i8");
+  EXPECT_EQ(inferError("pad", {i8x}, {{"pad_width", ints({0, 1, 0, 0})}, {"pad_value", AttrValue(2.5)}}),
+            "op 'pad': pad_value 2.5 is not a value of i8");
+  EXPECT_EQ(inferError("pad", {Type::tensor(DType::u8, std::vector<int64_t>{2})},
+                       {{"pad_width", ints({1, 0})}, {"pad_value", AttrValue(-1.0)}}),
+            "op 'pad': pad_value -1.0 is not a value of u8");
+  EXPECT_EQ(inferError("pad", {Type::tensor(DType::boolean, std::vector<int64_t>{2})},
+                       {{"pad_width", ints({1, 0})}, {"pad_value", AttrValue(2.0)}}),
+            "op 'pad': pad_value 2.0 is not a value of bool");
+  EXPECT_EQ(inferred("pad", {i8x}, {{"pad_width", ints({0, 1, 0, 0})}, {"pad_value", AttrValue(-128.0)}}),
+            "i8[2, 4]");
   EXPECT_EQ(inferError("tile", {x23}, {{"repeats", ints({2})}}),
             "op 'tile': repeats [2] must have one entry per axis of f32[2, 3]");
   EXPECT_EQ(inferError("tile", {x23}, {{"repeats", ints({2, -1})}}),

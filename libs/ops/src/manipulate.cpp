@@ -4,12 +4,14 @@
 // dimensions; the reference kernels move elements as bytes (any dtype) with
 // per-axis offset tables (manipulate_util.h) or contiguous block copies.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <set>
 
 #include "legalize_util_mv.h"
 #include "manipulate_util.h"
 #include "mlcc/ir/builder.h"
+#include "mlcc/ir/float_bits.h"
 #include "mlcc/support/checked_math.h"
 #include "op_families.h"
 
@@ -530,6 +532,18 @@ Type inferPad(const std::vector<Type>& inputs, const ir::Attrs& attrs) {
   const Type& x = tensorOperand(inputs, 0, "pad");
   const std::string& mode = attrStr(attrs, "mode");
   checkPadMode(mode);
+  // An integer or bool tensor's pad value must be one of its values: the
+  // reference kernel saturated 300 to 127 for i8 where the legalized loop
+  // wrapped it to 44.
+  if (ir::isInt(x.dtype) || x.dtype == ir::DType::boolean) {
+    const double v = attrFloat(attrs, "pad_value");
+    const bool is_bool = x.dtype == ir::DType::boolean;
+    const double lo = is_bool ? 0 : static_cast<double>(ir::intMin(x.dtype));
+    const double hi = is_bool ? 1 : static_cast<double>(ir::intMax(x.dtype));
+    if (!(v >= lo && v <= hi) || v != std::floor(v))
+      throw opError("pad", "pad_value " + ir::detail::shortestFloatText(v, ir::DType::i64) +
+                               " is not a value of " + std::string(ir::dtypeName(x.dtype)));
+  }
   std::vector<int64_t> pads = attrInts(attrs, "pad_width");
   size_t rank = x.rank();
   if (pads.size() != 2 * rank)
