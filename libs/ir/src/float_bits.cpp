@@ -127,4 +127,9 @@ std::string shortestFloatText(double v, DType t) {
   return toCharsShortest(target);
 }
 
+double shortestDecimalValue(double v, DType t) {
+  if (!std::isfinite(v)) return v;
+  return parseFloatText(shortestFloatText(v, t), DType::i64).value_or(v);
+}
+
 }  // namespace mlcc::ir::detail

@@ -3,11 +3,8 @@
 // Max/Min, Clip (attributes before opset 11, inputs after), Cast, Where,
 // PRelu, and the Reduce* family (axes as attribute before opset 13/18, as an
 // input after), ArgMax/ArgMin.
-#include <cmath>
-#include <cstdio>
-#include <cstdlib>
-
 #include "convert_util.h"
+#include "mlcc/ir/float_bits.h"
 
 namespace mlcc::frontend::onnx_import {
 
@@ -126,18 +123,7 @@ int64_t staticDim(NodeCtx& c, const ir::PrimExpr& d, const std::string& what) {
   return v;
 }
 
-double floatAttr(float f) {
-  // The shortest decimal that reads back to the same float, as a double, so
-  // that 0.01f prints as 0.01 rather than 0.009999999776482582.
-  if (!std::isfinite(f)) return static_cast<double>(f);
-  char buf[64];
-  for (int p = 1; p <= 9; ++p) {
-    std::snprintf(buf, sizeof buf, "%.*g", p, static_cast<double>(f));
-    double d = std::strtod(buf, nullptr);
-    if (static_cast<float>(d) == f) return d;
-  }
-  return static_cast<double>(f);
-}
+double floatAttr(float f) { return ir::detail::shortestDecimalValue(f, ir::DType::f32); }
 
 ValuePtr castTo(NodeCtx& c, const ValuePtr& v, ir::DType t, const std::string& name) {
   if (v->type.dtype == t) return v;

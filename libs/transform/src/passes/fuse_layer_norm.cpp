@@ -101,10 +101,9 @@ std::optional<ir::GraphValue> layerNormOf(const ir::Binding& b, const Defs& defs
         ln.callee = "layer_norm";
         ln.args = {x, gamma, beta};
         ln.attrs["axis"] = ir::AttrValue(first);
-        // The shortest decimal of eps in its dtype (1e-05, not 9.99999974737875e-06), read as a double.
-        const std::string eps_text = ir::detail::shortestFloatText(eps_value->at(0), eps_value->dtype());
-        ln.attrs["epsilon"] = ir::AttrValue(ir::detail::parseFloatText(eps_text, ir::DType::i64)
-                                                .value_or(static_cast<double>(eps_value->at(0))));
+        // 1e-05, not the f32 constant's 9.99999974737875e-06.
+        ln.attrs["epsilon"] =
+            ir::AttrValue(ir::detail::shortestDecimalValue(eps_value->at(0), eps_value->dtype()));
         return ln;
       }
     }
@@ -115,7 +114,7 @@ std::optional<ir::GraphValue> layerNormOf(const ir::Binding& b, const Defs& defs
 // Rewrites each written-out layer norm of `f` (see the header); returns how many.
 int fuseLayerNorms(ir::GraphFunc& f, Constants& consts) {
   int fused = 0;
-  std::map<const ir::GraphVarNode*, const ir::GraphValue*> defs;  // op bindings seen so far
+  Defs defs;  // op bindings seen so far
   for (auto& block : f.blocks)
     for (auto& b : block.bindings) {
       if (auto ln = layerNormOf(b, defs, consts)) {

@@ -33,4 +33,9 @@ std::optional<double> parseFloatText(std::string_view text, DType t);
 // plain double.
 std::string shortestFloatText(double v, DType t);
 
+// The double that shortestFloatText(v, t) reads as (0.01f gives 0.01, not
+// 0.009999999776482582): a float attribute taken from a value of dtype `t`
+// prints as the short decimal. Non-finite values are returned as they are.
+double shortestDecimalValue(double v, DType t);
+
 }  // namespace mlcc::ir::detail
