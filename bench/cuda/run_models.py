@@ -102,6 +102,11 @@ class Model:
         return statistics.median(times)
 
 
+def rel_err(got, want):
+    """max |got - want| / max |want| (numpy arrays or torch tensors)."""
+    return float(abs(got - want).max() / (abs(want).max() + 1e-30))
+
+
 def time_ms(fn, repeat):
     """Median of `repeat` timings (CUDA events around one call), after warm-up."""
     for _ in range(3):
@@ -158,10 +163,10 @@ def main():
             model.run_device(ins, outs)
             torch.cuda.synchronize()
             ref = ins[0] @ ins[1]
-            err = ((outs[0] - ref).abs().max() / ref.abs().max()).item()
+            err = rel_err(outs[0], ref)
             n = model.inputs[0][0][0]
             ms = time_ms(lambda: model.run_device(ins, outs), args.repeat)
-            err = max(err, ((outs[0] - ref).abs().max() / ref.abs().max()).item())  # the replayed runs
+            err = max(err, rel_err(outs[0], ref))  # the replayed runs
             ok = err < 1e-4
             peer = time_ms(lambda: torch.matmul(ins[0], ins[1], out=outs[0]), args.repeat)
             tflops = 2 * n ** 3 / ms / 1e9
@@ -173,12 +178,11 @@ def main():
         x = np.load(os.path.join(args.dir, name + ".input.npy"))
         want = np.load(os.path.join(args.dir, name + ".output.npy"))
         got = model.run_host([x])[0]
-        err = float(np.max(np.abs(got - want)) / (np.max(np.abs(want)) + 1e-30))
+        err = rel_err(got, want)
         dev_in = [torch.from_numpy(x).cuda()]
         ms = time_ms(lambda: model.run_device(dev_in, outs), args.repeat)
         # The timed runs reuse their buffers (the runtime replays them as a CUDA graph): check them too.
-        replayed = outs[0].cpu().numpy()
-        err = max(err, float(np.max(np.abs(replayed - want)) / (np.max(np.abs(want)) + 1e-30)))
+        err = max(err, rel_err(outs[0].cpu().numpy(), want))
         ok = err < 1e-3 and got.shape == want.shape
         failures += not ok
         gpu_ms = model.device_ms(dev_in, outs, args.repeat)

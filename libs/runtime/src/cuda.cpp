@@ -71,8 +71,11 @@ const Driver& driver() {
       d.problem = "no CUDA driver (libcuda.so.1 cannot be loaded: the machine has no NVIDIA driver)";
       return;
     }
-    auto get = [&](auto& fn, const char* name) {
+    auto optional = [&](auto& fn, const char* name) {
       fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(d.lib, name));
+    };
+    auto get = [&](auto& fn, const char* name) {
+      optional(fn, name);
       if (!fn && d.problem.empty()) d.problem = std::string("the CUDA driver lacks ") + name + " (too old)";
     };
     get(d.init, "cuInit");
@@ -100,11 +103,8 @@ const Driver& driver() {
     get(d.event_destroy, "cuEventDestroy_v2");
     get(d.event_record, "cuEventRecord");
     // cuEventElapsedTime_v2 since CUDA 12.8; the same call before.
-    d.event_elapsed = reinterpret_cast<decltype(d.event_elapsed)>(dlsym(d.lib, "cuEventElapsedTime_v2"));
+    optional(d.event_elapsed, "cuEventElapsedTime_v2");
     if (!d.event_elapsed) get(d.event_elapsed, "cuEventElapsedTime");
-    auto optional = [&](auto& fn, const char* name) {
-      fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(d.lib, name));
-    };
     optional(d.begin_capture, "cuStreamBeginCapture_v2");
     optional(d.end_capture, "cuStreamEndCapture");
     optional(d.graph_instantiate, "cuGraphInstantiateWithFlags");
