@@ -57,7 +57,8 @@ typedef enum {
   MLCC_I32 = 4,
   MLCC_I64 = 5,
   MLCC_BOOL = 6,
-  MLCC_U8 = 7
+  MLCC_U8 = 7,
+  MLCC_F64 = 8
 } mlcc_dtype;
 
 typedef struct {

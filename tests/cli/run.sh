@@ -13,6 +13,7 @@ rng = np.random.default_rng(0)
 np.save(f"{d}/a.npy", rng.standard_normal((128, 128)).astype(np.float32))
 np.save(f"{d}/b.npy", rng.standard_normal((128, 128)).astype(np.float32))
 np.save(f"{d}/a64.npy", rng.standard_normal((128, 128)))
+np.save(f"{d}/a16.npy", np.zeros((128, 128), dtype=np.int16))
 np.save(f"{d}/small.npy", np.ones((2, 128), np.float32))
 np.save(f"{d}/ai.npy", np.ones((128, 128), np.int64))
 PY
@@ -82,7 +83,9 @@ check "wrong shape message" contains "$tmp/err" "input 'A': expected f32\[128, 1
 check "wrong dtype" run 1 "$mm" --input A="$tmp/ai.npy" --input B="$tmp/b.npy"
 check "wrong dtype message" contains "$tmp/err" "input 'A': expected f32\[128, 128\], got i64\[128, 128\]"
 check "float64 npy" run 1 "$mm" --input A="$tmp/a64.npy" --input B="$tmp/b.npy"
-check "float64 message" contains "$tmp/err" "input 'A'.*'<f8' is not an mlcc dtype"
+check "float64 message" contains "$tmp/err" "input 'A': expected f32\[128, 128\], got f64\[128, 128\]"
+check "int16 npy" run 1 "$mm" --input A="$tmp/a16.npy" --input B="$tmp/b.npy"
+check "int16 message" contains "$tmp/err" "a16.npy: error: unsupported dtype '<i2'"
 check "missing npy file" run 1 "$mm" --input A="$tmp/nope.npy" --input B="$tmp/b.npy"
 check "missing npy named" contains "$tmp/err" "nope.npy"
 head -c 100 /dev/urandom > "$tmp/garbage.npy"

@@ -146,12 +146,17 @@ def run_tool(argv, stage, log):
 
 
 def close(got, ref):
-    """rtol 1e-3, atol 1e-5 for floats (NaN matches NaN); exact otherwise."""
+    """rtol 1e-3, atol 1e-5 for floats, rtol 1e-9, atol 1e-12 for float64 ones,
+    which must be float64 (computed in double, not f32); NaN matches NaN;
+    exact otherwise."""
     if got.shape != ref.shape:
         return f"shape {got.shape}, expected {ref.shape}"
     if ref.dtype.kind in "fc":
+        if ref.dtype == np.float64 and got.dtype != np.float64:
+            return f"dtype {got.dtype}, expected float64"
+        rtol, atol = (1e-9, 1e-12) if ref.dtype == np.float64 else (1e-3, 1e-5)
         g, r = got.astype(np.float64), ref.astype(np.float64)
-        if not np.allclose(g, r, rtol=1e-3, atol=1e-5, equal_nan=True):
+        if not np.allclose(g, r, rtol=rtol, atol=atol, equal_nan=True):
             with np.errstate(invalid="ignore"):
                 return f"max abs error {np.nanmax(np.abs(g - r)):.3g}"
         return None

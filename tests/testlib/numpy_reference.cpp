@@ -42,6 +42,7 @@ const char* npyDescr(ir::DType t) {
     case ir::DType::i64: return "<i8";
     case ir::DType::boolean: return "|b1";
     case ir::DType::u8: return "|u1";
+    case ir::DType::f64: return "<f8";
     case ir::DType::bf16: break;
   }
   throw Error("no .npy dtype for " + std::string(ir::dtypeName(t)));

@@ -98,8 +98,12 @@ int64_t randomInt(Random& r, DType t) {
   }
 }
 
+// f64 values: doubles no float holds, and the f32 values.
+const std::vector<double> kF64Values = {0.1, 1.0000000000000002, 1e300, -1e-300, 4.9e-324};
+
 double randomFloat(Random& r, DType t) {
   if (t == DType::f32) return r.pick(kF32Values);
+  if (t == DType::f64) return r.chance(0.5) ? r.pick(kF64Values) : static_cast<double>(r.pick(kF32Values));
   return r.pick(kHalfValues).value;
 }
 
@@ -113,6 +117,8 @@ void appendElement(Random& r, DType t, std::vector<uint8_t>& out) {
   uint64_t bits;
   if (t == DType::f32)
     bits = std::bit_cast<uint32_t>(r.pick(kF32Values));
+  else if (t == DType::f64)
+    bits = std::bit_cast<uint64_t>(randomFloat(r, t));
   else if (t == DType::f16 || t == DType::bf16) {
     const HalfValue& h = r.pick(kHalfValues);
     bits = t == DType::f16 ? h.f16 : h.bf16;

@@ -332,6 +332,36 @@ TEST(CodegenLLVM, UnsignedAndBitwise) {
   });
 }
 
+// f64 arithmetic, math functions and casts to and from every float width
+// and i64: the compiled kernel computes what the interpreter does, in double
+// (1 + 1e-12 is not 1, as it would be in f32), with values f32 cannot hold,
+// integers beyond 2^53 and the specials.
+TEST(CodegenLLVM, Float64) {
+  const double specials[] = {NAN,           INFINITY, -INFINITY, -0.0, 1e300, -1e300, 1e-310,
+                             1.0 + 0x1p-40, 65520.0,  1e20,      -3.5, 2.5,   0.5};
+  const auto prim = parsePrim(fixture("codegen_llvm/float64.ir"));
+  auto fill = [&](size_t p, ir::Tensor& t) {
+    for (int64_t i = 0; i < t.numel(); ++i) {
+      const int64_t n = static_cast<int64_t>(std::size(specials));
+      if (p == 0) t.set(i, i < n ? specials[i] : i == n ? 1.0 : (static_cast<double>(i) - 40) * 0.37);
+      if (p == 1)
+        t.set(i, i < n ? specials[(i + 3) % n] : i == n ? 1.0 : 7.1 - static_cast<double>(i) * 0.29);
+      if (p == 2) {
+        const int64_t v = i % 2 ? (int64_t{1} << 53) + i : -i * 1000003;
+        std::memcpy(t.mutableBytes() + 8 * i, &v, 8);
+      }
+    }
+  };
+  expectCompiledMatches(prim, 1e-15, fill);
+  const Runs r = runBoth(prim, fill);
+  const int64_t n = static_cast<int64_t>(std::size(specials));
+  for (const auto* run : {&r.interpreted, &r.compiled}) {
+    EXPECT_EQ((*run)[4].at(n * 10), 1.0 + 1e-12);  // %O[n, 0] = 1 + 1 * 1e-12, in double
+    EXPECT_EQ((*run)[4].at(7 * 10 + 6),
+              static_cast<double>((int64_t{1} << 53) + 8) + static_cast<double>((*run)[3].at(7)) + 1);
+  }
+}
+
 // pow of i64, i32, i8 and u8: small bases (-5..5) to exponents -3..92 that
 // overflow, and arbitrary bit patterns.
 TEST(CodegenLLVM, IntegerPow) {

@@ -12,8 +12,11 @@ TEST(DType, NamesRoundTrip) {
     ASSERT_TRUE(parsed.has_value());
     EXPECT_EQ(*parsed, t);
   }
-  EXPECT_FALSE(parseDType("f64").has_value());
+  EXPECT_FALSE(parseDType("f128").has_value());
   EXPECT_EQ(dtypeBytes(DType::bf16), 2);
+  EXPECT_EQ(dtypeBytes(DType::f64), 8);
+  EXPECT_TRUE(isFloat(DType::f64));
+  EXPECT_EQ(dtypeAbiCode(DType::f64), 8);  // MLCC_F64
 }
 
 TEST(ExprFactories, DTypeRules) {

@@ -43,6 +43,9 @@ TEST(PrintExpr, Precedence) {
   EXPECT_EQ(printExpr(makeInt(-1, DType::u8)), "255u8");
   EXPECT_EQ(printExpr(makeInt(200, DType::i8)), "-56i8");
   EXPECT_EQ(printExpr(makeFloat(0.5, DType::f16)), "0.5f16");
+  EXPECT_EQ(printExpr(makeFloat(0.1, DType::f64)), "0.1f64");  // the double 0.1, not the float
+  EXPECT_EQ(printExpr(parseExpr("1.0000000000001f64")), "1.0000000000001f64");
+  EXPECT_EQ(printExpr(makeFloat(1e300, DType::f64)), "1e+300f64");
   EXPECT_EQ(printExpr(makeFloat(-INFINITY, DType::bf16)), "-infbf16");
   EXPECT_EQ(printExpr(makeFloat(NAN)), "nan");
   EXPECT_EQ(printExpr(makeBool(true)), "true");

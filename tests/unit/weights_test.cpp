@@ -59,7 +59,7 @@ Module moduleWithConsts(const TempDir& dir, std::vector<std::string> files,
 TEST(Weights, DTypeNames) {
   for (DType t : kAllDTypes) EXPECT_EQ(dtypeFromSafetensors(safetensorsName(t)), t);
   EXPECT_FALSE(dtypeFromSafetensors("U16").has_value());
-  EXPECT_FALSE(dtypeFromSafetensors("F64").has_value());
+  EXPECT_FALSE(dtypeFromSafetensors("F8_E4M3").has_value());
 }
 
 TEST(Weights, LookupAcrossFiles) {

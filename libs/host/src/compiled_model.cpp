@@ -87,6 +87,9 @@ struct CompiledModel::Impl {
       for (int i = 0; i < n; ++i) {
         mlcc_tensor_info t;
         if (info(model, i, &t) != 0) throw apiError("tensor info");
+        // mlcc_dtype codes are the DType enumerators' values (ir::dtypeAbiCode).
+        static_assert(static_cast<int>(ir::DType::u8) == MLCC_U8 &&
+                      static_cast<int>(ir::DType::f64) == MLCC_F64);
         out.push_back(
             {t.name, static_cast<ir::DType>(t.dtype), std::vector<int64_t>(t.shape, t.shape + t.ndim), {}});
       }

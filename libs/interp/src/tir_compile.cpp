@@ -59,15 +59,8 @@ template <DType T>
 struct SStoreF final : SNode {
   SStoreF(Index idx, FPtr v) : idx(std::move(idx)), value(std::move(v)) {}
   void exec(Frame& f) const override {
-    const float v = value->eval(f);
-    const int64_t off = idx.offset(f);
-    std::byte* p = f.bufs[idx.buf].base;
-    if constexpr (T == DType::f32) {
-      std::memcpy(p + off * 4, &v, 4);
-    } else {
-      uint16_t bits = T == DType::f16 ? ir::detail::doubleToHalfBits(v) : ir::detail::doubleToBF16Bits(v);
-      std::memcpy(p + off * 2, &bits, 2);
-    }
+    const double v = value->eval(f);
+    storeFloat<T>(f.bufs[idx.buf].base + idx.offset(f) * static_cast<int64_t>(ir::dtypeBytes(T)), v);
   }
   Index idx;
   FPtr value;
@@ -174,6 +167,7 @@ SPtr Compiler::stmt(const ir::Stmt& s) {
         case DType::f32: return std::make_unique<SStoreF<DType::f32>>(std::move(idx), floatExpr(st->value));
         case DType::f16: return std::make_unique<SStoreF<DType::f16>>(std::move(idx), floatExpr(st->value));
         case DType::bf16: return std::make_unique<SStoreF<DType::bf16>>(std::move(idx), floatExpr(st->value));
+        case DType::f64: return std::make_unique<SStoreF<DType::f64>>(std::move(idx), floatExpr(st->value));
         case DType::i8: return std::make_unique<SStoreI<int8_t>>(std::move(idx), intExpr(st->value));
         case DType::u8: return std::make_unique<SStoreI<uint8_t>>(std::move(idx), intExpr(st->value));
         case DType::i32: return std::make_unique<SStoreI<int32_t>>(std::move(idx), intExpr(st->value));

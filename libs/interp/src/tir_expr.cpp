@@ -1,7 +1,9 @@
 // Compilation of TensorIR expressions into typed closures (see tir_nodes.h):
 // integer floor division/modulo, wrapping integer arithmetic, saturating
-// float-to-int casts, f16/bf16 rounding after each operation, the math
-// intrinsics of intrinsics.h through libm, and bounds-checked loads.
+// float-to-int casts, f32/f16/bf16 arithmetic in float (f16/bf16 rounded
+// after each operation) and f64 in double, the math intrinsics of
+// intrinsics.h through libm (expf for f32, exp for f64), and bounds-checked
+// loads.
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -213,7 +215,7 @@ template <BinaryOp OP>
 struct FCmp final : IExpr {
   FCmp(FPtr x, FPtr y) : a(std::move(x)), b(std::move(y)) {}
   int64_t eval(Frame& f) const override {
-    float x = a->eval(f), y = b->eval(f);
+    const double x = a->eval(f), y = b->eval(f);
     if constexpr (OP == BinaryOp::EQ) return x == y;
     if constexpr (OP == BinaryOp::NE) return x != y;
     if constexpr (OP == BinaryOp::LT) return x < y;
@@ -277,7 +279,7 @@ struct IFromF final : IExpr {  // float -> int: saturating, NaN -> 0; bool: != 0
 struct IFloatPred final : IExpr {  // isnan / isinf
   IFloatPred(FPtr x, bool nan) : a(std::move(x)), nan(nan) {}
   int64_t eval(Frame& f) const override {
-    float v = a->eval(f);
+    const double v = a->eval(f);
     return nan ? std::isnan(v) : std::isinf(v);
   }
   FPtr a;
@@ -297,23 +299,19 @@ struct ILoad final : IExpr {
 };
 
 // ---- float expressions ----
-float roundTo(float v, DType t) {
-  if (t == DType::f16)
-    return static_cast<float>(ir::detail::halfBitsToDouble(ir::detail::doubleToHalfBits(v)));
-  if (t == DType::bf16)
-    return static_cast<float>(ir::detail::bf16BitsToDouble(ir::detail::doubleToBF16Bits(v)));
-  return v;
-}
+// Float nodes compute in `T`: float for f32, f16 and bf16 (the 16-bit
+// formats then rounded by an FRound node), double for f64. A float value
+// converts to double exactly, so f32 results are those of float arithmetic.
 struct FConst final : FExpr {
-  explicit FConst(float v) : v(v) {}
-  float eval(Frame&) const override { return v; }
-  float v;
+  explicit FConst(double v) : v(v) {}
+  double eval(Frame&) const override { return v; }
+  double v;
 };
-template <BinaryOp OP>
+template <BinaryOp OP, class T>
 struct FBin final : FExpr {
   FBin(FPtr x, FPtr y) : a(std::move(x)), b(std::move(y)) {}
-  float eval(Frame& f) const override {
-    float x = a->eval(f), y = b->eval(f);
+  double eval(Frame& f) const override {
+    const T x = static_cast<T>(a->eval(f)), y = static_cast<T>(b->eval(f));
     if constexpr (OP == BinaryOp::Add) return x + y;
     if constexpr (OP == BinaryOp::Sub) return x - y;
     if constexpr (OP == BinaryOp::Mul) return x * y;
@@ -324,21 +322,21 @@ struct FBin final : FExpr {
   }
   FPtr a, b;
 };
-struct FRound final : FExpr {  // to f16 / bf16 precision
+struct FRound final : FExpr {  // to the precision of f32 / f16 / bf16
   FRound(FPtr x, DType t) : a(std::move(x)), t(t) {}
-  float eval(Frame& f) const override { return roundTo(a->eval(f), t); }
+  double eval(Frame& f) const override { return ir::detail::roundToDType(a->eval(f), t); }
   FPtr a;
   DType t;
 };
 struct FNeg final : FExpr {
   explicit FNeg(FPtr x) : a(std::move(x)) {}
-  float eval(Frame& f) const override { return -a->eval(f); }
+  double eval(Frame& f) const override { return -a->eval(f); }
   FPtr a;
 };
 struct FSelect final : FExpr {
   FSelect(IPtr c, FPtr x, FPtr y) : c(std::move(c)), a(std::move(x)), b(std::move(y)) {}
-  float eval(Frame& f) const override {
-    float x = a->eval(f), y = b->eval(f);  // both arms, as specified
+  double eval(Frame& f) const override {
+    const double x = a->eval(f), y = b->eval(f);  // both arms, as specified
     return c->eval(f) ? x : y;
   }
   IPtr c;
@@ -346,67 +344,88 @@ struct FSelect final : FExpr {
 };
 struct FFromI final : FExpr {
   FFromI(IPtr x, DType t) : a(std::move(x)), t(t) {}
-  float eval(Frame& f) const override {
+  double eval(Frame& f) const override {
     int64_t v = a->eval(f);
     if (t == DType::f32) return static_cast<float>(v);
-    return static_cast<float>(ir::detail::roundToDType(static_cast<double>(v), t));
+    if (t == DType::f64) return static_cast<double>(v);
+    return ir::detail::roundToDType(static_cast<double>(v), t);
   }
   IPtr a;
   DType t;
 };
+template <class T>
 struct FCall1 final : FExpr {
-  FCall1(float (*fn)(float), FPtr x) : fn(fn), a(std::move(x)) {}
-  float eval(Frame& f) const override { return fn(a->eval(f)); }
-  float (*fn)(float);
+  FCall1(T (*fn)(T), FPtr x) : fn(fn), a(std::move(x)) {}
+  double eval(Frame& f) const override { return fn(static_cast<T>(a->eval(f))); }
+  T (*fn)(T);
   FPtr a;
 };
+template <class T>
 struct FCall2 final : FExpr {
-  FCall2(float (*fn)(float, float), FPtr x, FPtr y) : fn(fn), a(std::move(x)), b(std::move(y)) {}
-  float eval(Frame& f) const override { return fn(a->eval(f), b->eval(f)); }
-  float (*fn)(float, float);
+  FCall2(T (*fn)(T, T), FPtr x, FPtr y) : fn(fn), a(std::move(x)), b(std::move(y)) {}
+  double eval(Frame& f) const override { return fn(static_cast<T>(a->eval(f)), static_cast<T>(b->eval(f))); }
+  T (*fn)(T, T);
   FPtr a, b;
 };
 template <DType T>
 struct FLoad final : FExpr {
   explicit FLoad(Index idx) : idx(std::move(idx)) {}
-  float eval(Frame& f) const override {
-    int64_t off = idx.offset(f);
-    const std::byte* p = f.bufs[idx.buf].base;
-    if constexpr (T == DType::f32) {
-      float v;
-      std::memcpy(&v, p + off * 4, 4);
-      return v;
-    } else {
-      uint16_t bits;
-      std::memcpy(&bits, p + off * 2, 2);
-      if constexpr (T == DType::f16) return static_cast<float>(ir::detail::halfBitsToDouble(bits));
-      return static_cast<float>(ir::detail::bf16BitsToDouble(bits));
-    }
+  double eval(Frame& f) const override {
+    const int64_t off = idx.offset(f);
+    return loadFloat<T>(f.bufs[idx.buf].base + off * static_cast<int64_t>(ir::dtypeBytes(T)));
   }
   Index idx;
 };
 
-float sigmoidf(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-float rsqrtf_(float x) { return 1.0f / std::sqrt(x); }
-
-float (*unaryFn(const std::string& n))(float) {
-  static const std::pair<const char*, float (*)(float)> table[] = {
-      {"exp", ::expf},         {"exp2", ::exp2f},     {"expm1", ::expm1f}, {"log", ::logf},
-      {"log2", ::log2f},       {"log1p", ::log1pf},   {"sqrt", ::sqrtf},   {"rsqrt", rsqrtf_},
-      {"tanh", ::tanhf},       {"sigmoid", sigmoidf}, {"erf", ::erff},     {"sin", ::sinf},
-      {"cos", ::cosf},         {"tan", ::tanf},       {"asin", ::asinf},   {"acos", ::acosf},
-      {"atan", ::atanf},       {"sinh", ::sinhf},     {"cosh", ::coshf},   {"asinh", ::asinhf},
-      {"acosh", ::acoshf},     {"atanh", ::atanhf},   {"floor", ::floorf}, {"ceil", ::ceilf},
-      {"round", ::nearbyintf}, {"trunc", ::truncf},   {"abs", ::fabsf}};
-  for (const auto& [name, fn] : table)
-    if (n == name) return fn;
-  return nullptr;
+template <class T>
+T sigmoidT(T x) {
+  return T(1) / (T(1) + std::exp(-x));
 }
-float (*binaryFn(const std::string& n))(float, float) {
-  if (n == "pow") return ::powf;
-  if (n == "atan2") return ::atan2f;
-  if (n == "fmod") return ::fmodf;
-  return nullptr;
+template <class T>
+T rsqrtT(T x) {
+  return T(1) / std::sqrt(x);
+}
+
+// The libm functions of the unary and binary intrinsics, in float and double.
+struct UnaryFns {
+  const char* name;
+  float (*f)(float);
+  double (*d)(double);
+};
+struct BinaryFns {
+  const char* name;
+  float (*f)(float, float);
+  double (*d)(double, double);
+};
+// clang-format off
+const UnaryFns kUnaryFns[] = {
+    {"exp", ::expf, ::exp},       {"exp2", ::exp2f, ::exp2},     {"expm1", ::expm1f, ::expm1},
+    {"log", ::logf, ::log},       {"log2", ::log2f, ::log2},     {"log1p", ::log1pf, ::log1p},
+    {"sqrt", ::sqrtf, ::sqrt},    {"tanh", ::tanhf, ::tanh},     {"erf", ::erff, ::erf},
+    {"sin", ::sinf, ::sin},       {"cos", ::cosf, ::cos},        {"tan", ::tanf, ::tan},
+    {"asin", ::asinf, ::asin},    {"acos", ::acosf, ::acos},     {"atan", ::atanf, ::atan},
+    {"sinh", ::sinhf, ::sinh},    {"cosh", ::coshf, ::cosh},     {"asinh", ::asinhf, ::asinh},
+    {"acosh", ::acoshf, ::acosh}, {"atanh", ::atanhf, ::atanh},  {"floor", ::floorf, ::floor},
+    {"ceil", ::ceilf, ::ceil},    {"trunc", ::truncf, ::trunc},  {"abs", ::fabsf, ::fabs},
+    {"round", ::nearbyintf, ::nearbyint},
+    {"rsqrt", rsqrtT<float>, rsqrtT<double>},
+    {"sigmoid", sigmoidT<float>, sigmoidT<double>}};
+const BinaryFns kBinaryFns[] = {{"pow", ::powf, ::pow}, {"atan2", ::atan2f, ::atan2}, {"fmod", ::fmodf, ::fmod}};
+// clang-format on
+
+// The float (T = float) or double function of the entry of `table` named
+// `n`, or null.
+template <class T, class Fns, size_t N>
+auto libmFn(const Fns (&table)[N], const std::string& n) {
+  using Fn = std::conditional_t<std::is_same_v<T, float>, decltype(Fns::f), decltype(Fns::d)>;
+  for (const auto& e : table)
+    if (n == e.name) {
+      if constexpr (std::is_same_v<T, float>)
+        return Fn(e.f);
+      else
+        return Fn(e.d);
+    }
+  return Fn(nullptr);
 }
 
 // clang-format off (the CASE macros confuse it)
@@ -437,10 +456,11 @@ IPtr floatCompare(BinaryOp op, FPtr a, FPtr b) {
     default: throw Error(std::string("operator '") + ir::binaryOpName(op) + "' on floats gives no bool");
   }
 }
+template <class T>
 FPtr floatBinary(BinaryOp op, FPtr a, FPtr b) {
   switch (op) {
 #define CASE(O) \
-  case BinaryOp::O: return std::make_unique<FBin<BinaryOp::O>>(std::move(a), std::move(b));
+  case BinaryOp::O: return std::make_unique<FBin<BinaryOp::O, T>>(std::move(a), std::move(b));
     CASE(Add)
     CASE(Sub)
     CASE(Mul)
@@ -549,14 +569,26 @@ IPtr Compiler::intCall(const ir::PrimExpr& e) {
   throw Error("intrinsic '" + c->name + "' on integers cannot be interpreted");
 }
 
+namespace {
+
+template <class T>
+FPtr typedFloatCall(const ir::CallNode& c, std::vector<FPtr> args) {
+  if (args.size() == 1)
+    if (auto fn = libmFn<T>(kUnaryFns, c.name)) return std::make_unique<FCall1<T>>(fn, std::move(args[0]));
+  if (args.size() == 2)
+    if (auto fn = libmFn<T>(kBinaryFns, c.name))
+      return std::make_unique<FCall2<T>>(fn, std::move(args[0]), std::move(args[1]));
+  throw Error("intrinsic '" + c.name + "' cannot be interpreted");
+}
+
+}  // namespace
+
 FPtr Compiler::floatCall(const ir::PrimExpr& e) {
   auto* c = e->as<ir::CallNode>();
-  if (c->args.size() == 1)
-    if (auto fn = unaryFn(c->name)) return std::make_unique<FCall1>(fn, floatExpr(c->args[0]));
-  if (c->args.size() == 2)
-    if (auto fn = binaryFn(c->name))
-      return std::make_unique<FCall2>(fn, floatExpr(c->args[0]), floatExpr(c->args[1]));
-  throw Error("intrinsic '" + c->name + "' cannot be interpreted");
+  std::vector<FPtr> args;
+  for (const auto& a : c->args) args.push_back(floatExpr(a));
+  return e->dtype == DType::f64 ? typedFloatCall<double>(*c, std::move(args))
+                                : typedFloatCall<float>(*c, std::move(args));
 }
 
 FPtr Compiler::floatExpr(const ir::PrimExpr& e) {
@@ -564,14 +596,18 @@ FPtr Compiler::floatExpr(const ir::PrimExpr& e) {
   if (!ir::isFloat(e->dtype))
     throw Error("expected a float expression, got " + std::string(dtypeName(e->dtype)));
   const DType t = e->dtype;
+  // f32 and f64 results of float / double arithmetic need no rounding.
   auto rounded = [&](FPtr p) -> FPtr {
-    return t == DType::f32 ? std::move(p) : std::make_unique<FRound>(std::move(p), t);
+    return t == DType::f32 || t == DType::f64 ? std::move(p) : std::make_unique<FRound>(std::move(p), t);
   };
   switch (e->kind) {
-    case K::FloatImm: return std::make_unique<FConst>(static_cast<float>(e->as<ir::FloatImmNode>()->value));
+    case K::FloatImm:
+      return std::make_unique<FConst>(ir::detail::roundToDType(e->as<ir::FloatImmNode>()->value, t));
     case K::Binary: {
       auto* b = e->as<ir::BinaryNode>();
-      return rounded(floatBinary(b->op, floatExpr(b->a), floatExpr(b->b)));
+      FPtr x = floatExpr(b->a), y = floatExpr(b->b);
+      return rounded(t == DType::f64 ? floatBinary<double>(b->op, std::move(x), std::move(y))
+                                     : floatBinary<float>(b->op, std::move(x), std::move(y)));
     }
     case K::Unary: return std::make_unique<FNeg>(floatExpr(e->as<ir::UnaryNode>()->a));
     case K::Select: {
@@ -580,8 +616,11 @@ FPtr Compiler::floatExpr(const ir::PrimExpr& e) {
     }
     case K::Cast: {
       auto* c = e->as<ir::CastNode>();
-      if (ir::isFloat(c->value->dtype)) return rounded(floatExpr(c->value));
-      return std::make_unique<FFromI>(intExpr(c->value), t);
+      const DType from = c->value->dtype;
+      if (!ir::isFloat(from)) return std::make_unique<FFromI>(intExpr(c->value), t);
+      // Widening is exact; narrowing from f64 to f32, or to f16/bf16, rounds.
+      if (from == t || t == DType::f64 || (t == DType::f32 && from != DType::f64)) return floatExpr(c->value);
+      return std::make_unique<FRound>(floatExpr(c->value), t);
     }
     case K::Load: {
       auto* l = e->as<ir::LoadNode>();
@@ -592,6 +631,7 @@ FPtr Compiler::floatExpr(const ir::PrimExpr& e) {
         case DType::f32: return std::make_unique<FLoad<DType::f32>>(std::move(idx));
         case DType::f16: return std::make_unique<FLoad<DType::f16>>(std::move(idx));
         case DType::bf16: return std::make_unique<FLoad<DType::bf16>>(std::move(idx));
+        case DType::f64: return std::make_unique<FLoad<DType::f64>>(std::move(idx));
         default: throw Error("float load from an integer buffer");
       }
     }

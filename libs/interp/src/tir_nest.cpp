@@ -32,19 +32,7 @@ uint64_t u(int64_t v) { return static_cast<uint64_t>(v); }
 template <DType T>
 struct FLoadCur final : FExpr {
   FLoadCur(int buf, int slot) : buf(buf), slot(slot) {}
-  float eval(Frame& f) const override {
-    const std::byte* p = f.bufs[buf].base + f.slots[slot];
-    if constexpr (T == DType::f32) {
-      float v;
-      std::memcpy(&v, p, 4);
-      return v;
-    } else {
-      uint16_t bits;
-      std::memcpy(&bits, p, 2);
-      if constexpr (T == DType::f16) return static_cast<float>(ir::detail::halfBitsToDouble(bits));
-      return static_cast<float>(ir::detail::bf16BitsToDouble(bits));
-    }
-  }
+  double eval(Frame& f) const override { return loadFloat<T>(f.bufs[buf].base + f.slots[slot]); }
   int buf, slot;
 };
 template <class T>
@@ -61,16 +49,7 @@ struct ILoadCur final : IExpr {
 template <DType T>
 struct SStoreFCur final : SNode {
   SStoreFCur(int buf, int slot, FPtr v) : buf(buf), slot(slot), value(std::move(v)) {}
-  void exec(Frame& f) const override {
-    const float v = value->eval(f);
-    std::byte* p = f.bufs[buf].base + f.slots[slot];
-    if constexpr (T == DType::f32) {
-      std::memcpy(p, &v, 4);
-    } else {
-      uint16_t bits = T == DType::f16 ? ir::detail::doubleToHalfBits(v) : ir::detail::doubleToBF16Bits(v);
-      std::memcpy(p, &bits, 2);
-    }
-  }
+  void exec(Frame& f) const override { storeFloat<T>(f.bufs[buf].base + f.slots[slot], value->eval(f)); }
   int buf, slot;
   FPtr value;
 };
@@ -273,6 +252,7 @@ FPtr Compiler::cursorFloatLoad(DType t, int buf, int slot) {
     case DType::f32: return std::make_unique<FLoadCur<DType::f32>>(buf, slot);
     case DType::f16: return std::make_unique<FLoadCur<DType::f16>>(buf, slot);
     case DType::bf16: return std::make_unique<FLoadCur<DType::bf16>>(buf, slot);
+    case DType::f64: return std::make_unique<FLoadCur<DType::f64>>(buf, slot);
     default: throw Error("float load from an integer buffer");
   }
 }
@@ -314,6 +294,7 @@ SPtr Compiler::cursorStore(DType t, int buf, int slot, const ir::PrimExpr& value
     case DType::f32: return std::make_unique<SStoreFCur<DType::f32>>(buf, slot, floatExpr(value));
     case DType::f16: return std::make_unique<SStoreFCur<DType::f16>>(buf, slot, floatExpr(value));
     case DType::bf16: return std::make_unique<SStoreFCur<DType::bf16>>(buf, slot, floatExpr(value));
+    case DType::f64: return std::make_unique<SStoreFCur<DType::f64>>(buf, slot, floatExpr(value));
     case DType::i8: return std::make_unique<SStoreICur<int8_t>>(buf, slot, intExpr(value));
     case DType::u8: return std::make_unique<SStoreICur<uint8_t>>(buf, slot, intExpr(value));
     case DType::i32: return std::make_unique<SStoreICur<int32_t>>(buf, slot, intExpr(value));

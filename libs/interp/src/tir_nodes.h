@@ -1,17 +1,21 @@
 // The executable form of a prim func: a tree of closures (virtual nodes).
 // Integer and bool expressions evaluate to int64_t (wrapped to their dtype),
-// floating expressions to float (f16/bf16 rounded to their format after each
-// operation). Variables live in a flat i64 slot array, buffers in a table of
+// floating expressions to double: f32, f16 and bf16 values are computed in
+// float (f16/bf16 rounded to their format after each operation), f64 values
+// in double. Variables live in a flat i64 slot array, buffers in a table of
 // base pointer + shape + strides filled at call time. Internal to libs/interp.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "mlcc/ir/dtype.h"
+#include "mlcc/ir/float_bits.h"
 
 namespace mlcc::interp::tir {
 
@@ -40,7 +44,7 @@ struct IExpr {
 };
 struct FExpr {
   virtual ~FExpr() = default;
-  virtual float eval(Frame& f) const = 0;
+  virtual double eval(Frame& f) const = 0;
 };
 struct SNode {
   virtual ~SNode() = default;
@@ -59,6 +63,33 @@ inline int64_t wrapInt(int64_t v, ir::DType t) {
     case ir::DType::u8: return static_cast<uint8_t>(static_cast<uint64_t>(v));
     case ir::DType::boolean: return v != 0;
     default: return v;
+  }
+}
+
+// The float element of dtype T at `p`, and its store (f16/bf16 rounded to
+// nearest even, f32 rounded from a double, f64 as it is).
+template <ir::DType T>
+double loadFloat(const std::byte* p) {
+  if constexpr (T == ir::DType::f32 || T == ir::DType::f64) {
+    std::conditional_t<T == ir::DType::f32, float, double> v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+  } else {
+    uint16_t bits;
+    std::memcpy(&bits, p, 2);
+    if constexpr (T == ir::DType::f16) return ir::detail::halfBitsToDouble(bits);
+    return ir::detail::bf16BitsToDouble(bits);
+  }
+}
+template <ir::DType T>
+void storeFloat(std::byte* p, double v) {
+  if constexpr (T == ir::DType::f32 || T == ir::DType::f64) {
+    const std::conditional_t<T == ir::DType::f32, float, double> x = v;
+    std::memcpy(p, &x, sizeof x);
+  } else {
+    const uint16_t bits =
+        T == ir::DType::f16 ? ir::detail::doubleToHalfBits(v) : ir::detail::doubleToBF16Bits(v);
+    std::memcpy(p, &bits, 2);
   }
 }
 

@@ -13,6 +13,7 @@ std::string_view dtypeName(DType t) {
     case DType::i64: return "i64";
     case DType::boolean: return "bool";
     case DType::u8: return "u8";
+    case DType::f64: return "f64";
   }
   return "?";
 }
@@ -33,6 +34,7 @@ int32_t dtypeAbiCode(DType t) {
     case DType::i64: return 5;
     case DType::boolean: return 6;
     case DType::u8: return 7;
+    case DType::f64: return 8;
   }
   return -1;
 }
@@ -46,12 +48,13 @@ int dtypeBytes(DType t) {
     case DType::i8:
     case DType::u8:
     case DType::boolean: return 1;
-    case DType::i64: return 8;
+    case DType::i64:
+    case DType::f64: return 8;
   }
   return 0;
 }
 
-bool isFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16; }
+bool isFloat(DType t) { return t == DType::f32 || t == DType::f16 || t == DType::bf16 || t == DType::f64; }
 bool isInt(DType t) { return t == DType::i8 || t == DType::i32 || t == DType::i64 || t == DType::u8; }
 bool isUnsigned(DType t) { return t == DType::u8; }
 

@@ -39,7 +39,8 @@ bool isFloatKeyword(std::string_view word) {
   for (std::string_view base : {"inf", "nan"}) {
     if (word.substr(0, 3) != base) continue;
     std::string_view suffix = word.substr(3);
-    if (suffix.empty() || suffix == "f32" || suffix == "f16" || suffix == "bf16") return true;
+    if (suffix.empty() || suffix == "f32" || suffix == "f16" || suffix == "bf16" || suffix == "f64")
+      return true;
   }
   return false;
 }
@@ -828,6 +829,10 @@ void Parser::inlineElement(DType dtype, std::vector<uint8_t>& out) {
     uint32_t bits;
     std::memcpy(&bits, &f, 4);
     appendLE(out, bits, 4);
+  } else if (dtype == DType::f64) {
+    uint64_t bits;
+    std::memcpy(&bits, &v, 8);
+    appendLE(out, bits, 8);
   } else {
     appendLE(out, dtype == DType::f16 ? detail::doubleToHalfBits(v) : detail::doubleToBF16Bits(v), 2);
   }

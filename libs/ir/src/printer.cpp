@@ -124,7 +124,7 @@ class Printer {
       case ExprKind::FloatImm: {
         const auto* f = e->as<FloatImmNode>();
         out += formatFloat(f->value, f->dtype);
-        if (f->dtype == DType::f16 || f->dtype == DType::bf16) out += dtypeName(f->dtype);
+        if (f->dtype != DType::f32) out += dtypeName(f->dtype);
         break;
       }
       case ExprKind::Var: var(e->as<VarNode>()); break;
@@ -682,6 +682,12 @@ class Printer {
         uint16_t bits = static_cast<uint16_t>(p[0] | (p[1] << 8));
         double d = t == DType::f16 ? detail::halfBitsToDouble(bits) : detail::bf16BitsToDouble(bits);
         out += detail::shortestFloatText(d, t);
+        break;
+      }
+      case DType::f64: {
+        double d;
+        std::memcpy(&d, p, 8);
+        out += detail::shortestFloatText(d, DType::f64);
         break;
       }
       case DType::i8: out += std::to_string(static_cast<int8_t>(p[0])); break;

@@ -112,6 +112,7 @@ double elementAt(DType dtype, const std::byte* data, int64_t i) {
     case DType::i64: return static_cast<double>(load<int64_t>(p));
     case DType::boolean: return load<uint8_t>(p) != 0 ? 1.0 : 0.0;
     case DType::u8: return load<uint8_t>(p);
+    case DType::f64: return load<double>(p);
   }
   return 0;
 }
@@ -129,6 +130,7 @@ void Tensor::set(int64_t i, double v) {
     case DType::i64: put<int64_t>(p, toInt<int64_t>(v)); break;
     case DType::boolean: put<uint8_t>(p, v != 0 ? 1 : 0); break;
     case DType::u8: put<uint8_t>(p, toInt<uint8_t>(v)); break;
+    case DType::f64: put<double>(p, v); break;
   }
 }
 

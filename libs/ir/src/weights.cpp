@@ -12,14 +12,15 @@ namespace mlcc::ir {
 
 namespace {
 
-constexpr std::array<std::pair<DType, std::string_view>, 8> kSafetensorsNames = {{{DType::f32, "F32"},
+constexpr std::array<std::pair<DType, std::string_view>, 9> kSafetensorsNames = {{{DType::f32, "F32"},
                                                                                   {DType::f16, "F16"},
                                                                                   {DType::bf16, "BF16"},
                                                                                   {DType::i8, "I8"},
                                                                                   {DType::i32, "I32"},
                                                                                   {DType::i64, "I64"},
                                                                                   {DType::boolean, "BOOL"},
-                                                                                  {DType::u8, "U8"}}};
+                                                                                  {DType::u8, "U8"},
+                                                                                  {DType::f64, "F64"}}};
 
 std::string formatShape(const std::vector<int64_t>& shape) {
   std::string s = "[";

@@ -134,18 +134,26 @@ void mapLoop(const TI* x, TO* o, int64_t n, F f) {
   for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
 }
 
-// A float unary op: `make(attrs)` returns the f32 function.
-template <class Make>
+// A float unary op: `make(attrs)` returns the f32 function; with F64 a
+// generic one (`auto x`), also called on doubles for f64 operands.
+template <bool F64 = false, class Make>
 void addFloatUnary(std::vector<OpDef>& ops, const std::string& name, std::vector<AttrSpec> attrs, Make make) {
   OpDef d;
   d.name = name;
   d.pattern = OpPattern::Elementwise;
   d.attrs = std::move(attrs);
+  d.f64 = F64;
   d.infer = [name, make](const std::vector<Type>& in, const ir::Attrs& a) {
     (void)make(a);  // validates the attributes (gelu's approximate)
     return inferUnary(name, in, DClass::Float, false);
   };
   d.compute = [make](const std::vector<Tensor>& in, const ir::Attrs& a) {
+    if constexpr (F64)
+      if (in[0].dtype() == DType::f64) {
+        Tensor out = Tensor::zeros(DType::f64, in[0].shape());
+        mapLoop(in[0].data<double>(), out.mutableData<double>(), out.numel(), make(a));
+        return std::vector<Tensor>{out};
+      }
     Tensor x = ew::toF32(in[0]);
     Tensor out = Tensor::zeros(DType::f32, x.shape());
     mapLoop(x.data<float>(), out.mutableData<float>(), x.numel(), make(a));
@@ -154,37 +162,47 @@ void addFloatUnary(std::vector<OpDef>& ops, const std::string& name, std::vector
   ops.push_back(std::move(d));
 }
 
-// A float -> bool predicate (isnan, isinf).
+// A float -> bool predicate (isnan, isinf): `f` is generic (`auto x`).
 template <class F>
 void addFloatPredicate(std::vector<OpDef>& ops, const std::string& name, F f) {
   OpDef d;
   d.name = name;
   d.pattern = OpPattern::Elementwise;
+  d.f64 = true;
   d.infer = [name](const std::vector<Type>& in, const ir::Attrs&) {
     return inferUnary(name, in, DClass::Float, true);
   };
   d.compute = [f](const std::vector<Tensor>& in, const ir::Attrs&) {
-    Tensor x = ew::toF32(in[0]);
-    Tensor out = Tensor::zeros(DType::boolean, x.shape());
-    mapLoop(x.data<float>(), out.mutableData<uint8_t>(), x.numel(),
-            [f](float v) { return static_cast<uint8_t>(f(v) ? 1 : 0); });
+    Tensor out = Tensor::zeros(DType::boolean, in[0].shape());
+    auto run = [&](const auto* x) {
+      mapLoop(x, out.mutableData<uint8_t>(), out.numel(),
+              [f](auto v) { return static_cast<uint8_t>(f(v) ? 1 : 0); });
+    };
+    if (in[0].dtype() == DType::f64) {
+      run(in[0].data<double>());
+    } else {
+      Tensor x = ew::toF32(in[0]);
+      run(x.data<float>());
+    }
     return std::vector<Tensor>{out};
   };
   ops.push_back(std::move(d));
 }
 
-// A numeric unary op with one generic function for floats and integers.
+// A numeric unary op with one generic function for floats and integers
+// (f16/bf16 staged in f32).
 template <class F>
 void addNumUnary(std::vector<OpDef>& ops, const std::string& name, F f) {
   OpDef d;
   d.name = name;
   d.pattern = OpPattern::Elementwise;
+  d.f64 = true;
   d.infer = [name](const std::vector<Type>& in, const ir::Attrs&) {
     return inferUnary(name, in, DClass::Num, false);
   };
   d.compute = [f](const std::vector<Tensor>& in, const ir::Attrs&) {
     DType t = in[0].dtype();
-    if (ir::isFloat(t)) {
+    if (t == DType::f16 || t == DType::bf16) {
       Tensor x = ew::toF32(in[0]);
       Tensor out = Tensor::zeros(DType::f32, x.shape());
       mapLoop(x.data<float>(), out.mutableData<float>(), x.numel(), [f](float v) { return f(v); });
@@ -248,7 +266,8 @@ void registerUnary(std::vector<OpDef>& ops) {
                     return 0.5f * x * (1.0f + std::erf(x * inv_sqrt2));
                   };
                 });
-  addFloatUnary(ops, "sigmoid", {}, plain([](float x) { return 1.0f / (1.0f + std::exp(-x)); }));
+  addFloatUnary<true>(ops, "sigmoid", {},
+                      plain([](auto x) { return decltype(x)(1) / (decltype(x)(1) + std::exp(-x)); }));
   addFloatUnary(ops, "hard_sigmoid", {floatAttr("alpha", 0.2), floatAttr("beta", 0.5)},
                 [](const ir::Attrs& a) {
                   float alpha = static_cast<float>(attrFloat(a, "alpha"));
@@ -257,34 +276,35 @@ void registerUnary(std::vector<OpDef>& ops) {
                 });
   addFloatUnary(ops, "hard_swish", {},
                 plain([](float x) { return x * std::max(0.0f, std::min(1.0f, x / 6.0f + 0.5f)); }));
-  addFloatUnary(ops, "silu", {}, plain([](float x) { return x / (1.0f + std::exp(-x)); }));
-  addFloatUnary(ops, "softplus", {},
-                plain([](float x) { return std::max(x, 0.0f) + std::log1p(std::exp(-std::fabs(x))); }));
-  addFloatUnary(ops, "softsign", {}, plain([](float x) { return x / (1.0f + std::fabs(x)); }));
-  addFloatUnary(ops, "tanh", {}, plain([](float x) { return std::tanh(x); }));
-  addFloatUnary(ops, "exp", {}, plain([](float x) { return std::exp(x); }));
-  addFloatUnary(ops, "log", {}, plain([](float x) { return std::log(x); }));
-  addFloatUnary(ops, "sqrt", {}, plain([](float x) { return std::sqrt(x); }));
-  addFloatUnary(ops, "rsqrt", {}, plain([](float x) { return 1.0f / std::sqrt(x); }));
-  addFloatUnary(ops, "erf", {}, plain([](float x) { return std::erf(x); }));
-  addFloatUnary(ops, "sin", {}, plain([](float x) { return std::sin(x); }));
-  addFloatUnary(ops, "cos", {}, plain([](float x) { return std::cos(x); }));
-  addFloatUnary(ops, "tan", {}, plain([](float x) { return std::tan(x); }));
-  addFloatUnary(ops, "asin", {}, plain([](float x) { return std::asin(x); }));
-  addFloatUnary(ops, "acos", {}, plain([](float x) { return std::acos(x); }));
-  addFloatUnary(ops, "atan", {}, plain([](float x) { return std::atan(x); }));
-  addFloatUnary(ops, "sinh", {}, plain([](float x) { return std::sinh(x); }));
-  addFloatUnary(ops, "cosh", {}, plain([](float x) { return std::cosh(x); }));
-  addFloatUnary(ops, "asinh", {}, plain([](float x) { return std::asinh(x); }));
-  addFloatUnary(ops, "acosh", {}, plain([](float x) { return std::acosh(x); }));
-  addFloatUnary(ops, "atanh", {}, plain([](float x) { return std::atanh(x); }));
-  addFloatUnary(ops, "floor", {}, plain([](float x) { return std::floor(x); }));
-  addFloatUnary(ops, "ceil", {}, plain([](float x) { return std::ceil(x); }));
+  addFloatUnary<true>(ops, "silu", {}, plain([](auto x) { return x / (decltype(x)(1) + std::exp(-x)); }));
+  addFloatUnary<true>(ops, "softplus", {}, plain([](auto x) {
+                        return std::max(x, decltype(x)(0)) + std::log1p(std::exp(-std::fabs(x)));
+                      }));
+  addFloatUnary<true>(ops, "softsign", {}, plain([](auto x) { return x / (decltype(x)(1) + std::fabs(x)); }));
+  addFloatUnary<true>(ops, "tanh", {}, plain([](auto x) { return std::tanh(x); }));
+  addFloatUnary<true>(ops, "exp", {}, plain([](auto x) { return std::exp(x); }));
+  addFloatUnary<true>(ops, "log", {}, plain([](auto x) { return std::log(x); }));
+  addFloatUnary<true>(ops, "sqrt", {}, plain([](auto x) { return std::sqrt(x); }));
+  addFloatUnary<true>(ops, "rsqrt", {}, plain([](auto x) { return decltype(x)(1) / std::sqrt(x); }));
+  addFloatUnary<true>(ops, "erf", {}, plain([](auto x) { return std::erf(x); }));
+  addFloatUnary<true>(ops, "sin", {}, plain([](auto x) { return std::sin(x); }));
+  addFloatUnary<true>(ops, "cos", {}, plain([](auto x) { return std::cos(x); }));
+  addFloatUnary<true>(ops, "tan", {}, plain([](auto x) { return std::tan(x); }));
+  addFloatUnary<true>(ops, "asin", {}, plain([](auto x) { return std::asin(x); }));
+  addFloatUnary<true>(ops, "acos", {}, plain([](auto x) { return std::acos(x); }));
+  addFloatUnary<true>(ops, "atan", {}, plain([](auto x) { return std::atan(x); }));
+  addFloatUnary<true>(ops, "sinh", {}, plain([](auto x) { return std::sinh(x); }));
+  addFloatUnary<true>(ops, "cosh", {}, plain([](auto x) { return std::cosh(x); }));
+  addFloatUnary<true>(ops, "asinh", {}, plain([](auto x) { return std::asinh(x); }));
+  addFloatUnary<true>(ops, "acosh", {}, plain([](auto x) { return std::acosh(x); }));
+  addFloatUnary<true>(ops, "atanh", {}, plain([](auto x) { return std::atanh(x); }));
+  addFloatUnary<true>(ops, "floor", {}, plain([](auto x) { return std::floor(x); }));
+  addFloatUnary<true>(ops, "ceil", {}, plain([](auto x) { return std::ceil(x); }));
   // Half to even: nearbyint in the default rounding mode (FE_TONEAREST).
-  addFloatUnary(ops, "round", {}, plain([](float x) { return std::nearbyint(x); }));
-  addFloatUnary(ops, "reciprocal", {}, plain([](float x) { return 1.0f / x; }));
-  addFloatPredicate(ops, "isnan", [](float x) { return std::isnan(x); });
-  addFloatPredicate(ops, "isinf", [](float x) { return std::isinf(x); });
+  addFloatUnary<true>(ops, "round", {}, plain([](auto x) { return std::nearbyint(x); }));
+  addFloatUnary<true>(ops, "reciprocal", {}, plain([](auto x) { return decltype(x)(1) / x; }));
+  addFloatPredicate(ops, "isnan", [](auto x) { return std::isnan(x); });
+  addFloatPredicate(ops, "isinf", [](auto x) { return std::isinf(x); });
 
   OpDef lnot;
   lnot.name = "logical_not";
@@ -374,6 +394,7 @@ void addBinary(std::vector<OpDef>& ops, const std::string& name, std::vector<Att
   d.min_inputs = d.max_inputs = 2;
   d.pattern = OpPattern::Broadcast;
   d.attrs = std::move(attrs);
+  d.f64 = true;  // computed in the operands' storage type
   constexpr bool same_type = kind == BinKind::Arith || kind == BinKind::Bitwise;  // else bool results
   DClass cls = kind == BinKind::Arith     ? DClass::Num
                : kind == BinKind::Bitwise ? DClass::Int
@@ -470,6 +491,7 @@ void whereLoop(const uint8_t* c, const E* x, const E* y, E* o, const ew::BcastPl
 OpDef whereOp() {
   OpDef d;
   d.name = "where";
+  d.f64 = true;
   d.min_inputs = d.max_inputs = 3;
   d.pattern = OpPattern::Broadcast;
   d.infer = [](const std::vector<Type>& in, const ir::Attrs&) {
@@ -538,6 +560,7 @@ OpDef fmaOp(const OpDef& multiply, const OpDef& add) {
 OpDef clipOp() {
   OpDef d;
   d.name = "clip";
+  d.f64 = true;
   d.pattern = OpPattern::Elementwise;
   d.attrs = {AttrSpec{"min", AttrKind::Float, std::nullopt, true},
              AttrSpec{"max", AttrKind::Float, std::nullopt, true}};
@@ -595,6 +618,7 @@ D convertValue(S v) {
 OpDef castOp() {
   OpDef d;
   d.name = "cast";
+  d.f64 = true;
   d.pattern = OpPattern::Elementwise;
   d.attrs = {AttrSpec{"dtype", AttrKind::Str, std::nullopt}};
   d.infer = [](const std::vector<Type>& in, const ir::Attrs& a) {
@@ -650,7 +674,7 @@ LegalizeFn legalizeUnary(const std::string& name, ScalarFn f) {
     ir::Buffer y = fb.compute(name, out.shape, out.dtype, [&](const ir::te::Indices& i) {
       PrimExpr v = load(x, {i.begin(), i.end()});
       if (!ir::isFloat(t)) return f(attrs, v);
-      PrimExpr r = f(attrs, lew::toF32(v));
+      PrimExpr r = f(attrs, lew::staged(v));
       return r->dtype == DType::boolean ? r : lew::fromF32(r, out.dtype);
     });
     return fb.build({y});
@@ -670,7 +694,7 @@ LegalizeFn legalizeBroadcast(const std::string& name, std::vector<std::string> n
       std::vector<PrimExpr> v;
       for (const auto& b : bufs) {
         PrimExpr e = lew::loadBroadcast(b, out.shape, i);
-        v.push_back(stage && lew::isHalf(e->dtype) ? lew::toF32(e) : e);
+        v.push_back(stage && lew::isHalf(e->dtype) ? lew::staged(e) : e);
       }
       PrimExpr r = f(attrs, v);
       return ir::isFloat(r->dtype) ? lew::fromF32(r, out.dtype) : r;
@@ -721,7 +745,9 @@ void legalizeUnaryOps(std::vector<OpDef>& ops) {
     PrimExpr inv_sqrt2 = f32(static_cast<float>(1.0 / std::sqrt(2.0)));
     return f32(0.5) * x * (f32(1) + call("erf", x * inv_sqrt2));
   });
-  set("sigmoid", [](const ir::Attrs&, const PrimExpr& x) { return f32(1) / (f32(1) + call("exp", neg(x))); });
+  set("sigmoid", [](const ir::Attrs&, const PrimExpr& x) {
+    return lew::lit(x, 1) / (lew::lit(x, 1) + call("exp", neg(x)));
+  });
   set("hard_sigmoid", [](const ir::Attrs& a, const PrimExpr& x) {
     PrimExpr v = f32(attrF32(a, "alpha")) * x + f32(attrF32(a, "beta"));
     return lew::stdMax(f32(0), lew::stdMin(f32(1), v));
@@ -729,16 +755,16 @@ void legalizeUnaryOps(std::vector<OpDef>& ops) {
   set("hard_swish", [](const ir::Attrs&, const PrimExpr& x) {
     return x * lew::stdMax(f32(0), lew::stdMin(f32(1), x / f32(6) + f32(0.5)));
   });
-  set("silu", [](const ir::Attrs&, const PrimExpr& x) { return x / (f32(1) + call("exp", neg(x))); });
+  set("silu", [](const ir::Attrs&, const PrimExpr& x) { return x / (lew::lit(x, 1) + call("exp", neg(x))); });
   set("softplus", [](const ir::Attrs&, const PrimExpr& x) {
-    return lew::stdMax(x, f32(0)) + call("log1p", call("exp", neg(call("abs", x))));
+    return lew::stdMax(x, lew::lit(x, 0)) + call("log1p", call("exp", neg(call("abs", x))));
   });
-  set("softsign", [](const ir::Attrs&, const PrimExpr& x) { return x / (f32(1) + call("abs", x)); });
+  set("softsign", [](const ir::Attrs&, const PrimExpr& x) { return x / (lew::lit(x, 1) + call("abs", x)); });
   for (const char* fn :
        {"tanh", "exp",  "log",  "sqrt",  "rsqrt", "erf",   "sin",   "cos",  "tan",   "asin",  "acos",
         "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "floor", "ceil", "round", "isnan", "isinf"})
     set(fn, intrinsic(fn));  // round: nearbyint, half to even, as the kernel
-  set("reciprocal", [](const ir::Attrs&, const PrimExpr& x) { return f32(1) / x; });
+  set("reciprocal", [](const ir::Attrs&, const PrimExpr& x) { return lew::lit(x, 1) / x; });
   set("logical_not", [](const ir::Attrs&, const PrimExpr& x) { return ir::makeUnary(ir::UnaryOp::Not, x); });
   set("bitwise_not", intrinsic("bitwise_not"));
 }
@@ -764,7 +790,7 @@ void legalizeBinaryOps(std::vector<OpDef>& ops) {
     if (!ir::isFloat(a->dtype)) return fm ? lew::truncMod(a, b) : lew::floorMod(a, b);
     PrimExpr r = ir::makeCall("fmod", {a, b});
     if (fm) return r;
-    PrimExpr zero = f32(0);  // python %: the sign of the divisor
+    PrimExpr zero = lew::lit(r, 0);  // python %: the sign of the divisor
     return sel(lew::land(ne(r, zero), ne(lew::lt(b, zero), lew::lt(r, zero))), r + b, r);
   });
   // Comparisons are exact on f16/bf16 values: no staging.
@@ -802,9 +828,9 @@ int64_t clipIntBound(double v, DType t) {
 PrimExpr clipValue(const ir::Attrs& a, const PrimExpr& x) {
   bool has_lo = hasAttr(a, "min"), has_hi = hasAttr(a, "max");
   PrimExpr lo, hi;
-  if (ir::isFloat(x->dtype)) {  // f32 here (f16/bf16 staged)
-    if (has_lo) lo = f32(static_cast<float>(attrFloat(a, "min")));
-    if (has_hi) hi = f32(static_cast<float>(attrFloat(a, "max")));
+  if (ir::isFloat(x->dtype)) {  // f32 or f64 here (f16/bf16 staged)
+    if (has_lo) lo = lew::lit(x, attrFloat(a, "min"));
+    if (has_hi) hi = lew::lit(x, attrFloat(a, "max"));
   } else {
     if (has_lo) lo = ir::makeInt(clipIntBound(std::ceil(attrFloat(a, "min")), x->dtype), x->dtype);
     if (has_hi) hi = ir::makeInt(clipIntBound(std::floor(attrFloat(a, "max")), x->dtype), x->dtype);

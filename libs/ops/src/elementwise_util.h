@@ -59,6 +59,7 @@ inline void checkSameDType(const std::string& op, const std::vector<ir::Type>& i
 }
 
 // A copy of a float tensor as f32 (f32 tensors are returned as they are).
+// Never used on f64 operands: ops that stage in f32 refuse f64 (OpDef::f64).
 inline ir::Tensor toF32(const ir::Tensor& t) {
   if (t.dtype() == ir::DType::f32) return t;
   ir::Tensor out = ir::Tensor::zeros(ir::DType::f32, t.shape());
@@ -77,12 +78,13 @@ inline ir::Tensor fromF32(const ir::Tensor& f, ir::DType t) {
 }
 
 // Calls fn(T{}) with the C++ storage type of a non-16-bit dtype (bool is
-// bool: one byte holding 0 or 1; u8 is uint8_t). f16/bf16 have no storage
-// type here: callers stage them in f32.
+// bool: one byte holding 0 or 1; u8 is uint8_t; f64 is double). f16/bf16
+// have no storage type here: callers stage them in f32.
 template <class Fn>
 decltype(auto) dispatchStorage(ir::DType t, Fn&& fn) {
   switch (t) {
     case ir::DType::f32: return fn(float{});
+    case ir::DType::f64: return fn(double{});
     case ir::DType::i8: return fn(int8_t{});
     case ir::DType::i32: return fn(int32_t{});
     case ir::DType::i64: return fn(int64_t{});

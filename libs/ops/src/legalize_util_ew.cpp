@@ -31,7 +31,7 @@ PrimExpr loadBroadcast(const Buffer& b, const Shape& out_shape, const std::vecto
 
 bool isHalf(DType t) { return t == DType::f16 || t == DType::bf16; }
 
-PrimExpr toF32(const PrimExpr& e) { return e->dtype == DType::f32 ? e : ir::makeCast(DType::f32, e); }
+PrimExpr staged(const PrimExpr& e) { return isHalf(e->dtype) ? ir::makeCast(DType::f32, e) : e; }
 
 PrimExpr fromF32(const PrimExpr& e, DType t) { return t == e->dtype ? e : ir::makeCast(t, e); }
 

@@ -50,8 +50,9 @@ PrimExpr loadBroadcast(const Buffer& b, const Shape& out_shape, const std::vecto
 
 // Whether the kernels stage this dtype through f32 (f16, bf16).
 bool isHalf(DType t);
-// A float expression as f32 (cast when f16/bf16), and an f32 expression as `t`.
-PrimExpr toF32(const PrimExpr& e);
+// A float expression in the dtype its op computes in: f16/bf16 cast to f32,
+// f32 and f64 as they are; and a computed value cast back to `t`.
+PrimExpr staged(const PrimExpr& e);
 PrimExpr fromF32(const PrimExpr& e, DType t);
 
 // Comparisons and logic of two expressions. (The builder's operators do not

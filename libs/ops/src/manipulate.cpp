@@ -882,10 +882,13 @@ ir::PrimFunc legalizeTile(const std::vector<Type>& inputs, const Type& output, c
   });
 }
 
+// A data movement op: its kernel and loop nest copy elements, so f64 works.
 OpDef injective(std::string name, std::vector<AttrSpec> attrs, InferFn infer, ComputeFn compute,
                 LegalizeFn legalize) {
-  return detail::movementOp(std::move(name), OpPattern::Injective, 1, std::move(attrs), std::move(infer),
-                            std::move(compute), std::move(legalize));
+  OpDef d = detail::movementOp(std::move(name), OpPattern::Injective, 1, std::move(attrs), std::move(infer),
+                               std::move(compute), std::move(legalize));
+  d.f64 = true;
+  return d;
 }
 
 }  // namespace

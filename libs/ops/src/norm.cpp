@@ -92,7 +92,7 @@ ir::PrimFunc legalizeSoftmax(const std::string& name, bool log_form, const Type&
   red[axis] = true;
   lew::AxesReduce plan = lew::planAxesReduce(x_type.shape, red, false);
   auto xAt = [&](const te::Indices& i, const te::Indices& r) {
-    return lew::toF32(load(x, plan.inputIndices(i, r)));
+    return lew::staged(load(x, plan.inputIndices(i, r)));
   };
   ir::Buffer mx = fb.reduce(name + "_max", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Max, xAt);
   ir::Buffer sum = fb.reduce(name + "_expsum", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Sum,
@@ -101,7 +101,7 @@ ir::PrimFunc legalizeSoftmax(const std::string& name, bool log_form, const Type&
                              });
   ir::Buffer y = fb.compute(name, x_type.shape, x_type.dtype, [&](const te::Indices& i) {
     std::vector<PrimExpr> s = plan.statIndices(i);
-    PrimExpr d = lew::toF32(load(x, idxOf(i))) - load(mx, s);
+    PrimExpr d = lew::staged(load(x, idxOf(i))) - load(mx, s);
     PrimExpr v = log_form ? d - ir::makeCall("log", {load(sum, s)})
                           : ir::makeCall("exp", {d}) * (f32(1) / load(sum, s));
     return lew::fromF32(v, x_type.dtype);
@@ -121,7 +121,7 @@ ir::PrimFunc legalizeLayerNorm(const std::vector<Type>& in, const ir::Attrs& a) 
   lew::AxesReduce plan = lew::planAxesReduce(x_type.shape, red, false);
   PrimExpr n = ir::makeCast(DType::f32, plan.count);
   auto xAt = [&](const te::Indices& i, const te::Indices& r) {
-    return lew::toF32(load(x, plan.inputIndices(i, r)));
+    return lew::staged(load(x, plan.inputIndices(i, r)));
   };
   ir::Buffer sum =
       fb.reduce("layer_norm_sum", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Sum, xAt);
@@ -137,7 +137,7 @@ ir::PrimFunc legalizeLayerNorm(const std::vector<Type>& in, const ir::Attrs& a) 
     PrimExpr mean = load(sum, s) / n;
     PrimExpr inv = ir::makeCall("rsqrt", {load(sq, s) / n + f32(eps)});
     PrimExpr v =
-        (lew::toF32(load(x, idxOf(i))) - mean) * inv * lew::toF32(load(g, p)) + lew::toF32(load(b, p));
+        (lew::staged(load(x, idxOf(i))) - mean) * inv * lew::staged(load(g, p)) + lew::staged(load(b, p));
     return lew::fromF32(v, x_type.dtype);
   });
   return fb.build({y});
@@ -153,7 +153,7 @@ ir::PrimFunc legalizeBatchNorm(const std::vector<Type>& in, const ir::Attrs& a) 
   for (size_t k = 0; k < 5; ++k) p.push_back(fb.input(kNames[k], in[k]));
   size_t axis = static_cast<size_t>(axisOf(a, static_cast<int64_t>(x_type.rank()), "batch_norm"));
   float eps = static_cast<float>(attrFloat(a, "epsilon"));
-  auto at = [&](size_t k, const PrimExpr& c) { return lew::toF32(load(p[k], {c})); };
+  auto at = [&](size_t k, const PrimExpr& c) { return lew::staged(load(p[k], {c})); };
   const PrimExpr& channels = x_type.shape[axis];
   ir::Buffer scale = fb.compute("batch_norm_scale", {channels}, DType::f32, [&](const te::Indices& c) {
     return at(1, c[0]) * ir::makeCall("rsqrt", {at(4, c[0]) + f32(eps)});
@@ -162,7 +162,7 @@ ir::PrimFunc legalizeBatchNorm(const std::vector<Type>& in, const ir::Attrs& a) 
     return at(2, c[0]) - at(3, c[0]) * load(scale, {c[0]});
   });
   ir::Buffer y = fb.compute("batch_norm", x_type.shape, x_type.dtype, [&](const te::Indices& i) {
-    PrimExpr v = lew::toF32(load(p[0], idxOf(i))) * load(scale, {i[axis]}) + load(shift, {i[axis]});
+    PrimExpr v = lew::staged(load(p[0], idxOf(i))) * load(scale, {i[axis]}) + load(shift, {i[axis]});
     return lew::fromF32(v, x_type.dtype);
   });
   return fb.build({y});

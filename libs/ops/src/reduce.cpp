@@ -159,19 +159,28 @@ Tensor reduceCompute(RedKind k, const Tensor& in, const ir::Attrs& attrs, const 
   ReducePlan plan(in.shape(), red);
   std::vector<int64_t> out_shape = reducedShape(in.shape(), red, attrBool(attrs, "keepdims"));
   DType t = in.dtype();
-  if (ir::isFloat(t)) {
-    Tensor x = ew::toF32(in);
-    Tensor out = Tensor::zeros(DType::f32, out_shape);
-    float* o = out.mutableData<float>();
-    if (k == RedKind::Max || k == RedKind::Min) {
-      std::fill(o, o + plan.out_numel, identity<float>(k));
-      reduceTyped<float, float>(k, x.data<float>(), o, plan);
-    } else {
-      std::vector<double> acc(static_cast<size_t>(plan.out_numel), identity<double>(k));
-      reduceTyped<float, double>(k, x.data<float>(), acc.data(), plan);
-      double div = k == RedKind::Mean ? static_cast<double>(plan.count) : 1.0;
-      for (int64_t i = 0; i < plan.out_numel; ++i) o[i] = static_cast<float>(acc[i] / div);
+  if (ir::isFloat(t)) {  // f32 (f16/bf16 staged) or f64; sums in double
+    const bool f64 = t == DType::f64;
+    Tensor x = f64 ? in : ew::toF32(in);
+    Tensor out = Tensor::zeros(f64 ? DType::f64 : DType::f32, out_shape);
+    auto run = [&](auto tag) {
+      using S = decltype(tag);
+      S* o = out.mutableData<S>();
+      if (k == RedKind::Max || k == RedKind::Min) {
+        std::fill(o, o + plan.out_numel, identity<S>(k));
+        reduceTyped<S, S>(k, x.data<S>(), o, plan);
+      } else {
+        std::vector<double> acc(static_cast<size_t>(plan.out_numel), identity<double>(k));
+        reduceTyped<S, double>(k, x.data<S>(), acc.data(), plan);
+        double div = k == RedKind::Mean ? static_cast<double>(plan.count) : 1.0;
+        for (int64_t i = 0; i < plan.out_numel; ++i) o[i] = static_cast<S>(acc[i] / div);
+      }
+    };
+    if (f64) {
+      run(double{});
+      return out;
     }
+    run(float{});
     return ew::fromF32(out, t);
   }
   Tensor out = Tensor::zeros(t, out_shape);
@@ -196,7 +205,7 @@ Tensor reduceCompute(RedKind k, const Tensor& in, const ir::Attrs& attrs, const 
 
 // ---------------------------------------------------------------------------
 // Legalization. Float sums/products/means accumulate in f32 (the kernel:
-// double), so results agree to f32 rounding; f16/bf16 are staged through
+// double), so results agree to f32 rounding, f64 ones in f64; f16/bf16 are staged through
 // f32 as in the kernel. Integer sums and products wrap in their own dtype
 // (the same residue as the kernel's i64 accumulation); integer means sum in
 // i64 and truncate toward zero. Float max/min propagate NaN (the kernel's
@@ -232,14 +241,15 @@ ir::PrimFunc legalizeReduce(const std::string& name, RedKind k, const Type& x_ty
 
   te::ReduceOp op = k == RedKind::Prod ? te::ReduceOp::Prod : te::ReduceOp::Sum;
   if (ir::isFloat(t)) {
-    bool direct = t == DType::f32 && k != RedKind::Mean;
+    const DType acc_t = t == DType::f64 ? DType::f64 : DType::f32;
+    bool direct = t == acc_t && k != RedKind::Mean;
     ir::Buffer acc =
-        fb.reduce(direct ? name : name + "_acc", plan.out_shape, DType::f32, plan.extents, op,
-                  [&](const te::Indices& i, const te::Indices& r) { return lew::toF32(xAt(i, r)); });
+        fb.reduce(direct ? name : name + "_acc", plan.out_shape, acc_t, plan.extents, op,
+                  [&](const te::Indices& i, const te::Indices& r) { return lew::staged(xAt(i, r)); });
     if (direct) return fb.build({acc});
     ir::Buffer y = fb.compute(name, out.shape, t, [&](const te::Indices& i) {
       PrimExpr v = load(acc, same(i));
-      if (k == RedKind::Mean) v = v / ir::makeCast(DType::f32, plan.count);
+      if (k == RedKind::Mean) v = v / ir::makeCast(acc_t, plan.count);
       return lew::fromF32(v, t);
     });
     return fb.build({y});
@@ -306,6 +316,7 @@ void addReduce(std::vector<OpDef>& ops, const std::string& name, RedKind k) {
   OpDef d;
   d.name = name;
   d.pattern = OpPattern::Reduction;
+  d.f64 = true;
   d.attrs = {AttrSpec{"axes", AttrKind::Ints, std::nullopt, true},
              AttrSpec{"keepdims", AttrKind::Bool, ir::AttrValue(false)}};
   d.infer = [name](const std::vector<Type>& in, const ir::Attrs& a) {
@@ -371,6 +382,7 @@ void addArg(std::vector<OpDef>& ops, const std::string& name, bool is_max) {
   OpDef d;
   d.name = name;
   d.pattern = OpPattern::Reduction;
+  d.f64 = true;
   d.attrs = {AttrSpec{"axis", AttrKind::Int, ir::AttrValue(int64_t{0})},
              AttrSpec{"keepdims", AttrKind::Bool, ir::AttrValue(false)},
              AttrSpec{"select_last_index", AttrKind::Bool, ir::AttrValue(false)}};
@@ -405,7 +417,7 @@ void addArg(std::vector<OpDef>& ops, const std::string& name, bool is_max) {
         shape.push_back(1);
     Tensor out = Tensor::zeros(DType::i64, shape);
     bool last = attrBool(a, "select_last_index");
-    if (ir::isFloat(x.dtype())) {
+    if (x.dtype() == DType::f16 || x.dtype() == DType::bf16) {
       Tensor f = ew::toF32(x);
       argReduce(f.data<float>(), out.mutableData<int64_t>(), s, is_max, last);
     } else {

@@ -62,6 +62,11 @@ std::string typeList(const std::vector<ir::Type>& types) {
   return s;
 }
 
+bool hasF64(const ir::Type& t) {
+  if (t.isTensor()) return t.dtype == ir::DType::f64;
+  return std::any_of(t.fields.begin(), t.fields.end(), hasF64);
+}
+
 const OpDef& checkedOp(const std::string& op, size_t num_inputs) {
   const OpDef* def = findOp(op);
   if (!def) throw Error("unknown op '" + op + "'");
@@ -146,6 +151,8 @@ ir::Type inferOpType(const std::string& op, const std::vector<ir::Type>& inputs,
   ir::Attrs full = normalizeAttrs(def, attrs);
   try {
     ir::Type out = def.infer(inputs, full);
+    if (!def.f64 && (hasF64(out) || std::any_of(inputs.begin(), inputs.end(), hasF64)))
+      throw Error("op '" + op + "' does not support f64 yet");
     // A result no tensor can have (from crafted attributes or shapes) is an
     // error here, where the op is known, not a module the verifier refuses.
     if (std::string e = ir::typeSizeError(out); !e.empty()) throw Error("the result " + e);

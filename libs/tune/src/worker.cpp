@@ -137,6 +137,7 @@ void fillRandom(const Param& p, uint64_t seed, size_t index, std::byte* out) {
         std::memcpy(out + i * 4, &v, 4);
         break;
       }
+      case ir::DType::f64: std::memcpy(out + i * 8, &u, 8); break;
       case ir::DType::f16: {
         const uint16_t v = ir::detail::doubleToHalfBits(u);
         std::memcpy(out + i * 2, &v, 2);
@@ -173,6 +174,7 @@ Tolerance toleranceOf(ir::DType t) {
   switch (t) {
     case ir::DType::f16: return {1e-2, 1e-2};
     case ir::DType::bf16: return {5e-2, 5e-2};
+    case ir::DType::f64: return {1e-9, 1e-10};  // reassociated double sums
     default: return {1e-3, 1e-4};
   }
 }

@@ -57,7 +57,7 @@ int posix_memalign(void** out, size_t a, size_t n) {
 void free(void* p) { __libc_free(p); }
 
 static size_t bytesOf(const mlcc_tensor_info* t) {
-  static const size_t elem[] = {4, 2, 2, 1, 4, 8, 1, 1}; /* mlcc_dtype order */
+  static const size_t elem[] = {4, 2, 2, 1, 4, 8, 1, 1, 8}; /* mlcc_dtype order */
   size_t n = elem[t->dtype];
   for (int d = 0; d < t->ndim; ++d) n *= (size_t)t->shape[d];
   return n;

@@ -85,7 +85,8 @@ const char* cType(DType t, const std::string& where) {
     case DType::i64: return "i64";
     case DType::boolean: return "bool";
     case DType::f16:
-    case DType::bf16: break;
+    case DType::bf16:
+    case DType::f64: break;
   }
   throw Error(where + ": " + std::string(dtypeName(t)) + " is not supported by the cuda target yet");
 }

@@ -55,6 +55,7 @@ void walkBlocks(const ir::Stmt& s, const std::function<void(const ir::BlockNode&
 llvm::Type* memType(llvm::LLVMContext& c, ir::DType t) {
   switch (t) {
     case ir::DType::f32: return llvm::Type::getFloatTy(c);
+    case ir::DType::f64: return llvm::Type::getDoubleTy(c);
     case ir::DType::f16:
     case ir::DType::bf16: return llvm::Type::getInt16Ty(c);
     case ir::DType::i8:

@@ -1,7 +1,8 @@
 // Expressions of a kernel, with the interpreter's semantics
 // (libs/interp/src/tir_expr.cpp): wrapping integer arithmetic, floor
 // division/modulo (computed in i64, then wrapped), float arithmetic in f32
-// rounded to f16/bf16 after each operation, saturating float-to-int casts
+// rounded to f16/bf16 after each operation, f64 in double, saturating
+// float-to-int casts
 // (NaN -> 0), ordered float comparisons (!= is unordered), fmin/fmax.
 //
 // f32 `a * b + c` and `a * b - c` (one expression, as C's -ffp-contract=on)
@@ -12,6 +13,7 @@
 // Integer division or modulo by zero, an error in the interpreter, gives 0
 // in compiled code (generated code cannot report it; it does not trap).
 #include "llvm/emitter.h"
+#include "mlcc/ir/float_bits.h"
 #include "mlcc/ir/printer.h"
 
 namespace mlcc::codegen {
@@ -24,6 +26,7 @@ llvm::Type* KernelEmitter::regType(DType t) {
     case DType::f32:
     case DType::f16:
     case DType::bf16: return b.getFloatTy();
+    case DType::f64: return b.getDoubleTy();
     case DType::i8:
     case DType::u8: return b.getInt8Ty();
     case DType::i32: return b.getInt32Ty();
@@ -60,13 +63,23 @@ llvm::Value* floorDivMod(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y, b
 llvm::Value* KernelEmitter::cast(llvm::Value* v, DType from, DType to) {
   if (from == to) return v;
   const bool ff = ir::isFloat(from), tf = ir::isFloat(to);
-  if (ff && tf) return roundFloat(v, to);
+  if (ff && tf) {
+    if (to == DType::f64) return b.CreateFPExt(v, b.getDoubleTy());  // exact
+    if (from != DType::f64) return roundFloat(v, to);
+    // From f64: one rounding, as the interpreter.
+    if (to == DType::f32) return b.CreateFPTrunc(v, b.getFloatTy());
+    if (to == DType::bf16) return doubleToBF16(v);
+    return f16BitsToFloat(floatToF16Bits(v));  // fptrunc double -> half rounds once
+  }
   if (ff) {  // float -> int: saturating, NaN -> 0; bool: != 0
-    if (to == DType::boolean) return b.CreateFCmpUNE(v, llvm::ConstantFP::get(b.getFloatTy(), 0.0));
+    if (to == DType::boolean) return b.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
     return b.CreateIntrinsic(
         regType(to), ir::isUnsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat, {v});
   }
   if (tf) {  // int -> float
+    if (to == DType::f64)
+      return from == DType::boolean || ir::isUnsigned(from) ? b.CreateUIToFP(v, b.getDoubleTy())
+                                                            : b.CreateSIToFP(v, b.getDoubleTy());
     if (from == DType::boolean || ir::isUnsigned(from))
       return roundFloat(b.CreateUIToFP(v, b.getFloatTy()), to);
     if (to == DType::bf16) return doubleToBF16(b.CreateSIToFP(v, b.getDoubleTy()));
@@ -112,7 +125,7 @@ llvm::Value* KernelEmitter::expr(const ir::PrimExpr& e) {
   switch (e->kind) {
     case K::IntImm: return llvm::ConstantInt::get(regType(t), e->as<ir::IntImmNode>()->value, true);
     case K::FloatImm:
-      return llvm::ConstantFP::get(b.getFloatTy(), static_cast<float>(e->as<ir::FloatImmNode>()->value));
+      return llvm::ConstantFP::get(regType(t), ir::detail::roundToDType(e->as<ir::FloatImmNode>()->value, t));
     case K::Var: {
       auto it = vars.find(static_cast<const ir::VarNode*>(e.get()));
       if (it == vars.end()) fail("variable '" + e->as<ir::VarNode>()->name + "' is not bound here");

@@ -1,9 +1,10 @@
 // Math intrinsics (mlcc/ir/intrinsics.h) in generated code. Exact
 // operations (sqrt, floor, ceil, trunc, round-to-nearest-even, abs) are LLVM
-// intrinsics; the transcendental functions are calls to the f32 libm
-// functions the interpreter uses (expf, tanhf, erff, ...), declared without
-// memory effects so that the loop vectorizer maps them to glibc's libmvec
-// (optimize.cpp). sigmoid and rsqrt are composed as in the interpreter.
+// intrinsics; the transcendental functions are calls to the libm functions
+// the interpreter uses (expf, tanhf, erff, ... for f32, f16 and bf16; exp,
+// tanh, erf, ... for f64), declared without memory effects so that the loop
+// vectorizer maps the f32 ones to glibc's libmvec (optimize.cpp). sigmoid
+// and rsqrt are composed as in the interpreter.
 #include "llvm/emitter.h"
 #include "mlcc/ir/intrinsics.h"
 
@@ -11,7 +12,8 @@ namespace mlcc::codegen {
 
 namespace {
 
-// The libm function of a transcendental intrinsic ("" when none).
+// The f32 libm function of a transcendental intrinsic ("" when none); the
+// f64 one is its name without the final 'f'.
 const char* libmName(const std::string& n) {
   static const std::pair<const char*, const char*> table[] = {
       {"exp", "expf"},     {"exp2", "exp2f"},   {"expm1", "expm1f"}, {"log", "logf"},     {"log2", "log2f"},
@@ -24,10 +26,13 @@ const char* libmName(const std::string& n) {
   return "";
 }
 
-llvm::Value* libmCall(KernelEmitter& e, const char* name, std::vector<llvm::Value*> args) {
-  std::vector<llvm::Type*> types(args.size(), e.b.getFloatTy());
-  llvm::FunctionCallee callee =
-      e.mod.getOrInsertFunction(name, llvm::FunctionType::get(e.b.getFloatTy(), types, false));
+// A call of f32 libm function `f32_name`, or of its f64 form when the
+// arguments are doubles.
+llvm::Value* libmCall(KernelEmitter& e, const std::string& f32_name, std::vector<llvm::Value*> args) {
+  llvm::Type* ty = args[0]->getType();
+  const std::string name = ty->isDoubleTy() ? f32_name.substr(0, f32_name.size() - 1) : f32_name;
+  std::vector<llvm::Type*> types(args.size(), ty);
+  llvm::FunctionCallee callee = e.mod.getOrInsertFunction(name, llvm::FunctionType::get(ty, types, false));
   if (auto* f = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
     f->setDoesNotAccessMemory();
     f->setDoesNotThrow();
@@ -108,8 +113,8 @@ llvm::Value* KernelEmitter::call(const ir::CallNode& c) {
   if (c.name == "isnan") return b.CreateFCmpUNO(x, x);
   if (c.name == "isinf")
     return b.CreateFCmpOEQ(b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x),
-                           llvm::ConstantFP::getInfinity(b.getFloatTy()));
-  llvm::Value* one = llvm::ConstantFP::get(b.getFloatTy(), 1.0);
+                           llvm::ConstantFP::getInfinity(x->getType()));
+  llvm::Value* one = llvm::ConstantFP::get(x->getType(), 1.0);
   llvm::Value* r = nullptr;
   if (c.name == "sqrt") {
     r = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, x);

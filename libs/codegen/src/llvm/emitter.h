@@ -5,8 +5,8 @@
 // loop outlining (emit_parallel.cpp).
 //
 // Values live in "register types": f32/f16/bf16 as float (f16/bf16 rounded
-// to their precision after every operation, as the interpreter does), i8,
-// i32, i64 as themselves, bool as i1. In memory bool is one byte and f16/bf16
+// to their precision after every operation, as the interpreter does), f64
+// as double, i8, i32, i64 as themselves, bool as i1. In memory bool is one byte and f16/bf16
 // are 16-bit patterns.
 #pragma once
 

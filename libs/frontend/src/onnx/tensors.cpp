@@ -23,6 +23,7 @@ ir::DType dtypeFromOnnx(int onnx_type, const std::string& what) {
     case onnx::TensorProto::INT64: return ir::DType::i64;
     case onnx::TensorProto::BOOL: return ir::DType::boolean;
     case onnx::TensorProto::UINT8: return ir::DType::u8;
+    case onnx::TensorProto::DOUBLE: return ir::DType::f64;
     default: break;
   }
   std::string name =
@@ -30,7 +31,7 @@ ir::DType dtypeFromOnnx(int onnx_type, const std::string& what) {
           ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type))
           : "unknown (" + std::to_string(onnx_type) + ")";
   throw Error(what + ": data type " + name +
-              " is not supported (mlcc computes in f32, f16, bf16, i8, u8, i32, i64, bool)");
+              " is not supported (mlcc computes in f32, f64, f16, bf16, i8, u8, i32, i64, bool)");
 }
 
 std::vector<int64_t> intElements(const ir::Tensor& t) {
@@ -126,6 +127,7 @@ int64_t typedFieldCount(const onnx::TensorProto& t, ir::DType dtype) {
   switch (dtype) {
     case ir::DType::f32: return t.float_data_size();
     case ir::DType::i64: return t.int64_data_size();
+    case ir::DType::f64: return t.double_data_size();
     default: return t.int32_data_size();  // i32, and f16/bf16/i8/bool widened to int32
   }
 }
@@ -165,6 +167,9 @@ ir::Tensor tensorFromOnnx(const onnx::TensorProto& t, const std::string& base_di
       break;
     case ir::DType::i32:
       if (n) std::memcpy(p, t.int32_data().data(), static_cast<size_t>(nbytes));
+      break;
+    case ir::DType::f64:
+      if (n) std::memcpy(p, t.double_data().data(), static_cast<size_t>(nbytes));
       break;
     case ir::DType::f16:
     case ir::DType::bf16: {  // bit patterns in int32_data

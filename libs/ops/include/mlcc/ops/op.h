@@ -71,6 +71,10 @@ struct OpDef {
   ComputeFn compute;
   FlopsFn flops;        // null: one operation per output element
   LegalizeFn legalize;  // null: the op cannot be lowered to TensorIR yet
+  // Whether the reference kernel and the legalization compute f64 operands
+  // in double. Any other op refuses an f64 operand or result (inference says
+  // "op 'x' does not support f64 yet"), so that nothing computes f64 in f32.
+  bool f64 = false;
 };
 
 // Registry lookup. find() returns nullptr for an unknown op.
