@@ -23,7 +23,9 @@ the tuned module, checks it like the untuned one and times it at 1 thread in
 the same alternating rounds (tuned / ORT, tuned / untuned, tuning seconds).
 --tune-budgets 64,256,1000 tunes the 1024^3 GEMM incrementally with one
 database and re-times the best at each budget; --tvm runs TVM's MetaSchedule
-(bench/tvm_metaschedule.py) at the same budgets.
+(bench/tvm_metaschedule.py) at the same budgets and, with --tune-trials, on
+the MLP and the CNN with the same trial budget (timed in turn with mlcc's
+tuned model and ONNX Runtime).
 
 Writes OUT/bench.json (artifacts_schema/bench.schema.json), OUT/bench.png
 (OUT/tuning.png when something was tuned) and a table on stdout, with
@@ -83,6 +85,9 @@ MAX_TUNED_MODEL_RATIO = 1.3
 MIN_TUNED_1024_VS_PEAK = 0.85
 TUNED_NOISE_MARGIN = 1.05  # tuned <= untuned * this counts as not slower
 TVM_SCRIPT = Path(__file__).resolve().parent / "tvm_metaschedule.py"
+# The models TVM's MetaSchedule also tunes with --tvm --tune-trials (the issue:
+# "where its tuning time is bearable"): the same trial budget as mlcc-tune.
+TVM_MODELS = ("mlp", "cnn")
 
 
 class StageError(Exception):
@@ -419,6 +424,7 @@ def bench_model(tools, name, entry, model_dir, work, args, out):
 
     tuned_so, tuned = tune_checked(tools, args, rec, name, so, work / name, inputs, out,
                                    lambda outs: check_model(outs, entry, model_dir, "tuned model.so"))
+    tvm_lib = tvm_model(name, onnx_path, x_path, model_dir / entry["output_data"], work / name / "tvm", args, rec)
 
     feeds = {inp["name"]: x}
     for t in args.threads:
@@ -429,6 +435,8 @@ def bench_model(tools, name, entry, model_dir, work, args, out):
             measures["mlcc"] = lambda runs: mlcc_latency(tools, so, inputs, runs, args.warmup, t)
         if tuned_so is not None and t == 1:  # the tuned model is tuned for one core
             measures["tuned"] = lambda runs: mlcc_latency(tools, tuned_so, inputs, runs, args.warmup, 1)
+        if tvm_lib is not None and t == 1:
+            measures["tvm"] = lambda runs: tvm_model_latency(tvm_lib, x_path, model_dir / entry["output_data"], runs)
         got, errors = alternate(measures, args.rounds, args.runs)
         rec["ort"][key], rec["mlcc"][key] = got["ort"], got.get("mlcc")
         rec["error"] = rec["error"] or errors.get("ort") or errors.get("mlcc")
@@ -437,11 +445,53 @@ def bench_model(tools, name, entry, model_dir, work, args, out):
         if "tuned" in measures:
             tm = tuned["timing"] = got["tuned"]
             tuned["error"] = tuned["error"] or errors.get("tuned")
+        if "tvm" in measures:
+            rec["tvm"]["timing"], rec["tvm"]["error"] = got["tvm"], rec["tvm"]["error"] or errors.get("tvm")
     if tuned is not None:
         tm, o, m = tuned["timing"], rec["ort"].get("1"), rec["mlcc"].get("1")
         tuned["ratio"] = tm["median_ms"] / o["median_ms"] if tm and o else None
         tuned["vs_untuned"] = tm["median_ms"] / m["median_ms"] if tm and m else None
+    if rec.get("tvm"):
+        tv, o, tm = rec["tvm"]["timing"], rec["ort"].get("1"), tuned and tuned["timing"]
+        rec["tvm"]["ratio"] = tv["median_ms"] / o["median_ms"] if tv and o else None
+        rec["tvm"]["mlcc_vs_tvm"] = tm["median_ms"] / tv["median_ms"] if tv and tm else None
     return rec
+
+
+def tvm_model(name, onnx_path, x_path, y_path, work_dir, args, rec):
+    """With --tvm and --tune-trials, for TVM_MODELS: TVM's MetaSchedule on the
+    whole model with the same trial budget (bench/tvm_metaschedule.py
+    --model: Relax, tune_relax, checked against PyTorch's output). Fills
+    rec["tvm"]; returns the built library, or None."""
+    if not (args.tvm and args.tune_trials and name in TVM_MODELS):
+        return None
+    rec["tvm"] = r = {"trials": args.tune_trials, "tuning_s": None, "records": None, "target": None, "version": None,
+                      "timing": None, "ratio": None, "mlcc_vs_tvm": None, "error": None}
+    if work_dir.exists():
+        shutil.rmtree(work_dir)  # a fresh database
+    log(f"[{name}] TVM MetaSchedule, {args.tune_trials} trials")
+    try:
+        j = tvm_script(["--model", onnx_path, "--input", x_path, "--expected", y_path, "--trials", args.tune_trials,
+                        "--work-dir", work_dir, "--repeats", 3], TOOL_TIMEOUT_S + 10 * args.tune_trials,
+                       f"--model {name}")
+        r.update(tuning_s=float(j["tuning_s"]), records=j.get("records"), target=j.get("target"),
+                 version=j.get("tvm"))
+        return j["library"]
+    except (StageError, KeyError, TypeError, ValueError) as e:
+        r["error"] = e.record() if isinstance(e, StageError) else {"stage": "tvm", "message": f"bad output: {e}"}
+        log(f"[{name}] {r['error']['message']}")
+        return None
+
+
+def tvm_model_latency(lib, x_path, y_path, runs):
+    """A library of tvm_model checked and timed in a fresh process at 1 thread -> timing record."""
+    r = tvm_script(["--time", lib, "--input", x_path, "--expected", y_path, "--repeats", runs], TOOL_TIMEOUT_S,
+                   "timing")
+    try:
+        return {"median_ms": float(r["median_ms"]), "min_ms": float(r["min_ms"]), "mean_ms": float(r["mean_ms"]),
+                "runs": int(r["repeats"]), "threads": 1}
+    except (KeyError, TypeError, ValueError) as e:
+        raise StageError("tvm", f"tvm_metaschedule.py --time printed no timing ({e}): {json.dumps(r)[:300]}")
 
 
 def geomean(values):
@@ -1016,6 +1066,21 @@ def print_tuning(doc):
         g = (doc.get("tuned_geomean_ratio") or {}).get("value")
         g0 = doc["geomean_ratio"].get("1", {}).get("value")
         print(f"{'geomean':<13}{'':>27}{fmt(g0, '.2f'):>12}{fmt(g, '.2f'):>10}")
+    tvm_models = [r for r in doc["models"] if r.get("tvm")]
+    if tvm_models:
+        v = next((r["tvm"]["version"] for r in tvm_models if r["tvm"]["version"]), "?")
+        print(f"\nTuned models against TVM {v} MetaSchedule at the same trial budget (latency ms at 1 thread, "
+              "re-timed in turn with ONNX Runtime; TVM checked against PyTorch too)")
+        print(f"{'model':<13}{'trials':>7}{'mlcc':>9}{'TVM MS':>9}{'ORT':>9}{'mlcc/TVM':>10}{'TVM/ORT':>9}"
+              f"{'mlcc s':>8}{'TVM s':>8}")
+        for r in tvm_models:
+            tv, tu, o = r["tvm"], r.get("tuned") or {}, r["ort"].get("1")
+            print(f"{r['name']:<13}{tv['trials']:>7}{fmt(tu.get('timing') and tu['timing']['median_ms']):>9}"
+                  f"{fmt(tv['timing'] and tv['timing']['median_ms']):>9}{fmt(o and o['median_ms']):>9}"
+                  f"{fmt(tv['mlcc_vs_tvm'], '.2f'):>10}{fmt(tv['ratio'], '.2f'):>9}{fmt(tu.get('tuning_s'), '.0f'):>8}"
+                  f"{fmt(tv['tuning_s'], '.0f'):>8}")
+            if tv["error"]:
+                print(f"{'':<13}{tv['error']['stage']}: {tv['error']['message'].splitlines()[0][:150]}")
     mm = doc["matmul"]
     tuned_sizes = [s for s in mm["sizes"] if s.get("tuned")]
     if tuned_sizes:
@@ -1251,13 +1316,16 @@ def main(argv=None):
         ap.error(f"--tune-budgets must increase: {','.join(map(str, args.tune_budgets))}")
     if args.tvm and not (args.tune_budgets or args.tune_trials):
         ap.error("--tvm needs --tune-trials N or --tune-budgets N1,N2,... (the budgets to compare at)")
-    if (args.tune_budgets or args.tvm) and "matmul" not in parts:
-        ap.error("--tune-budgets and --tvm tune the matmul: --parts must include matmul")
+    if args.tune_budgets and "matmul" not in parts:
+        ap.error("--tune-budgets tune the matmul: --parts must include matmul")
+    if args.tvm and not (("matmul" in parts and args.tune_budgets) or ("models" in parts and args.tune_trials)):
+        ap.error("--tvm compares the matmul at --tune-budgets (--parts matmul) or the MLP and CNN at --tune-trials "
+                 "(--parts models)")
     if (args.tune_trials or args.tune_budgets) and 1 not in args.threads:
         ap.error("tuning targets one core: --threads must include 1")
     args.rounds = args.rounds or (1 if args.quick else 3)
     args.sizes = args.sizes or ([256] if args.quick else SIZES)
-    if args.tvm and not args.tune_budgets:
+    if args.tvm and not args.tune_budgets and "matmul" in parts:
         args.tune_budgets = [args.tune_trials]  # mlcc's 1024 GEMM at TVM's budget, timed in turn with it
     args.runs = args.runs or (5 if args.quick else 50)
     args.warmup = args.warmup if args.warmup is not None else (2 if args.quick else 5)

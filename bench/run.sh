@@ -11,8 +11,9 @@
 # Other arguments go to bench/mlcc_bench.py (--models, --sizes, --threads,
 # --runs, --patterns, --parts, --no-chart, --tune-trials N, --tune-budgets
 # N1,N2,...; see bench/mlcc_bench.py --help). --tvm also installs TVM
-# (apache-tvm, apache-tvm-ffi 0.1.14.post1, xgboost-cpu, cloudpickle) into the
-# venv and compares mlcc-tune with TVM's MetaSchedule on the 1024^3 GEMM.
+# (apache-tvm, apache-tvm-ffi 0.1.14.post1, xgboost-cpu, cloudpickle, psutil) into the
+# venv and compares mlcc-tune with TVM's MetaSchedule on the 1024^3 GEMM and, with
+# --tune-trials, on the MLP and the CNN.
 set -euo pipefail
 src=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=$src/build/release
@@ -62,9 +63,9 @@ if ! "$venv/bin/python" -c 'import onnxruntime, numpy, matplotlib, onnx, jsonsch
 fi
 # TVM only with --tvm (a newer apache-tvm-ffi crashes MetaSchedule's tuning
 # database). A failed install is not fatal: the bench reports TVM as not measured.
-if [[ $tvm == 1 ]] && ! "$venv/bin/python" -c 'import tvm, xgboost, cloudpickle' 2>/dev/null; then
+if [[ $tvm == 1 ]] && ! "$venv/bin/python" -c 'import tvm, xgboost, cloudpickle, psutil' 2>/dev/null; then
   echo "bench: installing TVM into $venv" >&2
-  "$venv/bin/python" -m pip install -q apache-tvm "apache-tvm-ffi==0.1.14.post1" xgboost-cpu cloudpickle >&2 ||
+  "$venv/bin/python" -m pip install -q apache-tvm "apache-tvm-ffi==0.1.14.post1" xgboost-cpu cloudpickle psutil >&2 ||
     echo "bench: installing TVM failed (see above); its comparison is reported as not measured" >&2
 fi
 
