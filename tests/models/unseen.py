@@ -473,12 +473,29 @@ def build_quantized(g):
     return Quantized(g), torch.randn(2, 3, 8, 8, generator=g), None
 
 
+class Scans(nn.Module):
+    """Running sums (CumSum): position ids from a padding mask as Hugging Face
+    models compute them (the cumsum of an int64 mask), a float cumsum along
+    the features, and a reversed one along the batch through flips."""
+
+    def forward(self, x):  # [3, 7]
+        mask = (x > -0.5).long()
+        pos = torch.cumsum(mask, dim=1) * mask - 1
+        run = torch.cumsum(x, dim=-1)
+        back = torch.flip(torch.cumsum(torch.flip(x, [0]), 0), [0])
+        return torch.cat([pos.float(), run, back], 1)
+
+
+def build_scans(g):
+    return Scans(), torch.randn(3, 7, generator=g), None
+
+
 class Unsupported(nn.Module):
-    """Ops outside the op set (CumSum, NonZero, Einsum): the import must fail
+    """Ops outside the op set (Det, NonZero, Einsum): the import must fail
     listing all of them, not give a wrong answer."""
 
     def forward(self, x):
-        c = torch.cumsum(x, dim=1)
+        c = x * torch.det(torch.stack([x[:, :2], x[:, 2:4]], 1))[:, None]
         t = x[:, :2] + torch.nonzero(x > 0).shape[0]
         return torch.einsum("bi,bj->bij", c, t).flatten(1)
 
@@ -532,6 +549,7 @@ BASE = OrderedDict([
     ("ranking", (build_ranking, 126)),
     ("unpool", (build_unpool, 127)),
     ("quantized", (build_quantized, 128)),
+    ("scans", (build_scans, 129)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

@@ -96,6 +96,26 @@ TEST(LegalizeReduce, ArgMaxNaNAndInfinities) {
       expectLegalizeMatchesKernel(op, {x}, {{"axis", AttrValue(1)}, {"select_last_index", AttrValue(last)}});
 }
 
+// cumsum adds the same terms in the same order as its kernel: exact, with
+// NaN, infinities and wrapping integers too.
+TEST(LegalizeReduce, Cumsum) {
+  std::mt19937 rng(19);
+  const double nan = std::nan(""), inf = std::numeric_limits<double>::infinity();
+  const Tensor specials = Tensor::fromValues(DType::f32, {2, 5}, {1, nan, 2, -0.0, 3, inf, -inf, 1, 2, -0.0});
+  for (int64_t axis : {0, -1})
+    for (bool exclusive : {false, true})
+      for (bool reverse : {false, true}) {
+        const mlcc::ir::Attrs attrs = {
+            {"axis", AttrValue(axis)}, {"exclusive", AttrValue(exclusive)}, {"reverse", AttrValue(reverse)}};
+        const LegalizeCheckOptions exact{.rtol = 0, .atol = 0};
+        for (DType t : {DType::f32, DType::f64, DType::f16, DType::i32, DType::i64})
+          expectLegalizeMatchesKernel("cumsum", {randomTensor(rng, t, {4, 6, 3}, -100, 100)}, attrs, exact);
+        expectLegalizeMatchesKernel("cumsum", {specials}, attrs, exact);
+        expectLegalizeMatchesKernel("cumsum", {Tensor::fromValues(DType::i32, {3}, {2147483647.0, 1, -5})},
+                                    attrs, exact);  // wraps
+      }
+}
+
 TEST(LegalizeReduce, PrintedStagesAreNamedAfterTheOp) {
   Type x = Type::tensor(DType::f32, {mlcc::ir::makeVar("n"), mlcc::ir::makeInt(8)});
   mlcc::ir::Module m;

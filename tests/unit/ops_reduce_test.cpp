@@ -157,6 +157,28 @@ TEST(OpsReduce, MatchesNumpy) {
                           0,
                           "f16 default axis"});
 
+  // cumsum: every axis, exclusive and reverse, floats and integers.
+  for (DType t : {DType::f32, DType::f64, DType::i32, DType::i64})
+    for (int64_t axis : {0, 1, -1})
+      for (bool exclusive : {false, true})
+        for (bool reverse : {false, true}) {
+          const std::string np_axis = std::to_string(axis);
+          const std::string flip = reverse ? "np.flip(a, " + np_axis + ")" : "a";
+          std::string fn = "np.cumsum(" + flip + ", axis=" + np_axis + ", dtype=a.dtype)";
+          if (exclusive) fn = "(" + fn + " - " + flip + ")";
+          if (reverse) fn = "np.flip(" + fn + ", " + np_axis + ")";
+          cases.push_back(RefCase{"cumsum",
+                                  {randomTensor(rng, t, {3, 5, 4})},
+                                  {{"axis", AttrValue(axis)},
+                                   {"exclusive", AttrValue(exclusive)},
+                                   {"reverse", AttrValue(reverse)}},
+                                  "lambda a: " + fn,
+                                  1e-5,
+                                  1e-5,
+                                  std::string(mlcc::ir::dtypeName(t)) + " axis " + np_axis +
+                                      (exclusive ? " exclusive" : "") + (reverse ? " reverse" : "")});
+        }
+
   int compared = mlcc::test::runRefCases(cases);
   EXPECT_GT(compared, 150);
 }
@@ -191,6 +213,12 @@ TEST(OpsReduce, Errors) {
   Type b = Type::tensor(DType::boolean, std::vector<int64_t>{2, 3});
   expectOpError([&] { inferred("sum", {b}); }, "op 'sum' needs a numeric operand, not bool");
   expectOpError([&] { inferred("argmax", {b}); }, "op 'argmax' needs a numeric operand, not bool");
+  expectOpError([&] { inferred("cumsum", {b}); }, "op 'cumsum' needs a float, i32 or i64 operand, not bool");
+  expectOpError(
+      [&] {
+        inferred("cumsum", {f}, {{"axis", AttrValue(int64_t{2})}});
+      },
+      "op 'cumsum': axis 2 is out of range for rank 2");
   expectOpError(
       [&] {
         inferred("sum", {f}, {{"axes", AttrValue::ints({2})}});

@@ -8,7 +8,7 @@
 namespace mlcc::ops {
 
 void registerElementwiseOps(std::vector<OpDef>& ops);  // elementwise.cpp: unary, binary, where, clip, cast
-void registerReduceOps(std::vector<OpDef>& ops);  // reduce.cpp: sum, mean, max, min, prod, argmax, argmin
+void registerReduceOps(std::vector<OpDef>& ops);       // reduce.cpp: sum ... prod, argmax, argmin, cumsum
 void registerNormOps(std::vector<OpDef>& ops);    // norm.cpp: softmax, log_softmax, layer_norm, batch_norm
 void registerLinalgOps(std::vector<OpDef>& ops);  // linalg.cpp: matmul, dense
 void registerConvOps(std::vector<OpDef>& ops);    // conv.cpp: conv2d, conv2d_nchwc, conv2d_transpose

@@ -432,9 +432,108 @@ void addArg(std::vector<OpDef>& ops, const std::string& name, bool is_max) {
   ops.push_back(std::move(d));
 }
 
+// ---------------------------------------------------------------------------
+// cumsum: out[.., i, ..] = the sum of x[.., j, ..] over j <= i (exclusive:
+// j < i; reverse: j >= i, or j > i), added in ascending j in the operand's
+// dtype (f16/bf16 staged in f32; integers wrap). The kernel and the loop nest
+// (a reduction over every j, the excluded terms 0) add the same terms in the
+// same order, so they agree exactly.
+
+bool cumsumIncludes(int64_t j, int64_t i, bool exclusive, bool reverse) {
+  return reverse ? (exclusive ? j > i : j >= i) : (exclusive ? j < i : j <= i);
+}
+
+template <class T>
+void cumsumTyped(const T* x, T* out, const ew::Split3& s, bool exclusive, bool reverse) {
+  for (int64_t o = 0; o < s.outer; ++o)
+    for (int64_t i = 0; i < s.mid; ++i)
+      for (int64_t k = 0; k < s.inner; ++k) {
+        T acc = 0;
+        for (int64_t j = 0; j < s.mid; ++j)
+          if (cumsumIncludes(j, i, exclusive, reverse)) {
+            const T v = x[(o * s.mid + j) * s.inner + k];
+            if constexpr (std::is_integral_v<T>)  // wraps, as the loop nest
+              acc = static_cast<T>(static_cast<std::make_unsigned_t<T>>(acc) +
+                                   static_cast<std::make_unsigned_t<T>>(v));
+            else
+              acc += v;
+          }
+        out[(o * s.mid + i) * s.inner + k] = acc;
+      }
+}
+
+void addCumsum(std::vector<OpDef>& ops) {
+  OpDef d;
+  d.name = "cumsum";
+  d.pattern = OpPattern::Opaque;
+  d.f64 = true;
+  d.attrs = {AttrSpec{"axis", AttrKind::Int, ir::AttrValue(int64_t{0})},
+             AttrSpec{"exclusive", AttrKind::Bool, ir::AttrValue(false)},
+             AttrSpec{"reverse", AttrKind::Bool, ir::AttrValue(false)}};
+  d.infer = [](const std::vector<Type>& in, const ir::Attrs& a) {
+    const Type& x = tensorOperand(in, 0, "cumsum");
+    if (!ir::isFloat(x.dtype) && x.dtype != DType::i32 && x.dtype != DType::i64)
+      throw Error("op 'cumsum' needs a float, i32 or i64 operand, not " +
+                  std::string(ir::dtypeName(x.dtype)));
+    const int64_t rank = static_cast<int64_t>(x.rank());
+    const int64_t axis = normalizeAxis(attrInt(a, "axis"), rank, "cumsum");
+    if (axis >= rank)
+      throw Error("op 'cumsum': axis " + std::to_string(attrInt(a, "axis")) + " is out of range for rank " +
+                  std::to_string(rank));
+    return x;
+  };
+  d.compute = [](const std::vector<Tensor>& in, const ir::Attrs& a) {
+    const DType t = in[0].dtype();
+    const bool half = t == DType::f16 || t == DType::bf16;
+    const Tensor x = half ? ew::toF32(in[0]) : in[0];
+    const size_t axis = static_cast<size_t>(normalizeAxis(attrInt(a, "axis"), x.rank(), "cumsum"));
+    const ew::Split3 s = ew::split3(x.shape(), axis, axis + 1);
+    Tensor out = Tensor::zeros(x.dtype(), x.shape());
+    ew::dispatchStorage(x.dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, bool>)
+        cumsumTyped(x.data<T>(), out.mutableData<T>(), s, attrBool(a, "exclusive"), attrBool(a, "reverse"));
+    });
+    return std::vector<Tensor>{half ? ew::fromF32(out, t) : out};
+  };
+  d.legalize = [](const std::vector<Type>& in, const Type& out, const ir::Attrs& a) {
+    namespace te = ir::te;
+    te::FuncBuilder fb("cumsum");
+    ir::Buffer x = fb.input("x", in[0]);
+    const size_t axis = static_cast<size_t>(normalizeAxis(attrInt(a, "axis"), in[0].rank(), "cumsum"));
+    const bool exclusive = attrBool(a, "exclusive"), reverse = attrBool(a, "reverse");
+    const DType acc_t = lew::isHalf(out.dtype) ? DType::f32 : out.dtype;
+    ir::Buffer sum =
+        fb.reduce(lew::isHalf(out.dtype) ? "cumsum_acc" : "cumsum", out.shape, acc_t, {in[0].shape[axis]},
+                  te::ReduceOp::Sum, [&](const te::Indices& i, const te::Indices& r) {
+                    std::vector<PrimExpr> idx(i.begin(), i.end());
+                    idx[axis] = r[0];
+                    const PrimExpr j = r[0], k = i[axis];
+                    const PrimExpr take = reverse ? (exclusive ? lew::gt(j, k) : lew::ge(j, k))
+                                                  : (exclusive ? lew::lt(j, k) : lew::le(j, k));
+                    const PrimExpr v = lew::staged(load(x, idx));
+                    return ir::makeSelect(take, v, lew::lit(v, 0));
+                  });
+    if (!lew::isHalf(out.dtype)) return fb.build({sum});
+    ir::Buffer y = fb.compute("cumsum", out.shape, out.dtype, [&](const te::Indices& i) {
+      return lew::fromF32(load(sum, std::vector<PrimExpr>(i.begin(), i.end())), out.dtype);
+    });
+    return fb.build({y});
+  };
+  d.flops = [](const std::vector<Type>& in, const Type&, const ir::Attrs& a) {
+    const Type& x = in[0];
+    int64_t n;
+    const auto axis =
+        static_cast<size_t>(normalizeAxis(attrInt(a, "axis"), static_cast<int64_t>(x.rank()), "cumsum"));
+    return ir::asConstInt(x.shape[axis], &n) ? flopsProduct(staticCount(x.shape), n) : staticCount(x.shape);
+  };
+  ops.push_back(std::move(d));
+}
+
 }  // namespace
 
 void registerReduceOps(std::vector<OpDef>& ops) {
+  addCumsum(ops);
   addReduce(ops, "sum", RedKind::Sum);
   addReduce(ops, "mean", RedKind::Mean);
   addReduce(ops, "max", RedKind::Max);

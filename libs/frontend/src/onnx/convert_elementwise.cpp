@@ -150,6 +150,16 @@ void registerElementwiseConverters(ConverterTable& t) {
     if (!negative && !positive) sign = c.im.emit("not_equal", {x, x}, {}, c.outName() + "_none");
     return {c.im.emit("logical_and", {inf, sign}, {}, c.outName())};
   };
+  // CumSum(x, axis): the cumsum op; the axis (a scalar or 1-element tensor)
+  // must be known at import.
+  t["CumSum"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
+    const std::vector<int64_t> axis = c.constInts(1, "axis");
+    if (axis.size() != 1) c.fail("axis must hold one value, not " + std::to_string(axis.size()));
+    ir::Attrs a = {{"axis", ir::AttrValue(axis[0])},
+                   {"exclusive", ir::AttrValue(c.attrInt("exclusive", 0) != 0)},
+                   {"reverse", ir::AttrValue(c.attrInt("reverse", 0) != 0)}};
+    return {c.im.emit("cumsum", {c.in(0)}, a, c.outName())};
+  };
   // ThresholdedRelu: x > alpha ? x : 0.
   t["ThresholdedRelu"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     const ValuePtr& x = c.in(0);
