@@ -6,6 +6,7 @@
 // vectorizer maps the f32 ones to glibc's libmvec (optimize.cpp). sigmoid
 // and rsqrt are composed as in the interpreter.
 #include "llvm/emitter.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/intrinsics.h"
 
 namespace mlcc::codegen {
@@ -45,7 +46,29 @@ llvm::Value* libmCall(KernelEmitter& e, const std::string& f32_name, std::vector
   return c;
 }
 
+bool callsF64Libm(const ir::PrimExpr& e) {
+  return ir::anyOf(e, [](const ir::PrimExpr& x) {
+    const auto* c = x->as<ir::CallNode>();
+    return c && c->dtype == ir::DType::f64 && (*libmName(c->name) || c->name == "sigmoid");
+  });
+}
+
 }  // namespace
+
+bool callsScalarMath(const ir::Stmt& s) {
+  if (!s) return false;
+  if (const auto* st = s->as<ir::StoreNode>()) return callsF64Libm(st->value);
+  if (const auto* seq = s->as<ir::SeqNode>()) {
+    for (const auto& x : seq->stmts)
+      if (callsScalarMath(x)) return true;
+    return false;
+  }
+  if (const auto* i = s->as<ir::IfNode>())
+    return callsScalarMath(i->then_case) || callsScalarMath(i->else_case);
+  if (const auto* f = s->as<ir::ForNode>()) return callsScalarMath(f->body);
+  if (const auto* b = s->as<ir::BlockNode>()) return callsScalarMath(b->init) || callsScalarMath(b->body);
+  return false;
+}
 
 // Shift amounts outside [0, bits) give 0 (a signed right shift of a negative
 // value: -1), as the interpreter: LLVM's shifts by >= bits are poison, so

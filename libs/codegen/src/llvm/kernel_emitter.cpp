@@ -181,6 +181,7 @@ void KernelEmitter::loop(const ir::ForNode& f) {
            ": cuda-scheduled function: compile with the cuda target");
     case ir::LoopKind::parallel: parallelLoop(f); return;
     case ir::LoopKind::vectorized:
+      if (callsScalarMath(f.body)) break;  // a forced vectorization would only fail, with a warning
       if (int64_t extent;
           ir::asConstInt(f.extent, &extent) && extent > 1 && extent <= kMaxUnrolledTileLanes) {
         if (extent <= kMaxTileLanes && (extent & (extent - 1)) == 0 && contiguousAlongLoop(f)) {

@@ -81,6 +81,10 @@ ir::Stmt planAllocations(const ir::PrimFunc& f, AllocPlan* plan);
 bool contiguousAlongLoop(const ir::ForNode& f);
 // Whether a block with a reduce iteration variable runs under the loop.
 bool updatesReduction(const ir::ForNode& f);
+// Whether stores under `s` compute an f64 libm call (exp, tanh, ...): glibc's
+// vector variants are not the interpreter's results, so such loops stay
+// scalar (emit_math.cpp).
+bool callsScalarMath(const ir::Stmt& s);
 
 // The declaration of runtime function `name` of abi.h in `mod` (created on
 // first use with the right signature).
