@@ -159,48 +159,34 @@ Tensor reduceCompute(RedKind k, const Tensor& in, const ir::Attrs& attrs, const 
   ReducePlan plan(in.shape(), red);
   std::vector<int64_t> out_shape = reducedShape(in.shape(), red, attrBool(attrs, "keepdims"));
   DType t = in.dtype();
-  if (ir::isFloat(t)) {  // f32 (f16/bf16 staged) or f64; sums in double
-    const bool f64 = t == DType::f64;
-    Tensor x = f64 ? in : ew::toF32(in);
-    Tensor out = Tensor::zeros(f64 ? DType::f64 : DType::f32, out_shape);
-    auto run = [&](auto tag) {
-      using S = decltype(tag);
-      S* o = out.mutableData<S>();
-      if (k == RedKind::Max || k == RedKind::Min) {
-        std::fill(o, o + plan.out_numel, identity<S>(k));
-        reduceTyped<S, S>(k, x.data<S>(), o, plan);
-      } else {
-        std::vector<double> acc(static_cast<size_t>(plan.out_numel), identity<double>(k));
-        reduceTyped<S, double>(k, x.data<S>(), acc.data(), plan);
-        double div = k == RedKind::Mean ? static_cast<double>(plan.count) : 1.0;
-        for (int64_t i = 0; i < plan.out_numel; ++i) o[i] = static_cast<S>(acc[i] / div);
-      }
-    };
-    if (f64) {
-      run(double{});
-      return out;
-    }
-    run(float{});
-    return ew::fromF32(out, t);
-  }
-  Tensor out = Tensor::zeros(t, out_shape);
-  ew::dispatchStorage(t, [&](auto tag) {
+  // f16/bf16 staged in f32. Float sums accumulate in double, integer sums in
+  // i64 (wrapped to the dtype by the final cast); integer means truncate.
+  const bool half = t == DType::f16 || t == DType::bf16;
+  const Tensor x = half ? ew::toF32(in) : in;
+  Tensor out = Tensor::zeros(x.dtype(), out_shape);
+  ew::dispatchStorage(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
+    using Acc = std::conditional_t<std::is_floating_point_v<T>, double, int64_t>;
     T* o = out.mutableData<T>();
     if (k == RedKind::Max || k == RedKind::Min) {
       std::fill(o, o + plan.out_numel, identity<T>(k));
-      reduceTyped<T, T>(k, in.data<T>(), o, plan);
-    } else {
-      std::vector<int64_t> acc(static_cast<size_t>(plan.out_numel), identity<int64_t>(k));
-      reduceTyped<T, int64_t>(k, in.data<T>(), acc.data(), plan);
-      for (int64_t i = 0; i < plan.out_numel; ++i) {
-        int64_t v = acc[i];
-        if (k == RedKind::Mean) v = plan.count ? v / plan.count : 0;  // truncates toward zero
-        o[i] = static_cast<T>(v);
+      reduceTyped<T, T>(k, x.data<T>(), o, plan);
+      return;
+    }
+    std::vector<Acc> acc(static_cast<size_t>(plan.out_numel), identity<Acc>(k));
+    reduceTyped<T, Acc>(k, x.data<T>(), acc.data(), plan);
+    for (int64_t i = 0; i < plan.out_numel; ++i) {
+      Acc v = acc[i];
+      if (k == RedKind::Mean) {
+        if constexpr (std::is_floating_point_v<T>)
+          v /= static_cast<double>(plan.count);
+        else
+          v = plan.count ? v / plan.count : 0;  // truncates toward zero
       }
+      o[i] = static_cast<T>(v);
     }
   });
-  return out;
+  return half ? ew::fromF32(out, t) : out;
 }
 
 // ---------------------------------------------------------------------------
