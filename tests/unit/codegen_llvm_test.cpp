@@ -601,6 +601,31 @@ graph @main(%x: f32[1, 3, 64, 64], %w1: f32[16, 3, 3, 3], %b1: f32[1, 16, 1, 1],
   EXPECT_GE(parallel_and_vectorized, 3);  // the rules' loops are what got compiled
 }
 
+// The layout moves of the default rules compiled (llvm_layout_moves.cpp):
+// a flatten of NCHW16c split at its periods (the divisions resolved over the
+// loops' ranges), and NCHW to NCHW3c with the width vectorized and the
+// channels unrolled inside it (interleaved stores); odd extents leave vector
+// tails. Each kernel matches the interpreter.
+TEST(CodegenLLVM, DefaultScheduledLayoutMoves) {
+  ir::Module m = lowered(R"(mlcc.ir 1
+
+graph @main(%x: f32[1, 2, 13, 13, 16], %i: f32[2, 3, 20, 37]) -> (f32[1, 5408], f32[2, 1, 20, 37, 3]) {
+  dataflow {
+    %t: f32[1, 32, 13, 13] = layout_transform(%x, dst_layout = "NCHW", src_layout = "NCHW16c")
+    %f: f32[1, 5408] = reshape(%t, shape = [1, 5408])
+    %b: f32[2, 1, 20, 37, 3] = layout_transform(%i, dst_layout = "NCHW3c", src_layout = "NCHW")
+  }
+  return (%f, %b)
+}
+)");
+  int vectorized = 0;
+  for (const ir::PrimFunc* p : primFuncs(m)) {
+    vectorized += ir::printFunction(*p).find(" vectorized {") != std::string::npos;
+    expectCompiledMatches(*p, 0);
+  }
+  EXPECT_EQ(vectorized, 2);
+}
+
 // Matmuls whose vector operand the default rule packs into panels
 // (transform_layout to [.., j / lanes, k, j % lanes], a copy block): a
 // matmul's row-major B (one and two vectors per register-tile row), a

@@ -823,6 +823,48 @@ graph @main(%x: f32[n, 13, 7]) -> f32[n, 7, 13] {
   EXPECT_EQ(l.loops.front()->loop_kind, ir::LoopKind::parallel);
 }
 
+// A flatten of a blocked layout (a CNN's classifier input): the flat index
+// is taken apart by divisions (x[v / 400, v / 5 % 5, v % 5, v / 25 % 16]);
+// the rule splits the loop at those periods, so that the indices are loop
+// variables, and vectorizes the output's innermost part, instead of a
+// vector of 16 flat indices each divided per lane.
+TEST(ScheduleRulesCpu, FlattenOfABlockedLayoutIsSplitAtItsPeriods) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 2, 5, 5, 16]) -> f32[1, 800] {
+  dataflow {
+    %t: f32[1, 32, 5, 5] = layout_transform(%x, dst_layout = "NCHW", src_layout = "NCHW16c")
+    %f: f32[1, 800] = reshape(%t, shape = [1, 800])
+  }
+  return %f
+}
+)",
+                            "fused_layout_transform_reshape");
+  EXPECT_EQ(s.rule, "injective");
+  auto l = loopsOf(s.after, "reshape");
+  EXPECT_EQ(extents(l), (std::vector<int64_t>{1, 2, 16, 5, 5})) << ir::printFunction(s.after);
+  EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized);
+}
+
+// NCHW to NCHW3c (a CNN's 3-channel input): the output's innermost
+// dimension is 3 channels; the width loop, along which the input is
+// contiguous, is the vector, the channels inside it unrolled.
+TEST(ScheduleRulesCpu, TransposeToAShortInnermostDimensionVectorizesTheInputsRow) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[2, 3, 20, 40]) -> f32[2, 1, 20, 40, 3] {
+  dataflow {
+    %t: f32[2, 1, 20, 40, 3] = layout_transform(%x, dst_layout = "NCHW3c", src_layout = "NCHW")
+  }
+  return %t
+}
+)",
+                            "fused_layout_transform");
+  EXPECT_EQ(s.rule, "injective");
+  auto l = loopsOf(s.after, "layout_transform");
+  EXPECT_EQ(extents(l), (std::vector<int64_t>{2, 1, 20, 40, 3})) << ir::printFunction(s.after);
+  EXPECT_EQ(l.loops[3]->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(l.loops[4]->loop_kind, ir::LoopKind::unrolled);
+}
+
 TEST(ScheduleRulesCpu, ConcatOfAnInlinedProducerWithSymbolicRows) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%x: f32[n, 4], %y: f32[n, 6]) -> f32[n, 10] {

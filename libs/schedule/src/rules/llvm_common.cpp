@@ -288,15 +288,21 @@ bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Targ
   // dimensions, and a concat's select evaluated every input's resize per
   // lane: UNet's upsampling concat, 1 thread, 141-150 -> 28 us per call);
   // otherwise the constant loops are fused and split.
-  const auto last = inner.empty() ? std::nullopt : constExtent(sch, inner.back());
-  if (vf == lanes && last && *last % lanes == 0 && inner.size() > 1) {
-    auto parts = tileLoop(sch, inner.back(), {*last / lanes, static_cast<int64_t>(lanes)});
+  const int64_t last = inner.empty() ? 0 : constExtent(sch, inner.back()).value_or(0);  // 0: symbolic
+  if (auto rest = contiguous ? splitAtPeriods(sch, block, inner, first_const, lanes) : std::nullopt) {
+    outer.insert(outer.end(), rest->begin(), rest->end());
+  } else if (vf == lanes && last > 0 && last % lanes == 0 && inner.size() > 1) {
+    auto parts = tileLoop(sch, inner.back(), {last / lanes, static_cast<int64_t>(lanes)});
     sch.vectorize(parts[1]);
     outer.insert(outer.end(), inner.begin(), inner.end() - 1);
     outer.push_back(parts[0]);
-  } else if (vf == lanes && last && *last * 2 == lanes && inner.size() > 1) {
+  } else if (vf == lanes && last * 2 == lanes && inner.size() > 1) {
     sch.vectorize(inner.back());
     outer.insert(outer.end(), inner.begin(), inner.end() - 1);
+  } else if (auto rest = contiguous && last > 0 && last < lanes
+                             ? vectorizeTranspose(sch, block, inner, first_const, lanes)
+                             : std::nullopt) {
+    outer.insert(outer.end(), rest->begin(), rest->end());
   } else if (vf > 1) {
     LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];
     auto parts = tileLoop(sch, fused, {elements / vf, vf});

@@ -187,6 +187,22 @@ std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>&
 // not in such a nest (nothing changed).
 bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Target& target);
 
+// Layout moves in a spatial nest (llvm_layout_moves.cpp), given its
+// constant-extent loops `inner` (innermost last; inner[i] binds the block's
+// iteration variable first_iter + i). splitAtPeriods: the innermost loop,
+// when the body divides its variable by a chain of two constants or more,
+// is split at them and its last part vectorized; vectorizeTranspose: the
+// loop that a load is contiguous along, with only short loops inside
+// (unrolled), is vectorized. Each returns the loops left outside (to
+// parallelize), or nullopt when the nest is not of its shape (and nothing
+// was changed).
+std::optional<std::vector<LoopRV>> splitAtPeriods(Schedule& sch, const BlockRV& block,
+                                                  const std::vector<LoopRV>& inner, size_t first_iter,
+                                                  int lanes);
+std::optional<std::vector<LoopRV>> vectorizeTranspose(Schedule& sch, const BlockRV& block,
+                                                      const std::vector<LoopRV>& inner, size_t first_iter,
+                                                      int lanes);
+
 // A reduction block alone in its simple nest (llvm_reduction.cpp): spatial
 // loops fused and parallel, the innermost one vectorized (moved inside the
 // reduce loops) when it walks the innermost dimension of the output and of
