@@ -38,10 +38,11 @@ static struct {
   const char* (*last_error)(void);
 } api;
 
-static const char* const kDtypeNames[] = {"f32", "f16", "bf16", "i8", "i32", "i64", "bool", "u8", "f64"};
-static const int kDtypeBytes[] = {4, 2, 2, 1, 4, 8, 1, 1, 8};
+static const char* const kDtypeNames[] = {"f32", "f16", "bf16", "i8", "i32", "i64",
+                                          "bool", "u8", "f64", "i16", "u16", "u32"};
+static const int kDtypeBytes[] = {4, 2, 2, 1, 4, 8, 1, 1, 8, 2, 2, 4};
 /* numpy descr per dtype ("" for bf16, which numpy lacks). */
-static const char* const kDescr[] = {"<f4", "<f2", "", "|i1", "<i4", "<i8", "|b1", "|u1", "<f8"};
+static const char* const kDescr[] = {"<f4", "<f2", "", "|i1", "<i4", "<i8", "|b1", "|u1", "<f8", "<i2", "<u2", "<u4"};
 
 static int64_t numel(const mlcc_tensor_info* t) {
   int64_t n = 1;
@@ -64,6 +65,9 @@ static double elementAt(const void* data, mlcc_dtype dt, int64_t i) {
     case MLCC_BOOL: return ((const uint8_t*)data)[i] != 0;
     case MLCC_U8: return ((const uint8_t*)data)[i];
     case MLCC_F64: return ((const double*)data)[i];
+    case MLCC_I16: return ((const int16_t*)data)[i];
+    case MLCC_U16: return ((const uint16_t*)data)[i];
+    case MLCC_U32: return ((const uint32_t*)data)[i];
     default: return 0; /* f16/bf16: not summarized */
   }
 }
@@ -78,6 +82,9 @@ static void fill(void* data, mlcc_dtype dt, int64_t n, double v) {
       case MLCC_BOOL: ((uint8_t*)data)[i] = v != 0; break;
       case MLCC_U8: ((uint8_t*)data)[i] = (uint8_t)v; break;
       case MLCC_F64: ((double*)data)[i] = v; break;
+      case MLCC_I16: ((int16_t*)data)[i] = (int16_t)v; break;
+      case MLCC_U16: ((uint16_t*)data)[i] = (uint16_t)v; break;
+      case MLCC_U32: ((uint32_t*)data)[i] = (uint32_t)v; break;
       default: memset(data, 0, (size_t)n * kDtypeBytes[dt]); return;
     }
   }

@@ -58,7 +58,10 @@ typedef enum {
   MLCC_I64 = 5,
   MLCC_BOOL = 6,
   MLCC_U8 = 7,
-  MLCC_F64 = 8
+  MLCC_F64 = 8,
+  MLCC_I16 = 9,
+  MLCC_U16 = 10,
+  MLCC_U32 = 11
 } mlcc_dtype;
 
 typedef struct {

@@ -14,6 +14,7 @@ np.save(f"{d}/a.npy", rng.standard_normal((128, 128)).astype(np.float32))
 np.save(f"{d}/b.npy", rng.standard_normal((128, 128)).astype(np.float32))
 np.save(f"{d}/a64.npy", rng.standard_normal((128, 128)))
 np.save(f"{d}/a16.npy", np.zeros((128, 128), dtype=np.int16))
+np.save(f"{d}/au64.npy", np.zeros((128, 128), dtype=np.uint64))
 np.save(f"{d}/small.npy", np.ones((2, 128), np.float32))
 np.save(f"{d}/ai.npy", np.ones((128, 128), np.int64))
 PY
@@ -85,7 +86,9 @@ check "wrong dtype message" contains "$tmp/err" "input 'A': expected f32\[128, 1
 check "float64 npy" run 1 "$mm" --input A="$tmp/a64.npy" --input B="$tmp/b.npy"
 check "float64 message" contains "$tmp/err" "input 'A': expected f32\[128, 128\], got f64\[128, 128\]"
 check "int16 npy" run 1 "$mm" --input A="$tmp/a16.npy" --input B="$tmp/b.npy"
-check "int16 message" contains "$tmp/err" "a16.npy: error: unsupported dtype '<i2'"
+check "int16 message" contains "$tmp/err" "input 'A': expected f32\[128, 128\], got i16\[128, 128\]"
+check "uint64 npy" run 1 "$mm" --input A="$tmp/au64.npy" --input B="$tmp/b.npy"
+check "uint64 message" contains "$tmp/err" "au64.npy: error: unsupported dtype '<u8'"
 check "missing npy file" run 1 "$mm" --input A="$tmp/nope.npy" --input B="$tmp/b.npy"
 check "missing npy named" contains "$tmp/err" "nope.npy"
 head -c 100 /dev/urandom > "$tmp/garbage.npy"

@@ -43,6 +43,9 @@ const char* npyDescr(ir::DType t) {
     case ir::DType::boolean: return "|b1";
     case ir::DType::u8: return "|u1";
     case ir::DType::f64: return "<f8";
+    case ir::DType::i16: return "<i2";
+    case ir::DType::u16: return "<u2";
+    case ir::DType::u32: return "<u4";
     case ir::DType::bf16: break;
   }
   throw Error("no .npy dtype for " + std::string(ir::dtypeName(t)));
@@ -91,6 +94,14 @@ std::vector<double> npyValues(const NpyArray& a) {
       v = x;
     } else if (a.dtype == "|i1") {
       v = static_cast<int8_t>(p[i]);
+    } else if (a.dtype == "<i2" || a.dtype == "<u2") {
+      uint16_t x;
+      std::memcpy(&x, p + i * 2, 2);
+      v = a.dtype == "<u2" ? x : static_cast<int16_t>(x);
+    } else if (a.dtype == "<u4") {
+      uint32_t x;
+      std::memcpy(&x, p + i * 4, 4);
+      v = x;
     } else if (a.dtype == "|b1" || a.dtype == "|u1") {
       v = static_cast<uint8_t>(p[i]);
     } else {

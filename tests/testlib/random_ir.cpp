@@ -93,6 +93,9 @@ int64_t randomInt(Random& r, DType t) {
     case DType::i8: return r.chance(0.2) ? r.pick<int64_t>({-128, 127}) : r.uniform(-20, 20);
     case DType::i32: return r.chance(0.2) ? r.pick<int64_t>({-2147483647, 2147483647}) : r.uniform(-100, 100);
     case DType::u8: return r.chance(0.2) ? r.pick<int64_t>({0, 255}) : r.uniform(0, 40);
+    case DType::i16: return r.chance(0.2) ? r.pick<int64_t>({-32768, 32767}) : r.uniform(-100, 100);
+    case DType::u16: return r.chance(0.2) ? r.pick<int64_t>({0, 65535}) : r.uniform(0, 200);
+    case DType::u32: return r.chance(0.2) ? r.pick<int64_t>({0, 4294967295}) : r.uniform(0, 1000);
     default:
       return r.chance(0.2) ? r.pick<int64_t>({-(int64_t{1} << 40), int64_t{1} << 52}) : r.uniform(-100, 100);
   }

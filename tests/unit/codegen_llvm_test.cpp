@@ -307,29 +307,43 @@ TEST(CodegenLLVM, IntegerOps) {
   });
 }
 
+// The operands of the integer fixtures below: A all bit patterns and small
+// values of both signs, N shift amounts -3..70, U u8 values, F floats with
+// the specials and values out of every integer range.
+static void fillIntegerOperands(std::mt19937_64& rng, size_t p, ir::Tensor& t) {
+  const float specials[] = {NAN,    INFINITY, -INFINITY, -0.0f,    255.5f,    256.0f, -1.5f,  300.0f,
+                            127.9f, -129.0f,  65535.5f,  70000.0f, -32769.0f, 4.3e9f, -4.3e9f};
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    if (p == 0) {
+      int64_t v = i % 2 ? static_cast<int64_t>(rng()) : static_cast<int64_t>(rng() % 601) - 300;
+      std::memcpy(t.mutableBytes() + 8 * i, &v, 8);
+    } else if (p == 1) {
+      t.set(i, static_cast<double>(i % 74) - 3);
+    } else if (p == 2) {
+      t.set(i, static_cast<double>((i * 37 + 11) % 256));
+    } else if (p == 3) {
+      float v = i < static_cast<int64_t>(std::size(specials)) ? specials[i] : static_cast<float>(i * 7) - 200;
+      std::memcpy(t.mutableBytes() + 4 * i, &v, 4);
+    }
+  }
+}
+
 // u8 arithmetic (wrapping, division, min/max, comparisons, casts to and
 // from floats and other integers) and the integer intrinsics on u8, i8, i32
 // and i64, with shift amounts below 0 and at or above the width.
 TEST(CodegenLLVM, UnsignedAndBitwise) {
-  const std::string text = fixture("codegen_llvm/unsigned_and_bitwise.ir");
   std::mt19937_64 rng(11);
-  const float specials[] = {NAN, INFINITY, -INFINITY, -0.0f, 255.5f, 256.0f, -1.5f, 300.0f, 127.9f, -129.0f};
-  expectCompiledMatches(parsePrim(text), 0, [&](size_t p, ir::Tensor& t) {
-    for (int64_t i = 0; i < t.numel(); ++i) {
-      if (p == 0) {  // all bit patterns, and small values of both signs
-        int64_t v = i % 2 ? static_cast<int64_t>(rng()) : static_cast<int64_t>(rng() % 601) - 300;
-        std::memcpy(t.mutableBytes() + 8 * i, &v, 8);
-      } else if (p == 1) {
-        t.set(i, static_cast<double>(i % 74) - 3);  // shift amounts -3..70
-      } else if (p == 2) {
-        t.set(i, static_cast<double>((i * 37 + 11) % 256));
-      } else if (p == 3) {
-        float v =
-            i < static_cast<int64_t>(std::size(specials)) ? specials[i] : static_cast<float>(i * 7) - 200;
-        std::memcpy(t.mutableBytes() + 4 * i, &v, 4);
-      }
-    }
-  });
+  expectCompiledMatches(parsePrim(fixture("codegen_llvm/unsigned_and_bitwise.ir")), 0,
+                        [&](size_t p, ir::Tensor& t) { fillIntegerOperands(rng, p, t); });
+}
+
+// i16, u16 and u32 as u8 above: wrapping arithmetic, floor division and
+// modulo, min/max, shifts, bitwise ops, abs and negation, pow, casts from
+// floats (saturating) and between widths, comparisons as unsigned.
+TEST(CodegenLLVM, NarrowIntegers) {
+  std::mt19937_64 rng(12);
+  expectCompiledMatches(parsePrim(fixture("codegen_llvm/narrow_integers.ir")), 0,
+                        [&](size_t p, ir::Tensor& t) { fillIntegerOperands(rng, p, t); });
 }
 
 // f64 arithmetic, math functions and casts to and from every float width

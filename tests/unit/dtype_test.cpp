@@ -17,6 +17,20 @@ TEST(DType, NamesRoundTrip) {
   EXPECT_EQ(dtypeBytes(DType::f64), 8);
   EXPECT_TRUE(isFloat(DType::f64));
   EXPECT_EQ(dtypeAbiCode(DType::f64), 8);  // MLCC_F64
+  // The 16- and 32-bit integers: sizes, ranges, signedness, ABI codes.
+  EXPECT_EQ(dtypeBytes(DType::i16), 2);
+  EXPECT_EQ(dtypeBytes(DType::u16), 2);
+  EXPECT_EQ(dtypeBytes(DType::u32), 4);
+  EXPECT_EQ(intMin(DType::i16), -32768);
+  EXPECT_EQ(intMax(DType::u16), 65535);
+  EXPECT_EQ(intMin(DType::u32), 0);
+  EXPECT_EQ(intMax(DType::u32), 4294967295);
+  EXPECT_TRUE(isInt(DType::i16) && isInt(DType::u16) && isInt(DType::u32));
+  EXPECT_TRUE(isUnsigned(DType::u16) && isUnsigned(DType::u32) && !isUnsigned(DType::i16));
+  EXPECT_EQ(dtypeAbiCode(DType::i16), 9);   // MLCC_I16
+  EXPECT_EQ(dtypeAbiCode(DType::u16), 10);  // MLCC_U16
+  EXPECT_EQ(dtypeAbiCode(DType::u32), 11);  // MLCC_U32
+  for (DType t : kAllDTypes) EXPECT_EQ(dtypeAbiCode(t), static_cast<int>(t)) << dtypeName(t);
 }
 
 TEST(ExprFactories, DTypeRules) {

@@ -144,7 +144,7 @@ TEST(NpyErrors, TruncatedAtEveryOffset) {
 
 TEST(NpyErrors, WriterRejectsBadArrays) {
   EXPECT_THROW(mlcc::serializeNpy(NpyArray{"<f4", {3}, std::vector<std::byte>(8)}), mlcc::Error);
-  EXPECT_THROW(mlcc::serializeNpy(NpyArray{"<u2", {1}, std::vector<std::byte>(2)}), mlcc::Error);
+  EXPECT_THROW(mlcc::serializeNpy(NpyArray{"<u8", {1}, std::vector<std::byte>(8)}), mlcc::Error);
   EXPECT_THROW(mlcc::serializeNpy(NpyArray{"<f4", {-1}, {}}), mlcc::Error);
 }
 

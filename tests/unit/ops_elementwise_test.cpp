@@ -184,6 +184,31 @@ TEST(OpsElementwise, MatchesNumpy) {
     add("less", {ints({2, 3}, -2, 2), ints({3}, -2, 2)}, {}, "np.less", 0, dt);
     add("equal", {ints({2, 3}, -2, 2), ints({2, 1}, -2, 2)}, {}, "np.equal", 0, dt);
   }
+  // The unsigned integers and i16: wrapping at the dtype's width, division
+  // and modulo of values near the top of the range (u32: by 4294967295,
+  // which a signed kernel takes for -1).
+  for (DType t : {DType::u8, DType::u16, DType::u32, DType::i16}) {
+    std::string dt(mlcc::ir::dtypeName(t));
+    const double top = static_cast<double>(intMax(t)), bottom = static_cast<double>(intMin(t));
+    // [top, 1 or -1, top - 1, random...]; as a divisor, top at [2] (top - 1 by top).
+    auto edge = [&](std::vector<int64_t> s, bool divisor = false) {
+      Tensor x = randomTensor(rng, t, s, bottom, top);
+      x.set(0, top);
+      x.set(1, isUnsigned(t) ? 1.0 : -1.0);
+      x.set(2, divisor ? top : top - 1);
+      for (int64_t i = 3; divisor && i < x.numel(); ++i)
+        if (x.at(i) == 0) x.set(i, 3);
+      return x;
+    };
+    add("add", {edge({6}), edge({6})}, {}, "np.add", 0, dt + " wraps");
+    add("subtract", {edge({6}), edge({6})}, {}, "np.subtract", 0, dt + " wraps");
+    add("multiply", {edge({6}), edge({6})}, {}, "np.multiply", 0, dt + " wraps");
+    add("divide", {edge({6}), edge({6}, true)}, {},
+        "lambda a, b: (np.trunc(a.astype(np.float64) / b)).astype(a.dtype)", 0, dt + " trunc");
+    add("mod", {edge({6}), edge({6}, true)}, {}, "np.mod", 0, dt);
+    add("maximum", {edge({6}), edge({6})}, {}, "np.maximum", 0, dt);
+    add("less", {edge({6}), edge({6})}, {}, "np.less", 0, dt);
+  }
   // f16 binary, bool comparisons, logical ops.
   add("add", {randomTensor(rng, DType::f16, {4, 5}), randomTensor(rng, DType::f16, {5})}, {}, "np.add", 1e-3,
       "f16");

@@ -58,14 +58,14 @@ Module moduleWithConsts(const TempDir& dir, std::vector<std::string> files,
 
 TEST(Weights, DTypeNames) {
   for (DType t : kAllDTypes) EXPECT_EQ(dtypeFromSafetensors(safetensorsName(t)), t);
-  EXPECT_FALSE(dtypeFromSafetensors("U16").has_value());
+  EXPECT_FALSE(dtypeFromSafetensors("U64").has_value());
   EXPECT_FALSE(dtypeFromSafetensors("F8_E4M3").has_value());
 }
 
 TEST(Weights, LookupAcrossFiles) {
   TempDir dir;
   writeWeights(dir, "a.safetensors", {{"fc1.weight", "F32", {4, 3}}, {"fc1.bias", "F32", {4}}});
-  writeWeights(dir, "b.safetensors", {{"emb", "BF16", {2, 2}}, {"mask", "BOOL", {}}, {"raw", "U16", {3}}});
+  writeWeights(dir, "b.safetensors", {{"emb", "BF16", {2, 2}}, {"mask", "BOOL", {}}, {"raw", "U64", {3}}});
   Module m = moduleWithConsts(dir, {"a.safetensors", "b.safetensors"}, {});
   WeightStore store = WeightStore::open(m);
   EXPECT_EQ(store.names(), (std::vector<std::string>{"emb", "fc1.bias", "fc1.weight", "mask", "raw"}));
@@ -83,8 +83,8 @@ TEST(Weights, LookupAcrossFiles) {
                          dir.file("b.safetensors")),
             std::string::npos)
       << missing;
-  std::string u16 = errorAt([&] { store.get("raw"); });
-  EXPECT_NE(u16.find("has dtype U16, which mlcc does not support"), std::string::npos) << u16;
+  std::string u64 = errorAt([&] { store.get("raw"); });
+  EXPECT_NE(u64.find("has dtype U64, which mlcc does not support"), std::string::npos) << u64;
 }
 
 TEST(Weights, NamesMustBeUniqueAcrossFiles) {
@@ -114,7 +114,7 @@ TEST(Weights, CheckModuleWeights) {
                {{"fc1.weight", "F32", {256, 784}},
                 {"fc1.bias", "F32", {256}},
                 {"ids", "I64", {}},
-                {"raw", "U16", {2}}});
+                {"raw", "U64", {2}}});
   auto check = [&](const std::vector<std::pair<std::string, Type>>& consts) {
     Module m = moduleWithConsts(dir, {"model.safetensors"}, consts);
     WeightStore store = WeightStore::open(m);
@@ -140,6 +140,6 @@ TEST(Weights, CheckModuleWeights) {
   std::string symbolic = check({{"fc1.bias", Type::tensor(DType::f32, {PrimExpr(makeVar("n"))})}});
   EXPECT_NE(symbolic.find("symbolic dimension 0"), std::string::npos) << symbolic;
 
-  std::string u16 = check({{"raw", Type::tensor(DType::i8, std::vector<int64_t>{2})}});
-  EXPECT_NE(u16.find("dtype U16"), std::string::npos) << u16;
+  std::string u64 = check({{"raw", Type::tensor(DType::i8, std::vector<int64_t>{2})}});
+  EXPECT_NE(u64.find("dtype U64"), std::string::npos) << u64;
 }

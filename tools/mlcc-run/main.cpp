@@ -24,7 +24,7 @@ int main(int argc, char** argv) {
   mlcc-run kernels.so --entry mm --bench 50 --json       # time one prim func of a prim-func-only model.so
   mlcc-run gpu_model.so --bench 50 --profile             # a CUDA model: timed with CUDA events on the GPU
   mlcc-run kernels.so --entry mm --input A=a.npy --input B=b.npy --output-dir out/   # as kernels.ir --entry mm
-Inputs are .npy files (f32, f64, f16, i8, u8, i32, i64, bool). Without any --input every input is random:
+Inputs are .npy files (f32, f64, f16, i8, u8, i16, u16, i32, u32, i64, bool). Without any --input every input is random:
 floats normal(0, 1), integers in [0, 10); --random-inputs fills only the missing ones. The random
 inputs of a model.so are those of its IR for the same --seed. --input FILE.npy (no NAME=) binds the
 entry's only input (of a prim func: the only buffer it does not write); when the entry has several

@@ -89,7 +89,8 @@ struct CompiledModel::Impl {
         if (info(model, i, &t) != 0) throw apiError("tensor info");
         // mlcc_dtype codes are the DType enumerators' values (ir::dtypeAbiCode).
         static_assert(static_cast<int>(ir::DType::u8) == MLCC_U8 &&
-                      static_cast<int>(ir::DType::f64) == MLCC_F64);
+                      static_cast<int>(ir::DType::f64) == MLCC_F64 &&
+                      static_cast<int>(ir::DType::u32) == MLCC_U32);
         out.push_back(
             {t.name, static_cast<ir::DType>(t.dtype), std::vector<int64_t>(t.shape, t.shape + t.ndim), {}});
       }

@@ -168,13 +168,11 @@ SPtr Compiler::stmt(const ir::Stmt& s) {
         case DType::f16: return std::make_unique<SStoreF<DType::f16>>(std::move(idx), floatExpr(st->value));
         case DType::bf16: return std::make_unique<SStoreF<DType::bf16>>(std::move(idx), floatExpr(st->value));
         case DType::f64: return std::make_unique<SStoreF<DType::f64>>(std::move(idx), floatExpr(st->value));
-        case DType::i8: return std::make_unique<SStoreI<int8_t>>(std::move(idx), intExpr(st->value));
-        case DType::u8: return std::make_unique<SStoreI<uint8_t>>(std::move(idx), intExpr(st->value));
-        case DType::i32: return std::make_unique<SStoreI<int32_t>>(std::move(idx), intExpr(st->value));
-        case DType::i64: return std::make_unique<SStoreI<int64_t>>(std::move(idx), intExpr(st->value));
-        case DType::boolean: return std::make_unique<SStoreI<bool>>(std::move(idx), intExpr(st->value));
+        default:
+          return withIntStorage(st->buffer->dtype, "store", [&](auto e) -> SPtr {
+            return std::make_unique<SStoreI<decltype(e)>>(std::move(idx), intExpr(st->value));
+          });
       }
-      break;
     }
     case ir::StmtKind::Block: {
       auto* b = s->as<ir::BlockNode>();

@@ -155,8 +155,9 @@ struct IBin final : IExpr {
   DType t;
 };
 // The integer intrinsics (intrinsics.h) on wrapped values: a narrow signed
-// value is held sign-extended and u8 zero-extended, so and/or/xor need no
-// wrapping and an arithmetic right shift is a logical one for u8.
+// value is held sign-extended and an unsigned one zero-extended, so
+// and/or/xor need no wrapping and an arithmetic right shift is a logical one
+// for u8, u16, u32.
 enum class BitOp : uint8_t { And, Or, Xor, Not, Shl, Shr };
 struct IBits final : IExpr {
   IBits(BitOp op, IPtr x, IPtr y, DType t)
@@ -537,14 +538,9 @@ IPtr Compiler::intExpr(const ir::PrimExpr& e) {
       if (int cs = cursor(l->buffer, l->indices); cs >= 0)
         return cursorIntLoad(l->buffer->dtype, bufferId(l->buffer), cs);
       Index idx = index(l->buffer, l->indices);
-      switch (l->buffer->dtype) {
-        case DType::i8: return std::make_unique<ILoad<int8_t>>(std::move(idx));
-        case DType::u8: return std::make_unique<ILoad<uint8_t>>(std::move(idx));
-        case DType::i32: return std::make_unique<ILoad<int32_t>>(std::move(idx));
-        case DType::i64: return std::make_unique<ILoad<int64_t>>(std::move(idx));
-        case DType::boolean: return std::make_unique<ILoad<bool>>(std::move(idx));
-        default: throw Error("integer load from a float buffer");
-      }
+      return withIntStorage(l->buffer->dtype, "load", [&](auto el) -> IPtr {
+        return std::make_unique<ILoad<decltype(el)>>(std::move(idx));
+      });
     }
     case K::Call: return intCall(e);
     case K::FloatImm: break;

@@ -258,14 +258,8 @@ FPtr Compiler::cursorFloatLoad(DType t, int buf, int slot) {
 }
 
 IPtr Compiler::cursorIntLoad(DType t, int buf, int slot) {
-  switch (t) {
-    case DType::i8: return std::make_unique<ILoadCur<int8_t>>(buf, slot);
-    case DType::u8: return std::make_unique<ILoadCur<uint8_t>>(buf, slot);
-    case DType::i32: return std::make_unique<ILoadCur<int32_t>>(buf, slot);
-    case DType::i64: return std::make_unique<ILoadCur<int64_t>>(buf, slot);
-    case DType::boolean: return std::make_unique<ILoadCur<bool>>(buf, slot);
-    default: throw Error("integer load from a float buffer");
-  }
+  return withIntStorage(t, "load",
+                        [&](auto e) -> IPtr { return std::make_unique<ILoadCur<decltype(e)>>(buf, slot); });
 }
 
 SPtr Compiler::cursorStore(DType t, int buf, int slot, const ir::PrimExpr& value) {
@@ -295,13 +289,11 @@ SPtr Compiler::cursorStore(DType t, int buf, int slot, const ir::PrimExpr& value
     case DType::f16: return std::make_unique<SStoreFCur<DType::f16>>(buf, slot, floatExpr(value));
     case DType::bf16: return std::make_unique<SStoreFCur<DType::bf16>>(buf, slot, floatExpr(value));
     case DType::f64: return std::make_unique<SStoreFCur<DType::f64>>(buf, slot, floatExpr(value));
-    case DType::i8: return std::make_unique<SStoreICur<int8_t>>(buf, slot, intExpr(value));
-    case DType::u8: return std::make_unique<SStoreICur<uint8_t>>(buf, slot, intExpr(value));
-    case DType::i32: return std::make_unique<SStoreICur<int32_t>>(buf, slot, intExpr(value));
-    case DType::i64: return std::make_unique<SStoreICur<int64_t>>(buf, slot, intExpr(value));
-    case DType::boolean: return std::make_unique<SStoreICur<bool>>(buf, slot, intExpr(value));
+    default:
+      return withIntStorage(t, "store", [&](auto e) -> SPtr {
+        return std::make_unique<SStoreICur<decltype(e)>>(buf, slot, intExpr(value));
+      });
   }
-  throw Error("unsupported store");
 }
 
 SPtr Compiler::nest(const ir::Stmt& s) {

@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "mlcc/ir/dtype.h"
+#include "mlcc/ir/dtype_storage.h"
 #include "mlcc/ir/float_bits.h"
+#include "mlcc/support/diagnostic.h"
 
 namespace mlcc::interp::tir {
 
@@ -57,13 +59,26 @@ using SPtr = std::unique_ptr<SNode>;
 // Wraps an i64 to the range of integer dtype `t` (two's complement), or to
 // 0/1 for bool.
 inline int64_t wrapInt(int64_t v, ir::DType t) {
+  const uint64_t u = static_cast<uint64_t>(v);
   switch (t) {
-    case ir::DType::i32: return static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(v)));
-    case ir::DType::i8: return static_cast<int8_t>(static_cast<uint8_t>(static_cast<uint64_t>(v)));
-    case ir::DType::u8: return static_cast<uint8_t>(static_cast<uint64_t>(v));
+    case ir::DType::i32: return static_cast<int32_t>(static_cast<uint32_t>(u));
+    case ir::DType::i16: return static_cast<int16_t>(static_cast<uint16_t>(u));
+    case ir::DType::i8: return static_cast<int8_t>(static_cast<uint8_t>(u));
+    case ir::DType::u32: return static_cast<uint32_t>(u);
+    case ir::DType::u16: return static_cast<uint16_t>(u);
+    case ir::DType::u8: return static_cast<uint8_t>(u);
     case ir::DType::boolean: return v != 0;
     default: return v;
   }
+}
+
+// Calls f(T{}) with the C++ element type T of integer or bool dtype `t`;
+// throws for a float dtype (`what` names the access).
+template <class F>
+auto withIntStorage(ir::DType t, const char* what, F&& f) {
+  if (!ir::isInt(t) && t != ir::DType::boolean)
+    throw Error(std::string("integer ") + what + " of a float buffer");
+  return ir::withStorageType(t, std::forward<F>(f));
 }
 
 // The float element of dtype T at `p`, and its store (f16/bf16 rounded to

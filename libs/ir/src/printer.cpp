@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "mlcc/ir/dtype_storage.h"
 #include "mlcc/ir/float_bits.h"
 #include "names.h"
 
@@ -690,21 +691,13 @@ class Printer {
         out += detail::shortestFloatText(d, DType::f64);
         break;
       }
-      case DType::i8: out += std::to_string(static_cast<int8_t>(p[0])); break;
-      case DType::i32: {
-        int32_t i;
-        std::memcpy(&i, p, 4);
-        out += std::to_string(i);
-        break;
-      }
-      case DType::i64: {
-        int64_t i;
-        std::memcpy(&i, p, 8);
-        out += std::to_string(i);
-        break;
-      }
       case DType::boolean: out += p[0] ? "true" : "false"; break;
-      case DType::u8: out += std::to_string(p[0]); break;
+      default:  // the integers, as their storage type (little-endian, as the data)
+        withStorageType(t, [&](auto e) {
+          decltype(e) v;
+          std::memcpy(&v, p, sizeof v);
+          out += std::to_string(+v);
+        });
     }
   }
 

@@ -113,6 +113,9 @@ double elementAt(DType dtype, const std::byte* data, int64_t i) {
     case DType::boolean: return load<uint8_t>(p) != 0 ? 1.0 : 0.0;
     case DType::u8: return load<uint8_t>(p);
     case DType::f64: return load<double>(p);
+    case DType::i16: return load<int16_t>(p);
+    case DType::u16: return load<uint16_t>(p);
+    case DType::u32: return load<uint32_t>(p);
   }
   return 0;
 }
@@ -131,6 +134,9 @@ void Tensor::set(int64_t i, double v) {
     case DType::boolean: put<uint8_t>(p, v != 0 ? 1 : 0); break;
     case DType::u8: put<uint8_t>(p, toInt<uint8_t>(v)); break;
     case DType::f64: put<double>(p, v); break;
+    case DType::i16: put<int16_t>(p, toInt<int16_t>(v)); break;
+    case DType::u16: put<uint16_t>(p, toInt<uint16_t>(v)); break;
+    case DType::u32: put<uint32_t>(p, toInt<uint32_t>(v)); break;
   }
 }
 

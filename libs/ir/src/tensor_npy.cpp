@@ -15,7 +15,8 @@ namespace {
 const std::map<std::string, DType>& descrTypes() {
   static const std::map<std::string, DType> m = {
       {"<f4", DType::f32}, {"<f2", DType::f16},     {"|i1", DType::i8}, {"<i4", DType::i32},
-      {"<i8", DType::i64}, {"|b1", DType::boolean}, {"|u1", DType::u8}, {"<f8", DType::f64}};
+      {"<i8", DType::i64}, {"|b1", DType::boolean}, {"|u1", DType::u8}, {"<f8", DType::f64},
+      {"<i2", DType::i16}, {"<u2", DType::u16},     {"<u4", DType::u32}};
   return m;
 }
 

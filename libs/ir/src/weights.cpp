@@ -12,15 +12,18 @@ namespace mlcc::ir {
 
 namespace {
 
-constexpr std::array<std::pair<DType, std::string_view>, 9> kSafetensorsNames = {{{DType::f32, "F32"},
-                                                                                  {DType::f16, "F16"},
-                                                                                  {DType::bf16, "BF16"},
-                                                                                  {DType::i8, "I8"},
-                                                                                  {DType::i32, "I32"},
-                                                                                  {DType::i64, "I64"},
-                                                                                  {DType::boolean, "BOOL"},
-                                                                                  {DType::u8, "U8"},
-                                                                                  {DType::f64, "F64"}}};
+constexpr std::array<std::pair<DType, std::string_view>, 12> kSafetensorsNames = {{{DType::f32, "F32"},
+                                                                                   {DType::f16, "F16"},
+                                                                                   {DType::bf16, "BF16"},
+                                                                                   {DType::i8, "I8"},
+                                                                                   {DType::i32, "I32"},
+                                                                                   {DType::i64, "I64"},
+                                                                                   {DType::boolean, "BOOL"},
+                                                                                   {DType::u8, "U8"},
+                                                                                   {DType::f64, "F64"},
+                                                                                   {DType::i16, "I16"},
+                                                                                   {DType::u16, "U16"},
+                                                                                   {DType::u32, "U32"}}};
 
 std::string formatShape(const std::vector<int64_t>& shape) {
   std::string s = "[";

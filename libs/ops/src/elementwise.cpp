@@ -58,8 +58,9 @@ T divOp(T a, T b) {
     return a / b;
   } else {
     if (b == 0) return 0;
-    if (b == -1) return wrapNeg(a);
-    return static_cast<T>(a / b);  // truncates toward zero (ONNX)
+    if constexpr (std::is_signed_v<T>)
+      if (b == -1) return wrapNeg(a);  // INT_MIN / -1 overflows
+    return static_cast<T>(a / b);      // truncates toward zero (ONNX)
   }
 }
 
@@ -75,7 +76,9 @@ T modOp(T a, T b, bool fmod) {
     }
     return r;
   } else {
-    if (b == 0 || b == -1) return 0;
+    if (b == 0) return 0;
+    if constexpr (std::is_signed_v<T>)
+      if (b == -1) return 0;
     T r = static_cast<T>(a % b);
     if (!fmod && r != 0 && ((r < 0) != (b < 0))) r = static_cast<T>(r + b);
     return r;
@@ -87,7 +90,8 @@ T powOp(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
     return std::pow(a, b);
   } else {
-    if (b < 0) return a == 1 ? T(1) : a == -1 ? ((b & 1) ? T(-1) : T(1)) : T(0);
+    if constexpr (std::is_signed_v<T>)
+      if (b < 0) return a == 1 ? T(1) : a == -1 ? ((b & 1) ? T(-1) : T(1)) : T(0);
     uint64_t base = static_cast<uint64_t>(a), r = 1;
     for (uint64_t e = static_cast<uint64_t>(b); e; e >>= 1) {
       if (e & 1) r *= base;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "mlcc/ir/dtype_storage.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
@@ -77,22 +78,11 @@ inline ir::Tensor fromF32(const ir::Tensor& f, ir::DType t) {
   return out;
 }
 
-// Calls fn(T{}) with the C++ storage type of a non-16-bit dtype (bool is
-// bool: one byte holding 0 or 1; u8 is uint8_t; f64 is double). f16/bf16
-// have no storage type here: callers stage them in f32.
+// Calls fn(T{}) with the C++ storage type of a dtype other than f16/bf16
+// (mlcc/ir/dtype_storage.h); callers stage f16/bf16 in f32.
 template <class Fn>
 decltype(auto) dispatchStorage(ir::DType t, Fn&& fn) {
-  switch (t) {
-    case ir::DType::f32: return fn(float{});
-    case ir::DType::f64: return fn(double{});
-    case ir::DType::i8: return fn(int8_t{});
-    case ir::DType::i32: return fn(int32_t{});
-    case ir::DType::i64: return fn(int64_t{});
-    case ir::DType::boolean: return fn(bool{});
-    case ir::DType::u8: return fn(uint8_t{});
-    default: break;
-  }
-  throw Error("internal: no storage type for " + std::string(ir::dtypeName(t)));
+  return ir::withStorageType(t, std::forward<Fn>(fn));
 }
 
 inline std::vector<int64_t> shapeOf(const ir::Type& t, bool* is_static = nullptr) {

@@ -238,7 +238,10 @@ void batchedGemm(const Tensor& ta, const Tensor& tb, Tensor& out, const BatchPla
   switch (dt) {
     case DType::i8: runInt(int8_t{}); return;
     case DType::u8: runInt(uint8_t{}); return;
+    case DType::i16: runInt(int16_t{}); return;
+    case DType::u16: runInt(uint16_t{}); return;
     case DType::i32: runInt(int32_t{}); return;
+    case DType::u32: runInt(uint32_t{}); return;
     case DType::i64: runInt(int64_t{}); return;
     default: break;
   }

@@ -170,9 +170,9 @@ std::string cudaError(const char* call, CUresult rc) {
 }
 
 uint64_t tensorBytes(const mlcc_abi_tensor& t) {
-  // Bytes per element in mlcc_dtype order (f32 f16 bf16 i8 i32 i64 bool u8 f64).
-  static const uint64_t size[] = {4, 2, 2, 1, 4, 8, 1, 1, 8};
-  static_assert(sizeof size / sizeof size[0] == MLCC_F64 + 1, "a size per mlcc_dtype");
+  // Bytes per element in mlcc_dtype order (f32 f16 bf16 i8 i32 i64 bool u8 f64 i16 u16 u32).
+  static const uint64_t size[] = {4, 2, 2, 1, 4, 8, 1, 1, 8, 2, 2, 4};
+  static_assert(sizeof size / sizeof size[0] == MLCC_U32 + 1, "a size per mlcc_dtype");
   uint64_t n = size[t.dtype];
   for (int d = 0; d < t.ndim; ++d) n *= static_cast<uint64_t>(t.shape[d]);
   return n;

@@ -52,7 +52,7 @@ std::string checkModel(const mlcc_abi_model& abi) {
     if (n > 0 && !ts) return "missing tensor descriptions";
     for (int i = 0; i < n; ++i) {
       if (!ts[i].name) return "a tensor without a name";
-      if (ts[i].dtype < MLCC_F32 || ts[i].dtype > MLCC_F64)
+      if (ts[i].dtype < MLCC_F32 || ts[i].dtype > MLCC_U32)
         return "tensor '" + std::string(ts[i].name) + "' has unknown dtype " + std::to_string(ts[i].dtype);
       if (ts[i].ndim < 0 || (ts[i].ndim > 0 && !ts[i].shape))
         return "tensor '" + std::string(ts[i].name) + "' has a malformed shape";

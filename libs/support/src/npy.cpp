@@ -24,8 +24,17 @@ struct DTypeEntry {
   std::string_view descr;
   int bytes;
 };
-constexpr std::array<DTypeEntry, 8> kDTypes = {
-    {{"<f4", 4}, {"<f2", 2}, {"|i1", 1}, {"<i4", 4}, {"<i8", 8}, {"|b1", 1}, {"|u1", 1}, {"<f8", 8}}};
+constexpr std::array<DTypeEntry, 11> kDTypes = {{{"<f4", 4},
+                                                 {"<f2", 2},
+                                                 {"|i1", 1},
+                                                 {"<i4", 4},
+                                                 {"<i8", 8},
+                                                 {"|b1", 1},
+                                                 {"|u1", 1},
+                                                 {"<f8", 8},
+                                                 {"<i2", 2},
+                                                 {"<u2", 2},
+                                                 {"<u4", 4}}};
 
 // `name` locates the error; empty when there is no file.
 [[noreturn]] void fail(const std::string& name, const std::string& message) {

@@ -150,7 +150,14 @@ void fillRandom(const Param& p, uint64_t seed, size_t index, std::byte* out) {
       }
       case ir::DType::i8:
       case ir::DType::u8: out[i] = static_cast<std::byte>(r % 4); break;
-      case ir::DType::i32: {
+      case ir::DType::i16:
+      case ir::DType::u16: {
+        const uint16_t v = static_cast<uint16_t>(r % 4);
+        std::memcpy(out + i * 2, &v, 2);
+        break;
+      }
+      case ir::DType::i32:
+      case ir::DType::u32: {
         const int32_t v = static_cast<int32_t>(r % 4);
         std::memcpy(out + i * 4, &v, 4);
         break;

@@ -81,7 +81,10 @@ const char* cType(DType t, const std::string& where) {
     case DType::f32: return "float";
     case DType::i8: return "signed char";
     case DType::u8: return "unsigned char";
+    case DType::i16: return "short";
+    case DType::u16: return "unsigned short";
     case DType::i32: return "int";
+    case DType::u32: return "unsigned int";
     case DType::i64: return "i64";
     case DType::boolean: return "bool";
     case DType::f16:
@@ -569,7 +572,10 @@ class KernelWriter {
         case DType::boolean: return "(" + v + " != 0.0f)";
         case DType::i8: return "((signed char)mlcc_f2i(" + v + ", -128.0, 127.0))";
         case DType::u8: return "((unsigned char)mlcc_f2i(" + v + ", 0.0, 255.0))";
+        case DType::i16: return "((short)mlcc_f2i(" + v + ", -32768.0, 32767.0))";
+        case DType::u16: return "((unsigned short)mlcc_f2i(" + v + ", 0.0, 65535.0))";
         case DType::i32: return "((int)mlcc_f2i(" + v + ", -2147483648.0, 2147483647.0))";
+        case DType::u32: return "((unsigned int)mlcc_f2i(" + v + ", 0.0, 4294967295.0))";
         default: return "mlcc_f2i(" + v + ", -9223372036854775808.0, 9223372036854775807.0)";
       }
     }
@@ -604,7 +610,9 @@ class KernelWriter {
     for (const auto& x : c.args) a.push_back(expr(x));
     const std::string& n = c.name;
     if (n == "abs")
-      return isFloat(c.dtype) ? "fabsf(" + a[0] + ")" : "mlcc_imax(" + a[0] + ", -" + a[0] + ")";
+      return isFloat(c.dtype)      ? "fabsf(" + a[0] + ")"
+             : isUnsigned(c.dtype) ? a[0]
+                                   : "mlcc_imax(" + a[0] + ", -" + a[0] + ")";
     if (const std::string bits = bitwise(c, a); !bits.empty()) return bits;
     if (n == "pow" && !isFloat(c.dtype))
       return "((" + std::string(cType(c.dtype, where())) + ")mlcc_ipow((i64)(" + a[0] + "), (i64)(" + a[1] +

@@ -57,11 +57,14 @@ llvm::Type* memType(llvm::LLVMContext& c, ir::DType t) {
     case ir::DType::f32: return llvm::Type::getFloatTy(c);
     case ir::DType::f64: return llvm::Type::getDoubleTy(c);
     case ir::DType::f16:
-    case ir::DType::bf16: return llvm::Type::getInt16Ty(c);
+    case ir::DType::bf16:
+    case ir::DType::i16:
+    case ir::DType::u16: return llvm::Type::getInt16Ty(c);
     case ir::DType::i8:
     case ir::DType::u8:
     case ir::DType::boolean: return llvm::Type::getInt8Ty(c);
-    case ir::DType::i32: return llvm::Type::getInt32Ty(c);
+    case ir::DType::i32:
+    case ir::DType::u32: return llvm::Type::getInt32Ty(c);
     case ir::DType::i64: return llvm::Type::getInt64Ty(c);
   }
   return nullptr;

@@ -29,7 +29,10 @@ llvm::Type* KernelEmitter::regType(DType t) {
     case DType::f64: return b.getDoubleTy();
     case DType::i8:
     case DType::u8: return b.getInt8Ty();
-    case DType::i32: return b.getInt32Ty();
+    case DType::i16:
+    case DType::u16: return b.getInt16Ty();
+    case DType::i32:
+    case DType::u32: return b.getInt32Ty();
     case DType::i64: return b.getInt64Ty();
     case DType::boolean: return b.getInt1Ty();
   }

@@ -1,12 +1,10 @@
 // Converters of the ONNX quantization ops, as compositions of graph ops on
-// u8/i8 tensors (scales and zero points may be graph inputs):
-// QuantizeLinear (x / scale rounded half to even, plus the zero point,
-// saturated to the output dtype), DequantizeLinear ((x - zero point) * scale
-// in f32), both per tensor, per axis or blocked; DynamicQuantizeLinear (the
-// u8 scale and zero point of x's range, as ONNX computes them); and the
-// integer matmuls MatMulInteger (an i32 matmul of the zero-point-shifted
-// operands) and QLinearMatMul (that matmul rescaled by a_scale * b_scale /
-// y_scale in f32, rounded, plus y's zero point), and ConvInteger and
+// u8/i8 tensors (u16/i16 for QuantizeLinear and DequantizeLinear) (scales and zero points may be graph
+// inputs): QuantizeLinear (x / scale rounded half to even, plus the zero point, saturated to the output
+// dtype), DequantizeLinear ((x - zero point) * scale in f32), both per tensor, per axis or blocked;
+// DynamicQuantizeLinear (the u8 scale and zero point of x's range, as ONNX computes them); and the integer
+// matmuls MatMulInteger (an i32 matmul of the zero-point-shifted operands) and QLinearMatMul (that matmul
+// rescaled by a_scale * b_scale / y_scale in f32, rounded, plus y's zero point), and ConvInteger and
 // QLinearConv the same way around an i32 conv2d.
 #include "convert_util.h"
 
@@ -18,9 +16,13 @@ using ir::DType;
 
 std::string dt(DType t) { return std::string(ir::dtypeName(t)); }
 
-void checkQuantized(NodeCtx& c, DType t, const std::string& what) {
-  if (t != DType::u8 && t != DType::i8)
-    c.fail(what + " is " + dt(t) + ": only u8 and i8 quantization is supported");
+// The integer matmuls and convolutions take u8 and i8; QuantizeLinear and
+// DequantizeLinear (`sixteen_bits`) u16 and i16 as well, whose values are
+// exact in f32.
+void checkQuantized(NodeCtx& c, DType t, const std::string& what, bool sixteen_bits = false) {
+  if (t == DType::u8 || t == DType::i8 || (sixteen_bits && (t == DType::u16 || t == DType::i16))) return;
+  c.fail(what + " is " + dt(t) + ": only " + (sixteen_bits ? "u8, i8, u16 and i16" : "u8 and i8") +
+         " quantization is supported");
 }
 
 // A tensor of one element (a scalar or [1], ...).
@@ -116,7 +118,7 @@ std::vector<ValuePtr> quantizeLinear(NodeCtx& c) {
     if (zp && t != out) c.fail("output_dtype differs from the zero point's dtype");
     out = t;
   }
-  checkQuantized(c, out, "the output");
+  checkQuantized(c, out, "the output", true);
   c.ignoreAttrs({"saturate"});  // applies to float 8 outputs only
   QuantOperands q = quantOperands(c, x, {scale, zp}, n);
   const bool last = !q.blocked;
@@ -133,7 +135,7 @@ std::vector<ValuePtr> dequantizeLinear(NodeCtx& c) {
   const ValuePtr& scale = c.in(1);
   ValuePtr zp = c.hasInput(2) ? c.in(2) : nullptr;
   const DType xt = x->type.dtype, st = scale->type.dtype;
-  if (xt != DType::i32) checkQuantized(c, xt, "x");
+  if (xt != DType::i32) checkQuantized(c, xt, "x", true);
   if (!ir::isFloat(st)) c.fail("the scale must be a float tensor, not " + dt(st));
   if (zp && zp->type.dtype != xt) c.fail("the zero point must have x's dtype " + dt(xt));
   if (c.opset >= 21 && c.hasAttr("output_dtype") && c.attrInt("output_dtype", 0) != 0 &&

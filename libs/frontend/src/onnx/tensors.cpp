@@ -24,14 +24,18 @@ ir::DType dtypeFromOnnx(int onnx_type, const std::string& what) {
     case onnx::TensorProto::BOOL: return ir::DType::boolean;
     case onnx::TensorProto::UINT8: return ir::DType::u8;
     case onnx::TensorProto::DOUBLE: return ir::DType::f64;
+    case onnx::TensorProto::INT16: return ir::DType::i16;
+    case onnx::TensorProto::UINT16: return ir::DType::u16;
+    case onnx::TensorProto::UINT32: return ir::DType::u32;
     default: break;
   }
   std::string name =
       onnx::TensorProto::DataType_IsValid(onnx_type)
           ? onnx::TensorProto::DataType_Name(static_cast<onnx::TensorProto::DataType>(onnx_type))
           : "unknown (" + std::to_string(onnx_type) + ")";
-  throw Error(what + ": data type " + name +
-              " is not supported (mlcc computes in f32, f64, f16, bf16, i8, u8, i32, i64, bool)");
+  throw Error(
+      what + ": data type " + name +
+      " is not supported (mlcc computes in f32, f64, f16, bf16, i8, u8, i16, u16, i32, u32, i64, bool)");
 }
 
 std::vector<int64_t> intElements(const ir::Tensor& t) {
@@ -128,7 +132,8 @@ int64_t typedFieldCount(const onnx::TensorProto& t, ir::DType dtype) {
     case ir::DType::f32: return t.float_data_size();
     case ir::DType::i64: return t.int64_data_size();
     case ir::DType::f64: return t.double_data_size();
-    default: return t.int32_data_size();  // i32, and f16/bf16/i8/bool widened to int32
+    case ir::DType::u32: return t.uint64_data_size();
+    default: return t.int32_data_size();  // i32, and f16/bf16/i8/u8/i16/u16/bool widened to int32
   }
 }
 
@@ -172,7 +177,9 @@ ir::Tensor tensorFromOnnx(const onnx::TensorProto& t, const std::string& base_di
       if (n) std::memcpy(p, t.double_data().data(), static_cast<size_t>(nbytes));
       break;
     case ir::DType::f16:
-    case ir::DType::bf16: {  // bit patterns in int32_data
+    case ir::DType::bf16:  // bit patterns in int32_data
+    case ir::DType::i16:
+    case ir::DType::u16: {
       auto* d = reinterpret_cast<uint16_t*>(p);
       for (int64_t i = 0; i < n; ++i) d[i] = static_cast<uint16_t>(t.int32_data(static_cast<int>(i)));
       break;
@@ -185,6 +192,11 @@ ir::Tensor tensorFromOnnx(const onnx::TensorProto& t, const std::string& base_di
         int32_t v = t.int32_data(static_cast<int>(i));
         d[i] = static_cast<uint8_t>(dtype == ir::DType::boolean ? (v != 0) : v);
       }
+      break;
+    }
+    case ir::DType::u32: {
+      auto* d = reinterpret_cast<uint32_t*>(p);
+      for (int64_t i = 0; i < n; ++i) d[i] = static_cast<uint32_t>(t.uint64_data(static_cast<int>(i)));
       break;
     }
   }
