@@ -131,6 +131,15 @@ TEST(Float64, KernelsMatchNumpy) {
                           "lambda a, b: np.concatenate([a, b], axis=0)",
                           0,
                           0});
+  // matmul and dense in double (values 1 + tiny: f32 would round them away).
+  cases.push_back(RefCase{"matmul",
+                          {f64(rng, {2, 3, 40}, 1, 1 + 1e-9), f64(rng, {40, 5}, 1, 1 + 1e-9)},
+                          {},
+                          "lambda a, b: a @ b",
+                          kTol,
+                          kTol});
+  cases.push_back(
+      RefCase{"dense", {f64(rng, {3, 40}), f64(rng, {7, 40})}, {}, "lambda a, b: a @ b.T", kTol, kTol});
   EXPECT_GT(runRefCases(cases, {.same_dtype = true}), 0);
 }
 
@@ -163,6 +172,8 @@ TEST(Float64, LegalizationsMatchKernels) {
   expectLegalizeMatchesKernel("clip", {specials}, {{"min", AttrValue(-1.0)}, {"max", AttrValue(3.0)}}, exact);
   expectLegalizeMatchesKernel("isnan", {specials}, {}, exact);
   expectLegalizeMatchesKernel("argmin", {f64(rng, {4, 9})}, {{"axis", AttrValue(int64_t{1})}}, exact);
+  expectLegalizeMatchesKernel("matmul", {f64(rng, {2, 3, 40}), f64(rng, {40, 5})}, {}, exact);
+  expectLegalizeMatchesKernel("dense", {f64(rng, {3, 40}), f64(rng, {7, 40})}, {}, exact);
 }
 
 // An op whose kernel or loop nest computes in f32 refuses f64 rather than
@@ -173,8 +184,6 @@ TEST(Float64, UnsupportedOpsRefuse) {
   EXPECT_EQ(inferError("gelu", {v}), "op 'gelu' does not support f64 yet");
   EXPECT_EQ(inferError("softmax", {v}, {{"axis", AttrValue(int64_t{-1})}}),
             "op 'softmax' does not support f64 yet");
-  EXPECT_EQ(inferError("matmul", {v, Type::tensor(DType::f64, std::vector<int64_t>{4, 3})}),
-            "op 'matmul' does not support f64 yet");
   EXPECT_EQ(inferError("conv2d", {img, img}), "op 'conv2d' does not support f64 yet");
   expectOpError([&] { mlcc::ops::computeOp("gelu", {Tensor::zeros(DType::f64, {2})}, {}); },
                 "op 'gelu' does not support f64 yet");

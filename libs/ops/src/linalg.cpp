@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstring>
 #include <functional>
+#include <type_traits>
 
 #include "legalize_util_nn.h"
 #include "mlcc/ir/builder.h"
@@ -202,20 +203,28 @@ BatchPlan planBatches(const std::vector<int64_t>& abatch, const std::vector<int6
   return plan;
 }
 
+// C = A * B computed in the operands' own dtype: integers accumulated modulo
+// 2^64 (unsigned, as integer MatMul wraps, without signed overflow), f64 in
+// double, each in k order (as the loop nest of the legalization).
 template <class T>
-void intGemm(int64_t M, int64_t N, int64_t K, const T* a, int64_t a_rs, int64_t a_cs, const T* b,
-             int64_t b_rs, int64_t b_cs, T* c) {
-  // Accumulated modulo 2^64 (unsigned), as integer MatMul wraps, without signed overflow.
-  std::vector<uint64_t> row(static_cast<size_t>(N));
+void exactGemm(int64_t M, int64_t N, int64_t K, const T* a, int64_t a_rs, int64_t a_cs, const T* b,
+               int64_t b_rs, int64_t b_cs, T* c) {
+  using Acc = std::conditional_t<std::is_floating_point_v<T>, T, uint64_t>;
+  auto widen = [](T v) -> Acc {
+    if constexpr (std::is_floating_point_v<T>)
+      return v;
+    else
+      return static_cast<uint64_t>(static_cast<int64_t>(v));
+  };
+  std::vector<Acc> row(static_cast<size_t>(N));
   for (int64_t i = 0; i < M; ++i) {
-    std::fill(row.begin(), row.end(), 0);
+    std::fill(row.begin(), row.end(), Acc{0});
     for (int64_t k = 0; k < K; ++k) {
-      const auto av = static_cast<uint64_t>(static_cast<int64_t>(a[i * a_rs + k * a_cs]));
+      const Acc av = widen(a[i * a_rs + k * a_cs]);
       const T* brow = b + k * b_rs;
-      for (int64_t j = 0; j < N; ++j)
-        row[j] += av * static_cast<uint64_t>(static_cast<int64_t>(brow[j * b_cs]));
+      for (int64_t j = 0; j < N; ++j) row[j] += av * widen(brow[j * b_cs]);
     }
-    for (int64_t j = 0; j < N; ++j) c[i * N + j] = static_cast<T>(static_cast<uint64_t>(row[j]));
+    for (int64_t j = 0; j < N; ++j) c[i * N + j] = static_cast<T>(row[j]);
   }
 }
 
@@ -226,23 +235,24 @@ void batchedGemm(const Tensor& ta, const Tensor& tb, Tensor& out, const BatchPla
                  int64_t b_mat) {
   DType dt = ta.dtype();
   int64_t c_mat = M * N;
-  auto runInt = [&](auto tag) {
+  auto runExact = [&](auto tag) {
     using T = decltype(tag);
     const T* a = ta.data<T>();
     const T* b = tb.data<T>();
     T* c = out.mutableData<T>();
     for (int64_t n = 0; n < plan.count; ++n)
-      intGemm<T>(M, N, K, a + plan.a_index[n] * a_mat, a_rs, a_cs, b + plan.b_index[n] * b_mat, b_rs, b_cs,
-                 c + n * c_mat);
+      exactGemm<T>(M, N, K, a + plan.a_index[n] * a_mat, a_rs, a_cs, b + plan.b_index[n] * b_mat, b_rs, b_cs,
+                   c + n * c_mat);
   };
   switch (dt) {
-    case DType::i8: runInt(int8_t{}); return;
-    case DType::u8: runInt(uint8_t{}); return;
-    case DType::i16: runInt(int16_t{}); return;
-    case DType::u16: runInt(uint16_t{}); return;
-    case DType::i32: runInt(int32_t{}); return;
-    case DType::u32: runInt(uint32_t{}); return;
-    case DType::i64: runInt(int64_t{}); return;
+    case DType::i8: runExact(int8_t{}); return;
+    case DType::u8: runExact(uint8_t{}); return;
+    case DType::i16: runExact(int16_t{}); return;
+    case DType::u16: runExact(uint16_t{}); return;
+    case DType::i32: runExact(int32_t{}); return;
+    case DType::u32: runExact(uint32_t{}); return;
+    case DType::i64: runExact(int64_t{}); return;
+    case DType::f64: runExact(double{}); return;
     default: break;
   }
   std::vector<float> sa, sb;
@@ -472,8 +482,10 @@ void registerLinalgOps(std::vector<OpDef>& ops) {
                  computeMatmul,
                  flopsMatmul,
                  legalizeMatmul});
+  ops.back().f64 = true;  // exactGemm and a double accumulator (accDType)
   ops.push_back(
       {"dense", 2, 2, OpPattern::OutEwiseFusable, {}, inferDense, computeDense, flopsDense, legalizeDense});
+  ops.back().f64 = true;
   ops.push_back({"dense_pack",
                  2,
                  2,

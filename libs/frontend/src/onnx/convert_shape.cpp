@@ -685,6 +685,7 @@ const ConverterTable& converters() {
     registerQuantizeConverters(t);
     registerSignalConverters(t);
     registerComposedConverters(t);
+    registerEinsumConverter(t);
     return t;
   }();
   return table;

@@ -124,6 +124,7 @@ void registerComposedConverters(ConverterTable& t);     // convert_compose.cpp
 void registerRecurrentConverters(ConverterTable& t);    // convert_recurrent.cpp
 void registerQuantizeConverters(ConverterTable& t);     // convert_quantize.cpp
 void registerSignalConverters(ConverterTable& t);       // convert_signal.cpp
+void registerEinsumConverter(ConverterTable& t);        // convert_einsum.cpp
 const ConverterTable& converters();
 // The converter of a node of the default domain; null for an op mlcc lacks
 // or another domain.
