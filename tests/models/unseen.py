@@ -490,14 +490,37 @@ def build_scans(g):
     return Scans(), torch.randn(3, 7, generator=g), None
 
 
+class Einsums(nn.Module):
+    """Attention written with einsum, as some exports do: per-head scores
+    'bhqd,bhkd->bhqk', softmax, 'bhqk,bhkd->bhqd', a bilinear head
+    'bd,de,be->b' (three operands) and an outer product."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.qkv = nn.Linear(8, 24)
+        self.w = nn.Parameter(torch.randn(8, 8, generator=g) * 0.3)
+
+    def forward(self, x):  # [2, 5, 8]
+        q, k, v = self.qkv(x).reshape(2, 5, 3, 2, 4).permute(2, 0, 3, 1, 4)
+        att = torch.softmax(torch.einsum("bhqd,bhkd->bhqk", q, k) * 0.5, -1)
+        o = torch.einsum("bhqk,bhkd->bhqd", att, v).permute(0, 2, 1, 3).reshape(2, 5, 8)
+        m = o.mean(1)
+        bil = torch.einsum("bd,de,be->b", m, self.w, m)
+        return torch.cat([o.flatten(1), torch.einsum("b,d->bd", bil, m[0])], 1)
+
+
+def build_einsums(g):
+    return Einsums(g), torch.randn(2, 5, 8, generator=g), None
+
+
 class Unsupported(nn.Module):
-    """Ops outside the op set (Det, NonZero, Einsum): the import must fail
-    listing all of them, not give a wrong answer."""
+    """Ops outside the op set (Det, NonZero): the import must fail listing
+    all of them, not give a wrong answer."""
 
     def forward(self, x):
         c = x * torch.det(torch.stack([x[:, :2], x[:, 2:4]], 1))[:, None]
         t = x[:, :2] + torch.nonzero(x > 0).shape[0]
-        return torch.einsum("bi,bj->bij", c, t).flatten(1)
+        return (c[:, :, None] * t[:, None, :]).flatten(1)
 
 
 def build_unsupported(g):
@@ -550,6 +573,7 @@ BASE = OrderedDict([
     ("unpool", (build_unpool, 127)),
     ("quantized", (build_quantized, 128)),
     ("scans", (build_scans, 129)),
+    ("einsums", (build_einsums, 130)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),
