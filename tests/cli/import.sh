@@ -69,7 +69,7 @@ if python_has onnx; then
   check "If on a run-time condition fails naming the input" fails_saying "(If): the condition must be known at import (mlcc compiles one branch).*--bind x=" "$tmp/ops/err_if_runtime.onnx" -o "$tmp/ops/u.ir"
   check "Dropout in training mode fails" fails_saying "(Dropout): training mode is not supported" "$tmp/ops/err_dropout_training.onnx" -o "$tmp/ops/u.ir"
   check "a training model fails as training" fails_saying "training ops (domain ai.onnx.preview.training: Adagrad, Adam, Momentum, Gradient) are not supported" "$tmp/ops/err_training_domain.onnx" -o "$tmp/ops/u.ir"
-  check "an Einsum diagonal fails naming the term" fails_saying "(Einsum): the term 'ii' repeats a subscript (a diagonal): not supported yet" "$tmp/ops/err_einsum_diagonal.onnx" -o "$tmp/ops/u.ir"
+  check "an Einsum whose ellipsis broadcasts fails" fails_saying "(Einsum): '...' stands for 1 and 0 dimensions in different operands (ellipsis broadcasting is not supported yet)" "$tmp/ops/err_einsum_broadcast.onnx" -o "$tmp/ops/u.ir"
   check "an op changed since opset 6 fails" fails_saying "ONNX opset 6 is supported only for ops unchanged since (Relu, Elu, Not, ...); node '' (Add) is not one of them" "$tmp/ops/err_opset6_add.onnx" -o "$tmp/ops/u.ir"
   check "an attribute no converter reads fails" fails_saying "(Relu): attribute 'alpha' is not supported" "$tmp/ops/err_unknown_attribute.onnx" -o "$tmp/ops/u.ir"
   check "an input no converter reads fails" fails_saying "(Reshape): input 2 ('x') is not supported" "$tmp/ops/err_unread_input.onnx" -o "$tmp/ops/u.ir"

@@ -48,13 +48,15 @@ save("gemm_dense", [N("Gemm", ["x", "w", "c"], ["y"], transB=1)], x, [3, 5], x @
 
 # Einsum: x and the initializers as operands, against np.einsum. Batched
 # matmul, implicit output, ellipsis, attention scores, a total sum, an outer
-# product, three operands, a transpose, a bilinear form (sums and contractions).
+# product, three operands, a transpose, a bilinear form (sums and
+# contractions), diagonals (a trace, a batched one, one inside a contraction).
 for k, (eq, shapes) in enumerate([("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]), ("ij,jk", [(3, 4), (4, 5)]),
                                   ("...ij,...jk->...ik", [(2, 2, 3, 4), (2, 2, 4, 3)]),
                                   ("bhqd,bhkd->bhqk", [(1, 2, 5, 4), (1, 2, 6, 4)]), ("ij->", [(3, 4)]),
                                   ("i,j->ij", [(3,), (4,)]), ("abc,cd,de->abe", [(2, 3, 4), (4, 5), (5, 2)]),
                                   ("ijk->kji", [(2, 3, 4)]), ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
-                                  ("ij,ij->i", [(3, 4), (3, 4)])]):
+                                  ("ij,ij->i", [(3, 4), (3, 4)]), ("ii->i", [(4, 4)]), ("bii->bi", [(2, 3, 3)]),
+                                  ("ii", [(5, 5)]), ("iji,jk->ik", [(3, 2, 3), (2, 4)])]):
     ops = [r(*sh) for sh in shapes]
     names = ["x"] + [f"e{i}" for i in range(1, len(ops))]
     want = np.einsum(eq, *ops)
@@ -137,7 +139,8 @@ save("err_dropout_training", [N("Dropout", ["x", "ratio", "mode"], ["y"])], x34,
      inits=[("ratio", np.array(0.5, np.float32)), ("mode", np.array(True))])
 # Opset 6: Relu meant then what it means now, Add (no numpy broadcasting then) did not.
 save("relu_opset6", [N("Relu", ["x"], ["y"])], x34, [3, 4], np.maximum(x34, 0), opset=6)
-save("err_einsum_diagonal", [N("Einsum", ["x"], ["y"], equation="ii->i")], r(3, 3), [3], np.zeros(3), opset=12)
+save("err_einsum_broadcast", [N("Einsum", ["x", "w"], ["y"], equation="...ij,...jk->...ik")], r(2, 3, 4), [2, 3, 5],
+     np.zeros((2, 3, 5)), opset=12, inits=[("w", r(4, 5))])
 save("err_opset6_add", [N("Add", ["x", "x"], ["y"])], x34, [3, 4], x34 + x34, opset=6)
 save("err_unknown_attribute", [N("Relu", ["x"], ["y"], alpha=0.5)], x34, [3, 4], np.maximum(x34, 0))
 save("err_unread_input", [N("Shape", ["x"], ["s"]), N("Reshape", ["x", "s", "x"], ["y"])], x34, [3, 4], x34)

@@ -4,9 +4,10 @@
 // (each side permuted to [batch, own, contracted] / [batch, contracted,
 // own] and reshaped to 3-D); the result is permuted to the output's order.
 // An ellipsis stands for the same leading dimensions in every operand that
-// has it. Refused with a clear error: a subscript repeated within one
-// operand (a diagonal), ellipsis dimensions that broadcast, and dimensions
-// of one subscript that differ between operands.
+// has it; a subscript repeated within one operand takes its diagonal
+// first. Refused with a clear error: ellipsis dimensions that broadcast,
+// dimensions of one subscript that differ between operands, a diagonal over
+// a symbolic dimension.
 #include <algorithm>
 #include <map>
 
@@ -78,10 +79,6 @@ Equation parseEquation(NodeCtx& c, std::string eq, const std::vector<ValuePtr>& 
     if (out.inputs[i].size() != operands[i]->type.rank())
       c.fail("the term '" + written + "' has " + std::to_string(out.inputs[i].size()) +
              " subscripts for an operand of rank " + std::to_string(operands[i]->type.rank()));
-    std::string sorted = out.inputs[i];
-    std::sort(sorted.begin(), sorted.end());
-    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end())
-      c.fail("the term '" + written + "' repeats a subscript (a diagonal): not supported yet");
   }
   if (arrow != std::string::npos) {
     out.output = expand(eq.substr(arrow + 2), std::nullopt);
@@ -161,6 +158,36 @@ Labeled contract(NodeCtx& c, const Labeled& a, const Labeled& b, const std::stri
   return {reshapeTo(c, y, shape, name + "_c"), batch + own_a + own_b};
 }
 
+// x with each subscript repeated within it reduced to its diagonal
+// ('bii' -> 'bi'): the elements off the diagonal replaced by 0 (where, so
+// that an inf there cannot make a NaN), then that axis summed.
+Labeled diagonals(NodeCtx& c, Labeled x, const std::string& name) {
+  for (size_t q = 1; q < x.labels.size(); ++q) {
+    const size_t p = x.labels.find(x.labels[q]);
+    if (p == q) continue;
+    const auto& shape = x.value->type.shape;
+    const std::string what = "the diagonal of subscript '" + std::string(1, x.labels[q]) + "'";
+    const int64_t n = staticDim(c, shape[p], what);
+    if (staticDim(c, shape[q], what) != n)
+      c.fail(what + " has dimensions " + std::to_string(n) + " and " +
+             std::to_string(staticDim(c, shape[q], what)));
+    std::vector<int64_t> mshape(x.labels.size(), 1);
+    mshape[p] = mshape[q] = n;
+    ir::Tensor mask = ir::Tensor::zeros(ir::DType::boolean, mshape);
+    for (int64_t i = 0; i < n; ++i) mask.set(i * n + i, 1);  // row-major [.., n, .., n, ..] with unit dims
+    const std::string tag = name + "_" + std::to_string(q);
+    auto kept = c.im.emit(
+        "where",
+        {c.im.constant(mask, tag + "_eye"), x.value, c.im.scalar(x.value->type.dtype, 0.0, tag + "_0")}, {},
+        tag + "_masked");
+    x.value =
+        c.im.emit("sum", {kept}, {{"axes", ir::AttrValue::ints({static_cast<int64_t>(q)})}}, tag + "_diag");
+    x.labels.erase(q, 1);
+    --q;
+  }
+  return x;
+}
+
 std::vector<ValuePtr> einsum(NodeCtx& c) {
   std::vector<ValuePtr> operands;
   for (size_t i = 0; i < c.numInputs(); ++i) operands.push_back(c.in(i));
@@ -176,11 +203,13 @@ std::vector<ValuePtr> einsum(NodeCtx& c) {
     for (size_t j = i + 1; j < operands.size(); ++j) s += eq.inputs[j];
     return s;
   };
-  Labeled acc = sumOut(c, {operands[0], eq.inputs[0]},
-                       neededAfter(0) + (operands.size() > 1 ? eq.inputs[1] : ""), n + "_s0");
+  std::vector<Labeled> terms;
+  for (size_t i = 0; i < operands.size(); ++i)
+    terms.push_back(diagonals(c, {operands[i], eq.inputs[i]}, n + "_d" + std::to_string(i)));
+  Labeled acc = sumOut(c, terms[0], neededAfter(0) + (operands.size() > 1 ? eq.inputs[1] : ""), n + "_s0");
   for (size_t i = 1; i < operands.size(); ++i) {
     const std::string tag = n + "_" + std::to_string(i);
-    Labeled next = sumOut(c, {operands[i], eq.inputs[i]}, neededAfter(i) + acc.labels, tag + "_s");
+    Labeled next = sumOut(c, terms[i], neededAfter(i) + acc.labels, tag + "_s");
     acc = contract(c, acc, next, neededAfter(i), tag);
   }
   acc = sumOut(c, acc, eq.output, n + "_sum");
