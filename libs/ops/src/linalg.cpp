@@ -10,6 +10,7 @@
 
 #include "legalize_util_nn.h"
 #include "mlcc/ir/builder.h"
+#include "mlcc/ir/dtype_storage.h"
 #include "mlcc/ir/te.h"
 #include "mlcc/ops/layout.h"
 #include "mlcc/support/checked_math.h"
@@ -244,17 +245,7 @@ void batchedGemm(const Tensor& ta, const Tensor& tb, Tensor& out, const BatchPla
       exactGemm<T>(M, N, K, a + plan.a_index[n] * a_mat, a_rs, a_cs, b + plan.b_index[n] * b_mat, b_rs, b_cs,
                    c + n * c_mat);
   };
-  switch (dt) {
-    case DType::i8: runExact(int8_t{}); return;
-    case DType::u8: runExact(uint8_t{}); return;
-    case DType::i16: runExact(int16_t{}); return;
-    case DType::u16: runExact(uint16_t{}); return;
-    case DType::i32: runExact(int32_t{}); return;
-    case DType::u32: runExact(uint32_t{}); return;
-    case DType::i64: runExact(int64_t{}); return;
-    case DType::f64: runExact(double{}); return;
-    default: break;
-  }
+  if (ir::isInt(dt) || dt == DType::f64) return ir::withStorageType(dt, runExact);
   std::vector<float> sa, sb;
   const float* a = nn::f32Data(ta, sa);
   const float* b = nn::f32Data(tb, sb);
