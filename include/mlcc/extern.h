@@ -45,6 +45,30 @@ typedef struct {
 
 typedef int (*mlcc_extern_fn)(const mlcc_extern_tensor* args, int32_t num_args);
 
+/* Tensor intrinsics: a routine that computes one tile of a loop nest in
+ * place of the loops (the schedule primitive `tensorize`; README,
+ * "Tensorize"). Its description is a prim func named after the C function
+ * (`mlcc-schedule --intrinsics FILE`); the routine is called once per tile:
+ *
+ *   void mylib_gemm_4x16(const mlcc_extern_region* args, int32_t num_args);
+ *
+ * args follow the description's parameters: its inputs, then its one
+ * output. Each region is a tile of a larger buffer: `data` points at the
+ * tile's first element, `shape` is the description parameter's shape and
+ * `strides` (in elements, not bytes) step through the enclosing buffer, so
+ * rows of a tile are not adjacent in general. The output region holds the
+ * current values, which the routine updates as the description's body does
+ * (an accumulating description reads them). A routine cannot fail. */
+typedef struct {
+  void* data;             /* the tile's first element */
+  const int64_t* shape;   /* ndim dimensions: the description's */
+  const int64_t* strides; /* ndim strides, in elements */
+  int32_t ndim;
+  int32_t dtype; /* an mlcc_dtype */
+} mlcc_extern_region;
+
+typedef void (*mlcc_tensor_intrin_fn)(const mlcc_extern_region* args, int32_t num_args);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,8 @@
 #include "mlcc/interp/interpreter.h"
 #include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
+#include "mlcc/ir/verifier.h"
+#include "mlcc/ops/op.h"
 #include "mlcc/schedule/rules.h"
 #include "mlcc/schedule/script.h"
 #include "mlcc/support/diagnostic.h"
@@ -285,4 +287,40 @@ TEST(CudaCodegen, ResNet18) {
   test::TempDir dir;
   ASSERT_EQ(test::exportResNet18(dir.path(), 64), 0);
   checkModel(scheduledModel(dir.file("resnet18_64.onnx")), 1e-3);
+}
+
+// A block that tensorize marked calls a CPU routine: the cuda target refuses
+// it by name instead of emitting the nest it stands for.
+TEST(CudaCodegen, RefusesTensorizedBlocks) {
+  ir::Module m = ir::parseModule(R"(mlcc.ir 1
+extern "tile"(%A: f32[4, 8], %B: f32[8, 16]) -> f32[4, 16] attrs(kind = "tensor_intrin", library = "libtile.so", symbol = "tile")
+prim @mm(%A: f32[8, 8], %B: f32[8, 16], %C: f32[8, 16]) {
+  for %t in 0..2 thread_binding(blockIdx.x) {
+   for %tx in 0..1 thread_binding(threadIdx.x) {
+    block "C_o" () attrs(tensor_intrin = "tile") {
+      reads(%A[%t * 4 +: 4, 0 +: 8], %B[0 +: 8, 0 +: 16])
+      writes(%C[%t * 4 +: 4, 0 +: 16])
+      for %i in 0..4 {
+        for %j in 0..16 {
+          for %k in 0..8 {
+            block "C" (%vi = spatial(8, %t * 4 + %i), %vj = spatial(16, %j), %vk = reduce(8, %k)) {
+              reads(%A[%vi, %vk], %B[%vk, %vj])
+              writes(%C[%vi, %vj])
+              %C[%vi, %vj] = %C[%vi, %vj] + %A[%vi, %vk] * %B[%vk, %vj]
+            }
+          }
+        }
+      }
+    }
+   }
+  }
+}
+)",
+                                 "t.ir");
+  ir::verifyModule(m, ops::opTypeInfo());
+  const std::string error = mlcc::test::errorOf([&] { codegen::emitCudaSource({m.findPrim("mm")}, kCuda); });
+  EXPECT_NE(error.find("block \"C_o\""), std::string::npos) << error;
+  EXPECT_NE(error.find("calls a tensor intrinsic (tensorize); the cuda target cannot call CPU routines"),
+            std::string::npos)
+      << error;
 }

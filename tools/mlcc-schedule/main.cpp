@@ -9,6 +9,7 @@
 
 #include "mlcc/schedule/schedule.h"
 #include "mlcc/schedule/schedule_module.h"
+#include "mlcc/schedule/tensor_intrin.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 #include "mlcc/support/tool.h"
@@ -53,6 +54,12 @@ A schedule script (dense.sched), in the syntax of a prim func's trace (# starts 
     transform_layout(%b0, "w", [o, i], [o / 16, i, o % 16])
   }
 Errors name the script line: dense.sched:5:5: error: in prim @fused_dense_relu: ...
+
+Tensorize: --intrinsics FILE loads tensor intrinsics (descriptions: prim funcs named after the C
+routines that implement them, attrs(library = "FILE")) for the script's tensorize(%loop, "NAME");
+the module then declares the routines it calls (extern ... attrs(kind = "tensor_intrin")), and
+mlcc-link needs their library (--lib). README, "Tensorize"; examples/tensorize/:
+  mlcc-schedule mm.ir --intrinsics gemm_tile.ir --trace mm.sched --rules none -o mm.s.ir
 mlcc-schedule --list-instructions lists the instructions a script may use.)");
   std::string input, output = "-", target_text, rules = "default", trace_path, db_path;
   uint64_t seed = 0;
@@ -67,6 +74,9 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
       ->check(CLI::IsMember({"default", "none"}))
       ->capture_default_str();
   app.add_option("--trace", trace_path, "Schedule script to apply first (see below)");
+  std::vector<std::string> intrinsic_files;
+  app.add_option("--intrinsics", intrinsic_files,
+                 "IR file of tensor intrinsic descriptions for tensorize in the script; repeatable");
   app.add_option("--db", db_path,
                  "Tuning database (mlcc-tune): its best schedule for --target of each prim func the script "
                  "does not name, before the rules");
@@ -110,6 +120,7 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
                     << "Run with --help for more information.\n";
           return 2;
         }
+        for (const auto& f : intrinsic_files) mlcc::schedule::loadTensorIntrinsics(f);
         std::optional<mlcc::ir::ScheduleScript> script;
         if (!trace_path.empty())
           script = mlcc::ir::parseScheduleScript(mlcc::readInput(trace_path), mlcc::displayName(trace_path));
@@ -130,6 +141,7 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
           }
           const auto how = mlcc::schedule::scheduleModule(
               m, {script && db_path.empty() ? &*script : nullptr, use_rules ? &*target : nullptr, seed});
+          mlcc::schedule::declareTensorIntrinsics(m);
           if (verbose && !quiet)
             for (const auto& [func, by] : how) {
               // With --db the script ran first, so its functions read "already scheduled" here.

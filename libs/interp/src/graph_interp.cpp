@@ -167,7 +167,14 @@ struct Interpreter::Impl {
     if (it != prims.end()) return *it->second;
     const ir::PrimFunc* f = module.findPrim(name);
     if (!f) throw Error("no prim func @" + name);
-    return *prims.emplace(name, CompiledPrimFunc::compile(*f)).first->second;
+    auto tensor_intrin = [this](const std::string& intrin) {
+      const ir::ExternFunc* decl = module.findExtern(intrin);
+      if (!decl || !decl->tensor_intrin)
+        throw Error("tensor intrinsic \"" + intrin +
+                    "\" is not declared in the module (extern ... attrs(kind = \"tensor_intrin\"))");
+      return reinterpret_cast<mlcc_tensor_intrin_fn>(userSymbol(*decl, module.base_dir));
+    };
+    return *prims.emplace(name, CompiledPrimFunc::compile(*f, tensor_intrin)).first->second;
   }
 
   ir::Tensor constant(const ir::Binding& b, const SymEnv& env) {

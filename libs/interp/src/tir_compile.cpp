@@ -135,7 +135,75 @@ struct SBlock final : SNode {
   SPtr init, body;
 };
 
+// A block that tensorize marked: the routine called on its regions (its
+// reads, then its write; the tile of each buffer from the region's corner
+// over the region's constant extents, with the buffer's strides).
+struct STensorIntrin final : SNode {
+  struct Arg {
+    int buf;
+    std::vector<IPtr> min;
+    std::vector<int64_t> shape;
+    int32_t dtype;
+    size_t bytes;
+  };
+  void exec(Frame& f) const override {
+    std::vector<mlcc_extern_region> regions(args.size());
+    for (size_t i = 0; i < args.size(); ++i) {
+      const Arg& a = args[i];
+      const BufRt& b = f.bufs[a.buf];
+      int64_t offset = 0;
+      for (size_t d = 0; d < a.min.size(); ++d) {
+        const int64_t m = a.min[d]->eval(f);
+        if (m < 0 || m + a.shape[d] > b.shape[d])
+          throw Error("block \"" + block + "\": the tile of %" + compiler->buffers[a.buf].name + " for " +
+                      name + " is out of bounds in dimension " + std::to_string(d) + " ([" +
+                      std::to_string(m) + ", " + std::to_string(m + a.shape[d]) + ") of " +
+                      std::to_string(b.shape[d]) + ")");
+        offset += m * b.strides[d];
+      }
+      regions[i] = {b.base + offset * static_cast<int64_t>(a.bytes), a.shape.data(), b.strides,
+                    static_cast<int32_t>(a.shape.size()), a.dtype};
+    }
+    fn(regions.data(), static_cast<int32_t>(regions.size()));
+  }
+  std::string name, block;
+  mlcc_tensor_intrin_fn fn = nullptr;
+  std::vector<Arg> args;
+  const Compiler* compiler = nullptr;
+};
+
 }  // namespace
+
+SPtr Compiler::tensorIntrinCall(const ir::BlockNode& b, const std::string& name) {
+  if (!tensor_intrin)
+    throw Error("block \"" + b.name + "\" calls tensor intrinsic \"" + name +
+                "\", which nothing here can run");
+  if (!b.iter_vars.empty() || b.predicate || b.init || !b.alloc_buffers.empty() || b.writes.size() != 1)
+    throw Error("block \"" + b.name + "\" calls tensor intrinsic \"" + name +
+                "\" but is not a block tensorize made (opaque, one write region)");
+  auto call = std::make_unique<STensorIntrin>();
+  call->name = name;
+  call->block = b.name;
+  call->fn = tensor_intrin(name);
+  call->compiler = this;
+  std::vector<ir::BufferRegion> regions = b.reads;
+  regions.push_back(b.writes[0]);
+  for (const auto& r : regions) {
+    STensorIntrin::Arg a;
+    a.buf = bufferId(r.buffer);
+    a.dtype = ir::dtypeAbiCode(r.buffer->dtype);
+    a.bytes = ir::dtypeBytes(r.buffer->dtype);
+    for (const auto& range : r.region) {
+      int64_t extent;
+      if (!ir::asConstInt(range.extent, &extent))
+        throw Error("block \"" + b.name + "\": the tile of %" + r.buffer->name + " has a symbolic extent");
+      a.min.push_back(intExpr(range.min));
+      a.shape.push_back(extent);
+    }
+    call->args.push_back(std::move(a));
+  }
+  return call;
+}
 
 SPtr Compiler::stmt(const ir::Stmt& s) {
   if (!s) return std::make_unique<SNop>();
@@ -176,6 +244,8 @@ SPtr Compiler::stmt(const ir::Stmt& s) {
     }
     case ir::StmtKind::Block: {
       auto* b = s->as<ir::BlockNode>();
+      if (auto it = b->attrs.find("tensor_intrin"); it != b->attrs.end() && it->second.isString())
+        return tensorIntrinCall(*b, it->second.asString());
       auto blk = std::make_unique<SBlock>();
       std::vector<SBlock::Bind> values(b->iter_vars.size());
       for (size_t i = 0; i < b->iter_vars.size(); ++i)  // in the outer scope
@@ -234,9 +304,11 @@ void collectVars(const ir::PrimExpr& e, std::vector<const ir::VarNode*>& out) {
 
 }  // namespace
 
-std::unique_ptr<CompiledPrimFunc> CompiledPrimFunc::compile(const ir::PrimFunc& f) {
+std::unique_ptr<CompiledPrimFunc> CompiledPrimFunc::compile(
+    const ir::PrimFunc& f, std::function<mlcc_tensor_intrin_fn(const std::string& name)> tensor_intrin) {
   auto cf = std::make_unique<CompiledPrimFunc>();
   cf->func_ = &f;
+  cf->c_.tensor_intrin = std::move(tensor_intrin);
   try {
     // Symbolic variables: the whole-dimension vars of the parameters' shapes.
     for (const auto& p : f.params)

@@ -2,9 +2,12 @@
 // calling convention. Internal to libs/interp.
 #pragma once
 
+#include <functional>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "mlcc/extern.h"
 #include "mlcc/ir/stmt.h"
 #include "mlcc/ir/tensor.h"
 #include "tir_nodes.h"
@@ -35,6 +38,8 @@ class Compiler {
   IPtr intExpr(const ir::PrimExpr& e);    // integer or bool dtype
   FPtr floatExpr(const ir::PrimExpr& e);  // f32, f16 or bf16
   SPtr stmt(const ir::Stmt& s);
+  // A block that tensorize marked with `tensor_intrin` = name.
+  SPtr tensorIntrinCall(const ir::BlockNode& b, const std::string& name);
   // The access buffer[indices...] (affine fast path where possible).
   Index index(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices);
   // Adds scale * e to `out` when e is affine in bound i64 variables.
@@ -65,6 +70,10 @@ class Compiler {
   };
   InvariantSink* invariants = nullptr;
 
+  // The routine of a tensor intrinsic a block calls (its `tensor_intrin`
+  // attribute); unset: such a block is an error.
+  std::function<mlcc_tensor_intrin_fn(const std::string& name)> tensor_intrin;
+
   std::unordered_map<const ir::VarNode*, int> slots;
   int num_slots = 0;           // variables' slots and cursor slots
   NestScope* scope = nullptr;  // set while compiling a nest's leaf
@@ -91,7 +100,10 @@ void allocateBuffer(Frame& f, int id, const Compiler& c, std::vector<int64_t>& d
 // A prim func compiled for interpretation. run() may be called many times.
 class CompiledPrimFunc {
  public:
-  static std::unique_ptr<CompiledPrimFunc> compile(const ir::PrimFunc& f);
+  // `tensor_intrin` finds the routines of tensorized blocks (Compiler).
+  static std::unique_ptr<CompiledPrimFunc> compile(
+      const ir::PrimFunc& f,
+      std::function<mlcc_tensor_intrin_fn(const std::string& name)> tensor_intrin = nullptr);
 
   // Runs the function on its parameters (inputs, then outputs, written in
   // place). Checks dtypes and binds/checks symbolic dimensions.

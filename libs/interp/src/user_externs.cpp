@@ -65,6 +65,22 @@ void* loadLibrary(const std::string& path) {
 
 }  // namespace
 
+void* userSymbol(const ir::ExternFunc& decl, const std::string& base_dir) {
+  const std::string what = std::string(decl.tensor_intrin ? "tensor intrinsic" : "call_extern") + " \"" +
+                           decl.name + "\" (" + decl.symbol + " of " + decl.library + ")";
+  const std::string path = fs::absolute(resolvePath(base_dir, decl.library)).lexically_normal().string();
+  void* handle = nullptr;
+  try {
+    handle = loadLibrary(path);
+  } catch (const Error& e) {
+    throw Error(e.loc(), what + ": " + e.message());
+  }
+  dlerror();
+  void* fn = dlsym(handle, decl.symbol.c_str());
+  if (!fn) throw Error(what + ": the library defines no function " + decl.symbol);
+  return fn;
+}
+
 ir::Tensor runUserExtern(const ir::ExternFunc& decl, const std::string& base_dir,
                          const std::vector<ir::Tensor>& operands) {
   const std::string what = "call_extern \"" + decl.name + "\" (" + decl.symbol + " of " + decl.library + ")";
@@ -79,16 +95,7 @@ ir::Tensor runUserExtern(const ir::ExternFunc& decl, const std::string& base_dir
     if (!ir::asConstInt(d, &v)) throw Error(what + ": the result shape is not known from the operands");
     shape.push_back(v);
   }
-  const std::string path = fs::absolute(resolvePath(base_dir, decl.library)).lexically_normal().string();
-  void* handle = nullptr;
-  try {
-    handle = loadLibrary(path);
-  } catch (const Error& e) {
-    throw Error(e.loc(), what + ": " + e.message());
-  }
-  dlerror();
-  auto fn = reinterpret_cast<mlcc_extern_fn>(dlsym(handle, decl.symbol.c_str()));
-  if (!fn) throw Error(what + ": the library defines no function " + decl.symbol);
+  auto fn = reinterpret_cast<mlcc_extern_fn>(userSymbol(decl, base_dir));
   ir::Tensor out = ir::Tensor::zeros(result->dtype, shape);
   std::vector<mlcc_extern_tensor> args;
   for (const auto& t : operands)

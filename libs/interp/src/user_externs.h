@@ -17,6 +17,12 @@ namespace mlcc::interp {
 // and returns the result it writes. Its library path is relative to
 // `base_dir` unless absolute. Throws mlcc::Error naming the function for a
 // library that cannot be loaded, a missing symbol or a non-zero return.
+// The address of decl.symbol in decl.library (relative to `base_dir` unless
+// absolute), the library loaded once per process. Throws mlcc::Error
+// naming the declaration for a library that cannot be loaded or a missing
+// symbol.
+void* userSymbol(const ir::ExternFunc& decl, const std::string& base_dir);
+
 ir::Tensor runUserExtern(const ir::ExternFunc& decl, const std::string& base_dir,
                          const std::vector<ir::Tensor>& operands);
 

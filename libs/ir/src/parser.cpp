@@ -617,11 +617,18 @@ ExternFunc Parser::externFunc() {
   const Token attrs_at = peek();
   Attrs attrs = attrsClause();
   for (const auto& [key, value] : attrs) {
-    if (key != "library" && key != "symbol")
+    if (key != "library" && key != "symbol" && key != "kind")
       failAt(attrs_at,
-             "unknown attribute '" + key + "' of extern \"" + f.name + "\" (expected library, symbol)");
+             "unknown attribute '" + key + "' of extern \"" + f.name + "\" (expected library, symbol, kind)");
     if (!value.isString())
       failAt(attrs_at, "attribute '" + key + "' of extern \"" + f.name + "\" is a string");
+    if (key == "kind") {
+      if (value.asString() != "tensor_intrin")
+        failAt(attrs_at, "kind of extern \"" + f.name + "\" is \"" + value.asString() +
+                             "\"; the only kind is \"tensor_intrin\" (a plain extern has none)");
+      f.tensor_intrin = true;
+      continue;
+    }
     (key == "library" ? f.library : f.symbol) = value.asString();
   }
   if (f.library.empty() || f.symbol.empty())

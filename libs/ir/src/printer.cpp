@@ -323,7 +323,9 @@ class Printer {
     out += "extern " + quoteString(f.name);
     graphParams(f.params);
     type(f.ret_type);
-    attrsClause({{"library", AttrValue(f.library)}, {"symbol", AttrValue(f.symbol)}});
+    Attrs attrs{{"library", AttrValue(f.library)}, {"symbol", AttrValue(f.symbol)}};
+    if (f.tensor_intrin) attrs.emplace("kind", AttrValue(std::string("tensor_intrin")));
+    attrsClause(attrs);
     out += "\n";
     popScope();
   }

@@ -923,6 +923,67 @@ void verifyPrimFunc(const PrimFunc& f, const SourceMap* source_map) {
         .fail(oob->block ? "block " + quoted(oob->block->name) : "", oob->message, {oob->node, oob->stmt});
 }
 
+namespace {
+
+// Blocks that tensorize marked (attribute tensor_intrin = "NAME"): opaque,
+// and their regions (reads, then one write) fit the declaration of NAME,
+// a tensor intrinsic of the module: one region per parameter, then the
+// result, each of the parameter's dtype and rank with its constant shape
+// as extents.
+void checkTensorIntrinCalls(const Module& m, const PrimFunc& f, const Stmt& s, const SourceMap* source_map) {
+  if (!s) return;
+  if (const auto* fr = s->as<ForNode>()) return checkTensorIntrinCalls(m, f, fr->body, source_map);
+  if (const auto* q = s->as<SeqNode>()) {
+    for (const auto& x : q->stmts) checkTensorIntrinCalls(m, f, x, source_map);
+    return;
+  }
+  if (const auto* i = s->as<IfNode>()) {
+    checkTensorIntrinCalls(m, f, i->then_case, source_map);
+    checkTensorIntrinCalls(m, f, i->else_case, source_map);
+    return;
+  }
+  const auto* b = s->as<BlockNode>();
+  if (!b) return;
+  auto it = b->attrs.find("tensor_intrin");
+  if (it == b->attrs.end()) {
+    checkTensorIntrinCalls(m, f, b->init, source_map);
+    checkTensorIntrinCalls(m, f, b->body, source_map);
+    return;
+  }
+  auto bad = [&](const std::string& why) {
+    throwAt(source_map, s.get(), "prim @" + f.name + ": block " + quoted(b->name) + ": " + why);
+  };
+  if (!it->second.isString()) bad("attribute tensor_intrin is the name of a tensor intrinsic (a string)");
+  const std::string& name = it->second.asString();
+  const ExternFunc* decl = m.findExtern(name);
+  if (!decl || !decl->tensor_intrin)
+    bad("calls tensor intrinsic " + quoted(name) +
+        ", which the module does not declare (extern ... attrs(kind = \"tensor_intrin\"))");
+  if (!b->iter_vars.empty() || b->init || b->predicate || !b->alloc_buffers.empty())
+    bad("a block that calls a tensor intrinsic is opaque: no iteration variables, init, predicate or "
+        "buffers");
+  if (b->reads.size() != decl->params.size() || b->writes.size() != 1)
+    bad("calls " + quoted(name) + " with " + std::to_string(b->reads.size()) + " read region(s) and " +
+        std::to_string(b->writes.size()) + " write region(s); it takes " +
+        std::to_string(decl->params.size()) + " and 1");
+  for (size_t i = 0; i <= b->reads.size(); ++i) {
+    const BufferRegion& r = i < b->reads.size() ? b->reads[i] : b->writes[0];
+    const Type& t = i < b->reads.size() ? decl->params[i]->type : decl->ret_type;
+    const std::string what = i < b->reads.size() ? "parameter %" + decl->params[i]->name : "result";
+    bool fits = r.buffer->dtype == t.dtype && r.region.size() == t.shape.size();
+    for (size_t d = 0; fits && d < t.shape.size(); ++d) {
+      int64_t x, y;
+      fits = asConstInt(r.region[d].extent, &x) && asConstInt(t.shape[d], &y) && x == y;
+    }
+    if (!fits)
+      bad("the region of %" + r.buffer->name + " does not fit " + what + " of " + quoted(name) + " (" +
+          std::string(dtypeName(r.buffer->dtype)) + " with rank " + std::to_string(r.region.size()) + " vs " +
+          typeText(t) + ")");
+  }
+}
+
+}  // namespace
+
 void verifyModule(const Module& m, const OpTypeInfo& op_types, const SourceMap* source_map) {
   std::unordered_set<std::string> files;
   for (const auto& file : m.weight_files) {
@@ -935,6 +996,8 @@ void verifyModule(const Module& m, const OpTypeInfo& op_types, const SourceMap* 
     if (e.name.empty()) bad("empty name");
     if (!extern_names.insert(e.name).second) bad("declared twice");
     if (e.library.empty() || e.symbol.empty()) bad("needs a library and a symbol");
+    if (e.tensor_intrin && e.name != e.symbol)
+      bad("a tensor intrinsic is named after its C function (symbol \"" + e.symbol + "\")");
     std::unordered_set<const VarNode*> bound;
     for (const auto& p : e.params) {
       if (!p || !p->type.isTensor()) bad("parameters are tensors");
@@ -958,8 +1021,10 @@ void verifyModule(const Module& m, const OpTypeInfo& op_types, const SourceMap* 
   for (const auto& fn : m.functions) {
     if (const auto* g = std::get_if<GraphFunc>(&fn))
       GraphChecker(m, *g, op_types, source_map).run();
-    else
+    else {
       verifyPrimFunc(std::get<PrimFunc>(fn), source_map);
+      checkTensorIntrinCalls(m, std::get<PrimFunc>(fn), std::get<PrimFunc>(fn).body, source_map);
+    }
   }
 }
 

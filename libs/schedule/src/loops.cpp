@@ -105,6 +105,28 @@ void checkOnlyBlocks(const ScheduleState& s, const ForNode& loop, const std::str
            st->buffer->name + " outside any block");
 }
 
+std::optional<PerfectNest> perfectNest(const Stmt& s, std::string* why) {
+  PerfectNest nest;
+  Stmt at = s;
+  while (at && at->kind == StmtKind::For) {
+    nest.loops.push_back(at->as<ForNode>());
+    at = nest.loops.back()->body;
+  }
+  nest.block = at ? at->as<BlockNode>() : nullptr;
+  if (!nest.block) {
+    *why =
+        "the loops are not a perfect nest around one block (each loop's body the next loop, the innermost's "
+        "a block)";
+    return std::nullopt;
+  }
+  nest.store = nest.block->body ? nest.block->body->as<StoreNode>() : nullptr;
+  if (!nest.store) {
+    *why = "the body of block \"" + nest.block->name + "\" is not one store";
+    return std::nullopt;
+  }
+  return nest;
+}
+
 std::string kindText(const ForNode& loop) {
   if (loop.loop_kind == LoopKind::thread_binding) return "thread_binding(" + loop.thread_tag + ")";
   return loopKindName(loop.loop_kind);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -45,6 +46,17 @@ void checkOnlyBlocks(const ScheduleState& s, const ir::ForNode& loop, const std:
 
 // The loop's kind as written in the IR: "parallel", "thread_binding(threadIdx.x)".
 std::string kindText(const ir::ForNode& loop);
+
+// A loop nest as blockize and tensorize take it: loops, each the only
+// statement in the one above, around one block whose body is one store and
+// which has no nested block.
+struct PerfectNest {
+  std::vector<const ir::ForNode*> loops;  // outermost first; may be empty
+  const ir::BlockNode* block = nullptr;
+  const ir::StoreNode* store = nullptr;
+};
+// The perfect nest starting at `s`, or nullopt with the reason in `why`.
+std::optional<PerfectNest> perfectNest(const ir::Stmt& s, std::string* why);
 
 // Product of two i64 extents, folded when constant; fails on overflow.
 ir::PrimExpr mulExtent(const ScheduleState& s, const ir::PrimExpr& a, const ir::PrimExpr& b);

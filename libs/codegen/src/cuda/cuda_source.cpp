@@ -401,6 +401,10 @@ class KernelWriter {
   void block(const BlockNode& b, int depth, bool uniform) {
     const std::string outer_block = block_;
     block_ = b.name;
+    if (b.attrs.count("tensor_intrin"))
+      throw Error(where() +
+                  ": calls a tensor intrinsic (tensorize); the cuda target cannot call CPU "
+                  "routines: tensorize for the llvm target");
     indent(depth);
     os_ << "{  // block \"" << b.name << "\"\n";
     for (const auto& iv : b.iter_vars) {

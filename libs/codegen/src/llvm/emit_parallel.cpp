@@ -81,6 +81,12 @@ struct Uses {
         expr(blk->predicate);
         for (const auto& a : blk->alloc_buffers)
           for (const auto& d : a->shape) expr(d);
+        if (blk->attrs.count("tensor_intrin"))  // its regions are the routine's arguments
+          for (const auto* regions : {&blk->reads, &blk->writes})
+            for (const auto& r : *regions) {
+              buffer(r.buffer.get());
+              for (const auto& range : r.region) expr(range.min);
+            }
         stmt(blk->init);
         stmt(blk->body);
         break;

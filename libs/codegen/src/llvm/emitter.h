@@ -79,6 +79,9 @@ class KernelEmitter {
   void stmt(const ir::Stmt& s);
   void loop(const ir::ForNode& f);
   void block(const ir::BlockNode& b);
+  // A block tensorize marked (attribute tensor_intrin = name): one call of
+  // the routine on its regions (emit_tensor_intrin.cpp).
+  void tensorIntrinCall(const ir::BlockNode& b, const std::string& name);
   // Emits a counted loop over [begin, end) with `body` called for each
   // value of the loop variable; `md` are extra loop metadata operands.
   void countedLoop(llvm::Value* begin, llvm::Value* end, const ir::Var& var, const ir::Stmt& body,

@@ -210,6 +210,11 @@ void KernelEmitter::loop(const ir::ForNode& f) {
 void KernelEmitter::block(const ir::BlockNode& blk) {
   const std::string outer_name = block_name;
   block_name = blk.name;
+  if (auto it = blk.attrs.find("tensor_intrin"); it != blk.attrs.end() && it->second.isString()) {
+    tensorIntrinCall(blk, it->second.asString());
+    block_name = outer_name;
+    return;
+  }
   // Bindings are evaluated in the enclosing scope, then bound.
   std::vector<llvm::Value*> values;
   for (const auto& iv : blk.iter_vars) values.push_back(expr(iv.binding));

@@ -94,15 +94,32 @@ class Rewriter {
       bindings_[iv.var.get()] = value;
     }
     Stmt init = stmt(b.init), body = stmt(b.body);
+    // A tensorized block's regions are accesses too: the corners of the
+    // tiles its routine is called on.
+    std::vector<BufferRegion> reads = b.reads, writes = b.writes;
+    bool regions_changed = false;
+    if (b.attrs.count("tensor_intrin"))
+      for (auto* regions : {&reads, &writes})
+        for (auto& r : *regions) {
+          std::vector<PrimExpr> corner;
+          for (const auto& range : r.region) corner.push_back(range.min);
+          Buffer buf = access(r.buffer, corner);
+          for (size_t d = 0; d < corner.size(); ++d) {
+            regions_changed |= corner[d] != r.region[d].min;
+            r.region[d].min = corner[d];
+          }
+          regions_changed |= buf != r.buffer;
+          r.buffer = buf;
+        }
     for (const auto& [v, old] : saved) {
       if (old)
         bindings_[v] = old;
       else
         bindings_.erase(v);
     }
-    if (init == b.init && body == b.body) return s;
-    return makeBlock(b.name, b.iter_vars, b.reads, b.writes, body, init, b.predicate, b.alloc_buffers,
-                     b.attrs);
+    if (init == b.init && body == b.body && !regions_changed) return s;
+    return makeBlock(b.name, b.iter_vars, std::move(reads), std::move(writes), body, init, b.predicate,
+                     b.alloc_buffers, b.attrs);
   }
 
   // The access's buffer and indices after fn_ (its indices' loads first).

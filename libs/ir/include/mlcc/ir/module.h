@@ -34,6 +34,10 @@ struct ExternFunc {
   Type ret_type;                 // a tensor type
   std::string symbol;            // the C function
   std::string library;           // the file that defines it
+  // A tensor intrinsic (printed `kind = "tensor_intrin"`): called per tile
+  // by blocks that `tensorize` marked, with strided regions
+  // (mlcc_extern_region) instead of whole tensors; name == symbol.
+  bool tensor_intrin = false;
 };
 
 // The result type of a call of `f` with operands of types `args`: the

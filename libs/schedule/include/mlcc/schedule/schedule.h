@@ -176,6 +176,16 @@ class Schedule {
   void transformLayout(const BlockRV& block, const std::string& buffer, const std::vector<ir::Var>& from,
                        const std::vector<ir::PrimExpr>& to);
 
+  // --- tensorization (blockize.cpp, tensorize.cpp) ---------------------------
+  // Wraps the perfect nest under `loop` (loops around one block) in a new
+  // opaque block whose regions are the tile the nest touches. Returns it.
+  BlockRV blockize(const LoopRV& loop);
+  // Replaces the nest under `loop` (or inside a block blockize made) by a
+  // call of the registered tensor intrinsic `intrin` (tensor_intrin.h),
+  // after checking that the nest computes what the intrinsic describes.
+  void tensorize(const LoopRV& loop, const std::string& intrin);
+  void tensorize(const BlockRV& block, const std::string& intrin);
+
   // Internal state, for the primitives' implementations.
   ScheduleState& state() { return *state_; }
 
