@@ -9,7 +9,9 @@
 # does not compute the description, an intrinsic not loaded, a description
 # without its library, a link without --lib, a missing library at run
 # time, an undeclared routine or a tile that does not fit its
-# declaration: each a clear error and exit 1. (The cuda target's refusal is
+# declaration: each a clear error and exit 1. A whole model: the public
+# MLP with its first dense layer tensorized matches PyTorch (interpreter and
+# model.so). (The cuda target's refusal is
 # CudaCodegen.RefusesTensorizedBlocks: it compiles models, not prim funcs.)
 source "$2/tests/cli/lib/common.sh"
 ex=$src/examples/tensorize
@@ -66,6 +68,71 @@ check "bounds-checked model.so = numpy" bash -c "$(declare -f outputs compare nu
 tool=$bin/mlcc-run
 check "--bench on the tensorized model.so" run 0 "$w/libgemm_tile.so.mm.so" --entry mm --bench 3 --json
 check "it says how long" contains "$tmp/out" '"median_ms"'
+
+# A whole model: the public MLP's first dense layer (fused with its bias and
+# relu by fuse-ops) computed by a routine on 4x16x16 tiles of x and w; the
+# other prim func is scheduled by the default rules. model.so = PyTorch.
+if public_models torch onnx numpy -- --only mlp; then
+  cat >"$w/dense_tile.ir" <<'IR'
+mlcc.ir 1
+prim @dense_4x16x16(%X: f32[4, 16], %W: f32[16, 16], %Y: f32[4, 16]) attrs(library = "libdense_tile.so") {
+  for %i in 0..4 {
+    for %j in 0..16 {
+      for %k in 0..16 {
+        block "update" (%vi = spatial(4, %i), %vj = spatial(16, %j), %vk = reduce(16, %k)) {
+          reads(%X[%vi, %vk], %W[%vj, %vk])
+          writes(%Y[%vi, %vj])
+          %Y[%vi, %vj] = %Y[%vi, %vj] + %X[%vi, %vk] * %W[%vj, %vk]
+        }
+      }
+    }
+  }
+}
+IR
+  cat >"$w/dense_tile.c" <<'C'
+#include <mlcc/extern.h>
+void dense_4x16x16(const mlcc_extern_region* args, int32_t num_args) {
+  (void)num_args;
+  const float* x = args[0].data;
+  const float* w = args[1].data;
+  float* y = args[2].data;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 16; ++j) {
+      float s = y[i * args[2].strides[0] + j];
+      for (int k = 0; k < 16; ++k) s += x[i * args[0].strides[0] + k] * w[j * args[1].strides[0] + k];
+      y[i * args[2].strides[0] + j] = s;
+    }
+}
+C
+  cat >"$w/mlp.sched" <<'SCHED'
+schedule @fused_dense_add_relu {
+  %b0 = get_block("dense")
+  %l1, %l2, %l3 = get_loops(%b0)
+  %l4, %l5 = split(%l2, [-1, 16])
+  %l6, %l7 = split(%l3, [-1, 16])
+  reorder([%l4, %l6, %l1, %l5, %l7])
+  %b8 = decompose_reduction(%b0, %l6)
+  tensorize(%l1, "dense_4x16x16")
+}
+SCHED
+  cc -O2 -fPIC -shared -I"$src/include" "$w/dense_tile.c" -o "$w/libdense_tile.so" &&
+    "$bin/mlcc-import" -q "$tmp/models/mlp.onnx" --shape input=4x784 -o "$w/mlp.ir" &&
+    "$bin/mlcc-fuse" -q "$w/mlp.ir" -o "$w/mlp.f.ir" && "$bin/mlcc-legalize" -q "$w/mlp.f.ir" -o "$w/mlp.l.ir"
+  tool=$bin/mlcc-schedule
+  check "MLP: the script tensorizes the dense, the rules the rest" run 0 "$w/mlp.l.ir" --intrinsics "$w/dense_tile.ir" \
+    --trace "$w/mlp.sched" --target llvm -o "$w/mlp.s.ir" -v
+  check "MLP: -v says so" contains "$tmp/err" "@fused_dense_add_relu: script"
+  check "MLP: the dense calls the routine" contains "$w/mlp.s.ir" 'attrs(tensor_intrin = "dense_4x16x16")'
+  mlp_out() {  # mlp_out NAME MODEL
+    rm -rf "$tmp/$1"
+    "$bin/mlcc-run" -q "$2" --input "$tmp/models/mlp.input.npy" --output-dir "$tmp/$1"
+  }
+  check "MLP: the interpreter runs it" mlp_out mlp_interp "$w/mlp.s.ir"
+  check "MLP: interpreter = PyTorch" compare "$tmp/mlp_interp/output.npy" "$tmp/models/mlp.output.npy"
+  "$bin/mlcc-codegen" -q "$w/mlp.s.ir" -o "$w/mlp.o" && "$bin/mlcc-link" "$w/mlp.o" --lib "$w/libdense_tile.so" -o "$w/mlp.so"
+  check "MLP: model.so runs" mlp_out mlp_so "$w/mlp.so"
+  check "MLP: model.so = PyTorch" compare "$tmp/mlp_so/output.npy" "$tmp/models/mlp.output.npy"
+fi
 
 # Bad input.
 tool=$bin/mlcc-schedule
