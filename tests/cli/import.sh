@@ -67,6 +67,7 @@ if python_has onnx; then
   check "unsupported lists custom domains" contains "$tmp/err" "com.example.Foo (1 node, first: 'foo_a')"
   check "no output for unsupported" absent "$tmp/ops/u.ir"
   check "If on a run-time condition fails naming the input" fails_saying "(If): the condition must be known at import (mlcc compiles one branch).*--bind x=" "$tmp/ops/err_if_runtime.onnx" -o "$tmp/ops/u.ir"
+  check "a Loop whose body computes its condition from the data fails" fails_saying "(Loop): the condition the body computes must be known at import (mlcc unrolls the loop)" "$tmp/ops/err_loop_runtime.onnx" -o "$tmp/ops/u.ir"
   check "Dropout in training mode fails" fails_saying "(Dropout): training mode is not supported" "$tmp/ops/err_dropout_training.onnx" -o "$tmp/ops/u.ir"
   check "a training model fails as training" fails_saying "training ops (domain ai.onnx.preview.training: Adagrad, Adam, Momentum, Gradient) are not supported" "$tmp/ops/err_training_domain.onnx" -o "$tmp/ops/u.ir"
   check "an Einsum whose ellipsis broadcasts fails" fails_saying "(Einsum): '...' stands for 1 and 0 dimensions in different operands (ellipsis broadcasting is not supported yet)" "$tmp/ops/err_einsum_broadcast.onnx" -o "$tmp/ops/u.ir"

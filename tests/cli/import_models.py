@@ -377,6 +377,51 @@ save("if_shape_test", [N("Shape", ["x"], ["sh"]), N("Size", ["sh"], ["rank"]), N
                        N("If", ["is2d"], ["y"], then_branch=then_g, else_branch=else_g)], xi, [2, 3], xi * 2,
      inits=[("two", np.array(2, np.float32)), ("two_i", np.array(2, np.int64))], expect=["multiply"])
 
+# Loop, unrolled at import: a trip count of 10 that the body's condition
+# (i < 2) ends after 3 iterations, the state doubled plus the iteration
+# number, each iteration's state collected as a scan output.
+V = lambda name: helper.make_tensor_value_info(name, F, [2, 3])
+loop_body = helper.make_graph(
+    [N("Cast", ["i"], ["i_f"], to=F), N("Mul", ["v", "two"], ["v2"]), N("Add", ["v2", "i_f"], ["v_out"]),
+     N("Less", ["i", "two_i"], ["c_out"]), N("Identity", ["v_out"], ["scan_out"])],
+    "loop_body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                  helper.make_tensor_value_info("c", TensorProto.BOOL, []), V("v")],
+    [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), V("v_out"), V("scan_out")])
+v1 = xi * 2
+v2 = v1 * 2 + 1
+v3 = v2 * 2 + 2
+save("loop_early_exit", [N("Loop", ["trips", "go", "x"], ["v_final", "scans"], body=loop_body),
+                         N("ReduceSum", ["scans", "zero_axis"], ["total"], keepdims=0), N("Add", ["v_final", "total"], ["y"])],
+     xi, [2, 3], v3 + v1 + v2 + v3,
+     inits=[("trips", np.array(10, np.int64)), ("go", np.array(True)), ("two", np.array(2, np.float32)),
+            ("two_i", np.array(2, np.int64)), ("zero_axis", np.array([0], np.int64))], expect=["concat"])
+
+# Scan over axis 1, backwards, its outputs stacked backwards along axis 1: a
+# reversed running sum of each row.
+scan_body = helper.make_graph(
+    [N("Add", ["s", "xt"], ["s_out"]), N("Identity", ["s_out"], ["o"])], "scan_body",
+    [helper.make_tensor_value_info("s", F, [2]), helper.make_tensor_value_info("xt", F, [2])],
+    [helper.make_tensor_value_info("s_out", F, [2]), helper.make_tensor_value_info("o", F, [2])])
+save("scan_reversed", [N("Scan", ["s0", "x"], ["s_final", "y"], body=scan_body, num_scan_inputs=1,
+                         scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[1],
+                         scan_output_directions=[1])],
+     xi, [2, 3], np.flip(np.cumsum(np.flip(xi, 1), 1), 1), opset=16,
+     inits=[("s0", np.zeros(2, np.float32))], expect=["concat"])
+
+# A Loop whose body computes its condition from the data: refused.
+data_body = helper.make_graph(
+    [N("Mul", ["v", "two"], ["v_out"]), N("ReduceSum", ["v_out"], ["sum"], keepdims=0),
+     N("Less", ["sum", "big"], ["c_out"])],
+    "data_body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                  helper.make_tensor_value_info("c", TensorProto.BOOL, []), V("v")],
+    [helper.make_tensor_value_info("c_out", TensorProto.BOOL, []), V("v_out")])
+g = helper.make_graph([N("Loop", ["", "", "x"], ["y"], body=data_body)], "loop_runtime", [V("x")], [V("y")],
+                      initializer=[numpy_helper.from_array(np.array(2, np.float32), "two"),
+                                   numpy_helper.from_array(np.array(100, np.float32), "big")])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+m.ir_version = 8
+onnx.save(m, os.path.join(out, "err_loop_runtime.onnx"))
+
 # If on a value computed at run time: refused, naming the input to bind.
 g = helper.make_graph([N("ReduceSum", ["x"], ["s"], keepdims=0), N("Greater", ["s", "zero"], ["c"]),
                        N("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "if_runtime",

@@ -219,6 +219,8 @@ def _attr_value(a):
         return {"tensor_shape": list(arr.shape), "dtype": str(arr.dtype)}
     if isinstance(v, float):
         return float(np.float32(v))  # keep float32 spelling short
+    if isinstance(v, onnx.GraphProto):  # a Loop/If/Scan body: its size
+        return {"graph_nodes": len(v.node)}
     return v
 
 

@@ -513,6 +513,33 @@ def build_einsums(g):
     return Einsums(g), torch.randn(2, 5, 8, generator=g), None
 
 
+@torch.jit.script
+def _refine(h, x, w, b, steps: int):
+    acc = torch.zeros_like(h)
+    for i in range(steps):
+        h = torch.tanh(torch.matmul(h, w.t()) + b + x * (i + 1))
+        acc = acc + h
+    return h, acc
+
+
+class Loops(nn.Module):
+    """A loop that TorchScript keeps (ONNX Loop): a scripted refinement of a
+    state over a fixed number of steps, each step using the iteration
+    number, with a running sum carried beside the state."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell = nn.Linear(6, 6)
+
+    def forward(self, x):  # [2, 6]
+        h, acc = _refine(x, x, self.cell.weight, self.cell.bias, 3)
+        return torch.cat([h, acc], 1)
+
+
+def build_loops(g):
+    return Loops(), torch.randn(2, 6, generator=g), None
+
+
 class Unsupported(nn.Module):
     """Ops outside the op set (Det, NonZero): the import must fail listing
     all of them, not give a wrong answer."""
@@ -574,6 +601,7 @@ BASE = OrderedDict([
     ("quantized", (build_quantized, 128)),
     ("scans", (build_scans, 129)),
     ("einsums", (build_einsums, 130)),
+    ("loops", (build_loops, 131)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

@@ -6,9 +6,8 @@
 // grid times theta), MaxUnpool (scatter_elements into zeros, by the flat
 // indices MaxPool gives) and Col2Im (a grouped conv2d_transpose with one-hot
 // kernels: each column entry adds to its pixel of the image), DFT (one
-// matmul with the constant DFT matrix), STFT (framed by a gather, then the
-// same matmul) and If (the branch its condition,
-// known at import, selects).
+// matmul with the constant DFT matrix) and STFT (framed by a gather, then
+// the same matmul).
 #include <cmath>
 
 #include "convert_util.h"
@@ -439,30 +438,9 @@ ValuePtr stft(NodeCtx& c) {
   return reshapeTo(c, y, {batch, ir::makeInt(frames), ir::makeInt(K), ir::makeInt(2)}, n);
 }
 
-// If with a condition known at import (a shape test, say): the chosen
-// branch's nodes, imported in place. mlcc compiles static graphs, so a
-// condition computed at run time is refused.
-std::vector<ValuePtr> ifBranch(NodeCtx& c) {
-  const ValuePtr& cond = c.in(0);
-  if (!cond->constant)
-    c.failNotConstant(0, "the condition must be known at import (mlcc compiles one branch)");
-  if (cond->constant->numel() != 1) c.fail("the condition must hold one value");
-  const auto* then_branch = c.attr("then_branch");
-  const auto* else_branch = c.attr("else_branch");
-  if (!then_branch || !else_branch || !then_branch->has_g() || !else_branch->has_g())
-    c.fail("then_branch and else_branch must be graphs");
-  const auto& branch = cond->constant->at(0) != 0 ? then_branch->g() : else_branch->g();
-  std::vector<ValuePtr> outs = c.im.importSubgraph(branch);
-  if (outs.size() != c.numOutputs())
-    c.fail("the branch has " + std::to_string(outs.size()) + " outputs; the node " +
-           std::to_string(c.numOutputs()));
-  return outs;
-}
-
 }  // namespace
 
 void registerComposedConverters(ConverterTable& t) {
-  t["If"] = [](NodeCtx& c) { return ifBranch(c); };
   t["DFT"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {dft(c)}; };
   t["STFT"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {stft(c)}; };
   t["MaxUnpool"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {maxUnpool(c)}; };

@@ -103,34 +103,9 @@ ValuePtr activate(NodeCtx& c, const Activation& a, const ValuePtr& x, const std:
   c.fail("activation '" + a.name + "' is not supported");
 }
 
-// x[begin:end] along `axis`.
-ValuePtr slice(NodeCtx& c, const ValuePtr& x, int64_t axis, int64_t begin, int64_t end,
-               const std::string& n) {
-  return c.im.emit("strided_slice", {x},
-                   {{"axes", ir::AttrValue::ints({axis})},
-                    {"begin", ir::AttrValue::ints({begin})},
-                    {"end", ir::AttrValue::ints({end})}},
-                   n);
-}
-
 // x[:, begin:end] of a [B, width] value.
 ValuePtr columns(NodeCtx& c, const ValuePtr& x, int64_t begin, int64_t end, const std::string& n) {
   return slice(c, x, 1, begin, end, n);
-}
-
-// Item `i` of axis 0, the axis removed.
-ValuePtr item(NodeCtx& c, const ValuePtr& x, int64_t i, const std::string& n) {
-  return c.im.emit("squeeze", {slice(c, x, 0, i, i + 1, n + "_slice")}, {{"axes", ir::AttrValue::ints({0})}},
-                   n);
-}
-
-ValuePtr stack(NodeCtx& c, const std::vector<ValuePtr>& parts, int64_t axis, const std::string& n) {
-  std::vector<ValuePtr> expanded;
-  for (size_t i = 0; i < parts.size(); ++i)
-    expanded.push_back(c.im.emit("expand_dims", {parts[i]}, {{"axes", ir::AttrValue::ints({axis})}},
-                                 n + "_" + std::to_string(i)));
-  if (expanded.size() == 1) return c.im.emitAlias(expanded[0], n);
-  return c.im.emit("concat", expanded, {{"axis", axis}}, n);
 }
 
 struct DirectionResult {
@@ -197,13 +172,13 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
   for (int64_t d = 0; d < dirs; ++d) {
     const std::string dn = n + "_d" + std::to_string(d);
     const Activation* act = &acts[static_cast<size_t>(d) * activationsOf(cell)];
-    ValuePtr wd = item(c, w, d, dn + "_w"), rd = item(c, r, d, dn + "_r");
+    ValuePtr wd = item(c, w, 0, d, dn + "_w"), rd = item(c, r, 0, d, dn + "_r");
     // Input projection of every step, with the biases that add outside the recurrence.
     ValuePtr xw = c.im.emit("dense", {reshapeTo(c, x, {ops::dimMul(ir::makeInt(T), B), I}, dn + "_x2d"), wd},
                             {}, dn + "_xw2d");
     ValuePtr rb_h;  // GRU's Rb_h with linear_before_reset (else it adds outside)
     if (bias) {
-      ValuePtr bd = item(c, bias, d, dn + "_b");
+      ValuePtr bd = item(c, bias, 0, d, dn + "_b");
       ValuePtr wb = slice(c, bd, 0, 0, G * H, dn + "_wb"), rb = slice(c, bd, 0, G * H, 2 * G * H, dn + "_rb");
       ValuePtr outside = rb;
       if (linear_before_reset) {  // Rb_h moves inside the reset gate's term
@@ -217,11 +192,11 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
       xw = c.im.emit("add", {xw, c.im.emit("add", {wb, outside}, {}, dn + "_bias")}, {}, dn + "_xwb");
     }
     xw = reshapeTo(c, xw, {ir::makeInt(T), B, ir::makeInt(G * H)}, dn + "_xw");
-    ValuePtr hstate = h0 ? item(c, h0, d, dn + "_h0") : zeros(dn + "_h0");
-    ValuePtr cstate = cell != Cell::Lstm ? nullptr : c0 ? item(c, c0, d, dn + "_c0") : zeros(dn + "_c0");
+    ValuePtr hstate = h0 ? item(c, h0, 0, d, dn + "_h0") : zeros(dn + "_h0");
+    ValuePtr cstate = cell != Cell::Lstm ? nullptr : c0 ? item(c, c0, 0, d, dn + "_c0") : zeros(dn + "_c0");
     ValuePtr pi, po, pf;
     if (peep) {
-      ValuePtr pd = item(c, peep, d, dn + "_p");  // [3H]; each part broadcasts over the batch
+      ValuePtr pd = item(c, peep, 0, d, dn + "_p");  // [3H]; each part broadcasts over the batch
       pi = slice(c, pd, 0, 0, H, dn + "_pi");
       po = slice(c, pd, 0, H, 2 * H, dn + "_po");
       pf = slice(c, pd, 0, 2 * H, 3 * H, dn + "_pf");
@@ -237,7 +212,7 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
     for (int64_t k = 0; k < T; ++k) {
       const int64_t s = reverse ? T - 1 - k : k;
       const std::string sn = dn + "_t" + std::to_string(s);
-      ValuePtr xs = item(c, xw, s, sn + "_xw");
+      ValuePtr xs = item(c, xw, 0, s, sn + "_xw");
       ValuePtr hnew, cnew;
       if (cell == Cell::Rnn) {
         auto pre = c.im.emit("add", {xs, c.im.emit("dense", {hstate, rd}, {}, sn + "_hr")}, {}, sn + "_pre");

@@ -16,6 +16,29 @@ namespace mlcc::frontend::onnx_import {
 
 using ir::PrimExpr;
 
+ValuePtr slice(NodeCtx& c, const ValuePtr& x, int64_t axis, int64_t begin, int64_t end,
+               const std::string& n) {
+  return c.im.emit("strided_slice", {x},
+                   {{"axes", ir::AttrValue::ints({axis})},
+                    {"begin", ir::AttrValue::ints({begin})},
+                    {"end", ir::AttrValue::ints({end})}},
+                   n);
+}
+
+ValuePtr item(NodeCtx& c, const ValuePtr& x, int64_t axis, int64_t i, const std::string& n) {
+  return c.im.emit("squeeze", {slice(c, x, axis, i, i + 1, n + "_slice")},
+                   {{"axes", ir::AttrValue::ints({axis})}}, n);
+}
+
+ValuePtr stack(NodeCtx& c, const std::vector<ValuePtr>& parts, int64_t axis, const std::string& n) {
+  std::vector<ValuePtr> expanded;
+  for (size_t i = 0; i < parts.size(); ++i)
+    expanded.push_back(c.im.emit("expand_dims", {parts[i]}, {{"axes", ir::AttrValue::ints({axis})}},
+                                 n + "_" + std::to_string(i)));
+  if (expanded.size() == 1) return c.im.emitAlias(expanded[0], n);
+  return c.im.emit("concat", expanded, {{"axis", axis}}, n);
+}
+
 ir::AttrValue dimsAttr(const std::vector<PrimExpr>& shape) {
   ir::AttrValue::List l;
   for (const auto& d : shape) l.emplace_back(d);
@@ -686,6 +709,7 @@ const ConverterTable& converters() {
     registerSignalConverters(t);
     registerComposedConverters(t);
     registerEinsumConverter(t);
+    registerControlFlowConverters(t);
     return t;
   }();
   return table;

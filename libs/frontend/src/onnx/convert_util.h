@@ -25,6 +25,12 @@ ValuePtr filled(NodeCtx& c, ir::DType dtype, double value, const std::vector<ir:
 // plus the per-channel bias of input `bias_input` when present (convert_nn.cpp).
 ValuePtr convolution(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, bool transpose, size_t bias_input,
                      const std::string& name);
+// x[begin:end] along `axis` (convert_shape.cpp).
+ValuePtr slice(NodeCtx& c, const ValuePtr& x, int64_t axis, int64_t begin, int64_t end, const std::string& n);
+// Item `i` of `axis`, the axis removed.
+ValuePtr item(NodeCtx& c, const ValuePtr& x, int64_t axis, int64_t i, const std::string& n);
+// The values (of one shape) stacked along a new axis `axis`.
+ValuePtr stack(NodeCtx& c, const std::vector<ValuePtr>& parts, int64_t axis, const std::string& n);
 // The dims attribute value of a shape.
 ir::AttrValue dimsAttr(const std::vector<ir::PrimExpr>& shape);
 

@@ -178,6 +178,10 @@ std::optional<std::vector<ValuePtr>> foldShapeNode(NodeCtx& ctx) {
   }
   if (op == "Unsqueeze") {
     if (!isScalar(ctx.in(0))) return std::nullopt;
+    if (ctx.opset < 13) {  // axes as an attribute: a scalar takes [0] (or [-1])
+      const auto axes = ctx.attrInts("axes");
+      if (axes.size() != 1 || (axes[0] != 0 && axes[0] != -1)) return std::nullopt;
+    }
     return std::vector<ValuePtr>{makeSym(ctx, el[0], false, dtype)};
   }
   if (op == "Squeeze") {

@@ -355,8 +355,28 @@ void Importer::importInitializers(const onnx::GraphProto& g) {
   }
 }
 
-std::vector<ValuePtr> Importer::importSubgraph(const onnx::GraphProto& g) {
-  if (g.input_size() > 0) throw Error("a subgraph with inputs is not supported");
+std::vector<ValuePtr> Importer::importSubgraph(const onnx::GraphProto& g,
+                                               const std::vector<ValuePtr>& inputs) {
+  if (static_cast<size_t>(g.input_size()) != inputs.size())
+    throw Error("the subgraph '" + g.name() + "' has " + std::to_string(g.input_size()) + " input(s), " +
+                std::to_string(inputs.size()) + " given");
+  subgraph_nodes_ += g.node_size();
+  if (subgraph_nodes_ > kMaxSubgraphNodes)
+    throw Error("the model's subgraphs (loop bodies, unrolled) come to more than " +
+                std::to_string(kMaxSubgraphNodes) + " nodes");
+  // The names the subgraph defines are its own: the outer values they shadow
+  // are visible again after it (a loop body is imported once per iteration).
+  std::map<std::string, std::optional<ValuePtr>> shadowed;
+  auto shadow = [&](const std::string& name) {
+    if (name.empty() || shadowed.count(name)) return;
+    auto it = values_->find(name);
+    shadowed[name] = it == values_->end() ? std::nullopt : std::optional<ValuePtr>(it->second);
+  };
+  for (const auto& in : g.input()) shadow(in.name());
+  for (const auto& t : g.initializer()) shadow(t.name());
+  for (const auto& n : g.node())
+    for (const auto& o : n.output()) shadow(o);
+  for (size_t i = 0; i < inputs.size(); ++i) (*values_)[g.input(static_cast<int>(i)).name()] = inputs[i];
   importInitializers(g);
   importNodes(g);
   std::vector<ValuePtr> outs;
@@ -364,6 +384,12 @@ std::vector<ValuePtr> Importer::importSubgraph(const onnx::GraphProto& g) {
     auto it = values_->find(o.name());
     if (it == values_->end()) throw Error("subgraph output '" + o.name() + "' is not defined");
     outs.push_back(it->second);
+  }
+  for (auto& [name, old] : shadowed) {
+    if (old)
+      (*values_)[name] = *old;
+    else
+      values_->erase(name);
   }
   return outs;
 }

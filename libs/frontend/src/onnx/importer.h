@@ -125,6 +125,7 @@ void registerRecurrentConverters(ConverterTable& t);    // convert_recurrent.cpp
 void registerQuantizeConverters(ConverterTable& t);     // convert_quantize.cpp
 void registerSignalConverters(ConverterTable& t);       // convert_signal.cpp
 void registerEinsumConverter(ConverterTable& t);        // convert_einsum.cpp
+void registerControlFlowConverters(ConverterTable& t);  // convert_control_flow.cpp
 const ConverterTable& converters();
 // The converter of a node of the default domain; null for an op mlcc lacks
 // or another domain.
@@ -160,10 +161,12 @@ class Importer {
   // The IR variable of `v`, binding its constant first when needed.
   ir::GraphVar use(const ValuePtr& v);
 
-  // Imports the nodes of a subgraph without inputs (a branch of If) into
-  // the current scope: its nodes see every value defined so far. Returns
-  // the values of its outputs.
-  std::vector<ValuePtr> importSubgraph(const onnx::GraphProto& g);
+  // Imports the nodes of a subgraph (a branch of If, a loop body) into the
+  // current scope, its inputs bound to `inputs`: its nodes see every value
+  // defined so far; the names it defines are its own (outer values of the
+  // same names are visible again after it). Returns the values of its
+  // outputs.
+  std::vector<ValuePtr> importSubgraph(const onnx::GraphProto& g, const std::vector<ValuePtr>& inputs = {});
 
   const std::string& baseDir() const { return base_dir_; }
   std::string uniqueName(const std::string& base);
@@ -175,6 +178,11 @@ class Importer {
   void importNodes(const onnx::GraphProto& g);
   void importInitializers(const onnx::GraphProto& g);
 
+  // Nodes imported from subgraphs so far (a loop body counts once per
+  // iteration), at most kMaxSubgraphNodes: a small model cannot make the
+  // importer build millions of bindings.
+  static constexpr int64_t kMaxSubgraphNodes = int64_t{1} << 18;
+  int64_t subgraph_nodes_ = 0;
   std::map<std::string, ValuePtr>* values_ = nullptr;  // ONNX name -> value, in run()
   int64_t opset_ = 13;
   std::string base_dir_, display_;
