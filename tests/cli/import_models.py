@@ -422,6 +422,58 @@ m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
 m.ir_version = 8
 onnx.save(m, os.path.join(out, "err_loop_runtime.onnx"))
 
+# TfIdfVectorizer on integer tokens, against the ONNX reference's counting
+# (n-grams with gaps of up to max_skip_count tokens, unigrams once) and its
+# weightings.
+def tfidf_ref(x, min_n, max_n, max_skip, counts, indexes, pool, mode, weights=None):
+    rows = x.reshape(-1, x.shape[-1])
+    out_size = max(indexes) + 1
+    freq = np.zeros((rows.shape[0], out_size))
+    grams = {}  # n-gram -> output column (a repeated n-gram: its last entry's)
+    gid = 0
+    for i, begin in enumerate(counts):
+        size = i + 1
+        end = counts[i + 1] if i + 1 < len(counts) else len(pool)
+        for at in range(begin, end, size):
+            gid += 1
+            if min_n <= size <= max_n:
+                grams[tuple(pool[at:at + size])] = indexes[gid - 1]
+    for gram, column in grams.items():
+        size = len(gram)
+        for d in ([1] if size == 1 else range(1, max_skip + 2)):
+            for b, row in enumerate(rows):
+                for s0 in range(len(row) - d * (size - 1)):
+                    if all(row[s0 + k * d] == gram[k] for k in range(size)):
+                        freq[b, column] += 1
+    w = np.asarray(weights, np.float64)[:out_size] if weights is not None else None
+    if mode == "IDF":
+        y = np.where(freq > 0, w if w is not None else 1.0, 0.0)
+    elif mode == "TFIDF":
+        y = freq * w if w is not None else freq
+    else:
+        y = freq
+    return y.reshape(x.shape[:-1] + (out_size,)).astype(np.float32)
+
+
+tokens = rng.integers(0, 5, (3, 9)).astype(np.int32)
+for name, xt, args in [
+        ("tfidf_idf_weights", tokens, dict(min_n=1, max_n=2, max_skip=1, counts=[0, 3], indexes=[2, 0, 1, 3, 4, 3, 1],
+                                           pool=[1, 2, 3, 1, 2, 2, 3, 4, 4, 1, 2], mode="IDF",
+                                           weights=[0.5, 2.0, 3.0, 0.25, 1.5])),
+        ("tfidf_tfidf_trigrams", tokens[0], dict(min_n=2, max_n=3, max_skip=2, counts=[0, 2, 6], indexes=[0, 1, 2, 3, 4, 5],
+                                                pool=[0, 1, 1, 2, 3, 4, 0, 1, 2, 4, 4, 4], mode="TFIDF",
+                                                weights=[1, 2, 3, 4, 5, 6])),
+        ("tfidf_idf_unweighted", tokens.astype(np.int64), dict(min_n=1, max_n=1, max_skip=3, counts=[0], indexes=[1, 0, 2],
+                                                              pool=[4, 0, 2], mode="IDF"))]:
+    attrs = dict(min_gram_length=args["min_n"], max_gram_length=args["max_n"], max_skip_count=args["max_skip"],
+                 ngram_counts=args["counts"], ngram_indexes=args["indexes"], pool_int64s=args["pool"],
+                 mode=args["mode"])
+    if args.get("weights") is not None:
+        attrs["weights"] = [float(v) for v in args["weights"]]
+    y = tfidf_ref(xt, **args)
+    save(name, [N("TfIdfVectorizer", ["x"], ["y"], **attrs)], xt, list(y.shape), y, opset=9,
+         x_type=TensorProto.INT32 if xt.dtype == np.int32 else TensorProto.INT64, expect=["matmul"])
+
 # If on a value computed at run time: refused, naming the input to bind.
 g = helper.make_graph([N("ReduceSum", ["x"], ["s"], keepdims=0), N("Greater", ["s", "zero"], ["c"]),
                        N("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "if_runtime",

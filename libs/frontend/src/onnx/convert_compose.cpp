@@ -6,9 +6,11 @@
 // grid times theta), MaxUnpool (scatter_elements into zeros, by the flat
 // indices MaxPool gives) and Col2Im (a grouped conv2d_transpose with one-hot
 // kernels: each column entry adds to its pixel of the image), DFT (one
-// matmul with the constant DFT matrix) and STFT (framed by a gather, then
-// the same matmul).
+// matmul with the constant DFT matrix), STFT (framed by a gather, then the
+// same matmul) and TfIdfVectorizer (n-gram counts by windowed comparisons).
+#include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
@@ -438,6 +440,132 @@ ValuePtr stft(NodeCtx& c) {
   return reshapeTo(c, y, {batch, ir::makeInt(frames), ir::makeInt(K), ir::makeInt(2)}, n);
 }
 
+// TfIdfVectorizer on integer tokens: for each n-gram of the pool (n from
+// min_gram_length to max_gram_length) the number of its occurrences in each
+// row, with gaps of 0 to max_skip_count tokens between its items (unigrams
+// counted once), as the ONNX reference counts them. Per n-gram size and gap
+// d, the row's windows x[k*d : k*d + L] (k < n) are compared with the k-th
+// items of all n-grams of that size at once ([N, L, P]), the matches summed
+// over positions; a constant one-hot matrix adds each n-gram's count to its
+// output column (ngram_indexes); then the weighting (TF: counts, IDF: the
+// weight, or 1, where the count is positive, TFIDF: weight times count).
+ValuePtr tfIdfVectorizer(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const std::string n = c.outName();
+  if (c.hasAttr("pool_strings") && !c.hasAttr("pool_int64s"))
+    c.fail("string pools are not supported (mlcc has no string tensors)");
+  if (!ir::isInt(x->type.dtype)) c.fail("the input must be integer tokens");
+  const size_t rank = x->type.rank();
+  if (rank != 1 && rank != 2) c.fail("the input must be [C] or [N, C]");
+  const int64_t len = staticDim(c, x->type.shape[rank - 1], "the sequence length");
+  const std::string mode = c.attrStr("mode", "");
+  if (mode != "TF" && mode != "IDF" && mode != "TFIDF") c.fail("mode must be TF, IDF or TFIDF");
+  const int64_t min_n = c.attrInt("min_gram_length", 0), max_n = c.attrInt("max_gram_length", 0);
+  const int64_t max_skip = c.attrInt("max_skip_count", 0);
+  if (min_n < 1 || max_n < min_n || max_skip < 0 || max_skip > len)
+    c.fail("min_gram_length, max_gram_length and max_skip_count are out of range");
+  const std::vector<int64_t> pool = c.attrInts("pool_int64s");
+  const std::vector<int64_t> counts = c.attrInts("ngram_counts");
+  const std::vector<int64_t> indexes = c.attrInts("ngram_indexes");
+  std::vector<double> weights;
+  if (const auto* w = c.attr("weights")) weights.assign(w->floats().begin(), w->floats().end());
+  if (indexes.empty()) c.fail("ngram_indexes is empty");
+  int64_t out = 0;
+  for (int64_t i : indexes) {
+    if (i < 0 || i >= kMaxIntListElements) c.fail("ngram_indexes holds " + std::to_string(i));
+    out = std::max(out, i + 1);
+  }
+  if (!weights.empty() && static_cast<int64_t>(weights.size()) < out)
+    c.fail("weights has fewer entries than the output has columns");
+
+  // The pool's n-grams by size: their items and output columns.
+  struct Grams {
+    std::vector<std::vector<double>> items;  // [k][p]: item k of n-gram p
+    std::vector<int64_t> columns;
+  };
+  std::map<int64_t, Grams> by_size;
+  int64_t id = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    const int64_t size = static_cast<int64_t>(i) + 1;
+    const int64_t begin = counts[i];
+    const int64_t end = i + 1 < counts.size() ? counts[i + 1] : static_cast<int64_t>(pool.size());
+    if (begin < 0 || end < begin || end > static_cast<int64_t>(pool.size()) || (end - begin) % size != 0)
+      c.fail("ngram_counts does not split pool_int64s into n-grams");
+    for (int64_t at = begin; at < end; at += size, ++id) {
+      if (size < min_n || size > max_n) continue;
+      if (id >= static_cast<int64_t>(indexes.size())) c.fail("ngram_indexes has fewer entries than the pool");
+      Grams& g = by_size[size];
+      g.items.resize(static_cast<size_t>(size));
+      // An n-gram listed twice counts once, in the column of its last entry
+      // (the reference's trie keeps one node per n-gram, its id the last).
+      size_t same = g.columns.size();
+      for (size_t j = 0; j < g.columns.size() && same == g.columns.size(); ++j) {
+        bool equal = true;
+        for (int64_t k = 0; k < size; ++k) equal &= g.items[k][j] == static_cast<double>(pool[at + k]);
+        if (equal) same = j;
+      }
+      if (same < g.columns.size()) {
+        g.columns[same] = indexes[id];
+        continue;
+      }
+      for (int64_t k = 0; k < size; ++k) g.items[k].push_back(static_cast<double>(pool[at + k]));
+      g.columns.push_back(indexes[id]);
+    }
+  }
+
+  ValuePtr rows = castTo(c, x, ir::DType::i64, n + "_tokens");
+  if (rank == 1) rows = reshapeTo(c, rows, {ir::makeInt(1), ir::makeInt(len)}, n + "_row");
+  const ir::PrimExpr batch = rows->type.shape[0];
+  ValuePtr total;
+  for (const auto& [size, g] : by_size) {
+    const auto p = static_cast<int64_t>(g.columns.size());
+    const std::string ns = n + "_n" + std::to_string(size);
+    std::vector<ValuePtr> items;
+    for (int64_t k = 0; k < size; ++k)
+      items.push_back(c.im.constant(ir::Tensor::fromValues(ir::DType::i64, {p}, g.items[k]),
+                                    ns + "_item" + std::to_string(k)));
+    ValuePtr found;
+    for (int64_t d = 1; d <= (size == 1 ? 1 : max_skip + 1); ++d) {
+      const int64_t windows = len - d * (size - 1);
+      if (windows <= 0) break;
+      const std::string nd = ns + "_gap" + std::to_string(d);
+      ValuePtr match;
+      for (int64_t k = 0; k < size; ++k) {
+        auto window = slice(c, rows, 1, k * d, k * d + windows, nd + "_w" + std::to_string(k));
+        auto column = c.im.emit("expand_dims", {window}, {{"axes", ir::AttrValue::ints({2})}},
+                                nd + "_c" + std::to_string(k));
+        auto eq = c.im.emit("equal", {column, items[k]}, {}, nd + "_eq" + std::to_string(k));
+        match = match ? c.im.emit("logical_and", {match, eq}, {}, nd + "_and" + std::to_string(k)) : eq;
+      }
+      auto hits = c.im.emit("sum", {castTo(c, match, ir::DType::f32, nd + "_f")},
+                            {{"axes", ir::AttrValue::ints({1})}, {"keepdims", false}}, nd + "_count");
+      found = found ? c.im.emit("add", {found, hits}, {}, nd + "_found") : hits;
+    }
+    if (!found) continue;  // no window fits the row
+    std::vector<double> onehot(static_cast<size_t>(p * out), 0.0);
+    for (int64_t j = 0; j < p; ++j) onehot[static_cast<size_t>(j * out + g.columns[j])] = 1.0;
+    auto to_columns =
+        c.im.constant(ir::Tensor::fromValues(ir::DType::f32, {p, out}, onehot), ns + "_columns");
+    auto part = c.im.emit("matmul", {found, to_columns}, {}, ns + "_part");
+    total = total ? c.im.emit("add", {total, part}, {}, ns + "_total") : part;
+  }
+  if (!total) total = filled(c, ir::DType::f32, 0.0, {batch, ir::makeInt(out)}, n + "_none");
+  ValuePtr w;
+  if (!weights.empty()) {
+    weights.resize(static_cast<size_t>(out));
+    w = c.im.constant(ir::Tensor::fromValues(ir::DType::f32, {out}, weights), n + "_weights");
+  }
+  ValuePtr y = total;
+  if (mode == "IDF") {
+    auto seen = c.im.emit("greater", {total, c.im.scalar(ir::DType::f32, 0.0, n + "_zero")}, {}, n + "_seen");
+    y = w ? c.im.emit("where", {seen, w, c.im.scalar(ir::DType::f32, 0.0, n + "_zero_w")}, {}, n + "_idf")
+          : castTo(c, seen, ir::DType::f32, n + "_idf");
+  } else if (mode == "TFIDF" && w) {
+    y = c.im.emit("multiply", {total, w}, {}, n + "_tfidf");
+  }
+  return rank == 1 ? reshapeTo(c, y, {ir::makeInt(out)}, n) : c.im.emitAlias(y, n);
+}
+
 }  // namespace
 
 void registerComposedConverters(ConverterTable& t) {
@@ -449,6 +577,7 @@ void registerComposedConverters(ConverterTable& t) {
   t["CenterCropPad"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {centerCropPad(c)}; };
   t["OneHot"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {oneHot(c)}; };
   t["ReverseSequence"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {reverseSequence(c)}; };
+  t["TfIdfVectorizer"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {tfIdfVectorizer(c)}; };
 }
 
 }  // namespace mlcc::frontend::onnx_import
