@@ -16,13 +16,14 @@ rng = np.random.default_rng(0)
 F = TensorProto.FLOAT
 
 
-def save(name, nodes, x, y_shape, y, opset=13, inits=(), expect=(), x_shape=None, x_type=F):
+def save(name, nodes, x, y_shape, y, opset=13, inits=(), expect=(), x_shape=None, x_type=F, ml=False):
     g = helper.make_graph(
         nodes, name,
         [helper.make_tensor_value_info("x", x_type, x_shape if x_shape is not None else list(x.shape))],
         [helper.make_tensor_value_info("y", F, y_shape)],
         initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid("ai.onnx.ml", 3)] if ml else [])
+    m = helper.make_model(g, opset_imports=opsets)
     m.ir_version = 8
     onnx.save(m, os.path.join(out, name + ".onnx"))
     if x is not None:
@@ -473,6 +474,41 @@ for name, xt, args in [
     y = tfidf_ref(xt, **args)
     save(name, [N("TfIdfVectorizer", ["x"], ["y"], **attrs)], xt, list(y.shape), y, opset=9,
          x_type=TensorProto.INT32 if xt.dtype == np.int32 else TensorProto.INT64, expect=["matmul"])
+
+# Resize tf_crop_and_resize, nearest (round_prefer_ceil): a crop reaching
+# past the image on the right, whose outside samples are the extrapolation
+# value (the ONNX specification's formula, per axis).
+def crop_coords(length, out, a, b):
+    span = length - 1
+    return [(o * (b - a) * span / (out - 1) if out > 1 else (b - a) * span / 2) + a * span for o in range(out)]
+
+
+xr = r(1, 2, 5, 6)
+roi = np.array([0, 0, 0.2, -0.1, 1, 1, 0.9, 1.3], np.float32)
+ys, xs = crop_coords(5, 4, 0.2, 0.9), crop_coords(6, 5, -0.1, 1.3)
+def pick(v):
+    lo = int(np.floor(v))
+    return lo + 1 if v - lo >= 0.5 else lo
+yr = np.full((1, 2, 4, 5), -7.0, np.float32)
+for i, sy in enumerate(ys):
+    for j, sx in enumerate(xs):
+        if 0 <= sy <= 4 and 0 <= sx <= 5:
+            yr[:, :, i, j] = xr[:, :, pick(sy), pick(sx)]
+save("resize_crop_nearest", [N("Resize", ["x", "roi", "", "sizes"], ["y"], mode="nearest",
+                               coordinate_transformation_mode="tf_crop_and_resize", nearest_mode="round_prefer_ceil",
+                               extrapolation_value=-7.0)],
+     xr, [1, 2, 4, 5], yr, inits=[("roi", roi), ("sizes", np.array([1, 2, 4, 5], np.int64))], expect=["matmul"])
+
+# The ai.onnx.ml domain: Binarizer on integers with a negative non-integer
+# threshold (x > -1.5), and ArrayFeatureExtractor picking columns (one
+# twice) of the Binarizer's result.
+xb = rng.integers(-4, 4, (3, 5)).astype(np.int64)
+picks = np.array([[4, 0, 4]], np.int64)
+save("ml_binarize_extract", [N("Binarizer", ["x"], ["b"], domain="ai.onnx.ml", threshold=-1.5),
+                             N("ArrayFeatureExtractor", ["b", "picks"], ["e"], domain="ai.onnx.ml"),
+                             N("Cast", ["e"], ["y"], to=F)],
+     xb, [3, 3], (xb > -1.5).astype(np.float32)[:, [4, 0, 4]], inits=[("picks", picks)],
+     x_type=TensorProto.INT64, ml=True, expect=["take"])
 
 # If on a value computed at run time: refused, naming the input to bind.
 g = helper.make_graph([N("ReduceSum", ["x"], ["s"], keepdims=0), N("Greater", ["s", "zero"], ["c"]),

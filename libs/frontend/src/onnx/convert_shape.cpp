@@ -145,6 +145,94 @@ std::vector<double> antialiasMatrix(NodeCtx& c, int64_t in, int64_t out, float g
   return m;
 }
 
+// Resize with coordinate_transformation_mode tf_crop_and_resize (TF's
+// CropAndResize): output o of a spatial axis samples the input at
+// roi_start * (in - 1) + o * (roi_end - roi_start) * (in - 1) / (out - 1)
+// (the middle of the crop for out = 1), linear or nearest; a sample outside
+// [0, in - 1] is extrapolation_value. Separable like antialias: y = A_h x
+// A_w^T with constant per-axis matrices whose rows are the sampling weights
+// (zero for extrapolated positions), plus extrapolation_value where the row
+// or the column is extrapolated.
+ValuePtr cropAndResize(NodeCtx& c, const ValuePtr& x, const std::vector<int64_t>& in,
+                       const std::vector<int64_t>& size, const std::vector<double>& scales,
+                       const std::vector<int64_t>& axes, const std::string& mode, const std::string& nearest,
+                       bool antialias) {
+  const std::string n = c.outName();
+  if (mode == "cubic" || antialias)
+    c.fail("tf_crop_and_resize is supported with linear and nearest modes without antialias");
+  if (!c.hasInput(1)) c.fail("tf_crop_and_resize needs roi");
+  if (!c.in(1)->constant) c.failNotConstant(1, "roi must be known at import");
+  const std::vector<double> given = c.constFloats(1, "roi");
+  if (given.size() != 2 * axes.size())
+    c.fail("roi must have " + std::to_string(2 * axes.size()) + " values (starts, then ends)");
+  std::vector<double> start(4, 0.0), end(4, 1.0);
+  for (size_t k = 0; k < axes.size(); ++k) {
+    start[static_cast<size_t>(axes[k])] = given[k];
+    end[static_cast<size_t>(axes[k])] = given[axes.size() + k];
+  }
+  for (size_t i = 0; i < 2; ++i)
+    if (start[i] != 0.0 || end[i] != 1.0) c.fail("only the spatial dimensions may be cropped");
+  const double extrapolation = floatAttr(c.attrFloat("extrapolation_value", 0.0f));
+  std::vector<std::vector<bool>> outside(2);
+  auto matrix = [&](size_t i, const std::string& name) {  // [out, in] of spatial axis i
+    const int64_t len = in[2 + i], out = size[i];
+    if (mulOrThrow(len, out, "the crop matrix") > kMaxComputedElements) c.fail("the image is too large");
+    // The output length the reference maps by: scale * in when scales are given.
+    const double out_len =
+        scales.empty() ? static_cast<double>(out) : scales[2 + i] * static_cast<double>(len);
+    const double a = start[2 + i], b = end[2 + i], span = static_cast<double>(len - 1);
+    std::vector<double> m(static_cast<size_t>(out * len), 0.0);
+    outside[i].assign(static_cast<size_t>(out), false);
+    for (int64_t o = 0; o < out; ++o) {
+      const double src =
+          (out_len == 1 ? (b - a) * span / 2 : static_cast<double>(o) * (b - a) * span / (out_len - 1)) +
+          a * span;
+      if (src < 0 || src > span) {
+        outside[i][static_cast<size_t>(o)] = true;
+        continue;
+      }
+      const auto lo = static_cast<int64_t>(std::floor(src));
+      const int64_t hi = std::min(lo + 1, len - 1);
+      const double r = src - static_cast<double>(lo);
+      double* row = &m[static_cast<size_t>(o * len)];
+      if (mode == "linear") {
+        row[lo] += 1 - r;
+        row[hi] += r;
+        continue;
+      }
+      bool up = false;  // nearest: lo or lo + 1 by nearest_mode
+      if (r > 0) {
+        if (nearest == "round_prefer_floor")
+          up = r > 0.5;
+        else if (nearest == "round_prefer_ceil")
+          up = r >= 0.5;
+        else if (nearest == "ceil")
+          up = true;
+        else if (nearest != "floor")
+          c.fail("nearest_mode '" + nearest + "' is not supported");
+      }
+      row[up ? hi : lo] = 1;
+    }
+    return c.im.constant(ir::Tensor::fromValues(x->type.dtype, {out, len}, m), name);
+  };
+  auto ah = matrix(0, n + "_ah");
+  auto aw_t =
+      c.im.emit("permute_dims", {matrix(1, n + "_aw")}, {{"axes", ir::AttrValue::ints({1, 0})}}, n + "_awt");
+  auto y = c.im.emit("matmul", {ah, c.im.emit("matmul", {x, aw_t}, {}, n + "_w")}, {}, n + "_sampled");
+  std::vector<double> fill(static_cast<size_t>(size[0] * size[1]), 0.0);
+  bool any = false;
+  for (int64_t o = 0; o < size[0]; ++o)
+    for (int64_t p = 0; p < size[1]; ++p)
+      if (outside[0][static_cast<size_t>(o)] || outside[1][static_cast<size_t>(p)]) {
+        fill[static_cast<size_t>(o * size[1] + p)] = extrapolation;
+        any = true;
+      }
+  if (!any) return c.im.emitAlias(y, n);
+  auto e =
+      c.im.constant(ir::Tensor::fromValues(x->type.dtype, {size[0], size[1]}, fill), n + "_extrapolated");
+  return c.im.emit("add", {y, e}, {}, n);
+}
+
 std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
   const ValuePtr& x = c.in(0);
   if (x->type.rank() != 4) c.fail("only 4-D (NCHW) inputs are supported");
@@ -159,13 +247,16 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
     nearest = c.attrStr("nearest_mode", "round_prefer_floor");
     antialias = c.attrInt("antialias", 0) != 0;
     if (antialias && mode == "nearest") c.fail("antialias applies to linear and cubic modes, not nearest");
-    // Only tf_crop_and_resize (refused below) reads roi and extrapolation_value;
+    // Only tf_crop_and_resize reads roi and extrapolation_value (below);
     // exclude_outside changes only cubic's weights.
-    c.hasInput(1);
-    c.ignoreAttrs({"extrapolation_value"});
+    if (ctm != "tf_crop_and_resize") {
+      c.hasInput(1);
+      c.ignoreAttrs({"extrapolation_value"});
+    }
   }
-  static const std::set<std::string> ctms = {"half_pixel", "align_corners", "asymmetric",
-                                             "pytorch_half_pixel", "half_pixel_symmetric"};
+  static const std::set<std::string> ctms = {"half_pixel",           "align_corners",
+                                             "asymmetric",           "pytorch_half_pixel",
+                                             "half_pixel_symmetric", "tf_crop_and_resize"};
   if (!ctms.count(ctm)) c.fail("coordinate_transformation_mode '" + ctm + "' is not supported");
   std::vector<int64_t> size(2);
   std::vector<int64_t> in(4);
@@ -247,6 +338,8 @@ std::vector<ValuePtr> resize(NodeCtx& c, bool upsample) {
   } else {
     c.fail("needs constant scales or sizes");
   }
+  if (ctm == "tf_crop_and_resize")
+    return {cropAndResize(c, x, in, size, scales, axes, mode, nearest, antialias)};
   if (antialias) {
     // Separable: y = A_h x A_w^T, two matmuls with constant matrices.
     const std::string n = c.outName();
@@ -716,8 +809,12 @@ const ConverterTable& converters() {
 }
 
 const Converter* converterFor(const onnx::NodeProto& n) {
-  if (!n.domain().empty() && n.domain() != "ai.onnx") return nullptr;
-  auto it = converters().find(n.op_type());
+  std::string key = n.op_type();
+  if (n.domain() == "ai.onnx.ml")
+    key = "ai.onnx.ml." + key;  // the ML domain's ops, registered by that name
+  else if (!n.domain().empty() && n.domain() != "ai.onnx")
+    return nullptr;
+  auto it = converters().find(key);
   return it == converters().end() ? nullptr : &it->second;
 }
 

@@ -50,6 +50,9 @@ void validate(const onnx::ModelProto& m, const std::string& file) {
   if (m.ir_version() <= 0 || !m.has_graph())
     bad("not an ONNX model (no IR version or no graph; is this an .onnx file?)");
   int64_t opset = defaultOpset(m);
+  bool ml_only = opset < 0;  // a model of ai.onnx.ml ops alone (Binarizer, ...) needs no default opset
+  for (const auto& n : m.graph().node()) ml_only = ml_only && n.domain() == "ai.onnx.ml";
+  if (ml_only && m.graph().node_size() > 0) opset = 13;  // any: no node of the default domain
   if (opset < 0) {
     for (const auto& o : m.opset_import())
       if (o.domain() == "ai.onnx.preview.training")
