@@ -62,9 +62,10 @@ if python_has onnx; then
     fi
   done
   # Errors.
-  check "unsupported ops fail" fails_saying "NonZero (2 nodes, first: 'nz_a')" "$tmp/ops/err_unsupported.onnx" -o "$tmp/ops/u.ir"
-  check "unsupported lists Unique" contains "$tmp/err" "Unique (1 node, first: 'unique_a'): its output shape depends on the input values"
+  check "unsupported ops fail" fails_saying "Det (2 nodes, first: 'det_a')" "$tmp/ops/err_unsupported.onnx" -o "$tmp/ops/u.ir"
+  check "unsupported lists NonMaxSuppression" contains "$tmp/err" "NonMaxSuppression (1 node, first: 'nms_a'): its output shape depends on the input values"
   check "unsupported lists custom domains" contains "$tmp/err" "com.example.Foo (1 node, first: 'foo_a')"
+  check "NonZero of a run-time value fails naming the input" fails_saying "(NonZero): the input must be known at import: its output shape depends on the input values.*--bind x=" "$tmp/ops/err_nonzero_runtime.onnx" -o "$tmp/ops/u.ir"
   check "no output for unsupported" absent "$tmp/ops/u.ir"
   check "If on a run-time condition fails naming the input" fails_saying "(If): the condition must be known at import (mlcc compiles one branch).*--bind x=" "$tmp/ops/err_if_runtime.onnx" -o "$tmp/ops/u.ir"
   check "a Loop whose body computes its condition from the data fails" fails_saying "(Loop): the condition the body computes must be known at import (mlcc unrolls the loop)" "$tmp/ops/err_loop_runtime.onnx" -o "$tmp/ops/u.ir"

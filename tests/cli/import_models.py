@@ -225,12 +225,16 @@ save("split_constant_shape", [N("Split", ["sh", "s"], ["a", "b"]), N("Concat", [
 
 # Errors: unsupported ops listed all at once.
 g = helper.make_graph(
-    [N("NonZero", ["x"], ["a"], name="nz_a"), N("NonZero", ["x"], ["b"], name="nz_b"),
-     N("Unique", ["x"], ["c"], name="unique_a"), N("Foo", ["x"], ["d"], name="foo_a", domain="com.example"),
+    [N("Det", ["x"], ["a"], name="det_a"), N("Det", ["x"], ["b"], name="det_b"),
+     N("NonMaxSuppression", ["x", "x"], ["c"], name="nms_a"), N("Foo", ["x"], ["d"], name="foo_a", domain="com.example"),
      N("Relu", ["x"], ["y"], name="relu")], "unsupported",
     [helper.make_tensor_value_info("x", F, [3, 4])], [helper.make_tensor_value_info("y", F, [3, 4])])
 m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13), helper.make_opsetid("com.example", 1)])
 onnx.save(m, os.path.join(out, "err_unsupported.onnx"))
+g = helper.make_graph([N("NonZero", ["x"], ["y"])], "nonzero_runtime", [helper.make_tensor_value_info("x", F, [3, 4])],
+                      [helper.make_tensor_value_info("y", TensorProto.INT64, [2, None])])
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+onnx.save(m, os.path.join(out, "err_nonzero_runtime.onnx"))
 
 
 def external(name, location, write):
@@ -509,6 +513,29 @@ save("ml_binarize_extract", [N("Binarizer", ["x"], ["b"], domain="ai.onnx.ml", t
                              N("Cast", ["e"], ["y"], to=F)],
      xb, [3, 3], (xb > -1.5).astype(np.float32)[:, [4, 0, 4]], inits=[("picks", picks)],
      x_type=TensorProto.INT64, ml=True, expect=["take"])
+
+# The ops whose output shape depends on the values, where the values that
+# decide it are known at import: Compress by a constant condition (the data
+# at run time) along an axis and flat, NonZero and Unique (sorted, along an
+# axis, all four outputs) of constants.
+xc = r(3, 4)
+keep = np.array([True, False, True], np.bool_)
+save("compress_known_condition", [N("Compress", ["x", "keep"], ["a"], axis=0), N("Compress", ["x", "flat_keep"], ["b"]),
+                                  N("ReduceSum", ["b"], ["s"], keepdims=1), N("Add", ["a", "s"], ["y"])],
+     xc, [2, 4], np.compress(keep, xc, axis=0) + np.compress([0, 1, 1, 0, 1], xc).sum(keepdims=True),
+     inits=[("keep", keep), ("flat_keep", np.array([0, 1, 1, 0, 1], np.bool_))], expect=["take"])
+cu = np.array([[2, 1, 2], [0, 5, 0], [2, 1, 2], [0, 5, 1]], np.float32)
+uy, ui, uinv, ucnt = np.unique(cu, True, True, True, axis=0)
+nz = np.array([[0, 3, 0], [1, 0, 0]], np.float32)
+flat = np.array([-1], np.int64)
+parts = [uy.reshape(-1), ui, uinv.reshape(-1), ucnt, np.stack(np.nonzero(nz)).reshape(-1), xc[0]]
+save("unique_nonzero_constants",
+     [N("Unique", ["cu"], ["uy", "ui", "uinv", "ucnt"], axis=0, sorted=1), N("NonZero", ["nz"], ["nzi"]),
+      N("Reshape", ["uy", "flat"], ["uyf"]), N("Cast", ["ui"], ["uif"], to=F), N("Cast", ["uinv"], ["uinvf"], to=F),
+      N("Cast", ["ucnt"], ["ucntf"], to=F), N("Reshape", ["nzi", "flat"], ["nzr"]), N("Cast", ["nzr"], ["nzf"], to=F),
+      N("Concat", ["uyf", "uif", "uinvf", "ucntf", "nzf", "x"], ["y"], axis=0)],
+     xc[0], [sum(len(p) for p in parts)], np.concatenate([p.astype(np.float32) for p in parts]),
+     inits=[("cu", cu), ("nz", nz), ("flat", flat)], expect=[])
 
 # If on a value computed at run time: refused, naming the input to bind.
 g = helper.make_graph([N("ReduceSum", ["x"], ["s"], keepdims=0), N("Greater", ["s", "zero"], ["c"]),

@@ -541,8 +541,8 @@ def build_loops(g):
 
 
 class Unsupported(nn.Module):
-    """Ops outside the op set (Det, NonZero): the import must fail listing
-    all of them, not give a wrong answer."""
+    """An op outside the op set (Det) beside NonZero of a run-time value:
+    the import must fail listing Det, not give a wrong answer."""
 
     def forward(self, x):
         c = x * torch.det(torch.stack([x[:, :2], x[:, 2:4]], 1))[:, None]

@@ -803,6 +803,7 @@ const ConverterTable& converters() {
     registerComposedConverters(t);
     registerEinsumConverter(t);
     registerControlFlowConverters(t);
+    registerSelectionConverters(t);
     return t;
   }();
   return table;
