@@ -537,6 +537,55 @@ save("unique_nonzero_constants",
      xc[0], [sum(len(p) for p in parts)], np.concatenate([p.astype(np.float32) for p in parts]),
      inits=[("cu", cu), ("nz", nz), ("flat", flat)], expect=[])
 
+# DeformConv with 2 groups, 2 offset groups, stride 2, dilation 2, padding, a
+# mask and a bias, against a direct numpy version of the specification
+# (bilinear sampling at the offset positions, zero outside the image).
+def deform_conv_ref(xd, wd, off, bias, mask, stride, dil, pad, group, og):
+    n_, c_, h_, w_ = xd.shape
+    oc_, cpg, kh, kw = wd.shape
+    oh, ow = off.shape[2:]
+    off = off.reshape(n_, og, kh, kw, 2, oh, ow)
+    mask = mask.reshape(n_, og, kh, kw, oh, ow)
+
+    def at(img, yy, xx):
+        if 0 <= yy < h_ and 0 <= xx < w_:
+            return img[yy, xx]
+        return 0.0
+
+    def bilinear(img, py, px):
+        y0, x0 = int(np.floor(py)), int(np.floor(px))
+        fy, fx = py - y0, px - x0
+        return ((1 - fy) * (1 - fx) * at(img, y0, x0) + (1 - fy) * fx * at(img, y0, x0 + 1) +
+                fy * (1 - fx) * at(img, y0 + 1, x0) + fy * fx * at(img, y0 + 1, x0 + 1))
+
+    out = np.zeros((n_, oc_, oh, ow))
+    for b in range(n_):
+        for o in range(oc_):
+            g = o // (oc_ // group)
+            for ci in range(cpg):
+                ch = g * cpg + ci
+                k = ch // (c_ // og)
+                for i in range(oh):
+                    for j in range(ow):
+                        for a in range(kh):
+                            for e in range(kw):
+                                py = i * stride - pad + a * dil + off[b, k, a, e, 0, i, j]
+                                px = j * stride - pad + e * dil + off[b, k, a, e, 1, i, j]
+                                out[b, o, i, j] += (wd[o, ci, a, e] * mask[b, k, a, e, i, j] *
+                                                    bilinear(xd[b, ch], py, px))
+    return (out + bias.reshape(1, -1, 1, 1)).astype(np.float32)
+
+
+xd = r(2, 4, 6, 7)
+wd = r(6, 2, 2, 3)
+offd = (r(2, 2 * 2 * 3 * 2, 3, 3) * 1.5).astype(np.float32)
+maskd = rng.uniform(0, 1, (2, 2 * 2 * 3, 3, 3)).astype(np.float32)
+bd = r(6)
+save("deform_conv_groups", [N("DeformConv", ["x", "w", "off", "b", "mask"], ["y"], strides=[2, 2], dilations=[2, 2],
+                              pads=[1, 1, 1, 1], group=2, offset_group=2, kernel_shape=[2, 3])],
+     xd, [2, 6, 3, 3], deform_conv_ref(xd, wd, offd, bd, maskd, 2, 2, 1, 2, 2), opset=19,
+     inits=[("w", wd), ("off", offd), ("b", bd), ("mask", maskd)], expect=["grid_sample", "matmul"])
+
 # If on a value computed at run time: refused, naming the input to bind.
 g = helper.make_graph([N("ReduceSum", ["x"], ["s"], keepdims=0), N("Greater", ["s", "zero"], ["c"]),
                        N("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "if_runtime",

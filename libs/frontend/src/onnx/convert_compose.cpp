@@ -7,7 +7,8 @@
 // indices MaxPool gives) and Col2Im (a grouped conv2d_transpose with one-hot
 // kernels: each column entry adds to its pixel of the image), DFT (one
 // matmul with the constant DFT matrix), STFT (framed by a gather, then the
-// same matmul) and TfIdfVectorizer (n-gram counts by windowed comparisons).
+// same matmul), TfIdfVectorizer (n-gram counts by windowed comparisons) and
+// DeformConv (grid_sample per kernel tap, then a matmul).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -566,6 +567,113 @@ ValuePtr tfIdfVectorizer(NodeCtx& c) {
   return rank == 1 ? reshapeTo(c, y, {ir::makeInt(out)}, n) : c.im.emitAlias(y, n);
 }
 
+// DeformConv (2-D): each kernel tap of each offset group samples the input
+// at its regular position plus the learned offset (bilinear, zero outside,
+// as the ONNX reference does it with GridSample and align_corners), times
+// the mask where given; the samples, stacked as im2col columns [N, C*kh*kw,
+// oh*ow], are multiplied by the weights per group, plus the bias.
+ValuePtr deformConv(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const ValuePtr& w = c.in(1);
+  const ValuePtr& offset = c.in(2);
+  const std::string n = c.outName();
+  if (x->type.rank() != 4 || w->type.rank() != 4 || offset->type.rank() != 4)
+    c.fail("only 2-D deformable convolutions (NCHW) are supported");
+  const int64_t channels = staticDim(c, x->type.shape[1], "the channels");
+  const int64_t height = staticDim(c, x->type.shape[2], "the height");
+  const int64_t width = staticDim(c, x->type.shape[3], "the width");
+  if (height < 2 || width < 2) c.fail("an input of height or width 1 is not supported");
+  const int64_t oc = staticDim(c, w->type.shape[0], "the output channels");
+  std::vector<int64_t> kernel = c.attrInts("kernel_shape");
+  if (kernel.empty())
+    kernel = {staticDim(c, w->type.shape[2], "the kernel"), staticDim(c, w->type.shape[3], "the kernel")};
+  const std::vector<int64_t> strides = c.attrInts("strides", {1, 1}), dil = c.attrInts("dilations", {1, 1});
+  const std::vector<int64_t> pads = c.attrInts("pads", {0, 0, 0, 0});
+  const int64_t group = c.attrInt("group", 1), og = c.attrInt("offset_group", 1);
+  if (kernel.size() != 2 || strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
+    c.fail("kernel_shape, strides, dilations and pads must be 2-D");
+  if (group < 1 || og < 1 || channels % group || channels % og || oc % group)
+    c.fail("group and offset_group must divide the channels");
+  const int64_t kh = kernel[0], kw = kernel[1], taps = kh * kw;
+  const int64_t oh = staticDim(c, offset->type.shape[2], "the output height");
+  const int64_t ow = staticDim(c, offset->type.shape[3], "the output width");
+  if (staticDim(c, offset->type.shape[1], "the offsets") != og * taps * 2)
+    c.fail("offset must have offset_group * kh * kw * 2 channels");
+  const bool masked = c.hasInput(4);
+  const ir::DType t = x->type.dtype;
+  auto row = [&](int64_t count, double first, double step, bool column, const std::string& name) {
+    std::vector<double> v(static_cast<size_t>(count));
+    for (int64_t k = 0; k < count; ++k) v[static_cast<size_t>(k)] = first + step * static_cast<double>(k);
+    return c.im.constant(
+        ir::Tensor::fromValues(t, column ? std::vector<int64_t>{count, 1} : std::vector<int64_t>{count}, v),
+        name);
+  };
+  const int64_t cg = channels / og;
+  std::vector<ValuePtr> per_group;
+  for (int64_t g = 0; g < og; ++g) {
+    const std::string ng = n + "_og" + std::to_string(g);
+    auto xg = og == 1 ? x : slice(c, x, 1, g * cg, (g + 1) * cg, ng + "_x");
+    std::vector<ValuePtr> samples;
+    for (int64_t i = 0; i < kh; ++i)
+      for (int64_t j = 0; j < kw; ++j) {
+        const int64_t tap = i * kw + j;
+        const std::string nt = ng + "_t" + std::to_string(tap);
+        const int64_t ch = (g * taps + tap) * 2;
+        // Sample rows and columns in pixels, then normalized for align_corners.
+        auto py = c.im.emit(
+            "add",
+            {item(c, offset, 1, ch, nt + "_dy"), row(oh, static_cast<double>(i * dil[0] - pads[0]),
+                                                     static_cast<double>(strides[0]), true, nt + "_y0")},
+            {}, nt + "_py");
+        auto px = c.im.emit(
+            "add",
+            {item(c, offset, 1, ch + 1, nt + "_dx"), row(ow, static_cast<double>(j * dil[1] - pads[1]),
+                                                         static_cast<double>(strides[1]), false, nt + "_x0")},
+            {}, nt + "_px");
+        auto norm = [&](const ValuePtr& p, int64_t len, const std::string& name) {
+          auto scaled =
+              c.im.emit("multiply", {p, c.im.scalar(t, 2.0 / static_cast<double>(len - 1), name + "_s")}, {},
+                        name + "_scaled");
+          return c.im.emit("subtract", {scaled, c.im.scalar(t, 1.0, name + "_one")}, {}, name);
+        };
+        auto grid = stack(c, {norm(px, width, nt + "_gx"), norm(py, height, nt + "_gy")}, 3, nt + "_grid");
+        ValuePtr s = c.im.emit("grid_sample", {xg, grid},
+                               {{"mode", std::string("linear")},
+                                {"padding_mode", std::string("zeros")},
+                                {"align_corners", true}},
+                               nt + "_sample");
+        if (masked) {
+          auto m = c.im.emit("expand_dims", {item(c, c.in(4), 1, g * taps + tap, nt + "_m")},
+                             {{"axes", ir::AttrValue::ints({1})}}, nt + "_mask");
+          s = c.im.emit("multiply", {s, m}, {}, nt + "_masked");
+        }
+        samples.push_back(s);
+      }
+    per_group.push_back(stack(c, samples, 2, ng + "_taps"));  // [N, cg, taps, oh, ow]
+  }
+  ValuePtr cols = per_group.size() == 1 ? per_group[0]
+                                        : c.im.emit("concat", per_group, {{"axis", int64_t{1}}}, n + "_taps");
+  const ir::PrimExpr batch = x->type.shape[0];
+  cols = reshapeTo(c, cols, {batch, ir::makeInt(channels * taps), ir::makeInt(oh * ow)}, n + "_cols");
+  const int64_t cpg = channels / group, ocg = oc / group;
+  std::vector<ValuePtr> outs;
+  for (int64_t gr = 0; gr < group; ++gr) {
+    const std::string nr = n + "_g" + std::to_string(gr);
+    auto wg = reshapeTo(c, group == 1 ? w : slice(c, w, 0, gr * ocg, (gr + 1) * ocg, nr + "_w"),
+                        {ir::makeInt(ocg), ir::makeInt(cpg * taps)}, nr + "_wm");
+    auto colg = group == 1 ? cols : slice(c, cols, 1, gr * cpg * taps, (gr + 1) * cpg * taps, nr + "_cols");
+    outs.push_back(c.im.emit("matmul", {wg, colg}, {}, nr + "_y"));
+  }
+  ValuePtr y = outs.size() == 1 ? outs[0] : c.im.emit("concat", outs, {{"axis", int64_t{1}}}, n + "_groups");
+  y = reshapeTo(c, y, {batch, ir::makeInt(oc), ir::makeInt(oh), ir::makeInt(ow)},
+                c.hasInput(3) ? n + "_nobias" : n);
+  if (c.hasInput(3))
+    y = c.im.emit("add",
+                  {y, reshapeTo(c, c.in(3), {ir::makeInt(oc), ir::makeInt(1), ir::makeInt(1)}, n + "_b")}, {},
+                  n);
+  return y;
+}
+
 // ai.onnx.ml Binarizer: 1 where x > threshold, else 0, in x's dtype.
 ValuePtr binarizer(NodeCtx& c) {
   const ValuePtr& x = c.in(0);
@@ -604,6 +712,7 @@ void registerComposedConverters(ConverterTable& t) {
   t["OneHot"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {oneHot(c)}; };
   t["ReverseSequence"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {reverseSequence(c)}; };
   t["TfIdfVectorizer"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {tfIdfVectorizer(c)}; };
+  t["DeformConv"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {deformConv(c)}; };
   t["ai.onnx.ml.Binarizer"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {binarizer(c)}; };
   t["ai.onnx.ml.ArrayFeatureExtractor"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
     return {arrayFeatureExtractor(c)};
