@@ -586,6 +586,51 @@ save("deform_conv_groups", [N("DeformConv", ["x", "w", "off", "b", "mask"], ["y"
      xd, [2, 6, 3, 3], deform_conv_ref(xd, wd, offd, bd, maskd, 2, 2, 1, 2, 2), opset=19,
      inits=[("w", wd), ("off", offd), ("b", bd), ("mask", maskd)], expect=["grid_sample", "matmul"])
 
+# RoiAlign (average, half_pixel): rois over two images, one reaching past
+# the image (samples beyond -1 / size are 0, those within clamp to the
+# edge), against a numpy version of the reference's sampling.
+def roi_align_ref(xa, rois, bidx, oh, ow, ratio, scale):
+    _, ch, hh, ww = xa.shape
+    out = np.zeros((len(rois), ch, oh, ow))
+
+    def sample(img, y, x):
+        if y < -1 or y > hh or x < -1 or x > ww:
+            return np.zeros(ch)
+        y, x = max(y, 0.0), max(x, 0.0)
+        y0, x0 = int(y), int(x)
+        y1, x1 = min(y0 + 1, hh - 1), min(x0 + 1, ww - 1)
+        if y0 >= hh - 1:
+            y0 = y1 = hh - 1
+            y = float(y0)
+        if x0 >= ww - 1:
+            x0 = x1 = ww - 1
+            x = float(x0)
+        ly, lx = y - y0, x - x0
+        return ((1 - ly) * (1 - lx) * img[:, y0, x0] + (1 - ly) * lx * img[:, y0, x1] +
+                ly * (1 - lx) * img[:, y1, x0] + ly * lx * img[:, y1, x1])
+
+    for k, (x1_, y1_, x2_, y2_) in enumerate(rois):
+        sw, sh = x1_ * scale - 0.5, y1_ * scale - 0.5
+        bh, bw = (y2_ * scale - 0.5 - sh) / oh, (x2_ * scale - 0.5 - sw) / ow
+        for p_ in range(oh):
+            for q in range(ow):
+                acc = np.zeros(ch)
+                for iy in range(ratio):
+                    for ix in range(ratio):
+                        acc += sample(xa[bidx[k]], sh + p_ * bh + (iy + 0.5) * bh / ratio,
+                                      sw + q * bw + (ix + 0.5) * bw / ratio)
+                out[k, :, p_, q] = acc / (ratio * ratio)
+    return out.astype(np.float32)
+
+
+xa = r(2, 3, 8, 9)
+rois = np.array([[1, 1, 6, 5], [-4, 2, 12, 20], [3.5, 0.25, 4.5, 7]], np.float32)
+bidx = np.array([1, 0, 1], np.int64)
+save("roi_align_avg", [N("RoiAlign", ["x", "rois", "bidx"], ["y"], output_height=3, output_width=4, sampling_ratio=3,
+                         spatial_scale=0.75, coordinate_transformation_mode="half_pixel")],
+     xa, [3, 3, 3, 4], roi_align_ref(xa, rois, bidx, 3, 4, 3, 0.75), opset=16,
+     inits=[("rois", rois), ("bidx", bidx)], expect=["grid_sample"])
+
 # If on a value computed at run time: refused, naming the input to bind.
 g = helper.make_graph([N("ReduceSum", ["x"], ["s"], keepdims=0), N("Greater", ["s", "zero"], ["c"]),
                        N("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], "if_runtime",

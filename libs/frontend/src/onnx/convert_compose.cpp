@@ -7,8 +7,9 @@
 // indices MaxPool gives) and Col2Im (a grouped conv2d_transpose with one-hot
 // kernels: each column entry adds to its pixel of the image), DFT (one
 // matmul with the constant DFT matrix), STFT (framed by a gather, then the
-// same matmul), TfIdfVectorizer (n-gram counts by windowed comparisons) and
-// DeformConv (grid_sample per kernel tap, then a matmul).
+// same matmul), TfIdfVectorizer (n-gram counts by windowed comparisons),
+// DeformConv (grid_sample per kernel tap, then a matmul) and RoiAlign (one
+// grid_sample of the rois' sample positions, averaged per bin).
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -674,6 +675,104 @@ ValuePtr deformConv(NodeCtx& c) {
   return y;
 }
 
+// RoiAlign, average mode: each output bin averages sampling_ratio^2
+// bilinear samples of its roi's image (take of batch_indices), the sample
+// positions computed from the rois at run time. The samples are one
+// grid_sample with border padding (the reference clamps a position in
+// [-1, 0] or [size - 1, size] to the edge) times a mask that zeroes those
+// farther out, then a mean over each bin's samples. The legacy
+// output_half_pixel mode stretches a roi to at least 1 pixel.
+ValuePtr roiAlign(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const ValuePtr& rois = c.in(1);
+  const std::string n = c.outName();
+  if (x->type.rank() != 4) c.fail("the input must be NCHW");
+  const int64_t height = staticDim(c, x->type.shape[2], "the height");
+  const int64_t width = staticDim(c, x->type.shape[3], "the width");
+  if (height < 2 || width < 2) c.fail("an input of height or width 1 is not supported");
+  if (rois->type.rank() != 2 || !ops::isConstDim(rois->type.shape[1], 4))
+    c.fail("rois must be [num_rois, 4]");
+  const std::string mode = c.attrStr("mode", "avg");
+  if (mode != "avg") c.fail("mode '" + mode + "' is not supported (avg is)");
+  const int64_t oh = c.attrInt("output_height", 1), ow = c.attrInt("output_width", 1);
+  const int64_t ratio = c.attrInt("sampling_ratio", 0);
+  if (oh < 1 || ow < 1 || oh > 4096 || ow > 4096) c.fail("output_height and output_width are out of range");
+  if (ratio <= 0 || ratio > 64)
+    c.fail("sampling_ratio " + std::to_string(ratio) +
+           " is not supported (an adaptive ratio, 0, depends on the roi values; 1 to 64 are)");
+  const std::string ctm =
+      c.opset >= 16 ? c.attrStr("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
+  if (ctm != "half_pixel" && ctm != "output_half_pixel")
+    c.fail("coordinate_transformation_mode '" + ctm + "' is not supported");
+  const bool half = ctm == "half_pixel";
+  const ir::DType t = x->type.dtype;
+  auto k = [&](double v, const std::string& name) { return c.im.scalar(t, v, name); };
+  auto bin = [&](const ValuePtr& v, const std::string& name) {
+    return c.im.emit("multiply", {v, k(c.attrFloat("spatial_scale", 1.0f), name + "_scale")}, {},
+                     name + "_scaled");
+  };
+  auto corner = [&](int64_t i, const std::string& name) {
+    auto v = bin(item(c, rois, 1, i, name + "_roi"), name);
+    return half ? c.im.emit("subtract", {v, k(0.5, name + "_half")}, {}, name) : v;
+  };
+  // Per axis: the sample positions [R, out * ratio] and their validity.
+  auto positions = [&](int64_t first, int64_t out, int64_t size, const std::string& name) {
+    auto start = corner(first, name + "_start");
+    ValuePtr extent = c.im.emit("subtract", {corner(first + 2, name + "_end"), start}, {}, name + "_extent");
+    if (!half) extent = c.im.emit("maximum", {extent, k(1.0, name + "_one")}, {}, name + "_extent1");
+    auto step = c.im.emit("divide", {extent, k(static_cast<double>(out), name + "_bins")}, {}, name + "_bin");
+    std::vector<double> at;
+    for (int64_t p = 0; p < out; ++p)
+      for (int64_t s = 0; s < ratio; ++s)
+        at.push_back(static_cast<double>(p) + (static_cast<double>(s) + 0.5) / static_cast<double>(ratio));
+    auto offsets = c.im.constant(ir::Tensor::fromValues(t, {out * ratio}, at), name + "_at");
+    auto col = [&](const ValuePtr& v, const std::string& nm) {
+      return c.im.emit("expand_dims", {v}, {{"axes", ir::AttrValue::ints({1})}}, nm);
+    };
+    auto pos = c.im.emit("add",
+                         {col(start, name + "_start_c"),
+                          c.im.emit("multiply", {col(step, name + "_bin_c"), offsets}, {}, name + "_rel")},
+                         {}, name + "_pos");
+    auto valid = c.im.emit(
+        "logical_and",
+        {c.im.emit("greater_equal", {pos, k(-1.0, name + "_lo")}, {}, name + "_ge"),
+         c.im.emit("less_equal", {pos, k(static_cast<double>(size), name + "_hi")}, {}, name + "_le")},
+        {}, name + "_inside");
+    auto grid =
+        c.im.emit("subtract",
+                  {c.im.emit("multiply", {pos, k(2.0 / static_cast<double>(size - 1), name + "_norm")}, {},
+                             name + "_scaled_pos"),
+                   k(1.0, name + "_one_g")},
+                  {}, name + "_grid");
+    return std::pair{grid, castTo(c, valid, t, name + "_valid")};
+  };
+  auto [gy, vy] = positions(1, oh, height, n + "_y");
+  auto [gx, vx] = positions(0, ow, width, n + "_x");
+  const ir::PrimExpr r = rois->type.shape[0];
+  const std::vector<ir::PrimExpr> grid_shape{r, ir::makeInt(oh * ratio), ir::makeInt(ow * ratio)};
+  auto spread = [&](const ValuePtr& v, int64_t axis, const std::string& name) {
+    auto e = c.im.emit("expand_dims", {v}, {{"axes", ir::AttrValue::ints({axis})}}, name + "_e");
+    return c.im.emit("broadcast_to", {e}, {{"shape", dimsAttr(grid_shape)}}, name);
+  };
+  auto grid = stack(c, {spread(gx, 1, n + "_gx"), spread(gy, 2, n + "_gy")}, 3, n + "_grid");
+  auto images = c.im.emit("take", {x, castTo(c, c.in(2), ir::DType::i64, n + "_batch")},
+                          {{"axis", int64_t{0}}}, n + "_images");
+  auto samples = c.im.emit(
+      "grid_sample", {images, grid},
+      {{"mode", std::string("linear")}, {"padding_mode", std::string("border")}, {"align_corners", true}},
+      n + "_samples");
+  auto mask = c.im.emit("multiply",
+                        {c.im.emit("expand_dims", {vy}, {{"axes", ir::AttrValue::ints({1, 3})}}, n + "_vy"),
+                         c.im.emit("expand_dims", {vx}, {{"axes", ir::AttrValue::ints({1, 2})}}, n + "_vx")},
+                        {}, n + "_mask");
+  auto kept = c.im.emit("multiply", {samples, mask}, {}, n + "_kept");
+  const ir::PrimExpr channels = x->type.shape[1];
+  auto bins = reshapeTo(
+      c, kept, {r, channels, ir::makeInt(oh), ir::makeInt(ratio), ir::makeInt(ow), ir::makeInt(ratio)},
+      n + "_bins");
+  return c.im.emit("mean", {bins}, {{"axes", ir::AttrValue::ints({3, 5})}, {"keepdims", false}}, n);
+}
+
 // ai.onnx.ml Binarizer: 1 where x > threshold, else 0, in x's dtype.
 ValuePtr binarizer(NodeCtx& c) {
   const ValuePtr& x = c.in(0);
@@ -712,6 +811,7 @@ void registerComposedConverters(ConverterTable& t) {
   t["OneHot"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {oneHot(c)}; };
   t["ReverseSequence"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {reverseSequence(c)}; };
   t["TfIdfVectorizer"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {tfIdfVectorizer(c)}; };
+  t["RoiAlign"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {roiAlign(c)}; };
   t["DeformConv"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {deformConv(c)}; };
   t["ai.onnx.ml.Binarizer"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {binarizer(c)}; };
   t["ai.onnx.ml.ArrayFeatureExtractor"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
