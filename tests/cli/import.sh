@@ -62,7 +62,7 @@ if python_has onnx; then
     fi
   done
   # Errors.
-  check "unsupported ops fail" fails_saying "Det (2 nodes, first: 'det_a')" "$tmp/ops/err_unsupported.onnx" -o "$tmp/ops/u.ir"
+  check "unsupported ops fail" fails_saying "StringNormalizer (2 nodes, first: 'sn_a')" "$tmp/ops/err_unsupported.onnx" -o "$tmp/ops/u.ir"
   check "unsupported lists NonMaxSuppression" contains "$tmp/err" "NonMaxSuppression (1 node, first: 'nms_a'): its output shape depends on the input values"
   check "unsupported lists custom domains" contains "$tmp/err" "com.example.Foo (1 node, first: 'foo_a')"
   check "NonZero of a run-time value fails naming the input" fails_saying "(NonZero): the input must be known at import: its output shape depends on the input values.*--bind x=" "$tmp/ops/err_nonzero_runtime.onnx" -o "$tmp/ops/u.ir"

@@ -225,7 +225,7 @@ save("split_constant_shape", [N("Split", ["sh", "s"], ["a", "b"]), N("Concat", [
 
 # Errors: unsupported ops listed all at once.
 g = helper.make_graph(
-    [N("Det", ["x"], ["a"], name="det_a"), N("Det", ["x"], ["b"], name="det_b"),
+    [N("StringNormalizer", ["x"], ["a"], name="sn_a"), N("StringNormalizer", ["x"], ["b"], name="sn_b"),
      N("NonMaxSuppression", ["x", "x"], ["c"], name="nms_a"), N("Foo", ["x"], ["d"], name="foo_a", domain="com.example"),
      N("Relu", ["x"], ["y"], name="relu")], "unsupported",
     [helper.make_tensor_value_info("x", F, [3, 4])], [helper.make_tensor_value_info("y", F, [3, 4])])
@@ -630,6 +630,16 @@ save("roi_align_avg", [N("RoiAlign", ["x", "rois", "bidx"], ["y"], output_height
                          spatial_scale=0.75, coordinate_transformation_mode="half_pixel")],
      xa, [3, 3, 3, 4], roi_align_ref(xa, rois, bidx, 3, 4, 3, 0.75), opset=16,
      inits=[("rois", rois), ("bidx", bidx)], expect=["grid_sample"])
+
+# Det of a batch of 4x4 matrices: a random one, one whose first column is 0
+# above its last row (pivoting), a singular one (0, not NaN), and one with
+# equal candidates for a pivot; against numpy.linalg.det.
+md = r(4, 4, 4)
+md[1, :3, 0] = 0
+md[2, 3] = md[2, 0] * 2
+md[3, :, 0] = [1, -1, 1, -1]
+save("det_batch", [N("Det", ["x"], ["y"])], md, [4], np.linalg.det(md.astype(np.float64)).astype(np.float32),
+     expect=["argmax", "matmul"])
 
 # If on a value computed at run time: refused, naming the input to bind.
 g = helper.make_graph([N("ReduceSum", ["x"], ["s"], keepdims=0), N("Greater", ["s", "zero"], ["c"]),

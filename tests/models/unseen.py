@@ -541,17 +541,18 @@ def build_loops(g):
 
 
 class Unsupported(nn.Module):
-    """An op outside the op set (Det) beside NonZero of a run-time value:
-    the import must fail listing Det, not give a wrong answer."""
+    """An op outside the op set: torchvision's NMS (NonMaxSuppression, whose
+    output length depends on the values); the import must fail listing it,
+    not give a wrong answer."""
 
-    def forward(self, x):
-        c = x * torch.det(torch.stack([x[:, :2], x[:, 2:4]], 1))[:, None]
-        t = x[:, :2] + torch.nonzero(x > 0).shape[0]
-        return (c[:, :, None] * t[:, None, :]).flatten(1)
+    def forward(self, x):  # [6, 5]
+        boxes = torch.cat([x[:, :2], x[:, :2] + x[:, 2:4].abs() + 0.1], 1)
+        keep = torchvision.ops.nms(boxes, x[:, 4], 0.5)
+        return x[keep].sum(0, keepdim=True)
 
 
 def build_unsupported(g):
-    return Unsupported(), torch.randn(2, 5, generator=g), None
+    return Unsupported(), torch.randn(6, 5, generator=g), None
 
 
 def _dynamic_batch(builder, seq=False):

@@ -8,10 +8,12 @@
 // kernels: each column entry adds to its pixel of the image), DFT (one
 // matmul with the constant DFT matrix), STFT (framed by a gather, then the
 // same matmul), TfIdfVectorizer (n-gram counts by windowed comparisons),
-// DeformConv (grid_sample per kernel tap, then a matmul) and RoiAlign (one
-// grid_sample of the rois' sample positions, averaged per bin).
+// DeformConv (grid_sample per kernel tap, then a matmul), RoiAlign (one
+// grid_sample of the rois' sample positions, averaged per bin) and Det (an
+// unrolled LU factorization with partial pivoting).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 #include "convert_util.h"
@@ -773,6 +775,92 @@ ValuePtr roiAlign(NodeCtx& c) {
   return c.im.emit("mean", {bins}, {{"axes", ir::AttrValue::ints({3, 5})}, {"keepdims", false}}, n);
 }
 
+// Det of [..., m, m] (m static, at most 32): Gaussian elimination with
+// partial pivoting, unrolled over the m columns as LAPACK's getrf does it:
+// at step k the row (from k down) with the largest |a_ik| (the first on
+// ties) is swapped to row k by a matmul with I - d d^T (d = e_k - e_p; a
+// swap flips the sign), the rows below are eliminated, and the pivot
+// multiplies the determinant. A zero pivot eliminates nothing (the
+// determinant is then 0, not NaN).
+ValuePtr det(NodeCtx& c) {
+  const ValuePtr& x = c.in(0);
+  const std::string n = c.outName();
+  const size_t rank = x->type.rank();
+  if (rank < 2) c.fail("the input must be [..., M, M]");
+  const int64_t m = staticDim(c, x->type.shape[rank - 1], "the matrix size");
+  if (staticDim(c, x->type.shape[rank - 2], "the matrix size") != m) c.fail("the matrices must be square");
+  if (m < 1 || m > 32) c.fail("matrices of size " + std::to_string(m) + " are not supported (1 to 32 are)");
+  const ir::DType t = x->type.dtype;
+  const std::vector<ir::PrimExpr> batch_dims(x->type.shape.begin(), x->type.shape.end() - 2);
+  const ir::PrimExpr batch = dimProduct(x->type.shape, 0, rank - 2);
+  ValuePtr a = reshapeTo(c, x, {batch, ir::makeInt(m), ir::makeInt(m)}, n + "_a");
+  auto vec = [&](ir::DType dt, const std::function<double(int64_t)>& f, const std::string& name) {
+    std::vector<double> v(static_cast<size_t>(m));
+    for (int64_t i = 0; i < m; ++i) v[static_cast<size_t>(i)] = f(i);
+    return c.im.constant(ir::Tensor::fromValues(dt, {m}, v), name);
+  };
+  auto expand = [&](const ValuePtr& v, int64_t axis, const std::string& name) {
+    return c.im.emit("expand_dims", {v}, {{"axes", ir::AttrValue::ints({axis})}}, name);
+  };
+  std::vector<double> eye(static_cast<size_t>(m * m), 0.0);
+  for (int64_t i = 0; i < m; ++i) eye[static_cast<size_t>(i * m + i)] = 1.0;
+  auto identity = c.im.constant(ir::Tensor::fromValues(t, {m, m}, eye), n + "_eye");
+  auto iota = vec(
+      ir::DType::i64, [](int64_t i) { return static_cast<double>(i); }, n + "_iota");
+  auto zero = c.im.scalar(t, 0.0, n + "_zero");
+  ValuePtr result;
+  for (int64_t k = 0; k < m; ++k) {
+    const std::string nk = n + "_k" + std::to_string(k);
+    ValuePtr factor;  // -1 where rows were swapped, else 1
+    if (k + 1 < m) {
+      auto candidates =
+          c.im.emit("where",
+                    {vec(
+                         ir::DType::boolean, [&](int64_t i) { return i >= k ? 1.0 : 0.0; }, nk + "_from_k"),
+                     c.im.emit("abs", {item(c, a, 2, k, nk + "_col")}, {}, nk + "_abs"),
+                     c.im.scalar(t, -1.0, nk + "_none")},
+                    {}, nk + "_candidates");
+      auto p = c.im.emit("argmax", {candidates}, {{"axis", int64_t{1}}, {"keepdims", true}}, nk + "_p");
+      auto at_p = castTo(c, c.im.emit("equal", {p, iota}, {}, nk + "_is_p"), t, nk + "_at_p");
+      auto d = c.im.emit("subtract",
+                         {vec(
+                              t, [&](int64_t i) { return i == k ? 1.0 : 0.0; }, nk + "_ek"),
+                          at_p},
+                         {}, nk + "_d");
+      auto swap = c.im.emit(
+          "subtract",
+          {identity,
+           c.im.emit("multiply", {expand(d, 2, nk + "_dc"), expand(d, 1, nk + "_dr")}, {}, nk + "_ddt")},
+          {}, nk + "_swap");
+      a = c.im.emit("matmul", {swap, a}, {}, nk + "_swapped");
+      auto moved = c.im.emit("sum", {c.im.emit("multiply", {d, d}, {}, nk + "_d2")},
+                             {{"axes", ir::AttrValue::ints({1})}, {"keepdims", false}}, nk + "_moved");
+      factor = c.im.emit("subtract", {c.im.scalar(t, 1.0, nk + "_one"), moved}, {}, nk + "_sign");
+    }
+    auto row = item(c, a, 1, k, nk + "_row");  // [B, m]
+    auto pivot = item(c, row, 1, k, nk + "_pivot");
+    if (k + 1 < m) {
+      auto col = item(c, a, 2, k, nk + "_col_now");
+      auto pivot_c = expand(pivot, 1, nk + "_pivot_c");
+      auto ratio = c.im.emit("where",
+                             {c.im.emit("equal", {pivot_c, zero}, {}, nk + "_singular"), zero,
+                              c.im.emit("divide", {col, pivot_c}, {}, nk + "_ratio_all")},
+                             {}, nk + "_ratio_or_0");
+      ratio = c.im.emit("multiply",
+                        {ratio, vec(
+                                    t, [&](int64_t i) { return i > k ? 1.0 : 0.0; }, nk + "_below")},
+                        {}, nk + "_ratio");
+      a = c.im.emit("subtract",
+                    {a, c.im.emit("multiply", {expand(ratio, 2, nk + "_rc"), expand(row, 1, nk + "_rr")}, {},
+                                  nk + "_update")},
+                    {}, nk + "_eliminated");
+    }
+    ValuePtr term = factor ? c.im.emit("multiply", {pivot, factor}, {}, nk + "_term") : pivot;
+    result = result ? c.im.emit("multiply", {result, term}, {}, nk + "_det") : term;
+  }
+  return reshapeTo(c, result, batch_dims, n);
+}
+
 // ai.onnx.ml Binarizer: 1 where x > threshold, else 0, in x's dtype.
 ValuePtr binarizer(NodeCtx& c) {
   const ValuePtr& x = c.in(0);
@@ -811,6 +899,7 @@ void registerComposedConverters(ConverterTable& t) {
   t["OneHot"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {oneHot(c)}; };
   t["ReverseSequence"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {reverseSequence(c)}; };
   t["TfIdfVectorizer"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {tfIdfVectorizer(c)}; };
+  t["Det"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {det(c)}; };
   t["RoiAlign"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {roiAlign(c)}; };
   t["DeformConv"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {deformConv(c)}; };
   t["ai.onnx.ml.Binarizer"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {binarizer(c)}; };
