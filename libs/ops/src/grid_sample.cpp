@@ -118,6 +118,9 @@ AxisTaps axisTaps(float g, int64_t dim, Mode mode, Padding pad, bool align) {
     if (pad == Padding::Border) p = std::min(std::max(p, 0.0f), d - 1.0f);
     if (pad == Padding::Reflection) p = reflect(p, lo, hi);
   }
+  // Far outside the axis (or NaN) every tap reads the zero padding: keep the
+  // tap arithmetic in range (a huge p would overflow the integer index).
+  if (!(p >= lo - 4.0f && p <= hi + 4.0f)) p = p > hi ? hi + 4.0f : lo - 4.0f;
   AxisTaps t;
   const float base = mode == Mode::Nearest ? std::trunc(p) : std::floor(p), f = p - base;
   if (mode == Mode::Nearest) t.weight[0] = 1.0f;

@@ -602,7 +602,13 @@ ValuePtr deformConv(NodeCtx& c) {
   const int64_t ow = staticDim(c, offset->type.shape[3], "the output width");
   if (staticDim(c, offset->type.shape[1], "the offsets") != og * taps * 2)
     c.fail("offset must have offset_group * kh * kw * 2 channels");
+  if (staticDim(c, w->type.shape[1], "the weight's channels") != channels / group ||
+      staticDim(c, w->type.shape[2], "the kernel") != kh ||
+      staticDim(c, w->type.shape[3], "the kernel") != kw)
+    c.fail("the weights must be [M, C / group, kh, kw]");
   const bool masked = c.hasInput(4);
+  if (masked && (c.in(4)->type.rank() != 4 || staticDim(c, c.in(4)->type.shape[1], "the mask") != og * taps))
+    c.fail("the mask must have offset_group * kh * kw channels");
   const ir::DType t = x->type.dtype;
   auto row = [&](int64_t count, double first, double step, bool column, const std::string& name) {
     std::vector<double> v(static_cast<size_t>(count));
