@@ -708,6 +708,8 @@ ValuePtr roiAlign(NodeCtx& c) {
   if (ratio <= 0 || ratio > 64)
     c.fail("sampling_ratio " + std::to_string(ratio) +
            " is not supported (an adaptive ratio, 0, depends on the roi values; 1 to 64 are)");
+  if (oh * ratio * ow * ratio > kMaxComputedElements)
+    c.fail("output_height * output_width * sampling_ratio^2 samples per roi is too many");
   const std::string ctm =
       c.opset >= 16 ? c.attrStr("coordinate_transformation_mode", "half_pixel") : "output_half_pixel";
   if (ctm != "half_pixel" && ctm != "output_half_pixel")
