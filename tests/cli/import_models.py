@@ -22,7 +22,7 @@ def save(name, nodes, x, y_shape, y, opset=13, inits=(), expect=(), x_shape=None
         [helper.make_tensor_value_info("x", x_type, x_shape if x_shape is not None else list(x.shape))],
         [helper.make_tensor_value_info("y", F, y_shape)],
         initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits])
-    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid("ai.onnx.ml", 3)] if ml else [])
+    opsets = [helper.make_opsetid("", opset)] + ([helper.make_opsetid("ai.onnx.ml", 5)] if ml else [])
     m = helper.make_model(g, opset_imports=opsets)
     m.ir_version = 8
     onnx.save(m, os.path.join(out, name + ".onnx"))
@@ -640,6 +640,59 @@ md[2, 3] = md[2, 0] * 2
 md[3, :, 0] = [1, -1, 1, -1]
 save("det_batch", [N("Det", ["x"], ["y"])], md, [4], np.linalg.det(md.astype(np.float64)).astype(np.float32),
      expect=["argmax", "matmul"])
+
+# ai.onnx.ml TreeEnsemble: two trees over 3 features (modes LT, GT, NEQ and
+# MEMBER, a NaN routed by missing-value tracking), leaves on 3 targets, each
+# aggregate function; against a direct traversal of the trees.
+te = dict(nodes_featureids=[0, 1, 2, 1, 0], nodes_modes=[1, 3, 6, 5, 0], nodes_splits=[0.5, -0.2, 0.0, 1.0, 0.0],
+          nodes_truenodeids=[1, 0, 0, 4, 2], nodes_falsenodeids=[2, 1, 1, 3, 3], nodes_trueleafs=[0, 1, 1, 0, 1],
+          nodes_falseleafs=[0, 1, 1, 1, 1], nodes_missing_value_tracks_true=[1, 0, 0, 0, 1],
+          membership_values=[2.0, 4.0, np.nan], leaf_targetids=[0, 1, 2, 0, 1], leaf_weights=[1.5, -2.0, 3.0, 0.25, 4.0],
+          tree_roots=[0, 3])
+
+
+def tree_ref(xt, agg):
+    members = {2: {2.0, 4.0}}
+    ops = {0: np.less_equal, 1: np.less, 2: np.greater_equal, 3: np.greater, 4: np.equal, 5: np.not_equal}
+    fill = {0: 0.0, 1: 0.0, 2: np.finfo(np.float32).max, 3: np.finfo(np.float32).min}[agg]
+    out = np.full((len(xt), 3), fill, np.float64)
+    for b, row in enumerate(xt):
+        for root in te["tree_roots"]:
+            i, leaf = root, False
+            while not leaf:
+                v = row[te["nodes_featureids"][i]]
+                mode = te["nodes_modes"][i]
+                hit = v in members[i] if mode == 6 else bool(ops[mode](v, te["nodes_splits"][i]))
+                hit = hit or (bool(te["nodes_missing_value_tracks_true"][i]) and np.isnan(v))
+                i, leaf = ((te["nodes_truenodeids"][i], te["nodes_trueleafs"][i]) if hit else
+                           (te["nodes_falsenodeids"][i], te["nodes_falseleafs"][i]))
+            w, tid = te["leaf_weights"][i], te["leaf_targetids"][i]
+            if agg <= 1:
+                out[b, tid] += w / (len(te["tree_roots"]) if agg == 0 else 1)
+            else:
+                out[b, tid] = min(out[b, tid], w) if agg == 2 else max(out[b, tid], w)
+    return out.astype(np.float32)
+
+
+xt = np.array([[0.2, 0.1, 2.0], [0.9, -1.0, 4.0], [np.nan, 0.3, 3.0], [0.7, 1.0, 2.0], [0.1, -0.5, 5.0], [2.0, 1.0, 0.0]],
+              np.float32)
+for agg, name in enumerate(["average", "sum", "min", "max"]):
+    attrs = {k: v for k, v in te.items() if k not in ("nodes_modes", "nodes_splits", "membership_values", "leaf_weights")}
+    tensors = dict(nodes_modes=numpy_helper.from_array(np.array(te["nodes_modes"], np.uint8)),
+                   nodes_splits=numpy_helper.from_array(np.array(te["nodes_splits"], np.float32)),
+                   membership_values=numpy_helper.from_array(np.array(te["membership_values"], np.float32)),
+                   leaf_weights=numpy_helper.from_array(np.array(te["leaf_weights"], np.float32)))
+    # The extremes MIN and MAX leave at targets no tree reaches are shown as
+    # 0 (so that the comparison's tolerance, relative to the largest value,
+    # stays tight).
+    want = tree_ref(xt, agg)
+    want = np.where(np.abs(want) < 1e30, want, 0).astype(np.float32)
+    save("tree_ensemble_" + name, [N("TreeEnsemble", ["x"], ["t"], domain="ai.onnx.ml", n_targets=3, aggregate_function=agg,
+                                     **attrs, **tensors),
+                                   N("Abs", ["t"], ["ta"]), N("Less", ["ta", "huge"], ["finite"]),
+                                   N("Where", ["finite", "t", "zero"], ["y"])],
+         xt, [6, 3], want, ml=True, expect=["where"],
+         inits=[("huge", np.array(1e30, np.float32)), ("zero", np.array(0, np.float32))])
 
 # If on a value computed at run time: refused, naming the input to bind.
 g = helper.make_graph([N("ReduceSum", ["x"], ["s"], keepdims=0), N("Greater", ["s", "zero"], ["c"]),

@@ -869,32 +869,6 @@ ValuePtr det(NodeCtx& c) {
   return reshapeTo(c, result, batch_dims, n);
 }
 
-// ai.onnx.ml Binarizer: 1 where x > threshold, else 0, in x's dtype.
-ValuePtr binarizer(NodeCtx& c) {
-  const ValuePtr& x = c.in(0);
-  const std::string n = c.outName();
-  const ir::DType t = x->type.dtype;
-  double threshold = floatAttr(c.attrFloat("threshold", 0.0f));
-  if (ir::isInt(t)) threshold = std::floor(threshold);  // x > 1.5 is x > 1 for integers (and -1.5: -2)
-  auto above = c.im.emit("greater", {x, c.im.scalar(t, threshold, n + "_threshold")}, {}, n + "_above");
-  return c.im.emit("where", {above, c.im.scalar(t, 1.0, n + "_one"), c.im.scalar(t, 0.0, n + "_zero")}, {},
-                   n);
-}
-
-// ai.onnx.ml ArrayFeatureExtractor: x[..., indices] with the indices
-// flattened, as [x.shape[:-1]..., k] ([1, k] for a 1-D x).
-ValuePtr arrayFeatureExtractor(NodeCtx& c) {
-  const ValuePtr& x = c.in(0);
-  const std::string n = c.outName();
-  if (x->type.rank() == 0) c.fail("the input must have at least one dimension");
-  ValuePtr idx = castTo(c, c.in(1), ir::DType::i64, n + "_indices");
-  ir::PrimExpr k = dimProduct(idx->type.shape, 0, idx->type.rank());
-  idx = reshapeTo(c, idx, {k}, n + "_flat");
-  const auto axis = static_cast<int64_t>(x->type.rank()) - 1;
-  ValuePtr y = c.im.emit("take", {x, idx}, {{"axis", axis}}, n + (x->type.rank() == 1 ? "_taken" : ""));
-  return x->type.rank() == 1 ? reshapeTo(c, y, {ir::makeInt(1), k}, n) : y;
-}
-
 }  // namespace
 
 void registerComposedConverters(ConverterTable& t) {
@@ -910,10 +884,6 @@ void registerComposedConverters(ConverterTable& t) {
   t["Det"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {det(c)}; };
   t["RoiAlign"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {roiAlign(c)}; };
   t["DeformConv"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {deformConv(c)}; };
-  t["ai.onnx.ml.Binarizer"] = [](NodeCtx& c) -> std::vector<ValuePtr> { return {binarizer(c)}; };
-  t["ai.onnx.ml.ArrayFeatureExtractor"] = [](NodeCtx& c) -> std::vector<ValuePtr> {
-    return {arrayFeatureExtractor(c)};
-  };
 }
 
 }  // namespace mlcc::frontend::onnx_import

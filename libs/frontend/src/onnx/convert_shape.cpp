@@ -804,6 +804,7 @@ const ConverterTable& converters() {
     registerEinsumConverter(t);
     registerControlFlowConverters(t);
     registerSelectionConverters(t);
+    registerMlConverters(t);
     return t;
   }();
   return table;

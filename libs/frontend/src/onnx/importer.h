@@ -127,6 +127,7 @@ void registerSignalConverters(ConverterTable& t);       // convert_signal.cpp
 void registerEinsumConverter(ConverterTable& t);        // convert_einsum.cpp
 void registerControlFlowConverters(ConverterTable& t);  // convert_control_flow.cpp
 void registerSelectionConverters(ConverterTable& t);    // convert_selection.cpp
+void registerMlConverters(ConverterTable& t);           // convert_ml.cpp (domain ai.onnx.ml)
 const ConverterTable& converters();
 // The converter of a node of the default domain; null for an op mlcc lacks
 // or another domain.
