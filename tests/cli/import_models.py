@@ -589,7 +589,7 @@ save("deform_conv_groups", [N("DeformConv", ["x", "w", "off", "b", "mask"], ["y"
 # RoiAlign (average, half_pixel): rois over two images, one reaching past
 # the image (samples beyond -1 / size are 0, those within clamp to the
 # edge), against a numpy version of the reference's sampling.
-def roi_align_ref(xa, rois, bidx, oh, ow, ratio, scale):
+def roi_align_ref(xa, rois, bidx, oh, ow, ratio, scale, mode="avg", half=True):
     _, ch, hh, ww = xa.shape
     out = np.zeros((len(rois), ch, oh, ow))
 
@@ -606,20 +606,22 @@ def roi_align_ref(xa, rois, bidx, oh, ow, ratio, scale):
             x0 = x1 = ww - 1
             x = float(x0)
         ly, lx = y - y0, x - x0
-        return ((1 - ly) * (1 - lx) * img[:, y0, x0] + (1 - ly) * lx * img[:, y0, x1] +
-                ly * (1 - lx) * img[:, y1, x0] + ly * lx * img[:, y1, x1])
+        parts = [(1 - ly) * (1 - lx) * img[:, y0, x0], (1 - ly) * lx * img[:, y0, x1],
+                 ly * (1 - lx) * img[:, y1, x0], ly * lx * img[:, y1, x1]]
+        return sum(parts) if mode == "avg" else np.max(parts, axis=0)
 
+    off = 0.5 if half else 0.0
     for k, (x1_, y1_, x2_, y2_) in enumerate(rois):
-        sw, sh = x1_ * scale - 0.5, y1_ * scale - 0.5
-        bh, bw = (y2_ * scale - 0.5 - sh) / oh, (x2_ * scale - 0.5 - sw) / ow
+        sw, sh = x1_ * scale - off, y1_ * scale - off
+        rh, rw = y2_ * scale - off - sh, x2_ * scale - off - sw
+        if not half:
+            rh, rw = max(rh, 1.0), max(rw, 1.0)
+        bh, bw = rh / oh, rw / ow
         for p_ in range(oh):
             for q in range(ow):
-                acc = np.zeros(ch)
-                for iy in range(ratio):
-                    for ix in range(ratio):
-                        acc += sample(xa[bidx[k]], sh + p_ * bh + (iy + 0.5) * bh / ratio,
-                                      sw + q * bw + (ix + 0.5) * bw / ratio)
-                out[k, :, p_, q] = acc / (ratio * ratio)
+                got = [sample(xa[bidx[k]], sh + p_ * bh + (iy + 0.5) * bh / ratio, sw + q * bw + (ix + 0.5) * bw / ratio)
+                       for iy in range(ratio) for ix in range(ratio)]
+                out[k, :, p_, q] = np.sum(got, axis=0) / (ratio * ratio) if mode == "avg" else np.max(got, axis=0)
     return out.astype(np.float32)
 
 
@@ -630,6 +632,13 @@ save("roi_align_avg", [N("RoiAlign", ["x", "rois", "bidx"], ["y"], output_height
                          spatial_scale=0.75, coordinate_transformation_mode="half_pixel")],
      xa, [3, 3, 3, 4], roi_align_ref(xa, rois, bidx, 3, 4, 3, 0.75), opset=16,
      inits=[("rois", rois), ("bidx", bidx)], expect=["grid_sample"])
+# Max mode (the largest weighted corner per sample), legacy output_half_pixel
+# (a roi thinner than a pixel stretched to one).
+rois_max = np.array([[1, 1, 6, 5], [-4, 2, 12, 20], [3.5, 0.25, 3.8, 7]], np.float32)
+save("roi_align_max", [N("RoiAlign", ["x", "rois", "bidx"], ["y"], output_height=3, output_width=2, sampling_ratio=2,
+                         spatial_scale=0.75, mode="max", coordinate_transformation_mode="output_half_pixel")],
+     xa, [3, 3, 3, 2], roi_align_ref(xa, rois_max, bidx, 3, 2, 2, 0.75, "max", False), opset=16,
+     inits=[("rois", rois_max), ("bidx", bidx)], expect=["gather_elements"])
 
 # Det of a batch of 4x4 matrices: a random one, one whose first column is 0
 # above its last row (pivoting), a singular one (0, not NaN), and one with

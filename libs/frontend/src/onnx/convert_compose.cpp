@@ -8,13 +8,14 @@
 // kernels: each column entry adds to its pixel of the image), DFT (one
 // matmul with the constant DFT matrix), STFT (framed by a gather, then the
 // same matmul), TfIdfVectorizer (n-gram counts by windowed comparisons),
-// DeformConv (grid_sample per kernel tap, then a matmul), RoiAlign (one
-// grid_sample of the rois' sample positions, averaged per bin) and Det (an
+// DeformConv (grid_sample per kernel tap, then a matmul), RoiAlign (bilinear
+// samples at the rois' positions, pooled per bin) and Det (an
 // unrolled LU factorization with partial pivoting).
 #include <algorithm>
 #include <cmath>
 #include <functional>
 #include <map>
+#include <tuple>
 
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
@@ -683,13 +684,15 @@ ValuePtr deformConv(NodeCtx& c) {
   return y;
 }
 
-// RoiAlign, average mode: each output bin averages sampling_ratio^2
-// bilinear samples of its roi's image (take of batch_indices), the sample
-// positions computed from the rois at run time. The samples are one
-// grid_sample with border padding (the reference clamps a position in
-// [-1, 0] or [size - 1, size] to the edge) times a mask that zeroes those
-// farther out, then a mean over each bin's samples. The legacy
-// output_half_pixel mode stretches a roi to at least 1 pixel.
+// RoiAlign: each output bin pools sampling_ratio^2 bilinear samples of its
+// roi's image (take of batch_indices), the sample positions computed from
+// the rois at run time. Average mode: the samples are one grid_sample with
+// border padding (the reference clamps a position in [-1, 0] or
+// [size - 1, size] to the edge) times a mask that zeroes those farther out,
+// then a mean per bin. Max mode, as the reference: each sample is the
+// largest of its four weighted corner values (gathered), then the largest
+// per bin. The legacy output_half_pixel mode stretches a roi to at least 1
+// pixel.
 ValuePtr roiAlign(NodeCtx& c) {
   const ValuePtr& x = c.in(0);
   const ValuePtr& rois = c.in(1);
@@ -701,7 +704,7 @@ ValuePtr roiAlign(NodeCtx& c) {
   if (rois->type.rank() != 2 || !ops::isConstDim(rois->type.shape[1], 4))
     c.fail("rois must be [num_rois, 4]");
   const std::string mode = c.attrStr("mode", "avg");
-  if (mode != "avg") c.fail("mode '" + mode + "' is not supported (avg is)");
+  if (mode != "avg" && mode != "max") c.fail("mode '" + mode + "' is not one of avg, max");
   const int64_t oh = c.attrInt("output_height", 1), ow = c.attrInt("output_width", 1);
   const int64_t ratio = c.attrInt("sampling_ratio", 0);
   if (oh < 1 || ow < 1 || oh > 4096 || ow > 4096) c.fail("output_height and output_width are out of range");
@@ -754,19 +757,77 @@ ValuePtr roiAlign(NodeCtx& c) {
                              name + "_scaled_pos"),
                    k(1.0, name + "_one_g")},
                   {}, name + "_grid");
-    return std::pair{grid, castTo(c, valid, t, name + "_valid")};
+    return std::tuple{grid, castTo(c, valid, t, name + "_valid"), pos};
   };
-  auto [gy, vy] = positions(1, oh, height, n + "_y");
-  auto [gx, vx] = positions(0, ow, width, n + "_x");
+  auto [gy, vy, py] = positions(1, oh, height, n + "_y");
+  auto [gx, vx, px] = positions(0, ow, width, n + "_x");
   const ir::PrimExpr r = rois->type.shape[0];
+  const ir::PrimExpr channels = x->type.shape[1];
+  auto images = c.im.emit("take", {x, castTo(c, c.in(2), ir::DType::i64, n + "_batch")},
+                          {{"axis", int64_t{0}}}, n + "_images");
+  auto per_bin = [&](const ValuePtr& v, const char* reduce) {
+    auto bins = reshapeTo(
+        c, v, {r, channels, ir::makeInt(oh), ir::makeInt(ratio), ir::makeInt(ow), ir::makeInt(ratio)},
+        n + "_bins");
+    return c.im.emit(reduce, {bins}, {{"axes", ir::AttrValue::ints({3, 5})}, {"keepdims", false}}, n);
+  };
+  if (mode == "max") {
+    // The reference's max mode: per sample the largest of the four weighted
+    // corner values (not of their sum), then the largest per bin; a sample
+    // more than a pixel outside weighs 0 (and so gives 0).
+    struct Taps {
+      ValuePtr lo, hi, w_lo, w_hi;
+    };
+    auto taps = [&](const ValuePtr& pos, const ValuePtr& valid, int64_t size, const std::string& name) {
+      auto edge = k(static_cast<double>(size - 1), name + "_edge");
+      auto p = c.im.emit("maximum", {pos, k(0.0, name + "_zero")}, {}, name + "_clamped");
+      auto lo = c.im.emit("floor", {p}, {}, name + "_floor");
+      auto top = c.im.emit("greater_equal", {lo, edge}, {}, name + "_top");
+      lo = c.im.emit("where", {top, edge, lo}, {}, name + "_lo");
+      auto hi =
+          c.im.emit("where", {top, edge, c.im.emit("add", {lo, k(1.0, name + "_1")}, {}, name + "_next")}, {},
+                    name + "_hi");
+      p = c.im.emit("where", {top, edge, p}, {}, name + "_p");
+      auto frac = c.im.emit("subtract", {p, lo}, {}, name + "_frac");
+      auto w_hi = c.im.emit("multiply", {frac, valid}, {}, name + "_whi");
+      auto w_lo = c.im.emit(
+          "multiply", {c.im.emit("subtract", {k(1.0, name + "_one_w"), frac}, {}, name + "_1mf"), valid}, {},
+          name + "_wlo");
+      return Taps{castTo(c, lo, ir::DType::i64, name + "_ilo"), castTo(c, hi, ir::DType::i64, name + "_ihi"),
+                  w_lo, w_hi};
+    };
+    const Taps ty = taps(py, vy, height, n + "_ty"), tx = taps(px, vx, width, n + "_tx");
+    const int64_t samples = oh * ratio * ow * ratio;
+    auto flat = reshapeTo(c, images, {r, channels, ir::makeInt(height * width)}, n + "_flat");
+    auto outer = [&](const ValuePtr& a, const ValuePtr& b, const char* op, const std::string& name) {
+      auto ea = c.im.emit("expand_dims", {a}, {{"axes", ir::AttrValue::ints({2})}}, name + "_a");
+      auto eb = c.im.emit("expand_dims", {b}, {{"axes", ir::AttrValue::ints({1})}}, name + "_b");
+      return reshapeTo(c, c.im.emit(op, {ea, eb}, {}, name + "_outer"),
+                       {r, ir::makeInt(1), ir::makeInt(samples)}, name);
+    };
+    auto width_i = c.im.scalar(ir::DType::i64, static_cast<double>(width), n + "_w");
+    ValuePtr best;
+    int corner_no = 0;
+    for (const auto& [yi, wy] : {std::pair{ty.lo, ty.w_lo}, std::pair{ty.hi, ty.w_hi}})
+      for (const auto& [xi, wx] : {std::pair{tx.lo, tx.w_lo}, std::pair{tx.hi, tx.w_hi}}) {
+        const std::string nc = n + "_c" + std::to_string(corner_no++);
+        auto rows = c.im.emit("multiply", {yi, width_i}, {}, nc + "_rows");
+        auto idx = outer(rows, xi, "add", nc + "_idx");
+        idx = c.im.emit("broadcast_to", {idx}, {{"shape", dimsAttr({r, channels, ir::makeInt(samples)})}},
+                        nc + "_idx_c");
+        auto v = c.im.emit("gather_elements", {flat, idx}, {{"axis", int64_t{2}}}, nc + "_v");
+        auto weighted =
+            c.im.emit("multiply", {v, outer(wy, wx, "multiply", nc + "_wt")}, {}, nc + "_weighted");
+        best = best ? c.im.emit("maximum", {best, weighted}, {}, nc + "_best") : weighted;
+      }
+    return per_bin(best, "max");
+  }
   const std::vector<ir::PrimExpr> grid_shape{r, ir::makeInt(oh * ratio), ir::makeInt(ow * ratio)};
   auto spread = [&](const ValuePtr& v, int64_t axis, const std::string& name) {
     auto e = c.im.emit("expand_dims", {v}, {{"axes", ir::AttrValue::ints({axis})}}, name + "_e");
     return c.im.emit("broadcast_to", {e}, {{"shape", dimsAttr(grid_shape)}}, name);
   };
   auto grid = stack(c, {spread(gx, 1, n + "_gx"), spread(gy, 2, n + "_gy")}, 3, n + "_grid");
-  auto images = c.im.emit("take", {x, castTo(c, c.in(2), ir::DType::i64, n + "_batch")},
-                          {{"axis", int64_t{0}}}, n + "_images");
   auto samples = c.im.emit(
       "grid_sample", {images, grid},
       {{"mode", std::string("linear")}, {"padding_mode", std::string("border")}, {"align_corners", true}},
@@ -775,12 +836,7 @@ ValuePtr roiAlign(NodeCtx& c) {
                         {c.im.emit("expand_dims", {vy}, {{"axes", ir::AttrValue::ints({1, 3})}}, n + "_vy"),
                          c.im.emit("expand_dims", {vx}, {{"axes", ir::AttrValue::ints({1, 2})}}, n + "_vx")},
                         {}, n + "_mask");
-  auto kept = c.im.emit("multiply", {samples, mask}, {}, n + "_kept");
-  const ir::PrimExpr channels = x->type.shape[1];
-  auto bins = reshapeTo(
-      c, kept, {r, channels, ir::makeInt(oh), ir::makeInt(ratio), ir::makeInt(ow), ir::makeInt(ratio)},
-      n + "_bins");
-  return c.im.emit("mean", {bins}, {{"axes", ir::AttrValue::ints({3, 5})}, {"keepdims", false}}, n);
+  return per_bin(c.im.emit("multiply", {samples, mask}, {}, n + "_kept"), "mean");
 }
 
 // Det of [..., m, m] (m static, at most 32): Gaussian elimination with
