@@ -10,11 +10,11 @@
 //
 // The nest must be perfect: loops, each the only statement in the one above,
 // around one block whose body is one store. The program computes the same.
-#include "blockize.h"
-
 #include "cache_util.h"
+#include "loops.h"
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/substitute.h"
+#include "state.h"
 #include "tree.h"
 
 namespace mlcc::schedule {
@@ -44,8 +44,8 @@ BufferRegion widened(const BufferRegion& r, const std::unordered_map<const VarNo
   return out;
 }
 
-}  // namespace
-
+// An opaque block named `name` around the nest at `root`, with the regions
+// of nest.block (its reads, then its writes) widened over the nest's loops.
 Stmt blockAround(const Stmt& root, const PerfectNest& nest, const std::string& name) {
   Analyzer az;
   for (const ForNode* f : nest.loops) az.bind(f->loop_var, makeInt(0), f->extent);
@@ -56,6 +56,8 @@ Stmt blockAround(const Stmt& root, const PerfectNest& nest, const std::string& n
   for (const auto& r : nest.block->writes) writes.push_back(widened(r, bindings, az));
   return makeBlock(name, {}, std::move(reads), std::move(writes), root);
 }
+
+}  // namespace
 
 std::vector<RVValue> applyBlockize(ScheduleState& s, const InstArgs& args, std::optional<AttrValue>&) {
   args.expectCount(1);

@@ -22,13 +22,13 @@
 
 namespace mlcc::frontend::onnx_import {
 
-namespace {
-
 int64_t normalizedAxis(NodeCtx& c, int64_t axis, int64_t rank) {
   if (axis < -rank || axis >= rank)
     c.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
 }
+
+namespace {
 
 // CenterCropPad: each named axis cropped (a centered window) or padded with
 // zeros (centered: the odd element after) to the given size.

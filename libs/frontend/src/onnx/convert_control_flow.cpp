@@ -92,12 +92,6 @@ std::vector<ValuePtr> loop(NodeCtx& c) {
   return results;
 }
 
-int64_t normalizedAxis(NodeCtx& c, int64_t axis, size_t rank, const char* what) {
-  const int64_t r = static_cast<int64_t>(rank);
-  if (axis < -r || axis >= r) c.fail(std::string(what) + " " + std::to_string(axis) + " is out of range");
-  return axis < 0 ? axis + r : axis;
-}
-
 // The scan of opset 9+: `states` and `inputs` (scan inputs) as the body sees
 // them, scanned along `in_axes`; returns the final states, then each scan
 // output stacked along its output axis.
@@ -132,8 +126,8 @@ std::vector<ValuePtr> scanOnce(NodeCtx& c, const onnx::GraphProto& g, std::vecto
   std::vector<ValuePtr> results = states;
   for (size_t k = 0; k < n_out; ++k) {
     if (k < out_dirs.size() && out_dirs[k]) std::reverse(scans[k].begin(), scans[k].end());
-    const size_t rank = scans[k][0]->type.shape.size() + 1;
-    const int64_t axis = normalizedAxis(c, k < out_axes.size() ? out_axes[k] : 0, rank, "scan_output_axes");
+    const auto rank = static_cast<int64_t>(scans[k][0]->type.shape.size()) + 1;
+    const int64_t axis = normalizedAxis(c, k < out_axes.size() ? out_axes[k] : 0, rank);
     results.push_back(stack(c, scans[k], axis, n + "_out" + std::to_string(k)));
   }
   return results;
@@ -163,7 +157,7 @@ std::vector<ValuePtr> scan(NodeCtx& c) {
   if (c.opset >= 9) {
     std::vector<int64_t> in_axes = perInput("scan_input_axes", inputs.size());
     for (size_t j = 0; j < inputs.size(); ++j)
-      in_axes[j] = normalizedAxis(c, in_axes[j], inputs[j]->type.shape.size(), "scan_input_axes");
+      in_axes[j] = normalizedAxis(c, in_axes[j], static_cast<int64_t>(inputs[j]->type.shape.size()));
     return scanOnce(c, g, states, inputs, in_axes, perInput("scan_input_directions", inputs.size()),
                     perInput("scan_output_axes", n_out), perInput("scan_output_directions", n_out), n);
   }

@@ -192,11 +192,12 @@ ValuePtr treeEnsemble(NodeCtx& c) {
     ValuePtr v = trees.tree(roots[r], fill);
     y = y ? c.im.emit(combine, {y, v}, {}, n + "_trees" + std::to_string(r)) : v;
   }
-  // A tree that is one leaf gives [targets]: every row gets it.
-  const std::vector<ir::PrimExpr> shape{c.in(0)->type.shape[0], ir::makeInt(trees.targets())};
   if (aggregate == 0)
     y = c.im.emit("divide", {y, c.im.scalar(t, static_cast<double>(roots.size()), n + "_trees")}, {},
                   n + "_average");
+  if (y->type.rank() == 2) return c.im.emitAlias(y, n);
+  // Every tree is one leaf: the [targets] values, for every row.
+  const std::vector<ir::PrimExpr> shape{c.in(0)->type.shape[0], ir::makeInt(trees.targets())};
   return c.im.emit("broadcast_to", {y}, {{"shape", dimsAttr(shape)}}, n);
 }
 

@@ -58,10 +58,7 @@ std::vector<ValuePtr> compress(NodeCtx& c) {
   ValuePtr data = x;
   int64_t axis = 0;
   if (c.hasAttr("axis")) {
-    const auto rank = static_cast<int64_t>(x->type.rank());
-    axis = c.attrInt("axis", 0);
-    if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range");
-    if (axis < 0) axis += rank;
+    axis = normalizedAxis(c, c.attrInt("axis", 0), static_cast<int64_t>(x->type.rank()));
   } else {
     data = reshapeTo(c, x, {dimProduct(x->type.shape, 0, x->type.rank())}, n + "_flat");
   }
@@ -80,11 +77,7 @@ std::vector<ValuePtr> unique(NodeCtx& c) {
   const auto& shape = x.shape();
   const auto rank = static_cast<int64_t>(shape.size());
   const bool flat = !c.hasAttr("axis");
-  int64_t axis = c.attrInt("axis", 0);
-  if (!flat) {
-    if (axis < -rank || axis >= rank) c.fail("axis " + std::to_string(axis) + " is out of range");
-    if (axis < 0) axis += rank;
-  }
+  const int64_t axis = flat ? 0 : normalizedAxis(c, c.attrInt("axis", 0), rank);
   const bool sorted = c.attrInt("sorted", 1) != 0;
   // The items compared: elements (flat) or slices along the axis, each the
   // list of its elements in row-major order of the other axes.

@@ -25,6 +25,9 @@ ValuePtr filled(NodeCtx& c, ir::DType dtype, double value, const std::vector<ir:
 // plus the per-channel bias of input `bias_input` when present (convert_nn.cpp).
 ValuePtr convolution(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, bool transpose, size_t bias_input,
                      const std::string& name);
+// `axis` in [-rank, rank) as a non-negative axis; fails when out of range
+// (convert_compose.cpp).
+int64_t normalizedAxis(NodeCtx& c, int64_t axis, int64_t rank);
 // x[begin:end] along `axis` (convert_shape.cpp).
 ValuePtr slice(NodeCtx& c, const ValuePtr& x, int64_t axis, int64_t begin, int64_t end, const std::string& n);
 // Item `i` of `axis`, the axis removed.
