@@ -32,6 +32,20 @@ TEST(Tensor, ElementAccessConvertsPerDType) {
   EXPECT_EQ(i64.data<int64_t>()[0], 1000000000000000);
 }
 
+// A bool byte other than 0 or 1 (a file may hold one: a fuzzed ONNX
+// initializer's raw data) is read as true, never kept as an invalid bool.
+TEST(Tensor, BoolBytesFromFilesAreZeroOrOne) {
+  const std::byte raw[] = {std::byte{0}, std::byte{1}, std::byte{202}, std::byte{128}};
+  Tensor b = Tensor::copyOf(DType::boolean, {4}, raw);
+  const auto* p = reinterpret_cast<const uint8_t*>(b.bytes());
+  EXPECT_EQ(p[0], 0);
+  EXPECT_EQ(p[1], 1);
+  EXPECT_EQ(p[2], 1);
+  EXPECT_EQ(p[3], 1);
+  Tensor u8 = Tensor::copyOf(DType::u8, {4}, raw);  // other dtypes keep their bytes
+  EXPECT_EQ(reinterpret_cast<const uint8_t*>(u8.bytes())[2], 202);
+}
+
 TEST(Tensor, ViewsAreReadOnlyAndKeepOwnerAlive) {
   auto owner = std::make_shared<std::vector<float>>(std::vector<float>{1, 2, 3, 4});
   Tensor v = Tensor::view(DType::f32, {2, 2}, owner->data(), owner);

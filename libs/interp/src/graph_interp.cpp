@@ -187,9 +187,11 @@ struct Interpreter::Impl {
     if (!weights) weights = std::make_shared<ir::WeightStore>(ir::WeightStore::open(module));
     ir::WeightView w = weights->get(b.value.weight);
     const auto* p = w.data.data();
-    if (reinterpret_cast<uintptr_t>(p) % ir::dtypeBytes(w.dtype) == 0)
+    // Bools are copied (copyOf makes every byte 0 or 1); others are viewed
+    // in place where aligned.
+    if (reinterpret_cast<uintptr_t>(p) % ir::dtypeBytes(w.dtype) == 0 && w.dtype != ir::DType::boolean)
       return ir::Tensor::view(w.dtype, w.shape, p, weights);
-    return ir::Tensor::copyOf(w.dtype, w.shape, w.data);  // unaligned in the file
+    return ir::Tensor::copyOf(w.dtype, w.shape, w.data);
   }
 
   Value eval(const ir::GraphFunc& g, const ir::Binding& b,

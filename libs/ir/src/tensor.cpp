@@ -78,7 +78,14 @@ Tensor Tensor::copyOf(DType dtype, std::vector<int64_t> shape, std::span<const s
                 std::to_string(need));
   Tensor t = zeros(dtype, std::move(shape));
   if (!bytes.empty()) std::memcpy(t.data_, bytes.data(), bytes.size());
+  t.canonicalizeBools();
   return t;
+}
+
+void Tensor::canonicalizeBools() {
+  if (dtype_ != DType::boolean) return;
+  std::byte* p = mutableBytes();
+  for (int64_t i = 0, n = numel(); i < n; ++i) p[i] = std::byte{p[i] != std::byte{0}};
 }
 
 Tensor Tensor::scalar(DType dtype, double value) {

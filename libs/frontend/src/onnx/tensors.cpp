@@ -123,6 +123,7 @@ ir::Tensor readExternal(const onnx::TensorProto& t, const std::string& what, con
   f.seekg(offset);
   f.read(reinterpret_cast<char*>(out.mutableBytes()), nbytes);
   if (!f) throw Error(what + ": cannot read external data file '" + path + "'");
+  out.canonicalizeBools();
   return out;
 }
 

@@ -24,7 +24,8 @@ class Tensor {
   // as by zeros().
   static Tensor view(DType dtype, std::vector<int64_t> shape, const void* data,
                      std::shared_ptr<const void> owner);
-  // A new tensor holding a copy of `bytes` (must be numel * element size).
+  // A new tensor holding a copy of `bytes` (must be numel * element size),
+  // bools made 0 or 1 (canonicalizeBools).
   static Tensor copyOf(DType dtype, std::vector<int64_t> shape, std::span<const std::byte> bytes);
   // A scalar (rank 0) or vector tensor from values (converted to dtype).
   static Tensor scalar(DType dtype, double value);
@@ -42,6 +43,11 @@ class Tensor {
   const std::byte* bytes() const { return data_; }
   // Mutable access; throws mlcc::Error on a read-only view.
   std::byte* mutableBytes();
+  // Of a bool tensor read from bytes: each byte other than 0 becomes 1 (a
+  // file may hold any byte; numpy's astype(bool) and ONNX Runtime read it as
+  // true, and a C++ bool that is neither 0 nor 1 is undefined behaviour).
+  // Does nothing to other dtypes.
+  void canonicalizeBools();
   template <class T>
   const T* data() const {
     return reinterpret_cast<const T*>(data_);
