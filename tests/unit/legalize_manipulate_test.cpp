@@ -9,6 +9,7 @@
 
 #include "legalize_check.h"
 #include "mlcc/interp/interpreter.h"
+#include "mlcc/ir/parser.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
@@ -131,6 +132,21 @@ TEST_F(LegalizeManipulate, Concat) {
   expectLegalizeMatchesKernel("concat", {rand(DType::i32, {4, 2})}, {{"axis", AttrValue(0)}});
   expectLegalizeMatchesKernel("concat", {rand(DType::i32, {0, 2}), rand(DType::i32, {0, 2})},
                               {{"axis", AttrValue(0)}});
+}
+
+// A concat of hundreds of operands (an unrolled 300-step recurrence's
+// outputs) computes the same, and its function prints as IR the parser
+// reads back: the operand is picked by a balanced select tree, not a chain
+// 300 selects deep (past the parser's nesting limit).
+TEST_F(LegalizeManipulate, ConcatOfManyOperandsStaysShallow) {
+  std::vector<mlcc::ir::Tensor> parts;
+  for (int i = 0; i < 300; ++i) parts.push_back(rand(DType::f32, {1, 2}));
+  expectLegalizeMatchesKernel("concat", parts, {{"axis", AttrValue(0)}}, staticOnly());
+  std::vector<mlcc::ir::Type> types(300, mlcc::ir::Type::tensor(DType::f32, std::vector<int64_t>{1, 2}));
+  mlcc::ir::Module m;
+  m.functions.push_back(mlcc::ops::legalizeOp("concat", types, {{"axis", AttrValue(0)}}, "f"));
+  const std::string text = mlcc::ir::printModule(m);
+  EXPECT_NO_THROW(mlcc::ir::parseModule(text, "concat300.ir"));
 }
 
 TEST_F(LegalizeManipulate, Split) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <set>
 
 #include "legalize_util_mv.h"
@@ -699,8 +700,11 @@ ir::PrimFunc legalizeBroadcastTo(const std::vector<Type>& inputs, const Type& ou
   });
 }
 
-// concat: operand k covers [offset_k, offset_k + dim_k) of the axis; a chain
-// of selects from the last operand back, each load clamped into its operand.
+// concat: operand k covers [offset_k, offset_k + dim_k) of the axis; a
+// balanced tree of selects on the axis position picks the operand (depth
+// log2 of the operand count, so a concat of hundreds of operands, as an
+// unrolled recurrence makes, stays shallow and costs few compares per
+// element), each load clamped into its operand.
 ir::PrimFunc legalizeConcat(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
   int64_t axis = normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(output.rank()), "concat");
   return lm::singleStage("concat", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
@@ -715,23 +719,18 @@ ir::PrimFunc legalizeConcat(const std::vector<Type>& inputs, const Type& output,
       offset = lm::add(offset, inputs[k].shape[axis]);
     }
     if (used.empty()) return ir::te::constant(output.dtype, 0);  // the output is empty
-    auto operandIndex = [&](size_t u) {
-      std::vector<PrimExpr> src = o;
-      src[axis] = lm::sub(o[axis], begin[u]);
-      return src;
-    };
     auto clamped = [&](size_t u) {
-      std::vector<PrimExpr> src = operandIndex(u);
-      src[axis] = lm::clampIndex(src[axis], inputs[used[u]].shape[axis]);
+      std::vector<PrimExpr> src = o;
+      src[axis] = lm::clampIndex(lm::sub(o[axis], begin[u]), inputs[used[u]].shape[axis]);
       return ir::makeLoad(in[used[u]], src);
     };
-    PrimExpr value = clamped(used.size() - 1);
-    for (size_t u = used.size() - 1; u-- > 0;) {
-      using namespace ir::build;
-      PrimExpr end = lm::add(begin[u], inputs[used[u]].shape[axis]);
-      value = ir::makeSelect(lm::lt(o[axis], end), clamped(u), value);
-    }
-    return value;
+    // The value at o of the operands used[lo, hi).
+    std::function<PrimExpr(size_t, size_t)> pick = [&](size_t lo, size_t hi) -> PrimExpr {
+      if (hi - lo == 1) return clamped(lo);
+      size_t mid = lo + (hi - lo) / 2;
+      return ir::makeSelect(lm::lt(o[axis], begin[mid]), pick(lo, mid), pick(mid, hi));
+    };
+    return pick(0, used.size());
   });
 }
 
