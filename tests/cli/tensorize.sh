@@ -70,7 +70,8 @@ check "--bench on the tensorized model.so" run 0 "$w/libgemm_tile.so.mm.so" --en
 check "it says how long" contains "$tmp/out" '"median_ms"'
 
 # A whole model: the public MLP's first dense layer (fused with its bias and
-# relu by fuse-ops) computed by a routine on 4x16x16 tiles of x and w; the
+# relu by fuse-ops; no convert-layout, which would pack w into panels)
+# computed by a routine on 4x16x16 tiles of x and w; the
 # other prim func is scheduled by the default rules. model.so = PyTorch.
 if public_models torch onnx numpy -- --only mlp; then
   cat >"$w/dense_tile.ir" <<'IR'
@@ -117,7 +118,8 @@ schedule @fused_dense_add_relu {
 SCHED
   cc -O2 -fPIC -shared -I"$src/include" "$w/dense_tile.c" -o "$w/libdense_tile.so" &&
     "$bin/mlcc-import" -q "$tmp/models/mlp.onnx" --shape input=4x784 -o "$w/mlp.ir" &&
-    "$bin/mlcc-fuse" -q "$w/mlp.ir" -o "$w/mlp.f.ir" && "$bin/mlcc-legalize" -q "$w/mlp.f.ir" -o "$w/mlp.l.ir"
+    "$bin/mlcc-fuse" -q "$w/mlp.ir" -o "$w/mlp.f.ir" --passes canonicalize,fold-constants,fuse-ops,dead-code-elimination &&
+    "$bin/mlcc-legalize" -q "$w/mlp.f.ir" -o "$w/mlp.l.ir"
   tool=$bin/mlcc-schedule
   check "MLP: the script tensorizes the dense, the rules the rest" run 0 "$w/mlp.l.ir" --intrinsics "$w/dense_tile.ir" \
     --trace "$w/mlp.sched" --target llvm -o "$w/mlp.s.ir" -v

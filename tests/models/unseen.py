@@ -403,6 +403,26 @@ def build_recurrent(g):
     return Recurrent(g), torch.randn(7, 3, 6, generator=g), None
 
 
+class LongSequence(nn.Module):
+    """A two-layer LSTM over 300 steps and a linear head on every step: the
+    unrolled steps' outputs concatenate 300 operands (once a select chain
+    deeper than the IR parser's nesting limit), and every step's recurrent
+    dense shares one packed weight."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, num_layers=2)
+        self.head = nn.Linear(16, 4)
+
+    def forward(self, x):  # [300, 2, 8]: time, batch, features
+        y, _ = self.lstm(x)
+        return self.head(y).flatten(1)
+
+
+def build_long_sequence(g):
+    return LongSequence(g), torch.randn(300, 2, 8, generator=g), None
+
+
 class Ranking(nn.Module):
     """Beam-search style selection: torch.topk of log-probabilities (largest,
     along the last axis) and of distances (smallest, along axis 1), the
@@ -603,6 +623,7 @@ BASE = OrderedDict([
     ("scans", (build_scans, 129)),
     ("einsums", (build_einsums, 130)),
     ("loops", (build_loops, 131)),
+    ("long_sequence", (build_long_sequence, 132)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

@@ -377,10 +377,11 @@ TEST(ConvertLayout, ChainConvertsOnlyAtItsEdges) {
       << r.text;  // the folded bias
 }
 
-// dense / 2-D matmul with a constant weight over 9+ rows: dense_pack with
-// the weight packed in panels (NK8n with block=8), folded at compile time;
-// up to 8 rows (the GEMV rule's batches), a weight that is an input, or N
-// not a multiple of the block: unchanged. The interpreter gives the same outputs before and after.
+// dense / 2-D matmul with a constant weight over 2+ rows: dense_pack with
+// the weight packed in panels (NK8n with block=8), folded at compile time,
+// once per weight however many ops use it; one row (the GEMV rule's), a
+// weight that is an input, or N not a multiple of the block: unchanged. The
+// interpreter gives the same outputs before and after.
 TEST(ConvertLayout, PacksConstantDenseWeights) {
   auto values = [](int64_t n, double scale) {
     std::string v = "[";
@@ -390,7 +391,7 @@ TEST(ConvertLayout, PacksConstantDenseWeights) {
   std::string dir = tempDir("convert_layout_dense");
   ir::Module m = parse(R"(mlcc.ir 1
 
-graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 12], %s9: f32[9, 12]) -> (f32[32, 16], f32[2, 20, 24], f32[8, 16], f32[32, 16], f32[32, 12], f32[9, 16]) {
+graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 12], %s9: f32[9, 12], %s1: f32[1, 12]) -> (f32[32, 16], f32[2, 20, 24], f32[8, 16], f32[32, 16], f32[32, 12], f32[9, 16], f32[1, 16]) {
   dataflow {
     %w: f32[16, 12] = const )" +
                            values(192, 0.05) + R"(
@@ -406,22 +407,25 @@ graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 1
     %inp: f32[32, 16] = dense(%x, %wi)
     %odd: f32[32, 12] = dense(%x, %w12)
     %nine: f32[9, 16] = matmul(%s9, %b2)
+    %one: f32[1, 16] = matmul(%s1, %b2)
   }
-  return (%d, %mm, %few, %inp, %odd, %nine)
+  return (%d, %mm, %few, %inp, %odd, %nine, %one)
 }
 )",
                        dir);
   Result r = checkPasses(m, "convert-layout{block=8},fold-constants,dead-code-elimination", dir, 1e-5);
   EXPECT_NE(r.text.find("%d: f32[32, 16] = dense_pack(%x, "), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%mm: f32[2, 20, 24] = dense_pack(%x3, "), std::string::npos) << r.text;
-  EXPECT_NE(r.text.find("%few: f32[8, 16] = matmul(%s, %b2)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%few: f32[8, 16] = dense_pack(%s, "), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%one: f32[1, 16] = matmul(%s1, %b2)"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%inp: f32[32, 16] = dense(%x, %wi)"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%odd: f32[32, 12] = dense(%x, %w12)"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%nine: f32[9, 16] = dense_pack(%s9, "), std::string::npos) << r.text;
   // The packed weights are constants (folded), not run-time transforms.
   EXPECT_EQ(countOf(r.text, "layout_transform("), 0u) << r.text;
-  EXPECT_NE(r.text.find("f32[2, 12, 8] = const"), std::string::npos) << r.text;
-  EXPECT_NE(r.text.find("f32[3, 12, 8] = const"), std::string::npos) << r.text;
+  // %w and %b2 (%few and %nine share it) packed once each, %b once.
+  EXPECT_EQ(countOf(r.text, "f32[2, 12, 8] = const"), 2u) << r.text;
+  EXPECT_EQ(countOf(r.text, "f32[3, 12, 8] = const"), 1u) << r.text;
 }
 
 TEST(ConvertLayout, LeavesWhatItCannotBlock) {

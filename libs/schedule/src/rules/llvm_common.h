@@ -90,6 +90,7 @@ inline constexpr int64_t kMinPackBytes = 64 * 1024;
 // stride (dense: x[i, k] * w[j, k]) and whose other operand is reused over
 // at most this many rows (the batch) gets the rfactor schedule of a GEMV
 // (llvm_gemv.cpp): the vector runs along k, contiguous in both operands.
+// (A constant weight is packed from 2 rows on instead: convert-layout.)
 inline constexpr int64_t kMaxRfactorBatch = 8;
 // max_innermost_factor recorded on sample_perfect_tile (a tuner's bound).
 inline constexpr int64_t kMaxInnermostFactor = 64;

@@ -25,11 +25,14 @@
 //     contiguously, packed at compile time by fold-constants (the rule
 //     would otherwise pack it on every call: the BERT-style encoder of the
 //     wider bench models, 1 thread, 6.2 -> 5.6 ms, min of 6 alternating
-//     medians). Up to 8 rows stay as they are (the GEMV rule, for batches
-//     up to its kMaxRfactorBatch, reads the weight as it is); from 9 rows on
-//     the matmul rule tiles the output, whose vector would otherwise read an
-//     unpacked [N, K] weight with a stride (a gather: the Transformer's
-//     16-token out-projection, 64 x 64, ran at 4 GFLOPS).
+//     medians). One row stays as it is (the GEMV rule reads the weight
+//     as it is, contiguous along k); from 2 rows on the matmul rule tiles
+//     the output, whose vector would otherwise read an unpacked [N, K]
+//     weight with a stride (a gather: the Transformer's 16-token
+//     out-projection, 64 x 64, ran at 4 GFLOPS), and a small batch reuses
+//     each packed vector over its rows where the GEMV rule's rfactor
+//     schedule adds up vector partial sums per output (an LSTM step,
+//     [4, 128] x [128, 512]: 43 GFLOPS unpacked, 107 packed, 1 thread).
 // The block of C channels is the largest divisor of C up to `block` (the
 // vector lanes), or the largest power-of-two divisor when it is at least
 // half of that (24 -> 8, 3 -> 3). The conversions back to NCHW that nothing
@@ -57,9 +60,10 @@ struct Stats {
   int convs = 0, ops = 0, dense = 0;
 };
 
-// Rows of a dense/matmul operand from which its constant weight is packed:
-// one more than the schedule rules' kMaxRfactorBatch (llvm_common.h).
-constexpr int64_t kMinPackRows = 9;
+// Rows of a dense/matmul operand from which its constant weight is packed
+// (a weight that is not constant keeps the rules' rfactor schedule up to
+// kMaxRfactorBatch rows, llvm_common.h).
+constexpr int64_t kMinPackRows = 2;
 
 int64_t channelBlock(int64_t channels, int64_t max_block) {
   int64_t d = 1;
@@ -84,6 +88,7 @@ class LayoutConverter {
   void run(ir::GraphFunc& f) {
     for (auto& block : f.blocks) {
       std::vector<ir::Binding> out;
+      transformed_.clear();
       for (auto& b : block.bindings) {
         out_ = &out;
         if (b.value.kind == ir::ValueKind::Const) constants_.insert(b.var.get());
@@ -126,9 +131,14 @@ class LayoutConverter {
     return {{"src_layout", ir::AttrValue(from)}, {"dst_layout", ir::AttrValue(to)}};
   }
 
+  // One layout_transform per value and layout in a block: a constant
+  // weight that several ops use (an unrolled recurrence's weights, tied
+  // weights) is packed once, not once per use.
   ir::GraphVar transform(const ir::GraphVar& x, const std::string& from, const std::string& to,
                          const std::string& name) {
-    return emit(name, "layout_transform", {x}, layouts(from, to));
+    ir::GraphVar& known = transformed_[{x.get(), from + "->" + to}];
+    if (!known) known = emit(name, "layout_transform", {x}, layouts(from, to));
+    return known;
   }
 
   // The name of the blocked form of `v`: "<v>_nchw16c".
@@ -324,6 +334,8 @@ class LayoutConverter {
   std::set<const ir::GraphVarNode*> constants_;  // vars bound to constants
   std::vector<ir::Binding>* out_ = nullptr;
   std::map<const ir::GraphVarNode*, Blocked> blocked_;  // NCHW value -> its blocked value
+  // (value, "FROM->TO") -> its layout_transform in the current block.
+  std::map<std::pair<const ir::GraphVarNode*, std::string>, ir::GraphVar> transformed_;
 };
 
 }  // namespace
@@ -334,7 +346,7 @@ PassInfo makeConvertLayoutPass() {
   p.summary =
       "Put conv2d (groups 1 or depthwise) and the elementwise ops, pools and concats between convolutions "
       "into the blocked channel layout NCHW[x]c (conv2d_nchwc, packed weights via layout_transform), and "
-      "dense/matmul with constant weights over 9+ rows into dense_pack (weights in panels NK[x]n)";
+      "dense/matmul with constant weights over 2+ rows into dense_pack (weights in panels NK[x]n)";
   p.options = {{"block", OptionKind::Int, "16",
                 "The largest channel block (the vector lanes: 16 for AVX-512 f32, 8 for AVX2)"}};
   p.run = [](ir::Module& m, const PassOptions& opts, PassContext&) -> std::string {
