@@ -19,6 +19,7 @@
 
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
+#include "mlcc/support/checked_math.h"
 
 namespace mlcc::frontend::onnx_import {
 
@@ -598,10 +599,17 @@ ValuePtr deformConv(NodeCtx& c) {
     c.fail("kernel_shape, strides, dilations and pads must be 2-D");
   if (group < 1 || og < 1 || channels % group || channels % og || oc % group)
     c.fail("group and offset_group must divide the channels");
-  const int64_t kh = kernel[0], kw = kernel[1], taps = kh * kw;
+  for (size_t a = 0; a < 2; ++a) {
+    if (kernel[a] < 1 || strides[a] < 1 || dil[a] < 1 || pads[a] < 0 || pads[a + 2] < 0)
+      c.fail("kernel_shape, strides and dilations must be positive and pads not negative");
+    // The window's extent and its start, (kernel - 1) * dilation - pad, in range.
+    addOrThrow(mulOrThrow(kernel[a] - 1, dil[a], "DeformConv's window"), -pads[a], "DeformConv's window");
+  }
+  const int64_t kh = kernel[0], kw = kernel[1], taps = mulOrThrow(kh, kw, "DeformConv's kernel");
   const int64_t oh = staticDim(c, offset->type.shape[2], "the output height");
   const int64_t ow = staticDim(c, offset->type.shape[3], "the output width");
-  if (staticDim(c, offset->type.shape[1], "the offsets") != og * taps * 2)
+  if (staticDim(c, offset->type.shape[1], "the offsets") !=
+      mulOrThrow(mulOrThrow(og, taps, "DeformConv's offsets"), 2, "DeformConv's offsets"))
     c.fail("offset must have offset_group * kh * kw * 2 channels");
   if (staticDim(c, w->type.shape[1], "the weight's channels") != channels / group ||
       staticDim(c, w->type.shape[2], "the kernel") != kh ||
