@@ -121,6 +121,34 @@ save("conv_same_upper_bias", [N("Conv", ["x", "w", "b"], ["y"], auto_pad="SAME_U
 wg = r(2, 1, 3, 3)
 save("conv_grouped_pads", [N("Conv", ["x", "w"], ["y"], group=2, pads=[0, 1, 2, 1])], x4, [1, 2, 5, 5],
      conv_ref(x4, wg, np.zeros(2, np.float32), 1, [0, 1, 2, 1], group=2), inits=[("w", wg)], expect=["groups = 2"])
+def conv3d_ref(x, w, b, strides, dil, pads, group=1):
+    """A direct 3-D convolution: pads [d0, h0, w0, d1, h1, w1]."""
+    x = np.pad(x, ((0, 0), (0, 0), (pads[0], pads[3]), (pads[1], pads[4]), (pads[2], pads[5])))
+    o, cg, *k = w.shape
+    og = o // group
+    out = [(x.shape[2 + a] - (k[a] - 1) * dil[a] - 1) // strides[a] + 1 for a in range(3)]
+    y = np.zeros((x.shape[0], o, *out), np.float64)
+    for g in range(group):
+        for idx in np.ndindex(*out):
+            sl = tuple(slice(idx[a] * strides[a], idx[a] * strides[a] + (k[a] - 1) * dil[a] + 1, dil[a]) for a in range(3))
+            patch = x[(slice(None), slice(g * cg, (g + 1) * cg)) + sl]
+            y[(slice(None), slice(g * og, (g + 1) * og)) + idx] = np.einsum("ncdhw,ocdhw->no", patch, w[g * og:(g + 1) * og])
+    return y + b.reshape(1, -1, 1, 1, 1)
+
+
+# Conv 3-D (as one conv2d whose input channels hold the depth taps):
+# SAME_UPPER with a depth stride and dilation, two groups, a bias.
+x5, w5, b5 = r(2, 4, 5, 6, 4), r(6, 2, 3, 2, 3), r(6)
+# depth: out ceil(5 / 2) = 3, span (3 - 1) * 2 + 1 = 5, total pad 4 -> [2, 2]; height: 6, span 2 -> [0, 1];
+# width: 4, span 3 -> [1, 1]
+save("conv3d_same_grouped", [N("Conv", ["x", "w", "b"], ["y"], auto_pad="SAME_UPPER", strides=[2, 1, 1],
+                               dilations=[2, 1, 1], group=2)], x5, [2, 6, 3, 6, 4],
+     conv3d_ref(x5, w5, b5, [2, 1, 1], [2, 1, 1], [2, 0, 1, 2, 1, 1], group=2), inits=[("w", w5), ("b", b5)],
+     expect=["conv2d(.*groups = 2", "strided_slice("])
+# A depth window larger than the padded depth: refused.
+save("err_conv3d_depth_window", [N("Conv", ["x", "w"], ["y"])], x5, [2, 6, 1, 5, 2],
+     None, inits=[("w", r(6, 4, 7, 2, 3))])
+
 save("maxpool_pads", [N("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])], x4,
      [1, 2, 3, 3],
      np.array([[[[np.pad(x4[0, c], 1, constant_values=-np.inf)[2 * i:2 * i + 3, 2 * j:2 * j + 3].max()

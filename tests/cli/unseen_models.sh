@@ -2,7 +2,8 @@
 # Models the importer was not written against (tests/models/unseen.py:
 # torchvision classifiers at small inputs, attention with padding/causal
 # masks, a U-Net block, an op mix, a QDQ-quantized CNN, opset 11/17
-# exports, symbolic batch, a TorchScript loop, a 300-step LSTM):
+# exports, symbolic batch, a TorchScript loop, a 300-step LSTM,
+# 3-D convolutions):
 # each is imported, validated with its weights and run through mlcc-run
 # against PyTorch. Models with ops outside the op set must fail to import
 # with the list of unsupported op types.
@@ -24,7 +25,7 @@ fi
 supported=(squeezenet shufflenet mnasnet efficientnet regnet densenet googlenet convnext vit text_mha unet bert opmix
   opmix_op11 unet_op11 text_mha_op11 opmix_op17 text_mha_op17 text_triu_op17 vit_op17 convnext_op17
   vit_dyn text_mha_dyn unet_dyn losses resizes volumes scatters_op16 warps_op16 recurrent ranking unpool quantized
-  scans einsums loops long_sequence)
+  scans einsums loops long_sequence video)
 if ! $py "$src/tests/models/unseen.py" --out "$tmp/m" --quiet --only "${supported[@]}" unsupported \
   text_mha_dynseq >"$tmp/gen.log" 2>&1; then
   echo "FAIL generating the models:"
@@ -40,7 +41,7 @@ done
 
 # Through the compiled chain too: models whose ops the others lack.
 for m in losses resizes volumes scatters_op16 warps_op16 recurrent ranking unpool opmix quantized scans einsums loops \
-  long_sequence; do
+  long_sequence video; do
   d=$tmp/chain_$m
   mkdir -p "$d"
   check "$m compiles" quiet bash -c "'$bin/mlcc-fuse' '$tmp/$m.ir' -o '$d/f.ir' && '$bin/mlcc-legalize' '$d/f.ir' -o '$d/l.ir' &&

@@ -323,6 +323,38 @@ def build_volumes(g):
     return Volumes(g), torch.randn(1, 2, 7, 9, 10, generator=g), None
 
 
+class Video(nn.Module):
+    """A video classifier's 3-D convolutions (torchvision's r3d/r(2+1)d
+    blocks): a strided, padded Conv3d with bias, a (2+1)-D factorization
+    (1x3x3 then 3x1x1), a dilated grouped Conv3d without bias and a
+    depthwise one, BatchNorm3d, ReLU, a residual add, global average pooling
+    and a linear head; batch 2."""
+
+    def __init__(self, g):
+        super().__init__()
+        self.stem = nn.Conv3d(3, 8, (3, 5, 5), stride=(1, 2, 2), padding=(1, 2, 2))
+        self.bn = nn.BatchNorm3d(8)
+        self.spatial = nn.Conv3d(8, 12, (1, 3, 3), padding=(0, 1, 1))
+        self.temporal = nn.Conv3d(12, 8, (3, 1, 1), stride=(2, 1, 1), padding=(1, 0, 0))
+        self.grouped = nn.Conv3d(8, 8, 3, padding=(2, 1, 2), dilation=(2, 1, 2), groups=2, bias=False)
+        self.depthwise = nn.Conv3d(8, 8, 3, padding=1, groups=8)
+        self.head = nn.Linear(8, 5)
+        with torch.no_grad():
+            self.bn.running_mean.normal_(0, 0.1, generator=g)
+            self.bn.running_var.uniform_(0.5, 1.5, generator=g)
+
+    def forward(self, x):  # [2, 3, 6, 16, 16]: batch, channels, time, height, width
+        y = F.relu(self.bn(self.stem(x)))
+        y = F.relu(self.temporal(F.relu(self.spatial(y))))
+        y = F.relu(self.grouped(y)) + y
+        y = self.depthwise(y)
+        return self.head(y.mean((2, 3, 4)))
+
+
+def build_video(g):
+    return Video(g), torch.randn(2, 3, 6, 16, 16, generator=g), None
+
+
 class Scatters(nn.Module):
     """Writes into tensors: Tensor.scatter with distinct indices per row
     (ScatterElements), index assignment of whole rows and of single elements
@@ -624,6 +656,7 @@ BASE = OrderedDict([
     ("einsums", (build_einsums, 130)),
     ("loops", (build_loops, 131)),
     ("long_sequence", (build_long_sequence, 132)),
+    ("video", (build_video, 133)),
     # Symbolic batch: shape arithmetic (channel shuffle, class token Expand,
     # MHA reshapes) must stay symbolic.
     ("shufflenet_dyn", (_dynamic_batch(build_shufflenet), 102)),

@@ -1,7 +1,7 @@
 // Converters of the neural-network ONNX ops: MatMul, Gemm (dense when it is
-// x·Wᵀ, else matmul/permute_dims/multiply/add), Conv and ConvTranspose (1-D
-// and 2-D; auto_pad resolved to explicit pads; bias as an add of a [1,O,1,1]
-// constant), pooling (1-D to N-D windows as 2-D pools; LpPool through
+// x·Wᵀ, else matmul/permute_dims/multiply/add), Conv (1-D to 3-D) and
+// ConvTranspose (1-D and 2-D; auto_pad resolved to explicit pads; bias as an
+// add of a [1,O,1,1] constant), pooling (1-D to N-D windows as 2-D pools; LpPool through
 // avg_pool2d), Softmax/LogSoftmax (the pre-13 2-D coercion),
 // Hardmax, BatchNormalization, LayerNormalization, InstanceNormalization,
 // GroupNormalization, LRN, MeanVarianceNormalization, Dropout.
@@ -79,7 +79,8 @@ struct Spatial {
 };
 
 void require2d(NodeCtx& c, size_t k) {
-  if (k != 1 && k != 2) c.fail(std::to_string(k) + "-D windows are not supported (1-D and 2-D are)");
+  if (k != 1 && k != 2)
+    c.fail(std::to_string(k) + "-D windows are not supported (1-D and 2-D are; Conv also 3-D)");
 }
 
 // The 2-D form of a 1-D or 2-D window.
@@ -108,6 +109,76 @@ ValuePtr addChannelBias(NodeCtx& c, const ValuePtr& y, size_t bias_input, const 
   return c.im.emit("add", {y, b}, {}, name);
 }
 
+// A 3-D convolution as one 2-D convolution: the depth taps become input
+// channels. x [N, C, D, H, W] padded along the depth, depth moved before the
+// channels, and for each depth tap kd the strided slice of the D_out depths
+// it reads (kd * dilation + d * stride); the taps stacked next to the
+// channels, [N * D_out, (group, kd, c), H, W], meet the weight w [O, C/g,
+// KD, KH, KW] as [O, (kd, c), KH, KW], so conv2d's reduction over its input
+// channels adds up the depth taps too (one conv2d, which convert-layout
+// blocks like any other); then [N, D_out, O, H', W'] goes back to
+// [N, O, D_out, H', W']. The stacked input is KD times the input's size.
+ValuePtr conv3dAsConv2d(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, const Window& win,
+                        const std::string& name) {
+  const std::vector<PrimExpr>& xs = x->type.shape;
+  const int64_t channels = staticDim(c, xs[1], "Conv's input channels");
+  const int64_t depth = staticDim(c, xs[2], "a 3-D Conv's input depth");
+  const int64_t groups = c.attrInt("group", 1);
+  if (groups <= 0 || channels % groups != 0)
+    c.fail("group " + std::to_string(groups) + " does not divide the " + std::to_string(channels) +
+           " input channels");
+  if (w->type.rank() != 5) c.fail("a 3-D Conv's weight must have rank 5");
+  const int64_t kd_taps = win.kernel[0], stride = win.strides[0], dil = win.dil[0];
+  const int64_t padded =
+      addOrThrow(depth, addOrThrow(win.pads[0], win.pads[3], "Conv's padding"), "Conv's padding");
+  const int64_t span = addOrThrow(mulOrThrow(kd_taps - 1, dil, "Conv's window"), 1, "Conv's window");
+  if (win.pads[0] < 0 || win.pads[3] < 0 || padded < span)
+    c.fail("the depth window (" + std::to_string(span) + ") is larger than the padded depth (" +
+           std::to_string(padded) + ")");
+  const int64_t out_depth = (padded - span) / stride + 1;
+  ValuePtr xp = x;
+  if (win.pads[0] || win.pads[3])
+    xp = c.im.emit("pad", {x},
+                   {{"pad_width", ir::AttrValue::ints({0, 0, win.pads[0], 0, 0, 0, 0, win.pads[3], 0, 0})}},
+                   name + "_dpad");
+  ValuePtr moved =
+      c.im.emit("permute_dims", {xp}, {{"axes", ir::AttrValue::ints({0, 2, 1, 3, 4})}}, name + "_dfirst");
+  std::vector<ValuePtr> taps;
+  for (int64_t kd = 0; kd < kd_taps; ++kd) {
+    const int64_t begin = kd * dil;
+    taps.push_back(c.im.emit("strided_slice", {moved},
+                             {{"axes", ir::AttrValue::ints({1})},
+                              {"begin", ir::AttrValue::ints({begin})},
+                              {"end", ir::AttrValue::ints({begin + (out_depth - 1) * stride + 1})},
+                              {"strides", ir::AttrValue::ints({stride})}},
+                             name + "_tap" + std::to_string(kd)));
+  }
+  const PrimExpr n = xs[0], h = xs[3], wd = xs[4], d_out = ir::makeInt(out_depth);
+  const int64_t per_group = channels / groups;
+  ValuePtr stacked = stack(c, taps, 2, name + "_taps");  // [N, D_out, KD, C, H, W]
+  if (groups > 1) {
+    stacked = reshapeTo(c, stacked,
+                        {n, d_out, ir::makeInt(kd_taps), ir::makeInt(groups), ir::makeInt(per_group), h, wd},
+                        name + "_taps_g");
+    stacked = c.im.emit("permute_dims", {stacked}, {{"axes", ir::AttrValue::ints({0, 1, 3, 2, 4, 5, 6})}},
+                        name + "_taps_gk");
+  }
+  ValuePtr x2 = reshapeTo(c, stacked, {dimProduct({n, d_out}, 0, 2), ir::makeInt(kd_taps * channels), h, wd},
+                          name + "_x2d");
+  const std::vector<PrimExpr>& ws = w->type.shape;
+  ValuePtr wt =
+      c.im.emit("permute_dims", {w}, {{"axes", ir::AttrValue::ints({0, 2, 1, 3, 4})}}, name + "_wk");
+  ValuePtr w2 = reshapeTo(c, wt, {ws[0], ir::makeInt(kd_taps * per_group), ws[3], ws[4]}, name + "_w2d");
+  ir::Attrs a{{"strides", ir::AttrValue::ints({win.strides[1], win.strides[2]})},
+              {"padding", ir::AttrValue::ints({win.pads[1], win.pads[2], win.pads[4], win.pads[5]})},
+              {"dilation", ir::AttrValue::ints({win.dil[1], win.dil[2]})},
+              {"groups", groups}};
+  ValuePtr y = c.im.emit("conv2d", {x2, w2}, a, name + "_conv2d");
+  const std::vector<PrimExpr>& ys = y->type.shape;
+  ValuePtr y5 = reshapeTo(c, y, {n, d_out, ys[1], ys[2], ys[3]}, name + "_y5");
+  return c.im.emit("permute_dims", {y5}, {{"axes", ir::AttrValue::ints({0, 2, 1, 3, 4})}}, name);
+}
+
 }  // namespace
 
 ValuePtr convolution(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, bool transpose, size_t bias_input,
@@ -116,6 +187,11 @@ ValuePtr convolution(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, bool tran
   if (kernel.empty())
     for (size_t i = 2; i < w->type.rank(); ++i)
       kernel.push_back(staticDim(c, w->type.shape[i], "the kernel"));
+  if (!transpose && kernel.size() == 3) {
+    ValuePtr y =
+        conv3dAsConv2d(c, x, w, windowOf(c, x, kernel), c.hasInput(bias_input) ? name + "_conv" : name);
+    return addChannelBias(c, y, bias_input, name);
+  }
   Spatial s;
   std::vector<int64_t> out_pad = c.attrInts("output_padding", std::vector<int64_t>(kernel.size(), 0));
   const std::string auto_pad = c.attrStr("auto_pad", "NOTSET");
