@@ -787,6 +787,28 @@ graph @main(%x: f32[1344, 50], %y: f32[1344, 50]) -> f32[1344, 50] {
   EXPECT_EQ(l.loops[1]->loop_kind, ir::LoopKind::vectorized);
 }
 
+// A slice whose long innermost extent no vector divides (ViT's 197
+// attention columns out of a padded [12, 200, 208] product): the innermost
+// loop stays whole and contiguous (LLVM vectorizes it with a remainder)
+// rather than fused with the others and split by 12, each lane dividing its
+// index back into three dimensions.
+TEST(ScheduleRulesCpu, SliceWithAPrimeInnermostExtentKeepsItsRowLoop) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[12, 200, 208]) -> f32[12, 197, 197] {
+  dataflow {
+    %y: f32[12, 197, 197] = strided_slice(%x, axes = [1, 2], begin = [0, 0], end = [197, 197])
+  }
+  return %y
+}
+)",
+                            "fused_strided_slice");
+  EXPECT_EQ(s.rule, "injective");
+  auto l = loopsOf(s.after, "strided_slice");
+  EXPECT_EQ(extents(l), (std::vector<int64_t>{2364, 197})) << ir::printFunction(s.after);
+  EXPECT_EQ(l.loops[0]->loop_kind, ir::LoopKind::parallel);
+  EXPECT_EQ(l.loops[1]->loop_kind, ir::LoopKind::serial);
+}
+
 // Too little work to pay for waking the thread pool (kMinParallelWork
 // iterations): the loop nest stays serial, still vectorized.
 TEST(ScheduleRulesCpu, SmallWorkStaysSerial) {

@@ -261,6 +261,30 @@ std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>&
   return fused;
 }
 
+// Whether every buffer the block reads has the output's shape and is read
+// at the output's position (an elementwise block): the fused index then
+// addresses every buffer contiguously.
+static bool readsInOutputLayout(const BlockNode& b) {
+  const BufferRegion& out = b.writes.at(0);
+  auto sameDims = [](const std::vector<PrimExpr>& x, const std::vector<PrimExpr>& y) {
+    if (x.size() != y.size()) return false;
+    for (size_t d = 0; d < x.size(); ++d) {
+      int64_t a, c;
+      if (!asConstInt(x[d], &a) || !asConstInt(y[d], &c) || a != c) return false;
+    }
+    return true;
+  };
+  auto atOutput = [&](const BufferRegion& r) {
+    if (!sameDims(r.buffer->shape, out.buffer->shape) || r.region.size() != out.region.size()) return false;
+    for (size_t d = 0; d < r.region.size(); ++d)
+      if (r.region[d].min.get() != out.region[d].min.get()) return false;
+    return true;
+  };
+  for (const BufferRegion& r : b.reads)
+    if (!atOutput(r)) return false;
+  return true;
+}
+
 bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Target& target) {
   if (!simpleNest(sch, block)) return false;
   auto loops = sch.getLoops(block);
@@ -303,6 +327,15 @@ bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Targ
                              ? vectorizeTranspose(sch, block, inner, first_const, lanes)
                              : std::nullopt) {
     outer.insert(outer.end(), rest->begin(), rest->end());
+  } else if (last >= 2 * lanes && last % vf != 0 && !readsInOutputLayout(b)) {
+    // A long innermost loop (two vectors or more) that no vector divides (197
+    // attention columns)
+    // of a block that reads other layouts: fused and split, each lane would
+    // divide its index back into the dimensions (a gather; ViT-B/16's
+    // [12, 200, 208] -> [12, 197, 197] slices ran at 4 ns an element). It
+    // stays a plain contiguous loop, which LLVM's loop vectorizer
+    // vectorizes with a scalar remainder.
+    outer.insert(outer.end(), inner.begin(), inner.end() - 1);
   } else if (vf > 1) {
     LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];
     auto parts = tileLoop(sch, fused, {elements / vf, vf});
