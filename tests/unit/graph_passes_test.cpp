@@ -428,6 +428,39 @@ graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 1
   EXPECT_EQ(countOf(r.text, "f32[3, 12, 8] = const"), 1u) << r.text;
 }
 
+// Rows (tile 8) or columns (tile: block = 8) that tile badly are padded
+// with zeros and the padding's products sliced off: a dense_pack over 17
+// rows computes 24; a matmul of two values [2, 17, 6] x [2, 6, 19] computes
+// [2, 24, 24]; 12 rows (tiled by 6) and 16 columns stay. The interpreter
+// gives the same outputs before and after.
+TEST(ConvertLayout, PadsRowsAndColumnsThatTileBadly) {
+  auto values = [](int64_t n) {
+    std::string v = "[";
+    for (int64_t i = 0; i < n; ++i) v += (i ? ", " : "") + std::to_string(((i * 29) % 17 - 8) * 0.05);
+    return v + "]";
+  };
+  std::string dir = tempDir("convert_layout_pad");
+  ir::Module m = parse(R"(mlcc.ir 1
+
+graph @main(%x: f32[17, 1, 12], %a: f32[2, 17, 6], %b: f32[2, 6, 19], %c: f32[12, 6], %d: f32[6, 16]) -> (f32[17, 1, 16], f32[2, 17, 19], f32[12, 16]) {
+  dataflow {
+    %w: f32[16, 12] = const )" +
+                           values(192) + R"(
+    %y: f32[17, 1, 16] = dense(%x, %w)
+    %s: f32[2, 17, 19] = matmul(%a, %b)
+    %t: f32[12, 16] = matmul(%c, %d)
+  }
+  return (%y, %s, %t)
+}
+)",
+                       dir);
+  Result r = checkPasses(m, "convert-layout{block=8},fold-constants,dead-code-elimination", dir, 1e-5);
+  EXPECT_NE(r.text.find("f32[24, 16] = dense_pack("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("f32[2, 24, 24] = matmul("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%t: f32[12, 16] = matmul(%c, %d)"), std::string::npos) << r.text;
+  EXPECT_EQ(countOf(r.text, "strided_slice("), 2u) << r.text;
+}
+
 TEST(ConvertLayout, LeavesWhatItCannotBlock) {
   // groups = 2 (neither 1 nor depthwise), a symbolic batch, f16: unchanged.
   std::string dir = tempDir("convert_layout_leaves");

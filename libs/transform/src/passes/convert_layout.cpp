@@ -33,6 +33,12 @@
 //     each packed vector over its rows where the GEMV rule's rfactor
 //     schedule adds up vector partial sums per output (an LSTM step,
 //     [4, 128] x [128, 512]: 43 GFLOPS unpacked, 107 packed, 1 thread).
+//   - a dense_pack over rows that the matmul rule cannot tile by at least
+//     half of its 8 register rows (a prime count: ViT's 197 tokens) gets
+//     its rows padded with zeros to a multiple of 8, and a matmul of two
+//     values (attention's scores and context) its rows and its columns
+//     (padded to a multiple of `block`, the vector) likewise; a
+//     strided_slice drops the padding's products (see paddedExtent).
 // The block of C channels is the largest divisor of C up to `block` (the
 // vector lanes), or the largest power-of-two divisor when it is at least
 // half of that (24 -> 8, 3 -> 3). The conversions back to NCHW that nothing
@@ -57,13 +63,16 @@ namespace mlcc::transform {
 namespace {
 
 struct Stats {
-  int convs = 0, ops = 0, dense = 0;
+  int convs = 0, ops = 0, dense = 0, padded = 0;
 };
 
 // Rows of a dense/matmul operand from which its constant weight is packed
 // (a weight that is not constant keeps the rules' rfactor schedule up to
 // kMaxRfactorBatch rows, llvm_common.h).
 constexpr int64_t kMinPackRows = 2;
+// The register rows of the matmul rule's tile of a dense_pack
+// (kMaxRegisterRows, schedule/src/rules/llvm_common.h).
+constexpr int64_t kRegisterRows = 8;
 
 int64_t channelBlock(int64_t channels, int64_t max_block) {
   int64_t d = 1;
@@ -93,7 +102,7 @@ class LayoutConverter {
         out_ = &out;
         if (b.value.kind == ir::ValueKind::Const) constants_.insert(b.var.get());
         if (!convertConv(b) && !convertPool(b) && !convertConcat(b) && !convertElementwise(b) &&
-            !packDenseWeight(b))
+            !packDenseWeight(b) && !padMatmul(b))
           out.push_back(std::move(b));
       }
       block.bindings = std::move(out);
@@ -205,8 +214,92 @@ class LayoutConverter {
     if (rows < kMinPackRows || max_block_ < 2 || n % max_block_ != 0) return false;
     const std::string packed = "NK" + std::to_string(max_block_) + "n";
     const ir::GraphVar wp = transform(w, from, packed, w->name + "_" + packed);
-    emit(b.var, "", "dense_pack", {x, wp}, {});
+    const int64_t padded = paddedRows(rows);
+    if (padded == rows) {
+      emit(b.var, "", "dense_pack", {x, wp}, {});
+    } else {
+      // x as [rows, K] padded with zero rows, the product's extra rows dropped.
+      const std::string name = b.var->name;
+      const int64_t k = xs.back();
+      ir::GraphVar x2 =
+          xs.size() == 2 ? x
+                         : emit(name + "_rows", "reshape", {x}, {{"shape", ir::AttrValue::ints({rows, k})}});
+      ir::GraphVar xp = emit(name + "_padded_rows", "pad", {x2},
+                             {{"pad_width", ir::AttrValue::ints({0, 0, padded - rows, 0})}});
+      ir::GraphVar yp = emit(name + "_padded", "dense_pack", {xp, wp}, {});
+      ir::Attrs keep{{"axes", ir::AttrValue::ints({0})},
+                     {"begin", ir::AttrValue::ints({0})},
+                     {"end", ir::AttrValue::ints({rows})}};
+      if (xs.size() == 2) {
+        emit(b.var, "", "strided_slice", {yp}, keep);
+      } else {
+        ir::GraphVar y2 = emit(name + "_rows_out", "strided_slice", {yp}, keep);
+        std::vector<int64_t> shape(xs.begin(), xs.end() - 1);
+        shape.push_back(n);
+        emit(b.var, "", "reshape", {y2}, {{"shape", ir::AttrValue::ints(shape)}});
+      }
+      ++stats_.padded;
+    }
     ++stats_.dense;
+    return true;
+  }
+
+  // The extent a matmul computes for `extent` rows (tile kRegisterRows) or
+  // columns (tile: the vector lanes): `extent` when the matmul rule can
+  // tile it by at least half a tile (a divisor from tile / 2 up to tile, or
+  // an extent within one tile), else the next multiple of the tile (zeros
+  // added, their products dropped) when the best tile would be 1 or the
+  // padding adds at most a quarter (9 rows stay, tiled by 3, rather than
+  // compute 16). Without it a prime extent, as ViT's 197 tokens (17 at
+  // 64x64), tiles one row at a time, reading each weight panel once per row
+  // ([17, 768] x [768, 2304] took 1.49 ms, [24, 768] 0.75 ms; [197, ...]
+  // 17.3 ms, [200, ...] 6.8 ms, 1 thread), and 197 columns get no vector at
+  // all (ViT-B/16's attention scores, [12, 197, 64] x [12, 64, 197], ran at
+  // 3.6 GFLOPS, padded at 100).
+  static int64_t paddedExtent(int64_t extent, int64_t tile) {
+    if (extent <= tile) return extent;
+    int64_t best = 1;
+    for (int64_t d = tile; d > 1 && best == 1; --d)
+      if (extent % d == 0) best = d;
+    if (best * 2 >= tile) return extent;
+    const int64_t padded = (extent + tile - 1) / tile * tile;
+    return best == 1 || (padded - extent) * 4 <= extent ? padded : extent;
+  }
+  static int64_t paddedRows(int64_t rows) { return paddedExtent(rows, kRegisterRows); }
+
+  // z = matmul(x, y) of values (no constant operand: those are packed
+  // above), f32 and static, whose rows or columns tile badly (paddedExtent):
+  // x's rows and y's columns padded with zeros, the product's extra rows
+  // and columns dropped.
+  bool padMatmul(ir::Binding& b) {
+    const ir::GraphValue& v = b.value;
+    if (v.kind != ir::ValueKind::Op || v.callee != "matmul" || v.args.size() != 2 || !v.attrs.empty())
+      return false;
+    const ir::GraphVar &x = v.args[0], &y = v.args[1];
+    std::vector<int64_t> xs, ys, zs;
+    if (!staticDims(x->type, &xs) || !staticDims(y->type, &ys) || !staticDims(b.var->type, &zs) ||
+        xs.size() < 2 || ys.size() < 2 || b.var->type.dtype != ir::DType::f32 ||
+        x->type.dtype != ir::DType::f32 || y->type.dtype != ir::DType::f32 || max_block_ < 2)
+      return false;
+    const int64_t rows = xs[xs.size() - 2], cols = ys.back();
+    const int64_t prows = paddedRows(rows), pcols = paddedExtent(cols, max_block_);
+    if (prows == rows && pcols == cols) return false;
+    const std::string& name = b.var->name;
+    auto padLast = [&](const ir::GraphVar& t, size_t rank, size_t axis, int64_t by, const std::string& n) {
+      if (by == 0) return t;
+      std::vector<int64_t> widths(2 * rank, 0);
+      widths[rank + axis] = by;
+      return emit(n, "pad", {t}, {{"pad_width", ir::AttrValue::ints(widths)}});
+    };
+    ir::GraphVar xp = padLast(x, xs.size(), xs.size() - 2, prows - rows, name + "_padded_rows");
+    ir::GraphVar yp = padLast(y, ys.size(), ys.size() - 1, pcols - cols, name + "_padded_columns");
+    ir::GraphVar zp = emit(name + "_padded", "matmul", {xp, yp}, {});
+    const int64_t r = static_cast<int64_t>(zs.size());
+    emit(b.var, "", "strided_slice", {zp},
+         {{"axes", ir::AttrValue::ints({r - 2, r - 1})},
+          {"begin", ir::AttrValue::ints({0, 0})},
+          {"end", ir::AttrValue::ints({rows, cols})}});
+    ++stats_.padded;
     return true;
   }
 
@@ -346,7 +439,8 @@ PassInfo makeConvertLayoutPass() {
   p.summary =
       "Put conv2d (groups 1 or depthwise) and the elementwise ops, pools and concats between convolutions "
       "into the blocked channel layout NCHW[x]c (conv2d_nchwc, packed weights via layout_transform), and "
-      "dense/matmul with constant weights over 2+ rows into dense_pack (weights in panels NK[x]n)";
+      "dense/matmul with constant weights over 2+ rows into dense_pack (weights in panels NK[x]n); matmul "
+      "rows or columns that tile badly padded with zeros";
   p.options = {{"block", OptionKind::Int, "16",
                 "The largest channel block (the vector lanes: 16 for AVX-512 f32, 8 for AVX2)"}};
   p.run = [](ir::Module& m, const PassOptions& opts, PassContext&) -> std::string {
@@ -358,10 +452,13 @@ PassInfo makeConvertLayoutPass() {
       if (!g || g->attrs.count("primitive")) continue;
       LayoutConverter(block, stats).run(*g);
     }
-    if (!stats.convs && !stats.dense) return "";
+    if (!stats.convs && !stats.dense && !stats.padded) return "";
     return "converted " + std::to_string(stats.convs) + " conv2d(s) and " + std::to_string(stats.ops) +
            " op(s) between them (elementwise, pools, concats) to NCHW[x]c, packed the weights of " +
-           std::to_string(stats.dense) + " dense/matmul(s) to NK[x]n";
+           std::to_string(stats.dense) + " dense/matmul(s) to NK[x]n" +
+           (stats.padded
+                ? ", padded " + std::to_string(stats.padded) + " matmul(s) whose rows or columns tile badly"
+                : std::string());
   };
   return p;
 }
