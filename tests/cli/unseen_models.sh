@@ -39,8 +39,9 @@ for m in "${supported[@]}"; do
   check "$m matches PyTorch" compare "$tmp/out_$m/output.npy" "$tmp/m/$m.output.npy"
 done
 
-# Through the compiled chain too: models whose ops the others lack.
-for m in losses resizes volumes scatters_op16 warps_op16 recurrent ranking unpool opmix quantized scans einsums loops \
+# Through the compiled chain too: models whose ops the others lack (regnet:
+# grouped convolutions in the blocked layout).
+for m in losses resizes volumes scatters_op16 warps_op16 recurrent ranking unpool opmix quantized scans einsums loops regnet \
   long_sequence video; do
   d=$tmp/chain_$m
   mkdir -p "$d"

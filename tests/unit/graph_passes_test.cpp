@@ -461,14 +461,44 @@ graph @main(%x: f32[17, 1, 12], %a: f32[2, 17, 6], %b: f32[2, 6, 19], %c: f32[12
   EXPECT_EQ(countOf(r.text, "strided_slice("), 2u) << r.text;
 }
 
+// A grouped convolution (RegNet's: groups of 8 channels) converts with
+// blocks that divide each group's channels: 16 -> 24 channels in 2 groups
+// takes blocks of 8 in and 4 out (block=8 caps them), the weight
+// OIHW8i4o; the interpreter gives the same output before and after.
+TEST(ConvertLayout, GroupedConvolutionTakesBlocksOfItsGroups) {
+  auto values = [](int64_t n) {
+    std::string v = "[";
+    for (int64_t i = 0; i < n; ++i) v += (i ? ", " : "") + std::to_string(((i * 31) % 19 - 9) * 0.03);
+    return v + "]";
+  };
+  std::string dir = tempDir("convert_layout_grouped");
+  ir::Module m = parse(R"(mlcc.ir 1
+
+graph @main(%x: f32[1, 16, 6, 6]) -> f32[1, 24, 6, 6] {
+  dataflow {
+    %w: f32[24, 8, 3, 3] = const )" +
+                           values(24 * 8 * 9) + R"(
+    %y: f32[1, 24, 6, 6] = conv2d(%x, %w, groups = 2, padding = [1, 1, 1, 1])
+    %z: f32[1, 24, 6, 6] = relu(%y)
+  }
+  return %z
+}
+)",
+                       dir);
+  Result r = checkPasses(m, "convert-layout{block=8},fold-constants,dead-code-elimination", dir, 1e-5);
+  EXPECT_NE(r.text.find("f32[1, 6, 6, 6, 4] = conv2d_nchwc("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("f32[6, 1, 3, 3, 8, 4] = const"), std::string::npos) << r.text;
+}
+
 TEST(ConvertLayout, LeavesWhatItCannotBlock) {
-  // groups = 2 (neither 1 nor depthwise), a symbolic batch, f16: unchanged.
+  // groups of one input channel that are not depthwise (4 -> 8 channels in
+  // 4 groups), a symbolic batch, f16: unchanged.
   std::string dir = tempDir("convert_layout_leaves");
   ir::Module m = parse(R"(mlcc.ir 1
 
-graph @main(%x: f32[1, 4, 6, 6], %w: f32[6, 2, 3, 3], %y: f32[n, 4, 6, 6], %v: f32[4, 4, 1, 1], %h: f16[1, 4, 6, 6], %hw: f16[4, 4, 1, 1]) -> (f32[1, 6, 4, 4], f32[n, 4, 6, 6], f16[1, 4, 6, 6]) {
+graph @main(%x: f32[1, 4, 6, 6], %w: f32[8, 1, 3, 3], %y: f32[n, 4, 6, 6], %v: f32[4, 4, 1, 1], %h: f16[1, 4, 6, 6], %hw: f16[4, 4, 1, 1]) -> (f32[1, 8, 4, 4], f32[n, 4, 6, 6], f16[1, 4, 6, 6]) {
   dataflow {
-    %a: f32[1, 6, 4, 4] = conv2d(%x, %w, groups = 2)
+    %a: f32[1, 8, 4, 4] = conv2d(%x, %w, groups = 4)
     %b: f32[n, 4, 6, 6] = conv2d(%y, %v)
     %c: f16[1, 4, 6, 6] = conv2d(%h, %hw)
   }

@@ -171,7 +171,7 @@ void expectNchwcMatchesConv2d(std::vector<int64_t> xs, std::vector<int64_t> ws, 
                               Attrs attrs) {
   std::mt19937 rng(static_cast<unsigned>(xs[1] * 7 + ws[0]));
   Tensor x = randomTensor(rng, DType::f32, xs), w = randomTensor(rng, DType::f32, ws);
-  const bool depthwise = attrs.count("groups") && attrs.at("groups").asInt() > 1;
+  const bool depthwise = attrs.count("groups") && attrs.at("groups").asInt() == xs[1] && ws[1] == 1;
   const std::string wl = "OIHW" + std::to_string(depthwise ? 1 : ib) + "i" + std::to_string(ob) + "o";
   Tensor xb = transform(x, "NCHW", "NCHW" + std::to_string(ib) + "c"), wb = transform(w, "OIHW", wl);
   Tensor want = transform(mlcc::ops::computeOp("conv2d", {x, w}, attrs).at(0), "NCHW",
@@ -198,6 +198,15 @@ TEST(Conv2dNchwc, MatchesConv2dAndLegalizes) {
                            {{"padding", AttrValue::ints({1, 1, 1, 1})},
                             {"strides", AttrValue::ints({2, 2})},
                             {"groups", AttrValue(int64_t{8})}});
+  // grouped, blocks dividing each group's channels: 3 groups of 4 input and
+  // 4 output channels in blocks of 2 and 4 (weight [O/4, 4/2, KH, KW, 2, 4]);
+  // 2 groups of 8 -> 6 in blocks of 8 and 3 (RegNet's 8-channel groups).
+  expectNchwcMatchesConv2d({2, 12, 7, 6}, {12, 4, 3, 3}, 2, 4,
+                           {{"padding", AttrValue::ints({1, 1, 1, 1})},
+                            {"strides", AttrValue::ints({2, 1})},
+                            {"groups", AttrValue(int64_t{3})}});
+  expectNchwcMatchesConv2d({1, 16, 5, 5}, {12, 8, 3, 3}, 8, 3,
+                           {{"padding", AttrValue::ints({1, 0, 1, 2})}, {"groups", AttrValue(int64_t{2})}});
 }
 
 TEST(Conv2dNchwc, TypeErrors) {
@@ -217,8 +226,9 @@ TEST(Conv2dNchwc, TypeErrors) {
             std::string::npos);
   EXPECT_NE(errorOf([&] {
               infer({1, 2, 5, 5, 4}, {2, 1, 3, 3, 2, 4}, 2);
-            }).find("only as a depthwise convolution"),
+            }).find("blocks that divide each group's channels"),
             std::string::npos);
+  EXPECT_EQ(infer({1, 2, 5, 5, 4}, {2, 1, 3, 3, 4, 4}, 2), "f32[1, 2, 3, 3, 4]");  // 2 groups of one block
   EXPECT_EQ(infer({1, 2, 5, 5, 4}, {2, 1, 3, 3, 1, 4}, 8), "f32[1, 2, 3, 3, 4]");
 }
 

@@ -238,13 +238,16 @@ ir::PrimFunc legalizeConv2d(const std::vector<Type>& inputs, const Type& output,
 // conv2d in the blocked channel layout (TVM's conv2d_NCHWc): x [N, C/ib, H,
 // W, ib] (NCHW{ib}c), w [O/ob, C/ib, KH, KW, ib, ob] (OIHW{ib}i{ob}o), out
 // [N, O/ob, OH, OW, ob] (NCHW{ob}c). Depthwise (groups = C = O) takes
-// ib = ob and w [O/ob, 1, KH, KW, 1, ob] (OIHW1i{ob}o). Other groups are
-// refused. The convert-layout pass makes these from conv2d.
+// ib = ob and w [O/ob, 1, KH, KW, 1, ob] (OIHW1i{ob}o). Other groups take
+// blocks that divide a group's channels (ib | C/groups, ob | O/groups) and
+// w [O/ob, C/groups/ib, KH, KW, ib, ob]: output block oc reads the input
+// blocks of its group. The convert-layout pass makes these from conv2d.
 
 struct NchwcShapes {
   PrimExpr n, co, h, w, ib;          // x
   PrimExpr oo, wi, kh, kw, wib, ob;  // w
   bool depthwise;
+  int64_t out_blocks_per_group = 0;  // grouped (not depthwise): (O/groups)/ob
 };
 
 NchwcShapes checkedNchwc(const std::vector<Type>& inputs, int64_t groups) {
@@ -268,11 +271,23 @@ NchwcShapes checkedNchwc(const std::vector<Type>& inputs, int64_t groups) {
   int64_t c;
   const bool depthwise = ir::asConstInt(channels, &c) && c == groups && dimEqual(s.wi, dimConst(1)) &&
                          dimEqual(s.wib, dimConst(1)) && dimEqual(s.ob, s.ib) && dimEqual(s.oo, s.co);
-  if (!depthwise)
-    fail(op, "groups = " + std::to_string(groups) +
-                 " is supported only as a depthwise convolution (groups = " +
-                 "channels, weight [C/b, 1, KH, KW, 1, b] with the input's block b); got " +
-                 ir::printType(x) + " and " + ir::printType(w));
+  if (depthwise) return s;
+  // Grouped: each group's channels are whole blocks of the input and the output.
+  s.depthwise = false;
+  int64_t ib, ob, wi, wib, oo, co;
+  const bool grouped = ir::asConstInt(channels, &c) && ir::asConstInt(s.ib, &ib) &&
+                       ir::asConstInt(s.ob, &ob) && ir::asConstInt(s.wi, &wi) &&
+                       ir::asConstInt(s.wib, &wib) && ir::asConstInt(s.oo, &oo) &&
+                       ir::asConstInt(s.co, &co) && c % groups == 0 && (c / groups) % ib == 0 && wib == ib &&
+                       wi == c / groups / ib && co % groups == 0 && oo % groups == 0;
+  if (!grouped)
+    fail(op,
+         "groups = " + std::to_string(groups) +
+             " needs a depthwise convolution (groups = channels, weight [C/b, 1, KH, KW, 1, b] with the "
+             "input's block b) or blocks that divide each group's channels (weight [O/ob, C/groups/ib, KH, "
+             "KW, ib, ob]); got " +
+             ir::printType(x) + " and " + ir::printType(w));
+  s.out_blocks_per_group = oo / groups;
   return s;
 }
 
@@ -313,7 +328,8 @@ int64_t flopsConv2dNchwc(const std::vector<Type>& inputs, const Type& output, co
 // A `pad` stage on H and W, then one reduce stage "conv2d_nchwc":
 //   out[n, oc, y, x, ob] = sum pad[n, ic, y * sh + kh * dh, x * sw + kw * dw, ib]
 //                              * w[oc, ic, kh, kw, ib, ob]     over (ic, kh, kw, ib)
-// or, depthwise, sum pad[n, oc, y', x', ob] * w[oc, 0, kh, kw, 0, ob] over (kh, kw).
+// or, depthwise, sum pad[n, oc, y', x', ob] * w[oc, 0, kh, kw, 0, ob] over (kh, kw);
+// grouped, ic runs over the group's input blocks only.
 ir::PrimFunc legalizeConv2dNchwc(const std::vector<Type>& inputs, const Type& output,
                                  const ir::Attrs& attrs) {
   using namespace ir::build;
@@ -339,9 +355,13 @@ ir::PrimFunc legalizeConv2dNchwc(const std::vector<Type>& inputs, const Type& ou
                            nnlegal::castTo(acc, load(w, {i[1], zero, r[0], r[1], zero, i[4]}));
                   });
   } else {
-    y = fb.reduce("conv2d_nchwc", output.shape, acc, {s.co, s.kh, s.kw, s.ib}, ir::te::ReduceOp::Sum,
+    // Grouped: output block oc reads input blocks (oc / its group's output
+    // blocks) * wi + r0; groups = 1 reads them all.
+    y = fb.reduce("conv2d_nchwc", output.shape, acc, {s.wi, s.kh, s.kw, s.ib}, ir::te::ReduceOp::Sum,
                   [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-                    return nnlegal::castTo(acc, load(xp, {i[0], r[0], ih(i, r[1]), iw(i, r[2]), r[3]})) *
+                    PrimExpr block =
+                        a.groups == 1 ? PrimExpr(r[0]) : (i[1] / lit(s.out_blocks_per_group)) * s.wi + r[0];
+                    return nnlegal::castTo(acc, load(xp, {i[0], block, ih(i, r[1]), iw(i, r[2]), r[3]})) *
                            nnlegal::castTo(acc, load(w, {i[1], r[0], r[1], r[2], r[3], i[4]}));
                   });
   }

@@ -2,7 +2,8 @@
 // AlterOpLayout/ConvertLayout for x86's conv2d_NCHWc) and keeps the
 // elementwise ops between them there, so that a chain of convolutions and
 // their bias, activation and residual adds converts only at its edges:
-//   - y = conv2d(x, w) (f32, static NCHW shapes, groups 1 or depthwise)
+//   - y = conv2d(x, w) (f32, static NCHW shapes; grouped with blocks that
+//     divide each group's channels: depthwise, or RegNet's 8-channel groups)
 //     becomes yb = conv2d_nchwc(xb, wb) with xb = x in NCHW{ib}c (or the
 //     blocked value x already has), wb = layout_transform(w, OIHW ->
 //     OIHW{ib}i{ob}o) (a constant weight: fold-constants packs it at compile
@@ -184,10 +185,15 @@ class LayoutConverter {
     const int64_t groups = ops::attrInt(ops::normalizeAttrs(*ops::findOp("conv2d"), v.attrs), "groups"),
                   channels = xs[1], out_channels = ws[0];
     const bool depthwise = groups > 1 && groups == channels && out_channels == channels && ws[1] == 1;
-    if (groups != 1 && !depthwise) return false;
+    if (groups < 1 || channels % groups != 0 || out_channels % groups != 0) return false;
+    // Grouped (not depthwise): blocks that divide each group's channels.
+    const int64_t group_in = channels / groups, group_out = out_channels / groups;
     auto known = blocked_.find(v.args[0].get());
-    int64_t ib = known != blocked_.end() ? known->second.block : channelBlock(channels, max_block_);
-    int64_t ob = depthwise ? ib : channelBlock(out_channels, max_block_);
+    int64_t ib = known != blocked_.end() && (depthwise || group_in % known->second.block == 0)
+                     ? known->second.block
+                     : channelBlock(depthwise ? channels : group_in, max_block_);
+    int64_t ob = depthwise ? ib : channelBlock(group_out, max_block_);
+    if (!depthwise && groups > 1 && (ib < 2 || ob < 2)) return false;  // a group narrower than a block pair
     const ir::GraphVar xb = blockedInput(v.args[0], ib);
     const std::string wl = "OIHW" + std::to_string(depthwise ? 1 : ib) + "i" + std::to_string(ob) + "o";
     const ir::GraphVar wb = transform(v.args[1], "OIHW", wl, v.args[1]->name + "_" + wl);
@@ -437,7 +443,7 @@ PassInfo makeConvertLayoutPass() {
   PassInfo p;
   p.name = "convert-layout";
   p.summary =
-      "Put conv2d (groups 1 or depthwise) and the elementwise ops, pools and concats between convolutions "
+      "Put conv2d (any groups) and the elementwise ops, pools and concats between convolutions "
       "into the blocked channel layout NCHW[x]c (conv2d_nchwc, packed weights via layout_transform), and "
       "dense/matmul with constant weights over 2+ rows into dense_pack (weights in panels NK[x]n); matmul "
       "rows or columns that tile badly padded with zeros";
