@@ -190,7 +190,9 @@ class Importer {
   std::string base_dir_, display_;
   std::vector<ir::Binding> bindings_;
   std::vector<std::pair<std::string, ir::Tensor>> weights_;
-  std::set<std::string> names_;         // graph variable names taken
+  std::set<std::string> names_;                 // graph variable names taken
+  std::map<std::string, int64_t> next_suffix_;  // base name -> its last suffix tried
+  std::map<std::string, int64_t> next_weight_suffix_;
   std::set<std::string> weight_names_;  // safetensors names taken
   std::map<std::string, ir::Var> sym_vars_;
 };
