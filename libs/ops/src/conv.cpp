@@ -257,7 +257,7 @@ NchwcShapes checkedNchwc(const std::vector<Type>& inputs, int64_t groups) {
   nn::requireFloat(x, op, "the input");
   nn::requireSameDType(x, w, op);
   NchwcShapes s{x.shape[0], x.shape[1], x.shape[2], x.shape[3], x.shape[4], w.shape[0],
-                w.shape[1], w.shape[2], w.shape[3], w.shape[4], w.shape[5], groups > 1};
+                w.shape[1], w.shape[2], w.shape[3], w.shape[4], w.shape[5], false};
   nn::constDim(s.ib, op, "the input's channel block");
   nn::constDim(s.ob, op, "the weight's output channel block");
   if (groups == 1) {
@@ -271,9 +271,9 @@ NchwcShapes checkedNchwc(const std::vector<Type>& inputs, int64_t groups) {
   int64_t c;
   const bool depthwise = ir::asConstInt(channels, &c) && c == groups && dimEqual(s.wi, dimConst(1)) &&
                          dimEqual(s.wib, dimConst(1)) && dimEqual(s.ob, s.ib) && dimEqual(s.oo, s.co);
+  s.depthwise = depthwise;
   if (depthwise) return s;
   // Grouped: each group's channels are whole blocks of the input and the output.
-  s.depthwise = false;
   int64_t ib, ob, wi, wib, oo, co;
   const bool grouped = ir::asConstInt(channels, &c) && ir::asConstInt(s.ib, &ib) &&
                        ir::asConstInt(s.ob, &ob) && ir::asConstInt(s.wi, &wi) &&

@@ -261,9 +261,9 @@ std::optional<LoopRV> parallelizeLoops(Schedule& sch, const std::vector<LoopRV>&
   return fused;
 }
 
-// Whether every buffer the block reads has the output's shape and is read
-// at the output's position (an elementwise block): the fused index then
-// addresses every buffer contiguously.
+// Whether every buffer the block reads has the output's shape (constant
+// dims) and is read at the output's position (an elementwise block): the
+// fused index then addresses every buffer contiguously.
 static bool readsInOutputLayout(const BlockNode& b) {
   const BufferRegion& out = b.writes.at(0);
   auto sameDims = [](const std::vector<PrimExpr>& x, const std::vector<PrimExpr>& y) {
@@ -328,13 +328,12 @@ bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Targ
                              : std::nullopt) {
     outer.insert(outer.end(), rest->begin(), rest->end());
   } else if (last >= 2 * lanes && last % vf != 0 && !readsInOutputLayout(b)) {
-    // A long innermost loop (two vectors or more) that no vector divides (197
-    // attention columns)
-    // of a block that reads other layouts: fused and split, each lane would
-    // divide its index back into the dimensions (a gather; ViT-B/16's
-    // [12, 200, 208] -> [12, 197, 197] slices ran at 4 ns an element). It
-    // stays a plain contiguous loop, which LLVM's loop vectorizer
-    // vectorizes with a scalar remainder.
+    // A long innermost loop (two vectors or more) that no vector divides
+    // (197 attention columns) of a block that reads other layouts: fused and
+    // split, each lane would divide its index back into the dimensions (a
+    // gather; ViT-B/16's [12, 200, 208] -> [12, 197, 197] slices ran at 4 ns
+    // an element). It stays a plain contiguous loop, which LLVM's loop
+    // vectorizer vectorizes with a scalar remainder.
     outer.insert(outer.end(), inner.begin(), inner.end() - 1);
   } else if (vf > 1) {
     LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];

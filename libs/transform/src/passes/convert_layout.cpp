@@ -230,8 +230,7 @@ class LayoutConverter {
       ir::GraphVar x2 =
           xs.size() == 2 ? x
                          : emit(name + "_rows", "reshape", {x}, {{"shape", ir::AttrValue::ints({rows, k})}});
-      ir::GraphVar xp = emit(name + "_padded_rows", "pad", {x2},
-                             {{"pad_width", ir::AttrValue::ints({0, 0, padded - rows, 0})}});
+      ir::GraphVar xp = padAxis(x2, 2, 0, padded - rows, name + "_padded_rows");
       ir::GraphVar yp = emit(name + "_padded", "dense_pack", {xp, wp}, {});
       ir::Attrs keep{{"axes", ir::AttrValue::ints({0})},
                      {"begin", ir::AttrValue::ints({0})},
@@ -273,6 +272,15 @@ class LayoutConverter {
   }
   static int64_t paddedRows(int64_t rows) { return paddedExtent(rows, kRegisterRows); }
 
+  // `t` (of rank `rank`) with `by` zeros appended along `axis` (itself when
+  // `by` is 0).
+  ir::GraphVar padAxis(const ir::GraphVar& t, size_t rank, size_t axis, int64_t by, const std::string& name) {
+    if (by == 0) return t;
+    std::vector<int64_t> widths(2 * rank, 0);
+    widths[rank + axis] = by;
+    return emit(name, "pad", {t}, {{"pad_width", ir::AttrValue::ints(widths)}});
+  }
+
   // z = matmul(x, y) of values (no constant operand: those are packed
   // above), f32 and static, whose rows or columns tile badly (paddedExtent):
   // x's rows and y's columns padded with zeros, the product's extra rows
@@ -291,14 +299,8 @@ class LayoutConverter {
     const int64_t prows = paddedRows(rows), pcols = paddedExtent(cols, max_block_);
     if (prows == rows && pcols == cols) return false;
     const std::string& name = b.var->name;
-    auto padLast = [&](const ir::GraphVar& t, size_t rank, size_t axis, int64_t by, const std::string& n) {
-      if (by == 0) return t;
-      std::vector<int64_t> widths(2 * rank, 0);
-      widths[rank + axis] = by;
-      return emit(n, "pad", {t}, {{"pad_width", ir::AttrValue::ints(widths)}});
-    };
-    ir::GraphVar xp = padLast(x, xs.size(), xs.size() - 2, prows - rows, name + "_padded_rows");
-    ir::GraphVar yp = padLast(y, ys.size(), ys.size() - 1, pcols - cols, name + "_padded_columns");
+    ir::GraphVar xp = padAxis(x, xs.size(), xs.size() - 2, prows - rows, name + "_padded_rows");
+    ir::GraphVar yp = padAxis(y, ys.size(), ys.size() - 1, pcols - cols, name + "_padded_columns");
     ir::GraphVar zp = emit(name + "_padded", "matmul", {xp, yp}, {});
     const int64_t r = static_cast<int64_t>(zs.size());
     emit(b.var, "", "strided_slice", {zp},
@@ -443,7 +445,8 @@ PassInfo makeConvertLayoutPass() {
   PassInfo p;
   p.name = "convert-layout";
   p.summary =
-      "Put conv2d (any groups) and the elementwise ops, pools and concats between convolutions "
+      "Put conv2d (groups 1, depthwise, or groups of whole channel blocks) and the elementwise ops, pools "
+      "and concats between convolutions "
       "into the blocked channel layout NCHW[x]c (conv2d_nchwc, packed weights via layout_transform), and "
       "dense/matmul with constant weights over 2+ rows into dense_pack (weights in panels NK[x]n); matmul "
       "rows or columns that tile badly padded with zeros";
