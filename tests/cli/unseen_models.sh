@@ -2,7 +2,8 @@
 # Models the importer was not written against (tests/models/unseen.py:
 # torchvision classifiers at small inputs, attention with padding/causal
 # masks, a U-Net block, an op mix, a QDQ-quantized CNN, opset 11/17
-# exports, symbolic batch, a TorchScript loop, a 300-step LSTM,
+# exports, symbolic batch, a TorchScript loop, a 300-step LSTM, recurrent
+# ops over a symbolic number of steps,
 # 3-D convolutions):
 # each is imported, validated with its weights and run through mlcc-run
 # against PyTorch. Models with ops outside the op set must fail to import
@@ -25,7 +26,7 @@ fi
 supported=(squeezenet shufflenet mnasnet efficientnet regnet densenet googlenet convnext vit text_mha unet bert opmix
   opmix_op11 unet_op11 text_mha_op11 opmix_op17 text_mha_op17 text_triu_op17 vit_op17 convnext_op17
   vit_dyn text_mha_dyn unet_dyn losses resizes volumes scatters_op16 warps_op16 recurrent ranking unpool quantized
-  scans einsums loops long_sequence video)
+  scans einsums loops long_sequence video recurrent_dyn)
 if ! $py "$src/tests/models/unseen.py" --out "$tmp/m" --quiet --only "${supported[@]}" unsupported \
   text_mha_dynseq >"$tmp/gen.log" 2>&1; then
   echo "FAIL generating the models:"
@@ -42,7 +43,7 @@ done
 # Through the compiled chain too: models whose ops the others lack (regnet:
 # grouped convolutions in the blocked layout).
 for m in losses resizes volumes scatters_op16 warps_op16 recurrent ranking unpool opmix quantized scans einsums loops regnet \
-  long_sequence video; do
+  long_sequence video recurrent_dyn; do
   d=$tmp/chain_$m
   mkdir -p "$d"
   check "$m compiles" quiet bash -c "'$bin/mlcc-fuse' '$tmp/$m.ir' -o '$d/f.ir' && '$bin/mlcc-legalize' '$d/f.ir' -o '$d/l.ir' &&

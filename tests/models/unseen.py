@@ -413,7 +413,7 @@ def build_warps(g):
 class Recurrent(nn.Module):
     """Sequence models: a two-layer bidirectional LSTM, a batch-first GRU
     (exported with linear_before_reset = 1) and a bidirectional ReLU RNN from
-    given initial states (LSTM, GRU, RNN unrolled over 7 steps)."""
+    given initial states (7 steps)."""
 
     def __init__(self, g):
         super().__init__()
@@ -435,11 +435,26 @@ def build_recurrent(g):
     return Recurrent(g), torch.randn(7, 3, 6, generator=g), None
 
 
+class RecurrentSteps(Recurrent):
+    """The same recurrent layers over a symbolic number of steps: their
+    sequences side by side per step (each recurrence a loop over however
+    many steps there are)."""
+
+    def forward(self, x):  # [steps, 3, 6]
+        y, _ = self.lstm(x)
+        z, _ = self.gru(x.transpose(0, 1))
+        w, _ = self.rnn(x, self.h0)
+        return torch.cat([y, z.transpose(0, 1), w], 2)
+
+
+def build_recurrent_steps(g):
+    return RecurrentSteps(g), torch.randn(7, 3, 6, generator=g), {"input": {0: "steps"}, "output": {0: "steps"}}
+
+
 class LongSequence(nn.Module):
-    """A two-layer LSTM over 300 steps and a linear head on every step: the
-    unrolled steps' outputs concatenate 300 operands (once a select chain
-    deeper than the IR parser's nesting limit), and every step's recurrent
-    dense shares one packed weight."""
+    """A two-layer LSTM over 300 steps and a linear head on every step (when
+    the steps were unrolled, their outputs concatenated 300 operands, once a
+    select chain deeper than the IR parser's nesting limit)."""
 
     def __init__(self, g):
         super().__init__()
@@ -664,6 +679,8 @@ BASE = OrderedDict([
     ("text_mha_dyn", (_dynamic_batch(build_text_mha), 114)),
     ("text_mha_dynseq", (_dynamic_batch(build_text_mha, seq=True), 114)),
     ("unet_dyn", (_dynamic_batch(_with_norms(build_unet)), 115)),
+    # Symbolic time steps: each recurrence is a loop over however many there are.
+    ("recurrent_dyn", (build_recurrent_steps, 125)),
 ])
 # Variants exported at another opset: name -> (base, opset).
 VARIANTS = OrderedDict([

@@ -906,7 +906,7 @@ graph @main(%x: f32[n, 4], %y: f32[n, 6]) -> f32[n, 10] {
 
 TEST(ScheduleRulesCpu, RuleNamesAndAlreadyScheduledFunctions) {
   EXPECT_EQ(ruleNames(Target::Kind::llvm),
-            (std::vector<std::string>{"matmul", "gemv", "reduction", "injective", "fallback"}));
+            (std::vector<std::string>{"scan", "matmul", "gemv", "reduction", "injective", "fallback"}));
   ir::Module m = lower(kConv);
   applyDefaultRules(m, cpu());
   ir::Module again = m;
@@ -975,6 +975,43 @@ TEST(ScheduleRulesCpu, FallbackParallelizesWhatNoRuleHandles) {
   EXPECT_EQ(outermostKind(after, "mm"), ir::LoopKind::parallel);
   EXPECT_EQ(outermostKind(after, "rowsum"), ir::LoopKind::parallel);
   test::expectSameMeaning(f, after, 1e-5);
+}
+
+// An LSTM's steps (a recurrence, legalized as a scan): the step loop stays
+// serial and outermost; one step's product gets a register tile (rows
+// unrolled, a vector of the gates' columns, the whole reduction inside),
+// its init decomposed out per step; the cell's blocks are vectorized; nothing
+// is parallel. Entries of the batch end at different steps (lens).
+TEST(ScheduleRulesCpu, RecurrenceStepsStaySerialAndAreVectorized) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%xw: f32[5, 3, 64], %rt: f32[16, 64], %h0: f32[3, 16], %c0: f32[3, 16], %p: f32[48], %lens: i64[3]) -> f32[5, 3, 16] {
+  dataflow {
+    %r: (f32[5, 3, 16], f32[3, 16], f32[3, 16]) = recurrence(%xw, %rt, %h0, %c0, %p, %lens, cell = "lstm", clip = 2.0)
+    %y: f32[5, 3, 16] = %r[0]
+  }
+  return %y
+}
+)",
+                            "fused_recurrence");
+  EXPECT_EQ(s.rule, "scan");
+  const auto& f = s.after;
+  auto gates = loopsOf(f, "recurrence_gates");
+  // step 5; rows 3 / 3; columns 64 / (2 vectors of 8); k 16; rows 3 unrolled; 16 columns vectorized.
+  EXPECT_EQ(extents(gates), (std::vector<int64_t>{5, 1, 4, 16, 3, 16})) << ir::printFunction(f);
+  ASSERT_EQ(gates.loops.size(), 6u);
+  EXPECT_EQ(gates.loops[0]->loop_var->name, "step");
+  EXPECT_EQ(gates.loops[4]->loop_kind, ir::LoopKind::unrolled);
+  EXPECT_EQ(gates.loops[5]->loop_kind, ir::LoopKind::vectorized);
+  auto init = loopsOf(f, "recurrence_gates_init");
+  ASSERT_TRUE(init.found);
+  EXPECT_EQ(init.loops[0], gates.loops[0]);  // once per step
+  EXPECT_EQ(innermostKind(f, "recurrence_gates_init"), ir::LoopKind::vectorized);
+  for (const char* b : {"recurrence_cell", "recurrence_hidden", "recurrence_y", "recurrence_state_c",
+                        "recurrence_state_h", "recurrence_h0"}) {
+    EXPECT_EQ(innermostKind(f, b), ir::LoopKind::vectorized) << b;
+    for (const auto* l : loopsOf(f, b).loops) EXPECT_NE(l->loop_kind, ir::LoopKind::parallel) << b;
+  }
+  EXPECT_EQ(loopsOf(f, "recurrence_cell").loops[0], gates.loops[0]);
 }
 
 // --- the public suite ----------------------------------------------------------------

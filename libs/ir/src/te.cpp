@@ -7,6 +7,7 @@
 
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/expr_functor.h"
+#include "mlcc/ir/substitute.h"
 #include "mlcc/support/diagnostic.h"
 
 namespace mlcc::ir::te {
@@ -130,6 +131,7 @@ Buffer FuncBuilder::reduce(const std::string& name, const std::vector<PrimExpr>&
                            PrimExpr init) {
   const std::string block_name = uniqueName(name);
   Buffer out = makeBuffer(block_name, dtype, shape);
+  buffers_.push_back(out);
   std::vector<Var> loops = makeVars("i", shape.size()), iters = makeVars("v", shape.size());
   std::vector<Var> rloops = makeVars("k", reduce_extents.size()),
                    riters = makeVars("vk", reduce_extents.size());
@@ -138,52 +140,111 @@ Buffer FuncBuilder::reduce(const std::string& name, const std::vector<PrimExpr>&
     iter_vars.push_back({iters[d], shape[d], IterKind::spatial, loops[d]});
   for (size_t d = 0; d < reduce_extents.size(); ++d)
     iter_vars.push_back({riters[d], reduce_extents[d], IterKind::reduce, rloops[d]});
-  std::vector<PrimExpr> out_idx(iters.begin(), iters.end());
-
+  loops.insert(loops.end(), rloops.begin(), rloops.end());
   PrimExpr value = f(iters, riters);
   if (!value) throw Error("te: stage '" + name + "' of @" + name_ + " has no value");
   if (value->dtype != dtype)
     throw Error("te: stage '" + name + "' of @" + name_ + " computes " +
                 std::string(dtypeName(value->dtype)) + " but is declared " + std::string(dtypeName(dtype)));
+  std::optional<ReduceOp> reduction;
+  if (!reduce_extents.empty()) {
+    reduction = op;
+    if (!init) init = reduceIdentity(op, dtype);
+  }
+  addStage(block_name, out, {iters.begin(), iters.end()}, std::move(iter_vars), std::move(loops), value, init,
+           reduction);
+  return out;
+}
+
+Buffer FuncBuilder::buffer(const std::string& name, const std::vector<PrimExpr>& shape, DType dtype) {
+  Buffer b = makeBuffer(uniqueName(name), dtype, shape);
+  buffers_.push_back(b);
+  return b;
+}
+
+void FuncBuilder::update(const std::string& name, const Buffer& buffer, const std::vector<PrimExpr>& domain,
+                         const std::function<std::vector<PrimExpr>(const Indices& spatial)>& index,
+                         const ComputeFn& f) {
+  if (std::find(buffers_.begin(), buffers_.end(), buffer) == buffers_.end())
+    throw Error("te: stage '" + name + "' of @" + name_ + " updates a buffer the builder did not make");
+  std::vector<Var> loops = makeVars("i", domain.size()), iters = makeVars("v", domain.size());
+  std::vector<IterVar> iter_vars;
+  for (size_t d = 0; d < domain.size(); ++d)
+    iter_vars.push_back({iters[d], domain[d], IterKind::spatial, loops[d]});
+  PrimExpr value = f(iters);
+  if (!value || value->dtype != buffer->dtype)
+    throw Error("te: stage '" + name + "' of @" + name_ + " does not compute the " +
+                std::string(dtypeName(buffer->dtype)) + " its buffer holds");
+  std::vector<PrimExpr> idx = index(iters);
+  if (idx.size() != buffer->shape.size())
+    throw Error("te: stage '" + name + "' of @" + name_ + " indexes its buffer with the wrong rank");
+  addStage(uniqueName(name), buffer, std::move(idx), std::move(iter_vars), std::move(loops), value, nullptr,
+           std::nullopt);
+}
+
+void FuncBuilder::addStage(const std::string& block_name, const Buffer& out, std::vector<PrimExpr> out_idx,
+                           std::vector<IterVar> iter_vars, std::vector<Var> loops, PrimExpr value,
+                           PrimExpr init, std::optional<ReduceOp> op) {
+  if (scan_) {  // bind the step as an opaque iteration variable, first
+    Var vt = makeVar("vt");
+    iter_vars.insert(iter_vars.begin(), IterVar{vt, scan_->extent, IterKind::opaque, scan_->loop});
+    std::unordered_map<const VarNode*, PrimExpr> step{{scan_->placeholder.get(), vt}};
+    value = substitute(value, step);
+    if (init) init = substitute(init, step);
+    for (auto& i : out_idx) i = substitute(i, step);
+  }
   Stmt body, init_stmt;
-  if (reduce_extents.empty()) {
+  if (!op) {
     body = makeStore(out, out_idx, value);
   } else {
     PrimExpr acc = makeLoad(out, out_idx);
     PrimExpr combined;
-    switch (op) {
+    switch (*op) {
       case ReduceOp::Sum: combined = makeBinary(BinaryOp::Add, acc, value); break;
       case ReduceOp::Prod: combined = makeBinary(BinaryOp::Mul, acc, value); break;
       case ReduceOp::Max: combined = makeBinary(BinaryOp::Max, acc, value); break;
       case ReduceOp::Min: combined = makeBinary(BinaryOp::Min, acc, value); break;
     }
     body = makeStore(out, out_idx, combined);
-    init_stmt = makeStore(out, out_idx, init ? init : reduceIdentity(op, dtype));
+    init_stmt = makeStore(out, out_idx, init);
   }
-  Stmt nest = makeBlock(block_name, iter_vars, readRegions(value, out), {build::point(out, out_idx)}, body,
-                        init_stmt);
-  for (size_t d = reduce_extents.size(); d-- > 0;) nest = makeFor(rloops[d], reduce_extents[d], nest);
-  for (size_t d = shape.size(); d-- > 0;) nest = makeFor(loops[d], shape[d], nest);
-  stages_.push_back({out, nest});
-  return out;
+  // Read regions of the whole block: the body's loads, and the init's.
+  PrimExpr reads = init ? makeBinary(BinaryOp::Add, value, init) : value;
+  Stmt nest = makeBlock(block_name, iter_vars, readRegions(reads, op ? out : Buffer()),
+                        {build::point(out, out_idx)}, body, init_stmt);
+  const size_t first = scan_ ? 1 : 0;
+  for (size_t d = loops.size(); d-- > 0;) nest = makeFor(loops[d], iter_vars[d + first].extent, nest);
+  if (scan_)
+    scan_->nests.push_back(nest);
+  else
+    nests_.push_back(nest);
+}
+
+Var FuncBuilder::beginScan(const std::string& name, const PrimExpr& extent) {
+  if (scan_) throw Error("te: scan '" + name + "' of @" + name_ + " is nested in another");
+  scan_ = Scan{makeVar(name), makeVar(name), extent, {}};
+  return scan_->placeholder;
+}
+
+void FuncBuilder::endScan() {
+  if (!scan_) throw Error("te: endScan() of @" + name_ + " without beginScan()");
+  nests_.push_back(makeFor(scan_->loop, scan_->extent, makeSeq(std::move(scan_->nests))));
+  scan_.reset();
 }
 
 PrimFunc FuncBuilder::build(const std::vector<Buffer>& outputs) {
+  if (scan_) throw Error("te: @" + name_ + " has a scan that was not ended");
   PrimFunc f;
   f.name = name_;
   f.params = inputs_;
   for (const auto& o : outputs) {
-    if (std::find_if(stages_.begin(), stages_.end(), [&](const Stage& s) { return s.buffer == o; }) ==
-        stages_.end())
+    if (std::find(buffers_.begin(), buffers_.end(), o) == buffers_.end())
       throw Error("te: output '" + o->name + "' of @" + name_ + " is not computed by a stage");
     f.params.push_back(o);
   }
-  std::vector<Stmt> body;
-  for (const auto& s : stages_) {
-    if (std::find(outputs.begin(), outputs.end(), s.buffer) == outputs.end()) f.allocs.push_back(s.buffer);
-    body.push_back(s.nest);
-  }
-  f.body = makeSeq(std::move(body));
+  for (const auto& b : buffers_)
+    if (std::find(outputs.begin(), outputs.end(), b) == outputs.end()) f.allocs.push_back(b);
+  f.body = makeSeq(nests_);
   return f;
 }
 

@@ -668,7 +668,7 @@ PrimExpr sel(const PrimExpr& c, const PrimExpr& t, const PrimExpr& f) { return i
 PrimExpr f32(double v) { return ir::makeFloat(v, DType::f32); }
 
 // x -> f(x) on the f32 (float) or own-dtype (integer) value of each element.
-using ScalarFn = std::function<PrimExpr(const ir::Attrs&, const PrimExpr& x)>;
+using ScalarFn = ScalarExprFn;
 
 LegalizeFn legalizeUnary(const std::string& name, ScalarFn f) {
   return [name, f](const std::vector<Type>& in, const Type& out, const ir::Attrs& attrs) {
@@ -720,7 +720,11 @@ ScalarFn intrinsic(const char* fn) {
 float attrF32(const ir::Attrs& a, const char* name) { return static_cast<float>(attrFloat(a, name)); }
 
 void legalizeUnaryOps(std::vector<OpDef>& ops) {
-  auto set = [&](const char* name, ScalarFn f) { opNamed(ops, name).legalize = legalizeUnary(name, f); };
+  auto set = [&](const char* name, ScalarFn f) {
+    OpDef& d = opNamed(ops, name);
+    d.legalize = legalizeUnary(name, f);
+    d.scalar = f;
+  };
   set("relu", [](const ir::Attrs&, const PrimExpr& x) {
     PrimExpr zero = lew::lit(x, 0);
     return sel(lew::lt(x, zero), zero, x);  // keeps NaN

@@ -11,6 +11,7 @@
 
 #include "legalize_util_mv.h"
 #include "manipulate_util.h"
+#include "mlcc/ir/arith.h"
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/float_bits.h"
 #include "mlcc/support/checked_math.h"
@@ -645,7 +646,15 @@ ir::PrimFunc legalizeReshape(const std::vector<Type>& inputs, const Type& output
   for (size_t d = 0; same && d < x.rank(); ++d) same = dimEqual(x.shape[d], output.shape[d]);
   return lm::singleStage("reshape", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
     if (same) return ir::makeLoad(in[0], o);
-    return ir::makeLoad(in[0], lm::unflatten(lm::flatten(o, output.shape), x.shape));
+    // The input index, simplified over the output index's ranges: where the
+    // shapes share their inner dimensions, (a * 512 + j) / 512 becomes a and
+    // the copy has no division left.
+    ir::Analyzer ranges;
+    for (size_t d = 0; d < o.size(); ++d)
+      ranges.bind(std::static_pointer_cast<const ir::VarNode>(o[d]), ir::makeInt(0), output.shape[d]);
+    std::vector<PrimExpr> src = lm::unflatten(lm::flatten(o, output.shape), x.shape);
+    for (auto& e : src) e = ranges.simplify(e);
+    return ir::makeLoad(in[0], src);
   });
 }
 

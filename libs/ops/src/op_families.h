@@ -19,6 +19,7 @@ void registerLayoutOps(std::vector<OpDef>& ops);      // layout.cpp: layout_tran
 void registerScatterOps(std::vector<OpDef>& ops);     // scatter.cpp: gather_nd, scatter_elements, scatter_nd
 void registerGridSampleOps(std::vector<OpDef>& ops);  // grid_sample.cpp: grid_sample
 void registerTopkOps(std::vector<OpDef>& ops);        // topk.cpp: topk
+void registerRecurrenceOps(std::vector<OpDef>& ops);  // recurrence.cpp: recurrence (RNN, GRU, LSTM)
 
 inline std::vector<OpDef> registerAllOpFamilies() {
   std::vector<OpDef> ops;
@@ -34,6 +35,7 @@ inline std::vector<OpDef> registerAllOpFamilies() {
   registerScatterOps(ops);
   registerGridSampleOps(ops);
   registerTopkOps(ops);
+  registerRecurrenceOps(ops);
   return ops;
 }
 

@@ -12,6 +12,7 @@
 #include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/substitute.h"
 #include "mlcc/support/diagnostic.h"
+#include "tree.h"
 
 namespace mlcc::schedule {
 
@@ -72,6 +73,10 @@ class Checker {
 
   void run() {
     for (const auto& b : f_.allocs) function_allocs_.insert(b.get());
+    forEachBlock(f_.body, [&](const BlockNode& b, const StmtPath&) {
+      for (const auto& iv : b.iter_vars)
+        if (iv.kind == IterKind::opaque && !scan_) scan_ = &b;
+    });
     visit(f_.body);
   }
 
@@ -176,6 +181,10 @@ class Checker {
       has_block |= isBlockIdx(l->thread_tag);
       has_thread |= isThreadIdx(l->thread_tag);
     }
+    if ((!has_block || !has_thread) && scan_)
+      fail("block \"" + scan_->name +
+           "\" is a step of a scan (a serial loop over steps, as a recurrent op's "
+           "time steps legalize to), which the cuda target does not run yet: no GPU rule schedules it");
     if (!has_block || !has_thread)
       fail(name + " is not inside a GPU kernel: it is not under " +
            std::string(!has_block ? "a loop bound to blockIdx.*" : "a loop bound to threadIdx.*") +
@@ -396,6 +405,7 @@ class Checker {
   }
 
   const PrimFunc& f_;
+  const BlockNode* scan_ = nullptr;  // a block with an opaque iteration variable (a scan's step)
   const target::Target& t_;
   std::optional<Kernel> kernel_;
   std::vector<const ForNode*> thread_loops_;            // enclosing thread-bound loops

@@ -4,8 +4,9 @@
 //   %b1 = rfactor(%l1, factor_axis = 0)   # loop; factor_axis defaults to 0
 //
 // decompose_reduction moves a block's init into a new block `<name>_init`
-// (the spatial iteration variables with their bindings, the reduce ones
-// replaced by 0, where the init runs) in a copy of the loops from %l2
+// (the spatial and opaque iteration variables with their bindings, the
+// reduce ones replaced by 0, where the init runs: the original runs it at
+// each value of an opaque one, such as a scan's step) in a copy of the loops from %l2
 // inwards that the spatial bindings use, inserted right before %l2; the
 // block loses its init. The block's predicate goes along, without its
 // conditions on reduce loops, which must provably hold where the init runs
@@ -65,17 +66,18 @@ struct LoopUse {
   const IterVar* reduce_var = nullptr;
 };
 
+// An opaque iteration variable counts as spatial (where `allow_opaque`).
 std::vector<LoopUse> classifyLoops(const InstArgs& args, const BlockNode& b,
-                                   const std::vector<const ForNode*>& loops) {
+                                   const std::vector<const ForNode*>& loops, bool allow_opaque) {
   for (const auto& iv : b.iter_vars)
-    if (iv.kind == IterKind::opaque)
+    if (iv.kind == IterKind::opaque && !allow_opaque)
       args.fail(ScheduleState::describe(b) + " has an opaque iteration variable %" + iv.var->name);
   std::vector<LoopUse> uses;
   for (const ForNode* f : loops) {
     LoopUse u{f};
     for (const auto& iv : b.iter_vars) {
       if (!usesVar(iv.binding, f->loop_var.get())) continue;
-      if (iv.kind == IterKind::spatial) u.spatial = true;
+      if (iv.kind == IterKind::spatial || iv.kind == IterKind::opaque) u.spatial = true;
       if (iv.kind == IterKind::reduce && !u.reduce) {
         u.reduce = true;
         u.reduce_var = &iv;
@@ -165,7 +167,7 @@ std::vector<RVValue> applyDecomposeReduction(ScheduleState& s, const InstArgs& a
   const BlockNode& b = *path.target()->as<BlockNode>();
   if (!b.init) args.fail(ScheduleState::describe(b) + " has no init");
   std::vector<const ForNode*> loops = loopsAbove(path);
-  std::vector<LoopUse> uses = classifyLoops(args, b, loops);
+  std::vector<LoopUse> uses = classifyLoops(args, b, loops, /*allow_opaque=*/true);
   size_t pos = 0;
   while (pos < loops.size() && loops[pos]->loop_var != at) ++pos;
   if (pos == loops.size())
@@ -252,7 +254,7 @@ std::vector<RVValue> applyDecomposeReduction(ScheduleState& s, const InstArgs& a
     }
     Var nv = makeVar(iv.var->name);
     inner.mapVar(iv.var, nv);
-    ivs.push_back({nv, iv.extent, IterKind::spatial, outer(iv.binding)});
+    ivs.push_back({nv, iv.extent, iv.kind, outer(iv.binding)});
   }
   Stmt init = inner(b.init);
   std::vector<Access> accesses = accessesIn(init);
@@ -376,7 +378,7 @@ std::vector<RVValue> applyRFactor(ScheduleState& s, const InstArgs& args, std::o
   Reduction red = matchReduction(args, b);
 
   std::vector<const ForNode*> loops = loopsAbove(path);
-  std::vector<LoopUse> uses = classifyLoops(args, b, loops);
+  std::vector<LoopUse> uses = classifyLoops(args, b, loops, /*allow_opaque=*/false);
   std::vector<const ForNode*> reduce_loops;
   for (const auto& u : uses) {
     rejectIdleLoop(args, b, u);

@@ -1,20 +1,13 @@
-// Converters of the ONNX recurrent ops RNN, GRU and LSTM, unrolled over the
-// time steps into graph ops (the sequence length must be static; at most
-// kMaxSteps steps). Per direction, the input projection of every step is one
-// dense over [T * B, I] (plus the biases that add outside the recurrence);
-// each step then adds dense(H, R) and applies the cell:
-//   RNN   H = f(xw + H R^T)
-//   GRU   z = f(xw_z + H R_z^T), r = f(xw_r + H R_r^T),
-//         h = g(xw_h + (r * H) R_h^T + Rb_h)        (linear_before_reset = 0)
-//         h = g(xw_h + r * (H R_h^T + Rb_h))        (linear_before_reset = 1)
-//         H = (1 - z) * h + z * H
-//   LSTM  i = f(xw_i + H R_i^T + P_i * C), f = f(xw_f + H R_f^T + P_f * C)
-//         (input_forget: f = 1 - i), c = g(xw_c + H R_c^T),
-//         C = f * C + i * c, o = f(xw_o + H R_o^T + P_o * C), H = o * h(C)
-// with `clip` bounding every gate's input. With sequence_lens, the steps
-// past a batch entry's length keep its state and output zeros (the reverse
-// direction thus starts at its last valid step). Outputs Y [T, dirs, B, H]
-// (layout 1: [B, T, dirs, H]), Y_h and Y_c [dirs, B, H] (layout 1: [B, dirs, H]).
+// Converters of the ONNX recurrent ops RNN, GRU and LSTM. Per direction, the
+// input projection of every step is one dense over [T * B, I] (plus the
+// biases that add outside the recurrence); the steps themselves are one
+// `recurrence` op (ops/recurrence.cpp), which legalizes to a serial loop over
+// the time steps. Directions stack into Y [T, dirs, B, H] (layout 1:
+// [B, T, dirs, H]), Y_h and Y_c [dirs, B, H] (layout 1: [B, dirs, H]).
+// Absent optional inputs become zeros (states, peepholes, biases); absent
+// sequence_lens, the full length. With sequence_lens, the steps past a batch
+// entry's length keep its state and output zeros (the reverse direction thus
+// starts at its last valid step).
 #include <algorithm>
 
 #include "convert_util.h"
@@ -25,8 +18,6 @@ namespace mlcc::frontend::onnx_import {
 namespace {
 
 using ir::PrimExpr;
-
-constexpr int64_t kMaxSteps = 1024;
 
 enum class Cell { Rnn, Gru, Lstm };
 
@@ -75,41 +66,26 @@ std::vector<Activation> activations(NodeCtx& c, Cell cell, int64_t dirs) {
   return out;
 }
 
-ValuePtr activate(NodeCtx& c, const Activation& a, const ValuePtr& x, const std::string& n) {
-  const ir::DType t = x->type.dtype;
-  auto scalar = [&](float v, const char* what) { return c.im.scalar(t, v, n + "_" + what); };
-  if (a.name == "Sigmoid") return c.im.emit("sigmoid", {x}, {}, n);
-  if (a.name == "Tanh") return c.im.emit("tanh", {x}, {}, n);
-  if (a.name == "Relu") return c.im.emit("relu", {x}, {}, n);
-  if (a.name == "Softsign") return c.im.emit("softsign", {x}, {}, n);
-  if (a.name == "Softplus") return c.im.emit("softplus", {x}, {}, n);
-  if (a.name == "LeakyRelu") return c.im.emit("leaky_relu", {x}, {{"alpha", floatAttr(a.alpha)}}, n);
-  if (a.name == "Elu") return c.im.emit("elu", {x}, {{"alpha", floatAttr(a.alpha)}}, n);
-  if (a.name == "HardSigmoid")
-    return c.im.emit("hard_sigmoid", {x}, {{"alpha", floatAttr(a.alpha)}, {"beta", floatAttr(a.beta)}}, n);
-  if (a.name == "Affine")
-    return c.im.emit(
-        "add", {c.im.emit("multiply", {x, scalar(a.alpha, "alpha")}, {}, n + "_ax"), scalar(a.beta, "beta")},
-        {}, n);
-  if (a.name == "ScaledTanh") {
-    auto inner = c.im.emit("tanh", {c.im.emit("multiply", {x, scalar(a.beta, "beta")}, {}, n + "_bx")}, {},
-                           n + "_tanh");
-    return c.im.emit("multiply", {inner, scalar(a.alpha, "alpha")}, {}, n);
-  }
-  if (a.name == "ThresholdedRelu") {
-    auto above = c.im.emit("greater", {x, scalar(a.alpha, "alpha")}, {}, n + "_above");
-    return c.im.emit("where", {above, x, scalar(0.0f, "zero")}, {}, n);
-  }
-  c.fail("activation '" + a.name + "' is not supported");
-}
-
-// x[:, begin:end] of a [B, width] value.
-ValuePtr columns(NodeCtx& c, const ValuePtr& x, int64_t begin, int64_t end, const std::string& n) {
-  return slice(c, x, 1, begin, end, n);
+// The recurrence op's name of an ONNX activation function.
+std::string activationOp(NodeCtx& c, const std::string& onnx) {
+  static const std::pair<const char*, const char*> kNames[] = {{"Sigmoid", "sigmoid"},
+                                                               {"Tanh", "tanh"},
+                                                               {"Relu", "relu"},
+                                                               {"Softsign", "softsign"},
+                                                               {"Softplus", "softplus"},
+                                                               {"LeakyRelu", "leaky_relu"},
+                                                               {"Elu", "elu"},
+                                                               {"HardSigmoid", "hard_sigmoid"},
+                                                               {"Affine", "affine"},
+                                                               {"ScaledTanh", "scaled_tanh"},
+                                                               {"ThresholdedRelu", "thresholded_relu"}};
+  for (const auto& [from, to] : kNames)
+    if (onnx == from) return to;
+  c.fail("activation '" + onnx + "' is not supported");
 }
 
 struct DirectionResult {
-  std::vector<ValuePtr> y;  // per time step, [B, H]
+  ValuePtr y;  // [T, B, H]
   ValuePtr h, cell;
 };
 
@@ -122,12 +98,9 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
   const int64_t layout = c.attrInt("layout", 0);
   if (layout != 0 && layout != 1) c.fail("layout must be 0 or 1");
   if (layout == 1) x = c.im.emit("permute_dims", {x}, {{"axes", ir::AttrValue::ints({1, 0, 2})}}, n + "_x");
-  const int64_t T = staticDim(c, x->type.shape[0], "the sequence length");
-  if (T > kMaxSteps)
-    c.fail("a sequence of " + std::to_string(T) + " steps is too long to unroll (at most " +
-           std::to_string(kMaxSteps) + ")");
-  if (T == 0) c.fail("an empty sequence is not supported");
-  const PrimExpr B = x->type.shape[1], I = x->type.shape[2];
+  const PrimExpr T = x->type.shape[0], B = x->type.shape[1], I = x->type.shape[2];
+  if (int64_t steps; ir::asConstInt(T, &steps) && steps == 0) c.fail("an empty sequence is not supported");
+  if (t != ir::DType::f32) c.fail("X is " + std::string(ir::dtypeName(t)) + "; only f32 is supported yet");
   const ValuePtr &w = c.in(1), &r = c.in(2);
   if (w->type.rank() != 3 || r->type.rank() != 3) c.fail("W and R must have rank 3");
   const int64_t H = staticDim(c, r->type.shape[2], "the hidden size");
@@ -149,39 +122,49 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
   const bool linear_before_reset = cell == Cell::Gru && c.attrInt("linear_before_reset", 0) != 0;
   const bool input_forget = cell == Cell::Lstm && c.attrInt("input_forget", 0) != 0;
   const ValuePtr bias = c.hasInput(3) ? c.in(3) : nullptr;
-  const ValuePtr lens = c.hasInput(4) ? c.in(4) : nullptr;
   const ValuePtr h0 = c.hasInput(5) ? c.in(5) : nullptr;
   const ValuePtr c0 = cell == Cell::Lstm && c.hasInput(6) ? c.in(6) : nullptr;
   const ValuePtr peep = cell == Cell::Lstm && c.hasInput(7) ? c.in(7) : nullptr;
 
-  auto zeros = [&](const std::string& name) { return filled(c, t, 0.0, {B, ir::makeInt(H)}, name); };
-  // The step masks [B, 1]: step s is inside entry b's sequence.
-  ValuePtr len_col;
-  if (lens) {
-    auto l64 = c.im.emit("cast", {lens}, {{"dtype", std::string("i64")}}, n + "_lens");
-    len_col = reshapeTo(c, l64, {B, ir::makeInt(1)}, n + "_lens_col");
-  }
-  auto gate = [&](const ValuePtr& v, const Activation& a, const std::string& name) {
-    ValuePtr in = v;
-    if (has_clip)
-      in = c.im.emit("clip", {v}, {{"min", floatAttr(-clip)}, {"max", floatAttr(clip)}}, name + "_clipped");
-    return activate(c, a, in, name);
+  auto zeros = [&](std::vector<PrimExpr> shape, const std::string& name) {
+    return filled(c, t, 0.0, shape, name);
   };
+  const PrimExpr Hd = ir::makeInt(H);
+  // The sequence lengths as i64 [B]; absent: no entry ends early.
+  ValuePtr lens;
+  if (c.hasInput(4)) {
+    lens = c.im.emit("cast", {c.in(4)}, {{"dtype", std::string("i64")}}, n + "_lens");
+  } else {
+    int64_t steps;
+    const double all =
+        ir::asConstInt(T, &steps) ? static_cast<double>(steps) : 4611686018427387904.0;  // 2^62
+    lens = filled(c, ir::DType::i64, all, {B}, n + "_lens");
+  }
 
   std::vector<DirectionResult> results;
   for (int64_t d = 0; d < dirs; ++d) {
     const std::string dn = n + "_d" + std::to_string(d);
-    const Activation* act = &acts[static_cast<size_t>(d) * activationsOf(cell)];
-    ValuePtr wd = item(c, w, 0, d, dn + "_w"), rd = item(c, r, 0, d, dn + "_r");
-    // Input projection of every step, with the biases that add outside the recurrence.
-    ValuePtr xw = c.im.emit("dense", {reshapeTo(c, x, {ops::dimMul(ir::makeInt(T), B), I}, dn + "_x2d"), wd},
-                            {}, dn + "_xw2d");
-    ValuePtr rb_h;  // GRU's Rb_h with linear_before_reset (else it adds outside)
+    ValuePtr wd = item(c, w, 0, d, dn + "_w");
+    ValuePtr rt =
+        c.im.emit("permute_dims", {item(c, r, 0, d, dn + "_r")}, {{"axes", ir::AttrValue::ints({1, 0})}},
+                  dn + "_rt");  // [H, G*H]: a step's products read its rows
+    // Input projection of every step, with the biases that add outside the recurrence: a dense over
+    // [T * B, I] (static lengths: the packed dense kernels), else a matmul over [T, B, I].
+    int64_t known;
+    const bool static_steps = ir::asConstInt(T, &known) && ir::asConstInt(B, &known);
+    ValuePtr xw =
+        static_steps
+            ? c.im.emit("dense", {reshapeTo(c, x, {ops::dimMul(T, B), I}, dn + "_x2d"), wd}, {}, dn + "_xw2d")
+            : c.im.emit(
+                  "matmul",
+                  {x, c.im.emit("permute_dims", {wd}, {{"axes", ir::AttrValue::ints({1, 0})}}, dn + "_wt")},
+                  {}, dn + "_xw3d");
+    ValuePtr rb_h;  // GRU's Rb_h, which the recurrence adds itself
     if (bias) {
       ValuePtr bd = item(c, bias, 0, d, dn + "_b");
       ValuePtr wb = slice(c, bd, 0, 0, G * H, dn + "_wb"), rb = slice(c, bd, 0, G * H, 2 * G * H, dn + "_rb");
       ValuePtr outside = rb;
-      if (linear_before_reset) {  // Rb_h moves inside the reset gate's term
+      if (cell == Cell::Gru) {  // Rb_h moves inside the h gate's term
         rb_h = slice(c, rb, 0, 2 * H, 3 * H, dn + "_rbh");
         std::vector<double> zr_only(static_cast<size_t>(G * H), 1.0);
         std::fill(zr_only.begin() + 2 * H, zr_only.end(), 0.0);
@@ -191,93 +174,37 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
       }
       xw = c.im.emit("add", {xw, c.im.emit("add", {wb, outside}, {}, dn + "_bias")}, {}, dn + "_xwb");
     }
-    xw = reshapeTo(c, xw, {ir::makeInt(T), B, ir::makeInt(G * H)}, dn + "_xw");
-    ValuePtr hstate = h0 ? item(c, h0, 0, d, dn + "_h0") : zeros(dn + "_h0");
-    ValuePtr cstate = cell != Cell::Lstm ? nullptr : c0 ? item(c, c0, 0, d, dn + "_c0") : zeros(dn + "_c0");
-    ValuePtr pi, po, pf;
-    if (peep) {
-      ValuePtr pd = item(c, peep, 0, d, dn + "_p");  // [3H]; each part broadcasts over the batch
-      pi = slice(c, pd, 0, 0, H, dn + "_pi");
-      po = slice(c, pd, 0, H, 2 * H, dn + "_po");
-      pf = slice(c, pd, 0, 2 * H, 3 * H, dn + "_pf");
+    if (static_steps) xw = reshapeTo(c, xw, {T, B, ir::makeInt(G * H)}, dn + "_xw");
+    std::vector<ValuePtr> operands = {xw, rt,
+                                      h0 ? item(c, h0, 0, d, dn + "_h0") : zeros({B, Hd}, dn + "_h0")};
+    if (cell == Cell::Lstm) {
+      operands.push_back(c0 ? item(c, c0, 0, d, dn + "_c0") : zeros({B, Hd}, dn + "_c0"));
+      operands.push_back(peep ? item(c, peep, 0, d, dn + "_p") : zeros({ir::makeInt(3 * H)}, dn + "_p"));
     }
-    ValuePtr r_zr, r_h;
-    if (cell == Cell::Gru) {
-      r_zr = slice(c, rd, 0, 0, 2 * H, dn + "_rzr");
-      r_h = slice(c, rd, 0, 2 * H, 3 * H, dn + "_rh");
+    if (cell == Cell::Gru) operands.push_back(rb_h ? rb_h : zeros({Hd}, dn + "_rbh"));
+    operands.push_back(lens);
+    const Activation* act = &acts[static_cast<size_t>(d) * activationsOf(cell)];
+    ir::Attrs attrs = {{"cell", std::string(cell == Cell::Rnn   ? "rnn"
+                                            : cell == Cell::Gru ? "gru"
+                                                                : "lstm")},
+                       {"reverse", direction == "reverse" || d == 1}};
+    ir::AttrValue::List alphas, betas;
+    for (size_t k = 0; k < 3; ++k) {
+      const bool given = k < activationsOf(cell);
+      if (given) attrs[std::string(1, "fgh"[k])] = activationOp(c, act[k].name);
+      alphas.emplace_back(given ? static_cast<double>(act[k].alpha) : 0.0);
+      betas.emplace_back(given ? static_cast<double>(act[k].beta) : 0.0);
     }
+    attrs["alphas"] = alphas;
+    attrs["betas"] = betas;
+    if (has_clip) attrs["clip"] = static_cast<double>(clip);
+    if (linear_before_reset) attrs["linear_before_reset"] = true;
+    if (input_forget) attrs["input_forget"] = true;
+    ValuePtr rec = c.im.emit("recurrence", operands, attrs, dn + "_rec");
     DirectionResult res;
-    res.y.resize(static_cast<size_t>(T));
-    const bool reverse = direction == "reverse" || d == 1;
-    for (int64_t k = 0; k < T; ++k) {
-      const int64_t s = reverse ? T - 1 - k : k;
-      const std::string sn = dn + "_t" + std::to_string(s);
-      ValuePtr xs = item(c, xw, 0, s, sn + "_xw");
-      ValuePtr hnew, cnew;
-      if (cell == Cell::Rnn) {
-        auto pre = c.im.emit("add", {xs, c.im.emit("dense", {hstate, rd}, {}, sn + "_hr")}, {}, sn + "_pre");
-        hnew = gate(pre, act[0], sn + "_h");
-      } else if (cell == Cell::Gru) {
-        auto zr = c.im.emit(
-            "add",
-            {columns(c, xs, 0, 2 * H, sn + "_xzr"), c.im.emit("dense", {hstate, r_zr}, {}, sn + "_hzr")}, {},
-            sn + "_zr_pre");
-        auto z = gate(columns(c, zr, 0, H, sn + "_z_pre"), act[0], sn + "_z");
-        auto rg = gate(columns(c, zr, H, 2 * H, sn + "_r_pre"), act[0], sn + "_r");
-        ValuePtr hh;
-        if (linear_before_reset) {
-          hh = c.im.emit("dense", {hstate, r_h}, {}, sn + "_hrh");
-          if (rb_h) hh = c.im.emit("add", {hh, rb_h}, {}, sn + "_hrhb");
-          hh = c.im.emit("multiply", {rg, hh}, {}, sn + "_reset");
-        } else {
-          hh = c.im.emit("dense", {c.im.emit("multiply", {rg, hstate}, {}, sn + "_rh_in"), r_h}, {},
-                         sn + "_reset");
-        }
-        auto cand =
-            gate(c.im.emit("add", {columns(c, xs, 2 * H, 3 * H, sn + "_xh"), hh}, {}, sn + "_cand_pre"),
-                 act[1], sn + "_cand");
-        // (1 - z) * cand + z * H = cand + z * (H - cand)
-        auto keep = c.im.emit("multiply", {z, c.im.emit("subtract", {hstate, cand}, {}, sn + "_delta")}, {},
-                              sn + "_keep");
-        hnew = c.im.emit("add", {cand, keep}, {}, sn + "_h");
-      } else {
-        auto pre = c.im.emit("add", {xs, c.im.emit("dense", {hstate, rd}, {}, sn + "_hr")}, {}, sn + "_pre");
-        auto part = [&](int64_t g, const char* what) {
-          return columns(c, pre, g * H, (g + 1) * H, sn + "_" + what + "_pre");
-        };
-        auto peephole = [&](ValuePtr v, const ValuePtr& p, const ValuePtr& state, const char* what) {
-          if (!p) return v;
-          return c.im.emit("add", {v, c.im.emit("multiply", {p, state}, {}, sn + "_" + what + "_peep")}, {},
-                           sn + "_" + what + "_in");
-        };
-        auto ig = gate(peephole(part(0, "i"), pi, cstate, "i"), act[0], sn + "_i");
-        ValuePtr fg = input_forget
-                          ? c.im.emit("subtract", {c.im.scalar(t, 1.0, sn + "_one"), ig}, {}, sn + "_f")
-                          : gate(peephole(part(2, "f"), pf, cstate, "f"), act[0], sn + "_f");
-        auto cand = gate(part(3, "c"), act[1], sn + "_cand");
-        cnew = c.im.emit("add",
-                         {c.im.emit("multiply", {fg, cstate}, {}, sn + "_fc"),
-                          c.im.emit("multiply", {ig, cand}, {}, sn + "_ic")},
-                         {}, sn + "_c");
-        auto og = gate(peephole(part(1, "o"), po, cnew, "o"), act[0], sn + "_o");
-        hnew = c.im.emit("multiply", {og, activate(c, act[2], cnew, sn + "_hc")}, {}, sn + "_h");
-      }
-      if (len_col) {
-        auto mask =
-            c.im.emit("less", {c.im.scalar(ir::DType::i64, static_cast<double>(s), sn + "_step"), len_col},
-                      {}, sn + "_mask");
-        res.y[static_cast<size_t>(s)] =
-            c.im.emit("where", {mask, hnew, c.im.scalar(t, 0.0, sn + "_zero")}, {}, sn + "_y");
-        hnew = c.im.emit("where", {mask, hnew, hstate}, {}, sn + "_hkept");
-        if (cnew) cnew = c.im.emit("where", {mask, cnew, cstate}, {}, sn + "_ckept");
-      } else {
-        res.y[static_cast<size_t>(s)] = hnew;
-      }
-      hstate = hnew;
-      if (cnew) cstate = cnew;
-    }
-    res.h = hstate;
-    res.cell = cstate;
+    res.y = c.im.emitTupleGet(rec, 0, dn + "_y");
+    res.h = c.im.emitTupleGet(rec, 1, dn + "_h");
+    if (cell == Cell::Lstm) res.cell = c.im.emitTupleGet(rec, 2, dn + "_c");
     results.push_back(std::move(res));
   }
 
@@ -291,8 +218,7 @@ std::vector<ValuePtr> recurrent(NodeCtx& c, Cell cell) {
   };
   if (c.numOutputs() > 0 && c.outputUsed(0)) {
     std::vector<ValuePtr> per_dir;
-    for (size_t d = 0; d < results.size(); ++d)
-      per_dir.push_back(stack(c, results[d].y, 0, n + "_y" + std::to_string(d)));        // [T, B, H]
+    for (auto& res : results) per_dir.push_back(res.y);
     auto y = stack(c, per_dir, 1, layout == 1 ? c.outName(0) + "_tdbh" : c.outName(0));  // [T, dirs, B, H]
     if (layout == 1)
       y = c.im.emit("permute_dims", {y}, {{"axes", ir::AttrValue::ints({2, 0, 1, 3})}}, c.outName(0));

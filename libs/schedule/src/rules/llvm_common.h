@@ -23,6 +23,7 @@
 namespace mlcc::schedule::cpu {
 
 // --- the rules (one file each) ----------------------------------------------
+bool applyScanRule(Schedule& sch, const target::Target& target);       // llvm_scan.cpp
 bool applyMatmulRule(Schedule& sch, const target::Target& target);     // llvm_matmul.cpp
 bool applyGemvRule(Schedule& sch, const target::Target& target);       // llvm_gemv.cpp
 bool applyReductionRule(Schedule& sch, const target::Target& target);  // llvm_reduction.cpp

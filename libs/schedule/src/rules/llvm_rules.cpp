@@ -15,9 +15,9 @@ bool atomically(Schedule& sch, const target::Target& target) {
 
 const std::vector<Rule>& llvmRules() {
   static const std::vector<Rule> rules = {
-      {"matmul", atomically<cpu::applyMatmulRule>},       {"gemv", atomically<cpu::applyGemvRule>},
-      {"reduction", atomically<cpu::applyReductionRule>}, {"injective", atomically<cpu::applyInjectiveRule>},
-      {"fallback", atomically<cpu::applyFallbackRule>},
+      {"scan", atomically<cpu::applyScanRule>},           {"matmul", atomically<cpu::applyMatmulRule>},
+      {"gemv", atomically<cpu::applyGemvRule>},           {"reduction", atomically<cpu::applyReductionRule>},
+      {"injective", atomically<cpu::applyInjectiveRule>}, {"fallback", atomically<cpu::applyFallbackRule>},
   };
   return rules;
 }

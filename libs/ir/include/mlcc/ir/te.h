@@ -9,9 +9,16 @@
 //   Buffer y = fb.reduce("dense", {n, N}, DType::f32, {K}, te::ReduceOp::Sum,
 //       [&](auto& i, auto& r) { return load(x, {i[0], r[0]}) * load(w, {i[1], r[0]}); });
 //   PrimFunc f = fb.build({y});   // params: x, w, y
+//
+// A scan (a recurrence over steps) puts stages inside one serial loop:
+//   Var t = fb.beginScan("step", T);
+//   fb.update("state", h, {B, H}, [&](auto& i) { return Indices{i[0], i[1]}; },
+//             [&](auto& i) { return load(h, {i[0], i[1]}) + load(x, {t, i[0], i[1]}); });
+//   fb.endScan();
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,22 +52,48 @@ class FuncBuilder {
                 const std::vector<PrimExpr>& reduce_extents, ReduceOp op, const ReduceFn& f,
                 PrimExpr init = nullptr);
 
+  // A buffer no stage creates, written by update(): an intermediate (an
+  // alloc_buffer) unless passed to build() as an output.
+  Buffer buffer(const std::string& name, const std::vector<PrimExpr>& shape, DType dtype);
+
+  // buffer[index(i...)] = f(i...) over `domain`, into a buffer that exists
+  // (from buffer(), or computed by an earlier stage): a partial or in-place
+  // update, e.g. one step of a sequence output or a recurrent state.
+  void update(const std::string& name, const Buffer& buffer, const std::vector<PrimExpr>& domain,
+              const std::function<std::vector<PrimExpr>(const Indices& spatial)>& index, const ComputeFn& f);
+
+  // A scan: the stages added until endScan() run inside one serial loop
+  // `for t in 0..extent`, in order, each step after the previous one (step
+  // t reads what step t - 1 wrote). The returned variable stands for t in
+  // the stages' formulas; each of their blocks binds it as an opaque
+  // iteration variable, so no schedule primitive reorders, splits or
+  // parallelizes the steps. Scans do not nest.
+  Var beginScan(const std::string& name, const PrimExpr& extent);
+  void endScan();
+
   // The prim func: params are the inputs then `outputs` (in order);
-  // every other compute buffer becomes a function-level alloc_buffer.
-  // Stages run in the order they were added.
+  // every other buffer of a stage or of buffer() becomes a function-level
+  // alloc_buffer. Stages run in the order they were added.
   PrimFunc build(const std::vector<Buffer>& outputs);
 
   // Names the block of each stage after its buffer name, made unique.
  private:
-  struct Stage {
-    Buffer buffer;
-    Stmt nest;
+  struct Scan {
+    Var placeholder, loop;
+    PrimExpr extent;
+    std::vector<Stmt> nests;
   };
   std::string name_;
   std::vector<Buffer> inputs_;
-  std::vector<Stage> stages_;
+  std::vector<Buffer> buffers_;  // of stages and buffer(), in order
+  std::vector<Stmt> nests_;
+  std::optional<Scan> scan_;
   std::vector<std::string> used_names_;
   std::string uniqueName(const std::string& base);
+  // The loop nest of one stage's block (inside the scan when one is open).
+  void addStage(const std::string& block_name, const Buffer& out, std::vector<PrimExpr> out_idx,
+                std::vector<IterVar> iter_vars, std::vector<Var> loops, PrimExpr value, PrimExpr init,
+                std::optional<ReduceOp> op);
 };
 
 // The identity element of a reduction for a dtype (0, 1, lowest, highest).

@@ -60,6 +60,9 @@ using FlopsFn = std::function<int64_t(const std::vector<ir::Type>& inputs, const
 // supported yet") for attribute combinations it cannot lower.
 using LegalizeFn = std::function<ir::PrimFunc(const std::vector<ir::Type>& inputs, const ir::Type& output,
                                               const ir::Attrs& attrs)>;
+// An elementwise unary op's value for one f32 element, as TensorIR (what its
+// legalization computes per element), for ops that compose it (recurrence).
+using ScalarExprFn = std::function<ir::PrimExpr(const ir::Attrs& attrs, const ir::PrimExpr& x)>;
 
 struct OpDef {
   std::string name;
@@ -75,6 +78,7 @@ struct OpDef {
   // in double. Any other op refuses an f64 operand or result (inference says
   // "op 'x' does not support f64 yet"), so that nothing computes f64 in f32.
   bool f64 = false;
+  ScalarExprFn scalar = nullptr;  // unary elementwise ops only (null elsewhere)
 };
 
 // Registry lookup. find() returns nullptr for an unknown op.
