@@ -47,9 +47,9 @@ void collectLoads(const PrimExpr& e, std::vector<const LoadNode*>& out) {
 // Read regions of one block instance: a point where every load of a buffer
 // uses the same indices, else the whole buffer. `skip` (the block's own
 // output in a reduction) is left out.
-std::vector<BufferRegion> readRegions(const PrimExpr& value, const Buffer& skip) {
+std::vector<BufferRegion> readRegions(const std::vector<PrimExpr>& values, const Buffer& skip) {
   std::vector<const LoadNode*> loads;
-  collectLoads(value, loads);
+  for (const auto& v : values) collectLoads(v, loads);
   std::vector<BufferRegion> regions;
   std::vector<const LoadNode*> first;
   for (const LoadNode* l : loads) {
@@ -209,8 +209,7 @@ void FuncBuilder::addStage(const std::string& block_name, const Buffer& out, std
     init_stmt = makeStore(out, out_idx, init);
   }
   // Read regions of the whole block: the body's loads, and the init's.
-  PrimExpr reads = init ? makeBinary(BinaryOp::Add, value, init) : value;
-  Stmt nest = makeBlock(block_name, iter_vars, readRegions(reads, op ? out : Buffer()),
+  Stmt nest = makeBlock(block_name, iter_vars, readRegions({value, init}, op ? out : Buffer()),
                         {build::point(out, out_idx)}, body, init_stmt);
   const size_t first = scan_ ? 1 : 0;
   for (size_t d = loops.size(); d-- > 0;) nest = makeFor(loops[d], iter_vars[d + first].extent, nest);
