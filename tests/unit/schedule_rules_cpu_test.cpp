@@ -632,6 +632,34 @@ graph @main(%t: f32[4, 8, 8]) -> f32[4, 8, 8] {
   EXPECT_FALSE(hasBlock(f, "softmax_max_rf")) << ir::printFunction(f);
 }
 
+// Rows that no vector divides (37 columns, 8 lanes; ViT's 197 tokens) are
+// still vectorized: 5 vectors, the last masked by the split's predicate,
+// both reductions as vectors of partial results computed per row (compute_at
+// rewrites the rf blocks' predicate for their new loops).
+TEST(ScheduleRulesCpu, SoftmaxRowsNoVectorDividesAreMasked) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%t: f32[3, 5, 37]) -> f32[3, 5, 37] {
+  dataflow {
+    %y: f32[3, 5, 37] = softmax(%t, axis = -1)
+  }
+  return %y
+}
+)",
+                            "fused_softmax");
+  EXPECT_EQ(s.rule, "reduction");
+  const auto& f = s.after;
+  for (const char* b : {"softmax_max_rf", "softmax_expsum_rf", "softmax"}) {
+    auto l = loopsOf(f, b);
+    ASSERT_TRUE(l.found) << b << "\n" << ir::printFunction(f);
+    ASSERT_GE(l.loops.size(), 3u) << b;
+    EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized) << b;
+    EXPECT_EQ(extents(l).back(), 8) << b;
+    EXPECT_EQ(l.loops[l.loops.size() - 2]->extent->as<ir::IntImmNode>()->value, 5) << b;
+  }
+  EXPECT_NE(ir::printFunction(f).find("* 8 + "), std::string::npos);
+  EXPECT_NE(ir::printFunction(f).find("< 37)"), std::string::npos) << ir::printFunction(f);
+}
+
 TEST(ScheduleRulesCpu, LayerNorm) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%t: f32[64, 32, 32], %g: f32[32], %b: f32[32]) -> f32[64, 32, 32] {

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <set>
+#include <unordered_map>
 
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/expr_functor.h"
@@ -332,6 +333,17 @@ bool usesAnyLoop(const PrimExpr& e, const std::vector<const ForNode*>& loops) {
   return std::any_of(loops.begin(), loops.end(),
                      [&](const ForNode* f) { return usesVar(e, f->loop_var.get()); });
 }
+
+// Integer constants and variables combined by +, - and products with a constant.
+bool isAffine(const PrimExpr& e) {
+  if (e->as<VarNode>() || e->as<IntImmNode>()) return true;
+  const auto* b = e->as<BinaryNode>();
+  if (!b) return false;
+  if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) return isAffine(b->a) && isAffine(b->b);
+  if (b->op == BinaryOp::Mul)
+    return (b->a->as<IntImmNode>() && isAffine(b->b)) || (b->b->as<IntImmNode>() && isAffine(b->a));
+  return false;
+}
 }  // namespace
 
 std::optional<std::vector<PrimExpr>> rebindPredicate(const BlockNode& b,
@@ -340,6 +352,24 @@ std::optional<std::vector<PrimExpr>> rebindPredicate(const BlockNode& b,
                                                      PrimExpr* bad) {
   Analyzer old;
   for (const ForNode* f : old_loops) old.bind(f->loop_var, makeInt(0), f->extent);
+  // Loops that are exactly an iteration variable's binding: their variable
+  // stands for that iteration variable's value, the new binding.
+  std::unordered_map<const VarNode*, PrimExpr> as_iter;
+  for (size_t k = 0; k < b.iter_vars.size(); ++k)
+    if (const auto* v = b.iter_vars[k].binding->as<VarNode>())
+      for (const ForNode* f : old_loops)
+        if (f->loop_var.get() == v) as_iter.emplace(v, new_bindings[k]);
+  // A bound (<, <=, >, >=) on an affine combination of such loops.
+  auto boundOnIterLoops = [&](const PrimExpr& c) {
+    const auto* cmp = c->as<BinaryNode>();
+    if (!cmp || !(cmp->op == BinaryOp::LT || cmp->op == BinaryOp::LE || cmp->op == BinaryOp::GT ||
+                  cmp->op == BinaryOp::GE))
+      return false;
+    if (!isAffine(cmp->a) || !isAffine(cmp->b)) return false;
+    return std::all_of(old_loops.begin(), old_loops.end(), [&](const ForNode* f) {
+      return !usesVar(c, f->loop_var.get()) || as_iter.count(f->loop_var.get());
+    });
+  };
   std::vector<PrimExpr> out;
   for (const auto& c : conjuncts(b.predicate)) {
     if (old.canProve(c)) continue;
@@ -356,6 +386,8 @@ std::optional<std::vector<PrimExpr>> rebindPredicate(const BlockNode& b,
                                   : makeBinary(cmp->op, other, new_bindings[k]);
       }
     }
+    // A condition on several such loops (a non-exact split's `k_0 * 16 + k_1 < n` after rfactor).
+    if (!rewritten && boundOnIterLoops(c)) rewritten = substitute(c, as_iter);
     if (!rewritten) {
       *bad = c;
       return std::nullopt;

@@ -108,8 +108,11 @@ ir::PrimExpr conjunction(const std::vector<ir::PrimExpr>& conds);  // nullptr fo
 // The block's `where` predicate for new bindings of its iteration variables
 // (new_bindings, one per iteration variable): a conjunct comparing the old
 // binding of an iteration variable with a bound free of `old_loops` compares
-// the new binding instead; a conjunct that holds on every iteration of
-// `old_loops` is dropped. nullopt (and the conjunct in `bad`) for any other.
+// the new binding instead; a bound (<, <=, >, >=) on an affine combination
+// of loops that are each exactly some iteration variable's binding (a
+// non-exact split's `k_0 * 16 + k_1 < n` after rfactor) is rewritten with
+// the new bindings in their place; a conjunct that holds on every iteration of `old_loops` is dropped.
+// nullopt (and the conjunct in `bad`) for any other.
 std::optional<std::vector<ir::PrimExpr>> rebindPredicate(const ir::BlockNode& b,
                                                          const std::vector<const ir::ForNode*>& old_loops,
                                                          const std::vector<ir::PrimExpr>& new_bindings,
