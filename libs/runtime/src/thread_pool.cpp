@@ -23,13 +23,19 @@ constexpr int kSpinIterations = 64;
 constexpr int kYieldIterations = 2000;
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {
+ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {}
+
+bool ThreadPool::startWorkers() {
+  if (!workers_.empty()) return true;
   workers_.reserve(threads_ - 1);
   try {
     for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
-  } catch (...) {  // a thread could not be started: stop those that were
+    return true;
+  } catch (...) {  // a thread could not be started: stop those that were, run serially
     stopWorkers();
-    throw;
+    workers_.clear();
+    stop_.store(false);
+    return false;
   }
 }
 
@@ -50,7 +56,7 @@ void ThreadPool::runChunk(int chunk) {
 
 void ThreadPool::parallelFor(int64_t n, ChunkFn fn, void* closure) {
   if (n <= 0) return;
-  if (t_in_parallel || threads_ == 1 || n == 1) {
+  if (t_in_parallel || threads_ == 1 || n == 1 || !startWorkers()) {
     fn(closure, 0, n);
     return;
   }

@@ -1,8 +1,11 @@
 // The thread pool behind mlcc_rt_parallel_for: threads - 1 workers plus the
 // calling thread, static chunking of [0, n) (chunk c of T is
-// [n*c/T, n*(c+1)/T)), no allocation per call. Workers spin briefly for the
-// next job, then sleep on a condition variable. A call made from inside a
-// chunk (a nested parallel loop) runs serially on that thread.
+// [n*c/T, n*(c+1)/T)), no allocation per call. The workers start with the
+// first parallel loop (a model whose kernels are all serial never starts
+// them: their spinning could only slow its runs down); they spin briefly
+// for the next job, then sleep on a condition variable. A call made from
+// inside a chunk (a nested parallel loop) runs serially on that thread, as
+// every call does when the workers could not be started.
 #pragma once
 
 #include <atomic>
@@ -18,7 +21,7 @@ using ChunkFn = void (*)(void* closure, int64_t begin, int64_t end);
 
 class ThreadPool {
  public:
-  explicit ThreadPool(int threads);  // threads >= 1; starts threads - 1 workers
+  explicit ThreadPool(int threads);  // threads >= 1: threads - 1 workers, started when first needed
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -30,7 +33,8 @@ class ThreadPool {
 
  private:
   void workerLoop(int index);
-  void stopWorkers();  // joins every worker
+  bool startWorkers();  // false when they could not be started
+  void stopWorkers();   // joins every worker
   void runChunk(int chunk);
 
   int threads_;
