@@ -148,6 +148,33 @@ save("conv3d_same_grouped", [N("Conv", ["x", "w", "b"], ["y"], auto_pad="SAME_UP
 # A depth window larger than the padded depth: refused.
 save("err_conv3d_depth_window", [N("Conv", ["x", "w"], ["y"])], x5, [2, 6, 1, 5, 2],
      None, inits=[("w", r(6, 4, 7, 2, 3))])
+def conv_transpose3d_ref(x, w, strides, dil, pads, out_pad, group=1):
+    """A direct 3-D transposed convolution (each input element scattered
+    through the kernel): pads [d0, h0, w0, d1, h1, w1]."""
+    n, c, *size = x.shape
+    cg, og, k = c // group, w.shape[1], w.shape[2:]
+    full = [strides[a] * (size[a] - 1) + out_pad[a] + (k[a] - 1) * dil[a] + 1 for a in range(3)]
+    y = np.zeros((n, og * group, *full), np.float64)
+    for g in range(group):
+        xs, ws = x[:, g * cg:(g + 1) * cg], w[g * cg:(g + 1) * cg]
+        for t in np.ndindex(*k):
+            sl = tuple(slice(t[a] * dil[a], t[a] * dil[a] + strides[a] * (size[a] - 1) + 1, strides[a]) for a in range(3))
+            y[(slice(None), slice(g * og, (g + 1) * og)) + sl] += np.einsum("ncdhw,co->nodhw", xs, ws[(slice(None), slice(None)) + t])
+    return y[(slice(None), slice(None)) + tuple(slice(pads[a], full[a] - pads[3 + a]) for a in range(3))]
+
+
+# ConvTranspose 3-D (a conv2d_transpose per depth tap): output_shape with
+# SAME_LOWER (pads from the requested shape: depth total (5 - 1) * 2 + 2 + 1
+# - 9 = 2 -> [1, 1]; height (6 - 1) + 2 - 6 = 1 -> [1, 0]; width (4 - 1) * 3 + 3 - 11 = 1
+# -> [1, 0]), strides, a depth dilation, two groups.
+wt5 = r(4, 3, 2, 2, 3)
+save("convtranspose3d_output_shape", [N("ConvTranspose", ["x", "w"], ["y"], strides=[2, 1, 3], dilations=[2, 1, 1],
+                                        output_shape=[9, 6, 11], auto_pad="SAME_LOWER", group=2)], x5, [2, 6, 9, 6, 11],
+     conv_transpose3d_ref(x5, wt5, [2, 1, 3], [2, 1, 1], [1, 1, 1, 1, 0, 0], [0, 0, 0], group=2),
+     inits=[("w", wt5)], expect=["conv2d_transpose(.*groups = 2"])
+# A 3-D ConvTranspose whose depth padding cuts away every output depth.
+save("err_convtranspose3d_depth_pads", [N("ConvTranspose", ["x", "w"], ["y"], pads=[4, 0, 0, 4, 0, 0])], x5,
+     [2, 3, 1, 4, 4], None, inits=[("w", r(4, 3, 2, 2, 2))])
 
 save("maxpool_pads", [N("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])], x4,
      [1, 2, 3, 3],

@@ -328,7 +328,9 @@ class Video(nn.Module):
     blocks): a strided, padded Conv3d with bias, a (2+1)-D factorization
     (1x3x3 then 3x1x1), a dilated grouped Conv3d without bias and a
     depthwise one, BatchNorm3d, ReLU, a residual add, global average pooling
-    and a linear head; batch 2."""
+    and a linear head; and a 3-D decoder's transposed convolutions (strided
+    with output padding, grouped, with bias; dilated in depth, without),
+    their volumes flattened into the output; batch 2."""
 
     def __init__(self, g):
         super().__init__()
@@ -339,6 +341,9 @@ class Video(nn.Module):
         self.grouped = nn.Conv3d(8, 8, 3, padding=(2, 1, 2), dilation=(2, 1, 2), groups=2, bias=False)
         self.depthwise = nn.Conv3d(8, 8, 3, padding=1, groups=8)
         self.head = nn.Linear(8, 5)
+        self.up = nn.ConvTranspose3d(8, 4, (3, 4, 4), stride=2, padding=1, output_padding=(1, 0, 1), groups=2)
+        self.up_dilated = nn.ConvTranspose3d(8, 3, 3, stride=(1, 2, 1), padding=(2, 1, 0), dilation=(2, 1, 1),
+                                             bias=False)
         with torch.no_grad():
             self.bn.running_mean.normal_(0, 0.1, generator=g)
             self.bn.running_var.uniform_(0.5, 1.5, generator=g)
@@ -348,7 +353,7 @@ class Video(nn.Module):
         y = F.relu(self.temporal(F.relu(self.spatial(y))))
         y = F.relu(self.grouped(y)) + y
         y = self.depthwise(y)
-        return self.head(y.mean((2, 3, 4)))
+        return torch.cat([self.head(y.mean((2, 3, 4))), self.up(y).flatten(1), self.up_dilated(y).flatten(1)], 1)
 
 
 def build_video(g):

@@ -250,49 +250,59 @@ ValuePtr maxUnpool(NodeCtx& c) {
                    {{"pad_width", ir::AttrValue::ints(widths)}}, n);
 }
 
-// Col2Im (2-D blocks): the columns [N, C * bh * bw, L] as an image of the
-// block grid [N, C * bh * bw, gh, gw], then a conv2d_transpose with C groups
-// whose kernel for column entry (c, i, j) is one-hot at (i, j): every entry
-// adds to the pixel its block position covers.
+// Col2Im (2-D or 3-D blocks): the columns [N, C * prod(block), L] as an
+// image of the block grid [N, C * prod(block), g1, .., gk], then a
+// transposed convolution with C groups whose kernel for column entry (c, i)
+// is one-hot at block position i: every entry adds to the pixel its block
+// position covers (3-D: convTranspose3d).
 ValuePtr col2Im(NodeCtx& c) {
   const ValuePtr& x = c.in(0);
   const std::string n = c.outName();
   const std::vector<int64_t> image = c.constInts(1, "image_shape"), block = c.constInts(2, "block_shape");
-  if (image.size() != 2 || block.size() != 2)
-    c.fail(std::to_string(image.size()) + "-D images are not supported (2-D are)");
-  std::vector<int64_t> strides = c.attrInts("strides", {1, 1}), dil = c.attrInts("dilations", {1, 1}),
-                       pads = c.attrInts("pads", {0, 0, 0, 0});
-  if (strides.size() != 2 || dil.size() != 2 || pads.size() != 4)
-    c.fail("strides, dilations and pads must be 2-D");
+  const size_t k = image.size();
+  if ((k != 2 && k != 3) || block.size() != k)
+    c.fail(std::to_string(image.size()) + "-D images are not supported (2-D and 3-D are)");
+  std::vector<int64_t> strides = c.attrInts("strides", std::vector<int64_t>(k, 1)),
+                       dil = c.attrInts("dilations", std::vector<int64_t>(k, 1)),
+                       pads = c.attrInts("pads", std::vector<int64_t>(2 * k, 0));
+  if (strides.size() != k || dil.size() != k || pads.size() != 2 * k)
+    c.fail("strides, dilations and pads must match the image's " + std::to_string(k) + " dimensions");
   if (x->type.rank() != 3) c.fail("the input must be [N, C * prod(block_shape), L]");
   const int64_t cols = staticDim(c, x->type.shape[1], "the column height");
-  const int64_t per = mulOrThrow(block[0], block[1], "the block size");
-  if (block[0] <= 0 || block[1] <= 0 || cols % per != 0)
+  int64_t per = 1, count_in_grid = 1;
+  for (size_t i = 0; i < k; ++i) {
+    if (block[i] <= 0) c.fail("block_shape must be positive");
+    per = mulOrThrow(per, block[i], "the block size");
+  }
+  if (cols % per != 0)
     c.fail("the input's " + std::to_string(cols) + " rows are not a multiple of the block size " +
            std::to_string(per));
-  std::vector<int64_t> grid(2), out_pad(2);
-  for (size_t i = 0; i < 2; ++i) {
+  std::vector<int64_t> grid(k), out_pad(k);
+  for (size_t i = 0; i < k; ++i) {
     if (strides[i] <= 0 || dil[i] <= 0 || image[i] <= 0)
       c.fail("image_shape, strides and dilations must be positive");
     const char* what = "the block grid";
-    const int64_t span = addOrThrow(addOrThrow(image[i], pads[i] + pads[2 + i], what),
+    const int64_t span = addOrThrow(addOrThrow(image[i], pads[i] + pads[k + i], what),
                                     -addOrThrow(mulOrThrow(dil[i], block[i] - 1, what), 1, what), what);
     if (span < 0) c.fail("the block does not fit the padded image");
     grid[i] = span / strides[i] + 1;
     out_pad[i] = span % strides[i];  // rows and columns past the last block
+    count_in_grid = mulOrThrow(count_in_grid, grid[i], what);
   }
   const int64_t count = staticDim(c, x->type.shape[2], "the block count");
-  if (count != grid[0] * grid[1])
+  if (count != count_in_grid)
     c.fail("the input has " + std::to_string(count) + " blocks; the image holds " +
-           std::to_string(grid[0] * grid[1]));
+           std::to_string(count_in_grid));
   const int64_t channels = cols / per;
   checkComputedSize({cols, per}, "Col2Im's one-hot kernel");
   std::vector<double> onehot(static_cast<size_t>(cols * per), 0.0);
   for (int64_t r = 0; r < cols; ++r) onehot[static_cast<size_t>(r * per + r % per)] = 1.0;
-  auto weight = c.im.constant(ir::Tensor::fromValues(x->type.dtype, {cols, 1, block[0], block[1]}, onehot),
-                              n + "_onehot");
-  auto blocks = reshapeTo(
-      c, x, {x->type.shape[0], ir::makeInt(cols), ir::makeInt(grid[0]), ir::makeInt(grid[1])}, n + "_grid");
+  std::vector<int64_t> wshape = {cols, 1};
+  std::vector<ir::PrimExpr> gshape = {x->type.shape[0], ir::makeInt(cols)};
+  for (size_t i = 0; i < k; ++i) wshape.push_back(block[i]), gshape.push_back(ir::makeInt(grid[i]));
+  auto weight = c.im.constant(ir::Tensor::fromValues(x->type.dtype, wshape, onehot), n + "_onehot");
+  auto blocks = reshapeTo(c, x, gshape, n + "_grid");
+  if (k == 3) return convTranspose3d(c, blocks, weight, {block, strides, dil, pads, out_pad}, channels, n);
   return c.im.emit("conv2d_transpose", {blocks, weight},
                    {{"strides", ir::AttrValue::ints(strides)},
                     {"padding", ir::AttrValue::ints(pads)},

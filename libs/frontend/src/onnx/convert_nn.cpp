@@ -1,6 +1,6 @@
 // Converters of the neural-network ONNX ops: MatMul, Gemm (dense when it is
 // x·Wᵀ, else matmul/permute_dims/multiply/add), Conv (1-D to 3-D) and
-// ConvTranspose (1-D and 2-D; auto_pad resolved to explicit pads; bias as an
+// ConvTranspose (1-D to 3-D; auto_pad resolved to explicit pads; bias as an
 // add of a [1,O,1,1] constant), pooling (1-D to N-D windows as 2-D pools; LpPool through
 // avg_pool2d), Softmax/LogSoftmax (the pre-13 2-D coercion),
 // Hardmax, BatchNormalization, LayerNormalization, InstanceNormalization,
@@ -80,7 +80,8 @@ struct Spatial {
 
 void require2d(NodeCtx& c, size_t k) {
   if (k != 1 && k != 2)
-    c.fail(std::to_string(k) + "-D windows are not supported (1-D and 2-D are; Conv also 3-D)");
+    c.fail(std::to_string(k) +
+           "-D windows are not supported (1-D and 2-D are; Conv and ConvTranspose also 3-D)");
 }
 
 // The 2-D form of a 1-D or 2-D window.
@@ -107,6 +108,35 @@ ValuePtr addChannelBias(NodeCtx& c, const ValuePtr& y, size_t bias_input, const 
   shape[1] = y->type.shape[1];
   auto b = reshapeTo(c, c.in(bias_input), shape, name + "_bias");
   return c.im.emit("add", {y, b}, {}, name);
+}
+
+// ConvTranspose's pads from the requested output shape (default with SAME:
+// input x stride), auto_pad deciding the split (`upper`: the larger half at
+// the end); a negative total padding grows the output at the end
+// (output_padding).
+void resolveTransposePads(NodeCtx& c, const ValuePtr& x, Window& win, std::vector<int64_t>& out_pad,
+                          bool upper) {
+  const size_t k = win.kernel.size();
+  std::vector<int64_t> out_shape = c.attrInts("output_shape");
+  if (out_shape.size() > k) out_shape.erase(out_shape.begin(), out_shape.end() - static_cast<long>(k));
+  if (out_shape.empty())
+    for (size_t i = 0; i < k; ++i)
+      out_shape.push_back(
+          mulOrThrow(staticDim(c, x->type.shape[2 + i], "auto_pad SAME"), win.strides[i], "the output size"));
+  if (out_shape.size() != k) c.fail("output_shape does not match the kernel rank");
+  for (size_t i = 0; i < k; ++i) {
+    int64_t in = staticDim(c, x->type.shape[2 + i], "output_shape");
+    const char* what = "ConvTranspose's padding";
+    int64_t total =
+        addOrThrow(addOrThrow(mulOrThrow(win.strides[i], in - 1, what), out_pad[i], what),
+                   addOrThrow(mulOrThrow(win.kernel[i] - 1, win.dil[i], what), 1 - out_shape[i], what), what);
+    if (total < 0) {
+      out_pad[i] -= total;
+      total = 0;
+    }
+    win.pads[i] = upper ? total / 2 : total - total / 2;
+    win.pads[k + i] = upper ? total - total / 2 : total / 2;
+  }
 }
 
 // A 3-D convolution as one 2-D convolution: the depth taps become input
@@ -181,6 +211,75 @@ ValuePtr conv3dAsConv2d(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, const 
 
 }  // namespace
 
+// A 3-D transposed convolution as one 2-D transposed convolution per depth
+// tap: x [N, C, D, H, W] as [N * D, C, H, W] meets the weight's tap kd
+// [C, O/g, KH, KW], giving what input depth d adds at output depth
+// d * stride + kd * dilation (before the depth padding is cut); each tap's
+// [N, D, O, H', W'] is spread to those depths (zeros between the strided
+// ones), the taps added, the depth padding cut, and the result moved back
+// to [N, O, D', H', W']. (The depth output_padding lengthens the end.)
+ValuePtr convTranspose3d(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, const ConvTransposeWindow& win,
+                         int64_t groups, const std::string& name) {
+  const std::vector<PrimExpr>& xs = x->type.shape;
+  if (x->type.rank() != 5 || w->type.rank() != 5)
+    c.fail("a 3-D ConvTranspose needs a rank-5 input and weight");
+  const int64_t depth = staticDim(c, xs[2], "a 3-D ConvTranspose's input depth");
+  const int64_t kd_taps = win.kernel[0], stride = win.strides[0], dil = win.dil[0];
+  const char* what = "ConvTranspose's output depth";
+  // Every depth a tap reaches, output_padding included; the padding is cut from it.
+  const int64_t full = addOrThrow(addOrThrow(mulOrThrow(stride, depth - 1, what), win.out_pad[0], what),
+                                  addOrThrow(mulOrThrow(kd_taps - 1, dil, what), 1, what), what);
+  const int64_t out_depth = full - win.pads[0] - win.pads[3];
+  if (win.pads[0] < 0 || win.pads[3] < 0 || out_depth < 1)
+    c.fail("the depth padding (" + std::to_string(win.pads[0]) + ", " + std::to_string(win.pads[3]) +
+           ") leaves no output depth");
+  checkComputedSize({full, mulOrThrow(depth, stride, what)}, what);
+  const PrimExpr n = xs[0];
+  ValuePtr x2 = reshapeTo(
+      c, c.im.emit("permute_dims", {x}, {{"axes", ir::AttrValue::ints({0, 2, 1, 3, 4})}}, name + "_dfirst"),
+      {dimProduct({n, ir::makeInt(depth)}, 0, 2), xs[1], xs[3], xs[4]}, name + "_x2d");
+  ir::Attrs a{{"strides", ir::AttrValue::ints({win.strides[1], win.strides[2]})},
+              {"padding", ir::AttrValue::ints({win.pads[1], win.pads[2], win.pads[4], win.pads[5]})},
+              {"dilation", ir::AttrValue::ints({win.dil[1], win.dil[2]})},
+              {"groups", groups},
+              {"output_padding", ir::AttrValue::ints({win.out_pad[1], win.out_pad[2]})}};
+  ValuePtr sum;
+  for (int64_t kd = 0; kd < kd_taps; ++kd) {
+    const std::string tn = name + "_tap" + std::to_string(kd);
+    ValuePtr y = c.im.emit("conv2d_transpose", {x2, item(c, w, 2, kd, tn + "_w")}, a, tn);
+    const std::vector<PrimExpr>& ys = y->type.shape;  // [N * D, O, H', W']
+    // [N, D, 1, O, H', W'] padded to the stride along the new axis: input depth d at d * stride.
+    ValuePtr spread =
+        reshapeTo(c, y, {n, ir::makeInt(depth), ir::makeInt(1), ys[1], ys[2], ys[3]}, tn + "_d");
+    if (stride > 1)
+      spread = c.im.emit("pad", {spread},
+                         {{"pad_width", ir::AttrValue::ints({0, 0, 0, 0, 0, 0, 0, 0, stride - 1, 0, 0, 0})}},
+                         tn + "_spread");
+    spread = reshapeTo(c, spread, {n, ir::makeInt(depth * stride), ys[1], ys[2], ys[3]}, tn + "_strided");
+    // Shifted to kd * dilation, cut or padded to the full depth.
+    const int64_t begin = kd * dil, length = begin + depth * stride;
+    if (length > full)
+      spread = c.im.emit("strided_slice", {spread},
+                         {{"axes", ir::AttrValue::ints({1})},
+                          {"begin", ir::AttrValue::ints({0})},
+                          {"end", ir::AttrValue::ints({full - begin})}},
+                         tn + "_cut");
+    const int64_t after = std::max<int64_t>(0, full - length);
+    if (begin > 0 || after > 0)
+      spread = c.im.emit("pad", {spread},
+                         {{"pad_width", ir::AttrValue::ints({0, begin, 0, 0, 0, 0, after, 0, 0, 0})}},
+                         tn + "_placed");
+    sum = sum ? c.im.emit("add", {sum, spread}, {}, tn + "_sum") : spread;
+  }
+  if (win.pads[0] > 0 || win.pads[3] > 0)
+    sum = c.im.emit("strided_slice", {sum},
+                    {{"axes", ir::AttrValue::ints({1})},
+                     {"begin", ir::AttrValue::ints({win.pads[0]})},
+                     {"end", ir::AttrValue::ints({win.pads[0] + out_depth})}},
+                    name + "_dcut");
+  return c.im.emit("permute_dims", {sum}, {{"axes", ir::AttrValue::ints({0, 2, 1, 3, 4})}}, name);
+}
+
 ValuePtr convolution(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, bool transpose, size_t bias_input,
                      const std::string& name) {
   std::vector<int64_t> kernel = c.attrInts("kernel_shape");
@@ -196,35 +295,20 @@ ValuePtr convolution(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, bool tran
   std::vector<int64_t> out_pad = c.attrInts("output_padding", std::vector<int64_t>(kernel.size(), 0));
   const std::string auto_pad = c.attrStr("auto_pad", "NOTSET");
   const bool same = auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER";
+  if (transpose && kernel.size() == 3) {
+    Window win = windowOf(c, x, kernel);
+    if (out_pad.size() != 3) c.fail("output_padding does not match the kernel rank");
+    if (c.hasAttr("output_shape") || same) resolveTransposePads(c, x, win, out_pad, auto_pad == "SAME_UPPER");
+    ValuePtr y = convTranspose3d(c, x, w, {win.kernel, win.strides, win.dil, win.pads, out_pad},
+                                 c.attrInt("group", 1), c.hasInput(bias_input) ? name + "_conv" : name);
+    return addChannelBias(c, y, bias_input, name);
+  }
   if (transpose && (c.hasAttr("output_shape") || same)) {
-    // Pads from the requested output shape (default with SAME: input x
-    // stride), auto_pad deciding the split; a negative total padding grows
-    // the output at the end (output_padding).
     const size_t k = kernel.size();
     require2d(c, k);
     Window win = windowOf(c, x, kernel);
     if (out_pad.size() != k) c.fail("output_padding does not match the kernel rank");
-    std::vector<int64_t> out_shape = c.attrInts("output_shape");
-    if (out_shape.size() > k) out_shape.erase(out_shape.begin(), out_shape.end() - static_cast<long>(k));
-    if (out_shape.empty())
-      for (size_t i = 0; i < k; ++i)
-        out_shape.push_back(mulOrThrow(staticDim(c, x->type.shape[2 + i], "auto_pad SAME"), win.strides[i],
-                                       "the output size"));
-    if (out_shape.size() != k) c.fail("output_shape does not match the kernel rank");
-    const bool upper = auto_pad == "SAME_UPPER";
-    for (size_t i = 0; i < k; ++i) {
-      int64_t in = staticDim(c, x->type.shape[2 + i], "output_shape");
-      const char* what = "ConvTranspose's padding";
-      int64_t total =
-          addOrThrow(addOrThrow(mulOrThrow(win.strides[i], in - 1, what), out_pad[i], what),
-                     addOrThrow(mulOrThrow(kernel[i] - 1, win.dil[i], what), 1 - out_shape[i], what), what);
-      if (total < 0) {
-        out_pad[i] -= total;
-        total = 0;
-      }
-      win.pads[i] = upper ? total / 2 : total - total / 2;
-      win.pads[k + i] = upper ? total - total / 2 : total / 2;
-    }
+    resolveTransposePads(c, x, win, out_pad, auto_pad == "SAME_UPPER");
     s = lift2d(win);
   } else {
     s = spatial2d(c, x, kernel);

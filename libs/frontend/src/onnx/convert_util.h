@@ -23,6 +23,14 @@ ValuePtr filled(NodeCtx& c, ir::DType dtype, double value, const std::vector<ir:
 // ONNX Conv/ConvTranspose of x and w with the node's attributes (kernel_shape,
 // strides, pads, auto_pad, dilations, group; output_padding/output_shape),
 // plus the per-channel bias of input `bias_input` when present (convert_nn.cpp).
+// A 3-D transposed convolution (ONNX ConvTranspose's window: kernel,
+// strides, dilations, pads [d0, h0, w0, d1, h1, w1], output_padding) of x
+// [N, C, D, H, W] and w [C, O/groups, KD, KH, KW] (convert_nn.cpp).
+struct ConvTransposeWindow {
+  std::vector<int64_t> kernel, strides, dil, pads, out_pad;
+};
+ValuePtr convTranspose3d(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, const ConvTransposeWindow& win,
+                         int64_t groups, const std::string& name);
 ValuePtr convolution(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, bool transpose, size_t bias_input,
                      const std::string& name);
 // `axis` in [-rank, rank) as a non-negative axis; fails when out of range
