@@ -224,6 +224,11 @@ ValuePtr convTranspose3d(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, const
   if (x->type.rank() != 5 || w->type.rank() != 5)
     c.fail("a 3-D ConvTranspose needs a rank-5 input and weight");
   const int64_t depth = staticDim(c, xs[2], "a 3-D ConvTranspose's input depth");
+  for (size_t i = 0; i < 3; ++i)
+    if (staticDim(c, w->type.shape[2 + i], "the kernel") != win.kernel[i])
+      c.fail("kernel_shape's " + std::to_string(win.kernel[i]) + " differs from the weight's " +
+             std::to_string(staticDim(c, w->type.shape[2 + i], "the kernel")) + " (window axis " +
+             std::to_string(i) + ")");
   const int64_t kd_taps = win.kernel[0], stride = win.strides[0], dil = win.dil[0];
   const char* what = "ConvTranspose's output depth";
   // Every depth a tap reaches, output_padding included; the padding is cut from it.
