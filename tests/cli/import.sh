@@ -61,6 +61,16 @@ if python_has onnx; then
       check "op model $n matches numpy" compare "$tmp/ops/out_$n/y.npy" "$tmp/ops/$n.out.npy"
     fi
   done
+  # Op models whose lowering is their own (the recurrences' scans, the 3-D transposed convolution's
+  # taps) through the compiled chain too.
+  for n in lstm_bidirectional_lens gru_reverse_lens gru_bidirectional_lens convtranspose3d_output_shape; do
+    [[ $have_run == 1 && -f $tmp/ops/$n.onnx ]] || continue
+    d=$tmp/ops/chain_$n
+    check "op model $n compiles" "$bin/mlcc-pipeline" run "$src/pipelines/cpu-default.yaml" --input "$tmp/ops/$n.onnx" \
+      --build-dir "$d" -q
+    check "op model $n model.so runs" "$bin/mlcc-run" -q "$d/model.so" --input "x=$tmp/ops/$n.in.npy" --output-dir "$d/out"
+    check "op model $n model.so matches numpy" compare "$d/out/y.npy" "$tmp/ops/$n.out.npy"
+  done
   # Errors.
   check "unsupported ops fail" fails_saying "StringNormalizer (2 nodes, first: 'sn_a')" "$tmp/ops/err_unsupported.onnx" -o "$tmp/ops/u.ir"
   check "unsupported lists NonMaxSuppression" contains "$tmp/err" "NonMaxSuppression (1 node, first: 'nms_a'): its output shape depends on the input values"
