@@ -115,6 +115,22 @@ TEST(OpsConv, Errors) {
             "op 'conv2d_transpose': groups = 2 does not divide the 3 input channels");
 }
 
+// No output element: the kernels return at once, without the im2col buffer,
+// whose size does not depend on the batch or the output channels (an empty
+// batch of 4096-channel 64x64 windows over 65536x65536 images once asked for
+// exabytes; a fuzzed model folded at import asked for 4 GB).
+TEST(OpsConv, EmptyOutputAllocatesNothing) {
+  Tensor x = Tensor::zeros(DType::f32, {0, 4096, 65536, 65536});
+  Tensor w = Tensor::zeros(DType::f32, {0, 4096, 64, 64});
+  auto y = mlcc::ops::computeOp("conv2d", {x, w}, convAttrs({1, 1}, {0, 0, 0, 0}, {1, 1}, 1));
+  EXPECT_EQ(y[0].shape(), (std::vector<int64_t>{0, 0, 65473, 65473}));
+  Tensor wt = Tensor::zeros(DType::f32, {4096, 0, 64, 64});
+  Attrs at = convAttrs({1, 1}, {0, 0, 0, 0}, {1, 1}, 1);
+  at["output_padding"] = AttrValue::ints({0, 0});
+  auto yt = mlcc::ops::computeOp("conv2d_transpose", {x, wt}, at);
+  EXPECT_EQ(yt[0].shape(), (std::vector<int64_t>{0, 0, 65599, 65599}));
+}
+
 TEST(OpsConv, Flops) {
   const auto* conv = mlcc::ops::findOp("conv2d");
   EXPECT_EQ(conv->flops({t({1, 64, 56, 56}), t({64, 64, 3, 3})}, t({1, 64, 56, 56}), {}),

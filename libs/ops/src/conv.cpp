@@ -150,6 +150,9 @@ std::vector<Tensor> computeConv2d(const std::vector<Tensor>& inputs, const ir::A
   int64_t OH = (H + a.pt + a.pb - a.dh * (KH - 1) - 1) / a.sh + 1;
   int64_t OW = (W + a.pl + a.pr - a.dw * (KW - 1) - 1) / a.sw + 1;
   std::vector<int64_t> oshape{N, O, OH, OW};
+  // No output element (an empty batch or channel count): nothing to compute, and no im2col buffer (its
+  // size does not depend on the batch or the output channels).
+  if (N == 0 || O == 0 || OH == 0 || OW == 0) return {Tensor::zeros(tx.dtype(), oshape)};
   if (tx.dtype() == DType::i32) return {conv2dInt<int32_t>(tx, tw, a, oshape)};
   if (tx.dtype() == DType::i64) return {conv2dInt<int64_t>(tx, tw, a, oshape)};
   std::vector<float> sx, sw;
@@ -407,6 +410,7 @@ std::vector<Tensor> computeConv2dTranspose(const std::vector<Tensor>& inputs, co
   int64_t OH = (H - 1) * a.sh - a.pt - a.pb + a.dh * (KH - 1) + a.oph + 1;
   int64_t OW = (W - 1) * a.sw - a.pl - a.pr + a.dw * (KW - 1) + a.opw + 1;
   std::vector<int64_t> oshape{N, O, OH, OW};
+  if (N == 0 || O == 0 || OH == 0 || OW == 0) return {Tensor::zeros(tx.dtype(), oshape)};  // as conv2d
   std::vector<float> sx, sw;
   const float* x = nn::f32Data(tx, sx);
   const float* w = nn::f32Data(tw, sw);

@@ -247,8 +247,13 @@ ValuePtr Importer::emit(const std::string& op, const std::vector<ValuePtr>& args
   }
   ir::Type type = ops::inferOpType(op, types, attrs);
   std::vector<int64_t> out_shape;
+  auto work = [&] {
+    const ops::OpDef* def = ops::findOp(op);
+    return def && def->flops ? def->flops(types, type, ops::normalizeAttrs(*def, attrs)) : 0;
+  };
   if (all_const && type.isTensor() && elems <= kMaxComputedElements &&
-      ops::staticShape(type.shape, &out_shape) && computedSizeProblem(out_shape).empty()) {
+      ops::staticShape(type.shape, &out_shape) && computedSizeProblem(out_shape).empty() &&
+      work() <= kMaxFoldedWork) {
     std::vector<ir::Tensor> ins;
     for (const auto& a : args) ins.push_back(*a->constant);
     try {

@@ -41,6 +41,11 @@ using ValuePtr = std::shared_ptr<Value>;
 // ops, ConstantOfShape, Range, masks): a larger result stays an op or is
 // refused, so that a tiny model cannot make the importer allocate gigabytes.
 inline constexpr int64_t kMaxComputedElements = int64_t{1} << 24;
+// The most operations (the op's FLOP count) of an op the importer folds by
+// running its reference kernel: more work stays an op for run time (a
+// convolution of small constants may have a small output and still need
+// gigabytes of im2col buffer, or seconds of work).
+inline constexpr int64_t kMaxFoldedWork = int64_t{1} << 27;
 // The longest integer list input (axes, pads, shape, split sizes...) the importer reads.
 inline constexpr int64_t kMaxIntListElements = 4096;
 // Throws (naming `what`) when a computed constant of `shape` would exceed
