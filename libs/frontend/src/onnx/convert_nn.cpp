@@ -139,6 +139,16 @@ void resolveTransposePads(NodeCtx& c, const ValuePtr& x, Window& win, std::vecto
   }
 }
 
+// The 3-D windows below import one op (or one slice) per depth tap: a
+// window deeper than this is refused (an empty weight may declare any depth).
+constexpr int64_t kMaxDepthTaps = 256;
+
+void checkDepthTaps(NodeCtx& c, int64_t taps) {
+  if (taps > kMaxDepthTaps)
+    c.fail("a 3-D window of " + std::to_string(taps) + " depth taps is not supported (at most " +
+           std::to_string(kMaxDepthTaps) + ")");
+}
+
 // A 3-D convolution as one 2-D convolution: the depth taps become input
 // channels. x [N, C, D, H, W] padded along the depth, depth moved before the
 // channels, and for each depth tap kd the strided slice of the D_out depths
@@ -159,6 +169,7 @@ ValuePtr conv3dAsConv2d(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, const 
            " input channels");
   if (w->type.rank() != 5) c.fail("a 3-D Conv's weight must have rank 5");
   const int64_t kd_taps = win.kernel[0], stride = win.strides[0], dil = win.dil[0];
+  checkDepthTaps(c, kd_taps);
   const int64_t padded =
       addOrThrow(depth, addOrThrow(win.pads[0], win.pads[3], "Conv's padding"), "Conv's padding");
   const int64_t span = addOrThrow(mulOrThrow(kd_taps - 1, dil, "Conv's window"), 1, "Conv's window");
@@ -230,6 +241,7 @@ ValuePtr convTranspose3d(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, const
              std::to_string(staticDim(c, w->type.shape[2 + i], "the kernel")) + " (window axis " +
              std::to_string(i) + ")");
   const int64_t kd_taps = win.kernel[0], stride = win.strides[0], dil = win.dil[0];
+  checkDepthTaps(c, kd_taps);
   const char* what = "ConvTranspose's output depth";
   // Every depth a tap reaches, output_padding included; the padding is cut from it.
   const int64_t full = addOrThrow(addOrThrow(mulOrThrow(stride, depth - 1, what), win.out_pad[0], what),
