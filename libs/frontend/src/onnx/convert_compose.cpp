@@ -628,6 +628,11 @@ ValuePtr deformConv(NodeCtx& c) {
   const bool masked = c.hasInput(4);
   if (masked && (c.in(4)->type.rank() != 4 || staticDim(c, c.in(4)->type.shape[1], "the mask") != og * taps))
     c.fail("the mask must have offset_group * kh * kw channels");
+  // One grid_sample per group and tap: bounded (empty tensors may declare any kernel).
+  constexpr int64_t kMaxSampledTaps = 4096;
+  if (og * taps > kMaxSampledTaps)
+    c.fail(std::to_string(og) + " offset groups of " + std::to_string(taps) +
+           " kernel taps are not supported (at most " + std::to_string(kMaxSampledTaps) + " in all)");
   const ir::DType t = x->type.dtype;
   auto row = [&](int64_t count, double first, double step, bool column, const std::string& name) {
     std::vector<double> v(static_cast<size_t>(count));
