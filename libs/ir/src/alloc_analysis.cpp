@@ -183,6 +183,42 @@ size_t commonSteps(const std::vector<Step>& a, const std::vector<Step>& b, size_
   return k;
 }
 
+// The store's own loops (below where it and the read diverge).
+struct Own {
+  const Var* var;
+  int64_t extent;
+};
+
+// The span of `offset` (an index minus its base) when it is a dense sum of
+// the own loops (coefficients 1, e1, e1 * e2, ...: every point of
+// [0, span) once); each loop it uses is recorded in dim_of as indexing
+// dimension d (none may index two). nullopt otherwise.
+std::optional<int64_t> denseSpan(const PrimExpr& offset, const std::vector<Own>& own, const VarMap& own_zero,
+                                 const Analyzer& az, size_t d,
+                                 std::unordered_map<const VarNode*, size_t>& dim_of) {
+  const PrimExpr o = az.simplify(offset);
+  PrimExpr rest = o;
+  std::vector<std::pair<int64_t, int64_t>> terms;  // (coefficient, extent)
+  for (const Own& x : own) {
+    VarMap one = own_zero;
+    one[x.var->get()] = makeInt(1);
+    int64_t c = 0;
+    if (!asConstInt(az.simplify(substitute(o, one)), &c)) return std::nullopt;
+    if (c == 0) continue;
+    rest = makeBinary(BinaryOp::Sub, rest, makeBinary(BinaryOp::Mul, makeInt(c), *x.var));
+    if (x.extent == 1) continue;
+    if (c < 0 || !dim_of.emplace(x.var->get(), d).second) return std::nullopt;
+    terms.emplace_back(c, x.extent);
+  }
+  int64_t zero = 1;
+  if (!asConstInt(az.simplify(rest), &zero) || zero != 0) return std::nullopt;  // not linear in its loops
+  std::sort(terms.begin(), terms.end());
+  int64_t span = 1;
+  for (const auto& [c, e] : terms)
+    if (c != span || __builtin_mul_overflow(span, e, &span)) return std::nullopt;
+  return span;
+}
+
 // Whether the store `w` covers the read `r` (see the header).
 bool covers(const Access& w, const Access& r) {
   const size_t k = commonSteps(w.path, r.path);
@@ -194,10 +230,6 @@ bool covers(const Access& w, const Access& r) {
   for (size_t i = 0; i < k; ++i)
     if (const auto* f = w.path[i].node->as<ForNode>()) az.bind(f->loop_var, makeInt(0), f->extent);
   // The store's own loops run every iteration; nothing skips it.
-  struct Own {
-    const Var* var;
-    int64_t extent;
-  };
   std::vector<Own> own;
   VarMap own_zero;
   for (size_t i = k + 1; i < w.path.size(); ++i) {
@@ -213,37 +245,45 @@ bool covers(const Access& w, const Access& r) {
   for (size_t i = k + 1; i < r.path.size(); ++i)
     if (const auto* f = r.path[i].node->as<ForNode>()) az.bind(f->loop_var, makeInt(0), f->extent);
   if (w.indices.size() != r.indices.size()) return false;
-  std::unordered_map<const VarNode*, size_t> dim_of;  // own loop -> the dimension it indexes
-  for (size_t d = 0; d < w.indices.size(); ++d) {
-    // w = base + sum(c_x * x) over the store's own loops x, exactly.
-    const PrimExpr wi = az.simplify(w.indices[d]);
-    const PrimExpr base = az.simplify(substitute(wi, own_zero));
-    PrimExpr rest = makeBinary(BinaryOp::Sub, wi, base);
-    std::vector<std::pair<int64_t, int64_t>> terms;  // (coefficient, extent)
-    for (const Own& x : own) {
-      VarMap one = own_zero;
-      one[x.var->get()] = makeInt(1);
-      int64_t c = 0;
-      if (!asConstInt(az.simplify(makeBinary(BinaryOp::Sub, substitute(wi, one), base)), &c)) return false;
-      if (c == 0) continue;
-      rest = makeBinary(BinaryOp::Sub, rest, makeBinary(BinaryOp::Mul, makeInt(c), *x.var));
-      if (x.extent == 1) continue;
-      if (c < 0 || !dim_of.emplace(x.var->get(), d).second) return false;
-      terms.emplace_back(c, x.extent);
-    }
-    int64_t zero = 1;
-    if (!asConstInt(az.simplify(rest), &zero) || zero != 0) return false;  // not linear in its loops
-    // Dense: coefficients 1, e1, e1 * e2, ... cover [0, span) exactly.
-    std::sort(terms.begin(), terms.end());
-    int64_t span = 1;
-    for (const auto& [c, e] : terms) {
-      if (c != span || __builtin_mul_overflow(span, e, &span)) return false;
-    }
-    // The read stays within [base, base + span).
+  // The read stays within [base, base + span) along dimension d.
+  auto readInside = [&](size_t d, const PrimExpr& base, int64_t span) {
     const auto bounds = az.constBounds(az.simplify(makeBinary(BinaryOp::Sub, r.indices[d], base)));
-    if (!bounds || bounds->first < 0 || bounds->second >= span) return false;
+    return bounds && bounds->first >= 0 && bounds->second < span;
+  };
+  std::vector<PrimExpr> bases;
+  for (const auto& i : w.indices) bases.push_back(az.simplify(substitute(az.simplify(i), own_zero)));
+  // Each index is its base plus a dense sum of own loops, no loop in two
+  // dimensions.
+  std::unordered_map<const VarNode*, size_t> dim_of;  // own loop -> the dimension it indexes
+  bool per_dimension = true;
+  for (size_t d = 0; d < w.indices.size() && per_dimension; ++d) {
+    auto span = denseSpan(makeBinary(BinaryOp::Sub, w.indices[d], bases[d]), own, own_zero, az, d, dim_of);
+    per_dimension = span && readInside(d, bases[d], *span);
   }
-  return true;
+  if (per_dimension) return true;
+  // Or the indices split one dense sum (a fused loop split again, as a
+  // cooperative fetch copies a tile: `(%t * 4 + %v) / 8`, `... % 8`): each
+  // offset from its base lies in [0, span_d), and the offsets linearized
+  // over those spans are a dense sum over [0, prod span_d). Linearizing
+  // the tile is one to one, so every element of the tile is stored.
+  std::vector<PrimExpr> offsets;
+  std::vector<int64_t> spans;
+  for (size_t d = 0; d < w.indices.size(); ++d) {
+    offsets.push_back(az.simplify(makeBinary(BinaryOp::Sub, w.indices[d], bases[d])));
+    const auto bounds = az.constBounds(offsets.back());
+    if (!bounds || bounds->first != 0) return false;
+    spans.push_back(bounds->second + 1);
+    if (!readInside(d, bases[d], spans.back())) return false;
+  }
+  PrimExpr flat = makeInt(0);
+  int64_t total = 1;
+  for (size_t d = 0; d < offsets.size(); ++d) {
+    flat = makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, flat, makeInt(spans[d])), offsets[d]);
+    if (__builtin_mul_overflow(total, spans[d], &total)) return false;
+  }
+  dim_of.clear();
+  const auto span = denseSpan(flat, own, own_zero, az, 0, dim_of);
+  return span && *span == total;
 }
 
 bool everyReadCovered(Collector& c, const BufferNode* buf) {
