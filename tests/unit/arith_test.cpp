@@ -124,4 +124,41 @@ TEST(Arith, RandomExpressionsKeepTheirValue) {
   }
 }
 
+// alignedLanes: an index moving by one per lane from a multiple of the
+// lanes, through a fused copy's divisions too. Every accepted index is
+// checked by evaluation (negative values included: the IR's / and % floor).
+TEST(Arith, AlignedLanes) {
+  Var t = makeVar("t"), l = makeVar("l"), k = makeVar("k");
+  struct Case {
+    PrimExpr index;
+    int64_t lanes;
+    bool aligned;
+  };
+  const PrimExpr fused = t * 4 + l;
+  const std::vector<Case> cases = {
+      {t * 4 + l, 4, true},
+      {(fused / 8) * 256 + k * 8 + fused % 8, 4, true},  // a 64 x 8 tile's copy from a 256-wide matrix
+      {(k * 8 + fused / 32) * 64 + fused % 32, 4, true},
+      {(t * 2 + l) % 8 + k * 16, 2, true},
+      {(t * 2 + l) % 8, 4, false},     // the first lane's index is not a multiple of 4
+      {t * 4 + l + 1, 4, false},       // misaligned
+      {t * 4 + l * 2, 4, false},       // stride 2
+      {fused / 8, 4, false},           // does not move
+      {(t * 4 + l) % 2, 4, false},     // a divisor smaller than the lanes
+      {(t * 3 + l) / 8 * 8, 4, false}  // not a multiple before the division
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(printExpr(c.index));
+    EXPECT_EQ(alignedLanes(c.index, l, c.lanes), c.aligned);
+    if (!c.aligned) continue;
+    for (int64_t tv = -9; tv <= 9; ++tv)
+      for (int64_t kv = -3; kv <= 3; ++kv) {
+        const int64_t first = eval(c.index, {{t.get(), tv}, {l.get(), 0}, {k.get(), kv}});
+        EXPECT_EQ(floorMod(first, c.lanes), 0);
+        for (int64_t lv = 1; lv < c.lanes; ++lv)
+          EXPECT_EQ(eval(c.index, {{t.get(), tv}, {l.get(), lv}, {k.get(), kv}}), first + lv);
+      }
+  }
+}
+
 }  // namespace

@@ -184,11 +184,54 @@ TEST(CudaCodegen, HandScheduledKernels) {
   }
 }
 
-// A shared-memory GEMM scheduled by hand as the MLC course's "GEMM on GPU"
-// writes it (fixtures/schedule_rules_gpu/mlc_shared_memory_gemm.sched): the
-// staged tiles compacted to 32 x 8 and 8 x 32, barriers around the fetch.
+// `graph` legalized, then its prim funcs scheduled by the script
+// fixtures/schedule_rules_gpu/<script>.
+ir::Module scheduledByScript(const std::string& graph, const std::string& script) {
+  ir::Module m = ir::parseModule(graph, "graph.ir");
+  transform::PassContext ctx;
+  transform::runPipeline(m, transform::parsePipeline("legalize"), ctx);
+  const std::string path = std::string(MLCC_TEST_DATA_DIR) + "/unit/fixtures/schedule_rules_gpu/" + script;
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  schedule::applyScheduleScript(m, ir::parseScheduleScript(text.str(), path));
+  return m;
+}
+
+// Vectorized copies (fixtures/schedule_rules_gpu/vector_copies.ir): only
+// the aligned unit-stride one is a 16-byte copy, behind a run-time check
+// of the global pointer; the misaligned and the strided ones stay scalar.
+TEST(CudaCodegen, VectorizedCopies) {
+  ir::Module m = ir::parseModuleFile(std::string(MLCC_TEST_DATA_DIR) +
+                                     "/unit/fixtures/schedule_rules_gpu/vector_copies.ir");
+  const std::string code = codegen::emitCudaSource({m.findPrim("f")}, kCuda).code;
+  EXPECT_NE(code.find("if (mlcc_aligned(b0_a, 16)) {  // 4 lanes: one 16-byte copy"), std::string::npos)
+      << code;
+  size_t copies = 0;
+  for (size_t at = code.find("mlcc_copy16(&"); at != std::string::npos;
+       at = code.find("mlcc_copy16(&", at + 1))
+    ++copies;
+  EXPECT_EQ(copies, 1u) << code;
+  EXPECT_EQ(code.find("mlcc_copy8(&"), std::string::npos) << code;
+  checkModel(m, 0);
+}
+
+// The shared-memory GEMM of the MLC course's "GEMM on GPU", scheduled as
+// the course writes it (fixtures/schedule_rules_gpu/mlc_shared_memory_gemm.sched):
+// the operand tiles computed at the stage loop inside the thread loop,
+// widened to the thread block's tile (64 x 8, 8 x 64) and fetched by the
+// threads together (the copy loop bound to threadIdx.x again), barriers
+// around the fetch; and the same GEMM with the stage loop above the thread
+// loops (shared_memory_gemm_stage_outside_threads.sched: 32 x 8 tiles).
+// Both fetches are vectorized by 4: 16-byte copies (the emulation fails a
+// misaligned one).
 TEST(CudaCodegen, MlcCourseSharedMemoryGemm) {
-  ir::Module m = ir::parseModule(R"(mlcc.ir 1
+  for (const auto& [script, staged] : std::vector<std::pair<std::string, std::string>>{
+           {"mlc_shared_memory_gemm.sched", "__shared__ __align__(16) float b4_a_shared[512];"},
+           {"shared_memory_gemm_stage_outside_threads.sched",
+            "__shared__ __align__(16) float b3_a_shared[256];"}}) {
+    SCOPED_TRACE(script);
+    ir::Module m = scheduledByScript(R"(mlcc.ir 1
 
 graph @main(%a: f32[256, 256], %b: f32[256, 256]) -> f32[256, 256] {
   dataflow {
@@ -197,17 +240,29 @@ graph @main(%a: f32[256, 256], %b: f32[256, 256]) -> f32[256, 256] {
   return %c
 }
 )",
-                                 "gemm.ir");
-  transform::PassContext ctx;
-  transform::runPipeline(m, transform::parsePipeline("legalize"), ctx);
-  const std::string path =
-      std::string(MLCC_TEST_DATA_DIR) + "/unit/fixtures/schedule_rules_gpu/mlc_shared_memory_gemm.sched";
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  schedule::applyScheduleScript(m, ir::parseScheduleScript(text.str(), path));
+                                     script);
+    const codegen::CudaSource src = codegen::emitCudaSource({m.findPrim("matmul")}, kCuda);
+    EXPECT_NE(src.code.find(staged), std::string::npos) << src.code;
+    EXPECT_NE(src.code.find("mlcc_copy16(&"), std::string::npos) << src.code;
+    checkModel(m, 1e-4);
+  }
+}
+
+// An operand shared by all thread blocks staged in each block's shared
+// memory (fixtures/schedule_rules_gpu/stage_operand_shared_by_all_blocks.sched).
+TEST(CudaCodegen, StagesAnOperandSharedByAllThreadBlocks) {
+  ir::Module m = scheduledByScript(R"(mlcc.ir 1
+
+graph @main(%a: f32[1, 512], %b: f32[512, 256]) -> f32[1, 256] {
+  dataflow {
+    %c: f32[1, 256] = matmul(%a, %b)
+  }
+  return %c
+}
+)",
+                                   "stage_operand_shared_by_all_blocks.sched");
   const codegen::CudaSource src = codegen::emitCudaSource({m.findPrim("matmul")}, kCuda);
-  EXPECT_NE(src.code.find("__shared__ __align__(16) float b3_a_shared[256];"), std::string::npos) << src.code;
+  EXPECT_NE(src.code.find("__shared__ __align__(16) float b3_a_shared[128];"), std::string::npos) << src.code;
   checkModel(m, 1e-4);
 }
 
@@ -269,7 +324,9 @@ TEST(CudaCodegen, GemmEpilogue) {
   const int64_t rows = 7, n = 45;  // 315 elements: two blocks of 256
   codegen::CudaKernel k = codegen::gemmEpilogue("epilogue", rows, n, true, true, src.code);
   EXPECT_EQ(k.grid[0], 2);
-  if (codegen::nvrtcAvailable()) EXPECT_NO_THROW(codegen::compileWithNvrtc(src.code, "sm_80"));
+  if (codegen::nvrtcAvailable()) {
+    EXPECT_NO_THROW(codegen::compileWithNvrtc(src.code, "sm_80"));
+  }
   host::CudaEmulator emu = host::CudaEmulator::compile(src.code);
   std::vector<float> out(rows * n), bias(n), want(rows * n);
   for (int64_t i = 0; i < rows * n; ++i) out[i] = static_cast<float>((i * 37) % 19) - 9.5f;

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <random>
 
+#include "mlcc/schedule/gpu_check.h"
+#include "mlcc/target/target.h"
 #include "schedule_loops_check.h"
 #include "testlib.h"
 
@@ -318,6 +320,95 @@ TEST(ScheduleLoopKind, SiblingLoopsMayShareAThreadTag) {
       "cannot bind loop %j: it is thread_binding(threadIdx.x), and only serial loops change their kind");
 }
 
+// The MLC course's cooperative fetch: 64 threads each own an 8 x 8 tile of
+// C; A's 8 x 8 rows of the block at each stage are staged in shared memory
+// under the thread loop (compute_at widens them to the thread block's
+// rows), and the copy loop is bound to threadIdx.x again, so the threads
+// fetch the tile together.
+struct CooperativeFetch {
+  Schedule sch;
+  LoopRV tx, ko;
+  BlockRV copy;
+  explicit CooperativeFetch(const ir::PrimFunc& f, ir::StorageScope scope) : sch(f) {
+    BlockRV c = sch.getBlock("C");
+    auto l = sch.getLoops(c);
+    auto i = sch.split(l[0], {int64_t{8}, std::nullopt});
+    auto j = sch.split(l[1], {int64_t{8}, std::nullopt});
+    auto k = sch.split(l[2], {std::nullopt, int64_t{8}});
+    sch.reorder({i[0], j[0], i[1], j[1], k[0], k[1]});
+    sch.bind(i[0], "blockIdx.y");
+    sch.bind(j[0], "blockIdx.x");
+    tx = sch.fuse({i[1], j[1]});
+    sch.bind(tx, "threadIdx.x");
+    ko = k[0];
+    copy = sch.cacheRead(c, 0, scope);
+    sch.computeAt(copy, ko);
+  }
+  // The copy's tile loops (below blockIdx.y, blockIdx.x, threadIdx.x and
+  // ko) fused and split by `threads`.
+  LoopRV threadLoop(int64_t threads) {
+    auto l = sch.getLoops(copy);
+    LoopRV tile = l.size() == 5 ? l[4] : sch.fuse({l[4], l[5]});
+    return sch.split(tile, {std::nullopt, threads})[1];
+  }
+};
+
+TEST(ScheduleLoopKind, ThreadsFetchASharedTileTogether) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  CooperativeFetch s(f, ir::StorageScope::shared);
+  s.sch.bind(s.threadLoop(64), "threadIdx.x");
+  expectSameMeaning(f, s.sch.func());
+  EXPECT_TRUE(ir::structuralEqual(replayTrace(f, s.sch.func().trace), s.sch.func()));
+  // The copy is the thread block's 8 rows x 8 (one element per thread), not
+  // the thread's own row: its bindings do not use the outer thread loop.
+  const std::string text = ir::printStmt(s.sch.func().body);
+  const size_t at = text.find("block \"A_shared\"");
+  ASSERT_NE(at, std::string::npos) << text;
+  const std::string copy = text.substr(at, text.find('\n', at) - at);
+  EXPECT_EQ(copy.find(s.sch.loopVar(s.tx)->name), std::string::npos) << copy;
+  schedule::verifyGpuFunc(s.sch.func(), target::Target::parse("cuda"));
+}
+
+TEST(ScheduleLoopKind, ThreadsFetchTogetherOnlyWhatAllOfThemRead) {
+  ir::PrimFunc f = parsePrim(kMatmul);
+  {
+    CooperativeFetch s(f, ir::StorageScope::shared);
+    expectScheduleError(
+        [&] { s.sch.bind(s.threadLoop(32), "threadIdx.x"); },
+        "has extent 32, but loop %i_1_j_1_fused bound to threadIdx.x around it has extent 64");
+  }
+  {
+    // A local copy is each thread's own row (8 elements, split past its
+    // end): it uses the outer thread loop.
+    CooperativeFetch s(f, ir::StorageScope::local);
+    expectScheduleError([&] { s.sch.bind(s.threadLoop(64), "threadIdx.x"); },
+                        "uses loop %i_1_j_1_fused (bound to threadIdx.x too): each thread would run another "
+                        "part of it");
+  }
+  {
+    // Stored to global memory, the tile would need a barrier no code places.
+    CooperativeFetch s(f, ir::StorageScope::shared);
+    s.sch.bind(s.threadLoop(64), "threadIdx.x");
+    s.sch.setScope(s.copy, 0, ir::StorageScope::global);
+    try {
+      schedule::verifyGpuFunc(s.sch.func(), target::Target::parse("cuda"));
+      ADD_FAILURE() << "verifyGpuFunc accepted a global tile fetched by the threads together";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("writes global buffer %A_shared (under a loop bound to the same "
+                                           "axis, only shared buffers can be written"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  {
+    Schedule sch(f);
+    auto l = sch.getLoops(sch.getBlock("C"));
+    sch.bind(l[0], "blockIdx.x");
+    expectScheduleError([&] { sch.bind(l[1], "blockIdx.x"); },
+                        "(only a threadIdx axis can be bound again inside its loop)");
+  }
+}
+
 const std::string kBroadcastAgain = fixture("schedule_loops/broadcast_again.ir");
 
 const std::string kOpaque = fixture("schedule_loops/opaque.ir");
@@ -338,7 +429,8 @@ TEST(ScheduleLoopKind, Errors) {
   expectScheduleError([&] { sch.bind(loops[0], "threadIdx.x"); },
                       "cannot bind loop %i: it is already thread_binding(threadIdx.x)");
   expectScheduleError([&] { sch.bind(loops[1], "threadIdx.x"); },
-                      "cannot bind loop %j to threadIdx.x: loop %i on the same path is already bound to it");
+                      "cannot bind loop %j to threadIdx.x: what loop %j runs uses loop %i (bound to "
+                      "threadIdx.x too)");
   sch.parallel(loops[1]);
   expectScheduleError([&] { sch.parallel(loops[1]); }, "cannot parallelize loop %j: it is already parallel");
   expectScheduleError([&] { sch.vectorize(loops[1]); },

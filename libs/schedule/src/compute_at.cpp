@@ -8,7 +8,13 @@
 // ranges), in a new nest at the start of %loop's body. Its spatial
 // iteration variables must index its output one to one; reduce iteration
 // variables keep their whole domain (recomputing a reduction with its init
-// gives the same values).
+// gives the same values). A producer of a `shared` buffer computed under a
+// loop bound to threadIdx.* computes what the consumers of all the block's
+// threads read (the region relaxed over the threadIdx loops at or above
+// %loop, as TVM does): the threads share the buffer, so its tile is the
+// thread block's, which they can then fetch together (a loop under it bound
+// to the same thread axis, loop_kind.cpp). Computing more of the output
+// than one iteration reads keeps the meaning.
 //
 // reverse_compute_at(%c, %loop): the consumer %c comes after the loop's
 // nest. At each iteration of %loop it computes the part of its domain that
@@ -444,6 +450,10 @@ Stmt compute::computeAtBody(const ScheduleState& s, const std::string& name, con
   Analyzer inner;
   for (const PlacedBlock* c : consumers)
     for (const ForNode* f : m.loopsBelow(c->path)) inner.bind(f->loop_var, makeInt(0), f->extent);
+  if (out->scope == StorageScope::shared)
+    for (const ForNode* f : m.loopsAtOrAbove())
+      if (f->loop_kind == LoopKind::thread_binding && f->thread_tag.rfind("threadIdx.", 0) == 0)
+        inner.bind(f->loop_var, makeInt(0), f->extent);
   // Both the declared read regions and the loads count (the loads must not
   // stray from the regions, but a wrong region must not make a wrong program).
   std::vector<std::optional<IntBounds>> region(dims.size());

@@ -10,6 +10,7 @@
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/dtype.h"
 #include "mlcc/ir/expr_functor.h"
+#include "mlcc/ir/printer.h"
 #include "mlcc/ir/substitute.h"
 #include "mlcc/support/diagnostic.h"
 #include "tree.h"
@@ -120,6 +121,11 @@ class Checker {
         starts_kernel = true;
       }
       checkThreadLoop(f);
+      for (auto it = thread_loops_.rbegin(); it != thread_loops_.rend(); ++it)
+        if ((*it)->thread_tag == f.thread_tag) {
+          if (std::string why = nestedThreadLoopProblem(**it, f); !why.empty()) fail(why);
+          break;
+        }
       thread_loops_.push_back(&f);
     }
     if (kernel_) kernel_loops_.push_back(&f);
@@ -193,7 +199,7 @@ class Checker {
     if (kernel_->first_block.empty()) kernel_->first_block = b.name;
 
     // Thread dependencies of the iteration variables.
-    std::set<const ForNode*> spatial_deps, all_deps;
+    std::set<const ForNode*> spatial_deps;
     bool reduction = b.init != nullptr;
     for (const auto& iv : b.iter_vars) {
       auto d = threadDeps(iv.binding);
@@ -207,17 +213,7 @@ class Checker {
       } else {
         spatial_deps.insert(d.begin(), d.end());
       }
-      all_deps.insert(d.begin(), d.end());
     }
-    auto pred = threadDeps(b.predicate);
-    all_deps.insert(pred.begin(), pred.end());
-    for (size_t i = 0; i < thread_loops_.size(); ++i)  // outermost first
-      for (size_t j = i + 1; j < thread_loops_.size(); ++j) {
-        const ForNode *a = thread_loops_[i], *c = thread_loops_[j];
-        if (all_deps.count(a) && all_deps.count(c) && a->thread_tag == c->thread_tag)
-          fail(name + " uses loops " + loopName(a) + " and " + loopName(c) + ", both bound to " +
-               a->thread_tag + " (on the GPU they are the same index)");
-      }
     if (reduction) {
       bool global_write = false;
       for (const auto& w : b.writes) global_write |= w.buffer->scope != StorageScope::local;
@@ -418,7 +414,91 @@ class Checker {
   std::vector<std::pair<Var, int64_t>> pred_ranges_;  // predicate-bounded parts: [0, extent)
 };
 
+// The buffers stores under `s` write and loads under it read (block read
+// regions too), and those blocks under it allocate, skipping `skip`.
+struct BufferUse {
+  std::set<const BufferNode*> reads, writes, allocated;
+};
+
+void collectLoadsOf(const PrimExpr& e, std::set<const BufferNode*>& out) {
+  if (!e) return;
+  if (const auto* l = e->as<LoadNode>()) out.insert(l->buffer.get());
+  forEachChild(e, [&](const PrimExpr& x) { collectLoadsOf(x, out); });
+}
+
+void collectBufferUse(const Stmt& s, const Stmt& skip, BufferUse& u) {
+  if (!s || s == skip) return;
+  if (const auto* b = s->as<BlockNode>()) {
+    for (const auto& r : b->reads) u.reads.insert(r.buffer.get());
+    for (const auto& a : b->alloc_buffers) u.allocated.insert(a.get());
+    for (const auto& iv : b->iter_vars) collectLoadsOf(iv.binding, u.reads);
+    collectLoadsOf(b->predicate, u.reads);
+  } else if (const auto* st = s->as<StoreNode>()) {
+    u.writes.insert(st->buffer.get());
+    for (const auto& i : st->indices) collectLoadsOf(i, u.reads);
+    collectLoadsOf(st->value, u.reads);
+  } else if (const auto* i = s->as<IfNode>()) {
+    collectLoadsOf(i->cond, u.reads);
+  }
+  for (const auto& c : children(s)) collectBufferUse(c, skip, u);
+}
+
+// The statements from `from` down to `to`, both included, or empty.
+std::vector<Stmt> pathTo(const Stmt& from, const StmtNode* to) {
+  if (!from) return {};
+  if (from.get() == to) return {from};
+  for (const auto& c : children(from)) {
+    auto rest = pathTo(c, to);
+    if (!rest.empty()) {
+      rest.insert(rest.begin(), from);
+      return rest;
+    }
+  }
+  return {};
+}
+
 }  // namespace
+
+std::string nestedThreadLoopProblem(const ForNode& outer, const ForNode& inner) {
+  const std::string in = "loop " + loopName(&inner), out = "loop " + loopName(&outer);
+  const std::string tag = outer.thread_tag;
+  if (!isThreadIdx(tag))
+    return in + " is bound to " + tag + " inside " + out +
+           ", bound to it too (only a threadIdx axis can be bound "
+           "again inside its loop)";
+  int64_t eo, ei;
+  if (!asConstInt(outer.extent, &eo) || !asConstInt(inner.extent, &ei) || eo != ei)
+    return in + " has extent " + printExpr(inner.extent) + ", but " + out + " bound to " + tag +
+           " around it has extent " + printExpr(outer.extent) +
+           " (its threads run it: the extents must be equal)";
+  std::vector<Stmt> path = pathTo(outer.body, &inner);
+  if (path.empty()) return in + " is not under " + out;
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    const Stmt& n = path[i];
+    if (const auto* b = n->as<BlockNode>())
+      return "block \"" + b->name + "\" lies between " + out + " bound to " + tag + " and " + in;
+    if (n->as<IfNode>()) return "an if lies between " + out + " bound to " + tag + " and " + in;
+    if (const auto* f = n->as<ForNode>(); f && usesVar(f->extent, outer.loop_var.get()))
+      return "the extent of loop " + loopName(f) + " between " + out + " and " + in + " uses " +
+             loopName(&outer);
+  }
+  if (usesVar(inner.body, outer.loop_var.get()))
+    return "what " + in + " runs uses " + out + " (bound to " + tag +
+           " too): each thread would run another part of it";
+  BufferUse under, around;
+  collectBufferUse(inner.body, nullptr, under);
+  for (const BufferNode* w : under.writes)
+    if (w->scope != StorageScope::shared && !under.allocated.count(w))
+      return in + " writes " + scopeName(w->scope) + " buffer %" + w->name +
+             " (under a loop bound to the same axis, only shared buffers can be written: the threads write "
+             "them together and barriers order the readers)";
+  collectBufferUse(outer.body, path.back(), around);
+  for (const auto* set : {&under.reads, &under.writes})
+    for (const BufferNode* b : *set)
+      if (around.writes.count(b))
+        return "%" + b->name + ", which " + in + " uses, is written under " + out + " outside it";
+  return "";
+}
 
 std::vector<PredicateBound> predicateBounds(const PrimExpr& predicate, const Analyzer& az) {
   std::vector<PredicateBound> out;

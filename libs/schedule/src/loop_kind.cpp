@@ -11,9 +11,18 @@
 // reduction) and feeds at least one (otherwise every iteration would redo
 // the same block instance), unless the loop has one iteration (a unit loop,
 // add_unit_loop.cpp). Blocks are assumed to follow TensorIR's rule that
-// instances with different spatial values write different elements. A
-// thread tag is bound at most once on a path from the root.
+// instances with different spatial values write different elements.
+//
+// A threadIdx axis may be bound again inside its loop, as the MLC course's
+// cooperative fetch does (the threads of a block each copy a share of a
+// shared tile computed under their loop): the inner loop runs in the same
+// threads, iteration t in thread t, when gpu_check's
+// nestedThreadLoopProblem finds nothing (equal extents, what the inner loop
+// runs independent of the outer one and writing only shared buffers). The
+// blocks under the inner loop then need not depend on the outer one.
+// Other axes are bound at most once on a path from the root.
 #include "loops.h"
+#include "mlcc/schedule/gpu_check.h"
 #include "state.h"
 
 namespace mlcc::schedule {
@@ -22,10 +31,13 @@ using namespace ir;
 
 namespace {
 
-void checkIndependentIterations(const ScheduleState& s, const ForNode& loop, const std::string& verb) {
+// `skip`: blocks run by the threads of a nested loop bound to the same axis.
+void checkIndependentIterations(const ScheduleState& s, const ForNode& loop, const std::string& verb,
+                                const std::set<const BlockNode*>& skip = {}) {
   const std::string name = ScheduleState::describe(loop.loop_var);
   checkOnlyBlocks(s, loop, verb + " " + name);
   for (const BlockNode* b : blocksUnder(loop)) {
+    if (skip.count(b)) continue;
     bool feeds_spatial = false;
     for (const auto& iv : b->iter_vars) {
       if (!usesVar(iv.binding, loop.loop_var.get())) continue;
@@ -45,14 +57,48 @@ void checkIndependentIterations(const ScheduleState& s, const ForNode& loop, con
   }
 }
 
-// The first loop bound to `tag` in `s` (inside blocks too), or nullptr.
-const ForNode* findThreadTag(const Stmt& s, const std::string& tag) {
-  if (!s) return nullptr;
-  if (const auto* f = s->as<ForNode>(); f && f->loop_kind == LoopKind::thread_binding && f->thread_tag == tag)
-    return f;
-  for (const auto& c : children(s))
-    if (const auto* f = findThreadTag(c, tag)) return f;
-  return nullptr;
+// The outermost loops bound to `tag` in `s` (inside blocks too).
+void findThreadTag(const Stmt& s, const std::string& tag, std::vector<const ForNode*>& out) {
+  if (!s) return;
+  if (const auto* f = s->as<ForNode>();
+      f && f->loop_kind == LoopKind::thread_binding && f->thread_tag == tag) {
+    out.push_back(f);
+    return;
+  }
+  for (const auto& c : children(s)) findThreadTag(c, tag, out);
+}
+
+// Binds the loop of `path` to `tag` in a new body; fails where a loop on
+// its path is bound to `tag` and cannot share its threads.
+Stmt bindLoop(const ScheduleState& s, const StmtPath& path, const std::string& tag) {
+  const ForNode& loop = *path.target()->as<ForNode>();
+  const std::string name = ScheduleState::describe(loop.loop_var);
+  const ForNode* outer = nullptr;  // the nearest enclosing loop bound to the tag
+  for (size_t i = 0; i + 1 < path.nodes.size(); ++i)
+    if (const auto* f = path.nodes[i]->as<ForNode>();
+        f && f->loop_kind == LoopKind::thread_binding && f->thread_tag == tag)
+      outer = f;
+  std::vector<const ForNode*> inner;
+  findThreadTag(loop.body, tag, inner);
+  std::set<const BlockNode*> shared_work;
+  for (const ForNode* f : inner)
+    for (const BlockNode* b : blocksUnder(*f)) shared_work.insert(b);
+  checkIndependentIterations(s, loop, "bind", shared_work);
+  ForParts p(loop);
+  p.loop_kind = LoopKind::thread_binding;
+  p.thread_tag = tag;
+  Stmt body = replaceAt(path, p.build());
+  // The pairs again in the new body (the loop now bound), outer first.
+  std::vector<std::pair<const VarNode*, const VarNode*>> pairs;
+  if (outer) pairs.push_back({outer->loop_var.get(), loop.loop_var.get()});
+  for (const ForNode* f : inner) pairs.push_back({loop.loop_var.get(), f->loop_var.get()});
+  for (const auto& [o, i] : pairs) {
+    const auto* o_loop = findLoop(body, o)->target()->as<ForNode>();
+    const auto* i_loop = findLoop(body, i)->target()->as<ForNode>();
+    if (std::string why = nestedThreadLoopProblem(*o_loop, *i_loop); !why.empty())
+      s.fail("cannot bind " + name + " to " + tag + ": " + why);
+  }
+  return body;
 }
 
 std::vector<RVValue> setKind(ScheduleState& s, const Var& v, LoopKind kind, const std::string& tag,
@@ -69,19 +115,12 @@ std::vector<RVValue> setKind(ScheduleState& s, const Var& v, LoopKind kind, cons
     s.fail("cannot " + verb + " " + name + ": it is " + kindText(loop) +
            ", and only serial loops change their kind");
   if (kind == LoopKind::thread_binding) {
-    const ForNode* other = findThreadTag(loop.body, tag);
-    for (size_t i = 0; !other && i + 1 < path.nodes.size(); ++i) {
-      const auto* f = path.nodes[i]->as<ForNode>();
-      if (f && f->loop_kind == LoopKind::thread_binding && f->thread_tag == tag) other = f;
-    }
-    if (other)
-      s.fail("cannot bind " + name + " to " + tag + ": " + ScheduleState::describe(other->loop_var) +
-             " on the same path is already bound to it");
+    s.setBody(bindLoop(s, path, tag));
+    return {};
   }
   if (kind != LoopKind::unrolled) checkIndependentIterations(s, loop, verb);
   ForParts p(loop);
   p.loop_kind = kind;
-  p.thread_tag = tag;
   s.setBody(replaceAt(path, p.build()));
   return {};
 }

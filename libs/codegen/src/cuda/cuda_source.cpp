@@ -64,9 +64,18 @@ MLCC_INLINE i64 mlcc_ipow(i64 x, i64 n) {
 MLCC_INLINE float mlcc_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 #ifndef MLCC_CUDA_EMULATION
 MLCC_INLINE float mlcc_bits(unsigned int b) { return __uint_as_float(b); }
+MLCC_INLINE void mlcc_copy16(void* d, const void* s) { *(float4*)d = *(const float4*)s; }
+MLCC_INLINE void mlcc_copy8(void* d, const void* s) { *(float2*)d = *(const float2*)s; }
 #else
 MLCC_INLINE float mlcc_bits(unsigned int b) { float f; memcpy(&f, &b, 4); return f; }
+MLCC_INLINE void mlcc_copy_aligned(void* d, const void* s, unsigned long long n) {
+  if ((((unsigned long long)d) | ((unsigned long long)s)) % n) mlcc_emu::t_error = "misaligned vector copy";
+  memcpy(d, s, n);
+}
+MLCC_INLINE void mlcc_copy16(void* d, const void* s) { mlcc_copy_aligned(d, s, 16); }
+MLCC_INLINE void mlcc_copy8(void* d, const void* s) { mlcc_copy_aligned(d, s, 8); }
 #endif
+MLCC_INLINE bool mlcc_aligned(const void* p, unsigned long long n) { return ((unsigned long long)p) % n == 0; }
 )";
 
 std::string identifier(const std::string& name) {
@@ -313,6 +322,12 @@ class KernelWriter {
       case StmtKind::Store: {
         const auto* st = s->as<StoreNode>();
         indent(depth);
+        if (!vector_bytes_.empty()) {  // vectorCopy's one store of a load
+          const auto* ld = st->value->as<LoadNode>();
+          os_ << "mlcc_copy" << vector_bytes_ << "(&" << access(st->buffer, st->indices) << ", &"
+              << access(ld->buffer, ld->indices) << ");\n";
+          return;
+        }
         os_ << access(st->buffer, st->indices) << " = " << expr(st->value) << ";\n";
         return;
       }
@@ -350,7 +365,9 @@ class KernelWriter {
     }
   }
 
-  void forLoop(const ForNode& l, int depth, bool uniform) {
+  // `vector`: a vectorized loop may become vector copies (vectorCopy).
+  void forLoop(const ForNode& l, int depth, bool uniform, bool vector = true) {
+    if (vector && l.loop_kind == LoopKind::vectorized && vectorCopy(l, depth, uniform)) return;
     const std::string v = varName(l.loop_var.get());
     indent(depth);
     if (l.loop_kind == LoopKind::thread_binding) {
@@ -376,7 +393,7 @@ class KernelWriter {
       os_ << "}\n";
       return;
     }
-    if (l.loop_kind == LoopKind::unrolled) {
+    if (l.loop_kind == LoopKind::unrolled || l.loop_kind == LoopKind::vectorized) {
       os_ << "#pragma unroll\n";
       indent(depth);
     }
@@ -396,6 +413,63 @@ class KernelWriter {
     }
     indent(depth);
     os_ << "}\n";
+  }
+
+  // A vectorized loop of 2 or 4 lanes whose body is one block copying an
+  // element of a 4-byte type between shared or global buffers, both
+  // indices one aligned vector along the loop (alignedLanes: a cooperative
+  // fetch's `(%t * 4 + %v) / 8`, `... % 8` too): one 8- or 16-byte load and
+  // store. A global buffer's pointer is checked at run time (a caller's
+  // device pointer may be offset); a misaligned one takes the scalar loop.
+  bool vectorCopy(const ForNode& l, int depth, bool uniform) {
+    int64_t lanes = 0;
+    if (!asConstInt(l.extent, &lanes) || (lanes != 2 && lanes != 4) || zero_fills_.count(&l)) return false;
+    const auto* b = l.body->as<BlockNode>();
+    if (!b || b->predicate || b->init || !b->alloc_buffers.empty()) return false;
+    const auto* st = b->body ? b->body->as<StoreNode>() : nullptr;
+    const auto* ld = st ? st->value->as<LoadNode>() : nullptr;
+    if (!ld || dtypeBytes(st->buffer->dtype) != 4 || ld->buffer->dtype != st->buffer->dtype) return false;
+    std::unordered_map<const VarNode*, PrimExpr> vars = bindings_;
+    for (const auto& iv : b->iter_vars) vars[iv.var.get()] = substitute(iv.binding, vars);
+    std::vector<std::string> globals;
+    for (const auto& [buf, indices] :
+         {std::pair{st->buffer, st->indices}, std::pair{ld->buffer, ld->indices}}) {
+      if (buf->scope == StorageScope::local) return false;
+      std::vector<PrimExpr> in_loops;
+      for (const auto& i : indices) in_loops.push_back(substitute(i, vars));
+      PrimExpr flat = makeInt(0);
+      const std::vector<int64_t> extent = accessExtents(buf, indices.size());
+      for (size_t d = 0; d < in_loops.size(); ++d)
+        flat = makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, flat, makeInt(extent[d])),
+                          boxRelative(buf, d, in_loops[d]));
+      if (!alignedLanes(flat, l.loop_var, lanes)) return false;
+      if (buf->scope == StorageScope::global) globals.push_back(bufferName(buf));
+    }
+    const std::string bytes = std::to_string(lanes * 4);
+    indent(depth);
+    if (!globals.empty()) {
+      os_ << "if (";
+      for (size_t i = 0; i < globals.size(); ++i)
+        os_ << (i ? " && " : "") << "mlcc_aligned(" << globals[i] << ", " << bytes << ")";
+      os_ << ") ";
+    }
+    os_ << "{  // " << lanes << " lanes: one " << bytes << "-byte copy\n";
+    indent(depth + 1);
+    os_ << "const " << index_ << " " << varName(l.loop_var.get()) << " = 0;\n";
+    vector_bytes_ = bytes;
+    stmt(l.body, depth + 1, uniform);
+    vector_bytes_.clear();
+    indent(depth);
+    os_ << "}";
+    if (globals.empty()) {
+      os_ << "\n";
+      return true;
+    }
+    os_ << " else {\n";
+    forLoop(l, depth + 1, uniform, /*vector=*/false);
+    indent(depth);
+    os_ << "}\n";
+    return true;
   }
 
   void block(const BlockNode& b, int depth, bool uniform) {
@@ -456,12 +530,18 @@ class KernelWriter {
 
   // buf[flat index], relative to the buffer's box in this kernel for
   // compacted shared and local buffers.
-  std::string access(const Buffer& b, const std::vector<PrimExpr>& indices) {
-    std::vector<int64_t> extent(indices.size());
-    const BufferBox* box = nullptr;
+  // The compacted box of a shared or local buffer in this kernel, or null.
+  const BufferBox* boxOf(const Buffer& b) const {
     auto it = boxes_.boxes.find(b.get());
-    if (b->scope != StorageScope::global && it != boxes_.boxes.end()) box = &it->second;
-    for (size_t d = 0; d < indices.size(); ++d) {
+    return b->scope != StorageScope::global && it != boxes_.boxes.end() ? &it->second : nullptr;
+  }
+
+  // The extents an access of `rank` indices is flattened over: the box's,
+  // or the buffer's shape.
+  std::vector<int64_t> accessExtents(const Buffer& b, size_t rank) const {
+    std::vector<int64_t> extent(rank);
+    const BufferBox* box = boxOf(b);
+    for (size_t d = 0; d < rank; ++d) {
       if (box) {
         extent[d] = box->extent[d];
       } else if (!asConstInt(b->shape[d], &extent[d])) {
@@ -469,13 +549,25 @@ class KernelWriter {
                     " has a symbolic shape (not supported by the cuda target yet)");
       }
     }
+    return extent;
+  }
+
+  // Index d of an access in loop variables, relative to the buffer's box,
+  // simplified (the offset within a thread's registers is then a constant
+  // once unrolled); null when the box starts at 0 (the index as written).
+  PrimExpr boxRelative(const Buffer& b, size_t d, const PrimExpr& in_loops) const {
+    const BufferBox* box = boxOf(b);
+    if (!box || isZero(box->base[d])) return in_loops;
+    return Analyzer().simplify(makeBinary(BinaryOp::Sub, in_loops, box->base[d]));
+  }
+
+  std::string access(const Buffer& b, const std::vector<PrimExpr>& indices) {
+    const std::vector<int64_t> extent = accessExtents(b, indices.size());
+    const BufferBox* box = boxOf(b);
     std::string flat;
     for (size_t d = 0; d < indices.size(); ++d) {
-      // Relative to the box, simplified in loop variables (the offset
-      // within a thread's registers is then a constant once unrolled).
       std::string idx = box && !isZero(box->base[d])
-                            ? expr(Analyzer().simplify(
-                                  makeBinary(BinaryOp::Sub, substitute(indices[d], bindings_), box->base[d])))
+                            ? expr(boxRelative(b, d, substitute(indices[d], bindings_)))
                             : expr(indices[d]);
       flat = flat.empty() ? idx : "(" + flat + ") * " + std::to_string(extent[d]) + " + " + idx;
     }
@@ -645,6 +737,7 @@ class KernelWriter {
   SharedUse pending_;
   std::string block_;
   std::map<const ForNode*, std::vector<Buffer>> zero_fills_;
+  std::string vector_bytes_;  // in vectorCopy's vector branch: the bytes its store copies
   // Block iteration variables -> their bindings, and thread loops' variables
   // -> their axis's variable (the terms the boxes are expressed in).
   std::unordered_map<const VarNode*, PrimExpr> bindings_;

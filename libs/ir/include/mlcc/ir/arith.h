@@ -69,6 +69,15 @@ class Analyzer {
 // Simplification without any ranges.
 PrimExpr simplify(const PrimExpr& e);
 
+// Whether an i64 index moves by exactly 1 per lane, for `lane` in
+// [0, lanes), from a first lane's index that is a multiple of `lanes`, for
+// every value of its other variables: the lanes then touch one aligned
+// vector of `lanes` elements (vector_lanes.cpp). A division or modulo by a
+// multiple of `lanes` of a lane-aligned sum plus the lane (a fused copy
+// split again: `(%t * 4 + %lane) / 8`, `(%t * 4 + %lane) % 8`) counts as
+// the sum's quotient and remainder plus the lane. False when unsure.
+bool alignedLanes(const PrimExpr& index, const Var& lane, int64_t lanes);
+
 // The IR's integer `/` and `%` on constants: floorDiv and floorMod of
 // mlcc/support/checked_math.h.
 using mlcc::floorDiv;

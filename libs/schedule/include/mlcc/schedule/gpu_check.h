@@ -20,8 +20,9 @@
 //    `local` depends on every thread axis its kernel binds (with extent
 //    > 1): on the GPU every thread runs every block of its kernel, and
 //    threads updating the same element would race;
-//  - a block does not use two loops bound to the same axis (on the GPU
-//    they are the same index);
+//  - a loop bound to the axis of an enclosing loop passes
+//    nestedThreadLoopProblem (below): on the GPU the two are the same
+//    index, so nothing under the inner one may use the outer one;
 //  - the shared memory a kernel needs is at most
 //    target::Target::max_shared_memory_bytes: for a block-level `shared`
 //    buffer its declared size; a function-level one (as cache_read and set_scope make
@@ -43,6 +44,23 @@ namespace mlcc::schedule {
 // Throws mlcc::Error ("in prim @f: block \"dense\" ...") on the first
 // violation.
 void verifyGpuFunc(const ir::PrimFunc& func, const target::Target& target);
+
+// Why `inner`, bound to the thread axis `outer` (which encloses it) binds
+// too, cannot be run by outer's threads together, or "" when it can: as in
+// the MLC course's cooperative fetch, where every thread of the block
+// copies its share of a shared tile that all of them then read. The
+// interpreter runs the nest serially (each iteration of `outer` runs the
+// whole of `inner`), the GPU runs iteration t of `inner` in thread t; the
+// two agree when `inner` computes the same thing at every iteration of
+// `outer` and nothing else under `outer` changes what it reads or writes:
+//  - the two loops have the same constant extent;
+//  - between them there are only loops and sequences (no block, no if),
+//    with extents that do not use outer's variable;
+//  - nothing under `inner` uses outer's variable;
+//  - the blocks under `inner` write only shared buffers, which the code
+//    generator's barriers order against their readers, and nothing under
+//    `outer` outside `inner` writes a buffer `inner` reads or writes.
+std::string nestedThreadLoopProblem(const ir::ForNode& outer, const ir::ForNode& inner);
 
 // The parts of a block predicate (its bindings substituted) that bound a
 // non-negative sum of loop variables, `%f * 224 + %t < 576` after a fuse and
