@@ -42,6 +42,9 @@ if "$bin/mlcc-codegen" "$tmp/gpu.s.ir" --target cuda --emit ptx -o "$tmp/gpu.ptx
   check "--emit ptx" contains "$tmp/gpu.ptx" '^.visible .entry fused_dense_relu_kernel0('
   check "--target cuda -arch=sm_90: PTX for compute_90" bash -c \
     "'$tool' '$tmp/gpu.s.ir' --target 'cuda -arch=sm_90' --emit ptx -o - | grep -q '^.target sm_90'"
+  check "--target 'cuda -fast-math': PTX with denormals flushed" bash -c \
+    "'$tool' '$tmp/gpu.s.ir' --target 'cuda -fast-math' --emit ptx -o - | grep -q 'ftz.f32'"
+  check "... and without it none" bash -c "! grep -q 'ftz.f32' '$tmp/gpu.ptx'"
   check "--target cuda: an object" run 0 "$tmp/gpu.s.ir" --target cuda -o "$tmp/gpu.o" -v
   check "-v: kernels" contains "$tmp/err" '^kernels: 1'
   check "the object links" "$bin/mlcc-link" "$tmp/gpu.o" -o "$tmp/gpu.so"

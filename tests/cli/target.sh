@@ -60,12 +60,13 @@ for t in "llvm" "llvm -vector-bits=256" "llvm -mcpu=native" "llvm -num-cores=2 -
 done
 for t in "llvm -mcpu=bogus" "llvm -mcpu=skylake-avx51" "llvm -mcpu=i386" "llvm -mattr=+avx9" \
   "llvm -mattr=avx2" "llvm -num-cores=0" "llvm -vector-bits=x" "llvm -vector-bits=7" "llvm -arch=sm_80" "llvm -mcpu" "wasm" \
-  "cuda -arch=sm_12" "cuda -arch=sm_70" "cuda -max-threads-per-block=4096" "cuda -mcpu=x86-64"; do
+  "cuda -arch=sm_12" "cuda -arch=sm_70" "cuda -max-threads-per-block=4096" "cuda -mcpu=x86-64" \
+  "cuda -fast-math=1" "llvm -fast-math"; do
   check "refused by every tool, with one message: $t" same_outcome 1 "$t" "${all[@]}"
 done
 # mlcc-codegen takes them too, for a module scheduled for the GPU (the CPU
 # module here is refused by the GPU checks, not by the target's parser).
-for t in "cuda" "cuda -arch=sm_90" "cuda -arch=sm_100a -max-threads-per-block=256"; do
+for t in "cuda" "cuda -arch=sm_90" "cuda -arch=sm_100a -max-threads-per-block=256" "cuda -fast-math"; do
   check "accepted by schedule, pipeline, inspect: $t" same_outcome 0 "$t" schedule pipeline inspect
   check "mlcc-codegen parses it: $t" bash -c "'$bin/mlcc-codegen' '$tmp/low.ir' --target '$t' -o '$tmp/x.o' 2>&1 \
     | grep -q 'is not inside a GPU kernel'"

@@ -97,11 +97,16 @@ ir::Module scheduledModel(const std::string& onnx, const frontend::OnnxImportOpt
   return scheduled(frontend::importOnnxFile(onnx, options).module);
 }
 
-// `both_orders`: also with the threads of each phase reversed.
-void checkModel(const ir::Module& m, double tol, bool both_orders = true) {
+std::vector<const ir::PrimFunc*> primFuncs(const ir::Module& m) {
   std::vector<const ir::PrimFunc*> funcs;
   for (const auto& f : m.functions)
     if (const auto* p = std::get_if<ir::PrimFunc>(&f)) funcs.push_back(p);
+  return funcs;
+}
+
+// `both_orders`: also with the threads of each phase reversed.
+void checkModel(const ir::Module& m, double tol, bool both_orders = true) {
+  const std::vector<const ir::PrimFunc*> funcs = primFuncs(m);
   codegen::CudaSource src;
   try {
     src = codegen::emitCudaSource(funcs, kCuda);
@@ -315,6 +320,35 @@ TEST(CudaCodegen, MobileNetV2) {
   test::TempDir dir;
   ASSERT_EQ(test::generateModels(dir.path(), {"mobilenetv2"}), 0);
   checkModel(scheduledModel(dir.file("mobilenetv2.onnx")), 1e-3, /*both_orders=*/false);  // ~50 s
+}
+
+// Fast math only when the target asks (-fast-math): softmax's reciprocal is
+// IEEE-rounded (rcp.rn) and its adds keep denormals by default; NVRTC's
+// --use_fast_math makes them approximate and flushed (.ftz).
+TEST(CudaCodegen, FastMathOnlyWhenRequested) {
+  if (!codegen::nvrtcAvailable()) GTEST_SKIP() << "NVRTC is not available here";
+  ir::Module m = scheduled(ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%x: f32[64, 128]) -> f32[64, 128] {
+  dataflow {
+    %y: f32[64, 128] = softmax(%x, axis = -1)
+  }
+  return %y
+}
+)",
+                                           "softmax.ir"));
+  const std::string code = codegen::emitCudaSource(primFuncs(m), kCuda).code;
+  const std::string exact = codegen::compileWithNvrtc(code, "sm_80");
+  const std::string fast = codegen::compileWithNvrtc(code, "sm_80", /*fast_math=*/true);
+  // 1 / sum: IEEE-rounded by default, approximate with fast math; adds and
+  // multiplies flush denormals only with fast math (expf's own ex2 always
+  // does, inside its exact algorithm).
+  EXPECT_NE(exact.find("rcp.rn.f32"), std::string::npos) << exact;
+  EXPECT_EQ(exact.find("rcp.approx"), std::string::npos) << exact;
+  EXPECT_EQ(exact.find("add.ftz.f32"), std::string::npos) << exact;
+  EXPECT_NE(fast.find("rcp.approx.ftz.f32"), std::string::npos) << fast;
+  EXPECT_EQ(fast.find("rcp.rn.f32"), std::string::npos) << fast;
+  EXPECT_NE(fast.find("add.ftz.f32"), std::string::npos) << fast;
 }
 
 // The bias and relu after a cuBLAS GEMM: one thread per element, the last

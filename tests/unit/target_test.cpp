@@ -52,14 +52,18 @@ TEST(Target, ExplicitOptionsOverrideTheDescriptionInAnyOrder) {
 }
 
 TEST(Target, StrRoundTrips) {
-  for (const char* text : {"llvm", "llvm -num-cores=3", "llvm -vector-bits=256", "llvm -mcpu=native",
-                           "llvm -parallel-grain=1000", "cuda", "cuda -arch=sm_90",
-                           "cuda -arch=sm_75 -max-threads-per-block=256", "cuda -arch=sm_100a"}) {
+  for (const char* text :
+       {"llvm", "llvm -num-cores=3", "llvm -vector-bits=256", "llvm -mcpu=native",
+        "llvm -parallel-grain=1000", "cuda", "cuda -arch=sm_90",
+        "cuda -arch=sm_75 -max-threads-per-block=256", "cuda -arch=sm_100a", "cuda -fast-math"}) {
     Target t = Target::parse(text);
     EXPECT_EQ(Target::parse(t.str()), t) << text << " -> " << t.str();
     EXPECT_EQ(Target::parse(t.str()).str(), t.str()) << text;
   }
   EXPECT_EQ(Target::parse("cuda").str(), "cuda -arch=sm_80");
+  EXPECT_EQ(Target::parse("cuda -fast-math -arch=sm_90").str(), "cuda -arch=sm_90 -fast-math");
+  EXPECT_FALSE(Target::parse("cuda").fast_math);
+  EXPECT_TRUE(Target::parse("cuda -fast-math").fast_math);
   EXPECT_EQ(Target::parse("llvm -num-cores=3 -vector-bits=128").str(), "llvm -num-cores=3 -vector-bits=128");
   // The default grain is not written (the workload keys of tuning databases stay the same).
   EXPECT_EQ(Target::parse("llvm -num-cores=3 -vector-bits=128 -parallel-grain=1048576").str(),
@@ -85,6 +89,10 @@ TEST(Target, ErrorsNameTheBadPartAtTheCallersLocation) {
   EXPECT_EQ(parseError("llvm -vector-bits=4096"),
             "-vector-bits must be a power of two from 32 to 2048, not 4096");
   EXPECT_EQ(parseError("llvm -parallel-grain=0"), "-parallel-grain must be a positive integer, not '0'");
+  EXPECT_EQ(
+      parseError("cuda -fast-math=1"),
+      "unknown or malformed option '-fast-math=1' for cuda (known: -arch=sm_XX, -max-threads-per-block=N, "
+      "-fast-math)");
   EXPECT_EQ(parseError("cuda -max-threads-per-block=-1"),
             "-max-threads-per-block must be a positive integer, not '-1'");
 }

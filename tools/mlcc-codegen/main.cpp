@@ -83,7 +83,7 @@ its kernels on device $MLCC_CUDA_DEVICE (default 0); NVRTC compiles the kernels 
     using mlcc::target::Target;
     Target t = Target::parse(target);
     if (t.kind == Target::Kind::cuda) {
-      opts.cuda_arch = t.arch;  // the host side is compiled for this CPU
+      opts.cuda_target = t.str();  // the host side is compiled for this CPU
     } else if (emit_text == "cuda" || emit_text == "ptx") {
       throw mlcc::Error(mlcc::SourceLoc{"--emit", 0, 0}, "--emit " + emit_text + " needs --target cuda");
     }

@@ -49,7 +49,8 @@ std::string Target::describe() const {
         << "warp size: " << gpu.warp_size << "\n"
         << "shared memory per block: " << bytes(max_shared_memory_bytes) << " (static), "
         << bytes(gpu.max_shared_memory_optin_bytes) << " (opt-in)\n"
-        << "shared memory per SM: " << bytes(gpu.shared_memory_per_sm_bytes) << "\n";
+        << "shared memory per SM: " << bytes(gpu.shared_memory_per_sm_bytes) << "\n"
+        << "fast math: " << (fast_math ? "on (-fast-math: --use_fast_math)" : "off") << "\n";
   }
   return out.str();
 }

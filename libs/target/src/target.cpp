@@ -1,6 +1,6 @@
 // Target::parse and Target::str (see target.h): the one parser of --target
 // strings, "llvm [-mcpu=CPU] [-mattr=+a,-b] [-num-cores=N] [-vector-bits=N] [-parallel-grain=N]"
-// and "cuda [-arch=sm_XX] [-max-threads-per-block=N]". An option given twice
+// and "cuda [-arch=sm_XX] [-max-threads-per-block=N] [-fast-math]". An option given twice
 // takes its last value.
 #include "mlcc/target/target.h"
 
@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kLlvmOptions =
     "-mcpu=CPU, -mattr=+F,-G, -num-cores=N, -vector-bits=N, -parallel-grain=N";
-constexpr const char* kCudaOptions = "-arch=sm_XX, -max-threads-per-block=N";
+constexpr const char* kCudaOptions = "-arch=sm_XX, -max-threads-per-block=N, -fast-math";
 constexpr const char* kDefaultArch = "sm_80";
 
 int positiveInt(const std::string& text, const std::string& option, const SourceLoc& where) {
@@ -39,6 +39,7 @@ int vectorBits(const std::string& text, const SourceLoc& where) {
 struct Options {
   std::string mcpu, mattr, arch = kDefaultArch;
   std::optional<int> num_cores, vector_bits, max_threads_per_block, parallel_grain;
+  bool fast_math = false;
 };
 
 Options readOptions(std::istringstream& in, Target::Kind kind, const std::string& kind_name,
@@ -62,6 +63,8 @@ Options readOptions(std::istringstream& in, Target::Kind kind, const std::string
       o.arch = value;
     else if (!llvm && key == "-max-threads-per-block")
       o.max_threads_per_block = positiveInt(value, key, where);
+    else if (!llvm && opt == "-fast-math")
+      o.fast_math = true;
     else
       throw Error(where, "unknown or malformed option '" + opt + "' for " + kind_name +
                              " (known: " + (llvm ? kLlvmOptions : kCudaOptions) + ")");
@@ -99,6 +102,7 @@ Target Target::parse(const std::string& text, const SourceLoc& where) {
         throw Error("-max-threads-per-block=" + std::to_string(t.max_threads_per_block) + " is over " +
                     t.arch + "'s limit of " + std::to_string(t.gpu.max_threads_per_block));
       t.max_shared_memory_bytes = t.gpu.max_shared_memory_bytes;
+      t.fast_math = o.fast_math;
     }
   } catch (const Error& e) {
     if (!e.loc().file.empty()) throw;
@@ -112,6 +116,7 @@ std::string Target::str() const {
     std::string s = "cuda -arch=" + arch;
     if (max_threads_per_block != gpu.max_threads_per_block)
       s += " -max-threads-per-block=" + std::to_string(max_threads_per_block);
+    if (fast_math) s += " -fast-math";
     return s;
   }
   std::string s = "llvm";

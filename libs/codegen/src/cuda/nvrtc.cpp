@@ -59,7 +59,8 @@ const Nvrtc& nvrtc() {
 
 bool nvrtcAvailable() { return nvrtc().problem.empty(); }
 
-std::string compileWithNvrtc(const std::string& code, const std::string& arch, const std::string& name) {
+std::string compileWithNvrtc(const std::string& code, const std::string& arch, bool fast_math,
+                             const std::string& name) {
   const Nvrtc& n = nvrtc();
   if (!n.problem.empty()) throw Error(n.problem);
   if (arch.rfind("sm_", 0) != 0) throw Error("cuda architecture '" + arch + "' is not of the form sm_XX");
@@ -67,8 +68,8 @@ std::string compileWithNvrtc(const std::string& code, const std::string& arch, c
   if (int rc = n.create(&prog, code.c_str(), name.c_str(), 0, nullptr, nullptr))
     throw Error(std::string("nvrtcCreateProgram failed: ") + n.error(rc));
   const std::string arch_opt = "--gpu-architecture=compute_" + arch.substr(3);
-  const char* opts[] = {arch_opt.c_str(), "--std=c++17"};
-  const int rc = n.compile(prog, 2, opts);
+  const char* opts[] = {arch_opt.c_str(), "--std=c++17", "--use_fast_math"};
+  const int rc = n.compile(prog, fast_math ? 3 : 2, opts);
   size_t log_bytes = 0;
   n.log_size(prog, &log_bytes);
   std::string log(log_bytes, '\0');

@@ -56,7 +56,7 @@ std::vector<const ir::PrimFunc*> functionsOf(const ir::Module& m, const std::str
 
 CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
                            const std::string& output_path) {
-  if (!opts.cuda_arch.empty()) return compileCudaModule(m, opts, emit, output_path);
+  if (!opts.cuda_target.empty()) return compileCudaModule(m, opts, emit, output_path);
   if (emit == Emit::cuda || emit == Emit::ptx)
     throw Error("--emit cuda and ptx need the cuda target (--target cuda)");
   auto progress = [&](const std::string& what) {

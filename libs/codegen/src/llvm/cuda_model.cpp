@@ -162,7 +162,7 @@ CodegenStats compileCudaModule(const ir::Module& m, const LLVMOptions& opts, Emi
   for (const EntryKernel& k : plan.kernels)
     if (!k.prim.empty() && index.emplace(k.prim, prims.size()).second) prims.push_back(m.findPrim(k.prim));
 
-  const target::Target target = target::Target::parse("cuda -arch=" + opts.cuda_arch);
+  const target::Target target = target::Target::parse(opts.cuda_target);
   progress("CUDA C");
   CudaSource src = emitCudaSource(prims, target);
   // The epilogues of the cuBLAS calls with a bias or relu, one kernel per step.
@@ -185,8 +185,8 @@ CodegenStats compileCudaModule(const ir::Module& m, const LLVMOptions& opts, Emi
     writeOutputAtomic(output_path, src.code);
     return stats;
   }
-  progress("NVRTC (" + opts.cuda_arch + ")");
-  const std::string ptx = compileWithNvrtc(src.code, opts.cuda_arch);
+  progress("NVRTC (" + target.arch + (target.fast_math ? ", fast math" : "") + ")");
+  const std::string ptx = compileWithNvrtc(src.code, target.arch, target.fast_math);
   if (emit == Emit::ptx) {
     writeOutputAtomic(output_path, ptx);
     return stats;
@@ -217,7 +217,7 @@ CodegenStats compileCudaModule(const ir::Module& m, const LLVMOptions& opts, Emi
     else
       table.gemmStep(s, epilogues[i] ? &*epilogues[i] : nullptr);
   }
-  CompiledPlan compiled{&plan, nullptr, nullptr, table.table(ptx, opts.cuda_arch)};
+  CompiledPlan compiled{&plan, nullptr, nullptr, table.table(ptx, target.arch)};
   emitModelInfo(mod, compiled, {});
   std::string problems;
   llvm::raw_string_ostream ps(problems);

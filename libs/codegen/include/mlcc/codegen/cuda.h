@@ -68,9 +68,10 @@ CudaKernel gemmEpilogue(const std::string& name, int64_t rows, int64_t n, bool b
                         std::string& code);
 
 // PTX for `arch` ("sm_90": compute_90) from CUDA C, with NVRTC loaded at
-// run time (libnvrtc.so of CUDA 12 or 13, or /usr/local/cuda). Throws
+// run time (libnvrtc.so of CUDA 12 or 13, or /usr/local/cuda); with
+// --use_fast_math when `fast_math` (the target's -fast-math). Throws
 // mlcc::Error with NVRTC's log, or when NVRTC cannot be found.
-std::string compileWithNvrtc(const std::string& code, const std::string& arch,
+std::string compileWithNvrtc(const std::string& code, const std::string& arch, bool fast_math = false,
                              const std::string& name = "model.cu");
 // Whether NVRTC can be loaded here (tests skip the PTX checks without it).
 bool nvrtcAvailable();

@@ -51,10 +51,11 @@ struct LLVMOptions {
   // compileModule only: called with what it starts next ("kernel 3/19 @f",
   // "optimizing", "emitting obj"); tools show it on a terminal.
   std::function<void(const std::string&)> progress;
-  // compileModule only: the cuda target's architecture ("sm_80"); "" for
-  // the CPU. The kernels become CUDA C compiled with NVRTC to PTX, embedded
-  // in the object with the weights and the launch table (cuda.h).
-  std::string cuda_arch;
+  // compileModule only: the cuda target ("cuda -arch=sm_80", as
+  // target::Target::str() writes it); "" for the CPU. The kernels become
+  // CUDA C compiled with NVRTC to PTX, embedded in the object with the
+  // weights and the launch table (cuda.h).
+  std::string cuda_target;
 };
 
 // ll and asm_text: of the host object; cuda and ptx: a cuda target's

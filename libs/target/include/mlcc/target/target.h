@@ -80,6 +80,10 @@ struct Target {
   int max_threads_per_block = 1024;  // -max-threads-per-block=, else gpu.max_threads_per_block
   int64_t max_shared_memory_bytes = 48 * 1024;
   GpuInfo gpu;
+  // -fast-math: NVRTC's --use_fast_math (approximate exp, log, sin, cos,
+  // division and square root, denormals flushed to zero): faster, and no
+  // longer equal to the interpreter to the last bits. Off unless asked.
+  bool fast_math = false;
 
   // Throws mlcc::Error at `where` naming the bad part.
   static Target parse(const std::string& text, const SourceLoc& where = {"--target", 0, 0});
