@@ -35,7 +35,7 @@ void countChunk(void* closure, int64_t begin, int64_t end) {
   c->threads.push_back(std::this_thread::get_id());
 }
 
-TEST(ThreadPool, CoversEveryIndexOnceInStaticChunks) {
+TEST(ThreadPool, CoversEveryIndexOnceInPieces) {
   for (int threads : {1, 2, 3, 4}) {
     ThreadPool pool(threads);
     EXPECT_EQ(pool.threads(), threads);
@@ -43,15 +43,45 @@ TEST(ThreadPool, CoversEveryIndexOnceInStaticChunks) {
       Coverage c(n);
       pool.parallelFor(n, countChunk, &c);
       for (int64_t i = 0; i < n; ++i) ASSERT_EQ(c.hits[i].load(), 1) << "threads " << threads << " n " << n;
-      const int64_t expected_chunks = n == 0 ? 0 : n == 1 ? 1 : std::min<int64_t>(threads, n);
-      EXPECT_EQ(static_cast<int64_t>(c.chunks.size()), expected_chunks)
-          << "threads " << threads << " n " << n;
-      for (auto [b, e] : c.chunks) EXPECT_LE(e - b, (n + threads - 1) / threads + 1);
-      // The caller runs a chunk itself.
-      if (n > 0) {
-        EXPECT_NE(std::find(c.threads.begin(), c.threads.end(), std::this_thread::get_id()), c.threads.end());
-      }
+      const int64_t pieces = threads == 1 || n <= 1
+                                 ? std::min<int64_t>(n, 1)
+                                 : std::min<int64_t>(threads * ThreadPool::kPiecesPerThread, n);
+      EXPECT_EQ(static_cast<int64_t>(c.chunks.size()), pieces) << "threads " << threads << " n " << n;
+      for (auto [b, e] : c.chunks) EXPECT_LE(e - b, (n + pieces - 1) / std::max<int64_t>(pieces, 1) + 1);
     }
+  }
+}
+
+// A worker stuck in its piece (a vCPU taken away) does not keep its share:
+// the caller takes every other piece, where static chunks would leave half
+// of them to the stuck thread (the wait below would then give up).
+struct Stuck {
+  std::thread::id caller;
+  std::atomic<int> by_caller{0}, total{0};
+  std::atomic<bool> gave_up{false};
+};
+
+void stuckPiece(void* closure, int64_t begin, int64_t end) {
+  auto* s = static_cast<Stuck*>(closure);
+  if (std::this_thread::get_id() == s->caller) {
+    s->by_caller += static_cast<int>(end - begin);
+  } else {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (s->by_caller.load() < 7 && !s->gave_up.load())
+      if (std::chrono::steady_clock::now() > limit) s->gave_up.store(true);
+  }
+  s->total += static_cast<int>(end - begin);
+}
+
+TEST(ThreadPool, AStuckWorkerLeavesItsShareToTheCaller) {
+  ThreadPool pool(2);
+  for (int round = 0; round < 20; ++round) {
+    Stuck s;
+    s.caller = std::this_thread::get_id();
+    pool.parallelFor(8, stuckPiece, &s);  // 8 pieces of one index
+    EXPECT_EQ(s.total.load(), 8);
+    EXPECT_GE(s.by_caller.load(), 7);
+    EXPECT_FALSE(s.gave_up.load());
   }
 }
 

@@ -13,7 +13,7 @@
 namespace mlcc::rt {
 
 namespace {
-// Set while a thread runs a chunk: nested parallel loops run serially.
+// Set while a thread runs a piece: nested parallel loops run serially.
 thread_local bool t_in_parallel = false;
 // Waiting threads spin kSpinIterations pauses, then yield the core (a worker
 // kYieldIterations times before it sleeps). Short spins matter when the pool's
@@ -29,7 +29,11 @@ bool ThreadPool::startWorkers() {
   if (!workers_.empty()) return true;
   workers_.reserve(threads_ - 1);
   try {
-    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this, i] { workerLoop(i); });
+    for (int i = 1; i < threads_; ++i) workers_.emplace_back([this] { workerLoop(); });
+    // Each worker's first touch of its thread-local state allocates it (a
+    // model is a dlopen'ed library): let that happen now, not in a later
+    // run, which must not allocate.
+    while (started_.load(std::memory_order_acquire) != threads_ - 1) std::this_thread::yield();
     return true;
   } catch (...) {  // a thread could not be started: stop those that were, run serially
     stopWorkers();
@@ -48,10 +52,21 @@ void ThreadPool::stopWorkers() {
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::runChunk(int chunk) {
-  const int64_t begin = n_ * chunk / chunks_;
-  const int64_t end = n_ * (chunk + 1) / chunks_;
-  if (begin < end) fn_(closure_, begin, end);
+void ThreadPool::runPieces(uint32_t job) {
+  for (uint64_t t = ticket_.load(std::memory_order_acquire);;) {
+    const uint32_t pieces = (t >> 16) & 0xffff, next = t & 0xffff;
+    if (static_cast<uint32_t>(t >> 32) != job || next >= pieces) return;
+    // Taking piece `next` keeps the job open until it is done, so fn_,
+    // closure_ and n_ stay this job's while it runs.
+    if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+      continue;
+    const int64_t begin = n_ * next / pieces, end = n_ * (next + 1) / pieces;
+    t_in_parallel = true;
+    if (begin < end) fn_(closure_, begin, end);
+    t_in_parallel = false;
+    done_.fetch_add(1, std::memory_order_release);
+    t = ticket_.load(std::memory_order_acquire);
+  }
 }
 
 void ThreadPool::parallelFor(int64_t n, ChunkFn fn, void* closure) {
@@ -63,17 +78,18 @@ void ThreadPool::parallelFor(int64_t n, ChunkFn fn, void* closure) {
   fn_ = fn;
   closure_ = closure;
   n_ = n;
-  chunks_ = static_cast<int>(std::min<int64_t>(threads_, n));
-  pending_.store(threads_ - 1, std::memory_order_relaxed);
+  const int pieces =
+      static_cast<int>(std::min<int64_t>({int64_t{threads_} * kPiecesPerThread, n, int64_t{0xffff}}));
+  const uint32_t job = static_cast<uint32_t>(generation_.load(std::memory_order_relaxed) + 1);
+  done_.store(0, std::memory_order_relaxed);
+  ticket_.store((uint64_t{job} << 32) | (static_cast<uint64_t>(pieces) << 16), std::memory_order_release);
   generation_.fetch_add(1);  // seq_cst: ordered against sleepers_ below
   if (sleepers_.load() > 0) {
     { std::lock_guard<std::mutex> lk(mu_); }
     cv_.notify_all();
   }
-  t_in_parallel = true;
-  runChunk(0);
-  t_in_parallel = false;
-  for (int spins = 0; pending_.load(std::memory_order_acquire) != 0; ++spins) {
+  runPieces(job);
+  for (int spins = 0; done_.load(std::memory_order_acquire) != pieces; ++spins) {
     if (spins < kSpinIterations)
       MLCC_RT_PAUSE();
     else
@@ -81,7 +97,9 @@ void ThreadPool::parallelFor(int64_t n, ChunkFn fn, void* closure) {
   }
 }
 
-void ThreadPool::workerLoop(int index) {
+void ThreadPool::workerLoop() {
+  t_in_parallel = false;
+  started_.fetch_add(1, std::memory_order_release);
   uint64_t seen = 0;
   for (;;) {
     for (int spins = 0; generation_.load(std::memory_order_acquire) == seen &&
@@ -100,12 +118,7 @@ void ThreadPool::workerLoop(int index) {
     }
     if (stop_.load()) return;
     seen = generation_.load(std::memory_order_acquire);
-    if (index < chunks_) {
-      t_in_parallel = true;
-      runChunk(index);
-      t_in_parallel = false;
-    }
-    pending_.fetch_sub(1, std::memory_order_release);
+    runPieces(static_cast<uint32_t>(seen));
   }
 }
 

@@ -1,11 +1,15 @@
 // The thread pool behind mlcc_rt_parallel_for: threads - 1 workers plus the
-// calling thread, static chunking of [0, n) (chunk c of T is
-// [n*c/T, n*(c+1)/T)), no allocation per call. The workers start with the
-// first parallel loop (a model whose kernels are all serial never starts
-// them: their spinning could only slow its runs down); they spin briefly
-// for the next job, then sleep on a condition variable. A call made from
-// inside a chunk (a nested parallel loop) runs serially on that thread, as
-// every call does when the workers could not be started.
+// calling thread share [0, n) in pieces taken one at a time (piece p of P is
+// [n*p/P, n*(p+1)/P), P = min(n, threads * kPiecesPerThread)): a thread that
+// is late or slow (a vCPU the hypervisor took away, a worker still waking
+// up) leaves its pieces to the others, so a loop at 2 threads takes at most
+// about one piece longer than at 1. The caller returns when every piece is
+// done, not when every worker has seen the job. No allocation per call. The
+// workers start with the first parallel loop (a model whose kernels are all
+// serial never starts them: their spinning could only slow its runs down);
+// they spin briefly for the next job, then sleep on a condition variable. A
+// call made from inside a piece (a nested parallel loop) runs serially on
+// that thread, as every call does when the workers could not be started.
 #pragma once
 
 #include <atomic>
@@ -21,32 +25,41 @@ using ChunkFn = void (*)(void* closure, int64_t begin, int64_t end);
 
 class ThreadPool {
  public:
+  // Pieces per thread: enough for the threads to even out, few enough that
+  // a piece stays a contiguous, vectorizable range of tiles.
+  static constexpr int kPiecesPerThread = 4;
+
   explicit ThreadPool(int threads);  // threads >= 1: threads - 1 workers, started when first needed
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
 
   int threads() const { return threads_; }
-  // Runs fn over [0, n) and returns when every chunk is done. One call at a
+  // Runs fn over [0, n) and returns when every piece is done. One call at a
   // time per pool (a model runs on one thread at a time).
   void parallelFor(int64_t n, ChunkFn fn, void* closure);
 
  private:
-  void workerLoop(int index);
+  void workerLoop();
   bool startWorkers();  // false when they could not be started
   void stopWorkers();   // joins every worker
-  void runChunk(int chunk);
+  // Takes and runs pieces of job `job` until none is left.
+  void runPieces(uint32_t job);
 
   int threads_;
   std::vector<std::thread> workers_;
-  // The current job, written by the caller before it bumps generation_.
+  // The current job, written by the caller before it publishes ticket_.
   ChunkFn fn_ = nullptr;
   void* closure_ = nullptr;
   int64_t n_ = 0;
-  int chunks_ = 0;
+  // The job's number (high 32 bits), its piece count (16 bits) and the next
+  // piece to take (low 16 bits): a thread takes a piece of the job it saw
+  // or none, however late it comes.
+  std::atomic<uint64_t> ticket_{0};
+  std::atomic<int> done_{0};  // pieces of the current job finished
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};  // workers that have not finished the job
   std::atomic<int> sleepers_{0};
+  std::atomic<int> started_{0};  // workers that have touched their thread-local state
   std::atomic<bool> stop_{false};
   std::mutex mu_;
   std::condition_variable cv_;
