@@ -308,6 +308,27 @@ TEST(FoldConstants, FoldsInlineAndToNewWeights) {
   EXPECT_NE(small.text.find("%e: f32[2, 2] = const ["), std::string::npos) << small.text;
 }
 
+// max-work: a product of constants of more FLOPs (2 * 2 * 2 * 2 = 16 here)
+// stays an op for run time.
+TEST(FoldConstants, LeavesOpsOfMoreWorkThanMaxWork) {
+  const std::string text = R"(mlcc.ir 1
+graph @main(%x: f32[2, 2]) -> f32[2, 2] {
+  dataflow {
+    %a: f32[2, 2] = const [1.0, 2.0, 3.0, 4.0]
+    %m: f32[2, 2] = matmul(%a, %a)
+    %y: f32[2, 2] = add(%x, %m)
+  }
+  return %y
+}
+)";
+  const std::string dir = tempDir("fold_max_work");
+  Result kept = checkPasses(parse(text, dir), "fold-constants{max-work=15}", dir);
+  EXPECT_NE(kept.text.find("%m: f32[2, 2] = matmul(%a, %a)"), std::string::npos) << kept.text;
+  Result folded = checkPasses(parse(text, dir), "fold-constants{max-work=16}", dir);
+  EXPECT_NE(folded.text.find("%m: f32[2, 2] = const [7.0, 10.0, 15.0, 22.0]"), std::string::npos)
+      << folded.text;
+}
+
 TEST(FoldConstants, NewNamesAvoidExistingWeights) {
   std::string dir = tempDir("fold_names");
   ir::Tensor w = interp::randomTensor(ir::DType::f32, {20}, 3);

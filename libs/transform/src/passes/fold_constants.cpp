@@ -5,8 +5,10 @@
 // an empty-set reduction or an op on an empty tensor folds too): inline when small (ir::isInlineConstant,
 // the importer's rule), else a new weights tensor "folded.N" (made unique)
 // in PassContext::new_weights; without new_weights only small results fold.
-// Results larger than `max-bytes`, tuple results, and results of symbolic
-// shape are left alone. Folds chain (a folded result is a constant operand
+// Results larger than `max-bytes`, ops of more FLOPs than `max-work` (the
+// registry's count; the importer's bound, kMaxFoldedWork: a convolution of
+// small constants can take seconds, or gigabytes of im2col buffer), tuple
+// results, and results of symbolic shape are left alone. Folds chain (a folded result is a constant operand
 // of later bindings). Operands that are now unused stay for
 // dead-code-elimination. Assumes the module verifies; a kernel error on a
 // constant operand leaves that binding unfolded.
@@ -25,7 +27,7 @@ namespace mlcc::transform {
 namespace {
 
 // Folds the op bindings of `f`; returns how many.
-int foldFunction(ir::GraphFunc& f, Constants& consts, int64_t max_bytes) {
+int foldFunction(ir::GraphFunc& f, Constants& consts, int64_t max_bytes, int64_t max_work) {
   int folded = 0;
   consts.scan(f);
   for (auto& block : f.blocks)
@@ -34,7 +36,7 @@ int foldFunction(ir::GraphFunc& f, Constants& consts, int64_t max_bytes) {
       std::vector<int64_t> shape;
       if (!ops::staticShape(b.var->type.shape, &shape)) continue;
       std::optional<int64_t> bytes = checkedByteSize(shape, ir::dtypeBytes(b.var->type.dtype));
-      if (!bytes || *bytes > max_bytes) continue;
+      if (!bytes || *bytes > max_bytes || ops::opTypeInfo().flops(b) > max_work) continue;
       std::vector<ir::Tensor> inputs;
       bool all_const = true;
       for (const auto& a : b.value.args) {
@@ -73,13 +75,14 @@ PassInfo makeFoldConstantsPass() {
   PassInfo p;
   p.name = "fold-constants";
   p.summary = "Evaluate op bindings whose operands are all constants and bind the results as constants";
-  p.options = {{"max-bytes", OptionKind::Int, "67108864", "Do not fold results larger than this many bytes"}};
+  p.options = {{"max-bytes", OptionKind::Int, "67108864", "Do not fold results larger than this many bytes"},
+               {"max-work", OptionKind::Int, "134217728", "Do not fold ops of more FLOPs than this"}};
   p.run = [](ir::Module& m, const PassOptions& opts, PassContext& ctx) -> std::string {
-    int64_t max_bytes = opts.getInt("max-bytes");
+    int64_t max_bytes = opts.getInt("max-bytes"), max_work = opts.getInt("max-work");
     Constants consts(m, ctx);
     int folded = 0;
     for (auto& fn : m.functions)
-      if (auto* g = std::get_if<ir::GraphFunc>(&fn)) folded += foldFunction(*g, consts, max_bytes);
+      if (auto* g = std::get_if<ir::GraphFunc>(&fn)) folded += foldFunction(*g, consts, max_bytes, max_work);
     return folded ? "folded " + std::to_string(folded) + " binding(s)" : "";
   };
   return p;
