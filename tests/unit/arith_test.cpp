@@ -161,4 +161,36 @@ TEST(Arith, AlignedLanes) {
   }
 }
 
+// replaceBoundedPart: the part taken out as a subexpression, from a
+// flattened sum, divided or taken modulo; each result evaluates to the
+// original with z set to the part's value.
+TEST(Arith, ReplaceBoundedPart) {
+  Var b = makeVar("b"), f = makeVar("f"), t = makeVar("t"), z = makeVar("z");
+  Analyzer az;
+  az.bind(f, 0, 3);
+  az.bind(t, 0, 32);
+  const PrimExpr part = f * 32 + t;
+  struct Case {
+    PrimExpr index;
+    std::string replaced;
+  };
+  const std::vector<Case> cases = {
+      {b * 96 + f * 32 + t, "b * 96 + z"},
+      {az.simplify(b * 10 + part / 8), "b * 10 + z / 8"},
+      {az.simplify(b * 8 + part % 8), "b * 8 + z % 8"},
+      {f * 3 + t, "f * 3 + t"},  // not the part: unchanged
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(printExpr(c.index));
+    const PrimExpr r = replaceBoundedPart(c.index, part, z, az);
+    EXPECT_EQ(printExpr(simplify(r)), c.replaced);
+    if (c.replaced == "f * 3 + t") continue;
+    for (int64_t bv = -2; bv <= 2; ++bv)
+      for (int64_t fv = 0; fv < 3; ++fv)
+        for (int64_t tv = 0; tv < 32; ++tv)
+          EXPECT_EQ(eval(r, {{b.get(), bv}, {z.get(), fv * 32 + tv}}),
+                    eval(c.index, {{b.get(), bv}, {f.get(), fv}, {t.get(), tv}}));
+  }
+}
+
 }  // namespace

@@ -249,8 +249,30 @@ graph @main(%a: f32[256, 256], %b: f32[256, 256]) -> f32[256, 256] {
     const codegen::CudaSource src = codegen::emitCudaSource({m.findPrim("matmul")}, kCuda);
     EXPECT_NE(src.code.find(staged), std::string::npos) << src.code;
     EXPECT_NE(src.code.find("mlcc_copy16(&"), std::string::npos) << src.code;
+    EXPECT_EQ(src.code.find("_shared[z] = 0;"), std::string::npos) << src.code;  // written before read
     checkModel(m, 1e-4);
   }
+}
+
+// The MLC course's window sum (fixtures/schedule_rules_gpu/mlc_window_sum.sched):
+// the staged input is the block's 130 elements, a halo over 128 threads.
+TEST(CudaCodegen, MlcCourseWindowSum) {
+  ir::Module m = scheduledByScript(R"(mlcc.ir 1
+prim @window_sum(%A: f32[1027], %B: f32[1024]) {
+  for %i in 0..1024 {
+    block "C" (%vi = spatial(1024, %i)) {
+      reads(%A[%vi +: 3])
+      writes(%B[%vi])
+      %B[%vi] = %A[%vi] + %A[%vi + 1] + %A[%vi + 2]
+    }
+  }
+}
+)",
+                                   "mlc_window_sum.sched");
+  const codegen::CudaSource src = codegen::emitCudaSource({m.findPrim("window_sum")}, kCuda);
+  EXPECT_NE(src.code.find("__shared__ __align__(16) float b2_A_shared[130];"), std::string::npos) << src.code;
+  EXPECT_EQ(src.code.find("_shared[z] = 0;"), std::string::npos) << src.code;  // written before read
+  checkModel(m, 1e-6);
 }
 
 // An operand shared by all thread blocks staged in each block's shared

@@ -27,6 +27,7 @@ struct Step {
   const StmtNode* node;
   int part;
   bool guard;
+  PrimExpr predicate = nullptr;  // a block body's guard: its predicate, in loop variables
 };
 
 struct Access {
@@ -35,6 +36,41 @@ struct Access {
 };
 
 using VarMap = std::unordered_map<const VarNode*, PrimExpr>;
+
+// A predicate's conjuncts as bounds `e < limit` (limit absent: `e >= 0`),
+// or nullopt when some conjunct is another kind of condition. x > y is
+// read as y < x.
+struct Bound {
+  PrimExpr e;
+  std::optional<int64_t> limit;
+};
+std::optional<std::vector<Bound>> boundsOf(const PrimExpr& predicate) {
+  std::vector<Bound> out;
+  std::vector<PrimExpr> conjuncts = {predicate};
+  for (size_t k = 0; k < conjuncts.size(); ++k) {
+    const auto* bin = conjuncts[k]->as<BinaryNode>();
+    if (bin && bin->op == BinaryOp::And) {
+      conjuncts.push_back(bin->a);
+      conjuncts.push_back(bin->b);
+      continue;
+    }
+    if (!bin) return std::nullopt;
+    BinaryOp op = bin->op;
+    PrimExpr lhs = bin->a, rhs = bin->b;
+    if (op == BinaryOp::GT || op == BinaryOp::GE) {
+      std::swap(lhs, rhs);
+      op = op == BinaryOp::GT ? BinaryOp::LT : BinaryOp::LE;
+    }
+    int64_t c = 0;
+    if ((op == BinaryOp::LT || op == BinaryOp::LE) && asConstInt(rhs, &c))
+      out.push_back({lhs, op == BinaryOp::LT ? c : c + 1});
+    else if (op == BinaryOp::LE && asConstInt(lhs, &c) && c == 0)
+      out.push_back({rhs, std::nullopt});
+    else
+      return std::nullopt;
+  }
+  return out;
+}
 
 // Whether a block's predicate only keeps its one store inside the buffer:
 // each conjunct bounds an index of the store (in loop variables) by the
@@ -48,40 +84,14 @@ bool clipsOnlyOutside(const BlockNode& b, const VarMap& bindings) {
   if (!st || !b.predicate) return false;
   std::vector<PrimExpr> index;
   for (const auto& i : st->indices) index.push_back(substitute(i, bindings));
-  const PrimExpr predicate = substitute(b.predicate, bindings);
-  std::vector<PrimExpr> conjuncts = {predicate};
-  for (size_t k = 0; k < conjuncts.size(); ++k) {
-    const auto* bin = conjuncts[k]->as<BinaryNode>();
-    if (bin && bin->op == BinaryOp::And) {
-      conjuncts.push_back(bin->a);
-      conjuncts.push_back(bin->b);
-      continue;
-    }
-    if (!bin) return false;
-    // e < limit (limit absent: a lower bound, e >= 0); x > y read as y < x.
-    BinaryOp op = bin->op;
-    PrimExpr lhs = bin->a, rhs = bin->b;
-    if (op == BinaryOp::GT || op == BinaryOp::GE) {
-      std::swap(lhs, rhs);
-      op = op == BinaryOp::GT ? BinaryOp::LT : BinaryOp::LE;
-    }
-    PrimExpr e;
-    std::optional<int64_t> limit;
-    int64_t c = 0;
-    if (op == BinaryOp::LT || op == BinaryOp::LE) {
-      if (asConstInt(rhs, &c)) {
-        e = lhs;
-        limit = op == BinaryOp::LT ? c : c + 1;
-      } else if (op == BinaryOp::LE && asConstInt(lhs, &c) && c == 0) {
-        e = rhs;
-      }
-    }
-    if (!e) return false;
+  const auto bounds = boundsOf(substitute(b.predicate, bindings));
+  if (!bounds) return false;
+  for (const Bound& bound : *bounds) {
     bool bounds_an_index = false;
     for (size_t d = 0; d < index.size() && !bounds_an_index; ++d) {
       int64_t diff = 1, extent = 0;
-      if (!asConstInt(simplify(makeBinary(BinaryOp::Sub, e, index[d])), &diff) || diff != 0) continue;
-      bounds_an_index = !limit || (asConstInt(st->buffer->shape[d], &extent) && *limit >= extent);
+      if (!asConstInt(simplify(makeBinary(BinaryOp::Sub, bound.e, index[d])), &diff) || diff != 0) continue;
+      bounds_an_index = !bound.limit || (asConstInt(st->buffer->shape[d], &extent) && *bound.limit >= extent);
     }
     if (!bounds_an_index) return false;
   }
@@ -122,7 +132,7 @@ class Collector {
           path_.back() = {b, 0, true};  // runs on the first reduce iteration only
           visit(b->init);
         }
-        path_.back() = {b, 1, predicated};
+        path_.back() = {b, 1, predicated, predicated ? substitute(b->predicate, bindings_) : nullptr};
         visit(b->body);
         for (const auto& iv : b->iter_vars) bindings_.erase(iv.var.get());
         path_.pop_back();
@@ -183,6 +193,19 @@ size_t commonSteps(const std::vector<Step>& a, const std::vector<Step>& b, size_
   return k;
 }
 
+bool isZero(const PrimExpr& e) {
+  int64_t v = 1;
+  return asConstInt(e, &v) && v == 0;
+}
+
+bool usesVar(const PrimExpr& e, const VarNode* v) {
+  if (!e) return false;
+  if (e.get() == v) return true;
+  bool found = false;
+  forEachChild(e, [&](const PrimExpr& x) { found = found || usesVar(x, v); });
+  return found;
+}
+
 // The store's own loops (below where it and the read diverge).
 struct Own {
   const Var* var;
@@ -229,11 +252,22 @@ bool covers(const Access& w, const Access& r) {
   Analyzer az;
   for (size_t i = 0; i < k; ++i)
     if (const auto* f = w.path[i].node->as<ForNode>()) az.bind(f->loop_var, makeInt(0), f->extent);
-  // The store's own loops run every iteration; nothing skips it.
+  // The store's own loops run every iteration; nothing skips it but the
+  // predicate of its own block when that only trims the top of the dense
+  // range an index runs over (`%f * 128 + %t < 130`: a tile with a halo).
   std::vector<Own> own;
   VarMap own_zero;
+  std::vector<Bound> trims;
+  size_t own_block = 0;
+  for (size_t i = 0; i < w.path.size(); ++i)
+    if (w.path[i].node->kind == StmtKind::Block) own_block = i;
   for (size_t i = k + 1; i < w.path.size(); ++i) {
-    if (w.path[i].guard) return false;
+    if (w.path[i].guard) {
+      if (i != own_block || !w.path[i].predicate) return false;
+      auto bounds = boundsOf(w.path[i].predicate);
+      if (!bounds) return false;
+      trims = std::move(*bounds);
+    }
     if (const auto* f = w.path[i].node->as<ForNode>()) {
       int64_t extent = 0;
       if (!asConstInt(f->extent, &extent) || extent < 1) return false;
@@ -255,21 +289,60 @@ bool covers(const Access& w, const Access& r) {
   // Each index is its base plus a dense sum of own loops, no loop in two
   // dimensions.
   std::unordered_map<const VarNode*, size_t> dim_of;  // own loop -> the dimension it indexes
-  bool per_dimension = true;
-  for (size_t d = 0; d < w.indices.size() && per_dimension; ++d) {
-    auto span = denseSpan(makeBinary(BinaryOp::Sub, w.indices[d], bases[d]), own, own_zero, az, d, dim_of);
-    per_dimension = span && readInside(d, bases[d], *span);
+  std::vector<int64_t> spans;
+  for (size_t d = 0; d < w.indices.size() && spans.size() == d; ++d)
+    if (auto span =
+            denseSpan(makeBinary(BinaryOp::Sub, w.indices[d], bases[d]), own, own_zero, az, d, dim_of))
+      spans.push_back(*span);
+  // Each trim bounds one dimension's offset (plus a constant) from above,
+  // or from below by no more than its own range does.
+  bool per_dimension = spans.size() == w.indices.size();
+  for (const Bound& t : trims) {
+    bool matched = false;
+    for (size_t d = 0; d < spans.size() && per_dimension && !matched; ++d) {
+      int64_t shift = 0;  // t.e = offset + shift
+      const PrimExpr offset = makeBinary(BinaryOp::Sub, w.indices[d], bases[d]);
+      if (!asConstInt(az.simplify(makeBinary(BinaryOp::Sub, t.e, offset)), &shift)) continue;
+      matched = t.limit ? true : shift >= 0;
+      if (t.limit) spans[d] = std::clamp<int64_t>(*t.limit - shift, 0, spans[d]);
+    }
+    per_dimension = per_dimension && matched;
   }
+  for (size_t d = 0; d < spans.size() && per_dimension; ++d)
+    per_dimension = readInside(d, bases[d], spans[d]);
   if (per_dimension) return true;
   // Or the indices split one dense sum (a fused loop split again, as a
   // cooperative fetch copies a tile: `(%t * 4 + %v) / 8`, `... % 8`): each
   // offset from its base lies in [0, span_d), and the offsets linearized
   // over those spans are a dense sum over [0, prod span_d). Linearizing
-  // the tile is one to one, so every element of the tile is stored.
+  // the tile is one to one, so every element of the tile is stored. A trim
+  // of the fused sum (`%f * 224 + %t < 768`: a split past the tile's end)
+  // makes that sum a variable over the trimmed range.
+  std::vector<PrimExpr> indices = w.indices;
+  std::vector<Own> fused_own = own;
+  VarMap fused_zero = own_zero;
+  const Var trimmed = makeVar("trimmed");
+  if (!trims.empty()) {
+    if (trims.size() != 1 || !trims[0].limit) return false;
+    dim_of.clear();
+    const auto trim_span = denseSpan(trims[0].e, own, own_zero, az, 0, dim_of);
+    if (!trim_span || !isZero(az.simplify(substitute(trims[0].e, own_zero)))) return false;
+    const int64_t extent = std::min(*trim_span, *trims[0].limit);
+    if (extent < 1) return false;
+    for (auto& i : indices) {
+      i = replaceBoundedPart(az.simplify(i), trims[0].e, trimmed, az);
+      for (const auto& [v, d] : dim_of)
+        if (usesVar(i, v)) return false;  // the part was not taken out
+    }
+    std::erase_if(fused_own, [&](const Own& x) { return dim_of.count(x.var->get()) != 0; });
+    fused_own.push_back({&trimmed, extent});
+    fused_zero[trimmed.get()] = makeInt(0);
+    az.bind(trimmed, 0, extent);
+  }
   std::vector<PrimExpr> offsets;
-  std::vector<int64_t> spans;
-  for (size_t d = 0; d < w.indices.size(); ++d) {
-    offsets.push_back(az.simplify(makeBinary(BinaryOp::Sub, w.indices[d], bases[d])));
+  spans.clear();
+  for (size_t d = 0; d < indices.size(); ++d) {
+    offsets.push_back(az.simplify(makeBinary(BinaryOp::Sub, indices[d], bases[d])));
     const auto bounds = az.constBounds(offsets.back());
     if (!bounds || bounds->first != 0) return false;
     spans.push_back(bounds->second + 1);
@@ -282,7 +355,7 @@ bool covers(const Access& w, const Access& r) {
     if (__builtin_mul_overflow(total, spans[d], &total)) return false;
   }
   dim_of.clear();
-  const auto span = denseSpan(flat, own, own_zero, az, 0, dim_of);
+  const auto span = denseSpan(flat, fused_own, fused_zero, az, 0, dim_of);
   return span && *span == total;
 }
 

@@ -238,7 +238,7 @@ class Checker {
     std::vector<const VarNode*> added;
     for (const auto& iv : b.iter_vars) {
       PrimExpr binding = ir::substitute(iv.binding, subst_);
-      for (const auto& [part, z] : cuts) binding = replaceExpr(binding, part, z);
+      for (const auto& [part, z] : cuts) binding = replaceBoundedPart(binding, part, z, kernelAnalyzer());
       subst_[iv.var.get()] = binding;
       deps_[iv.var.get()] = threadDeps(iv.binding);
       added.push_back(iv.var.get());

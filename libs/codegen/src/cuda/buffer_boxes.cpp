@@ -33,18 +33,6 @@ void varsOf(const PrimExpr& e, std::set<const VarNode*>& out) {
   forEachChild(e, [&](const PrimExpr& x) { varsOf(x, out); });
 }
 
-// The positive constant divisors of the floor divisions in `e`.
-std::set<int64_t> divisors(const PrimExpr& e) {
-  std::set<int64_t> out;
-  std::function<void(const PrimExpr&)> walk = [&](const PrimExpr& x) {
-    if (const auto* b = x->as<BinaryNode>(); b && (b->op == BinaryOp::Div || b->op == BinaryOp::Mod))
-      if (int64_t d; asConstInt(b->b, &d) && d > 0) out.insert(d);
-    forEachChild(x, walk);
-  };
-  walk(e);
-  return out;
-}
-
 class AccessCollector {
  public:
   AccessCollector(const PrimFunc& f, BufferBoxes& out) : out_(out) {
@@ -91,26 +79,7 @@ class AccessCollector {
         for (const auto& iv : b->iter_vars) {
           expr(iv.binding);
           PrimExpr binding = substitute(iv.binding, subst_);
-          for (const auto& [part, z] : cuts) {
-            binding = replaceExpr(binding, part, z);
-            // The part divided, as the simplifier spreads it over the
-            // terms (`%f * 3 + (%y * 6 + %x) / 14` of `(%f * 42 + %y * 6 +
-            // %x) / 14`): taken back as the bounded variable divided.
-            std::set<const VarNode*> vars;
-            varsOf(part, vars);
-            for (int64_t d : divisors(binding)) {
-              PrimExpr rest = az.simplify(makeBinary(
-                  BinaryOp::Sub, binding, az.simplify(makeBinary(BinaryOp::Div, part, makeInt(d)))));
-              std::set<const VarNode*> left;
-              varsOf(rest, left);
-              bool free = true;
-              for (const auto* v : vars) free &= !left.count(v);
-              if (free) {
-                binding = makeBinary(BinaryOp::Add, rest, makeBinary(BinaryOp::Div, z, makeInt(d)));
-                break;
-              }
-            }
-          }
+          for (const auto& [part, z] : cuts) binding = replaceBoundedPart(binding, part, z, az);
           subst_[iv.var.get()] = binding;
           plain_[iv.var.get()] = substitute(iv.binding, plain_);
         }

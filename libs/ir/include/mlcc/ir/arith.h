@@ -78,6 +78,17 @@ PrimExpr simplify(const PrimExpr& e);
 // the sum's quotient and remainder plus the lane. False when unsure.
 bool alignedLanes(const PrimExpr& index, const Var& lane, int64_t lanes);
 
+// `index` (in loop variables) with `part`, a sum a block predicate bounds
+// (`%f * 128 + %t < 130`), replaced by the variable `z` that stands for it
+// over the bounded range (bounded_part.cpp): where the part is a
+// subexpression; or where the index is the part plus terms free of its
+// variables (`%b * 128 + %f * 128 + %t`: the simplifier flattens the sum);
+// or such terms plus the part divided (`%f * 3 + (%y * 6 + %x) / 14` of
+// `(%f * 42 + %y * 6 + %x) / 14`: the simplifier spreads a division over
+// the terms) or taken modulo a constant. Else unchanged. The GPU checks, the cuda code generator's
+// buffer boxes and the written-before-read analysis bound tiles with it.
+PrimExpr replaceBoundedPart(const PrimExpr& index, const PrimExpr& part, const Var& z, const Analyzer& az);
+
 // The IR's integer `/` and `%` on constants: floorDiv and floorMod of
 // mlcc/support/checked_math.h.
 using mlcc::floorDiv;

@@ -73,5 +73,6 @@ struct PredicateBound {
   int64_t extent;
 };
 std::vector<PredicateBound> predicateBounds(const ir::PrimExpr& predicate, const ir::Analyzer& az);
+// (ir::replaceBoundedPart puts such a variable in a binding.)
 
 }  // namespace mlcc::schedule
