@@ -57,6 +57,10 @@ TEST(Arith, ResolvesDivModWithRanges) {
   EXPECT_EQ(printExpr(simplify(f / 8 * 8 + f % 8)), "f");
   EXPECT_EQ(printExpr(simplify((f / 8 * 16 + f % 8 * 2) + j)), "f * 2 + j");
   EXPECT_EQ(printExpr(simplify(f / 8 * 8 + f % 4)), "f / 8 * 8 + f % 4");
+  // The same one level down: a value split into three or four parts.
+  EXPECT_EQ(printExpr(simplify(f / 16 % 3 * 16 + f % 16)), "f % 48");
+  EXPECT_EQ(printExpr(simplify(f / 144 * 144 + f / 48 % 3 * 48 + f / 16 % 3 * 16 + f % 16)), "f");
+  EXPECT_EQ(printExpr(simplify(f / 16 % 3 * 16 + f % 8)), "f / 16 % 3 * 16 + f % 8");
 }
 
 TEST(Arith, BoundsAndProofs) {

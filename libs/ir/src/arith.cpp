@@ -107,25 +107,36 @@ class Simplifier {
   }
 
   // Folds (x / c) * (k * c) + (x % c) * k into x * k (floor division and
-  // modulo: x == x / c * c + x % c for every x), e.g. a fused loop split back.
+  // modulo: x == x / c * c + x % c for every x), e.g. a fused loop split back,
+  // and ((x / c) % m) * (k * c) + (x % c) * k into (x % (c * m)) * k (the
+  // same one level down: a fused loop split into three or more).
   Linear mergeDivMod(Linear l) {
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t i = 0; i < l.terms.size() && !changed; ++i) {
         const auto* div = l.terms[i].atom->as<BinaryNode>();
-        int64_t c;
+        int64_t c, m = 0;  // m > 0: the term is (x / c) % m
+        if (div && div->op == BinaryOp::Mod && constOf(div->b, &m) && m > 0) {
+          div = div->a->as<BinaryNode>();
+        } else {
+          m = 0;
+        }
         if (!div || div->op != BinaryOp::Div || !constOf(div->b, &c) || c <= 0) continue;
+        int64_t cm = 0;
+        if (m > 0 && __builtin_mul_overflow(c, m, &cm)) continue;
         for (size_t j = 0; j < l.terms.size() && !changed; ++j) {
           const auto* mod = l.terms[j].atom->as<BinaryNode>();
           int64_t k = l.terms[j].coeff, c2;
           if (!mod || mod->op != BinaryOp::Mod || !constOf(mod->b, &c2) || c2 != c || k == 0 ||
               l.terms[i].coeff != k * c || !sameExpr(div->a, mod->a))
             continue;
-          // x takes the place of the quotient term.
+          // x (or x % (c * m)) takes the place of the quotient term.
           Linear merged;
           merged.constant = l.constant;
           for (size_t t = 0; t < l.terms.size(); ++t) {
-            if (t == i) merged.add(linear(div->a), k);
+            if (t == i && m == 0) merged.add(linear(div->a), k);
+            if (t == i && m > 0)
+              merged.add(linear((*this)(makeBinary(BinaryOp::Mod, div->a, makeInt(cm)))), k);
             if (t != i && t != j) merged.add(l.terms[t].atom, l.terms[t].coeff);
           }
           l = std::move(merged);

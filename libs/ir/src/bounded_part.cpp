@@ -50,6 +50,12 @@ PrimExpr replaceBoundedPart(const PrimExpr& binding, const PrimExpr& part, const
       for (const auto* v : vars) free &= !left.count(v);
       if (free) return makeBinary(BinaryOp::Add, rest, d == 1 ? PrimExpr(z) : makeBinary(op, z, makeInt(d)));
     }
+  // Or in the operands (`(%f * 4 + (%t * 8 + %u) / 16) % 3`: the part
+  // divided inside a modulo).
+  if (const auto* b = binding->as<BinaryNode>()) {
+    PrimExpr x = replaceBoundedPart(b->a, part, z, az), y = replaceBoundedPart(b->b, part, z, az);
+    if (x != b->a || y != b->b) return makeBinary(b->op, x, y);
+  }
   return binding;
 }
 

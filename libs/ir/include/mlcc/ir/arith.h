@@ -85,7 +85,8 @@ bool alignedLanes(const PrimExpr& index, const Var& lane, int64_t lanes);
 // variables (`%b * 128 + %f * 128 + %t`: the simplifier flattens the sum);
 // or such terms plus the part divided (`%f * 3 + (%y * 6 + %x) / 14` of
 // `(%f * 42 + %y * 6 + %x) / 14`: the simplifier spreads a division over
-// the terms) or taken modulo a constant. Else unchanged. The GPU checks, the cuda code generator's
+// the terms) or taken modulo a constant; else the same in its operands
+// (`(%f * 4 + (%t * 8 + %u) / 16) % 3`). Else unchanged. The GPU checks, the cuda code generator's
 // buffer boxes and the written-before-read analysis bound tiles with it.
 PrimExpr replaceBoundedPart(const PrimExpr& index, const PrimExpr& part, const Var& z, const Analyzer& az);
 
