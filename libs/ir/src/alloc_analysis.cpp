@@ -46,14 +46,8 @@ struct Bound {
 };
 std::optional<std::vector<Bound>> boundsOf(const PrimExpr& predicate) {
   std::vector<Bound> out;
-  std::vector<PrimExpr> conjuncts = {predicate};
-  for (size_t k = 0; k < conjuncts.size(); ++k) {
-    const auto* bin = conjuncts[k]->as<BinaryNode>();
-    if (bin && bin->op == BinaryOp::And) {
-      conjuncts.push_back(bin->a);
-      conjuncts.push_back(bin->b);
-      continue;
-    }
+  for (const PrimExpr& c : conjuncts(predicate)) {
+    const auto* bin = c->as<BinaryNode>();
     if (!bin) return std::nullopt;
     BinaryOp op = bin->op;
     PrimExpr lhs = bin->a, rhs = bin->b;
@@ -61,10 +55,10 @@ std::optional<std::vector<Bound>> boundsOf(const PrimExpr& predicate) {
       std::swap(lhs, rhs);
       op = op == BinaryOp::GT ? BinaryOp::LT : BinaryOp::LE;
     }
-    int64_t c = 0;
-    if ((op == BinaryOp::LT || op == BinaryOp::LE) && asConstInt(rhs, &c))
-      out.push_back({lhs, op == BinaryOp::LT ? c : c + 1});
-    else if (op == BinaryOp::LE && asConstInt(lhs, &c) && c == 0)
+    int64_t k = 0;
+    if ((op == BinaryOp::LT || op == BinaryOp::LE) && asConstInt(rhs, &k))
+      out.push_back({lhs, op == BinaryOp::LT ? k : k + 1});
+    else if (op == BinaryOp::LE && asConstInt(lhs, &k) && k == 0)
       out.push_back({rhs, std::nullopt});
     else
       return std::nullopt;
@@ -198,14 +192,6 @@ bool isZero(const PrimExpr& e) {
   return asConstInt(e, &v) && v == 0;
 }
 
-bool usesVar(const PrimExpr& e, const VarNode* v) {
-  if (!e) return false;
-  if (e.get() == v) return true;
-  bool found = false;
-  forEachChild(e, [&](const PrimExpr& x) { found = found || usesVar(x, v); });
-  return found;
-}
-
 // The store's own loops (below where it and the read diverge).
 struct Own {
   const Var* var;
@@ -332,7 +318,8 @@ bool covers(const Access& w, const Access& r) {
     for (auto& i : indices) {
       i = replaceBoundedPart(az.simplify(i), trims[0].e, trimmed, az);
       for (const auto& [v, d] : dim_of)
-        if (usesVar(i, v)) return false;  // the part was not taken out
+        if (anyOf(i, [v = v](const PrimExpr& x) { return x.get() == v; }))
+          return false;  // the part was not taken out
     }
     std::erase_if(fused_own, [&](const Own& x) { return dim_of.count(x.var->get()) != 0; });
     fused_own.push_back({&trimmed, extent});

@@ -443,20 +443,6 @@ void collectBufferUse(const Stmt& s, const Stmt& skip, BufferUse& u) {
   for (const auto& c : children(s)) collectBufferUse(c, skip, u);
 }
 
-// The statements from `from` down to `to`, both included, or empty.
-std::vector<Stmt> pathTo(const Stmt& from, const StmtNode* to) {
-  if (!from) return {};
-  if (from.get() == to) return {from};
-  for (const auto& c : children(from)) {
-    auto rest = pathTo(c, to);
-    if (!rest.empty()) {
-      rest.insert(rest.begin(), from);
-      return rest;
-    }
-  }
-  return {};
-}
-
 }  // namespace
 
 std::string nestedThreadLoopProblem(const ForNode& outer, const ForNode& inner) {
@@ -471,8 +457,9 @@ std::string nestedThreadLoopProblem(const ForNode& outer, const ForNode& inner) 
     return in + " has extent " + printExpr(inner.extent) + ", but " + out + " bound to " + tag +
            " around it has extent " + printExpr(outer.extent) +
            " (its threads run it: the extents must be equal)";
-  std::vector<Stmt> path = pathTo(outer.body, &inner);
-  if (path.empty()) return in + " is not under " + out;
+  const std::optional<StmtPath> found = findLoop(outer.body, inner.loop_var.get());
+  if (!found) return in + " is not under " + out;
+  const std::vector<Stmt>& path = found->nodes;
   for (size_t i = 0; i + 1 < path.size(); ++i) {
     const Stmt& n = path[i];
     if (const auto* b = n->as<BlockNode>())

@@ -27,12 +27,6 @@ struct Access {
   std::vector<std::pair<Var, int64_t>> bounded;  // predicate-bounded parts: [0, extent)
 };
 
-void varsOf(const PrimExpr& e, std::set<const VarNode*>& out) {
-  if (!e) return;
-  if (const auto* v = e->as<VarNode>()) out.insert(v);
-  forEachChild(e, [&](const PrimExpr& x) { varsOf(x, out); });
-}
-
 class AccessCollector {
  public:
   AccessCollector(const PrimFunc& f, BufferBoxes& out) : out_(out) {
@@ -183,10 +177,10 @@ BufferBoxes computeBufferBoxes(const PrimFunc& f, const Stmt& root) {
         // An index of fixed variables only is its own bounds (the Analyzer
         // does not bound a division of symbols: a thread's one element of
         // a local accumulator indexed by `(%bx * 256 + %tx) / 49`).
-        std::set<const VarNode*> vars;
-        varsOf(i, vars);
-        bool fixed = true;
-        for (const VarNode* v : vars) fixed &= !ranging.count(v);
+        const bool fixed = !anyOf(i, [&](const PrimExpr& x) {
+          const auto* v = x->as<VarNode>();
+          return v && ranging.count(v);
+        });
         row.push_back(fixed ? std::optional<IntBounds>(IntBounds{i, i}) : az.bounds(i));
       }
     }

@@ -36,7 +36,7 @@ int foldFunction(ir::GraphFunc& f, Constants& consts, int64_t max_bytes, int64_t
       std::vector<int64_t> shape;
       if (!ops::staticShape(b.var->type.shape, &shape)) continue;
       std::optional<int64_t> bytes = checkedByteSize(shape, ir::dtypeBytes(b.var->type.dtype));
-      if (!bytes || *bytes > max_bytes || ops::opTypeInfo().flops(b) > max_work) continue;
+      if (!bytes || *bytes > max_bytes) continue;
       std::vector<ir::Tensor> inputs;
       bool all_const = true;
       for (const auto& a : b.value.args) {
@@ -52,7 +52,7 @@ int foldFunction(ir::GraphFunc& f, Constants& consts, int64_t max_bytes, int64_t
           break;
         }
       }
-      if (!all_const) continue;
+      if (!all_const || ops::opTypeInfo().flops(b) > max_work) continue;
       std::vector<ir::Tensor> out;
       try {
         out = ops::computeOp(b.value.callee, inputs, b.value.attrs);
