@@ -175,6 +175,9 @@ save("convtranspose3d_output_shape", [N("ConvTranspose", ["x", "w"], ["y"], stri
 # A 3-D ConvTranspose whose depth padding cuts away every output depth.
 save("err_convtranspose3d_depth_pads", [N("ConvTranspose", ["x", "w"], ["y"], pads=[4, 0, 0, 4, 0, 0])], x5,
      [2, 3, 1, 4, 4], None, inits=[("w", r(4, 3, 2, 2, 2))])
+# Fuzz finding: an output_shape of INT64_MIN overflowed the padding's sum (UB).
+save("err_convtranspose_output_shape", [N("ConvTranspose", ["x", "w"], ["y"], output_shape=[4, -2**63])], x4,
+     [1, 3, 4, 4], None, inits=[("w", r(2, 3, 2, 2))])
 
 save("maxpool_pads", [N("MaxPool", ["x"], ["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])], x4,
      [1, 2, 3, 3],

@@ -6,6 +6,7 @@
 // Hardmax, BatchNormalization, LayerNormalization, InstanceNormalization,
 // GroupNormalization, LRN, MeanVarianceNormalization, Dropout.
 #include <functional>
+#include <limits>
 
 #include "convert_util.h"
 #include "mlcc/ops/shape.h"
@@ -125,13 +126,17 @@ void resolveTransposePads(NodeCtx& c, const ValuePtr& x, Window& win, std::vecto
           mulOrThrow(staticDim(c, x->type.shape[2 + i], "auto_pad SAME"), win.strides[i], "the output size"));
   if (out_shape.size() != k) c.fail("output_shape does not match the kernel rank");
   for (size_t i = 0; i < k; ++i) {
+    if (out_shape[i] < 1)
+      c.fail("output_shape[" + std::to_string(i) + "] is " + std::to_string(out_shape[i]) +
+             ", not a positive size");
     int64_t in = staticDim(c, x->type.shape[2 + i], "output_shape");
     const char* what = "ConvTranspose's padding";
     int64_t total =
         addOrThrow(addOrThrow(mulOrThrow(win.strides[i], in - 1, what), out_pad[i], what),
                    addOrThrow(mulOrThrow(win.kernel[i] - 1, win.dil[i], what), 1 - out_shape[i], what), what);
     if (total < 0) {
-      out_pad[i] -= total;
+      if (total == std::numeric_limits<int64_t>::min()) c.fail(std::string(what) + " overflows");
+      out_pad[i] = addOrThrow(out_pad[i], -total, what);
       total = 0;
     }
     win.pads[i] = upper ? total / 2 : total - total / 2;
