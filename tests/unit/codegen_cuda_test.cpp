@@ -189,6 +189,47 @@ TEST(CudaCodegen, HandScheduledKernels) {
   }
 }
 
+// Reductions across threads (gpu_check.h's CrossThreadReduction), written
+// by hand: a sum with an init over 32 threads; a max without one over 24
+// threads of threadIdx.x in groups along threadIdx.y, two steps each; a sum
+// without an init whose predicate leaves out two threads (their term is
+// the identity) and four thread blocks (they store nothing). Both thread
+// orders against the interpreter; the order of the additions differs.
+TEST(CudaCodegen, ReducesAcrossThreads) {
+  for (const char* name : {"gpu_check_reduction_across_threads.ir", "reduction_across_thread_groups.ir",
+                           "reduction_across_threads_without_init.ir"}) {
+    SCOPED_TRACE(name);
+    ir::Module m =
+        ir::parseModuleFile(std::string(MLCC_TEST_DATA_DIR) + "/unit/fixtures/schedule_rules_gpu/" + name);
+    checkModel(m, 1e-5);
+    const std::string code = codegen::emitCudaSource(primFuncs(m), kCuda).code;
+    EXPECT_NE(code.find("= mlcc_allreduce_"), std::string::npos) << code;
+  }
+  // The default rules' split reductions: a sum to a scalar (one thread
+  // block) and a mean over rows of 600 (128 threads, the last step
+  // predicated), each in one kernel with its division.
+  ir::Module m = scheduled(ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%x: f32[64, 100], %r: f32[3, 600]) -> (f32[], f32[3, 1]) {
+  dataflow {
+    %s: f32[] = sum(%x, axes = [0, 1])
+    %m: f32[3, 1] = mean(%r, axes = [1], keepdims = true)
+    %e: f32[3, 1] = exp(%m)
+  }
+  return (%s, %e)
+}
+)",
+                                           "split.ir"));
+  checkModel(m, 1e-5);
+  int reductions = 0;
+  for (const auto* f : primFuncs(m)) {
+    const codegen::CudaSource src = codegen::emitCudaSource({f}, kCuda);
+    EXPECT_EQ(src.functions[0].kernels.size(), 1u) << src.code;
+    reductions += src.code.find("= mlcc_allreduce_add") != std::string::npos;
+  }
+  EXPECT_EQ(reductions, 2);  // the sum and the mean (exp is a function of its own)
+}
+
 // `graph` legalized, then its prim funcs scheduled by the script
 // fixtures/schedule_rules_gpu/<script>.
 ir::Module scheduledByScript(const std::string& graph, const std::string& script) {

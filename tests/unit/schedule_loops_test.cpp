@@ -421,8 +421,10 @@ TEST(ScheduleLoopKind, Errors) {
                       "in prim @mm: cannot vectorize loop %k: it carries a reduction of block \"C\" "
                       "(iteration variable %vk)");
   expectScheduleError([&] { sch.parallel(loops[2]); }, "cannot parallelize loop %k: it carries a reduction");
-  expectScheduleError([&] { sch.bind(loops[2], "threadIdx.x"); },
-                      "cannot bind loop %k: it carries a reduction");
+  expectScheduleError(
+      [&] { sch.bind(loops[2], "blockIdx.x"); },
+      "cannot bind loop %k: it carries a reduction of block \"C\" (iteration variable %vk); it "
+      "cannot reduce across threads: only a threadIdx axis can");
   expectScheduleError([&] { sch.bind(loops[0], "threadIdx.w"); },
                       "cannot bind loop %i to \"threadIdx.w\": not a thread axis");
   sch.bind(loops[0], "threadIdx.x");

@@ -1,12 +1,14 @@
 // The GPU validity check of scheduled prim funcs (see gpu_check.h).
 #include "mlcc/schedule/gpu_check.h"
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <unordered_map>
 
+#include "cache_util.h"
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/dtype.h"
 #include "mlcc/ir/expr_functor.h"
@@ -66,6 +68,9 @@ struct Kernel {
   std::vector<Buffer> shared_order;
   // Shared buffers allocated by blocks of the kernel.
   std::vector<Buffer> block_shared;
+  // The dtypes of its reductions across threads (a scratch of one element
+  // per thread each).
+  std::set<DType> reduction_scratch;
 };
 
 class Checker {
@@ -101,8 +106,10 @@ class Checker {
         return;
       case StmtKind::If: {
         const auto* i = s->as<IfNode>();
+        ++conditionals_;
         visit(i->then_case);
         visit(i->else_case);
+        --conditionals_;
         return;
       }
       case StmtKind::Store:
@@ -180,6 +187,35 @@ class Checker {
     return out;
   }
 
+  // The loop bound to threadIdx.* whose body is `b` and over which `b`
+  // reduces (a reduction across threads), or null; fails where such a loop
+  // cannot reduce across threads or not every thread of the block runs it.
+  const ForNode* crossThreadLoop(const BlockNode& b) {
+    if (thread_loops_.empty()) return nullptr;
+    const ForNode* l = thread_loops_.back();
+    if (!isThreadIdx(l->thread_tag) || l->body.get() != static_cast<const StmtNode*>(&b)) return nullptr;
+    bool reduces = false;
+    for (const auto& iv : b.iter_vars)
+      reduces |= iv.kind == IterKind::reduce && usesVar(iv.binding, l->loop_var.get());
+    if (!reduces) return nullptr;
+    const std::string what = "block \"" + b.name + "\" reduces across the threads of loop " + loopName(l) +
+                             " (bound to " + l->thread_tag + ")";
+    std::string why;
+    std::optional<CrossThreadReduction> r = matchCrossThreadReduction(*l, why);
+    if (!r) fail(what + ", which the GPU cannot do: " + why);
+    // Its threads combine their terms between barriers: all must get there.
+    if (conditionals_ > 0) fail(what + " under an if: every thread of the block must run it");
+    for (const BlockNode* outer : blocks_)
+      if (outer->predicate)
+        fail(what + " under block \"" + outer->name +
+             "\", which has a predicate: every thread of the block must run it");
+    for (const ForNode* outer : thread_loops_)
+      if (outer != l && outer->thread_tag == l->thread_tag)
+        fail(what + " inside loop " + loopName(outer) + ", bound to " + l->thread_tag + " too");
+    kernel_->reduction_scratch.insert(r->form.out->dtype);
+    return l;
+  }
+
   void visitBlock(const BlockNode& b) {
     std::string name = "block \"" + b.name + "\"";
     bool has_block = false, has_thread = false;
@@ -201,15 +237,17 @@ class Checker {
     // Thread dependencies of the iteration variables.
     std::set<const ForNode*> spatial_deps;
     bool reduction = b.init != nullptr;
+    const ForNode* across = crossThreadLoop(b);
     for (const auto& iv : b.iter_vars) {
       auto d = threadDeps(iv.binding);
       if (iv.kind == IterKind::reduce) {
         reduction = true;
         for (const ForNode* l : thread_loops_)  // the outermost one it uses
-          if (d.count(l))
+          if (d.count(l) && l != across)
             fail(name + ": loop " + loopName(l) + " bound to " + l->thread_tag +
                  " carries a reduction (iteration variable %" + iv.var->name +
-                 " is reduced over it); bind only spatial loops");
+                 " is reduced over it); bind only spatial loops, or the threadIdx loop whose body is the "
+                 "block (a reduction across threads)");
       } else {
         spatial_deps.insert(d.begin(), d.end());
       }
@@ -219,6 +257,7 @@ class Checker {
       for (const auto& w : b.writes) global_write |= w.buffer->scope != StorageScope::local;
       std::set<std::string> covered;
       for (const ForNode* l : spatial_deps) covered.insert(l->thread_tag);
+      if (across) covered.insert(across->thread_tag);  // one thread of the axis stores
       if (global_write) kernel_->reductions.push_back({b.name, covered});
     }
 
@@ -395,6 +434,12 @@ class Checker {
       add(b, sharedBytes(b, &boxes));
     }
     for (const auto& b : kernel_->block_shared) add(b, sharedBytes(b, nullptr));
+    for (DType t : kernel_->reduction_scratch) {
+      bytes += threads * dtypeBytes(t);
+      list += (list.empty() ? "" : ", ") +
+              ("the " + std::string(dtypeName(t)) + " scratch of reductions across threads ") +
+              std::to_string(threads * dtypeBytes(t));
+    }
     if (bytes > t_.max_shared_memory_bytes)
       fail(kernelName() + " needs " + std::to_string(bytes) + " bytes of shared memory (" + list +
            "), over max_shared_memory_bytes " + std::to_string(t_.max_shared_memory_bytes));
@@ -412,6 +457,7 @@ class Checker {
   std::set<const BufferNode*> function_allocs_, block_allocs_;
   std::map<const BufferNode*, const ForNode*> local_kernel_;
   std::vector<std::pair<Var, int64_t>> pred_ranges_;  // predicate-bounded parts: [0, extent)
+  int conditionals_ = 0;                              // enclosing ifs
 };
 
 // The buffers stores under `s` write and loads under it read (block read
@@ -485,6 +531,82 @@ std::string nestedThreadLoopProblem(const ForNode& outer, const ForNode& inner) 
       if (around.writes.count(b))
         return "%" + b->name + ", which " + in + " uses, is written under " + out + " outside it";
   return "";
+}
+
+std::optional<CrossThreadReduction> matchCrossThreadReduction(const ForNode& loop, std::string& why) {
+  const auto* b = loop.body ? loop.body->as<BlockNode>() : nullptr;
+  if (!b) {
+    why = "its body is not one block";
+    return std::nullopt;
+  }
+  const std::string block = "block \"" + b->name + "\"";
+  if (!b->alloc_buffers.empty()) {
+    why = block + " allocates buffers";
+    return std::nullopt;
+  }
+  std::string form_why;
+  std::optional<ReductionForm> form = matchReductionForm(*b, form_why);
+  if (!form) {
+    why = block + " " + form_why +
+          " (a reduction across threads needs `C[I] = C[I] op f`, op one of + * max min)";
+    return std::nullopt;
+  }
+  const VarNode* v = loop.loop_var.get();
+  CrossThreadReduction r{b, *form, {}, {}};
+  std::vector<const VarNode*> fed;  // the loop variable and the iteration variables it feeds
+  fed.push_back(v);
+  for (const auto& iv : b->iter_vars) {
+    if (!usesVar(iv.binding, v)) {
+      if (iv.kind == IterKind::reduce) r.other_reduce.push_back(iv.var);
+      continue;
+    }
+    if (iv.kind != IterKind::reduce) {
+      why = "it feeds " + std::string(iv.kind == IterKind::spatial ? "spatial" : "opaque") +
+            " iteration variable %" + iv.var->name + " of " + block;
+      return std::nullopt;
+    }
+    fed.push_back(iv.var.get());
+    if (b->init && iv.binding.get() != static_cast<const ExprNode*>(v)) {
+      why = "reduce iteration variable %" + iv.var->name + " of " + block + " is bound to " +
+            printExpr(iv.binding) + ", not to %" + v->name +
+            " itself, and the block has an init (decompose_reduction first)";
+      return std::nullopt;
+    }
+  }
+  if (fed.size() == 1) {
+    why = block + " does not reduce over it";
+    return std::nullopt;
+  }
+  int64_t extent;
+  if (!asConstInt(loop.extent, &extent)) {
+    why = "its extent is not a constant";
+    return std::nullopt;
+  }
+  auto usesFed = [&](const PrimExpr& e) {
+    return anyOf(e,
+                 [&](const PrimExpr& x) { return std::find(fed.begin(), fed.end(), x.get()) != fed.end(); });
+  };
+  if (b->predicate)
+    for (const auto& c : conjuncts(b->predicate)) {
+      if (!usesFed(c)) {
+        r.step_guard.push_back(c);
+      } else if (b->init) {
+        why = "the predicate of " + block + " depends on it, and the block has an init";
+        return std::nullopt;
+      }
+    }
+  if (b->init) {
+    const auto* init = b->init->as<StoreNode>();
+    bool reads_out = false;
+    if (init)
+      for (const auto& a : accessesIn(b->init)) reads_out |= !a.is_store && a.buffer == form->out;
+    if (!init || init->buffer != form->out || !sameIndices(init->indices, form->indices) || reads_out ||
+        usesFed(init->value)) {
+      why = "the init of " + block + " is not one store of the element it reduces into, independent of it";
+      return std::nullopt;
+    }
+  }
+  return r;
 }
 
 std::vector<PredicateBound> predicateBounds(const PrimExpr& predicate, const Analyzer& az) {

@@ -21,6 +21,12 @@
 // runs independent of the outer one and writing only shared buffers). The
 // blocks under the inner loop then need not depend on the outer one.
 // Other axes are bound at most once on a path from the root.
+//
+// A loop bound to threadIdx.* may carry a reduction when its body is the
+// one block that reduces over it, of gpu_check.h's CrossThreadReduction
+// form (`s = s + x[%t]`, as rfactor leaves the sum of partial results): the
+// threads then each compute their term and combine them, as TVM's
+// cross-thread reduction does.
 #include "loops.h"
 #include "mlcc/schedule/gpu_check.h"
 #include "state.h"
@@ -32,8 +38,10 @@ using namespace ir;
 namespace {
 
 // `skip`: blocks run by the threads of a nested loop bound to the same axis.
+// `across`: why the loop cannot reduce across threads, added to a refusal
+// for carrying a reduction.
 void checkIndependentIterations(const ScheduleState& s, const ForNode& loop, const std::string& verb,
-                                const std::set<const BlockNode*>& skip = {}) {
+                                const std::set<const BlockNode*>& skip = {}, const std::string& across = "") {
   const std::string name = ScheduleState::describe(loop.loop_var);
   checkOnlyBlocks(s, loop, verb + " " + name);
   for (const BlockNode* b : blocksUnder(loop)) {
@@ -43,7 +51,8 @@ void checkIndependentIterations(const ScheduleState& s, const ForNode& loop, con
       if (!usesVar(iv.binding, loop.loop_var.get())) continue;
       if (iv.kind == IterKind::reduce)
         s.fail("cannot " + verb + " " + name + ": it carries a reduction of " + ScheduleState::describe(*b) +
-               " (iteration variable %" + iv.var->name + ")");
+               " (iteration variable %" + iv.var->name + ")" +
+               (across.empty() ? "" : "; it cannot reduce across threads: " + across));
       if (iv.kind == IterKind::opaque)
         s.fail("cannot " + verb + " " + name + ": it is bound to the opaque iteration variable %" +
                iv.var->name + " of " + ScheduleState::describe(*b));
@@ -83,7 +92,12 @@ Stmt bindLoop(const ScheduleState& s, const StmtPath& path, const std::string& t
   std::set<const BlockNode*> shared_work;
   for (const ForNode* f : inner)
     for (const BlockNode* b : blocksUnder(*f)) shared_work.insert(b);
-  checkIndependentIterations(s, loop, "bind", shared_work);
+  // A threadIdx loop may carry the reduction of the one block it runs:
+  // its threads then combine their terms (gpu_check.h).
+  std::string not_across = "only a threadIdx axis can";
+  bool across = false;
+  if (tag.rfind("threadIdx.", 0) == 0) across = matchCrossThreadReduction(loop, not_across).has_value();
+  if (!across) checkIndependentIterations(s, loop, "bind", shared_work, not_across);
   ForParts p(loop);
   p.loop_kind = LoopKind::thread_binding;
   p.thread_tag = tag;

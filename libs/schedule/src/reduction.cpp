@@ -50,7 +50,7 @@
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/structural.h"
 #include "mlcc/ir/substitute.h"
-#include "mlcc/ir/te.h"
+#include "mlcc/schedule/reduction_form.h"
 
 namespace mlcc::schedule {
 
@@ -279,60 +279,17 @@ std::vector<RVValue> applyDecomposeReduction(ScheduleState& s, const InstArgs& a
 namespace {
 
 // `init { C[I] = identity } C[I] = C[I] op value` (or `value op C[I]`).
-struct Reduction {
-  Buffer out;
-  std::vector<PrimExpr> indices;
-  BinaryOp op;
-  bool acc_first;  // C[I] is the left operand
-  PrimExpr value;
-  PrimExpr identity;
-};
-
-PrimExpr combine(const Reduction& r, const PrimExpr& acc, const PrimExpr& value) {
-  return r.acc_first ? makeBinary(r.op, acc, value) : makeBinary(r.op, value, acc);
-}
-
-Reduction matchReduction(const InstArgs& args, const BlockNode& b) {
+ReductionForm matchReduction(const InstArgs& args, const BlockNode& b) {
   const std::string what = ScheduleState::describe(b);
   const std::string form =
       " (rfactor needs `init { C[I] = identity } C[I] = C[I] op f` with op one of + * max min)";
-  const auto* st = b.body ? b.body->as<StoreNode>() : nullptr;
-  const auto* bin = st ? st->value->as<BinaryNode>() : nullptr;
-  if (!bin) args.fail(what + " is not a reduction into one element" + form);
-  Reduction r{st->buffer, st->indices, bin->op, true, nullptr, nullptr};
-  te::ReduceOp op;
-  switch (bin->op) {
-    case BinaryOp::Add: op = te::ReduceOp::Sum; break;
-    case BinaryOp::Mul: op = te::ReduceOp::Prod; break;
-    case BinaryOp::Max: op = te::ReduceOp::Max; break;
-    case BinaryOp::Min: op = te::ReduceOp::Min; break;
-    default:
-      args.fail(what + " combines with '" + binaryOpName(bin->op) + "', which rfactor does not support" +
-                form);
+  std::string why;
+  std::optional<ReductionForm> found = matchReductionForm(b, why);
+  if (!found) {
+    if (why.rfind("combines with", 0) == 0) why += ", which rfactor does not support";
+    args.fail(what + " " + why + (why.rfind("stores at", 0) == 0 ? "" : form));
   }
-  auto isAcc = [&](const PrimExpr& e) {
-    const auto* ld = e->as<LoadNode>();
-    return ld && ld->buffer == r.out && sameIndices(ld->indices, r.indices);
-  };
-  if (isAcc(bin->a)) {
-    r.value = bin->b;
-  } else if (isAcc(bin->b)) {
-    r.acc_first = false;
-    r.value = bin->a;
-  } else {
-    args.fail(what + " does not update %" + r.out->name + " with its own value" + form);
-  }
-  for (const auto& a : accessesIn(makeStore(r.out, r.indices, r.value)))
-    if (!a.is_store && a.buffer == r.out)
-      args.fail(what + " reads %" + r.out->name + " other than as its accumulator" + form);
-  for (const auto& w : b.writes)
-    if (w.buffer != r.out) args.fail(what + " also writes %" + w.buffer->name + form);
-  for (const auto& iv : b.iter_vars)
-    for (const auto& i : r.indices)
-      if (iv.kind == IterKind::reduce && usesVar(i, iv.var.get()))
-        args.fail(what + " stores at an index that depends on reduce iteration variable %" + iv.var->name);
-
-  r.identity = te::reduceIdentity(op, r.out->dtype);
+  const ReductionForm& r = *found;
   const auto* init = b.init ? b.init->as<StoreNode>() : nullptr;
   if (!init || init->buffer != r.out || !sameIndices(init->indices, r.indices))
     args.fail(what + " has no init that stores the element it reduces into" + form);
@@ -375,7 +332,7 @@ std::vector<RVValue> applyRFactor(ScheduleState& s, const InstArgs& args, std::o
   StmtPath path = topLevelBlockPath(s, args, name);
   const BlockNode& b = *path.target()->as<BlockNode>();
   const std::string what = ScheduleState::describe(b);
-  Reduction red = matchReduction(args, b);
+  ReductionForm red = matchReduction(args, b);
 
   std::vector<const ForNode*> loops = loopsAbove(path);
   std::vector<LoopUse> uses = classifyLoops(args, b, loops, /*allow_opaque=*/false);
@@ -451,8 +408,8 @@ std::vector<RVValue> applyRFactor(ScheduleState& s, const InstArgs& args, std::o
   std::vector<PrimExpr> rf_idx = insertAt(out_idx, factor_axis, vrf);
   PrimExpr value = sub(red.value);
   // Without other reduce loops each partial result is `identity op f` once.
-  Stmt rf_body =
-      makeStore(rf_buf, rf_idx, combine(red, has_reduce ? makeLoad(rf_buf, rf_idx) : red.identity, value));
+  Stmt rf_body = makeStore(
+      rf_buf, rf_idx, combineReduction(red, has_reduce ? makeLoad(rf_buf, rf_idx) : red.identity, value));
   Stmt rf_init = has_reduce ? makeStore(rf_buf, rf_idx, red.identity) : nullptr;
   std::vector<BufferRegion> rf_reads;
   for (const auto& r : b.reads) {
@@ -495,10 +452,11 @@ std::vector<RVValue> applyRFactor(ScheduleState& s, const InstArgs& args, std::o
   std::vector<BufferRegion> wb_reads;
   if (reads_out) wb_reads.push_back(build::point(red.out, wb_idx));
   wb_reads.push_back(build::point(rf_buf, wb_rf_idx));
-  Stmt wb_nest = makeBlock(
-      name, wb_ivs, wb_reads, {build::point(red.out, wb_idx)},
-      makeStore(red.out, wb_idx, combine(red, makeLoad(red.out, wb_idx), makeLoad(rf_buf, wb_rf_idx))),
-      wb(b.init), nullptr, {}, b.attrs);
+  Stmt wb_nest =
+      makeBlock(name, wb_ivs, wb_reads, {build::point(red.out, wb_idx)},
+                makeStore(red.out, wb_idx,
+                          combineReduction(red, makeLoad(red.out, wb_idx), makeLoad(rf_buf, wb_rf_idx))),
+                wb(b.init), nullptr, {}, b.attrs);
   for (size_t i = wb_loops.size(); i-- > 0;) wb_nest = makeFor(wb_loops[i], wb_extents[i], wb_nest);
 
   Stmt body = replaceAt(path, rf_block);

@@ -76,6 +76,36 @@ MLCC_INLINE void mlcc_copy16(void* d, const void* s) { mlcc_copy_aligned(d, s, 1
 MLCC_INLINE void mlcc_copy8(void* d, const void* s) { mlcc_copy_aligned(d, s, 8); }
 #endif
 MLCC_INLINE bool mlcc_aligned(const void* p, unsigned long long n) { return ((unsigned long long)p) % n == 0; }
+template <typename T> MLCC_INLINE T mlcc_add(T a, T b) { return a + b; }
+template <typename T> MLCC_INLINE T mlcc_mul(T a, T b) { return a * b; }
+template <typename T> MLCC_INLINE T mlcc_max(T a, T b) { return a > b ? a : b; }
+template <typename T> MLCC_INLINE T mlcc_min(T a, T b) { return a < b ? a : b; }
+MLCC_INLINE float mlcc_max(float a, float b) { return fmaxf(a, b); }
+MLCC_INLINE float mlcc_min(float a, float b) { return fminf(a, b); }
+// A reduction across `lanes` threads (those of one thread axis; the others
+// fixed): each passes its term v; s holds an element per thread of the
+// block, the group's at base + lane * stride. A tree of pairs between
+// barriers; every thread of the block calls it and gets the result.
+#define MLCC_ALLREDUCE(OP)                                                           \
+  template <typename T>                                                              \
+  MLCC_INLINE T mlcc_allreduce_##OP(T v, T* s, int lane, int lanes, int base, int stride) { \
+    s[base + lane * stride] = v;                                                     \
+    __syncthreads();                                                                 \
+    int h = 1;                                                                       \
+    while (h * 2 < lanes) h *= 2;                                                    \
+    for (; h > 0; h >>= 1) {                                                         \
+      if (lane < h && lane + h < lanes)                                              \
+        s[base + lane * stride] = mlcc_##OP(s[base + lane * stride], s[base + (lane + h) * stride]); \
+      __syncthreads();                                                               \
+    }                                                                                \
+    T r = s[base];                                                                   \
+    __syncthreads();                                                                 \
+    return r;                                                                        \
+  }
+MLCC_ALLREDUCE(add)
+MLCC_ALLREDUCE(mul)
+MLCC_ALLREDUCE(max)
+MLCC_ALLREDUCE(min)
 )";
 
 std::string identifier(const std::string& name) {
@@ -208,6 +238,16 @@ class KernelWriter {
         os_ << "  " << cType(b->dtype, where()) << " " << bufferName(b) << "[" << elems << "];\n";
       }
     }
+    // Reductions across threads: a scratch of one element per thread for
+    // each dtype they reduce.
+    std::set<DType> scratch;
+    for (const auto& [loop, r] : across_) scratch.insert(r.form.out->dtype);
+    const int64_t threads = k.block[0] * k.block[1] * k.block[2];
+    for (DType t : scratch) {
+      k.shared_bytes += threads * dtypeBytes(t);
+      os_ << "  __shared__ __align__(16) " << cType(t, where()) << " " << scratchName(t) << "[" << threads
+          << "];\n";
+    }
     if (k.shared_bytes > 48 * 1024)
       throw Error(where() + ": kernel " + name + " needs " + std::to_string(k.shared_bytes) +
                   " bytes of static shared memory, over 48 KiB (dynamic shared memory is not supported yet)");
@@ -222,6 +262,7 @@ class KernelWriter {
     return "in prim @" + f_.name + (block_.empty() ? "" : ", block \"" + block_ + "\"");
   }
 
+  // The launch shape, and the loops that reduce across their threads.
   void collectLaunch(const Stmt& root, CudaKernel& k) {
     std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
       if (!s) return;
@@ -238,6 +279,9 @@ class KernelWriter {
                           " has a symbolic extent (not supported by the cuda target yet)");
             auto& dims = isBlockIdx(l->thread_tag) ? k.grid : k.block;
             dims[axisOf(l->thread_tag)] = std::max(dims[axisOf(l->thread_tag)], e);
+            std::string why;
+            if (!isBlockIdx(l->thread_tag))
+              if (auto r = schedule::matchCrossThreadReduction(*l, why)) across_.emplace(l, *r);
           }
           walk(l->body);
           return;
@@ -384,7 +428,10 @@ class KernelWriter {
         indent(depth + 1);
         os_ << "if (" << v << " < " << e << ") {\n";
       }
-      stmt(l.body, depth + 2, uniform && !guarded);
+      if (auto it = across_.find(&l); it != across_.end())
+        crossThreadReduction(l, it->second, depth + 2, uniform && !guarded);
+      else
+        stmt(l.body, depth + 2, uniform && !guarded);
       if (guarded) {
         indent(depth + 1);
         os_ << "}\n";
@@ -470,6 +517,80 @@ class KernelWriter {
     indent(depth);
     os_ << "}\n";
     return true;
+  }
+
+  static std::string scratchName(DType t) { return "mlcc_scratch_" + std::string(dtypeName(t)); }
+
+  // Block r.block reduced across the threads of loop l's axis (gpu_check.h's
+  // CrossThreadReduction): each thread's term, combined by
+  // mlcc_allreduce_<op> in the scratch, stored by the thread of index 0 (a
+  // local buffer: by every thread, into its own copy).
+  void crossThreadReduction(const ForNode& l, const schedule::CrossThreadReduction& r, int depth,
+                            bool uniform) {
+    const BlockNode& b = *r.block;
+    const std::string outer_block = block_;
+    block_ = b.name;
+    if (!uniform)
+      throw Error(where() +
+                  ": a reduction across threads inside code that not every thread of the block runs "
+                  "(under an if or a block predicate); not supported by the cuda target yet");
+    indent(depth);
+    os_ << "{  // block \"" << b.name << "\", reduced across " << l.thread_tag << "\n";
+    for (const auto& iv : b.iter_vars) {
+      indent(depth + 1);
+      os_ << "const " << (iv.var->dtype == DType::i64 ? index_ : cType(iv.var->dtype, where())) << " "
+          << varName(iv.var.get()) << " = " << expr(iv.binding) << ";\n";
+      bindings_[iv.var.get()] = substitute(iv.binding, bindings_);
+    }
+    const DType t = r.form.out->dtype;
+    const std::string type = cType(t, where());
+    Var term = makeVar("term", t), total = makeVar("total", t);
+    indent(depth + 1);
+    os_ << "const " << type << " " << varName(term.get()) << " = "
+        << (b.predicate ? expr(b.predicate) + " ? " + expr(r.form.value) + " : " + expr(r.form.identity)
+                        : expr(r.form.value))
+        << ";\n";
+    // The thread's index along the axis, and where its group (the threads
+    // with its indices along the other axes) starts in the scratch.
+    const int axis = axisOf(l.thread_tag);
+    const int64_t x = launch_.block[0], y = launch_.block[1];
+    const std::string tx = "(int)threadIdx.x", ty = "(int)threadIdx.y", tz = "(int)threadIdx.z";
+    const std::string base =
+        axis == 0   ? std::to_string(x) + " * (" + ty + " + " + std::to_string(y) + " * " + tz + ")"
+        : axis == 1 ? tx + " + " + std::to_string(x * y) + " * " + tz
+                    : tx + " + " + std::to_string(x) + " * " + ty;
+    const int64_t stride = axis == 0 ? 1 : axis == 1 ? x : x * y;
+    static const std::map<BinaryOp, const char*> ops = {
+        {BinaryOp::Add, "add"}, {BinaryOp::Mul, "mul"}, {BinaryOp::Max, "max"}, {BinaryOp::Min, "min"}};
+    indent(depth + 1);
+    os_ << "const " << type << " " << varName(total.get()) << " = mlcc_allreduce_" << ops.at(r.form.op) << "("
+        << varName(term.get()) << ", " << scratchName(t) << ", (int)" << l.thread_tag << ", "
+        << launch_.block[axis] << ", " << base << ", " << stride << ");\n";
+    // The store: once per group, where the predicate's step guard holds.
+    std::string cond;
+    for (const auto& g : r.step_guard) cond += (cond.empty() ? "" : " && ") + expr(g);
+    if (r.form.out->scope != StorageScope::local)
+      cond += (cond.empty() ? "" : " && ") + std::string("(int)") + l.thread_tag + " == 0";
+    indent(depth + 1);
+    os_ << "if (" << (cond.empty() ? "true" : cond) << ") {\n";
+    if (b.init) {
+      std::string first;
+      for (const auto& v : r.other_reduce)
+        first += (first.empty() ? "" : " && ") + varName(v.get()) + " == 0";
+      indent(depth + 2);
+      os_ << "if (" << (first.empty() ? "true" : first) << ") {\n";
+      stmt(b.init, depth + 3, false);
+      indent(depth + 2);
+      os_ << "}\n";
+    }
+    stmt(makeStore(r.form.out, r.form.indices,
+                   schedule::combineReduction(r.form, makeLoad(r.form.out, r.form.indices), total)),
+         depth + 2, false);
+    indent(depth + 1);
+    os_ << "}\n";
+    indent(depth);
+    os_ << "}\n";
+    block_ = outer_block;
   }
 
   void block(const BlockNode& b, int depth, bool uniform) {
@@ -737,6 +858,7 @@ class KernelWriter {
   SharedUse pending_;
   std::string block_;
   std::map<const ForNode*, std::vector<Buffer>> zero_fills_;
+  std::map<const ForNode*, schedule::CrossThreadReduction> across_;  // loops reducing across threads
   std::string vector_bytes_;  // in vectorCopy's vector branch: the bytes its store copies
   // Block iteration variables -> their bindings, and thread loops' variables
   // -> their axis's variable (the terms the boxes are expressed in).

@@ -256,13 +256,11 @@ std::optional<int64_t> extentOfRole(const PrimFunc& f, const std::string& block,
   return product;
 }
 
-bool fuseConsumers(Schedule& sch, const std::string& producer, const LoopRV& loop,
-                   std::optional<StorageScope> scope) {
-  const BlockNode* p = findBlockNode(sch.func(), producer);
-  std::vector<Buffer> written = writeBuffers(*p);
+std::vector<std::string> injectiveConsumers(const PrimFunc& f, const std::string& producer) {
+  std::vector<Buffer> written = writeBuffers(*findBlockNode(f, producer));
   std::vector<std::string> consumers;
   bool after = false;
-  for (const BlockNode* b : topLevelBlocks(sch.func())) {
+  for (const BlockNode* b : topLevelBlocks(f)) {
     if (b->name == producer) {
       after = true;
       continue;
@@ -274,8 +272,14 @@ bool fuseConsumers(Schedule& sch, const std::string& producer, const LoopRV& loo
         break;
       }
   }
+  return consumers;
+}
+
+bool fuseConsumers(Schedule& sch, const std::string& producer, const LoopRV& loop,
+                   std::optional<StorageScope> scope) {
+  std::vector<Buffer> written = writeBuffers(*findBlockNode(sch.func(), producer));
   bool all = true;
-  for (const auto& c : consumers) {
+  for (const auto& c : injectiveConsumers(sch.func(), producer)) {
     BlockRV rv = sch.getBlock(c);
     all &= tryPrimitive([&] { sch.reverseComputeAt(rv, loop); });
   }
@@ -299,7 +303,7 @@ bool scheduleReduction(Schedule& sch, const std::string& name, const target::Tar
   std::vector<LoopRole> roles = loopRoles(sch.func(), name);
   size_t n_spatial = 0;
   while (n_spatial < roles.size() && roles[n_spatial] == LoopRole::Spatial) ++n_spatial;
-  if (n_spatial == 0 || n_spatial == roles.size()) return false;
+  if (n_spatial == roles.size()) return false;
   for (size_t i = n_spatial; i < roles.size(); ++i)
     if (roles[i] != LoopRole::Reduce) return false;
   if (split_threads <= 0) {
@@ -307,29 +311,45 @@ bool scheduleReduction(Schedule& sch, const std::string& name, const target::Tar
   }
   BlockRV b = sch.getBlock(name);
   std::vector<LoopRV> loops = sch.getLoops(b);
+  // A reduction to a scalar: a unit loop stands for its one output.
   std::vector<LoopRV> spatial(loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(n_spatial));
   LoopRV k = fuseLoops(sch, {loops.begin() + static_cast<std::ptrdiff_t>(n_spatial), loops.end()});
   std::vector<int64_t> candidates = threadCandidates(t);
   ExprRV threads = chooseCategorical(sch, candidates, pickThreads(candidates, split_threads, split_threads));
   auto k_split = sch.split(k, {std::nullopt, threads});
+  // Each thread's partial result, in a register.
   BlockRV partial = sch.rfactor(k_split[1], 0);
-  // The partial sums: outputs to blocks, partials to threads, each thread
-  // accumulating in a register and storing its partial sum once (where
-  // the write-back can move under the thread loop: reverse_compute_at
-  // refuses the predicate of a split that does not divide the reduction,
-  // and the partials then accumulate in global memory).
-  sch.reorder({k_split[1], k_split[0]});
-  LoopRV outputs = fuseLoops(sch, spatial);
+  sch.setScope(partial, 0, StorageScope::local);
+  // The original block sums the partials: one output per thread block, the
+  // partials reduced across its threads.
+  BlockRV total = sch.getBlock(name);
+  std::vector<LoopRV> total_loops = sch.getLoops(total);  // [spatial..., partials]
+  LoopRV outputs = spatial.empty() ? sch.addUnitLoop(total_loops.front())
+                                   : fuseLoops(sch, {total_loops.begin(), total_loops.end() - 1});
   sch.bind(outputs, "blockIdx.x");
-  sch.bind(k_split[1], "threadIdx.x");
-  const std::string partial_name = blockName(sch, partial);
-  attempt(sch, [&](Schedule& s) {
-    BlockRV p = s.getBlock(partial_name);
-    LoopRV thread = s.getLoops(p).at(1);  // [outputs, partials, the rest]
-    s.reverseComputeAt(s.cacheWrite(p, 0, StorageScope::local), thread);
-  });
-  // The sum of the partials (the original block, in its own nest).
-  return bindBlockFallback(sch, name, t, true);
+  sch.bind(total_loops.back(), "threadIdx.x");
+  sch.computeAt(partial, outputs);
+  sch.bind(sch.getLoops(partial).at(1), "threadIdx.x");  // [outputs, partials, the rest]
+  // The injective consumers, in the same kernel: each output's computed by
+  // the first thread of its block.
+  std::vector<Buffer> written = writeBuffers(*findBlockNode(sch.func(), name));
+  bool all = true;
+  for (const auto& c : injectiveConsumers(sch.func(), name)) {
+    BlockRV rv = sch.getBlock(c);
+    if (!tryPrimitive([&] { sch.reverseComputeAt(rv, outputs, /*preserve_unit_loops=*/true); })) {
+      all = false;
+      continue;
+    }
+    std::vector<LoopRV> c_loops = sch.getLoops(rv);
+    std::vector<LoopRV> inner(c_loops.begin() + 1, c_loops.end());
+    if (inner.empty()) inner.push_back(sch.addUnitLoop(rv));
+    sch.bind(sch.split(fuseLoops(sch, inner), {std::nullopt, threads})[1], "threadIdx.x");
+  }
+  if (all && written.size() == 1 && !isParam(sch.func(), written[0])) {
+    BlockRV rv = sch.getBlock(name);
+    tryPrimitive([&] { sch.setScope(rv, 0, StorageScope::local); });
+  }
+  return true;
 }
 
 bool bindRemainingBlocks(Schedule& sch, const target::Target& t) {

@@ -113,6 +113,9 @@ int inlineInjective(Schedule& sch, const std::vector<ir::Buffer>& keep = {});
 // the block has no spatial loop or its nest is not of that form.
 bool bindBlockFallback(Schedule& sch, const std::string& block, const target::Target& t, bool with_consumers);
 
+// The injective top-level blocks after `producer` that read what it writes.
+std::vector<std::string> injectiveConsumers(const ir::PrimFunc& f, const std::string& producer);
+
 // Moves the injective consumers of `producer` (top-level blocks after it
 // reading what it writes) under `loop` with reverse_compute_at, where
 // legal; the others stay for bindRemainingBlocks. When all moved and the
@@ -127,11 +130,14 @@ bool fuseConsumers(Schedule& sch, const std::string& producer, const LoopRV& loo
 //  - serial: the spatial loops bound as by bindBlockFallback, each thread
 //    reducing its outputs serially, the consumers fused under the thread
 //    loop;
-//  - split (`split_threads` > 0): the reduce loops fused and split by that
-//    many threads, rfactor makes the partial sums one kernel (one output per
-//    thread block, a partial sum per thread: blockIdx.x over the outputs,
-//    threadIdx.x over the partials) and the original block sums the
-//    partials in a second, serial kernel with the consumers fused.
+//  - split (`split_threads` > 0): one kernel, one output per thread block
+//    (a reduction to a scalar: one block). The reduce loops fused and split
+//    by that many threads, rfactor gives each thread a partial result in a
+//    register, the original block sums the partials across the threads
+//    (a reduction across threads, gpu_check.h), and the consumers follow
+//    in the same thread block (computed by its first thread; their loops
+//    split by the threads, with a predicate). The output becomes local when
+//    all consumers moved in.
 // False when the nest is not of that form or a primitive refused.
 bool scheduleReduction(Schedule& sch, const std::string& block, const target::Target& t,
                        int64_t split_threads);

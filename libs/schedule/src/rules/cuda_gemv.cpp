@@ -4,8 +4,9 @@
 // depthwise convolution), with injective consumers (bias, activation).
 // Like DLight's GEMV, a long reduction with few outputs is split across the
 // threads of a block: rfactor gives each thread a partial sum of one output
-// (blockIdx.x over the outputs, threadIdx.x over the partial sums), and a
-// second kernel adds the partials and applies the consumers. Many outputs
+// (blockIdx.x over the outputs, threadIdx.x over the partial sums), the
+// threads add their partials together (a reduction across threads) and the
+// first applies the consumers, all in one kernel. Many outputs
 // (depthwise convolutions): one thread per output, serial reduction, the
 // consumers fused in the same thread.
 #include "cuda_common.h"

@@ -3,9 +3,10 @@
 // pooling, sum/mean/max over axes, a reduction with an epilogue. Many
 // outputs (or a short reduction): one thread per output reducing serially,
 // the consumers computed by the same thread (reverse_compute_at). Few
-// outputs of a long reduction: the reduction is split across the threads
-// of a block with rfactor (partial sums in a first kernel, their sum with
-// the consumers in a second). Other blocks: as the Fallback.
+// outputs of a long reduction (a reduction to a scalar too): the reduction
+// is split across the threads of a block with rfactor, the partial sums
+// added across the threads, the consumers applied by the first thread, in
+// one kernel. Other blocks: as the Fallback.
 #include "cuda_common.h"
 #include "cuda_rules.h"
 

@@ -1,6 +1,7 @@
 // Whether a scheduled prim func can run on a GPU (the cuda target): every
 // computation lies in a kernel, thread extents and shared memory respect
-// the target's limits, and no thread-bound loop carries a reduction.
+// the target's limits, and no thread-bound loop carries a reduction (but one
+// across the threads of an axis, combined in shared memory).
 //
 //   verifyGpuFunc(func, target::Target::parse("cuda"));   // throws mlcc::Error
 //
@@ -15,8 +16,11 @@
 //    nested or not, are the same hardware index), and the product of the
 //    threadIdx extents is at most target::Target::max_threads_per_block;
 //  - no thread-bound loop feeds a reduce iteration variable of a block
-//    (threads run in parallel; a reduction across them needs a separate
-//    combining step), and a reduction block that writes a buffer outside
+//    (threads run in parallel), except a reduction across threads
+//    (matchCrossThreadReduction, below): a threadIdx loop whose body is the
+//    block, run by every thread of the block (not under an if or a block
+//    predicate, not inside a loop bound to the same axis); a scratch of one
+//    element per thread for it counts as shared memory. A reduction block that writes a buffer outside
 //    `local` depends on every thread axis its kernel binds (with extent
 //    > 1): on the GPU every thread runs every block of its kernel, and
 //    threads updating the same element would race;
@@ -35,8 +39,13 @@
 //  - `local` buffers (per thread) are used by one kernel only.
 #pragma once
 
+#include <optional>
+#include <string>
+#include <vector>
+
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/stmt.h"
+#include "mlcc/schedule/reduction_form.h"
 #include "mlcc/schedule/rules.h"
 
 namespace mlcc::schedule {
@@ -61,6 +70,39 @@ void verifyGpuFunc(const ir::PrimFunc& func, const target::Target& target);
 //    generator's barriers order against their readers, and nothing under
 //    `outer` outside `inner` writes a buffer `inner` reads or writes.
 std::string nestedThreadLoopProblem(const ir::ForNode& outer, const ir::ForNode& inner);
+
+// A reduction across the threads of an axis, as TVM's cross-thread
+// reduction: a loop bound to threadIdx.* whose body is one block reducing
+// over it (`for %t in 0..T threadIdx.x { block { s = s + x[%t] } }`, the
+// second half of an rfactor). The interpreter runs the loop serially; on
+// the GPU each thread computes its term (the block's value at its index,
+// the identity of the operation where the block's predicate is false),
+// the threads of the axis combine their terms in shared memory, and the
+// result is stored once: by the thread of index 0 (a local buffer: by every
+// thread, into its own copy), after the init where the other reduce
+// iteration variables are 0. The same as the serial loop but for the order
+// of the combination (floating-point rounding). The form:
+//  - the loop's body is one block, allocating nothing, of ReductionForm;
+//  - the loop feeds reduce iteration variables of the block, no spatial
+//    one, and has a constant extent;
+//  - with an init, which stores the element reduced into without reading it,
+//    each reduce variable it feeds is bound to the loop variable itself
+//    (the init then runs before the first term) and the block's predicate
+//    does not depend on the loop (the step runs for every thread or none).
+struct CrossThreadReduction {
+  const ir::BlockNode* block;
+  ReductionForm form;
+  // The conjuncts of the block's predicate that do not depend on the loop:
+  // where one is false the step stores nothing.
+  std::vector<ir::PrimExpr> step_guard;
+  // The reduce iteration variables the loop does not feed: the init runs
+  // where they are all 0.
+  std::vector<ir::Var> other_reduce;
+};
+// `loop`'s reduction across threads, or nullopt with `why` ("its body is
+// not one block", ...). Does not look at the loop's kind nor at what
+// encloses it.
+std::optional<CrossThreadReduction> matchCrossThreadReduction(const ir::ForNode& loop, std::string& why);
 
 // The parts of a block predicate (its bindings substituted) that bound a
 // non-negative sum of loop variables, `%f * 224 + %t < 576` after a fuse and
