@@ -65,6 +65,12 @@ std::string errorOf(const std::function<void()>& fn) { return thrownError(fn, fa
 
 std::string errorAt(const std::function<void()>& fn) { return thrownError(fn, true); }
 
+int occurrences(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
+  return n;
+}
+
 ir::Tensor iota(ir::DType t, std::vector<int64_t> shape, double scale, double offset) {
   ir::Tensor x = ir::Tensor::zeros(t, std::move(shape));
   for (int64_t i = 0; i < x.numel(); ++i) x.set(i, offset + scale * static_cast<double>(i % 17));

@@ -34,6 +34,9 @@ ir::Module parseUnverified(const std::string& body);
 std::string errorOf(const std::function<void()>& fn);
 std::string errorAt(const std::function<void()>& fn);
 
+// How often `what` occurs in `text` (overlapping occurrences too).
+int occurrences(const std::string& text, const std::string& what);
+
 // A tensor whose element i is offset + scale * (i % 17): varied, small,
 // exactly representable values.
 ir::Tensor iota(ir::DType t, std::vector<int64_t> shape, double scale = 1.0, double offset = 0.0);

@@ -230,6 +230,30 @@ graph @main(%x: f32[64, 100], %r: f32[3, 600]) -> (f32[], f32[3, 1]) {
   EXPECT_EQ(reductions, 2);  // the sum and the mean (exp is a function of its own)
 }
 
+// The GeneralReduction rule's rows across threads: softmax over rows of 100
+// (32 threads, the last step predicated) and 256 (64 threads), layer_norm
+// over rows of 64, each one kernel; against the interpreter.
+TEST(CudaCodegen, SplitsRowsAcrossThreads) {
+  ir::Module m = scheduled(ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%s: f32[6, 100], %t: f32[4, 256], %x: f32[2, 8, 64], %g: f32[64], %b: f32[64]) -> (f32[6, 100], f32[4, 256], f32[2, 8, 64]) {
+  dataflow {
+    %y: f32[6, 100] = softmax(%s, axis = 1)
+    %u: f32[4, 256] = softmax(%t, axis = -1)
+    %z: f32[2, 8, 64] = layer_norm(%x, %g, %b, axis = -1, epsilon = 0.001)
+  }
+  return (%y, %u, %z)
+}
+)",
+                                           "rows.ir"));
+  checkModel(m, 1e-5);
+  for (const auto* f : primFuncs(m)) {
+    const codegen::CudaSource src = codegen::emitCudaSource({f}, kCuda);
+    EXPECT_EQ(src.functions[0].kernels.size(), 1u) << src.code;
+    EXPECT_EQ(test::occurrences(src.code, "= mlcc_allreduce_"), 2) << src.code;
+  }
+}
+
 // `graph` legalized, then its prim funcs scheduled by the script
 // fixtures/schedule_rules_gpu/<script>.
 ir::Module scheduledByScript(const std::string& graph, const std::string& script) {

@@ -72,12 +72,6 @@ std::string fuse(const std::string& text, const std::string& pipeline, const std
   return printed;
 }
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
 // The text of function `name` in a printed module.
 std::string function(const std::string& text, const std::string& name) {
   size_t p = text.find("graph @" + name + "(");
@@ -110,7 +104,7 @@ TEST(FuseOps, ConvBiasResidualReluIsOneGroup) {
   EXPECT_NE(f.find("-> f32[1, 3, 4, 4] attrs(primitive = true) {"), std::string::npos) << out;
   EXPECT_NE(f.find("%b: f32[1, 3, 1, 1]"), std::string::npos) << f;  // the constant is a parameter
   EXPECT_NE(out.find("%b: f32[1, 3, 1, 1] = const [0.5, -1.0, 2.0]"), std::string::npos) << out;
-  EXPECT_EQ(count(out, "graph @"), 2) << out;
+  EXPECT_EQ(test::occurrences(out, "graph @"), 2) << out;
 }
 
 TEST(FuseOps, ChainsOfElementwiseOpsAndMaxDepth) {
@@ -131,11 +125,11 @@ graph @main(%x: f32[n, 4]) -> f32[n, 4] {
   EXPECT_NE(all.find("%e: f32[n, 4] = call @fused_relu_exp_negative_abs_sigmoid(%x)"), std::string::npos)
       << all;
   std::string two = fuse(text, "fuse-ops{max-depth=2}");
-  EXPECT_EQ(count(two, "call @"), 3) << two;  // 5 ops, at most 2 per group
+  EXPECT_EQ(test::occurrences(two, "call @"), 3) << two;  // 5 ops, at most 2 per group
   for (const char* name : {"fused_relu_exp", "fused_negative_abs", "fused_sigmoid"})
     EXPECT_NE(two.find(std::string("graph @") + name + "("), std::string::npos) << two;
   std::string one = fuse(text, "fuse-ops{max-depth=1}");
-  EXPECT_EQ(count(one, "call @"), 5) << one;
+  EXPECT_EQ(test::occurrences(one, "call @"), 5) << one;
   EXPECT_THROW(fuse(text, "fuse-ops{max-depth=0}"), Error);
 }
 
@@ -153,7 +147,7 @@ TEST_P(FuseOpsGrouping, GroupsAsExpected) {
   std::string out = fuse("mlcc.ir 1\n" + test::fixture(GetParam().fixture), "fuse-ops");
   for (const auto& binding : GetParam().bindings) EXPECT_NE(out.find(binding), std::string::npos) << out;
   for (const auto& [text, times] : GetParam().counts)
-    EXPECT_EQ(count(out, text), times) << text << "\n" << out;
+    EXPECT_EQ(test::occurrences(out, text), times) << text << "\n" << out;
 }
 
 const FuseOpsCase kFuseOpsCases[] = {
@@ -221,12 +215,12 @@ graph @main(%x: f32[2, 6], %y: f32[2, 6]) -> (f32[3, 4], f32[3, 4]) {
   std::string out = fuse(text, "fuse-ops");
   EXPECT_NE(out.find("%e: f32[3, 4] = call @fused_relu_reshape_exp(%x)"), std::string::npos) << out;
   EXPECT_NE(out.find("%f: f32[3, 4] = call @fused_relu_reshape_exp(%y)"), std::string::npos) << out;
-  EXPECT_EQ(count(out, "graph @"), 2) << out;
+  EXPECT_EQ(test::occurrences(out, "graph @"), 2) << out;
 }
 
 TEST(FuseOps, LeavesPrimitiveCallsAlone) {
   std::string out = fuse(kConvBlock, "fuse-ops,fuse-ops");
-  EXPECT_EQ(count(out, "graph @"), 2) << out;
+  EXPECT_EQ(test::occurrences(out, "graph @"), 2) << out;
 }
 
 // --- ResNet-18 ----------------------------------------------------------
@@ -269,8 +263,8 @@ TEST(FuseOps, ResNet18AndMobileNetV2) {
     if (name == "resnet18") {
       std::string text = ir::printModule(m);
       // Every residual block's second convolution takes bias, residual and relu.
-      EXPECT_GE(count(text, "graph @fused_conv2d_add_add_relu"), 1) << text;
-      EXPECT_GE(count(text, "= call @fused_conv2d_add_add_relu"), 8) << text;
+      EXPECT_GE(test::occurrences(text, "graph @fused_conv2d_add_add_relu"), 1) << text;
+      EXPECT_GE(test::occurrences(text, "= call @fused_conv2d_add_add_relu"), 8) << text;
       NpyArray input = readNpy(dir.file(name + ".input.npy"));
       ir::Tensor x = ir::Tensor::copyOf(ir::DType::f32, input.shape, input.data);
       ir::Module original = ir::parseModuleFile(dir.file(name + ".ir"));
@@ -320,7 +314,7 @@ TEST(FuseByPattern, BlasPatternsWithCodegen) {
   // fuse-ops groups the rest around the library calls.
   EXPECT_NE(out.find("%z: f32[2, 4] = call @fused_exp(%d2)"), std::string::npos) << out;
   EXPECT_NE(function(out, "fused_exp").find("attrs(primitive = true)"), std::string::npos) << out;
-  EXPECT_EQ(count(out, "codegen = "), 3) << out;
+  EXPECT_EQ(test::occurrences(out, "codegen = "), 3) << out;
 }
 
 TEST(FuseByPattern, CublasAndNoDoubleMatch) {
@@ -329,8 +323,8 @@ TEST(FuseByPattern, CublasAndNoDoubleMatch) {
   EXPECT_NE(out.find("call @fused_dense_add_relu(%x, %w, %b)"), std::string::npos) << out;
   EXPECT_NE(out.find("codegen = \"cublas.dense_bias_relu\""), std::string::npos) << out;
   // Each dense is matched once: by the largest pattern that fits.
-  EXPECT_EQ(count(out, "= dense("), 2) << out;  // inside the two sub-functions only
-  EXPECT_EQ(count(out, "codegen = \"cublas.dense\""), 1) << out;
+  EXPECT_EQ(test::occurrences(out, "= dense("), 2) << out;  // inside the two sub-functions only
+  EXPECT_EQ(test::occurrences(out, "codegen = \"cublas.dense\""), 1) << out;
 }
 
 TEST(FuseByPattern, InnerValuesUsedOutsideAreNotMatched) {
@@ -435,7 +429,7 @@ graph @main(%x: f32[4, 4], %w: f32[4, 4], %b: f32[4], %r: f32[4, 4]) -> (f32[4, 
   std::string fused =
       fuse(text, "fuse-by-pattern", std::string(MLCC_TEST_DATA_DIR) + "/transform/patterns/tvm_dense.yaml");
   // The second group adds a [4, 4] matrix, not a bias vector: left undispatched.
-  EXPECT_EQ(count(fused, "codegen = \"blas.dense_bias_relu\""), 1) << fused;
+  EXPECT_EQ(test::occurrences(fused, "codegen = \"blas.dense_bias_relu\""), 1) << fused;
   EXPECT_NE(fused.find("%y2: f32[4, 4] = matmul(%x, %wt2)"), std::string::npos) << fused;
   std::string lowered = fuse(fused, "legalize");
   EXPECT_NE(lowered.find("call_extern \"blas.dense_bias_relu\"(%x, %w, %b)"), std::string::npos) << lowered;
@@ -465,7 +459,7 @@ graph @main(%x: f32[4, 8], %w: f32[16, 8], %s: f32[4, 16], %t: f32[16], %i: i64[
       fuse(text, "rewrite,dead-code-elimination", patternFile("pipelines/patterns/rewrites.yaml"));
   EXPECT_NE(out.find("%y: f32[4, 16] = dense(%x, %w)"), std::string::npos) << out;
   EXPECT_NE(out.find("%z: f32[4, 16] = ewise_fma(%y, %s, %t)"), std::string::npos) << out;
-  EXPECT_EQ(count(out, "permute_dims"), 0) << out;
+  EXPECT_EQ(test::occurrences(out, "permute_dims"), 0) << out;
   EXPECT_NE(out.find("%n: i64[4] = add(%k, %j)"), std::string::npos) << out;
   // Then the whole way down: legalized and compiled, against the graph.
   ir::Module m = ir::parseModule(out, "rewritten.ir");
@@ -494,10 +488,10 @@ graph @main(%a: f32[4], %b: f32[4]) -> f32[4] {
 )";
   const std::string dir = std::string(MLCC_TEST_DATA_DIR) + "/transform/patterns/";
   std::string out = fuse(text, "rewrite,dead-code-elimination", dir + "rewrite_only.yaml");
-  EXPECT_EQ(count(out, "subtract"), 0) << out;
-  EXPECT_EQ(count(out, "= add("), 2) << out;
+  EXPECT_EQ(test::occurrences(out, "subtract"), 0) << out;
+  EXPECT_EQ(test::occurrences(out, "= add("), 2) << out;
   // fuse-by-pattern on a file with rewrites only: nothing to outline.
-  EXPECT_EQ(count(fuse(text, "fuse-by-pattern", dir + "rewrite_only.yaml"), "call @"), 0);
+  EXPECT_EQ(test::occurrences(fuse(text, "fuse-by-pattern", dir + "rewrite_only.yaml"), "call @"), 0);
   ir::Module m = ir::parseModule(text, "m.ir");
   PassContext ctx;
   ctx.patterns_path = dir + "rewrite_loop.yaml";

@@ -361,15 +361,7 @@ TEST(Passes, CanonicalizeThenFoldKeepsMeaning) {
   EXPECT_NE(r.text.find("%c: f32[3] = const ["), std::string::npos) << r.text;
 }
 
-namespace {
-
-size_t countOf(const std::string& text, const std::string& what) {
-  size_t n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
-}  // namespace
+namespace {}  // namespace
 
 // A chain of convolutions (3x3, a residual add, depthwise, 1x1 to 24 and 6
 // channels) with bias, relu, a scalar multiply and sigmoid between them
@@ -379,12 +371,12 @@ size_t countOf(const std::string& text, const std::string& what) {
 TEST(ConvertLayout, ChainConvertsOnlyAtItsEdges) {
   Result r =
       checkFixture("convert_layout_chain.ir", "convert-layout,fold-constants,dead-code-elimination", 1e-4);
-  EXPECT_EQ(countOf(r.text, "= conv2d("), 0u) << r.text;
-  EXPECT_EQ(countOf(r.text, "= conv2d_nchwc("), 5u) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "= conv2d("), 0) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "= conv2d_nchwc("), 5) << r.text;
   // x -> NCHW3c; w1..w4, wd packed; o (24 = 3 x 8), c4 (6 channels) and
   // p and g (the pools' results) back to NCHW.
-  EXPECT_EQ(countOf(r.text, "layout_transform("), 10u) << r.text;
-  EXPECT_EQ(countOf(r.text, "dst_layout = \"NCHW\""), 4u) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "layout_transform("), 10) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "dst_layout = \"NCHW\""), 4) << r.text;
   EXPECT_NE(r.text.find("f32[1, 2, 10, 10, 16] = concat(%r1_nchw16c, %s_nchw16c, axis = 1)"),
             std::string::npos)
       << r.text;
@@ -443,10 +435,10 @@ graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 1
   EXPECT_NE(r.text.find("%odd: f32[32, 12] = dense(%x, %w12)"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%nine: f32[9, 16] = dense_pack(%s9, "), std::string::npos) << r.text;
   // The packed weights are constants (folded), not run-time transforms.
-  EXPECT_EQ(countOf(r.text, "layout_transform("), 0u) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "layout_transform("), 0) << r.text;
   // %w and %b2 (%few and %nine share it) packed once each, %b once.
-  EXPECT_EQ(countOf(r.text, "f32[2, 12, 8] = const"), 2u) << r.text;
-  EXPECT_EQ(countOf(r.text, "f32[3, 12, 8] = const"), 1u) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "f32[2, 12, 8] = const"), 2) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "f32[3, 12, 8] = const"), 1) << r.text;
 }
 
 // Rows (tile 8) or columns (tile: block = 8) that tile badly are padded
@@ -479,7 +471,7 @@ graph @main(%x: f32[17, 1, 12], %a: f32[2, 17, 6], %b: f32[2, 6, 19], %c: f32[12
   EXPECT_NE(r.text.find("f32[24, 16] = dense_pack("), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("f32[2, 24, 24] = matmul("), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%t: f32[12, 16] = matmul(%c, %d)"), std::string::npos) << r.text;
-  EXPECT_EQ(countOf(r.text, "strided_slice("), 2u) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "strided_slice("), 2) << r.text;
 }
 
 // A grouped convolution (RegNet's: groups of 8 channels) converts with
@@ -528,6 +520,6 @@ graph @main(%x: f32[1, 4, 6, 6], %w: f32[8, 1, 3, 3], %y: f32[n, 4, 6, 6], %v: f
 )",
                        dir);
   Result r = runPasses(m, "convert-layout", dir);
-  EXPECT_EQ(countOf(r.text, "layout_transform"), 0u) << r.text;
-  EXPECT_EQ(countOf(r.text, "= conv2d("), 3u) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "layout_transform"), 0) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "= conv2d("), 3) << r.text;
 }

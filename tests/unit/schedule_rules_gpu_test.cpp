@@ -236,12 +236,6 @@ Scheduled scheduleOne(const std::string& graph,
   return all.empty() ? Scheduled{} : all.begin()->second;
 }
 
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t p = text.find(what); p != std::string::npos; p = text.find(what, p + 1)) ++n;
-  return n;
-}
-
 // The number of kernels: top-level loop nests bound to blockIdx.
 int kernels(const ir::PrimFunc& f) {
   int n = 0;
@@ -288,7 +282,8 @@ TEST_P(CudaRuleOnOneFunc, Result) {
   }
   for (const std::string& part : c.contains)
     EXPECT_NE(r.text.find(part), std::string::npos) << part << " in\n" << r.text;
-  for (const auto& [what, n] : c.counts) EXPECT_EQ(count(r.text, what), n) << what << " in\n" << r.text;
+  for (const auto& [what, n] : c.counts)
+    EXPECT_EQ(test::occurrences(r.text, what), n) << what << " in\n" << r.text;
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -388,21 +383,49 @@ TEST(CudaRules, FewOutputsOfALongReductionAreSplitOverThreadBlocks) {
   EXPECT_EQ(s.text.find("rfactor("), std::string::npos) << s.text;
 }
 
-TEST(CudaRules, SoftmaxAndLayerNormShareAThreadBlockPerRowGroup) {
+// A softmax over rows of `softmax_width` and a layer_norm over rows of
+// `norm_width`, each scheduled by the GeneralReduction rule into one kernel.
+std::map<std::string, Scheduled> softmaxAndLayerNorm(int softmax_width, int norm_width) {
+  const std::string s = std::to_string(softmax_width), w = std::to_string(norm_width);
   auto all = scheduleGraph(
-      graph("%s: f32[n, 100], %x: f32[2, 8, 64], %g: f32[64], %b: f32[64]", "(f32[n, 100], f32[2, 8, 64])",
-            "    %y: f32[n, 100] = softmax(%s, axis = 1)\n"
-            "    %z: f32[2, 8, 64] = layer_norm(%x, %g, %b, axis = -1, epsilon = 0.001)\n",
+      graph("%s: f32[n, " + s + "], %x: f32[2, 8, " + w + "], %g: f32[" + w + "], %b: f32[" + w + "]",
+            "(f32[n, " + s + "], f32[2, 8, " + w + "])",
+            "    %y: f32[n, " + s + "] = softmax(%s, axis = 1)\n    %z: f32[2, 8, " + w +
+                "] = layer_norm(%x, %g, %b, axis = -1, epsilon = 0.001)\n",
             "(%y, %z)"),
       {{{"n", 3}}, {{"n", 70}}});
   for (const char* name : {"fused_softmax", "fused_layer_norm"}) {
+    EXPECT_EQ(all[name].rule, "GeneralReduction") << name;
+    EXPECT_EQ(kernels(all[name].func), 1) << all[name].text;
+  }
+  return all;
+}
+
+// Rows of 32 elements or more: a thread block per row, its threads
+// sharing each reduction (partial results in registers, combined across
+// the threads into every thread's registers) and the normalization.
+TEST(CudaRules, SoftmaxAndLayerNormSplitRowsAcrossThreads) {
+  for (const auto& [name, r] : softmaxAndLayerNorm(100, 64)) {
     SCOPED_TRACE(name);
-    const Scheduled& r = all[name];
-    EXPECT_EQ(r.rule, "GeneralReduction");
-    EXPECT_EQ(kernels(r.func), 1) << r.text;
-    EXPECT_EQ(count(r.text, " shared\n"), 2) << r.text;  // the two row statistics
+    EXPECT_EQ(test::occurrences(r.text, "rfactor("), 2) << r.text;
+    EXPECT_EQ(test::occurrences(r.text, "_rf: f32[32, "), 2) << r.text;  // 100 and 64 wide: 32 threads
+    EXPECT_EQ(test::occurrences(r.text, " shared\n"), 0) << r.text;
+    // two partial results, two totals (across the threads), the output
+    EXPECT_EQ(test::occurrences(r.text, "thread_binding(threadIdx.x)"), 5) << r.text;
+    EXPECT_EQ(test::occurrences(r.text, " local\n"), 4) << r.text;
+  }
+}
+
+// Shorter rows: a thread block per group of rows, a thread per row.
+TEST(CudaRules, SoftmaxAndLayerNormOfShortRowsShareAThreadBlockPerRowGroup) {
+  for (const auto& [name, r] : softmaxAndLayerNorm(20, 16)) {
+    SCOPED_TRACE(name);
+    EXPECT_EQ(test::occurrences(r.text, "rfactor("), 0) << r.text;
+    EXPECT_EQ(test::occurrences(r.text, " shared\n"), 2) << r.text;  // the two row statistics
     // each accumulated in a register, stored to shared memory once per row
-    EXPECT_EQ(count(r.text, "_local: f32[2, 8] local\n") + count(r.text, "_local: f32[n] local\n"), 2)
+    EXPECT_EQ(test::occurrences(r.text, "_local: f32[2, 8] local\n") +
+                  test::occurrences(r.text, "_local: f32[n] local\n"),
+              2)
         << r.text;
   }
 }

@@ -290,12 +290,16 @@ bool fuseConsumers(Schedule& sch, const std::string& producer, const LoopRV& loo
   return all;
 }
 
-int64_t splitThreadsFor(std::optional<int64_t> outputs, std::optional<int64_t> reduced) {
-  if (!outputs || !reduced || *outputs >= 8192 || *reduced < 64) return 0;
+int64_t threadsToReduce(int64_t reduced) {
   // Each thread sums at least 4 elements, with at most 256 threads.
   int64_t threads = 32;
-  while (threads * 2 <= 256 && threads * 2 * 4 <= *reduced) threads *= 2;
+  while (threads * 2 <= 256 && threads * 2 * 4 <= reduced) threads *= 2;
   return threads;
+}
+
+int64_t splitThreadsFor(std::optional<int64_t> outputs, std::optional<int64_t> reduced) {
+  if (!outputs || !reduced || *outputs >= 8192 || *reduced < 64) return 0;
+  return threadsToReduce(*reduced);
 }
 
 bool scheduleReduction(Schedule& sch, const std::string& name, const target::Target& t,

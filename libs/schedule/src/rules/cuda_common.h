@@ -142,6 +142,10 @@ bool fuseConsumers(Schedule& sch, const std::string& producer, const LoopRV& loo
 bool scheduleReduction(Schedule& sch, const std::string& block, const target::Target& t,
                        int64_t split_threads);
 
+// The threads that share a reduction of `reduced` elements: powers of two
+// from 32 to 256, each thread summing at least 4 elements where possible.
+int64_t threadsToReduce(int64_t reduced);
+
 // The threads to split a reduction of `reduced` elements over, for
 // `outputs` outputs (0: reduce serially, one thread per output): a split
 // when there are few outputs (less than 8192, so fewer threads than a GPU

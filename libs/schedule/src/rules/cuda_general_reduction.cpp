@@ -1,16 +1,32 @@
 // cuda GeneralReduction: several reductions over the same rows followed by
 // an injective (or reduction) block that writes the output, as softmax and
 // layer_norm are legalized (max, sum of exponentials, normalize; sum,
-// squared deviations, normalize). One thread block per group of R rows:
-// the output block's row loops are split (the innermost row loop by R, the
-// others one row per block) and bound to blockIdx.x, every other block is
-// computed under that loop (compute_at) for the rows of the group, and in
-// each block the spatial loops inside the group are fused, split by R and
-// bound to threadIdx.x: each thread reduces one row serially (in a
-// register, stored once to shared memory), then the threads share the
-// normalization of the group's rows.
+// squared deviations, normalize). Two forms:
+//  - rows across threads (rows of at least 32 elements, each reduction
+//    over the row's elements only, an injective output block): one row per
+//    thread block (the row loops fused and bound to blockIdx.x), T threads
+//    along it, as DLight's. Each reduction's row loop is split by T and
+//    rfactor'ed: every thread reduces its share of the row in a register,
+//    then the threads combine their partial results (a reduction across
+//    threads) into a register of each. The output block's elements are
+//    split over the threads (consecutive threads, consecutive elements); an
+//    intermediate the rule could not inline is computed by the threads
+//    together into shared memory.
+//  - rows in threads (short rows, or what the first form does not fit):
+//    one thread block per group of R rows: the output block's row loops
+//    are split (the innermost row loop by R, the others one row per
+//    block) and bound to blockIdx.x, every other block is computed under
+//    that loop (compute_at) for the rows of the group, and in each block
+//    the spatial loops inside the group are fused, split by R and bound to
+//    threadIdx.x: each thread reduces one row serially (in a register,
+//    stored once to shared memory), then the threads share the
+//    normalization of the group's rows.
+#include <algorithm>
+
 #include "cuda_common.h"
 #include "cuda_rules.h"
+#include "mlcc/schedule/gpu_check.h"
+#include "mlcc/support/diagnostic.h"
 
 namespace mlcc::schedule {
 
@@ -39,6 +55,81 @@ void bindInside(Schedule& sch, const std::string& block, size_t outer, const Fac
   sch.bind(sch.split(fused, {std::nullopt, threads})[1], "threadIdx.x");
 }
 
+// Fuses the loops of `block` below its first `outer` (a unit loop where
+// there are none), splits them by `threads` and binds the inner part to
+// threadIdx.x.
+void splitOverThreads(Schedule& sch, const std::string& block, size_t outer, const ExprRV& threads) {
+  BlockRV rv = sch.getBlock(block);
+  std::vector<LoopRV> loops = sch.getLoops(rv);
+  std::vector<LoopRV> inner(loops.begin() + static_cast<std::ptrdiff_t>(outer), loops.end());
+  if (inner.empty()) inner.push_back(sch.addUnitLoop(rv));
+  sch.bind(sch.split(gpu::fuseLoops(sch, inner), {std::nullopt, threads})[1], "threadIdx.x");
+}
+
+// The first form (see the top): throws ScheduleError where it does not fit.
+void rowsAcrossThreads(Schedule& sch, const target::Target& target, const std::string& anchor,
+                       const std::vector<std::string>& reductions, size_t rows) {
+  const ir::PrimFunc& f = sch.func();
+  if (analyzeBlock(*gpu::findBlockNode(f, anchor)).kind != BlockKind::Injective)
+    throw ScheduleError("GeneralReduction: the output block is a reduction");
+  int64_t row = 0;
+  for (const auto& name : reductions) {
+    auto roles = gpu::loopRoles(f, name);
+    if (leadingSpatial(f, name) != rows)
+      throw ScheduleError("GeneralReduction: block \"" + name + "\" has other spatial loops than the rows");
+    auto reduced = gpu::extentOfRole(f, name, LoopRole::Reduce);
+    if (!reduced || std::count(roles.begin(), roles.end(), LoopRole::Spatial) != static_cast<long>(rows))
+      throw ScheduleError("GeneralReduction: block \"" + name + "\" does not reduce a constant row");
+    row = std::max(row, *reduced);
+  }
+  if (row < 32) throw ScheduleError("GeneralReduction: rows shorter than 32");
+  std::vector<int64_t> candidates = gpu::threadCandidates(target);
+  const int64_t wanted = gpu::threadsToReduce(row);
+  ExprRV threads = gpu::chooseCategorical(sch, candidates, gpu::pickThreads(candidates, wanted, wanted));
+  // Each thread's share of each reduction, in a register.
+  std::vector<std::string> partials;
+  for (const auto& name : reductions) {
+    std::vector<LoopRV> loops = sch.getLoops(sch.getBlock(name));
+    LoopRV k = gpu::fuseLoops(sch, {loops.begin() + static_cast<std::ptrdiff_t>(rows), loops.end()});
+    BlockRV rf = sch.rfactor(sch.split(k, {std::nullopt, threads})[1], 0);
+    sch.setScope(rf, 0, ir::StorageScope::local);
+    partials.push_back(gpu::blockName(sch, rf));
+  }
+  std::vector<std::string> others;
+  for (const auto* b : gpu::topLevelBlocks(sch.func()))
+    if (b->name != anchor) others.push_back(b->name);
+  std::vector<LoopRV> loops = sch.getLoops(sch.getBlock(anchor));
+  LoopRV group = gpu::fuseLoops(sch, {loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(rows)});
+  for (auto it = others.rbegin(); it != others.rend(); ++it) sch.computeAt(sch.getBlock(*it), group);
+  sch.bind(group, "blockIdx.x");
+  splitOverThreads(sch, anchor, 1, threads);
+  auto is = [](const std::vector<std::string>& v, const std::string& x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+  };
+  for (const auto& name : others) {
+    BlockRV rv = sch.getBlock(name);
+    // A partial result: [row, its thread, its share]; a total: [row, the
+    // partials], reduced across the threads, its statistic in every
+    // thread's registers.
+    if (is(partials, name) || is(reductions, name)) {
+      sch.bind(sch.getLoops(rv).at(1), "threadIdx.x");
+    } else {
+      splitOverThreads(sch, name, 1, threads);
+    }
+    const ir::BlockNode* node = gpu::findBlockNode(sch.func(), name);
+    if (is(partials, name) || node->writes.size() != 1 || gpu::isParam(sch.func(), node->writes[0].buffer) ||
+        node->writes[0].buffer->scope != ir::StorageScope::global)
+      continue;
+    sch.setScope(rv, 0, is(reductions, name) ? ir::StorageScope::local : ir::StorageScope::shared);
+  }
+  if (!gpu::bindRemainingBlocks(sch, target)) throw ScheduleError("GeneralReduction: a block stays unbound");
+  try {
+    verifyGpuFunc(sch.func(), target);
+  } catch (const Error& e) {
+    throw ScheduleError(e.what());
+  }
+}
+
 }  // namespace
 
 bool applyCudaGeneralReduction(Schedule& sch, const target::Target& target) {
@@ -51,6 +142,18 @@ bool applyCudaGeneralReduction(Schedule& sch, const target::Target& target) {
   auto blocks = gpu::topLevelBlocks(sch.func());
   if (reductions.size() < 2 || blocks.empty()) return false;
   const std::string anchor = blocks.back()->name;
+  {
+    size_t rows = leadingSpatial(sch.func(), anchor);
+    std::vector<std::string> before_output;
+    for (const auto& name : reductions)
+      if (name != anchor) {
+        rows = std::min(rows, leadingSpatial(sch.func(), name));
+        before_output.push_back(name);
+      }
+    if (rows > 0 &&
+        gpu::attempt(sch, [&](Schedule& s) { rowsAcrossThreads(s, target, anchor, before_output, rows); }))
+      return true;
+  }
   // Each reduction but the output accumulates in a register and stores its
   // row's result once (cache_write: a copy block after it), not in shared
   // memory at every step, which took a barrier per step.
