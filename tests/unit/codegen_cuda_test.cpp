@@ -254,6 +254,39 @@ graph @main(%s: f32[6, 100], %t: f32[4, 256], %x: f32[2, 8, 64], %g: f32[64], %b
   }
 }
 
+// Recurrences (scans: a serial step loop) by the cuda Scan rule: an LSTM
+// with peepholes and a clip, a reversed GRU (linear before reset) and an
+// RNN, their batch entries ending at different steps (random lengths 0-9
+// of 5 steps); each scan one kernel of one thread block whose steps meet
+// at barriers, against the interpreter, the threads in both orders.
+TEST(CudaCodegen, RunsScansInOneThreadBlock) {
+  ir::Module m = scheduled(ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%xw: f32[5, 3, 64], %rt: f32[16, 64], %h0: f32[3, 16], %c0: f32[3, 16], %p: f32[48], %lens: i64[3], %xg: f32[5, 3, 48], %rg: f32[16, 48], %rbh: f32[16], %xr: f32[5, 3, 16], %rr: f32[16, 16]) -> (f32[5, 3, 16], f32[3, 16], f32[5, 3, 16], f32[5, 3, 16]) {
+  dataflow {
+    %l: (f32[5, 3, 16], f32[3, 16], f32[3, 16]) = recurrence(%xw, %rt, %h0, %c0, %p, %lens, cell = "lstm", clip = 2.0)
+    %ly: f32[5, 3, 16] = %l[0]
+    %lc: f32[3, 16] = %l[2]
+    %g: (f32[5, 3, 16], f32[3, 16]) = recurrence(%xg, %rg, %h0, %rbh, %lens, cell = "gru", reverse = true, linear_before_reset = true)
+    %gy: f32[5, 3, 16] = %g[0]
+    %r: (f32[5, 3, 16], f32[3, 16]) = recurrence(%xr, %rr, %h0, %lens, cell = "rnn")
+    %ry: f32[5, 3, 16] = %r[0]
+  }
+  return (%ly, %lc, %gy, %ry)
+}
+)",
+                                           "scans.ir"));
+  checkModel(m, 1e-5);
+  int scans = 0;
+  for (const auto* f : primFuncs(m)) {
+    const std::string text = ir::printFunction(*f);
+    if (text.find("opaque(") == std::string::npos) continue;
+    ++scans;
+    EXPECT_NE(text.find("0..1 thread_binding(blockIdx.x)"), std::string::npos) << text;
+  }
+  EXPECT_EQ(scans, 3);
+}
+
 // `graph` legalized, then its prim funcs scheduled by the script
 // fixtures/schedule_rules_gpu/<script>.
 ir::Module scheduledByScript(const std::string& graph, const std::string& script) {

@@ -430,6 +430,35 @@ TEST(CudaRules, SoftmaxAndLayerNormOfShortRowsShareAThreadBlockPerRowGroup) {
   }
 }
 
+// An LSTM's steps (a scan): the copies of the initial states, then one
+// kernel of one thread block with the step loop inside, each step's blocks
+// split over its threads (their semantics under the CUDA emulation in
+// codegen_cuda_test). In more thread blocks the steps would not wait for
+// each other: the GPU check refuses.
+TEST(CudaRules, ScanIsOneThreadBlock) {
+  auto r = scheduleOne(graph(
+      "%xw: f32[5, 3, 64], %rt: f32[16, 64], %h0: f32[3, 16], %c0: f32[3, 16], %p: f32[48], %lens: i64[3]",
+      "f32[5, 3, 16]",
+      "    %r: (f32[5, 3, 16], f32[3, 16], f32[3, 16]) = recurrence(%xw, %rt, %h0, %c0, %p, %lens, cell = "
+      "\"lstm\")\n    %y: f32[5, 3, 16] = %r[0]\n",
+      "%y"));
+  EXPECT_EQ(r.rule, "Scan");
+  EXPECT_EQ(kernels(r.func), 3) << r.text;
+  EXPECT_EQ(test::occurrences(r.text,
+                              "for %step_unit in 0..1 thread_binding(blockIdx.x) {\n    for %step in 0..5 {"),
+            1)
+      << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "0..256 thread_binding(threadIdx.x)"), 6)
+      << r.text;  // the step's blocks
+  std::string wide = r.text;
+  const std::string one_block = "%step_unit in 0..1";
+  wide.replace(wide.find(one_block), one_block.size(), "%step_unit in 0..2");
+  expectGpuError(wide,
+                 "is a step of a scan in the kernel at loop %step_unit (block \"recurrence_gates\"), whose "
+                 "loop %step_unit binds blockIdx.x with extent 2: a scan's steps need all of its threads in "
+                 "one thread block");
+}
+
 TEST(CudaRules, PoolingIsAReduction) {
   auto all =
       scheduleGraph(graph("%x: f32[1, 16, 14, 14]", "(f32[1, 16, 7, 7], f32[1, 16, 4, 4], f32[1, 16, 1, 1])",
@@ -489,8 +518,8 @@ TEST(CudaRules, AreDeterministic) {
 }
 
 TEST(CudaRules, RuleNames) {
-  EXPECT_EQ(ruleNames(Target::Kind::cuda),
-            (std::vector<std::string>{"Matmul", "GEMV", "Reduction", "GeneralReduction", "Fallback"}));
+  EXPECT_EQ(ruleNames(Target::Kind::cuda), (std::vector<std::string>{"Scan", "Matmul", "GEMV", "Reduction",
+                                                                     "GeneralReduction", "Fallback"}));
 }
 
 // --- ResNet-18 ------------------------------------------------------------------

@@ -71,6 +71,8 @@ struct Kernel {
   // The dtypes of its reductions across threads (a scratch of one element
   // per thread each).
   std::set<DType> reduction_scratch;
+  // A block of the kernel that is a step of a scan, if any.
+  std::string scan_step;
 };
 
 class Checker {
@@ -224,15 +226,20 @@ class Checker {
       has_thread |= isThreadIdx(l->thread_tag);
     }
     if ((!has_block || !has_thread) && scan_)
-      fail("block \"" + scan_->name +
-           "\" is a step of a scan (a serial loop over steps, as a recurrent op's "
-           "time steps legalize to), which the cuda target does not run yet: no GPU rule schedules it");
+      fail(
+          "block \"" + scan_->name +
+          "\" is a step of a scan (a serial loop over steps, as a recurrent op's time steps legalize to) "
+          "outside "
+          "a GPU kernel: a scan runs in a kernel of one thread block, its step loop inside (as the cuda Scan "
+          "rule schedules it)");
     if (!has_block || !has_thread)
       fail(name + " is not inside a GPU kernel: it is not under " +
            std::string(!has_block ? "a loop bound to blockIdx.*" : "a loop bound to threadIdx.*") +
            " (every computation must be bound to GPU blocks and threads; schedule the function for the cuda "
            "target, e.g. with the default rules)");
     if (kernel_->first_block.empty()) kernel_->first_block = b.name;
+    for (const auto& iv : b.iter_vars)
+      if (iv.kind == IterKind::opaque && kernel_->scan_step.empty()) kernel_->scan_step = b.name;
 
     // Thread dependencies of the iteration variables.
     std::set<const ForNode*> spatial_deps;
@@ -401,6 +408,16 @@ class Checker {
   }
 
   void finishKernel() {
+    // The steps of a scan wait for each other at barriers: one thread block.
+    if (!kernel_->scan_step.empty())
+      for (const auto& [tag, loop] : kernel_->tags) {
+        int64_t e;
+        if (isBlockIdx(tag) && !(asConstInt(loop->extent, &e) && e == 1))
+          fail("block \"" + kernel_->scan_step + "\" is a step of a scan in " + kernelName() +
+               ", whose loop %" + loop->loop_var->name + " binds " + tag + " with extent " +
+               printExpr(loop->extent) +
+               ": a scan's steps need all of its threads in one thread block (barriers order the steps)");
+      }
     // On the GPU every thread of the kernel runs each block; a reduction
     // must give each of them its own elements.
     for (const auto& [block, covered] : kernel_->reductions)

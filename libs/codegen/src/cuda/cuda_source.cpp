@@ -1,6 +1,6 @@
 // CUDA C from prim funcs scheduled for the cuda target (see cuda.h): the
 // kernels, their launch shapes, the compaction of shared and local buffers
-// and the barriers between statements that share a shared buffer.
+// and the barriers between statements that share a buffer across threads.
 #include <algorithm>
 #include <climits>
 #include <cmath>
@@ -136,54 +136,73 @@ const char* cType(DType t, const std::string& where) {
 bool isBlockIdx(const std::string& tag) { return tag.rfind("blockIdx.", 0) == 0; }
 int axisOf(const std::string& tag) { return tag.back() - 'x'; }
 
-// The shared buffers a statement reads and writes.
-struct SharedUse {
-  std::set<const BufferNode*> reads, writes;
+// What a statement reads and writes that other threads of its block may
+// access: shared buffers, and global ones with the block that accesses
+// them. Barriers order a shared buffer's writes and reads, and a global
+// buffer's where one block writes what another reads (the steps of a scan
+// in one thread block), not a block's own read-modify-write of its elements
+// (a thread's serial reduction into global memory).
+struct MemoryUse {
+  // (buffer, block): the block null for a shared buffer
+  std::set<std::pair<const BufferNode*, const BlockNode*>> reads, writes;
+
+  void add(const MemoryUse& u) {
+    reads.insert(u.reads.begin(), u.reads.end());
+    writes.insert(u.writes.begin(), u.writes.end());
+  }
+  // Whether this use must wait for `earlier` to finish in every thread.
+  bool needsBarrierAfter(const MemoryUse& earlier) const {
+    auto clash = [](const auto& a, const auto& b) {
+      for (const auto& [buf, blk] : a)
+        for (auto it = b.lower_bound({buf, nullptr}); it != b.end() && it->first == buf; ++it)
+          if (!blk || it->second != blk) return true;
+      return false;
+    };
+    return clash(reads, earlier.writes) || clash(writes, earlier.reads);
+  }
 };
 
-void collectLoads(const PrimExpr& e, std::set<const BufferNode*>& out) {
+// `within`: the innermost block around `e`.
+void collectLoads(const PrimExpr& e, const BlockNode* within, MemoryUse& u) {
   if (!e) return;
-  if (const auto* l = e->as<LoadNode>())
-    if (l->buffer->scope == StorageScope::shared) out.insert(l->buffer.get());
-  forEachChild(e, [&](const PrimExpr& x) { collectLoads(x, out); });
+  if (const auto* l = e->as<LoadNode>()) {
+    if (l->buffer->scope == StorageScope::shared) u.reads.insert({l->buffer.get(), nullptr});
+    if (l->buffer->scope == StorageScope::global) u.reads.insert({l->buffer.get(), within});
+  }
+  forEachChild(e, [&](const PrimExpr& x) { collectLoads(x, within, u); });
 }
 
-void collectUse(const Stmt& s, SharedUse& u) {
+void collectUse(const Stmt& s, MemoryUse& u, const BlockNode* within = nullptr) {
   if (!s) return;
   switch (s->kind) {
-    case StmtKind::For: collectUse(s->as<ForNode>()->body, u); return;
+    case StmtKind::For: collectUse(s->as<ForNode>()->body, u, within); return;
     case StmtKind::Block: {
       const auto* b = s->as<BlockNode>();
-      for (const auto& iv : b->iter_vars) collectLoads(iv.binding, u.reads);
-      collectLoads(b->predicate, u.reads);
-      collectUse(b->init, u);
-      collectUse(b->body, u);
+      for (const auto& iv : b->iter_vars) collectLoads(iv.binding, b, u);
+      collectLoads(b->predicate, b, u);
+      collectUse(b->init, u, b);
+      collectUse(b->body, u, b);
       return;
     }
     case StmtKind::Store: {
       const auto* st = s->as<StoreNode>();
-      if (st->buffer->scope == StorageScope::shared) u.writes.insert(st->buffer.get());
-      for (const auto& i : st->indices) collectLoads(i, u.reads);
-      collectLoads(st->value, u.reads);
+      if (st->buffer->scope == StorageScope::shared) u.writes.insert({st->buffer.get(), nullptr});
+      if (st->buffer->scope == StorageScope::global) u.writes.insert({st->buffer.get(), within});
+      for (const auto& i : st->indices) collectLoads(i, within, u);
+      collectLoads(st->value, within, u);
       return;
     }
     case StmtKind::Seq:
-      for (const auto& c : s->as<SeqNode>()->stmts) collectUse(c, u);
+      for (const auto& c : s->as<SeqNode>()->stmts) collectUse(c, u, within);
       return;
     case StmtKind::If: {
       const auto* i = s->as<IfNode>();
-      collectLoads(i->cond, u.reads);
-      collectUse(i->then_case, u);
-      collectUse(i->else_case, u);
+      collectLoads(i->cond, within, u);
+      collectUse(i->then_case, u, within);
+      collectUse(i->else_case, u, within);
       return;
     }
   }
-}
-
-bool intersects(const std::set<const BufferNode*>& a, const std::set<const BufferNode*>& b) {
-  for (const auto* x : a)
-    if (b.count(x)) return true;
-  return false;
 }
 
 class KernelWriter {
@@ -303,18 +322,20 @@ class KernelWriter {
     walk(root);
   }
 
-  std::string varName(const VarNode* v) {
-    auto it = var_names_.find(v);
-    if (it != var_names_.end()) return it->second;
-    std::string n = "v" + std::to_string(var_names_.size()) + "_" + identifier(v->name);
-    return var_names_[v] = n;
+  // A C name for `name`: prefix, a number unique in `names`, the name.
+  template <typename Key>
+  static std::string uniqueName(std::unordered_map<Key, std::string>& names, Key key, char prefix,
+                                const std::string& name) {
+    auto it = names.find(key);
+    if (it != names.end()) return it->second;
+    std::string n(1, prefix);
+    n += std::to_string(names.size());
+    n += '_';
+    n += identifier(name);
+    return names[key] = n;
   }
-  std::string bufferName(const Buffer& b) {
-    auto it = buffer_names_.find(b.get());
-    if (it != buffer_names_.end()) return it->second;
-    std::string n = "b" + std::to_string(buffer_names_.size()) + "_" + identifier(b->name);
-    return buffer_names_[b.get()] = n;
-  }
+  std::string varName(const VarNode* v) { return uniqueName(var_names_, v, 'v', v->name); }
+  std::string bufferName(const Buffer& b) { return uniqueName(buffer_names_, b.get(), 'b', b->name); }
 
   // Zero-fills the boxes of the buffers reused by the iterations of `loop`
   // (null: the kernel) that may be read before they are written: shared
@@ -397,15 +418,14 @@ class KernelWriter {
   // written since the last barrier, or writes one read since then.
   void seq(const std::vector<Stmt>& stmts, int depth, bool uniform) {
     for (const auto& c : stmts) {
-      SharedUse u;
+      MemoryUse u;
       collectUse(c, u);
-      if (intersects(u.reads, pending_.writes) || intersects(u.writes, pending_.reads)) {
+      if (u.needsBarrierAfter(pending_)) {
         barrier(depth, uniform);
         pending_ = {};
       }
       stmt(c, depth, uniform);
-      pending_.reads.insert(u.reads.begin(), u.reads.end());
-      pending_.writes.insert(u.writes.begin(), u.writes.end());
+      pending_.add(u);
     }
   }
 
@@ -446,12 +466,11 @@ class KernelWriter {
     }
     os_ << "for (" << index_ << " " << v << " = 0; " << v << " < " << expr(l.extent) << "; ++" << v
         << ") {\n";
-    // A loop whose body reads and writes a shared buffer: the next
-    // iteration's writes must wait for this one's reads.
-    SharedUse u;
+    // A loop whose body reads and writes a buffer other threads use: the
+    // next iteration's writes must wait for this one's reads.
+    MemoryUse u;
     collectUse(l.body, u);
-    pending_.reads.insert(u.reads.begin(), u.reads.end());
-    pending_.writes.insert(u.writes.begin(), u.writes.end());
+    pending_.add(u);
     zeroFill(&l, depth + 1, uniform);
     if (l.body->kind == StmtKind::Seq) {
       seq(l.body->as<SeqNode>()->stmts, depth + 1, uniform);
@@ -855,7 +874,7 @@ class KernelWriter {
   bool narrow_;
   CudaKernel launch_;
   BufferBoxes boxes_;
-  SharedUse pending_;
+  MemoryUse pending_;
   std::string block_;
   std::map<const ForNode*, std::vector<Buffer>> zero_fills_;
   std::map<const ForNode*, schedule::CrossThreadReduction> across_;  // loops reducing across threads

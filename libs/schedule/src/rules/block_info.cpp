@@ -1,6 +1,8 @@
 // Classification of blocks for the default rules (see block_info.h).
 #include "block_info.h"
 
+#include <algorithm>
+
 #include "../tree.h"
 
 namespace mlcc::schedule {
@@ -111,6 +113,18 @@ BlockInfo analyzeBlock(const BlockNode& block) {
   else if (ra > 1 || rb > 1)
     info.kind = BlockKind::Gemv;
   return info;
+}
+
+std::vector<const VarNode*> scanStepLoops(const PrimFunc& f) {
+  std::vector<const VarNode*> steps;
+  forEachBlock(f.body, [&](const BlockNode& b, const StmtPath&) {
+    for (const auto& iv : b.iter_vars)
+      if (iv.kind == IterKind::opaque)
+        if (const auto* v = iv.binding->as<VarNode>();
+            v && std::find(steps.begin(), steps.end(), v) == steps.end())
+          steps.push_back(v);
+  });
+  return steps;
 }
 
 }  // namespace mlcc::schedule

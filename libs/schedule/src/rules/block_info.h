@@ -27,4 +27,9 @@ struct BlockInfo {
 
 BlockInfo analyzeBlock(const ir::BlockNode& block);
 
+// The loops that some block under them binds as an opaque iteration
+// variable: the step loops of scans (a recurrence's time steps, legalized
+// as a te scan: step t reads what step t - 1 wrote).
+std::vector<const ir::VarNode*> scanStepLoops(const ir::PrimFunc& f);
+
 }  // namespace mlcc::schedule

@@ -29,8 +29,11 @@ bool guarded(Schedule& sch, const target::Target& target) {
 
 const std::vector<Rule>& cudaRules() {
   static const std::vector<Rule> rules = {
-      {"Matmul", guarded<applyCudaMatmul>},       {"GEMV", guarded<applyCudaGemv>},
-      {"Reduction", guarded<applyCudaReduction>}, {"GeneralReduction", guarded<applyCudaGeneralReduction>},
+      {"Scan", guarded<applyCudaScan>},
+      {"Matmul", guarded<applyCudaMatmul>},
+      {"GEMV", guarded<applyCudaGemv>},
+      {"Reduction", guarded<applyCudaReduction>},
+      {"GeneralReduction", guarded<applyCudaGeneralReduction>},
       {"Fallback", guarded<applyCudaFallback>},
   };
   return rules;

@@ -8,6 +8,7 @@
 
 namespace mlcc::schedule {
 
+bool applyCudaScan(Schedule& sch, const target::Target& target);
 bool applyCudaMatmul(Schedule& sch, const target::Target& target);
 bool applyCudaGemv(Schedule& sch, const target::Target& target);
 bool applyCudaReduction(Schedule& sch, const target::Target& target);

@@ -24,18 +24,6 @@ using namespace ir;
 
 namespace {
 
-// The loop variables of the root's loops that some block under them binds
-// as an opaque iteration variable: the scans' step loops.
-std::vector<const VarNode*> stepLoops(const PrimFunc& f) {
-  std::vector<const VarNode*> steps;
-  forEachBlock(f.body, [&](const BlockNode& b, const StmtPath&) {
-    for (const auto& iv : b.iter_vars)
-      if (iv.kind == IterKind::opaque)
-        if (const auto* v = iv.binding->as<VarNode>()) steps.push_back(v);
-  });
-  return steps;
-}
-
 // The register tile of one step's product: rows of i (its extent `rows`)
 // times vectors of j (`cols`), about kTileAccumulators vector accumulators.
 constexpr int64_t kTileAccumulators = 8;
@@ -70,7 +58,7 @@ bool scheduleStepProduct(Schedule& sch, const BlockRV& block, const std::vector<
 }  // namespace
 
 bool applyScanRule(Schedule& sch, const target::Target& target) {
-  const std::vector<const VarNode*> steps = stepLoops(sch.func());
+  const std::vector<const VarNode*> steps = scanStepLoops(sch.func());
   if (steps.empty()) return false;
   for (const Stage& st : stagesOf(sch.func())) {
     BlockRV block = sch.getBlock(st.name);

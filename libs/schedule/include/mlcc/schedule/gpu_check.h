@@ -36,7 +36,10 @@
 //    enclosing every access (e.g. the outer reduction loop whose steps
 //    reuse the buffer) fixed, thread and other loops over their ranges,
 //    parts of indices bounded by a block's predicate within those bounds;
-//  - `local` buffers (per thread) are used by one kernel only.
+//  - `local` buffers (per thread) are used by one kernel only;
+//  - a kernel with a step of a scan (a block with an opaque iteration
+//    variable) is one thread block: its steps wait for each other at
+//    barriers.
 #pragma once
 
 #include <optional>
