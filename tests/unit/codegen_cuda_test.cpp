@@ -17,6 +17,7 @@
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/verifier.h"
 #include "mlcc/ops/op.h"
+#include "mlcc/schedule/gpu_check.h"
 #include "mlcc/schedule/rules.h"
 #include "mlcc/schedule/script.h"
 #include "mlcc/support/diagnostic.h"
@@ -285,6 +286,46 @@ graph @main(%xw: f32[5, 3, 64], %rt: f32[16, 64], %h0: f32[3, 16], %c0: f32[3, 1
     EXPECT_NE(text.find("0..1 thread_binding(blockIdx.x)"), std::string::npos) << text;
   }
   EXPECT_EQ(scans, 3);
+}
+
+// verifyGpuFunc counts a kernel's shared memory as the code generator
+// declares it (the boxes of schedule/buffer_boxes.h): ResNet-18's stride-2
+// convolution in the CPU pipeline's blocked layout (NCHW16c) passed the
+// check, then needed 52 KiB of shared memory at code generation. For every
+// function, the check passes at exactly the bytes its CUDA C declares and
+// fails one byte below.
+TEST(CudaCodegen, TheGpuCheckCountsSharedMemoryAsTheCudaCDeclaresIt) {
+  ir::Module m = ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%x: f32[1, 256, 14, 14], %w: f32[512, 256, 3, 3], %b: f32[1, 512, 1, 1]) -> f32[1, 512, 7, 7] {
+  dataflow {
+    %c: f32[1, 512, 7, 7] = conv2d(%x, %w, strides = [2, 2], padding = [1, 1, 1, 1])
+    %cb: f32[1, 512, 7, 7] = add(%c, %b)
+    %y: f32[1, 512, 7, 7] = relu(%cb)
+  }
+  return %y
+}
+)",
+                                 "conv.ir");
+  transform::PassContext ctx;
+  transform::runPipeline(m, transform::parsePipeline("convert-layout,fuse-ops,legalize"), ctx);
+  schedule::applyDefaultRules(m, kCuda);
+  int staged = 0;
+  for (const auto* f : primFuncs(m)) {
+    SCOPED_TRACE(f->name);
+    codegen::CudaSource src;
+    ASSERT_NO_THROW(src = codegen::emitCudaSource({f}, kCuda));
+    int64_t bytes = 0;
+    for (const auto& k : src.functions[0].kernels) bytes = std::max(bytes, k.shared_bytes);
+    if (bytes == 0) continue;
+    ++staged;
+    target::Target limit = kCuda;
+    limit.max_shared_memory_bytes = bytes;
+    EXPECT_NO_THROW(schedule::verifyGpuFunc(*f, limit));
+    limit.max_shared_memory_bytes = bytes - 1;
+    EXPECT_THROW(schedule::verifyGpuFunc(*f, limit), Error);
+  }
+  EXPECT_EQ(staged, 1);  // the convolution
 }
 
 // `graph` legalized, then its prim funcs scheduled by the script

@@ -14,6 +14,7 @@
 #include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ir/substitute.h"
+#include "mlcc/schedule/buffer_boxes.h"
 #include "mlcc/support/diagnostic.h"
 #include "tree.h"
 
@@ -42,20 +43,6 @@ int64_t tagLimit(const std::string& tag) {
 
 std::string loopName(const ForNode* f) { return "%" + f->loop_var->name; }
 
-// One dimension of the box an access touches: inclusive bounds, or unknown.
-struct DimBounds {
-  PrimExpr lo, hi;  // null: unknown
-};
-
-// An access to a function-level shared buffer: the first and last index
-// per dimension (in loop variables), the loops around it in the kernel,
-// and the ranges of the predicate-bounded parts.
-struct SharedAccess {
-  std::vector<PrimExpr> lo, hi;
-  std::vector<const ForNode*> loops;
-  std::vector<std::pair<Var, int64_t>> pred_ranges;
-};
-
 struct Kernel {
   const ForNode* root = nullptr;
   std::string first_block;                     // for messages
@@ -63,9 +50,7 @@ struct Kernel {
   // Reduction blocks writing outside `local`, with the thread axes their
   // outputs depend on.
   std::vector<std::pair<std::string, std::set<std::string>>> reductions;
-  // Function-level shared buffers: their accesses.
-  std::map<const BufferNode*, std::vector<SharedAccess>> shared_accesses;
-  std::vector<Buffer> shared_order;
+  Stmt root_stmt;  // the same loop
   // Shared buffers allocated by blocks of the kernel.
   std::vector<Buffer> block_shared;
   // The dtypes of its reductions across threads (a scratch of one element
@@ -101,7 +86,7 @@ class Checker {
   void visit(const Stmt& s) {
     if (!s) return;
     switch (s->kind) {
-      case StmtKind::For: visitFor(*s->as<ForNode>()); return;
+      case StmtKind::For: visitFor(*s->as<ForNode>(), s); return;
       case StmtKind::Block: visitBlock(*s->as<BlockNode>()); return;
       case StmtKind::Seq:
         for (const auto& c : s->as<SeqNode>()->stmts) visit(c);
@@ -121,12 +106,13 @@ class Checker {
     }
   }
 
-  void visitFor(const ForNode& f) {
+  void visitFor(const ForNode& f, const Stmt& stmt) {
     bool starts_kernel = false;
     if (f.loop_kind == LoopKind::thread_binding) {
       if (!kernel_) {
         kernel_.emplace();
         kernel_->root = &f;
+        kernel_->root_stmt = stmt;
         starts_kernel = true;
       }
       checkThreadLoop(f);
@@ -226,12 +212,10 @@ class Checker {
       has_thread |= isThreadIdx(l->thread_tag);
     }
     if ((!has_block || !has_thread) && scan_)
-      fail(
-          "block \"" + scan_->name +
-          "\" is a step of a scan (a serial loop over steps, as a recurrent op's time steps legalize to) "
-          "outside "
-          "a GPU kernel: a scan runs in a kernel of one thread block, its step loop inside (as the cuda Scan "
-          "rule schedules it)");
+      fail("block \"" + scan_->name +
+           "\" is a step of a scan (a serial loop over steps, as a recurrent op's time steps legalize to) "
+           "outside a GPU kernel: a scan runs in a kernel of one thread block, its step loop inside (as the "
+           "cuda Scan rule schedules it)");
     if (!has_block || !has_thread)
       fail(name + " is not inside a GPU kernel: it is not under " +
            std::string(!has_block ? "a loop bound to blockIdx.*" : "a loop bound to threadIdx.*") +
@@ -268,29 +252,7 @@ class Checker {
       if (global_write) kernel_->reductions.push_back({b.name, covered});
     }
 
-    // The regions and the body see iteration variables as their bindings,
-    // where a part bounded by the predicate (`%f * 224 + %t < 576` after a
-    // fuse and a split) is a variable over that range: the boxes of the
-    // accesses are then as tight as the predicate makes them.
-    size_t ranges_before = pred_ranges_.size();
-    std::vector<std::pair<PrimExpr, Var>> cuts;
-    if (b.predicate)
-      for (const auto& [part, extent] :
-           predicateBounds(ir::substitute(b.predicate, subst_), kernelAnalyzer())) {
-        Var z = makeVar("bounded");
-        pred_ranges_.push_back({z, extent});
-        cuts.push_back({part, z});
-      }
-    std::vector<const VarNode*> added;
-    for (const auto& iv : b.iter_vars) {
-      PrimExpr binding = ir::substitute(iv.binding, subst_);
-      for (const auto& [part, z] : cuts) binding = replaceBoundedPart(binding, part, z, kernelAnalyzer());
-      subst_[iv.var.get()] = binding;
-      deps_[iv.var.get()] = threadDeps(iv.binding);
-      added.push_back(iv.var.get());
-    }
-
-    // Accesses to shared and local buffers.
+    // Local buffers of the function belong to one kernel.
     for (const auto* regions : {&b.reads, &b.writes})
       for (const auto& r : *regions) noteAccess(b, r);
     for (const auto& a : b.alloc_buffers) {
@@ -298,108 +260,33 @@ class Checker {
       if (a->scope == StorageScope::shared) kernel_->block_shared.push_back(a);
     }
 
+    std::vector<const VarNode*> added;
+    for (const auto& iv : b.iter_vars) {
+      deps_[iv.var.get()] = threadDeps(iv.binding);
+      added.push_back(iv.var.get());
+    }
     blocks_.push_back(&b);
     visit(b.init);
     visit(b.body);
     blocks_.pop_back();
-    pred_ranges_.resize(ranges_before);
-    for (const auto* v : added) {
-      subst_.erase(v);
-      deps_.erase(v);
-    }
-  }
-
-  // Every loop of the kernel but the blockIdx ones over its range, and the
-  // variables that stand for predicate-bounded parts of bindings.
-  Analyzer kernelAnalyzer() const {
-    Analyzer az;
-    for (const ForNode* l : kernel_loops_)
-      if (!isBlockIdx(l->thread_tag)) az.bind(l->loop_var, makeInt(0), l->extent);
-    for (const auto& [z, extent] : pred_ranges_) az.bind(z, 0, extent);
-    return az;
+    for (const auto* v : added) deps_.erase(v);
   }
 
   void noteAccess(const BlockNode& b, const BufferRegion& r) {
     const BufferNode* buf = r.buffer.get();
-    if (block_allocs_.count(buf) || !function_allocs_.count(buf)) return;
-    if (buf->scope == StorageScope::local) {
-      auto [it, fresh] = local_kernel_.emplace(buf, kernel_->root);
-      if (!fresh && it->second != kernel_->root)
-        fail("local buffer %" + buf->name + " is used by block \"" + b.name + "\" in " + kernelName() +
-             " and by another kernel (a local buffer lives in the registers of one thread)");
-      return;
-    }
-    if (buf->scope != StorageScope::shared) return;
-    SharedAccess a;
-    for (const auto& rg : r.region) {
-      a.lo.push_back(ir::substitute(rg.min, subst_));
-      a.hi.push_back(ir::substitute(
-          makeBinary(BinaryOp::Sub, makeBinary(BinaryOp::Add, rg.min, rg.extent), makeInt(1)), subst_));
-    }
-    a.loops = kernel_loops_;
-    a.pred_ranges = pred_ranges_;
-    auto& accesses = kernel_->shared_accesses[buf];
-    if (accesses.empty()) kernel_->shared_order.push_back(r.buffer);
-    accesses.push_back(std::move(a));
+    if (block_allocs_.count(buf) || !function_allocs_.count(buf) || buf->scope != StorageScope::local) return;
+    auto [it, fresh] = local_kernel_.emplace(buf, kernel_->root);
+    if (!fresh && it->second != kernel_->root)
+      fail("local buffer %" + buf->name + " is used by block \"" + b.name + "\" in " + kernelName() +
+           " and by another kernel (a local buffer lives in the registers of one thread)");
   }
 
-  // The boxes of the accesses to a function-level shared buffer in one
-  // thread block. As a compiler allocates the buffer at the innermost loop
-  // enclosing all its accesses, the serial loops enclosing them all are
-  // fixed there (a copy at each step of a reduction reuses the buffer), as
-  // are the blockIdx loops; thread loops and the other loops run over their
-  // ranges.
-  static std::vector<std::vector<DimBounds>> boxesOf(const std::vector<SharedAccess>& accesses) {
-    size_t common = accesses[0].loops.size();
-    for (const auto& a : accesses) {
-      size_t k = 0;
-      while (k < common && k < a.loops.size() && a.loops[k] == accesses[0].loops[k]) ++k;
-      common = k;
-    }
-    std::vector<std::vector<DimBounds>> boxes;
-    for (const auto& a : accesses) {
-      Analyzer az;
-      for (size_t k = 0; k < a.loops.size(); ++k) {
-        const ForNode* l = a.loops[k];
-        bool thread = l->loop_kind == LoopKind::thread_binding;
-        if (isBlockIdx(l->thread_tag) || (k < common && !thread)) continue;
-        az.bind(l->loop_var, makeInt(0), l->extent);
-      }
-      for (const auto& [z, extent] : a.pred_ranges) az.bind(z, 0, extent);
-      std::vector<DimBounds> box;
-      for (size_t d = 0; d < a.lo.size(); ++d) {
-        auto blo = az.bounds(a.lo[d]), bhi = az.bounds(a.hi[d]);
-        box.push_back(blo && bhi ? DimBounds{blo->min, bhi->max} : DimBounds{});
-      }
-      boxes.push_back(std::move(box));
-    }
-    return boxes;
-  }
-
-  // The extent of the union of the boxes along dimension d: the largest
-  // hi_i - lo_j + 1, or -1 when some difference is not a constant.
-  static int64_t unionExtent(const std::vector<std::vector<DimBounds>>& boxes, size_t d) {
-    int64_t extent = -1;
-    for (const auto& bi : boxes)
-      for (const auto& bj : boxes) {
-        int64_t diff;
-        if (!bi[d].hi || !bj[d].lo ||
-            !asConstInt(simplify(makeBinary(BinaryOp::Sub, bi[d].hi, bj[d].lo)), &diff))
-          return -1;
-        extent = std::max(extent, diff + 1);
-      }
-    return extent;
-  }
-
-  // Bytes a shared buffer takes in a thread block.
-  int64_t sharedBytes(const Buffer& buf, const std::vector<std::vector<DimBounds>>* boxes) const {
+  // Bytes of a block-level shared buffer (its declared size).
+  int64_t declaredBytes(const Buffer& buf) const {
     int64_t elems = 1;
     for (size_t d = 0; d < buf->shape.size(); ++d) {
-      int64_t declared = -1;
-      asConstInt(buf->shape[d], &declared);
-      int64_t extent = boxes ? unionExtent(*boxes, d) : -1;
-      if (extent < 0 || (declared >= 0 && extent > declared)) extent = declared;
-      if (extent < 0)
+      int64_t extent;
+      if (!asConstInt(buf->shape[d], &extent))
         fail("shared buffer %" + buf->name + " used in " + kernelName() +
              " has a size that is not a constant (dimension " + std::to_string(d) + ")");
       elems *= extent;
@@ -446,11 +333,22 @@ class Checker {
       bytes += n;
       list += (list.empty() ? "" : ", ") + ("%" + b->name) + " " + std::to_string(n);
     };
-    for (const auto& b : kernel_->shared_order) {
-      auto boxes = boxesOf(kernel_->shared_accesses.at(b.get()));
-      add(b, sharedBytes(b, &boxes));
+    // A function-level shared buffer takes the box one thread block uses,
+    // as code generation declares it (buffer_boxes.h).
+    BufferBoxes boxes;
+    try {
+      boxes = computeBufferBoxes(f_, kernel_->root_stmt);
+    } catch (const Error& e) {
+      fail(kernelName() + ": " + e.what());
     }
-    for (const auto& b : kernel_->block_shared) add(b, sharedBytes(b, nullptr));
+    for (const auto& b : f_.allocs) {
+      auto it = boxes.boxes.find(b.get());
+      if (b->scope != StorageScope::shared || it == boxes.boxes.end()) continue;
+      int64_t elems = 1;
+      for (int64_t e : it->second.extent) elems *= e;
+      add(b, elems * dtypeBytes(b->dtype));
+    }
+    for (const auto& b : kernel_->block_shared) add(b, declaredBytes(b));
     for (DType t : kernel_->reduction_scratch) {
       bytes += threads * dtypeBytes(t);
       list += (list.empty() ? "" : ", ") +
@@ -466,15 +364,13 @@ class Checker {
   const BlockNode* scan_ = nullptr;  // a block with an opaque iteration variable (a scan's step)
   const target::Target& t_;
   std::optional<Kernel> kernel_;
-  std::vector<const ForNode*> thread_loops_;            // enclosing thread-bound loops
-  std::vector<const ForNode*> kernel_loops_;            // enclosing loops inside the current kernel
-  std::vector<const BlockNode*> blocks_;                // enclosing blocks
-  std::unordered_map<const VarNode*, PrimExpr> subst_;  // iteration variable -> binding
+  std::vector<const ForNode*> thread_loops_;  // enclosing thread-bound loops
+  std::vector<const ForNode*> kernel_loops_;  // enclosing loops inside the current kernel
+  std::vector<const BlockNode*> blocks_;      // enclosing blocks
   std::unordered_map<const VarNode*, std::set<const ForNode*>> deps_;  // iteration variable -> thread loops
   std::set<const BufferNode*> function_allocs_, block_allocs_;
   std::map<const BufferNode*, const ForNode*> local_kernel_;
-  std::vector<std::pair<Var, int64_t>> pred_ranges_;  // predicate-bounded parts: [0, extent)
-  int conditionals_ = 0;                              // enclosing ifs
+  int conditionals_ = 0;  // enclosing ifs
 };
 
 // The buffers stores under `s` write and loads under it read (block read

@@ -12,13 +12,13 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "cuda/buffer_boxes.h"
 #include "mlcc/codegen/cuda.h"
 #include "mlcc/ir/alloc_analysis.h"
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/dtype.h"
 #include "mlcc/ir/expr_functor.h"
 #include "mlcc/ir/substitute.h"
+#include "mlcc/schedule/buffer_boxes.h"
 #include "mlcc/schedule/gpu_check.h"
 #include "mlcc/support/diagnostic.h"
 
@@ -221,7 +221,7 @@ class KernelWriter {
     k.name = name;
     collectLaunch(root, k);
     launch_ = k;
-    boxes_ = computeBufferBoxes(f_, root);
+    boxes_ = schedule::computeBufferBoxes(f_, root);
     os_ << "extern \"C\" __global__ void " << name << "(";
     std::vector<std::string> params;
     auto param = [&](const Buffer& b) {
@@ -671,7 +671,7 @@ class KernelWriter {
   // buf[flat index], relative to the buffer's box in this kernel for
   // compacted shared and local buffers.
   // The compacted box of a shared or local buffer in this kernel, or null.
-  const BufferBox* boxOf(const Buffer& b) const {
+  const schedule::BufferBox* boxOf(const Buffer& b) const {
     auto it = boxes_.boxes.find(b.get());
     return b->scope != StorageScope::global && it != boxes_.boxes.end() ? &it->second : nullptr;
   }
@@ -680,7 +680,7 @@ class KernelWriter {
   // or the buffer's shape.
   std::vector<int64_t> accessExtents(const Buffer& b, size_t rank) const {
     std::vector<int64_t> extent(rank);
-    const BufferBox* box = boxOf(b);
+    const schedule::BufferBox* box = boxOf(b);
     for (size_t d = 0; d < rank; ++d) {
       if (box) {
         extent[d] = box->extent[d];
@@ -696,14 +696,14 @@ class KernelWriter {
   // simplified (the offset within a thread's registers is then a constant
   // once unrolled); null when the box starts at 0 (the index as written).
   PrimExpr boxRelative(const Buffer& b, size_t d, const PrimExpr& in_loops) const {
-    const BufferBox* box = boxOf(b);
+    const schedule::BufferBox* box = boxOf(b);
     if (!box || isZero(box->base[d])) return in_loops;
     return Analyzer().simplify(makeBinary(BinaryOp::Sub, in_loops, box->base[d]));
   }
 
   std::string access(const Buffer& b, const std::vector<PrimExpr>& indices) {
     const std::vector<int64_t> extent = accessExtents(b, indices.size());
-    const BufferBox* box = boxOf(b);
+    const schedule::BufferBox* box = boxOf(b);
     std::string flat;
     for (size_t d = 0; d < indices.size(); ++d) {
       std::string idx = box && !isZero(box->base[d])
@@ -873,7 +873,7 @@ class KernelWriter {
   const char* index_;
   bool narrow_;
   CudaKernel launch_;
-  BufferBoxes boxes_;
+  schedule::BufferBoxes boxes_;
   MemoryUse pending_;
   std::string block_;
   std::map<const ForNode*, std::vector<Buffer>> zero_fills_;

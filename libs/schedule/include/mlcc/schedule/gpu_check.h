@@ -29,13 +29,10 @@
 //    index, so nothing under the inner one may use the outer one;
 //  - the shared memory a kernel needs is at most
 //    target::Target::max_shared_memory_bytes: for a block-level `shared`
-//    buffer its declared size; a function-level one (as cache_read and set_scope make
-//    them, full-size) counts the box one thread block touches at a time,
-//    as code generation allocates it compacted at the innermost loop
-//    enclosing all its accesses: the blockIdx loops and the serial loops
-//    enclosing every access (e.g. the outer reduction loop whose steps
-//    reuse the buffer) fixed, thread and other loops over their ranges,
-//    parts of indices bounded by a block's predicate within those bounds;
+//    buffer its declared size; for a function-level one (as cache_read and
+//    set_scope make them, full-size) the box one thread block uses at a
+//    time, as code generation declares it (buffer_boxes.h); the scratch of
+//    its reductions across threads;
 //  - `local` buffers (per thread) are used by one kernel only;
 //  - a kernel with a step of a scan (a block with an opaque iteration
 //    variable) is one thread block: its steps wait for each other at

@@ -1,5 +1,5 @@
 // Boxes of shared and local buffers per kernel (see buffer_boxes.h).
-#include "cuda/buffer_boxes.h"
+#include "mlcc/schedule/buffer_boxes.h"
 
 #include <algorithm>
 #include <functional>
@@ -12,7 +12,7 @@
 #include "mlcc/schedule/gpu_check.h"
 #include "mlcc/support/diagnostic.h"
 
-namespace mlcc::codegen {
+namespace mlcc::schedule {
 
 using namespace ir;
 
@@ -65,7 +65,7 @@ class AccessCollector {
           for (const ForNode* l : loops_)
             if (l->thread_tag == tag && !az.isBound(v)) az.bind(v, makeInt(0), l->extent);
         if (b->predicate)
-          for (const auto& [part, extent] : schedule::predicateBounds(substitute(b->predicate, subst_), az)) {
+          for (const auto& [part, extent] : predicateBounds(substitute(b->predicate, subst_), az)) {
             Var z = makeVar("bounded");
             bounded_.push_back({z, extent});
             cuts.push_back({part, z});
@@ -141,11 +141,8 @@ BufferBoxes computeBufferBoxes(const PrimFunc& f, const Stmt& root) {
   c.stmt(root);
   for (const auto& [buf, accesses] : c.accesses) {
     const bool shared = buf->scope == StorageScope::shared;
-    std::vector<int64_t> declared(buf->shape.size());
-    for (size_t d = 0; d < declared.size(); ++d)
-      if (!asConstInt(buf->shape[d], &declared[d]))
-        throw Error("in prim @" + f.name + ": " + scopeName(buf->scope) + " buffer %" + buf->name +
-                    " has a symbolic shape");
+    std::vector<int64_t> declared(buf->shape.size(), -1);  // -1: symbolic
+    for (size_t d = 0; d < declared.size(); ++d) asConstInt(buf->shape[d], &declared[d]);
     size_t common = accesses[0].loops.size();
     for (const auto& a : accesses) {
       size_t k = 0;
@@ -205,12 +202,16 @@ BufferBoxes computeBufferBoxes(const PrimFunc& f, const Stmt& root) {
         lo = std::min(lo, a);
         hi = std::max(hi, b);
       }
-      if (ok && hi - lo + 1 < declared[d]) {
+      if (ok && (declared[d] < 0 || hi - lo + 1 < declared[d])) {
         box.base.push_back(plain.simplify(makeBinary(BinaryOp::Add, base, makeInt(lo))));
         box.extent.push_back(hi - lo + 1);
-      } else {
+      } else if (declared[d] >= 0) {
         box.base.push_back(makeInt(0));
         box.extent.push_back(declared[d]);
+      } else {
+        throw Error("in prim @" + f.name + ": " + scopeName(buf->scope) + " buffer %" + buf->name +
+                    " has a symbolic shape, and the part of dimension " + std::to_string(d) +
+                    " a kernel uses is not of a constant size");
       }
     }
     for (size_t k = 0; k < common; ++k) {
@@ -236,4 +237,4 @@ BufferBoxes computeBufferBoxes(const PrimFunc& f, const Stmt& root) {
   return out;
 }
 
-}  // namespace mlcc::codegen
+}  // namespace mlcc::schedule

@@ -5,8 +5,8 @@
 // access of the buffer (the outer reduction loop whose steps refill a
 // shared tile), are fixed; the other loops run over their ranges, and so do
 // the threadIdx loops for shared buffers (the threads of a block share it)
-// but not for local ones. This is the rule schedule/gpu_check.h sizes
-// shared memory by.
+// but not for local ones. verifyGpuFunc (gpu_check.h) sizes shared memory
+// by these boxes, as the cuda code generator declares them.
 //
 // Loops bound to one thread axis are the same hardware index: the boxes
 // are expressed in one variable per axis (`thread_vars`), with every loop
@@ -23,7 +23,7 @@
 
 #include "mlcc/ir/stmt.h"
 
-namespace mlcc::codegen {
+namespace mlcc::schedule {
 
 struct BufferBox {
   std::vector<ir::PrimExpr> base;  // per dimension, in fixed loops' and thread_vars' variables
@@ -45,7 +45,7 @@ struct BufferBoxes {
 
 // The boxes of f's function-level shared and local buffers in the kernel
 // rooted at `root` (a thread-bound loop at the top of f). Throws
-// mlcc::Error for a buffer of symbolic shape.
+// mlcc::Error for a buffer of symbolic shape whose box is not constant.
 BufferBoxes computeBufferBoxes(const ir::PrimFunc& f, const ir::Stmt& root);
 
-}  // namespace mlcc::codegen
+}  // namespace mlcc::schedule
