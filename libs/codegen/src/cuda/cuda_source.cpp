@@ -538,6 +538,27 @@ class KernelWriter {
     return true;
   }
 
+  // A block's iteration variables, as constants of their bindings.
+  void iterationVariables(const BlockNode& b, int depth) {
+    for (const auto& iv : b.iter_vars) {
+      indent(depth);
+      os_ << "const " << (iv.var->dtype == DType::i64 ? index_ : cType(iv.var->dtype, where())) << " "
+          << varName(iv.var.get()) << " = " << expr(iv.binding) << ";\n";
+      bindings_[iv.var.get()] = substitute(iv.binding, bindings_);
+    }
+  }
+
+  // A block's init, run where the reduce variables `first` are all 0.
+  void init(const BlockNode& b, const std::vector<Var>& first, int depth) {
+    std::string cond;
+    for (const auto& v : first) cond += (cond.empty() ? "" : " && ") + varName(v.get()) + " == 0";
+    indent(depth);
+    os_ << "if (" << (cond.empty() ? "true" : cond) << ") {\n";
+    stmt(b.init, depth + 1, false);
+    indent(depth);
+    os_ << "}\n";
+  }
+
   static std::string scratchName(DType t) { return "mlcc_scratch_" + std::string(dtypeName(t)); }
 
   // Block r.block reduced across the threads of loop l's axis (gpu_check.h's
@@ -555,12 +576,7 @@ class KernelWriter {
                   "(under an if or a block predicate); not supported by the cuda target yet");
     indent(depth);
     os_ << "{  // block \"" << b.name << "\", reduced across " << l.thread_tag << "\n";
-    for (const auto& iv : b.iter_vars) {
-      indent(depth + 1);
-      os_ << "const " << (iv.var->dtype == DType::i64 ? index_ : cType(iv.var->dtype, where())) << " "
-          << varName(iv.var.get()) << " = " << expr(iv.binding) << ";\n";
-      bindings_[iv.var.get()] = substitute(iv.binding, bindings_);
-    }
+    iterationVariables(b, depth + 1);
     const DType t = r.form.out->dtype;
     const std::string type = cType(t, where());
     Var term = makeVar("term", t), total = makeVar("total", t);
@@ -592,16 +608,7 @@ class KernelWriter {
       cond += (cond.empty() ? "" : " && ") + std::string("(int)") + l.thread_tag + " == 0";
     indent(depth + 1);
     os_ << "if (" << (cond.empty() ? "true" : cond) << ") {\n";
-    if (b.init) {
-      std::string first;
-      for (const auto& v : r.other_reduce)
-        first += (first.empty() ? "" : " && ") + varName(v.get()) + " == 0";
-      indent(depth + 2);
-      os_ << "if (" << (first.empty() ? "true" : first) << ") {\n";
-      stmt(b.init, depth + 3, false);
-      indent(depth + 2);
-      os_ << "}\n";
-    }
+    if (b.init) init(b, r.other_reduce, depth + 2);
     stmt(makeStore(r.form.out, r.form.indices,
                    schedule::combineReduction(r.form, makeLoad(r.form.out, r.form.indices), total)),
          depth + 2, false);
@@ -621,12 +628,7 @@ class KernelWriter {
                   "routines: tensorize for the llvm target");
     indent(depth);
     os_ << "{  // block \"" << b.name << "\"\n";
-    for (const auto& iv : b.iter_vars) {
-      indent(depth + 1);
-      os_ << "const " << (iv.var->dtype == DType::i64 ? index_ : cType(iv.var->dtype, where())) << " "
-          << varName(iv.var.get()) << " = " << expr(iv.binding) << ";\n";
-      bindings_[iv.var.get()] = substitute(iv.binding, bindings_);
-    }
+    iterationVariables(b, depth + 1);
     for (const auto& a : b.alloc_buffers) {
       if (a->scope != StorageScope::local)
         throw Error(where() + ": block-level " + scopeName(a->scope) + " buffer %" + a->name +
@@ -648,15 +650,10 @@ class KernelWriter {
       uniform = false;
     }
     if (b.init) {
-      std::string cond;
+      std::vector<Var> reduce;
       for (const auto& iv : b.iter_vars)
-        if (iv.kind == IterKind::reduce)
-          cond += std::string(cond.empty() ? "" : " && ") + varName(iv.var.get()) + " == 0";
-      indent(inner);
-      os_ << "if (" << (cond.empty() ? "true" : cond) << ") {\n";
-      stmt(b.init, inner + 1, false);
-      indent(inner);
-      os_ << "}\n";
+        if (iv.kind == IterKind::reduce) reduce.push_back(iv.var);
+      init(b, reduce, inner);
     }
     stmt(b.body, inner, uniform);
     if (b.predicate) {

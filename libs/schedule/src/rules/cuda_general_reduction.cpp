@@ -142,35 +142,28 @@ bool applyCudaGeneralReduction(Schedule& sch, const target::Target& target) {
   auto blocks = gpu::topLevelBlocks(sch.func());
   if (reductions.size() < 2 || blocks.empty()) return false;
   const std::string anchor = blocks.back()->name;
-  {
-    size_t rows = leadingSpatial(sch.func(), anchor);
-    std::vector<std::string> before_output;
-    for (const auto& name : reductions)
-      if (name != anchor) {
-        rows = std::min(rows, leadingSpatial(sch.func(), name));
-        before_output.push_back(name);
-      }
-    if (rows > 0 &&
-        gpu::attempt(sch, [&](Schedule& s) { rowsAcrossThreads(s, target, anchor, before_output, rows); }))
-      return true;
-  }
+  // The rows: as many leading loops of the output block as every reduction
+  // has spatial loops.
+  size_t rows = leadingSpatial(sch.func(), anchor);
+  std::vector<std::string> before_output;
+  for (const auto& name : reductions)
+    if (name != anchor) {
+      rows = std::min(rows, leadingSpatial(sch.func(), name));
+      before_output.push_back(name);
+    }
+  if (rows == 0) return false;
+  if (gpu::attempt(sch, [&](Schedule& s) { rowsAcrossThreads(s, target, anchor, before_output, rows); }))
+    return true;
   // Each reduction but the output accumulates in a register and stores its
   // row's result once (cache_write: a copy block after it), not in shared
   // memory at every step, which took a barrier per step.
-  for (const auto& name : reductions)
-    if (name != anchor)
-      gpu::attempt(sch, [&](Schedule& s) { s.cacheWrite(s.getBlock(name), 0, ir::StorageScope::local); });
+  for (const auto& name : before_output)
+    gpu::attempt(sch, [&](Schedule& s) { s.cacheWrite(s.getBlock(name), 0, ir::StorageScope::local); });
   const ir::PrimFunc& f = sch.func();
   std::vector<std::string> others;
   for (const auto* b : gpu::topLevelBlocks(f))
     if (b->name != anchor) others.push_back(b->name);
 
-  // The rows: as many leading loops of the output block as every reduction
-  // has spatial loops.
-  size_t rows = leadingSpatial(f, anchor);
-  for (const auto& name : reductions)
-    if (name != anchor) rows = std::min(rows, leadingSpatial(f, name));
-  if (rows == 0) return false;
   std::vector<const ir::ForNode*> nest = gpu::loopsOf(f, anchor);
   // The innermost row loop that is not a unit loop is split by R.
   size_t split_at = rows - 1;
