@@ -3,6 +3,7 @@
 // loops, many calls), the profiling hooks, and the BLAS kernels against a
 // naive reference on shapes that run on one thread and split over the pool.
 #include <gtest/gtest.h>
+#include <sched.h>
 
 #include <atomic>
 #include <chrono>
@@ -115,6 +116,32 @@ void outerChunk(void* closure, int64_t begin, int64_t end) {
         &probe);
     n->total += inner.load();
   }
+}
+
+// A new worker starts away from the caller's CPU (a thread starts on its
+// creator's, and the scheduler may take long to move it), then may run
+// anywhere again: every piece runs with the process's whole CPU set.
+struct Affinity {
+  std::mutex mu;
+  std::vector<int> cpus_allowed;  // per piece
+};
+
+void affinityPiece(void* closure, int64_t, int64_t) {
+  auto* a = static_cast<Affinity*>(closure);
+  cpu_set_t set;
+  ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
+  std::lock_guard<std::mutex> lk(a->mu);
+  a->cpus_allowed.push_back(CPU_COUNT(&set));
+}
+
+TEST(ThreadPool, WorkersAreNotPinned) {
+  cpu_set_t process;
+  ASSERT_EQ(sched_getaffinity(0, sizeof process, &process), 0);
+  ThreadPool pool(3);
+  Affinity a;
+  for (int rep = 0; rep < 20; ++rep) pool.parallelFor(12, affinityPiece, &a);
+  ASSERT_EQ(a.cpus_allowed.size(), 20u * 12u);
+  for (int n : a.cpus_allowed) EXPECT_EQ(n, CPU_COUNT(&process));
 }
 
 TEST(ThreadPool, NestedLoopsRunSeriallyOnTheCallingThread) {
