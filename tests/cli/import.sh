@@ -86,6 +86,7 @@ if python_has onnx; then
   check "an attribute no converter reads fails" fails_saying "(Relu): attribute 'alpha' is not supported" "$tmp/ops/err_unknown_attribute.onnx" -o "$tmp/ops/u.ir"
   check "a 3-D Conv whose depth window exceeds the depth fails" fails_saying "(Conv): the depth window (7) is larger than the padded depth (5)" "$tmp/ops/err_conv3d_depth_window.onnx" -o "$tmp/ops/u.ir"
   check "a ConvTranspose output_shape that is not a size fails" fails_saying "(ConvTranspose): output_shape\\[1\\] is -9223372036854775808, not a positive size" "$tmp/ops/err_convtranspose_output_shape.onnx" -o "$tmp/ops/u.ir"
+  check "a NaN in a crop-and-resize roi fails" fails_saying "(Resize): roi value nan is not a finite number" "$tmp/ops/err_resize_crop_roi_nan.onnx" -o "$tmp/ops/u.ir"
   check "a 3-D ConvTranspose whose depth padding leaves no depth fails" fails_saying "(ConvTranspose): the depth padding (4, 4) leaves no output depth" "$tmp/ops/err_convtranspose3d_depth_pads.onnx" -o "$tmp/ops/u.ir"
   check "an input no converter reads fails" fails_saying "(Reshape): input 2 ('x') is not supported" "$tmp/ops/err_unread_input.onnx" -o "$tmp/ops/u.ir"
   check "no output for ignored attributes and inputs" absent "$tmp/ops/u.ir"

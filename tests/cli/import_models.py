@@ -560,6 +560,11 @@ save("resize_crop_nearest", [N("Resize", ["x", "roi", "", "sizes"], ["y"], mode=
                                coordinate_transformation_mode="tf_crop_and_resize", nearest_mode="round_prefer_ceil",
                                extrapolation_value=-7.0)],
      xr, [1, 2, 4, 5], yr, inits=[("roi", roi), ("sizes", np.array([1, 2, 4, 5], np.int64))], expect=["matmul"])
+# Fuzz finding: a NaN in the roi made a sample position NaN, cast to an integer (UB).
+save("err_resize_crop_roi_nan", [N("Resize", ["x", "roi", "", "sizes"], ["y"], mode="linear",
+                                   coordinate_transformation_mode="tf_crop_and_resize")],
+     xr, [1, 2, 4, 5], None,
+     inits=[("roi", np.array([0, 0, np.nan, 0, 1, 1, 1, 1], np.float32)), ("sizes", np.array([1, 2, 4, 5], np.int64))])
 
 # The ai.onnx.ml domain: Binarizer on integers with a negative non-integer
 # threshold (x > -1.5), and ArrayFeatureExtractor picking columns (one

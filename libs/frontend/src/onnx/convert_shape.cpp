@@ -165,6 +165,8 @@ ValuePtr cropAndResize(NodeCtx& c, const ValuePtr& x, const std::vector<int64_t>
   const std::vector<double> given = c.constFloats(1, "roi");
   if (given.size() != 2 * axes.size())
     c.fail("roi must have " + std::to_string(2 * axes.size()) + " values (starts, then ends)");
+  for (double v : given)
+    if (!std::isfinite(v)) c.fail("roi value " + std::to_string(v) + " is not a finite number");
   std::vector<double> start(4, 0.0), end(4, 1.0);
   for (size_t k = 0; k < axes.size(); ++k) {
     start[static_cast<size_t>(axes[k])] = given[k];
@@ -187,6 +189,9 @@ ValuePtr cropAndResize(NodeCtx& c, const ValuePtr& x, const std::vector<int64_t>
       const double src =
           (out_len == 1 ? (b - a) * span / 2 : static_cast<double>(o) * (b - a) * span / (out_len - 1)) +
           a * span;
+      if (!std::isfinite(src))
+        c.fail("output " + std::to_string(o) + " of spatial axis " + std::to_string(i) +
+               " samples no input position (the roi and scales give " + std::to_string(src) + ")");
       if (src < 0 || src > span) {
         outside[i][static_cast<size_t>(o)] = true;
         continue;
