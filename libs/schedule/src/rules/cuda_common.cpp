@@ -256,6 +256,14 @@ std::optional<int64_t> extentOfRole(const PrimFunc& f, const std::string& block,
   return product;
 }
 
+void splitOverThreads(Schedule& sch, const std::string& block, size_t outer, const ExprRV& threads) {
+  BlockRV rv = sch.getBlock(block);
+  std::vector<LoopRV> loops = sch.getLoops(rv);
+  std::vector<LoopRV> inner(loops.begin() + static_cast<std::ptrdiff_t>(outer), loops.end());
+  if (inner.empty()) inner.push_back(sch.addUnitLoop(rv));
+  sch.bind(sch.split(gpu::fuseLoops(sch, inner), {std::nullopt, threads})[1], "threadIdx.x");
+}
+
 std::vector<std::string> injectiveConsumers(const PrimFunc& f, const std::string& producer) {
   std::vector<Buffer> written = writeBuffers(*findBlockNode(f, producer));
   std::vector<std::string> consumers;
@@ -344,10 +352,7 @@ bool scheduleReduction(Schedule& sch, const std::string& name, const target::Tar
       all = false;
       continue;
     }
-    std::vector<LoopRV> c_loops = sch.getLoops(rv);
-    std::vector<LoopRV> inner(c_loops.begin() + 1, c_loops.end());
-    if (inner.empty()) inner.push_back(sch.addUnitLoop(rv));
-    sch.bind(sch.split(fuseLoops(sch, inner), {std::nullopt, threads})[1], "threadIdx.x");
+    splitOverThreads(sch, c, 1, threads);
   }
   if (all && written.size() == 1 && !isParam(sch.func(), written[0])) {
     BlockRV rv = sch.getBlock(name);

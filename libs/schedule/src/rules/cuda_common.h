@@ -113,6 +113,11 @@ int inlineInjective(Schedule& sch, const std::vector<ir::Buffer>& keep = {});
 // the block has no spatial loop or its nest is not of that form.
 bool bindBlockFallback(Schedule& sch, const std::string& block, const target::Target& t, bool with_consumers);
 
+// Fuses the loops of `block` below its first `outer` (a unit loop where
+// there are none), splits them by `threads` (a predicate where they run
+// fewer iterations) and binds the inner part to threadIdx.x.
+void splitOverThreads(Schedule& sch, const std::string& block, size_t outer, const ExprRV& threads);
+
 // The injective top-level blocks after `producer` that read what it writes.
 std::vector<std::string> injectiveConsumers(const ir::PrimFunc& f, const std::string& producer);
 

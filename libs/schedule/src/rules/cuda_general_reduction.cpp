@@ -55,17 +55,6 @@ void bindInside(Schedule& sch, const std::string& block, size_t outer, const Fac
   sch.bind(sch.split(fused, {std::nullopt, threads})[1], "threadIdx.x");
 }
 
-// Fuses the loops of `block` below its first `outer` (a unit loop where
-// there are none), splits them by `threads` and binds the inner part to
-// threadIdx.x.
-void splitOverThreads(Schedule& sch, const std::string& block, size_t outer, const ExprRV& threads) {
-  BlockRV rv = sch.getBlock(block);
-  std::vector<LoopRV> loops = sch.getLoops(rv);
-  std::vector<LoopRV> inner(loops.begin() + static_cast<std::ptrdiff_t>(outer), loops.end());
-  if (inner.empty()) inner.push_back(sch.addUnitLoop(rv));
-  sch.bind(sch.split(gpu::fuseLoops(sch, inner), {std::nullopt, threads})[1], "threadIdx.x");
-}
-
 // The first form (see the top): throws ScheduleError where it does not fit.
 void rowsAcrossThreads(Schedule& sch, const target::Target& target, const std::string& anchor,
                        const std::vector<std::string>& reductions, size_t rows) {
@@ -102,7 +91,7 @@ void rowsAcrossThreads(Schedule& sch, const target::Target& target, const std::s
   LoopRV group = gpu::fuseLoops(sch, {loops.begin(), loops.begin() + static_cast<std::ptrdiff_t>(rows)});
   for (auto it = others.rbegin(); it != others.rend(); ++it) sch.computeAt(sch.getBlock(*it), group);
   sch.bind(group, "blockIdx.x");
-  splitOverThreads(sch, anchor, 1, threads);
+  gpu::splitOverThreads(sch, anchor, 1, threads);
   auto is = [](const std::vector<std::string>& v, const std::string& x) {
     return std::find(v.begin(), v.end(), x) != v.end();
   };
@@ -114,7 +103,7 @@ void rowsAcrossThreads(Schedule& sch, const target::Target& target, const std::s
     if (is(partials, name) || is(reductions, name)) {
       sch.bind(sch.getLoops(rv).at(1), "threadIdx.x");
     } else {
-      splitOverThreads(sch, name, 1, threads);
+      gpu::splitOverThreads(sch, name, 1, threads);
     }
     const ir::BlockNode* node = gpu::findBlockNode(sch.func(), name);
     if (is(partials, name) || node->writes.size() != 1 || gpu::isParam(sch.func(), node->writes[0].buffer) ||
