@@ -32,8 +32,9 @@
 // of a dense) reused over enough rows, it is packed into panels of one
 // vector (packVectorOperand) and the tiling blocks for the caches instead:
 // R1 a reduction block (kPackedReduceBlock), S2 the panels of that block
-// that fit in L2 (outer) and a block of rows (inner), so that each panel
-// stays in L1 while the rows' register tiles sweep it.
+// that fit in half of L2 (outer) and a block of rows, a quarter of L2
+// (inner; llvm_common.h, packedCacheBlocks), so that each panel stays near
+// L1 while the rows' register tiles sweep it.
 // A small-batch dense layer (llvm_common.h, smallBatchMatmul) gets the
 // GEMV rule's rfactor schedule instead (llvm_gemv.cpp).
 #include <algorithm>
@@ -329,10 +330,13 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   const int64_t element_bytes = dtypeBytes(b.writes.at(0).buffer->dtype);
   auto cache_block = [&](size_t d, int64_t iters) -> int64_t {
     if (!packed || info.reduce.empty() || !dims[info.reduce[0]].extent) return 1;
-    const int64_t panel_bytes = inner_reduce(info.reduce[0]) * vf * element_bytes;
+    const PackedCacheBlocks blocks = packedCacheBlocks(target);
+    const int64_t row_bytes = inner_reduce(info.reduce[0]) * element_bytes;  // of the other operand
+    const int64_t panel_bytes = row_bytes * vf;
     if (d == vec)
-      return largestDivisorAtMost(iters, std::max<int64_t>(1, kPackedL2Bytes / (panel_bytes * vregs)));
-    if (d == row) return largestDivisorAtMost(iters, std::max<int64_t>(1, kPackedRowBlock / rf));
+      return largestDivisorAtMost(iters, std::max<int64_t>(1, blocks.panel_bytes / (panel_bytes * vregs)));
+    if (d == row)
+      return largestDivisorAtMost(iters, std::max<int64_t>(1, blocks.row_bytes / (row_bytes * rf)));
     return 1;
   };
   int64_t parallel_iters = 1;
