@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
@@ -176,6 +177,139 @@ graph @main(%a: u8[4, 64], %n: u8[4, 64], %b: i32[4, 64], %m: i32[4, 64]) -> u8[
 )",
                                        "bits.ir")),
              0);
+}
+
+// f16 and bf16 models by the default cuda rules: elementwise chains, casts
+// between the float types and from integers, a matmul, softmax and
+// layer_norm rows reduced across threads (their partial sums in float),
+// against the interpreter (which rounds the 16-bit types after each
+// operation as the CUDA C does; the tolerance covers the order of the
+// reductions).
+TEST(CudaCodegen, HalfAndBFloat16) {
+  checkModel(scheduled(ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%a: f16[8, 256], %b: f16[8, 256], %w: f16[256, 48], %c: bf16[8, 256], %k: i32[8, 256], %g: f16[256], %be: f16[256]) -> (f16[8, 256], f16[8, 48], bf16[8, 256], f32[8, 256], f16[8, 256]) {
+  dataflow {
+    %s: f16[8, 256] = add(%a, %b)
+    %e: f16[8, 256] = exp(%s)
+    %d: f16[8, 256] = divide(%e, %b)
+    %sm: f16[8, 256] = softmax(%d, axis = -1)
+    %mm: f16[8, 48] = matmul(%a, %w)
+    %ab: bf16[8, 256] = cast(%a, dtype = "bf16")
+    %kb: bf16[8, 256] = cast(%k, dtype = "bf16")
+    %cb: bf16[8, 256] = multiply(%c, %ab)
+    %t: bf16[8, 256] = tanh(%cb)
+    %u: bf16[8, 256] = add(%t, %kb)
+    %f: f32[8, 256] = cast(%u, dtype = "f32")
+    %h: f32[8, 256] = cast(%sm, dtype = "f32")
+    %fh: f32[8, 256] = add(%f, %h)
+    %ln: f16[8, 256] = layer_norm(%s, %g, %be, axis = -1, epsilon = 0.001)
+  }
+  return (%sm, %mm, %u, %fh, %ln)
+}
+)",
+                                       "half.ir")),
+             1e-2);
+}
+
+// Rounding to f16 and bf16 (the emulation's integer code, the GPU's cvt
+// instructions), bit for bit as the interpreter: ties to even, subnormals,
+// overflow to infinity, NaN, and integers to bf16 rounded once.
+TEST(CudaCodegen, RoundsToHalfAndBFloat16BitForBit) {
+  ir::Module m = scheduled(ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%x: f32[64], %i: i32[64]) -> (f16[64], bf16[64], bf16[64], f32[64]) {
+  dataflow {
+    %h: f16[64] = cast(%x, dtype = "f16")
+    %b: bf16[64] = cast(%x, dtype = "bf16")
+    %ib: bf16[64] = cast(%i, dtype = "bf16")
+    %back: f32[64] = cast(%h, dtype = "f32")
+  }
+  return (%h, %b, %ib, %back)
+}
+)",
+                                           "rounding.ir"));
+  const std::vector<double> specials = {0.0,
+                                        -0.0,
+                                        1.0,
+                                        -1.0,
+                                        65504.0,
+                                        65519.99,
+                                        65520.0,
+                                        -65536.0,
+                                        1e9,
+                                        INFINITY,
+                                        -INFINITY,
+                                        NAN,
+                                        6.103515625e-05 /* smallest normal */,
+                                        6.0975551605224609e-05,
+                                        5.9604644775390625e-08 /* smallest subnormal */,
+                                        2.9802322387695312e-08 /* its half: a tie, to 0 */,
+                                        8.9406967163085938e-08 /* 1.5 ulp: a tie, to 2 */,
+                                        1.0e-8,
+                                        -3.5e-6,
+                                        1.00048828125 /* 1 + half an f16 ulp: to 1 */,
+                                        1.00146484375 /* 1 + 1.5 ulp: to 1 + 2 ulp */,
+                                        1.00390625 /* bf16 tie */,
+                                        1.01171875 /* bf16 tie, to even */,
+                                        3.0e38,
+                                        -1.2e-38,
+                                        1e-45};
+  std::vector<double> x(64), ints(64);
+  for (size_t j = 0; j < 64; ++j) {
+    x[j] =
+        j < specials.size() ? specials[j] : std::ldexp(1.0 + 0.37 * static_cast<double>(j), int(j % 40) - 30);
+    ints[j] =
+        j % 2 ? (16777217.0 + 2.0 * static_cast<double>(j) * 1048576.0) : -(static_cast<double>(j) * 33333.0);
+  }
+  // Every f32 parameter gets x, every i32 one the integers, every f16 one
+  // halves of all kinds (the f16 -> f32 function's input); outputs are
+  // overwritten.
+  std::vector<double> halves(64);
+  for (size_t j = 0; j < 64; ++j)
+    halves[j] = j < 12 ? std::vector<double>{0.0,
+                                             -0.0,
+                                             5.9604644775390625e-08,
+                                             -6.0975551605224609e-05,
+                                             6.103515625e-05,
+                                             65504.0,
+                                             -INFINITY,
+                                             INFINITY,
+                                             NAN,
+                                             1.0,
+                                             0.333251953125,
+                                             -2.0}[j]
+                       : std::ldexp(static_cast<double>(j * 37 % 2048), int(j % 30) - 34);
+  for (const ir::PrimFunc* f : primFuncs(m)) {
+    SCOPED_TRACE("@" + f->name);
+    const codegen::CudaSource src = codegen::emitCudaSource({f}, kCuda);
+    if (codegen::nvrtcAvailable()) EXPECT_NO_THROW(codegen::compileWithNvrtc(src.code, "sm_75"));
+    host::CudaEmulator emu = host::CudaEmulator::compile(src.code);
+    std::vector<ir::Tensor> interpreted, emulated;
+    for (const auto& b : f->params) {
+      ir::Tensor t = b->dtype == ir::DType::f32   ? ir::Tensor::fromValues(b->dtype, {64}, x)
+                     : b->dtype == ir::DType::i32 ? ir::Tensor::fromValues(b->dtype, {64}, ints)
+                     : b->dtype == ir::DType::f16 ? ir::Tensor::fromValues(b->dtype, {64}, halves)
+                                                  : ir::Tensor::zeros(b->dtype, shapeOf(b));
+      emulated.push_back(t.clone());
+      interpreted.push_back(std::move(t));
+    }
+    ir::Module one;
+    one.functions.push_back(*f);
+    std::vector<ir::Tensor*> ptrs;
+    for (auto& t : interpreted) ptrs.push_back(&t);
+    interp::Interpreter(one).runPrim(f->name, ptrs);
+    std::vector<void*> pointers, params;
+    for (auto& t : emulated) pointers.push_back(t.mutableBytes());
+    for (auto& p : pointers) params.push_back(&p);
+    for (const auto& k : src.functions[0].kernels) emu.launch(k.name, params);
+    for (size_t p = 0; p < f->params.size(); ++p) {
+      SCOPED_TRACE("%" + f->params[p]->name);
+      ASSERT_EQ(interpreted[p].nbytes(), emulated[p].nbytes());
+      EXPECT_EQ(
+          std::memcmp(interpreted[p].mutableBytes(), emulated[p].mutableBytes(), interpreted[p].nbytes()), 0);
+    }
+  }
 }
 
 // Kernels scheduled by hand (the fixtures of the GPU checks): a tile staged

@@ -200,7 +200,7 @@ class Checker {
     for (const ForNode* outer : thread_loops_)
       if (outer != l && outer->thread_tag == l->thread_tag)
         fail(what + " inside loop " + loopName(outer) + ", bound to " + l->thread_tag + " too");
-    kernel_->reduction_scratch.insert(r->form.out->dtype);
+    kernel_->reduction_scratch.insert(crossThreadScratchDType(r->form.out->dtype));
     return l;
   }
 
@@ -520,6 +520,10 @@ std::optional<CrossThreadReduction> matchCrossThreadReduction(const ForNode& loo
     }
   }
   return r;
+}
+
+DType crossThreadScratchDType(DType reduced) {
+  return reduced == DType::f16 || reduced == DType::bf16 ? DType::f32 : reduced;
 }
 
 std::vector<PredicateBound> predicateBounds(const PrimExpr& predicate, const Analyzer& az) {

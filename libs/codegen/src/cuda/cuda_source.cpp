@@ -17,6 +17,7 @@
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/dtype.h"
 #include "mlcc/ir/expr_functor.h"
+#include "mlcc/ir/float_bits.h"
 #include "mlcc/ir/substitute.h"
 #include "mlcc/schedule/buffer_boxes.h"
 #include "mlcc/schedule/gpu_check.h"
@@ -75,6 +76,60 @@ MLCC_INLINE void mlcc_copy_aligned(void* d, const void* s, unsigned long long n)
 MLCC_INLINE void mlcc_copy16(void* d, const void* s) { mlcc_copy_aligned(d, s, 16); }
 MLCC_INLINE void mlcc_copy8(void* d, const void* s) { mlcc_copy_aligned(d, s, 8); }
 #endif
+// f16 and bf16 live in memory as 16-bit patterns and are computed as float,
+// rounded to nearest-even after each operation (as the interpreter and the
+// CPU code do): NaN becomes the canonical quiet NaN, overflow infinity. The
+// GPU converts f16 with its cvt instructions; the emulation (without
+// cuda_fp16.h or a C++ _Float16) with the same rounding in integers.
+#ifndef MLCC_CUDA_EMULATION
+MLCC_INLINE unsigned int mlcc_fbits(float f) { return __float_as_uint(f); }
+MLCC_INLINE float mlcc_h2f(unsigned short h) { float f; asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h)); return f; }
+MLCC_INLINE unsigned short mlcc_f2h(float f) {
+  unsigned short h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return f != f ? (unsigned short)0x7E00 : h;
+}
+#else
+MLCC_INLINE unsigned int mlcc_fbits(float f) { unsigned int b; memcpy(&b, &f, 4); return b; }
+MLCC_INLINE float mlcc_h2f(unsigned short h) {
+  unsigned int sign = (unsigned int)(h & 0x8000u) << 16, e = (h >> 10) & 0x1Fu, m = h & 0x3FFu;
+  if (e == 0x1F) return mlcc_bits(sign | 0x7F800000u | (m << 13));
+  if (e == 0) return mlcc_bits(sign | mlcc_fbits((float)m * 5.9604644775390625e-8f));  // m * 2^-24
+  return mlcc_bits(sign | ((e + 112) << 23) | (m << 13));
+}
+MLCC_INLINE unsigned short mlcc_f2h(float f) {
+  unsigned int x = mlcc_fbits(f), sign = (x >> 16) & 0x8000u, ax = x & 0x7FFFFFFFu;
+  if (ax > 0x7F800000u) return 0x7E00;
+  if (ax >= 0x477FF000u) return (unsigned short)(sign | 0x7C00u);  // 65520 and up round to infinity
+  if (ax >= 0x38800000u) {  // a normal half
+    unsigned int r = ax - 0x38000000u;
+    return (unsigned short)(sign | ((r + 0x0FFFu + ((r >> 13) & 1u)) >> 13));
+  }
+  int s = 126 - (int)(ax >> 23);  // a subnormal half: m * 2^-24, m = mantissa >> s, rounded
+  if (s > 24) return (unsigned short)sign;
+  unsigned int m = (ax & 0x7FFFFFu) | 0x800000u, q = m >> s, rem = m & ((1u << s) - 1u), half = 1u << (s - 1);
+  if (rem > half || (rem == half && (q & 1u))) ++q;
+  return (unsigned short)(sign | q);
+}
+#endif
+MLCC_INLINE float mlcc_b2f(unsigned short b) { return mlcc_bits((unsigned int)b << 16); }
+MLCC_INLINE unsigned short mlcc_f2b(float f) {
+  if (f != f) return 0x7FC0;
+  unsigned int x = mlcc_fbits(f);
+  return (unsigned short)((x + 0x7FFFu + ((x >> 16) & 1u)) >> 16);
+}
+MLCC_INLINE float mlcc_rh(float f) { return mlcc_h2f(mlcc_f2h(f)); }
+MLCC_INLINE float mlcc_rb(float f) { return mlcc_b2f(mlcc_f2b(f)); }
+// An integer to bf16 rounds once: to float by round-to-odd (float keeps more
+// than two extra bits), then to nearest-even.
+MLCC_INLINE float mlcc_i2b(i64 v) {
+  float f = (float)v;
+  if ((double)f != (double)v) {
+    if (fabs((double)f) > fabs((double)v)) f = mlcc_bits(mlcc_fbits(f) - 1u);
+    f = mlcc_bits(mlcc_fbits(f) | 1u);
+  }
+  return mlcc_rb(f);
+}
 MLCC_INLINE bool mlcc_aligned(const void* p, unsigned long long n) { return ((unsigned long long)p) % n == 0; }
 template <typename T> MLCC_INLINE T mlcc_add(T a, T b) { return a + b; }
 template <typename T> MLCC_INLINE T mlcc_mul(T a, T b) { return a * b; }
@@ -115,6 +170,8 @@ std::string identifier(const std::string& name) {
   return s;
 }
 
+// The C type a buffer of dtype `t` stores its elements as (f16 and bf16:
+// their 16-bit patterns); valueType is what expressions compute in.
 const char* cType(DType t, const std::string& where) {
   switch (t) {
     case DType::f32: return "float";
@@ -127,10 +184,22 @@ const char* cType(DType t, const std::string& where) {
     case DType::i64: return "i64";
     case DType::boolean: return "bool";
     case DType::f16:
-    case DType::bf16:
+    case DType::bf16: return "unsigned short";
     case DType::f64: break;
   }
   throw Error(where + ": " + std::string(dtypeName(t)) + " is not supported by the cuda target yet");
+}
+const char* valueType(DType t, const std::string& where) {
+  return t == DType::f16 || t == DType::bf16 ? "float" : cType(t, where);
+}
+
+bool isHalf(DType t) { return t == DType::f16 || t == DType::bf16; }
+
+// A float result of dtype `t`, rounded to it (f16, bf16).
+std::string rounded(DType t, const std::string& v) {
+  if (t == DType::f16) return "mlcc_rh(" + v + ")";
+  if (t == DType::bf16) return "mlcc_rb(" + v + ")";
+  return v;
 }
 
 bool isBlockIdx(const std::string& tag) { return tag.rfind("blockIdx.", 0) == 0; }
@@ -260,7 +329,8 @@ class KernelWriter {
     // Reductions across threads: a scratch of one element per thread for
     // each dtype they reduce.
     std::set<DType> scratch;
-    for (const auto& [loop, r] : across_) scratch.insert(r.form.out->dtype);
+    for (const auto& [loop, r] : across_)
+      scratch.insert(schedule::crossThreadScratchDType(r.form.out->dtype));
     const int64_t threads = k.block[0] * k.block[1] * k.block[2];
     for (DType t : scratch) {
       k.shared_bytes += threads * dtypeBytes(t);
@@ -393,7 +463,12 @@ class KernelWriter {
               << access(ld->buffer, ld->indices) << ");\n";
           return;
         }
-        os_ << access(st->buffer, st->indices) << " = " << expr(st->value) << ";\n";
+        const DType t = st->buffer->dtype;
+        os_ << access(st->buffer, st->indices) << " = "
+            << (t == DType::f16    ? "mlcc_f2h(" + expr(st->value, false) + ")"
+                : t == DType::bf16 ? "mlcc_f2b(" + expr(st->value, false) + ")"
+                                   : expr(st->value))
+            << ";\n";
         return;
       }
       case StmtKind::Seq: seq(s->as<SeqNode>()->stmts, depth, uniform); return;
@@ -577,7 +652,7 @@ class KernelWriter {
     indent(depth);
     os_ << "{  // block \"" << b.name << "\", reduced across " << l.thread_tag << "\n";
     iterationVariables(b, depth + 1);
-    const DType t = r.form.out->dtype;
+    const DType t = schedule::crossThreadScratchDType(r.form.out->dtype);
     const std::string type = cType(t, where());
     Var term = makeVar("term", t), total = makeVar("total", t);
     indent(depth + 1);
@@ -732,7 +807,9 @@ class KernelWriter {
     return "(" + s + "f)";
   }
 
-  std::string expr(const PrimExpr& e) {
+  // `round`: a float result of f16 or bf16 is rounded to it (a store
+  // converting it to its 16-bit pattern rounds it anyway).
+  std::string expr(const PrimExpr& e, bool round = true) {
     switch (e->kind) {
       case ExprKind::IntImm: {
         const auto v = e->as<IntImmNode>()->value;
@@ -742,9 +819,11 @@ class KernelWriter {
                                                            : "(" + std::to_string(v) + "LL)";
         return "((" + std::string(cType(e->dtype, where())) + ")" + std::to_string(v) + ")";
       }
-      case ExprKind::FloatImm: cType(e->dtype, where()); return floatLiteral(e->as<FloatImmNode>()->value);
+      case ExprKind::FloatImm:
+        cType(e->dtype, where());
+        return floatLiteral(detail::roundToDType(e->as<FloatImmNode>()->value, e->dtype));
       case ExprKind::Var: return varName(e->as<VarNode>());
-      case ExprKind::Binary: return binary(*e->as<BinaryNode>());
+      case ExprKind::Binary: return binary(*e->as<BinaryNode>(), round);
       case ExprKind::Unary: {
         const auto* u = e->as<UnaryNode>();
         return std::string(u->op == UnaryOp::Neg ? "(-" : "(!") + expr(u->a) + ")";
@@ -753,12 +832,15 @@ class KernelWriter {
         const auto* s = e->as<SelectNode>();
         return "(" + expr(s->cond) + " ? " + expr(s->true_value) + " : " + expr(s->false_value) + ")";
       }
-      case ExprKind::Cast: return cast(*e->as<CastNode>());
+      case ExprKind::Cast: return cast(*e->as<CastNode>(), round);
       case ExprKind::Load: {
         const auto* l = e->as<LoadNode>();
+        if (l->buffer->dtype == DType::f16) return "mlcc_h2f(" + access(l->buffer, l->indices) + ")";
+        if (l->buffer->dtype == DType::bf16) return "mlcc_b2f(" + access(l->buffer, l->indices) + ")";
         return access(l->buffer, l->indices);
       }
-      case ExprKind::Call: return call(*e->as<CallNode>());
+      case ExprKind::Call:
+        return round ? rounded(e->dtype, call(*e->as<CallNode>())) : call(*e->as<CallNode>());
     }
     throw Error(where() + ": unknown expression");
   }
@@ -771,7 +853,8 @@ class KernelWriter {
     return found;
   }
 
-  std::string binary(const BinaryNode& b) {
+  std::string binary(const BinaryNode& b, bool round) {
+    auto rnd = [&](const std::string& v) { return round ? rounded(b.dtype, v) : v; };
     const std::string x = expr(b.a), y = expr(b.b);
     const bool fl = isFloat(b.a->dtype);
     // Integer helpers in 32 bits for narrow index arithmetic and i32 data;
@@ -783,20 +866,21 @@ class KernelWriter {
                  : std::string(name) + "((i64)(" + x + "), (i64)(" + y + "))";
     };
     switch (b.op) {
-      case BinaryOp::Div: return fl ? "(" + x + " / " + y + ")" : ihelper("mlcc_floordiv");
-      case BinaryOp::Mod: return fl ? "fmodf(" + x + ", " + y + ")" : ihelper("mlcc_floormod");
+      case BinaryOp::Div: return fl ? rnd("(" + x + " / " + y + ")") : ihelper("mlcc_floordiv");
+      case BinaryOp::Mod: return fl ? rnd("fmodf(" + x + ", " + y + ")") : ihelper("mlcc_floormod");
       case BinaryOp::Min: return fl ? "fminf(" + x + ", " + y + ")" : ihelper("mlcc_imin");
       case BinaryOp::Max: return fl ? "fmaxf(" + x + ", " + y + ")" : ihelper("mlcc_imax");
       default: break;
     }
     std::string r = "(" + x + " " + binaryOpName(b.op) + " " + y + ")";
+    if (isFloat(b.dtype)) return rnd(r);
     // Narrow integer arithmetic wraps to its dtype, as in the interpreter.
     if (!isComparison(b.op) && isInt(b.dtype) && b.dtype != DType::i64)
       r = "((" + std::string(cType(b.dtype, where())) + ")" + r + ")";
     return r;
   }
 
-  std::string cast(const CastNode& c) {
+  std::string cast(const CastNode& c, bool round) {
     const DType to = c.dtype, from = c.value->dtype;
     const std::string v = expr(c.value);
     if (isFloat(from) && !isFloat(to)) {
@@ -813,7 +897,14 @@ class KernelWriter {
       }
     }
     if (to == DType::boolean) return "(" + v + " != 0)";
-    return "((" + std::string(cType(to, where())) + ")" + v + ")";
+    if (isHalf(to)) {
+      cType(from, where());
+      if (isFloat(from))
+        return from == to || !round ? v : rounded(to, v);  // f32 and the other half: exact in float
+      if (to == DType::bf16) return "mlcc_i2b((i64)(" + v + "))";
+      return round ? rounded(to, "((float)(" + v + "))") : "((float)(" + v + "))";
+    }
+    return "((" + std::string(valueType(to, where())) + ")" + v + ")";
   }
 
   // The integer intrinsics, with the interpreter's shifts (an amount outside

@@ -103,6 +103,10 @@ struct CrossThreadReduction {
 // not one block", ...). Does not look at the loop's kind nor at what
 // encloses it.
 std::optional<CrossThreadReduction> matchCrossThreadReduction(const ir::ForNode& loop, std::string& why);
+// The dtype such a reduction combines its terms in (its scratch's): float
+// for f16 and bf16 (computed as float, as all their arithmetic is), else
+// the reduced buffer's.
+ir::DType crossThreadScratchDType(ir::DType reduced);
 
 // The parts of a block predicate (its bindings substituted) that bound a
 // non-negative sum of loop variables, `%f * 224 + %t < 576` after a fuse and
