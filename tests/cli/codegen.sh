@@ -38,7 +38,20 @@ check "--target cuda --emit cuda" run 0 "$tmp/gpu.s.ir" --target cuda --emit cud
 check "... a __global__ kernel per prim func" contains "$tmp/gpu.cu" '^extern "C" __global__ void fused_dense_relu_kernel0('
 check "... thread indices, in 32 bits" contains "$tmp/gpu.cu" '= (int)threadIdx.x;'
 check "... shared tiles between barriers" contains "$tmp/gpu.cu" '__syncthreads();'
+# A module of prim funcs only (a kernel scheduled by hand): its CUDA C and
+# PTX for reading; an object needs a graph entry.
+rowsum="$src/tests/unit/fixtures/schedule_rules_gpu/row_sum_gpu.ir"
+check "prim funcs only: --emit cuda" run 0 "$rowsum" --target cuda --emit cuda -o "$tmp/rowsum.cu"
+check "... their kernels" contains "$tmp/rowsum.cu" '^extern "C" __global__ void f_kernel0('
+check "... --entry naming another: exit 1" run 1 "$rowsum" --target cuda --emit cuda --entry g -o "$tmp/g.cu"
+check "... message" contains "$tmp/err" 'the module has no prim func @g'
+check "... an object: exit 1" run 1 "$rowsum" --target cuda -o "$tmp/rowsum.o"
+check "... message" contains "$tmp/err" 'a module of prim funcs only .* is not supported by it yet (--emit cuda or --emit ptx writes its kernels)'
+check "... no output" absent "$tmp/rowsum.o"
 if "$bin/mlcc-codegen" "$tmp/gpu.s.ir" --target cuda --emit ptx -o "$tmp/gpu.ptx" 2>"$tmp/nvrtc.err"; then
+  check "prim funcs only: --emit ptx" run 0 "$rowsum" --target cuda --emit ptx -o "$tmp/rowsum.ptx"
+  check "... their kernels" contains "$tmp/rowsum.ptx" '^.visible .entry f_kernel0('
+
   check "--emit ptx" contains "$tmp/gpu.ptx" '^.visible .entry fused_dense_relu_kernel0('
   check "--target cuda -arch=sm_90: PTX for compute_90" bash -c \
     "'$tool' '$tmp/gpu.s.ir' --target 'cuda -arch=sm_90' --emit ptx -o - | grep -q '^.target sm_90'"

@@ -148,10 +148,35 @@ CodegenStats compileCudaModule(const ir::Module& m, const LLVMOptions& opts, Emi
   };
   bool has_graph = false;
   for (const auto& f : m.functions) has_graph |= std::holds_alternative<ir::GraphFunc>(f);
-  if (!has_graph || (!opts.entry.empty() && !m.findGraph(opts.entry)))
-    throw Error(
-        "the cuda target compiles a model's graph entry; a module of prim funcs only (or --entry "
-        "naming a prim func) is not supported by the cuda target yet");
+  if (!has_graph || (!opts.entry.empty() && !m.findGraph(opts.entry))) {
+    // Prim funcs alone (a kernel written and scheduled by hand, as in the
+    // MLC course): their kernels' CUDA C or PTX, for reading.
+    if (emit != Emit::cuda && emit != Emit::ptx)
+      throw Error(
+          "the cuda target compiles a model's graph entry into an object; a module of prim funcs only (or "
+          "--entry naming a prim func) is not supported by it yet (--emit cuda or --emit ptx writes its "
+          "kernels)");
+    std::vector<const ir::PrimFunc*> prims;
+    for (const auto& f : m.functions)
+      if (const auto* p = std::get_if<ir::PrimFunc>(&f); p && (opts.entry.empty() || p->name == opts.entry))
+        prims.push_back(p);
+    if (prims.empty())
+      throw Error("the module has no prim func" + (opts.entry.empty() ? "" : " @" + opts.entry));
+    const target::Target target = target::Target::parse(opts.cuda_target);
+    progress("CUDA C");
+    const CudaSource src = emitCudaSource(prims, target);
+    CodegenStats stats;
+    for (const CudaFunction& fn : src.functions)
+      for (const CudaKernel& k : fn.kernels) stats.kernel_names.push_back(k.name);
+    stats.kernels = static_cast<int>(stats.kernel_names.size());
+    if (emit == Emit::cuda) {
+      writeOutputAtomic(output_path, src.code);
+      return stats;
+    }
+    progress("NVRTC (" + target.arch + (target.fast_math ? ", fast math" : "") + ")");
+    writeOutputAtomic(output_path, compileWithNvrtc(src.code, target.arch, target.fast_math));
+    return stats;
+  }
   EntryPlan plan = planEntry(m, opts.entry, {}, "cublas");
   if (plan.symbolic())
     throw Error(
