@@ -49,7 +49,7 @@ inline constexpr int64_t kParallelChunksPerCore = 2;
 // schedule run on one thread, and tuning for one core never found it.
 inline constexpr int64_t kMinOuterTiles = 4;
 // Loop nests with less work than the target's -parallel-grain (default
-// 2^20 multiply-adds) stay serial: a parallel loop costs the fork-join
+// 2^17 multiply-adds; history below) stay serial: a parallel loop costs the fork-join
 // (~0.6 us) plus moving the data the other core produced into this core's
 // cache, which on the 2-core Xeon (KVM) came to ~4-6 us per kernel inside
 // a model. Work counts the block's iterations: multiply-adds for a block
@@ -64,7 +64,13 @@ inline constexpr int64_t kMinOuterTiles = 4;
 // 2 threads than at 1 (min of 3 alternating rounds, 1T -> 2T ms; old, new:
 // Transformer 0.075 -> 0.110, 0.077 -> 0.078; MnasNet 0.69 -> 0.92, 0.68 ->
 // 0.69; UNet 0.217 -> 0.284, 0.212 -> 0.212; ConvNeXt 0.051 -> 0.072, 0.051
-// -> 0.051; SqueezeNet 0.85 -> 0.99, 0.86 -> 0.87).
+// -> 0.051; SqueezeNet 0.85 -> 0.99, 0.86 -> 0.87). With the thread pool's
+// cheaper start (a worker on its own CPU, pieces by ticket, brief spins),
+// 2^18 then 2^17. On the 2-core EPYC, 2T, 64/128/256/512 Ki (alternating
+// rounds, relative to 256 Ki): MnasNet 0.83/0.82/1/1.01, U-Net
+// 0.75/0.88/1/1.18, Transformer 0.90/0.89/1/0.99, EfficientNet
+// 0.94/0.92/1/1.05, BERT 0.96/0.95/1/1.00, ViT 2.04/1.00/1/1.02, CNN,
+// ShuffleNet, DenseNet 1.02-1.03/1.03/1/0.99-1.03, 1T unchanged.
 inline constexpr int64_t kMultiplyAddsPerElement = 4;
 enum class WorkUnit { Elements, MultiplyAdds };
 // Register tile: at most this many rows of vectors accumulated at once.

@@ -70,11 +70,11 @@ struct Target {
   // -parallel-grain=: the least work a loop nest needs for the CPU rules to
   // make it parallel, in multiply-adds (an element of an elementwise nest
   // counts 4). Below it, waking the other cores and moving the data into
-  // their caches costs more than the split saves (llvm_common.h). 256 Ki
-  // (about 4 us of one core): measured with the runtime's thread pool, whose
+  // their caches costs more than the split saves (llvm_common.h). 128 Ki
+  // (about 2 us of one core): measured with the runtime's thread pool, whose
   // workers spin briefly between loops.
   int64_t parallel_grain = kDefaultParallelGrain;
-  static constexpr int64_t kDefaultParallelGrain = 1 << 18;
+  static constexpr int64_t kDefaultParallelGrain = 1 << 17;
   CpuInfo cpu;
 
   // cuda: -arch (default sm_80) and the limits the rules respect.
