@@ -86,6 +86,44 @@ TEST(ThreadPool, AStuckWorkerLeavesItsShareToTheCaller) {
   }
 }
 
+// Each thread takes the pieces of its home range first (at 2 threads the
+// caller the first half, the worker the second), so that a thread that
+// keeps up runs the same part of a loop on every call: with the caller held
+// in its first piece until the worker has run four, the worker runs its own
+// pieces 4-7, starting at 4 (taken in turn, it would start at 1).
+struct Home {
+  std::thread::id caller;
+  std::atomic<int> worker_pieces{0};
+  std::mutex mu;
+  std::vector<int64_t> worker_order;
+};
+
+void homePiece(void* closure, int64_t begin, int64_t) {
+  auto* h = static_cast<Home*>(closure);
+  if (std::this_thread::get_id() == h->caller) {
+    const auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (begin == 0 && h->worker_pieces.load() < 4 && std::chrono::steady_clock::now() < limit) {
+    }
+    return;
+  }
+  std::lock_guard<std::mutex> lk(h->mu);
+  h->worker_order.push_back(begin);
+  h->worker_pieces++;
+}
+
+TEST(ThreadPool, EachThreadTakesItsHomePiecesFirst) {
+  ThreadPool pool(2);
+  for (int round = 0; round < 5; ++round) {
+    Home h;
+    h.caller = std::this_thread::get_id();
+    pool.parallelFor(8, homePiece, &h);  // 8 pieces of one index: 0-3 the caller's, 4-7 the worker's
+    ASSERT_GE(h.worker_order.size(), 4u);
+    EXPECT_EQ(h.worker_order[0], 4);
+    std::vector<int64_t> own(h.worker_order.begin(), h.worker_order.begin() + 4);
+    EXPECT_EQ(own, (std::vector<int64_t>{4, 5, 6, 7}));
+  }
+}
+
 struct Nested {
   ThreadPool* pool;
   std::atomic<int64_t> total{0};

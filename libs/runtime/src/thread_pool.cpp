@@ -27,7 +27,8 @@ constexpr int kSpinIterations = 64;
 constexpr int kYieldIterations = 2000;
 }  // namespace
 
-ThreadPool::ThreadPool(int threads) : threads_(std::max(1, threads)) {}
+ThreadPool::ThreadPool(int threads)
+    : threads_(std::max(1, threads)), ranges_(std::make_unique<HomeRange[]>(threads_)) {}
 
 namespace {
 
@@ -69,13 +70,13 @@ bool ThreadPool::startWorkers() {
     std::vector<int> taken = {currentCpu()};
     std::mutex taken_mu;
     for (int i = 1; i < threads_; ++i)
-      workers_.emplace_back([this, &taken, &taken_mu] {
+      workers_.emplace_back([this, &taken, &taken_mu, i] {
         {
           std::lock_guard<std::mutex> lk(taken_mu);
           startOnAnotherCpu(taken);
           taken.push_back(currentCpu());
         }
-        workerLoop();
+        workerLoop(i);
       });
     // Each worker's first touch of its thread-local state allocates it (a
     // model is a dlopen'ed library): let that happen now, not in a later
@@ -99,20 +100,24 @@ void ThreadPool::stopWorkers() {
   for (auto& w : workers_) w.join();
 }
 
-void ThreadPool::runPieces(uint32_t job) {
-  for (uint64_t t = ticket_.load(std::memory_order_acquire);;) {
-    const uint32_t pieces = (t >> 16) & 0xffff, next = t & 0xffff;
-    if (static_cast<uint32_t>(t >> 32) != job || next >= pieces) return;
-    // Taking piece `next` keeps the job open until it is done, so fn_,
-    // closure_ and n_ stay this job's while it runs.
-    if (!ticket_.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire))
-      continue;
-    const int64_t begin = n_ * next / pieces, end = n_ * (next + 1) / pieces;
-    t_in_parallel = true;
-    if (begin < end) fn_(closure_, begin, end);
-    t_in_parallel = false;
-    done_.fetch_add(1, std::memory_order_release);
-    t = ticket_.load(std::memory_order_acquire);
+void ThreadPool::runPieces(uint32_t job, int home) {
+  for (int k = 0; k < threads_; ++k) {
+    std::atomic<uint64_t>& ticket = ranges_[(home + k) % threads_].ticket;
+    for (uint64_t t = ticket.load(std::memory_order_acquire);;) {
+      const uint32_t end = (t >> 16) & 0xffff, next = t & 0xffff;
+      if (static_cast<uint32_t>(t >> 32) != job) return;  // a later job: this one is done
+      if (next >= end) break;
+      // Taking piece `next` keeps the job open until it is done, so fn_,
+      // closure_, n_ and pieces_ stay this job's while it runs.
+      if (!ticket.compare_exchange_weak(t, t + 1, std::memory_order_acq_rel, std::memory_order_acquire))
+        continue;
+      const int64_t begin = n_ * next / pieces_, stop = n_ * (next + 1) / pieces_;
+      t_in_parallel = true;
+      if (begin < stop) fn_(closure_, begin, stop);
+      t_in_parallel = false;
+      done_.fetch_add(1, std::memory_order_release);
+      t = ticket.load(std::memory_order_acquire);
+    }
   }
 }
 
@@ -127,15 +132,19 @@ void ThreadPool::parallelFor(int64_t n, ChunkFn fn, void* closure) {
   n_ = n;
   const int pieces =
       static_cast<int>(std::min<int64_t>({int64_t{threads_} * kPiecesPerThread, n, int64_t{0xffff}}));
+  pieces_ = pieces;
   const uint32_t job = static_cast<uint32_t>(generation_.load(std::memory_order_relaxed) + 1);
   done_.store(0, std::memory_order_relaxed);
-  ticket_.store((uint64_t{job} << 32) | (static_cast<uint64_t>(pieces) << 16), std::memory_order_release);
+  for (int r = 0; r < threads_; ++r) {
+    const uint64_t begin = uint64_t(pieces) * r / threads_, end = uint64_t(pieces) * (r + 1) / threads_;
+    ranges_[r].ticket.store((uint64_t{job} << 32) | (end << 16) | begin, std::memory_order_release);
+  }
   generation_.fetch_add(1);  // seq_cst: ordered against sleepers_ below
   if (sleepers_.load() > 0) {
     { std::lock_guard<std::mutex> lk(mu_); }
     cv_.notify_all();
   }
-  runPieces(job);
+  runPieces(job, 0);
   for (int spins = 0; done_.load(std::memory_order_acquire) != pieces; ++spins) {
     if (spins < kSpinIterations)
       MLCC_RT_PAUSE();
@@ -144,7 +153,7 @@ void ThreadPool::parallelFor(int64_t n, ChunkFn fn, void* closure) {
   }
 }
 
-void ThreadPool::workerLoop() {
+void ThreadPool::workerLoop(int home) {
   t_in_parallel = false;
   started_.fetch_add(1, std::memory_order_release);
   uint64_t seen = 0;
@@ -165,7 +174,7 @@ void ThreadPool::workerLoop() {
     }
     if (stop_.load()) return;
     seen = generation_.load(std::memory_order_acquire);
-    runPieces(static_cast<uint32_t>(seen));
+    runPieces(static_cast<uint32_t>(seen), home);
   }
 }
 

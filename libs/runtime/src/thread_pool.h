@@ -1,20 +1,27 @@
 // The thread pool behind mlcc_rt_parallel_for: threads - 1 workers plus the
 // calling thread share [0, n) in pieces taken one at a time (piece p of P is
-// [n*p/P, n*(p+1)/P), P = min(n, threads * kPiecesPerThread)): a thread that
-// is late or slow (a vCPU the hypervisor took away, a worker still waking
-// up) leaves its pieces to the others, so a loop at 2 threads takes at most
-// about one piece longer than at 1. The caller returns when every piece is
-// done, not when every worker has seen the job. No allocation per call. The
-// workers start with the first parallel loop (a model whose kernels are all
-// serial never starts them: their spinning could only slow its runs down);
-// they spin briefly for the next job, then sleep on a condition variable. A
-// call made from inside a piece (a nested parallel loop) runs serially on
-// that thread, as every call does when the workers could not be started.
+// [n*p/P, n*(p+1)/P), P = min(n, threads * kPiecesPerThread)). Each thread
+// has a home range of the pieces (the caller the first, worker i the
+// (i+1)-th) and takes its own first, in order, then the others' that are
+// left: a thread that is late or slow (a vCPU the hypervisor took away, a
+// worker still waking up) leaves its pieces to the others, so a loop at 2
+// threads takes at most about one piece longer than at 1, while a thread
+// that keeps up runs the same part of a loop on every call, its data still
+// in its core's cache (2 threads, fresh processes alternating with the
+// pieces taken in turn: BERT 2.39 -> 2.32 ms, MobileNetV2 3.60 -> 3.55).
+// The caller returns when every piece is done, not when every worker has
+// seen the job. No allocation per call. The workers start with the first
+// parallel loop (a model whose kernels are all serial never starts them:
+// their spinning could only slow its runs down); they spin briefly for the
+// next job, then sleep on a condition variable. A call made from inside a
+// piece (a nested parallel loop) runs serially on that thread, as every
+// call does when the workers could not be started.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -40,11 +47,12 @@ class ThreadPool {
   void parallelFor(int64_t n, ChunkFn fn, void* closure);
 
  private:
-  void workerLoop();
+  void workerLoop(int home);
   bool startWorkers();  // false when they could not be started
   void stopWorkers();   // joins every worker
-  // Takes and runs pieces of job `job` until none is left.
-  void runPieces(uint32_t job);
+  // Takes and runs pieces of job `job` until none is left: from home range
+  // `home` first, then from the following ones.
+  void runPieces(uint32_t job, int home);
 
   int threads_;
   std::vector<std::thread> workers_;
@@ -52,10 +60,15 @@ class ThreadPool {
   ChunkFn fn_ = nullptr;
   void* closure_ = nullptr;
   int64_t n_ = 0;
-  // The job's number (high 32 bits), its piece count (16 bits) and the next
-  // piece to take (low 16 bits): a thread takes a piece of the job it saw
-  // or none, however late it comes.
-  std::atomic<uint64_t> ticket_{0};
+  int64_t pieces_ = 0;
+  // Per thread's home range, on a cache line of its own: the job's number
+  // (high 32 bits), the end of the range (16 bits) and the next piece to
+  // take (low 16 bits). A thread takes a piece of the job it saw or none,
+  // however late it comes.
+  struct alignas(64) HomeRange {
+    std::atomic<uint64_t> ticket{0};
+  };
+  std::unique_ptr<HomeRange[]> ranges_;
   std::atomic<int> done_{0};  // pieces of the current job finished
   std::atomic<uint64_t> generation_{0};
   std::atomic<int> sleepers_{0};
