@@ -5,9 +5,13 @@
 // barrier shows in one of them). Unsupported constructs get clear errors.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 #include "mlcc/codegen/cuda.h"
@@ -177,6 +181,28 @@ graph @main(%a: u8[4, 64], %n: u8[4, 64], %b: i32[4, 64], %m: i32[4, 64]) -> u8[
 )",
                                        "bits.ir")),
              0);
+}
+
+// Functions whose reductions have no output axis (layer_norm and softmax
+// over every axis, the sum of a whole tensor next to other blocks) by the
+// default cuda rules: the Fallback rule binds such a block to one thread of
+// one thread block (before, no rule applied and code generation refused
+// the function), against the interpreter.
+TEST(CudaCodegen, ReductionsToAScalarInsideLargerFunctions) {
+  ir::Module m = scheduled(ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%x: f32[3, 4], %g: f32[3, 4], %b: f32[3, 4], %v: f32[10]) -> (f32[3, 4], f32[10], f32[3, 4]) {
+  dataflow {
+    %n: f32[3, 4] = layer_norm(%x, %g, %b, axis = 0, epsilon = 0.001)
+    %s: f32[10] = softmax(%v, axis = 0)
+    %t: f32[1, 1] = sum(%x, axes = [0, 1], keepdims = true)
+    %u: f32[3, 4] = subtract(%x, %t)
+  }
+  return (%n, %s, %u)
+}
+)",
+                                           "scalar.ir"));
+  checkModel(m, 1e-5);
 }
 
 // f16 and bf16 models by the default cuda rules: elementwise chains, casts
@@ -709,4 +735,119 @@ prim @mm(%A: f32[8, 8], %B: f32[8, 16], %C: f32[8, 16]) {
   EXPECT_NE(error.find("calls a tensor intrinsic (tensorize); the cuda target cannot call CPU routines"),
             std::string::npos)
       << error;
+}
+
+// A sweep over the ONNX node tests (not in CI: about 20 minutes): each
+// test's model.onnx imported as it is, fused, legalized and scheduled by
+// the cuda rules; every prim func's CUDA C compiled with NVRTC and run under
+// the emulation against the interpreter on random inputs (a function the
+// interpreter refuses on them, e.g. an index out of range, is skipped).
+// Refusals are counted by message; a compile failure or a different answer
+// fails. MLCC_CUDA_NODE_SWEEP=build/release/onnx-node-data/node (as
+// tests/onnx_node/node_tests.py --fetch leaves it).
+TEST(CudaCodegen, OnnxNodeTestsSweep) {
+  const char* root = std::getenv("MLCC_CUDA_NODE_SWEEP");
+  if (!root) GTEST_SKIP() << "set MLCC_CUDA_NODE_SWEEP to the ONNX node tests' directory to run the sweep";
+  std::vector<std::filesystem::path> models;
+  for (const auto& e : std::filesystem::directory_iterator(root))
+    if (std::filesystem::exists(e.path() / "model.onnx")) models.push_back(e.path() / "model.onnx");
+  std::sort(models.begin(), models.end());
+  std::map<std::string, int> outcomes;
+  auto note = [&](const std::string& what) { outcomes[what]++; };
+  auto first_line = [](std::string m) {
+    m = m.substr(0, m.find('\n'));
+    const size_t colon = m.find(": ");  // drop "in prim @name: " and the like
+    return colon != std::string::npos && m.rfind("in prim @", 0) == 0 ? m.substr(colon + 2) : m;
+  };
+  for (const auto& path : models) {
+    const std::string name = path.parent_path().filename().string();
+    SCOPED_TRACE(name);
+    ir::Module m;
+    try {
+      m = frontend::importOnnxFile(path.string()).module;
+    } catch (const Error&) {
+      note("import refused");
+      continue;
+    }
+    try {
+      m = scheduled(std::move(m));
+    } catch (const Error& e) {
+      note("schedule refused: " + first_line(e.message()));
+      continue;
+    }
+    const std::vector<const ir::PrimFunc*> funcs = primFuncs(m);
+    if (funcs.empty()) {
+      note("no prim func");
+      continue;
+    }
+    codegen::CudaSource src;
+    try {
+      src = codegen::emitCudaSource(funcs, kCuda);
+    } catch (const Error& e) {
+      note("codegen refused: " + first_line(e.message()));
+      continue;
+    }
+    if (codegen::nvrtcAvailable()) {
+      try {
+        codegen::compileWithNvrtc(src.code, "sm_80");
+      } catch (const Error& e) {
+        ADD_FAILURE() << name << ": NVRTC: " << e.format();
+        continue;
+      }
+    }
+    host::CudaEmulator emu = host::CudaEmulator::compile(src.code);
+    bool all_ran = true;
+    for (size_t fi = 0; fi < funcs.size(); ++fi) {
+      const ir::PrimFunc& f = *funcs[fi];
+      std::vector<ir::Tensor> interpreted, emulated;
+      bool symbolic = false;
+      for (size_t i = 0; i < f.params.size(); ++i) {
+        std::vector<int64_t> shape;
+        for (const auto& d : f.params[i]->shape) {
+          int64_t v = 0;
+          symbolic |= !ir::asConstInt(d, &v);
+          shape.push_back(v);
+        }
+        if (symbolic) break;
+        ir::Tensor t = interp::randomTensor(f.params[i]->dtype, shape, 11 + i);
+        emulated.push_back(t.clone());
+        interpreted.push_back(std::move(t));
+      }
+      if (symbolic) {
+        all_ran = false;
+        continue;
+      }
+      ir::Module one;
+      one.functions.push_back(f);
+      std::vector<ir::Tensor*> ptrs;
+      for (auto& t : interpreted) ptrs.push_back(&t);
+      try {
+        interp::Interpreter(one).runPrim(f.name, ptrs);
+      } catch (const Error&) {
+        all_ran = false;
+        continue;
+      }
+      const codegen::CudaFunction& cf = src.functions[fi];
+      std::vector<void*> pointers, params;
+      std::vector<std::vector<char>> scratch;
+      for (auto& t : emulated) pointers.push_back(t.mutableBytes());
+      for (size_t k = 0; k < cf.scratch_bytes.size(); ++k) {
+        scratch.emplace_back(cf.scratch_bytes[k], cf.scratch_zeroed[k] ? 0 : 0x7f);
+        pointers.push_back(scratch.back().data());
+      }
+      for (auto& p : pointers) params.push_back(&p);
+      for (const auto& k : cf.kernels) emu.launch(k.name, params, host::CudaEmulator::Order::reverse);
+      for (size_t p = 0; p < f.params.size(); ++p)
+        for (int64_t i = 0; i < interpreted[p].numel(); ++i) {
+          const double x = interpreted[p].at(i), y = emulated[p].at(i);
+          if ((std::isnan(x) && std::isnan(y)) || x == y || std::fabs(x - y) <= 1e-4 * (1 + std::fabs(x)))
+            continue;
+          ADD_FAILURE() << name << " @" << f.name << " %" << f.params[p]->name << "[" << i
+                        << "]: interpreted " << x << ", emulated " << y;
+          break;
+        }
+    }
+    note(all_ran ? "ran" : "ran (some functions skipped: symbolic or refused inputs)");
+  }
+  for (const auto& [what, n] : outcomes) std::cout << n << "  " << what << "\n";
 }

@@ -218,9 +218,19 @@ bool bindBlockFallback(Schedule& sch, const std::string& name, const target::Tar
   std::vector<const ForNode*> nest = loopsOf(sch.func(), name);
   size_t n_spatial = 0;
   while (n_spatial < roles.size() && roles[n_spatial] == LoopRole::Spatial) ++n_spatial;
-  if (n_spatial == 0) return false;
   for (size_t i = n_spatial; i < roles.size(); ++i)
     if (roles[i] != LoopRole::Reduce) return false;
+  if (n_spatial == 0) {
+    // A reduction to a scalar (layer_norm or softmax over every axis): one
+    // thread of one thread block runs it, its loops serial (a large one is
+    // the Reduction rule's, across threads).
+    BlockRV block = sch.getBlock(name);
+    std::vector<LoopRV> loops = sch.getLoops(block);
+    auto unit = [&] { return loops.empty() ? sch.addUnitLoop(block) : sch.addUnitLoop(loops.front()); };
+    sch.bind(unit(), "blockIdx.x");
+    sch.bind(unit(), "threadIdx.x");  // inside the first: right around the block's loops
+    return true;
+  }
   for (size_t i = 0; i + 1 < n_spatial; ++i)
     if (nest[i]->body.get() != static_cast<const StmtNode*>(nest[i + 1])) return false;  // not a perfect nest
   BlockRV block = sch.getBlock(name);
