@@ -238,6 +238,36 @@ graph @main(%a: f16[8, 256], %b: f16[8, 256], %w: f16[256, 48], %c: bf16[8, 256]
              1e-2);
 }
 
+// f64 models by the default cuda rules: computed in double (CUDA's double
+// math), casts to and from the other types (to f16 and bf16 rounded once),
+// reductions (a mean across threads, a sum), against the interpreter.
+TEST(CudaCodegen, DoublePrecision) {
+  checkModel(scheduled(ir::parseModule(R"(mlcc.ir 1
+
+graph @main(%a: f64[8, 256], %b: f64[8, 256], %k: i32[8, 256]) -> (f64[8, 1], f32[8, 256], f16[8, 256], i32[8, 256], f64[8, 1]) {
+  dataflow {
+    %s: f64[8, 256] = add(%a, %b)
+    %e: f64[8, 256] = exp(%s)
+    %d: f64[8, 256] = divide(%e, %b)
+    %t: f64[8, 256] = tanh(%d)
+    %m: f64[8, 256] = maximum(%t, %a)
+    %q: f64[8, 256] = sqrt(%m)
+    %kd: f64[8, 256] = cast(%k, dtype = "f64")
+    %r: f64[8, 256] = add(%q, %kd)
+    %sm: f64[8, 1] = mean(%r, axes = [1], keepdims = true)
+    %f: f32[8, 256] = cast(%d, dtype = "f32")
+    %h: f16[8, 256] = cast(%d, dtype = "f16")
+    %big: f64[8, 256] = multiply(%d, %e)
+    %i: i32[8, 256] = cast(%big, dtype = "i32")
+    %sum: f64[8, 1] = sum(%e, axes = [1], keepdims = true)
+  }
+  return (%sm, %f, %h, %i, %sum)
+}
+)",
+                                       "double.ir")),
+             1e-12);
+}
+
 // Rounding to f16 and bf16 (the emulation's integer code, the GPU's cvt
 // instructions), bit for bit as the interpreter: ties to even, subnormals,
 // overflow to infinity, NaN, and integers to bf16 rounded once.
@@ -752,15 +782,16 @@ TEST(CudaCodegen, OnnxNodeTestsSweep) {
   for (const auto& e : std::filesystem::directory_iterator(root))
     if (std::filesystem::exists(e.path() / "model.onnx")) models.push_back(e.path() / "model.onnx");
   std::sort(models.begin(), models.end());
-  std::map<std::string, int> outcomes;
-  auto note = [&](const std::string& what) { outcomes[what]++; };
+  std::map<std::string, std::vector<std::string>> outcomes;  // -> the tests
+  std::string name;
+  auto note = [&](const std::string& what) { outcomes[what].push_back(name); };
   auto first_line = [](std::string m) {
     m = m.substr(0, m.find('\n'));
     const size_t colon = m.find(": ");  // drop "in prim @name: " and the like
     return colon != std::string::npos && m.rfind("in prim @", 0) == 0 ? m.substr(colon + 2) : m;
   };
   for (const auto& path : models) {
-    const std::string name = path.parent_path().filename().string();
+    name = path.parent_path().filename().string();
     SCOPED_TRACE(name);
     ir::Module m;
     try {
@@ -849,5 +880,9 @@ TEST(CudaCodegen, OnnxNodeTestsSweep) {
     }
     note(all_ran ? "ran" : "ran (some functions skipped: symbolic or refused inputs)");
   }
-  for (const auto& [what, n] : outcomes) std::cout << n << "  " << what << "\n";
+  for (const auto& [what, tests] : outcomes) {
+    std::cout << tests.size() << "  " << what << " (";
+    for (size_t i = 0; i < tests.size() && i < 4; ++i) std::cout << (i ? ", " : "") << tests[i];
+    std::cout << (tests.size() > 4 ? ", ...)\n" : ")\n");
+  }
 }

@@ -46,7 +46,7 @@ MLCC_INLINE int mlcc_floordiv32(int a, int b) { int q = a / b; return (q * b != 
 MLCC_INLINE int mlcc_floormod32(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }
 MLCC_INLINE int mlcc_imin32(int a, int b) { return a < b ? a : b; }
 MLCC_INLINE int mlcc_imax32(int a, int b) { return a > b ? a : b; }
-MLCC_INLINE i64 mlcc_f2i(float v, double lo, double hi) {
+template <typename F> MLCC_INLINE i64 mlcc_f2i(F v, double lo, double hi) {
   if (v != v) return 0;
   double d = v;
   if (d <= lo) return (i64)lo;
@@ -63,6 +63,7 @@ MLCC_INLINE i64 mlcc_ipow(i64 x, i64 n) {
   return (i64)r;
 }
 MLCC_INLINE float mlcc_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+MLCC_INLINE double mlcc_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 #ifndef MLCC_CUDA_EMULATION
 MLCC_INLINE float mlcc_bits(unsigned int b) { return __uint_as_float(b); }
 MLCC_INLINE void mlcc_copy16(void* d, const void* s) { *(float4*)d = *(const float4*)s; }
@@ -120,15 +121,15 @@ MLCC_INLINE unsigned short mlcc_f2b(float f) {
 }
 MLCC_INLINE float mlcc_rh(float f) { return mlcc_h2f(mlcc_f2h(f)); }
 MLCC_INLINE float mlcc_rb(float f) { return mlcc_b2f(mlcc_f2b(f)); }
-// An integer to bf16 rounds once: to float by round-to-odd (float keeps more
-// than two extra bits), then to nearest-even.
-MLCC_INLINE float mlcc_i2b(i64 v) {
-  float f = (float)v;
-  if ((double)f != (double)v) {
-    if (fabs((double)f) > fabs((double)v)) f = mlcc_bits(mlcc_fbits(f) - 1u);
+// A double (or an integer) to f16 or bf16 rounds once: to float by
+// round-to-odd (float keeps more than two extra bits), then to nearest-even.
+MLCC_INLINE float mlcc_odd(double d) {
+  float f = (float)d;
+  if ((double)f != d && d == d) {
+    if (fabs((double)f) > fabs(d)) f = mlcc_bits(mlcc_fbits(f) - 1u);
     f = mlcc_bits(mlcc_fbits(f) | 1u);
   }
-  return mlcc_rb(f);
+  return f;
 }
 MLCC_INLINE bool mlcc_aligned(const void* p, unsigned long long n) { return ((unsigned long long)p) % n == 0; }
 template <typename T> MLCC_INLINE T mlcc_add(T a, T b) { return a + b; }
@@ -137,6 +138,8 @@ template <typename T> MLCC_INLINE T mlcc_max(T a, T b) { return a > b ? a : b; }
 template <typename T> MLCC_INLINE T mlcc_min(T a, T b) { return a < b ? a : b; }
 MLCC_INLINE float mlcc_max(float a, float b) { return fmaxf(a, b); }
 MLCC_INLINE float mlcc_min(float a, float b) { return fminf(a, b); }
+MLCC_INLINE double mlcc_max(double a, double b) { return fmax(a, b); }
+MLCC_INLINE double mlcc_min(double a, double b) { return fmin(a, b); }
 // A reduction across `lanes` threads (those of one thread axis; the others
 // fixed): each passes its term v; s holds an element per thread of the
 // block, the group's at base + lane * stride. A tree of pairs between
@@ -185,7 +188,7 @@ const char* cType(DType t, const std::string& where) {
     case DType::boolean: return "bool";
     case DType::f16:
     case DType::bf16: return "unsigned short";
-    case DType::f64: break;
+    case DType::f64: return "double";
   }
   throw Error(where + ": " + std::string(dtypeName(t)) + " is not supported by the cuda target yet");
 }
@@ -194,6 +197,10 @@ const char* valueType(DType t, const std::string& where) {
 }
 
 bool isHalf(DType t) { return t == DType::f16 || t == DType::bf16; }
+
+// The C math function `name` of dtype t's precision: fmodf for the float
+// types (f16 and bf16 compute in float), fmod for f64.
+std::string math(const std::string& name, DType t) { return t == DType::f64 ? name : name + "f"; }
 
 // A float result of dtype `t`, rounded to it (f16, bf16).
 std::string rounded(DType t, const std::string& v) {
@@ -791,7 +798,15 @@ class KernelWriter {
     return asConstInt(e, &v) && v == 0;
   }
 
-  std::string floatLiteral(double v) {
+  std::string floatLiteral(double v, DType t) {
+    if (t == DType::f64) {
+      if (!std::isfinite(v)) return "((double)" + floatLiteral(v, DType::f32) + ")";
+      char buf[64];
+      std::snprintf(buf, sizeof buf, "%.17g", v);
+      std::string s = buf;
+      if (s.find_first_of(".e") == std::string::npos) s += ".0";
+      return "(" + s + ")";
+    }
     float f = static_cast<float>(v);
     if (!std::isfinite(f)) {
       uint32_t bits;
@@ -821,7 +836,10 @@ class KernelWriter {
       }
       case ExprKind::FloatImm:
         cType(e->dtype, where());
-        return floatLiteral(detail::roundToDType(e->as<FloatImmNode>()->value, e->dtype));
+        return floatLiteral(e->dtype == DType::f64
+                                ? e->as<FloatImmNode>()->value
+                                : detail::roundToDType(e->as<FloatImmNode>()->value, e->dtype),
+                            e->dtype);
       case ExprKind::Var: return varName(e->as<VarNode>());
       case ExprKind::Binary: return binary(*e->as<BinaryNode>(), round);
       case ExprKind::Unary: {
@@ -867,9 +885,10 @@ class KernelWriter {
     };
     switch (b.op) {
       case BinaryOp::Div: return fl ? rnd("(" + x + " / " + y + ")") : ihelper("mlcc_floordiv");
-      case BinaryOp::Mod: return fl ? rnd("fmodf(" + x + ", " + y + ")") : ihelper("mlcc_floormod");
-      case BinaryOp::Min: return fl ? "fminf(" + x + ", " + y + ")" : ihelper("mlcc_imin");
-      case BinaryOp::Max: return fl ? "fmaxf(" + x + ", " + y + ")" : ihelper("mlcc_imax");
+      case BinaryOp::Mod:
+        return fl ? rnd(math("fmod", b.dtype) + "(" + x + ", " + y + ")") : ihelper("mlcc_floormod");
+      case BinaryOp::Min: return fl ? math("fmin", b.dtype) + "(" + x + ", " + y + ")" : ihelper("mlcc_imin");
+      case BinaryOp::Max: return fl ? math("fmax", b.dtype) + "(" + x + ", " + y + ")" : ihelper("mlcc_imax");
       default: break;
     }
     std::string r = "(" + x + " " + binaryOpName(b.op) + " " + y + ")";
@@ -886,7 +905,7 @@ class KernelWriter {
     if (isFloat(from) && !isFloat(to)) {
       cType(from, where());
       switch (to) {
-        case DType::boolean: return "(" + v + " != 0.0f)";
+        case DType::boolean: return "(" + v + " != 0)";
         case DType::i8: return "((signed char)mlcc_f2i(" + v + ", -128.0, 127.0))";
         case DType::u8: return "((unsigned char)mlcc_f2i(" + v + ", 0.0, 255.0))";
         case DType::i16: return "((short)mlcc_f2i(" + v + ", -32768.0, 32767.0))";
@@ -899,10 +918,12 @@ class KernelWriter {
     if (to == DType::boolean) return "(" + v + " != 0)";
     if (isHalf(to)) {
       cType(from, where());
-      if (isFloat(from))
-        return from == to || !round ? v : rounded(to, v);  // f32 and the other half: exact in float
-      if (to == DType::bf16) return "mlcc_i2b((i64)(" + v + "))";
-      return round ? rounded(to, "((float)(" + v + "))") : "((float)(" + v + "))";
+      // f32 and the other half are exact in float; a double or an integer
+      // rounds once (mlcc_odd; an integer below 2^53 is an exact double).
+      const std::string f = from == DType::f64 ? "mlcc_odd(" + v + ")"
+                            : !isFloat(from)   ? "mlcc_odd((double)(" + v + "))"
+                                               : v;
+      return from == to || !round ? f : rounded(to, f);
     }
     return "((" + std::string(valueType(to, where())) + ")" + v + ")";
   }
@@ -934,7 +955,7 @@ class KernelWriter {
     for (const auto& x : c.args) a.push_back(expr(x));
     const std::string& n = c.name;
     if (n == "abs")
-      return isFloat(c.dtype)      ? "fabsf(" + a[0] + ")"
+      return isFloat(c.dtype)      ? math("fabs", c.dtype) + "(" + a[0] + ")"
              : isUnsigned(c.dtype) ? a[0]
                                    : "mlcc_imax(" + a[0] + ", -" + a[0] + ")";
     if (const std::string bits = bitwise(c, a); !bits.empty()) return bits;
@@ -943,15 +964,18 @@ class KernelWriter {
              ")))";
     cType(c.args[0]->dtype, where());
     if (n == "isnan") return "(" + a[0] + " != " + a[0] + ")";
-    if (n == "isinf") return "(fabsf(" + a[0] + ") == mlcc_bits(0x7f800000u))";
+    const DType arg = c.args[0]->dtype;
+    if (n == "isinf") return "(" + math("fabs", arg) + "(" + a[0] + ") == mlcc_bits(0x7f800000u))";
     if (n == "sigmoid") return "mlcc_sigmoid(" + a[0] + ")";
-    if (n == "rsqrt") return "(1.0f / sqrtf(" + a[0] + "))";
-    if (n == "round") return "rintf(" + a[0] + ")";
+    if (n == "rsqrt")
+      return "(1.0" + std::string(arg == DType::f64 ? "" : "f") + " / " + math("sqrt", arg) + "(" + a[0] +
+             "))";
+    if (n == "round") return math("rint", arg) + "(" + a[0] + ")";
     static const std::set<std::string> unary = {
         "exp",  "exp2", "expm1", "log",  "log2", "log1p", "sqrt",  "tanh",  "erf",   "sin",  "cos",  "tan",
         "asin", "acos", "atan",  "sinh", "cosh", "asinh", "acosh", "atanh", "floor", "ceil", "trunc"};
-    if (unary.count(n)) return n + "f(" + a[0] + ")";
-    if (n == "pow" || n == "atan2" || n == "fmod") return n + "f(" + a[0] + ", " + a[1] + ")";
+    if (unary.count(n)) return math(n, arg) + "(" + a[0] + ")";
+    if (n == "pow" || n == "atan2" || n == "fmod") return math(n, arg) + "(" + a[0] + ", " + a[1] + ")";
     throw Error(where() + ": intrinsic " + n + " is not supported by the cuda target yet");
   }
 
