@@ -184,24 +184,36 @@ graph @main(%a: u8[4, 64], %n: u8[4, 64], %b: i32[4, 64], %m: i32[4, 64]) -> u8[
 }
 
 // Functions whose reductions have no output axis (layer_norm and softmax
-// over every axis, the sum of a whole tensor next to other blocks) by the
-// default cuda rules: the Fallback rule binds such a block to one thread of
-// one thread block (before, no rule applied and code generation refused
-// the function), against the interpreter.
+// over every axis, the sum of a whole tensor next to other blocks) and a
+// function without loops (a scalar division) by the default cuda rules: the
+// Fallback rule binds such a block to one thread of one thread block
+// (before, no rule applied and code generation refused the function),
+// against the interpreter.
 TEST(CudaCodegen, ReductionsToAScalarInsideLargerFunctions) {
-  ir::Module m = scheduled(ir::parseModule(R"(mlcc.ir 1
+  ir::Module m = ir::parseModule(R"(mlcc.ir 1
 
-graph @main(%x: f32[3, 4], %g: f32[3, 4], %b: f32[3, 4], %v: f32[10]) -> (f32[3, 4], f32[10], f32[3, 4]) {
+graph @main(%x: f32[3, 4], %g: f32[3, 4], %b: f32[3, 4], %v: f32[10]) -> (f32[3, 4], f32[10], f32[3, 4], f32[]) {
   dataflow {
     %n: f32[3, 4] = layer_norm(%x, %g, %b, axis = 0, epsilon = 0.001)
     %s: f32[10] = softmax(%v, axis = 0)
     %t: f32[1, 1] = sum(%x, axes = [0, 1], keepdims = true)
     %u: f32[3, 4] = subtract(%x, %t)
+    %xs: f32[] = sum(%x, axes = [0, 1], keepdims = false)
+    %gs: f32[] = sum(%g, axes = [0, 1], keepdims = false)
+    %q: f32[] = divide(%xs, %gs)
   }
-  return (%n, %s, %u)
+  return (%n, %s, %u, %q)
 }
 )",
-                                           "scalar.ir"));
+                                 "scalar.ir");
+  transform::PassContext ctx;
+  transform::runPipeline(m, transform::parsePipeline("fuse-ops,legalize"), ctx);
+  // The division of the two sums is a function without loops (its body
+  // one block), as a mean-reduced loss's is.
+  bool loopless = false;
+  for (const auto* f : primFuncs(m)) loopless |= f->body && f->body->as<ir::BlockNode>();
+  EXPECT_TRUE(loopless);
+  schedule::applyDefaultRules(m, kCuda);
   checkModel(m, 1e-5);
 }
 

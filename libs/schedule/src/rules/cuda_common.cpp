@@ -12,7 +12,13 @@ using namespace ir;
 
 // --- reading the function ------------------------------------------------------
 
-std::vector<const BlockNode*> topLevelBlocks(const PrimFunc& f) { return childBlocks(f.body); }
+std::vector<const BlockNode*> topLevelBlocks(const PrimFunc& f) {
+  // A body that is one block (a function without loops: a scalar's
+  // division, a copy of one element) is its only top-level block;
+  // childBlocks would give the blocks inside it.
+  if (const auto* b = f.body ? f.body->as<BlockNode>() : nullptr) return {b};
+  return childBlocks(f.body);
+}
 
 const BlockNode* findBlockNode(const PrimFunc& f, const std::string& name) {
   auto p = findBlock(f.body, name);
