@@ -228,22 +228,38 @@ def combine(timings):
             "threads": timings[0]["threads"]}
 
 
+# A round of a fast contestant lasts at least this long: after its first
+# round, its later rounds get as many runs as fill it (at most
+# MAX_RUNS_PER_ROUND). Measured as 50 runs in 3 rounds, a 0.03 ms model timed
+# ~0.5 ms per process, right after the process started, and its 2-thread /
+# 1-thread ratio swung by 10-15% between runs of the bench, for identical
+# code too (ConvNeXt, no parallel loop: 1.16).
+MIN_ROUND_MS = 100
+MAX_RUNS_PER_ROUND = 20000
+
+
 def alternate(measures, rounds, runs):
     """Measures each contestant `rounds` times in turn (A B A B ...), the runs
     split over the rounds, so that a change in the load of a shared machine
-    hits all of them alike. measures: {name: f(runs) -> timing}. Returns
+    hits all of them alike; a fast contestant's rounds after the first are
+    lengthened to MIN_ROUND_MS. measures: {name: f(runs) -> timing}. Returns
     ({name: combined timing, None when it failed}, {name: its error record}
     for the contestants that failed)."""
     per_round = max(1, math.ceil(runs / rounds))
+    n = {k: per_round for k in measures}
     got, errors = {k: [] for k in measures}, {}
     for _ in range(rounds):
         for name, measure in measures.items():
             if name in errors:
                 continue
             try:
-                got[name].append(measure(per_round))
+                t = measure(n[name])
             except StageError as e:
                 errors[name] = e.record()
+                continue
+            got[name].append(t)
+            if len(got[name]) == 1 and t["median_ms"] * n[name] < MIN_ROUND_MS:
+                n[name] = min(MAX_RUNS_PER_ROUND, max(n[name], math.ceil(MIN_ROUND_MS / t["median_ms"])))
     return {k: None if k in errors or not v else combine(v) for k, v in got.items()}, errors
 
 
