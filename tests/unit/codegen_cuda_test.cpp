@@ -800,20 +800,27 @@ prim @mm(%A: f32[8, 8], %B: f32[8, 16], %C: f32[8, 16]) {
       << error;
 }
 
-// A sweep over the ONNX node tests (not in CI: about 20 minutes): each
-// test's model.onnx imported as it is, fused, legalized and scheduled by
-// the cuda rules; every prim func's CUDA C compiled with NVRTC and run under
-// the emulation against the interpreter on random inputs (a function the
+// A sweep over the ONNX node tests (not in CI: about 12 minutes): each
+// test's model (its m.ir where the directory has one, as node_tests.py
+// --keep --work DIR leaves it, imported with the inputs it binds; else its
+// model.onnx imported as it is) fused, legalized and scheduled by the cuda
+// rules; every prim func's CUDA C compiled with NVRTC and run under the
+// emulation against the interpreter on random inputs (a function the
 // interpreter refuses on them, e.g. an index out of range, is skipped).
 // Refusals are counted by message; a compile failure or a different answer
 // fails. MLCC_CUDA_NODE_SWEEP=build/release/onnx-node-data/node (as
-// tests/onnx_node/node_tests.py --fetch leaves it).
+// tests/onnx_node/node_tests.py --fetch leaves it), or node_tests.py's
+// --work directory.
 TEST(CudaCodegen, OnnxNodeTestsSweep) {
   const char* root = std::getenv("MLCC_CUDA_NODE_SWEEP");
   if (!root) GTEST_SKIP() << "set MLCC_CUDA_NODE_SWEEP to the ONNX node tests' directory to run the sweep";
   std::vector<std::filesystem::path> models;
   for (const auto& e : std::filesystem::directory_iterator(root))
-    if (std::filesystem::exists(e.path() / "model.onnx")) models.push_back(e.path() / "model.onnx");
+    for (const char* file : {"m.ir", "model.onnx"})
+      if (std::filesystem::exists(e.path() / file)) {
+        models.push_back(e.path() / file);
+        break;
+      }
   std::sort(models.begin(), models.end());
   std::map<std::string, std::vector<std::string>> outcomes;  // -> the tests
   std::string name;
@@ -828,7 +835,8 @@ TEST(CudaCodegen, OnnxNodeTestsSweep) {
     SCOPED_TRACE(name);
     ir::Module m;
     try {
-      m = frontend::importOnnxFile(path.string()).module;
+      m = path.extension() == ".ir" ? ir::parseModuleFile(path.string())
+                                    : frontend::importOnnxFile(path.string()).module;
     } catch (const Error&) {
       note("import refused");
       continue;
