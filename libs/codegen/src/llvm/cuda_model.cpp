@@ -9,6 +9,7 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <variant>
@@ -139,11 +140,26 @@ class CudaTableEmitter {
   std::vector<llvm::Constant*> steps_;
 };
 
+// The end of both paths: --emit cuda writes the CUDA C, anything else
+// compiles it with NVRTC; --emit ptx writes the PTX, an object gets it back.
+std::string writeSourceOrPtx(const CudaSource& src, const target::Target& target, Emit emit,
+                             const std::string& output_path,
+                             const std::function<void(const std::string&)>& progress) {
+  if (emit == Emit::cuda) {
+    writeOutputAtomic(output_path, src.code);
+    return {};
+  }
+  progress("NVRTC (" + target.arch + (target.fast_math ? ", fast math" : "") + ")");
+  std::string ptx = compileWithNvrtc(src.code, target.arch, target.fast_math);
+  if (emit == Emit::ptx) writeOutputAtomic(output_path, ptx);
+  return ptx;
+}
+
 }  // namespace
 
 CodegenStats compileCudaModule(const ir::Module& m, const LLVMOptions& opts, Emit emit,
                                const std::string& output_path) {
-  auto progress = [&](const std::string& what) {
+  const std::function<void(const std::string&)> progress = [&](const std::string& what) {
     if (opts.progress) opts.progress(what);
   };
   bool has_graph = false;
@@ -169,12 +185,7 @@ CodegenStats compileCudaModule(const ir::Module& m, const LLVMOptions& opts, Emi
     for (const CudaFunction& fn : src.functions)
       for (const CudaKernel& k : fn.kernels) stats.kernel_names.push_back(k.name);
     stats.kernels = static_cast<int>(stats.kernel_names.size());
-    if (emit == Emit::cuda) {
-      writeOutputAtomic(output_path, src.code);
-      return stats;
-    }
-    progress("NVRTC (" + target.arch + (target.fast_math ? ", fast math" : "") + ")");
-    writeOutputAtomic(output_path, compileWithNvrtc(src.code, target.arch, target.fast_math));
+    writeSourceOrPtx(src, target, emit, output_path, progress);
     return stats;
   }
   EntryPlan plan = planEntry(m, opts.entry, {}, "cublas");
@@ -206,16 +217,8 @@ CodegenStats compileCudaModule(const ir::Module& m, const LLVMOptions& opts, Emi
   CodegenStats stats;
   stats.kernels = static_cast<int>(plan.kernels.size());
   for (const EntryKernel& k : plan.kernels) stats.kernel_names.push_back(k.name);
-  if (emit == Emit::cuda) {
-    writeOutputAtomic(output_path, src.code);
-    return stats;
-  }
-  progress("NVRTC (" + target.arch + (target.fast_math ? ", fast math" : "") + ")");
-  const std::string ptx = compileWithNvrtc(src.code, target.arch, target.fast_math);
-  if (emit == Emit::ptx) {
-    writeOutputAtomic(output_path, ptx);
-    return stats;
-  }
+  const std::string ptx = writeSourceOrPtx(src, target, emit, output_path, progress);
+  if (emit == Emit::cuda || emit == Emit::ptx) return stats;
   const ScratchFn scratch_of = [&](const ir::PrimFunc& f) {
     std::vector<ir::PrimExpr> bytes;
     for (int64_t b : src.functions.at(index.at(f.name)).scratch_bytes) bytes.push_back(ir::makeInt(b));
