@@ -5,7 +5,8 @@
 # listings, --help and --version; malformed scripts (syntax errors, unknown
 # instructions, bad arguments, unknown functions) exiting 1 with FILE:LINE:COL
 # and no output file. Then the public models after the default llvm and cuda
-# rules, interpreted against PyTorch's outputs (once a target has rules).
+# rules, interpreted against PyTorch's outputs (once a target has rules); a
+# function no cuda rule applies to is left unscheduled with a warning.
 source "$2/tests/cli/lib/common.sh"
 tool=$bin/mlcc-schedule
 lacks() { ! grep -q -- "$2" "$1" || { echo "  '$2' in $1"; return 1; }; }
@@ -158,6 +159,23 @@ bad "graph function" 'schedule @main {\n}\n' "/bad.sched:1:10: error: @main is a
 check "the source line is shown" contains "$tmp/err" "^schedule @main {"
 check "missing script exits 1" run 1 "$tmp/l.ir" --trace "$tmp/nosuch.sched" --rules none -o "$tmp/x.ir"
 check "missing script: no output" absent "$tmp/x.ir"
+
+# A function no cuda rule schedules (a store outside any block) is left as
+# it is, with a warning: code generation for cuda would refuse it.
+cat > "$tmp/bare.ir" <<'EOF'
+mlcc.ir 1
+prim @bare(%a: f32[4], %b: f32[4]) {
+  for %i in 0..4 {
+    %b[%i] = %a[%i]
+  }
+}
+EOF
+check "cuda: a function no rule applies to is left with a warning" run 0 "$tmp/bare.ir" --target cuda -o "$tmp/bare.s.ir"
+check "cuda: the warning names it" contains "$tmp/err" "warning: no cuda rule applies to @bare, left unscheduled"
+check "llvm: no warning for it" run 0 "$tmp/bare.ir" --target llvm -o "$tmp/bare.s.ir"
+check "llvm: stderr empty" bash -c "[[ ! -s '$tmp/err' ]]"
+check "cuda -q: no warning" run 0 "$tmp/bare.ir" --target cuda -q -o "$tmp/bare.s.ir"
+check "cuda -q: stderr empty" bash -c "[[ ! -s '$tmp/err' ]]"
 
 # --- public models after the default rules, against PyTorch ---
 # Runs for each target once it has default rules (mlcc-schedule --list-rules).

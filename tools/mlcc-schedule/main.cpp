@@ -142,6 +142,14 @@ mlcc-schedule --list-instructions lists the instructions a script may use.)");
           const auto how = mlcc::schedule::scheduleModule(
               m, {script && db_path.empty() ? &*script : nullptr, use_rules ? &*target : nullptr, seed});
           mlcc::schedule::declareTensorIntrinsics(m);
+          // On the cuda target a function left as it is cannot be compiled.
+          if (use_rules && target->kind == mlcc::target::Target::Kind::cuda && !quiet)
+            for (const auto& [func, by] : how)
+              if (by == "none")
+                std::cerr
+                    << "mlcc-schedule: warning: no cuda rule applies to @" << func
+                    << ", left unscheduled: mlcc-codegen --target cuda refuses a function whose blocks are "
+                       "not bound to GPU blocks and threads (schedule it with --trace)\n";
           if (verbose && !quiet)
             for (const auto& [func, by] : how) {
               // With --db the script ran first, so its functions read "already scheduled" here.
