@@ -403,9 +403,10 @@ graph @main(%x: f32[64], %i: i32[64]) -> (f16[64], bf16[64], bf16[64], f32[64]) 
 
 // Kernels scheduled by hand (the fixtures of the GPU checks): a tile staged
 // in shared memory and read back by other threads (reversed: a missing
-// barrier shows), and a row sum bound to blocks and threads.
+// barrier shows), a row sum bound to blocks and threads, and thread blocks
+// staging their rows in a global buffer.
 TEST(CudaCodegen, HandScheduledKernels) {
-  for (const char* name : {"staged.ir", "row_sum_gpu.ir"}) {
+  for (const char* name : {"staged.ir", "row_sum_gpu.ir", "thread_blocks_exchange_in_global.ir"}) {
     SCOPED_TRACE(name);
     checkModel(
         ir::parseModuleFile(std::string(MLCC_TEST_DATA_DIR) + "/unit/fixtures/schedule_rules_gpu/" + name),

@@ -45,6 +45,13 @@ void expectGpuError(const std::string& text, const std::string& what, const Targ
   }
 }
 
+// `text` with every `from` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 // A row sum: one thread block per row, one thread per block.
 const std::string kRowSumGpu = fixture("schedule_rules_gpu/row_sum_gpu.ir");
 
@@ -166,6 +173,81 @@ TEST(GpuCheck, RejectsTwoLoopsOfOneAxis) {
 TEST(GpuCheck, LocalBuffersBelongToOneKernel) {
   expectGpuError(fixture("schedule_rules_gpu/gpu_check_local_buffers_belong_to_one_kernel.ir"),
                  "local buffer %t is used by block \"b\"");
+}
+
+// Thread blocks run in no set order and no barrier orders them: what one
+// of them reads of a global buffer the kernel writes must be its own.
+// Accepted: each thread block reads back its own 16 rows (other threads'
+// elements: barriers order those), the grid of two axes flattened into
+// one dimension. Rejected: the rows of another thread block, along either
+// axis.
+TEST(GpuCheck, ThreadBlocksReadOnlyTheirOwnElementsOfAGlobalBuffer) {
+  const std::string own = fixture("schedule_rules_gpu/thread_blocks_exchange_in_global.ir");
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(own), kCuda));
+  const std::string race =
+      "block \"use\" reads global buffer %s, which block \"load\" writes, and it cannot be shown that the "
+      "elements one thread block (blockIdx.";
+  expectGpuError(fixture("schedule_rules_gpu/gpu_check_rejects_thread_blocks_reading_each_other.ir"), race);
+  for (const auto& [from, to] :
+       {std::pair<std::string, std::string>{"%by * 512 + %bx * 16 + 15", "%by * 512 + (31 - %bx) * 16 + 15"},
+        {"%by * 512 + %bx * 16 + 15", "(1 - %by) * 512 + %bx * 16 + 15"},
+        {"%by * 512 + %bx * 16 + 15 - %i", "%by * 512 + ((%bx + 1) % 32) * 16 + 15 - %i"}}) {
+    SCOPED_TRACE(to);
+    expectGpuError(replaced(own, from, to), race);
+  }
+  // A grid of symbolic extent: a row per thread block, read back reversed
+  // by the threads (accepted), or the row of another thread block.
+  const std::string rows = R"(prim @f(%a: f32[n, 32], %b: f32[n, 32]) {
+  alloc_buffer %s: f32[n, 32] global
+  for %bx in 0..n thread_binding(blockIdx.x) {
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      block "load" (%v0 = spatial(n, %bx), %v1 = spatial(32, %tx)) {
+        reads(%a[%v0, %v1])
+        writes(%s[%v0, %v1])
+        %s[%v0, %v1] = %a[%v0, %v1]
+      }
+    }
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      block "use" (%v0 = spatial(n, %bx), %v1 = spatial(32, %tx), %v2 = spatial(n, ROW)) {
+        reads(%s[%v2, 31 - %v1])
+        writes(%b[%v0, %v1])
+        %b[%v0, %v1] = %s[%v2, 31 - %v1]
+      }
+    }
+  }
+}
+)";
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(replaced(rows, "ROW", "%bx")), kCuda));
+  expectGpuError(replaced(rows, "ROW", "n - 1 - %bx"), race);
+  // Loops fused into one grid axis: a thread block is a tile of 4 rows (%bx
+  // / 2) by 32 columns (%bx % 2), read back transposed within the tile
+  // (accepted), or the other column tile.
+  const std::string tiles = R"(prim @f(%a: f32[64, 64], %b: f32[64, 64]) {
+  alloc_buffer %s: f32[64, 64] global
+  for %bx in 0..32 thread_binding(blockIdx.x) {
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      for %i in 0..4 {
+        block "load" (%v0 = spatial(64, %bx / 2 * 4 + %i), %v1 = spatial(64, %bx % 2 * 32 + %tx)) {
+          reads(%a[%v0, %v1])
+          writes(%s[%v0, %v1])
+          %s[%v0, %v1] = %a[%v0, %v1]
+        }
+      }
+    }
+    for %tx in 0..32 thread_binding(threadIdx.x) {
+      for %i in 0..4 {
+        block "use" (%v0 = spatial(64, %bx / 2 * 4 + %i), %v1 = spatial(64, %bx % 2 * 32 + %tx), %v2 = spatial(64, %bx / 2 * 4 + 3 - %i), %v3 = spatial(64, COLUMN)) {
+          reads(%s[%v2, %v3])
+          writes(%b[%v0, %v1])
+          %b[%v0, %v1] = %s[%v2, %v3]
+        }
+      }
+    }
+  }
+}
+)";
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(replaced(tiles, "COLUMN", "%bx % 2 * 32 + 31 - %tx")), kCuda));
+  expectGpuError(replaced(tiles, "COLUMN", "(1 - %bx % 2) * 32 + %tx"), race);
 }
 
 // --- the rules on legalized functions -------------------------------------------

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "cache_util.h"
+#include "gpu_block_races.h"
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/dtype.h"
 #include "mlcc/ir/expr_functor.h"
@@ -315,6 +316,8 @@ class Checker {
              " runs on the same elements (concurrent updates of one element): its output must depend on " +
              tag);
       }
+    if (std::optional<std::string> race = threadBlockRace(kernel_->root_stmt))
+      fail(kernelName() + ": " + *race);
     int64_t threads = 1;
     std::string parts;
     for (const auto& [tag, loop] : kernel_->tags) {

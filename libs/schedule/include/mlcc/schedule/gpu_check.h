@@ -24,6 +24,9 @@
 //    `local` depends on every thread axis its kernel binds (with extent
 //    > 1): on the GPU every thread runs every block of its kernel, and
 //    threads updating the same element would race;
+//  - no thread block of a kernel reads an element of a global buffer that
+//    another thread block of it writes (threadBlockRace, gpu_block_races.h:
+//    nothing orders thread blocks);
 //  - a loop bound to the axis of an enclosing loop passes
 //    nestedThreadLoopProblem (below): on the GPU the two are the same
 //    index, so nothing under the inner one may use the outer one;
