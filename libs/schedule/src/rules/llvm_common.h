@@ -9,6 +9,7 @@
 // is not such a block does not apply.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -82,16 +83,23 @@ inline constexpr int64_t kMaxInnerReduce = 16;
 // kPackedReduceBlock (a panel of 256 x 16 floats is 16 KiB, near L1 with
 // the register tile's rows of the other operand), the panels of one
 // reduction block that a tile sweeps within half of L2, and as many rows of
-// the other operand per sweep as fill a quarter of L2 (packedCacheBlocks;
-// the target's L2, 1 MiB when unknown). The panels then stay in L2 while
-// the rows sweep them, with room for the rows and the output's tiles.
+// the other operand per sweep as fill a quarter of L2, at most 128 KiB
+// (packedCacheBlocks; the target's L2, 1 MiB when unknown). The panels then
+// stay in L2 while the rows sweep them, with room for the rows and the
+// output's tiles.
 // 1024^3 GEMM on one Xeon core (Sapphire Rapids): 30 -> 115 GFLOPS; 512^3
 // 60 -> 127; 2048^3 28 -> 107 (with 1 MiB of panels and 64 rows). On an
 // EPYC (Zen 4: 32 KiB L1, 1 MiB L2), 2048^3 with 1 MiB and 64 rows was at
 // 80% of the FMA peak (0.91x OpenBLAS), with 512 KiB and 256 rows 87%
 // (1.00x); the rows' block matters most (512 KiB / 64 rows 80%, 256 KiB /
 // 256 rows 85%, 512 rows 82%; 128-deep panels 74%). 512^3 and 1024^3 are
-// unchanged (92%, 88%). Not measured on a Xeon since (there: 512 rows).
+// unchanged (92%, 88%). On a Xeon (48 KiB L1, 2 MiB L2, 2 FMA-512 units:
+// 224 GFLOPS per core), a quarter of L2 (512 rows) ran 2048^3 at 43% of
+// the peak (0.68x OpenBLAS); with 1 MiB of panels, 32/64/128/256 KiB of
+// rows ran 2048^3 at 122/124-131/120-127/111 GFLOPS and 1024^3 at
+// 113/124-133/132-137/-: 128 KiB caps the rows since (2048^3 56-60%,
+// 0.84x OpenBLAS; 1024^3 0.90x). On the EPYC that is 128 rows, between
+// the 64 (80%) and 256 (85%) measured there.
 inline constexpr int64_t kPackedReduceBlock = 256;
 struct PackedCacheBlocks {
   int64_t panel_bytes;  // the panels of one reduction block a sweep reuses (in L2)
@@ -99,7 +107,7 @@ struct PackedCacheBlocks {
 };
 inline PackedCacheBlocks packedCacheBlocks(const target::Target& target) {
   const int64_t l2 = target.cpu.l2_cache_bytes > 0 ? target.cpu.l2_cache_bytes : int64_t{1} << 20;
-  return {l2 / 2, l2 / 4};
+  return {l2 / 2, std::min<int64_t>(l2 / 4, 128 * 1024)};
 }
 // Packing copies the operand on every call: only where it is reused over
 // at least this many rows of the other operand, and (when its rows are
