@@ -69,9 +69,11 @@ class ThreadPool {
     std::atomic<uint64_t> ticket{0};
   };
   std::unique_ptr<HomeRange[]> ranges_;
-  std::atomic<int> done_{0};  // pieces of the current job finished
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> sleepers_{0};
+  // Pieces of the current job finished (the caller spins on it), and the
+  // job's number (the workers spin on it): each on a cache line of its own.
+  alignas(64) std::atomic<int> done_{0};
+  alignas(64) std::atomic<uint64_t> generation_{0};
+  alignas(64) std::atomic<int> sleepers_{0};
   std::atomic<int> started_{0};  // workers that have touched their thread-local state
   std::atomic<bool> stop_{false};
   std::mutex mu_;
