@@ -201,6 +201,43 @@ TEST(ThreadPool, ManyCallsAndSleepingWorkers) {
   EXPECT_EQ(sum.load(), 20000 * 4 + 1000);
 }
 
+// A loop whose serial runs take under ParallelChoice::kMinParallelNs runs
+// serially after its first kSamples runs (one chunk, [0, n), on the
+// caller); one of 8 pieces of 1 ms each runs on the pool. Every index once
+// either way.
+void sleepyChunk(void* closure, int64_t begin, int64_t end) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(end - begin));
+  countChunk(closure, begin, end);
+}
+
+TEST(ParallelChoice, ShortLoopsRunSeriallyLongOnesOnThePool) {
+  using mlcc::rt::ParallelChoice;
+  ThreadPool pool(2);
+  auto choice = std::make_unique<ParallelChoice>();
+  Coverage tiny(8), slow(8);
+  for (int call = 0; call < ParallelChoice::kSamples + 5; ++call) {
+    tiny.chunks.clear();
+    slow.chunks.clear();
+    choice->run(pool, 8, countChunk, &tiny);
+    choice->run(pool, 8, sleepyChunk, &slow);
+    ASSERT_EQ(tiny.chunks, (std::vector<std::pair<int64_t, int64_t>>{{0, 8}})) << "call " << call;
+    if (call < ParallelChoice::kSamples)
+      EXPECT_EQ(slow.chunks.size(), 1u) << "call " << call << ": measured serially";
+    else
+      EXPECT_GT(slow.chunks.size(), 1u) << "call " << call << ": on the pool";
+  }
+  for (int64_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(tiny.hits[i].load(), ParallelChoice::kSamples + 5) << i;
+    EXPECT_EQ(slow.hits[i].load(), ParallelChoice::kSamples + 5) << i;
+  }
+  // Another iteration count of the same body is measured on its own: 2^16
+  // atomic increments take longer than kMinParallelNs.
+  Coverage big(1 << 16);
+  for (int call = 0; call <= ParallelChoice::kSamples; ++call) choice->run(pool, 1 << 16, countChunk, &big);
+  EXPECT_EQ(big.chunks.size(),
+            static_cast<size_t>(ParallelChoice::kSamples) + 2 * ThreadPool::kPiecesPerThread);
+}
+
 std::vector<float> randomVector(size_t n, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> d;

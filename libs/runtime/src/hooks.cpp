@@ -20,7 +20,7 @@ extern "C" {
 void mlcc_rt_parallel_for(mlcc_rt_context* ctx, int64_t n,
                           void (*fn)(void* closure, int64_t begin, int64_t end), void* closure) {
   if (ctx && ctx->pool) {
-    ctx->pool->parallelFor(n, fn, closure);
+    ctx->parallel_choice.run(*ctx->pool, n, fn, closure);
   } else if (n > 0) {
     fn(closure, 0, n);
   }

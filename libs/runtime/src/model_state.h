@@ -12,6 +12,7 @@
 #include "cuda.h"
 #include "mlcc/runtime.h"
 #include "mlcc/runtime/abi.h"
+#include "parallel_choice.h"
 #include "thread_pool.h"
 
 namespace mlcc::rt {
@@ -31,6 +32,7 @@ void setLastError(std::string message);
 
 struct mlcc_rt_context {
   std::unique_ptr<mlcc::rt::ThreadPool> pool;
+  mlcc::rt::ParallelChoice parallel_choice;  // per parallel loop: the pool or serially, as measured
   bool profiling = false;
   std::vector<mlcc::rt::KernelStat> stats;  // one per kernel of the ABI
   std::mutex error_mu;                      // mlcc_rt_set_error may come from pool threads
