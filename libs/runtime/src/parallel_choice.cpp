@@ -30,9 +30,14 @@ ParallelChoice::Site* ParallelChoice::find(ChunkFn fn, int64_t n) {
 }
 
 void ParallelChoice::run(ThreadPool& pool, int64_t n, ChunkFn fn, void* closure) {
-  Site* s = pool.threads() > 1 && n > 1 ? find(fn, n) : nullptr;
+  // A loop inside another's piece runs serially (and may run on a worker:
+  // the table is the caller's alone).
+  Site* s = pool.threads() > 1 && n > 1 && !ThreadPool::inPiece() ? find(fn, n) : nullptr;
   if (!s || s->way == Site::Way::pool) return pool.parallelFor(n, fn, closure);
   if (s->way == Site::Way::serial) return fn(closure, 0, n);
+  // The workers start with the first loop that may need them, as they
+  // would without the measuring: a model allocates nothing after its first run.
+  pool.start();
   const int64_t begin = steadyNs();
   fn(closure, 0, n);
   s->serial_ns = std::min(s->serial_ns, steadyNs() - begin);

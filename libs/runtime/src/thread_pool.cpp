@@ -27,6 +27,8 @@ constexpr int kSpinIterations = 64;
 constexpr int kYieldIterations = 2000;
 }  // namespace
 
+bool ThreadPool::inPiece() { return t_in_parallel; }
+
 ThreadPool::ThreadPool(int threads)
     : threads_(std::max(1, threads)), ranges_(std::make_unique<HomeRange[]>(threads_)) {}
 

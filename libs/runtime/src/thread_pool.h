@@ -45,6 +45,12 @@ class ThreadPool {
   // Runs fn over [0, n) and returns when every piece is done. One call at a
   // time per pool (a model runs on one thread at a time).
   void parallelFor(int64_t n, ChunkFn fn, void* closure);
+  // Starts the workers now if they are not running (parallelFor starts
+  // them on its first call): false when they could not be started.
+  bool start() { return threads_ == 1 || startWorkers(); }
+  // Whether the calling thread is running a piece of a loop (a call from
+  // it runs serially).
+  static bool inPiece();
 
  private:
   void workerLoop(int home);
