@@ -161,25 +161,39 @@ void outerChunk(void* closure, int64_t begin, int64_t end) {
 // anywhere again: every piece runs with the process's whole CPU set.
 struct Affinity {
   std::mutex mu;
-  std::vector<int> cpus_allowed;  // per piece
+  std::vector<std::pair<std::thread::id, int>> cpus_allowed;  // per piece: its thread, the CPUs it may run on
 };
 
 void affinityPiece(void* closure, int64_t, int64_t) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(1));  // so that the worker takes pieces too
   auto* a = static_cast<Affinity*>(closure);
   cpu_set_t set;
   ASSERT_EQ(sched_getaffinity(0, sizeof set, &set), 0);
   std::lock_guard<std::mutex> lk(a->mu);
-  a->cpus_allowed.push_back(CPU_COUNT(&set));
+  a->cpus_allowed.push_back({std::this_thread::get_id(), CPU_COUNT(&set)});
 }
 
-TEST(ThreadPool, WorkersAreNotPinned) {
+// The caller's affinity is left alone; a worker keeps off the CPU the
+// caller started it from (where there is another), so that the two never
+// end up sharing one.
+TEST(ThreadPool, TheWorkerKeepsOffTheCallersCpu) {
   cpu_set_t process;
   ASSERT_EQ(sched_getaffinity(0, sizeof process, &process), 0);
-  ThreadPool pool(3);
+  const int total = CPU_COUNT(&process);
+  ThreadPool pool(2);
   Affinity a;
-  for (int rep = 0; rep < 20; ++rep) pool.parallelFor(12, affinityPiece, &a);
-  ASSERT_EQ(a.cpus_allowed.size(), 20u * 12u);
-  for (int n : a.cpus_allowed) EXPECT_EQ(n, CPU_COUNT(&process));
+  for (int rep = 0; rep < 5; ++rep) pool.parallelFor(8, affinityPiece, &a);
+  ASSERT_EQ(a.cpus_allowed.size(), 5u * 8u);
+  bool worker_ran = false;
+  for (const auto& [thread, n] : a.cpus_allowed) {
+    if (thread == std::this_thread::get_id()) {
+      EXPECT_EQ(n, total);
+    } else {
+      worker_ran = true;
+      EXPECT_EQ(n, total > 1 ? total - 1 : total);
+    }
+  }
+  EXPECT_TRUE(worker_ran);
 }
 
 TEST(ThreadPool, NestedLoopsRunSeriallyOnTheCallingThread) {
