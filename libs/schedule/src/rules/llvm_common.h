@@ -76,6 +76,11 @@ inline constexpr int64_t kMultiplyAddsPerElement = 4;
 enum class WorkUnit { Elements, MultiplyAdds };
 // Register tile: at most this many rows of vectors accumulated at once.
 inline constexpr int64_t kMaxRegisterRows = 8;
+// A register tile of fewer accumulators than this takes a third dimension
+// (llvm_matmul.cpp), up to kMaxAccumulators (of 32 vector registers: the
+// rest hold the operands' vectors and a broadcast).
+inline constexpr int64_t kMinAccumulators = 12;
+inline constexpr int64_t kMaxAccumulators = 24;
 // Inner reduction tile (the R1 level of the multi-level tiling).
 inline constexpr int64_t kMaxInnerReduce = 16;
 // A matmul whose vector operand is packed into panels (llvm_matmul.cpp,

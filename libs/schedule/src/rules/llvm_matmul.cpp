@@ -315,7 +315,31 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   // Xeon core; four vectors spill.
   const int64_t vregs =
       packed && vec && target.vector_bits >= 512 && (*dims[*vec].extent / vf) % 2 == 0 ? 2 : 1;
-  auto rest = [&](size_t d) { return *dims[d].extent / (d == vec ? vf * vregs : d == row ? rf : 1); };
+  // Where the rows and vectors make few accumulators (a convolution row of
+  // 7: 7 x 1 vectors, too few for the two FMA pipes of a Xeon core to hide
+  // their latency), a dimension indexing only the vector's operand (the
+  // output-channel blocks of a convolution in NCHW[x]c) joins the register
+  // tile: its cf iterations share the rows' broadcasts.
+  std::optional<size_t> col;
+  int64_t cf = 1;
+  if (vec && row && target.vector_bits >= 512 && rf * vregs < kMinAccumulators) {
+    const size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), *vec) - info.spatial.begin();
+    for (size_t p = info.spatial.size(); p-- > 0;) {
+      const size_t d = info.spatial[p];
+      if (d == *vec || d == *row || !dims[d].extent || info.a_uses[p] != info.a_uses[vpos] ||
+          info.b_uses[p] != info.b_uses[vpos] || info.a_uses[p] == info.b_uses[p])
+        continue;
+      const int64_t f = largestDivisorAtMost(*dims[d].extent, kMaxAccumulators / (rf * vregs));
+      if (f > 1) {
+        col = d;
+        cf = f;
+        break;
+      }
+    }
+  }
+  auto rest = [&](size_t d) {
+    return *dims[d].extent / (d == vec ? vf * vregs : d == row ? rf : d == col ? cf : 1);
+  };
   std::optional<size_t> single;
   for (size_t d : info.spatial)
     if (!single && dims[d].extent && rest(d) >= wanted) single = d;
@@ -438,6 +462,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   if (vec) sch.vectorize(dims[*vec].parts.back());
   if (vregs > 1) sch.unroll(dims[*vec].parts[3]);
   if (row) sch.unroll(dims[*row].parts[3]);
+  if (col) sch.unroll(dims[*col].parts[3]);
   return true;
 }
 
