@@ -322,7 +322,8 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   // tile: its cf iterations share the rows' broadcasts.
   std::optional<size_t> col;
   int64_t cf = 1;
-  if (vec && row && target.vector_bits >= 512 && rf * vregs < kMinAccumulators) {
+  // (Only with one register per vector: a vector of 28 lanes takes three.)
+  if (vec && row && target.vector_bits >= 512 && (vf & (vf - 1)) == 0 && rf * vregs < kMinAccumulators) {
     const size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), *vec) - info.spatial.begin();
     for (size_t p = info.spatial.size(); p-- > 0;) {
       const size_t d = info.spatial[p];
