@@ -798,28 +798,25 @@ class KernelWriter {
     return asConstInt(e, &v) && v == 0;
   }
 
+  // A C literal of v in dtype t's precision: double for f64 (17 digits),
+  // float otherwise (rounded to float, 9 digits); infinities and NaNs by
+  // their float bits.
   std::string floatLiteral(double v, DType t) {
-    if (t == DType::f64) {
-      if (!std::isfinite(v)) return "((double)" + floatLiteral(v, DType::f32) + ")";
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "%.17g", v);
-      std::string s = buf;
-      if (s.find_first_of(".e") == std::string::npos) s += ".0";
-      return "(" + s + ")";
-    }
-    float f = static_cast<float>(v);
-    if (!std::isfinite(f)) {
+    const bool dbl = t == DType::f64;
+    if (!dbl) v = static_cast<float>(v);
+    if (!std::isfinite(v)) {
+      const float f = static_cast<float>(v);
       uint32_t bits;
       std::memcpy(&bits, &f, 4);
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "mlcc_bits(0x%08xu)", bits);
+      char buf[48];
+      std::snprintf(buf, sizeof buf, dbl ? "((double)mlcc_bits(0x%08xu))" : "mlcc_bits(0x%08xu)", bits);
       return buf;
     }
     char buf[64];
-    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(f));
+    std::snprintf(buf, sizeof buf, "%.*g", dbl ? 17 : 9, v);
     std::string s = buf;
     if (s.find_first_of(".e") == std::string::npos) s += ".0";
-    return "(" + s + "f)";
+    return "(" + s + (dbl ? "" : "f") + ")";
   }
 
   // `round`: a float result of f16 or bf16 is rounded to it (a store
@@ -967,9 +964,7 @@ class KernelWriter {
     const DType arg = c.args[0]->dtype;
     if (n == "isinf") return "(" + math("fabs", arg) + "(" + a[0] + ") == mlcc_bits(0x7f800000u))";
     if (n == "sigmoid") return "mlcc_sigmoid(" + a[0] + ")";
-    if (n == "rsqrt")
-      return "(1.0" + std::string(arg == DType::f64 ? "" : "f") + " / " + math("sqrt", arg) + "(" + a[0] +
-             "))";
+    if (n == "rsqrt") return "(" + floatLiteral(1.0, arg) + " / " + math("sqrt", arg) + "(" + a[0] + "))";
     if (n == "round") return math("rint", arg) + "(" + a[0] + ")";
     static const std::set<std::string> unary = {
         "exp",  "exp2", "expm1", "log",  "log2", "log1p", "sqrt",  "tanh",  "erf",   "sin",  "cos",  "tan",
