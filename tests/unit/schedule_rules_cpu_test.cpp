@@ -205,10 +205,10 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
       << trace;
   EXPECT_EQ(innermostKind(f, "w_layout"), ir::LoopKind::vectorized);
   // SSRSRS, cache-blocked for the packed weight: S0 (i: 4, j: 2; fused,
-  // parallel: 2 per core), S1 (1, 1), R0 (1), S2 (j: 3 panels, then i: 1),
+  // parallel: 2 per core), S1 (1, 1), R0 (1), S2 (i: 1, then j: 3 panels),
   // R1 (the whole 64), S3 (8 rows unrolled, 8 lanes vectorized).
   auto dense = loopsOf(f, "dense");
-  EXPECT_EQ(extents(dense), (std::vector<int64_t>{8, 1, 1, 1, 3, 1, 64, 8, 8})) << ir::printFunction(f);
+  EXPECT_EQ(extents(dense), (std::vector<int64_t>{8, 1, 1, 1, 1, 3, 64, 8, 8})) << ir::printFunction(f);
   EXPECT_EQ(innermostKind(f, "dense"), ir::LoopKind::vectorized);
   ASSERT_GE(dense.loops.size(), 2u);
   EXPECT_EQ(dense.loops[dense.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
@@ -252,9 +252,9 @@ graph @main(%a: f32[128, 256], %b: f32[256, 256]) -> f32[128, 256] {
       << trace;
   EXPECT_EQ(blockNames(s.after), (std::vector<std::string>{"b_layout", "matmul_init", "matmul"}));
   EXPECT_EQ(outermostKind(s.after, "b_layout"), ir::LoopKind::parallel);
-  // S0 (i: 8, 2 per core; parallel) S1 (1, 1) R0 (1) S2 (32 panels, then the
-  // 2 row tiles of the parallel part) R1 (256) S3 (8 rows x 8 lanes)
-  EXPECT_EQ(extents(loopsOf(s.after, "matmul")), (std::vector<int64_t>{8, 1, 1, 1, 32, 2, 256, 8, 8}));
+  // S0 (i: 8, 2 per core; parallel) S1 (1, 1) R0 (1) S2 (the 2 row tiles of
+  // the parallel part, then 32 panels) R1 (256) S3 (8 rows x 8 lanes)
+  EXPECT_EQ(extents(loopsOf(s.after, "matmul")), (std::vector<int64_t>{8, 1, 1, 1, 2, 32, 256, 8, 8}));
   // Few rows (8: the copy would cost as much as it saves) or a small B: no packing.
   auto few = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%a: f32[16, 256], %b: f32[256, 256]) -> f32[16, 256] {
@@ -280,7 +280,7 @@ graph @main(%a: f32[128, 64], %b: f32[64, 64]) -> f32[128, 64] {
 
 // dense_pack's weight is in panels already (convert-layout packed it at
 // compile time): no copy, the same cache-blocked tiling as a packed operand
-// (R1 the whole reduction of 96, the 10 panels swept per row block).
+// (R1 the whole reduction of 96, the 10 panels swept per register tile).
 TEST(ScheduleRulesCpu, DensePackIsTiledLikeAPackedOperand) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%x: f32[64, 96], %wp: f32[10, 96, 8]) -> f32[64, 80] {
@@ -294,7 +294,7 @@ graph @main(%x: f32[64, 96], %wp: f32[10, 96, 8]) -> f32[64, 80] {
   EXPECT_EQ(s.rule, "matmul");
   EXPECT_EQ(traceText(s.after).find("transform_layout"), std::string::npos) << traceText(s.after);
   auto l = loopsOf(s.after, "dense_pack");
-  EXPECT_EQ(extents(l), (std::vector<int64_t>{8, 1, 1, 1, 10, 1, 96, 8, 8})) << ir::printFunction(s.after);
+  EXPECT_EQ(extents(l), (std::vector<int64_t>{8, 1, 1, 1, 1, 10, 96, 8, 8})) << ir::printFunction(s.after);
   EXPECT_EQ(innermostKind(s.after, "dense_pack"), ir::LoopKind::vectorized);
 }
 

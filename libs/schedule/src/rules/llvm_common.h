@@ -85,13 +85,13 @@ inline constexpr int64_t kMaxAccumulators = 24;
 inline constexpr int64_t kMaxInnerReduce = 16;
 // A matmul whose vector operand is packed into panels (llvm_matmul.cpp,
 // packVectorOperand) is cache-blocked instead: the reduction by up to
-// kPackedReduceBlock (a panel of 256 x 16 floats is 16 KiB, near L1 with
-// the register tile's rows of the other operand), the panels of one
-// reduction block that a tile sweeps within half of L2, and as many rows of
-// the other operand per sweep as fill a quarter of L2, at most 128 KiB
+// kPackedReduceBlock (a register tile's 8 rows of 256 floats are 8 KiB, in
+// L1 while the panels stream past them), the panels of one reduction block
+// that each register tile sweeps within half of L2, and as many rows of the
+// other operand per block as fill a quarter of L2, at most 128 KiB
 // (packedCacheBlocks; the target's L2, 1 MiB when unknown). The panels then
-// stay in L2 while the rows sweep them, with room for the rows and the
-// output's tiles.
+// stay in L2 while the block's register tiles sweep them, with room for the
+// rows and the output's tiles.
 // 1024^3 GEMM on one Xeon core (Sapphire Rapids): 30 -> 115 GFLOPS; 512^3
 // 60 -> 127; 2048^3 28 -> 107 (with 1 MiB of panels and 64 rows). On an
 // EPYC (Zen 4: 32 KiB L1, 1 MiB L2), 2048^3 with 1 MiB and 64 rows was at
@@ -104,7 +104,13 @@ inline constexpr int64_t kMaxInnerReduce = 16;
 // rows ran 2048^3 at 122/124-131/120-127/111 GFLOPS and 1024^3 at
 // 113/124-133/132-137/-: 128 KiB caps the rows since (2048^3 56-60%,
 // 0.84x OpenBLAS; 1024^3 0.90x). On the EPYC that is 128 rows, between
-// the 64 (80%) and 256 (85%) measured there.
+// the 64 (80%) and 256 (85%) measured there. All of the above had each
+// panel in L1 while the rows' register tiles swept it; with the register
+// tiles outside the panels instead (their rows in L1, the panels from L2),
+// the Xeon ran 2048^3 at 123 -> 132 GFLOPS and 1024^3 at 135 -> 141 (1
+// thread, medians of 5 alternating rounds; 512^3 152-154 both ways); the
+// same sizes here (64 or 128 KiB of rows, 256-1024 KiB of panels, 256- or
+// 512-deep) all ran within those medians' noise.
 inline constexpr int64_t kPackedReduceBlock = 256;
 struct PackedCacheBlocks {
   int64_t panel_bytes;  // the panels of one reduction block a sweep reuses (in L2)

@@ -31,10 +31,12 @@
 // Where the vector's operand is a plain matrix (B of a matmul, the weight
 // of a dense) reused over enough rows, it is packed into panels of one
 // vector (packVectorOperand) and the tiling blocks for the caches instead:
-// R1 a reduction block (kPackedReduceBlock), S2 the panels of that block
-// that fit in half of L2 (outer) and a block of rows, a quarter of L2
-// (inner; llvm_common.h, packedCacheBlocks), so that each panel stays near
-// L1 while the rows' register tiles sweep it.
+// R1 a reduction block (kPackedReduceBlock), S2 a block of rows (outer)
+// and the panels of that reduction block that fit in half of L2 (inner;
+// llvm_common.h, packedCacheBlocks): one register tile's rows (8 rows of
+// the block, 8 KiB) stay in L1 while the block's panels stream past them
+// from L2, GotoBLAS's order (its micro-panel of the broadcast operand in
+// L1, the vector operand's block in L2).
 // A small-batch dense layer (llvm_common.h, smallBatchMatmul) gets the
 // GEMV rule's rfactor schedule instead (llvm_gemv.cpp).
 #include <algorithm>
@@ -399,9 +401,9 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     if (!(packed && d == row)) s2.push_back(dim.parts[2]);
     if (d != vec && d != row) s3.push_back(dim.parts[3]);
   }
-  // Packed: the rows' S2 inside the panels' (a panel stays in L1 while the
-  // block of rows sweeps it).
-  if (packed && row) s2.push_back(dims[*row].parts[2]);
+  // Packed: the rows' S2 outside the panels' (a register tile's rows stay
+  // in L1 while the block's panels stream past them from L2).
+  if (packed && row) s2.insert(s2.begin(), dims[*row].parts[2]);
   if (row) s3.push_back(dims[*row].parts[3]);
   if (vec) s3.insert(s3.end(), dims[*vec].parts.begin() + 3, dims[*vec].parts.end());
   for (size_t d : info.reduce) {
