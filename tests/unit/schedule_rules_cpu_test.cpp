@@ -835,6 +835,22 @@ graph @main(%x: f32[12, 200, 208]) -> f32[12, 197, 197] {
   EXPECT_EQ(extents(l), (std::vector<int64_t>{2364, 197})) << ir::printFunction(s.after);
   EXPECT_EQ(l.loops[0]->loop_kind, ir::LoopKind::parallel);
   EXPECT_EQ(l.loops[1]->loop_kind, ir::LoopKind::serial);
+  // A short one (ViT's 17 tokens at 2 heads: 2 x 17 x 17 = 2 x 289, no
+  // divisor between 2 and 16): not fused and split into vectors of 2 lanes
+  // that straddle the rows (LLVM refused to vectorize them and warned);
+  // the plain loops stay.
+  auto shortRows = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[2, 24, 32]) -> f32[2, 17, 17] {
+  dataflow {
+    %y: f32[2, 17, 17] = strided_slice(%x, axes = [1, 2], begin = [0, 0], end = [17, 17])
+  }
+  return %y
+}
+)",
+                                    "fused_strided_slice");
+  auto sl = loopsOf(shortRows.after, "strided_slice");
+  EXPECT_EQ(extents(sl), (std::vector<int64_t>{2, 17, 17})) << ir::printFunction(shortRows.after);
+  for (const auto* loop : sl.loops) EXPECT_NE(loop->loop_kind, ir::LoopKind::vectorized);
 }
 
 // Too little work to pay for waking the thread pool (kMinParallelWork

@@ -335,7 +335,10 @@ bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Targ
     // an element). It stays a plain contiguous loop, which LLVM's loop
     // vectorizer vectorizes with a scalar remainder.
     outer.insert(outer.end(), inner.begin(), inner.end() - 1);
-  } else if (vf > 1) {
+  } else if (vf > 1 && (vf * 4 >= lanes || (last > 0 && last % vf == 0))) {
+    // (Not a vector of a few lanes that straddle the innermost rows: 2 x 17
+    // x 17 fused and split by 2, each lane dividing its index by 17, is
+    // slower than the plain loops, and LLVM refused to vectorize it.)
     LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];
     auto parts = tileLoop(sch, fused, {elements / vf, vf});
     sch.vectorize(parts[1]);
