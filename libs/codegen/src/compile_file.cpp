@@ -55,6 +55,11 @@ int compileFile(const CompileFileOptions& f, LLVMOptions opts) {
     opts.progress = [](const std::string& what) {
       std::cerr << "\rmlcc-codegen: " << what << "\x1b[K" << std::flush;
     };
+  opts.warn = [&](const std::string& msg) {
+    if (f.quiet) return;
+    if (show_progress) std::cerr << "\r\x1b[K";
+    std::cerr << "mlcc-codegen: warning: " << msg << "\n";
+  };
   const std::string output = !f.output.empty() ? f.output : f.emit == Emit::obj ? "model.o" : "-";
   const std::string path = f.input.empty() ? "-" : f.input;
   ir::Module m = ir::readVerifiedModule(path, ops::opTypeInfo());

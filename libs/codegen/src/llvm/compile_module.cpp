@@ -11,12 +11,14 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iostream>
 #include <map>
 #include <set>
 #include <variant>
 
 #include "llvm/entry_emitter.h"
 #include "llvm/kernel_emitter.h"
+#include "llvm/unvectorized_loops.h"
 #include "mlcc/support/diagnostic.h"
 #include "mlcc/support/file_io.h"
 
@@ -76,6 +78,14 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
     }
   std::unique_ptr<llvm::TargetMachine> tm = makeTargetMachine(opts);
   llvm::LLVMContext ctx;
+  std::map<std::string, std::string> prim_of_symbol;  // mlcc_kernel_<name> -> name
+  reportUnvectorizedLoops(
+      ctx,
+      [&](const std::string& fn) {
+        auto it = prim_of_symbol.find(fn.substr(0, fn.find('.')));  // (a parallel body: <symbol>.parN)
+        return it == prim_of_symbol.end() ? std::string() : it->second;
+      },
+      opts.warn ? opts.warn : [](const std::string& msg) { std::cerr << "warning: " << msg << "\n"; });
   llvm::Module mod("mlcc_model", ctx);
   mod.setTargetTriple(tm->getTargetTriple().str());
   mod.setDataLayout(tm->createDataLayout());
@@ -89,8 +99,9 @@ CodegenStats compileModule(const ir::Module& m, const LLVMOptions& opts, Emit em
     progress((fns.empty() ? "kernel " : "function ") + std::to_string(i + 1) + "/" +
              std::to_string(plan.kernels.size()) + " @" + k.prim);
     KernelInfo info;
-    llvm::Function* fn =
-        emitKernel(mod, *m.findPrim(k.prim), kernelSymbol(k.prim, used), &info, opts.bounds_check);
+    const std::string symbol = kernelSymbol(k.prim, used);
+    prim_of_symbol[symbol] = k.prim;
+    llvm::Function* fn = emitKernel(mod, *m.findPrim(k.prim), symbol, &info, opts.bounds_check);
     fn->setLinkage(llvm::GlobalValue::InternalLinkage);
     // Each kernel is optimized on its own: inlined into the entry (each is
     // called once), the serial kernels made one huge function whose

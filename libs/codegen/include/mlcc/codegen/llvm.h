@@ -51,6 +51,9 @@ struct LLVMOptions {
   // compileModule only: called with what it starts next ("kernel 3/19 @f",
   // "optimizing", "emitting obj"); tools show it on a terminal.
   std::function<void(const std::string&)> progress;
+  // compileModule only: called with each warning ("prim @f: LLVM left a
+  // loop its schedule vectorizes scalar (...)"); null: printed on stderr.
+  std::function<void(const std::string&)> warn;
   // compileModule only: the cuda target ("cuda -arch=sm_80", as
   // target::Target::str() writes it); "" for the CPU. The kernels become
   // CUDA C compiled with NVRTC to PTX, embedded in the object with the
