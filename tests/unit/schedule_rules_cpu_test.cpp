@@ -206,12 +206,14 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
   EXPECT_EQ(innermostKind(f, "w_layout"), ir::LoopKind::vectorized);
   // SSRSRS, cache-blocked for the packed weight: S0 (i: 4, j: 2; fused,
   // parallel: 2 per core), S1 (1, 1), R0 (1), S2 (i: 1, then j: 3 panels),
-  // R1 (the whole 64), S3 (8 rows unrolled, 8 lanes vectorized).
+  // R1 (the whole 64: 16 x 4, the 4 unrolled), S3 (8 rows unrolled, 8 lanes
+  // vectorized).
   auto dense = loopsOf(f, "dense");
-  EXPECT_EQ(extents(dense), (std::vector<int64_t>{8, 1, 1, 1, 1, 3, 64, 8, 8})) << ir::printFunction(f);
+  EXPECT_EQ(extents(dense), (std::vector<int64_t>{8, 1, 1, 1, 1, 3, 16, 4, 8, 8})) << ir::printFunction(f);
   EXPECT_EQ(innermostKind(f, "dense"), ir::LoopKind::vectorized);
-  ASSERT_GE(dense.loops.size(), 2u);
+  ASSERT_GE(dense.loops.size(), 3u);
   EXPECT_EQ(dense.loops[dense.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
+  EXPECT_EQ(dense.loops[dense.loops.size() - 3]->loop_kind, ir::LoopKind::unrolled);
   EXPECT_EQ(outermostKind(f, "dense"), ir::LoopKind::parallel);
   // The bias add is inlined into the relu, which runs under the tile loops.
   EXPECT_FALSE(hasBlock(f, "add"));
@@ -230,7 +232,7 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
       << trace;
   EXPECT_NE(trace.find("max_innermost_factor = 64, n = 4) decision [2, 1, 3, 8]"), std::string::npos)
       << trace;
-  EXPECT_NE(trace.find("n = 2) decision [1, 64]"), std::string::npos) << trace;
+  EXPECT_NE(trace.find("n = 3) decision [1, 16, 4]"), std::string::npos) << trace;
 }
 
 // A plain matmul's B (row-major [k, j]) is packed into panels only when it
@@ -253,8 +255,9 @@ graph @main(%a: f32[128, 256], %b: f32[256, 256]) -> f32[128, 256] {
   EXPECT_EQ(blockNames(s.after), (std::vector<std::string>{"b_layout", "matmul_init", "matmul"}));
   EXPECT_EQ(outermostKind(s.after, "b_layout"), ir::LoopKind::parallel);
   // S0 (i: 8, 2 per core; parallel) S1 (1, 1) R0 (1) S2 (the 2 row tiles of
-  // the parallel part, then 32 panels) R1 (256) S3 (8 rows x 8 lanes)
-  EXPECT_EQ(extents(loopsOf(s.after, "matmul")), (std::vector<int64_t>{8, 1, 1, 1, 2, 32, 256, 8, 8}));
+  // the parallel part, then 32 panels) R1 (256: 64 x 4, the 4 unrolled) S3
+  // (8 rows x 8 lanes)
+  EXPECT_EQ(extents(loopsOf(s.after, "matmul")), (std::vector<int64_t>{8, 1, 1, 1, 2, 32, 64, 4, 8, 8}));
   // Few rows (8: the copy would cost as much as it saves) or a small B: no packing.
   auto few = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%a: f32[16, 256], %b: f32[256, 256]) -> f32[16, 256] {
@@ -294,7 +297,7 @@ graph @main(%x: f32[64, 96], %wp: f32[10, 96, 8]) -> f32[64, 80] {
   EXPECT_EQ(s.rule, "matmul");
   EXPECT_EQ(traceText(s.after).find("transform_layout"), std::string::npos) << traceText(s.after);
   auto l = loopsOf(s.after, "dense_pack");
-  EXPECT_EQ(extents(l), (std::vector<int64_t>{8, 1, 1, 1, 1, 10, 96, 8, 8})) << ir::printFunction(s.after);
+  EXPECT_EQ(extents(l), (std::vector<int64_t>{8, 1, 1, 1, 1, 10, 24, 4, 8, 8})) << ir::printFunction(s.after);
   EXPECT_EQ(innermostKind(s.after, "dense_pack"), ir::LoopKind::vectorized);
 }
 
@@ -312,14 +315,14 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
 }
 )",
                             "fused_dense_add_relu");
-  // Decisions for i (32), j (48) and k (64).
+  // Decisions for i (32), j (48) and k (64: a block, unrolled by the last).
   struct Mutation {
     std::vector<int64_t> i, j, k;
   };
-  std::vector<Mutation> mutations = {{{1, 1, 4, 8}, {2, 2, 2, 6}, {1, 64}},
-                                     {{2, 2, 2, 4}, {3, 2, 1, 8}, {64, 1}},
-                                     {{8, 1, 1, 4}, {1, 6, 2, 4}, {4, 16}},
-                                     {{1, 2, 4, 4}, {6, 1, 1, 8}, {2, 32}}};
+  std::vector<Mutation> mutations = {{{1, 1, 4, 8}, {2, 2, 2, 6}, {1, 64, 1}},
+                                     {{2, 2, 2, 4}, {3, 2, 1, 8}, {64, 1, 1}},
+                                     {{8, 1, 1, 4}, {1, 6, 2, 4}, {4, 2, 8}},
+                                     {{1, 2, 4, 4}, {6, 1, 1, 8}, {2, 16, 2}}};
   int changed = 0;
   for (const auto& m : mutations) {
     ir::Trace trace = s.after.trace;
@@ -328,7 +331,7 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
     for (auto& inst : trace.insts) {
       if (inst.name != "sample_perfect_tile") continue;
       if (inst.decision->asList().size() == 2 && std::exchange(copy_tile, false)) continue;
-      if (inst.decision->asList().size() == 2)
+      if (inst.decision->asList().size() == 3)  // k: the reduction block and its unrolled steps
         inst.decision = ir::AttrValue::ints(m.k);
       else
         inst.decision = ir::AttrValue::ints(spatial++ == 0 ? m.i : m.j);

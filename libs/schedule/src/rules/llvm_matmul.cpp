@@ -382,11 +382,21 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     else
       dim.parts = tileLoop(sch, dim.loop, {s0, rest(d) / s0 / s2, s2, *dim.extent / rest(d)});
   }
+  // Packed, the reduction block's loop is unrolled by kPackedReduceUnroll
+  // under the register tile's loops: four steps of the tile per iteration
+  // (the loop's counter and branch no longer share the FMA ports every 16
+  // FMAs).
+  std::optional<LoopRV> reduce_unrolled;
   for (size_t d : info.reduce) {
     Dim& dim = dims[d];
     if (!dim.extent || *dim.extent <= 1) continue;
     const int64_t r1 = inner_reduce(d);
-    dim.parts = tileLoop(sch, dim.loop, {*dim.extent / r1, r1});
+    if (packed && info.reduce.size() == 1 && r1 > kPackedReduceUnroll && r1 % kPackedReduceUnroll == 0) {
+      dim.parts = tileLoop(sch, dim.loop, {*dim.extent / r1, r1 / kPackedReduceUnroll, kPackedReduceUnroll});
+      reduce_unrolled = dim.parts[2];
+    } else {
+      dim.parts = tileLoop(sch, dim.loop, {*dim.extent / r1, r1});
+    }
   }
 
   std::vector<LoopRV> s0, s1, r0, s2, r1, s3;
@@ -411,6 +421,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     r0.push_back(dim.parts.empty() ? dim.loop : dim.parts[0]);
     if (!dim.parts.empty()) r1.push_back(dim.parts[1]);
   }
+  if (reduce_unrolled) r1.push_back(*reduce_unrolled);
   std::vector<LoopRV> order;
   for (const auto* level : {&s0, &s1, &r0, &s2, &r1, &s3})
     order.insert(order.end(), level->begin(), level->end());
@@ -466,6 +477,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   if (vregs > 1) sch.unroll(dims[*vec].parts[3]);
   if (row) sch.unroll(dims[*row].parts[3]);
   if (col) sch.unroll(dims[*col].parts[3]);
+  if (reduce_unrolled) sch.unroll(*reduce_unrolled);
   return true;
 }
 
