@@ -871,15 +871,15 @@ graph @main(%x: f32[1344, 50], %y: f32[1344, 50]) -> f32[1344, 50] {
 // rather than fused with the others and split by 12, each lane dividing its
 // index back into three dimensions.
 TEST(ScheduleRulesCpu, SliceWithAPrimeInnermostExtentKeepsItsRowLoop) {
-  auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%x: f32[12, 200, 208]) -> f32[12, 197, 197] {
-  dataflow {
-    %y: f32[12, 197, 197] = strided_slice(%x, axes = [1, 2], begin = [0, 0], end = [197, 197])
-  }
-  return %y
-}
-)",
-                            "fused_strided_slice");
+  // x[:, :n, :n] of x: f32[batch, rows, cols].
+  auto slice = [](int batch, int rows, int cols, int n) {
+    const std::string b = std::to_string(batch), k = std::to_string(n);
+    return "mlcc.ir 1\ngraph @main(%x: f32[" + b + ", " + std::to_string(rows) + ", " + std::to_string(cols) +
+           "]) -> f32[" + b + ", " + k + ", " + k + "] {\n  dataflow {\n    %y: f32[" + b + ", " + k + ", " +
+           k + "] = strided_slice(%x, axes = [1, 2], begin = [0, 0], end = [" + k + ", " + k +
+           "])\n  }\n  return %y\n}\n";
+  };
+  auto s = scheduleAndCheck(slice(12, 200, 208, 197), "fused_strided_slice");
   EXPECT_EQ(s.rule, "injective");
   auto l = loopsOf(s.after, "strided_slice");
   EXPECT_EQ(extents(l), (std::vector<int64_t>{2364, 197})) << ir::printFunction(s.after);
@@ -889,15 +889,7 @@ graph @main(%x: f32[12, 200, 208]) -> f32[12, 197, 197] {
   // divisor between 2 and 16): not fused and split into vectors of 2 lanes
   // that straddle the rows (LLVM refused to vectorize them and warned);
   // the plain loops stay.
-  auto shortRows = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%x: f32[2, 24, 32]) -> f32[2, 17, 17] {
-  dataflow {
-    %y: f32[2, 17, 17] = strided_slice(%x, axes = [1, 2], begin = [0, 0], end = [17, 17])
-  }
-  return %y
-}
-)",
-                                    "fused_strided_slice");
+  auto shortRows = scheduleAndCheck(slice(2, 24, 32, 17), "fused_strided_slice");
   auto sl = loopsOf(shortRows.after, "strided_slice");
   EXPECT_EQ(extents(sl), (std::vector<int64_t>{2, 17, 17})) << ir::printFunction(shortRows.after);
   for (const auto* loop : sl.loops) EXPECT_NE(loop->loop_kind, ir::LoopKind::vectorized);
