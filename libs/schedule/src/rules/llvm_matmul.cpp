@@ -104,16 +104,22 @@ void deinterleaveStridedPadding(Schedule& sch, const BlockRV& blk, size_t vec_it
   }
 }
 
-// The operand of a matmul-like block with one reduction that its vector's
-// iteration variable indexes (and the other operand does not), with the
-// spatial variables that index it; null when there is no such one.
+// The position of iteration variable `iter` in info.spatial (its size when
+// it is not spatial).
+size_t spatialPosition(const BlockInfo& info, size_t iter) {
+  return std::find(info.spatial.begin(), info.spatial.end(), iter) - info.spatial.begin();
+}
+
+// The operand of a matmul-like block that its vector's iteration variable
+// indexes (and the other operand does not), with the spatial variables
+// that index it; null when there is no such one.
 struct VectorOperand {
   const LoadNode* load = nullptr;
   const std::vector<bool>* uses = nullptr;  // parallel to info.spatial
 };
 VectorOperand vectorOperand(const BlockInfo& info, size_t vec_iter) {
-  if (info.kind != BlockKind::MatmulLike || info.reduce.size() != 1) return {};
-  const size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), vec_iter) - info.spatial.begin();
+  if (info.kind != BlockKind::MatmulLike) return {};
+  const size_t vpos = spatialPosition(info, vec_iter);
   if (vpos == info.spatial.size() || info.a_uses[vpos] == info.b_uses[vpos]) return {};
   return info.a_uses[vpos] ? VectorOperand{info.a, &info.a_uses} : VectorOperand{info.b, &info.b_uses};
 }
@@ -138,7 +144,7 @@ std::optional<std::string> packVectorOperand(Schedule& sch, const BlockRV& blk, 
                                              const target::Target& target) {
   const BlockNode& b = blockNode(sch, blk);
   const BlockInfo info = analyzeBlock(b);
-  const VectorOperand vo = vectorOperand(info, vec_iter);
+  const VectorOperand vo = info.reduce.size() == 1 ? vectorOperand(info, vec_iter) : VectorOperand{};
   if (!vo.load) return std::nullopt;
   const LoadNode* operand = vo.load;
   const std::vector<bool>& uses = *vo.uses;
@@ -211,7 +217,7 @@ std::optional<std::string> packVectorOperand(Schedule& sch, const BlockRV& blk, 
 // here.
 bool readsPanels(const BlockNode& b, size_t vec_iter, int64_t vf) {
   const BlockInfo info = analyzeBlock(b);
-  const LoadNode* operand = vectorOperand(info, vec_iter).load;
+  const LoadNode* operand = info.reduce.size() == 1 ? vectorOperand(info, vec_iter).load : nullptr;
   if (!operand) return false;
   const VarNode* v = b.iter_vars[vec_iter].var.get();
   auto is = [&](const PrimExpr& e, BinaryOp op) {
@@ -286,7 +292,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
       (vf & (vf - 1)) == 0 && vf * 2 <= vectorLanes(target, b.writes.at(0).buffer->dtype);
   const int64_t max_rows = half_vector ? 2 * kMaxRegisterRows : kMaxRegisterRows;
   if (vec) {
-    size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), *vec) - info.spatial.begin();
+    const size_t vpos = spatialPosition(info, *vec);
     const bool va = info.a_uses[vpos], vb = info.b_uses[vpos];
     for (size_t p = info.spatial.size(); p-- > 0;) {
       size_t d = info.spatial[p];
@@ -328,7 +334,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   int64_t cf = 1;
   // (Only with one register per vector: a vector of 28 lanes takes three.)
   if (vec && row && target.vector_bits >= 512 && (vf & (vf - 1)) == 0 && rf * vregs < kMinAccumulators) {
-    const size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), *vec) - info.spatial.begin();
+    const size_t vpos = spatialPosition(info, *vec);
     for (size_t p = info.spatial.size(); p-- > 0;) {
       const size_t d = info.spatial[p];
       if (d == *vec || d == *row || !dims[d].extent || info.a_uses[p] != info.a_uses[vpos] ||
@@ -368,15 +374,10 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   std::vector<int64_t> r1_extent(dims.size(), 1);
   for (size_t d : info.reduce)
     if (dims[d].extent) r1_extent[d] = inner_reduce(d);
-  std::vector<bool> weight_uses;  // parallel to info.spatial
+  const std::vector<bool>* weight_uses =  // parallel to info.spatial
+      !packed && vec && target.cpu.l1d_cache_bytes > 0 ? vectorOperand(info, *vec).uses : nullptr;
   bool l1_blocked = false;
-  if (!packed && vec && info.kind == BlockKind::MatmulLike && target.cpu.l1d_cache_bytes > 0) {
-    const size_t vpos = std::find(info.spatial.begin(), info.spatial.end(), *vec) - info.spatial.begin();
-    if (info.a_uses[vpos] != info.b_uses[vpos]) weight_uses = info.a_uses[vpos] ? info.a_uses : info.b_uses;
-  }
-  if (!weight_uses.empty() &&
-      (!row ||
-       !weight_uses[std::find(info.spatial.begin(), info.spatial.end(), *row) - info.spatial.begin()])) {
+  if (weight_uses && (!row || !(*weight_uses)[spatialPosition(info, *row)])) {
     auto chunk = [&] {
       int64_t bytes = vf * vregs * cf * element_bytes;
       for (size_t d : info.reduce) bytes *= r1_extent[d];
@@ -398,8 +399,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   // chunk of the weight; otherwise 1.
   auto cache_block = [&](size_t d, int64_t iters) -> int64_t {
     if (l1_blocked) {
-      const size_t p = std::find(info.spatial.begin(), info.spatial.end(), d) - info.spatial.begin();
-      if (d == vec || d == col || weight_uses[p]) return 1;
+      if (d == vec || d == col || (*weight_uses)[spatialPosition(info, d)]) return 1;
       const int64_t s2 = largestDivisorAtMost(iters, l1_tiles);
       l1_tiles /= s2;
       return s2;
