@@ -2,18 +2,11 @@
 #include "parallel_choice.h"
 
 #include <algorithm>
-#include <chrono>
 #include <functional>
 
-namespace mlcc::rt {
+#include "model_state.h"
 
-namespace {
-int64_t steadyNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-}  // namespace
+namespace mlcc::rt {
 
 ParallelChoice::Site* ParallelChoice::find(ChunkFn fn, int64_t n) {
   const size_t h = std::hash<const void*>()(reinterpret_cast<const void*>(fn)) ^ std::hash<int64_t>()(n) * 31;
@@ -38,9 +31,9 @@ void ParallelChoice::run(ThreadPool& pool, int64_t n, ChunkFn fn, void* closure)
   // The workers start with the first loop that may need them, as they
   // would without the measuring: a model allocates nothing after its first run.
   pool.start();
-  const int64_t begin = steadyNs();
+  const int64_t begin = nowNs();
   fn(closure, 0, n);
-  s->serial_ns = std::min(s->serial_ns, steadyNs() - begin);
+  s->serial_ns = std::min(s->serial_ns, nowNs() - begin);
   if (++s->serial_runs == kSamples)
     s->way = s->serial_ns < kMinParallelNs ? Site::Way::serial : Site::Way::pool;
 }
