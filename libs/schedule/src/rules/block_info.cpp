@@ -127,4 +127,8 @@ std::vector<const VarNode*> scanStepLoops(const PrimFunc& f) {
   return steps;
 }
 
+size_t spatialPosition(const BlockInfo& info, size_t iter) {
+  return std::find(info.spatial.begin(), info.spatial.end(), iter) - info.spatial.begin();
+}
+
 }  // namespace mlcc::schedule

@@ -27,6 +27,10 @@ struct BlockInfo {
 
 BlockInfo analyzeBlock(const ir::BlockNode& block);
 
+// The position of iteration variable `iter` in info.spatial (its size when
+// it is not spatial).
+size_t spatialPosition(const BlockInfo& info, size_t iter);
+
 // The loops that some block under them binds as an opaque iteration
 // variable: the step loops of scans (a recurrence's time steps, legalized
 // as a te scan: step t reads what step t - 1 wrote).

@@ -161,7 +161,7 @@ bool smallBatchMatmul(const BlockNode& b, const BlockInfo& info) {
   if (!inner || !contiguousAlong(info.a, b, kd) || !contiguousAlong(info.b, b, kd)) return false;
   // The operand the output's vector would index, and the rows the other
   // one is reused over (the batch).
-  size_t p = std::find(info.spatial.begin(), info.spatial.end(), *inner) - info.spatial.begin();
+  const size_t p = spatialPosition(info, *inner);
   if (p == info.spatial.size() || info.a_uses[p] == info.b_uses[p]) return false;
   const std::vector<bool>& rows = info.a_uses[p] ? info.b_uses : info.a_uses;
   int64_t batch = 1;

@@ -104,12 +104,6 @@ void deinterleaveStridedPadding(Schedule& sch, const BlockRV& blk, size_t vec_it
   }
 }
 
-// The position of iteration variable `iter` in info.spatial (its size when
-// it is not spatial).
-size_t spatialPosition(const BlockInfo& info, size_t iter) {
-  return std::find(info.spatial.begin(), info.spatial.end(), iter) - info.spatial.begin();
-}
-
 // The operand of a matmul-like block that its vector's iteration variable
 // indexes (and the other operand does not), with the spatial variables
 // that index it; null when there is no such one.
