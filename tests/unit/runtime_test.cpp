@@ -156,9 +156,7 @@ void outerChunk(void* closure, int64_t begin, int64_t end) {
   }
 }
 
-// A new worker starts away from the caller's CPU (a thread starts on its
-// creator's, and the scheduler may take long to move it), then may run
-// anywhere again: every piece runs with the process's whole CPU set.
+// The CPUs each piece's thread may run on (see the test below).
 struct Affinity {
   std::mutex mu;
   std::vector<std::pair<std::thread::id, int>> cpus_allowed;  // per piece: its thread, the CPUs it may run on
