@@ -61,6 +61,24 @@ TEST(Arith, ResolvesDivModWithRanges) {
   EXPECT_EQ(printExpr(simplify(f / 16 % 3 * 16 + f % 16)), "f % 48");
   EXPECT_EQ(printExpr(simplify(f / 144 * 144 + f / 48 % 3 * 48 + f / 16 % 3 * 16 + f % 16)), "f");
   EXPECT_EQ(printExpr(simplify(f / 16 % 3 * 16 + f % 8)), "f / 16 % 3 * 16 + f % 8");
+  // Over an x that is itself a sum (a thread's element of a fused loop bound
+  // to blocks and threads, b * 256 + t): simplified alone, x % 16 is t % 16
+  // and shows no x, yet the chain folds.
+  Var b = makeVar("b"), t = makeVar("t");
+  PrimExpr x = b * 256 + t;
+  EXPECT_EQ(printExpr(simplify(x / 16 % 14 * 16 + x % 16)), "(b * 256 + t) % 224");
+  EXPECT_EQ(printExpr(simplify(x / 3136 * 3136 + x / 224 % 14 * 224 + x / 16 % 14 * 16 + x % 16)),
+            "b * 256 + t");
+  // A split loop's parts put back, divided: x / 256 * 16 + x % 256 / 16 is
+  // x / 16 (the thread block's and the thread's shares of x / 16).
+  EXPECT_EQ(printExpr(simplify(f / 256 * 16 + f % 256 / 16)), "f / 16");
+  EXPECT_EQ(printExpr(simplify((f / 256 * 16 + f % 256 / 16) % 14 * 16 + f % 256 % 16)), "f % 224");
+  EXPECT_EQ(printExpr(simplify(f / 256 % 4 * 16 + f % 256 / 16)), "f % 1024 / 16");
+  EXPECT_EQ(printExpr(simplify(f / 256 * 16 + f % 256 / 32)), "f / 256 * 16 + f % 256 / 32");
+  Analyzer bt;
+  bt.bind(t, 0, 256);
+  EXPECT_EQ(printExpr(bt.simplify((x / 224 % 14 * 224 + x / 16 % 14 * 16 + x % 16) * 2 + 1)),
+            "(b * 256 + t) % 3136 * 2 + 1");
 }
 
 TEST(Arith, BoundsAndProofs) {
@@ -126,6 +144,29 @@ TEST(Arith, RandomExpressionsKeepTheirValue) {
           }
         }
   }
+}
+
+// The div/mod folds over random constants: the folded form has the value of
+// the unfolded one for every x, negative ones too (/ and % floor).
+TEST(Arith, DivModFoldsKeepTheirValue) {
+  std::mt19937 rng(11);
+  Var x = makeVar("x"), y = makeVar("y");
+  int folded = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    const int64_t d = 1 + rng() % 4, c = d * (1 + rng() % 4), k = 1 + rng() % 3, m = rng() % 4;
+    const PrimExpr base = rng() % 2 ? PrimExpr(x) : x * lit(int64_t(1 + rng() % 3)) + y;
+    PrimExpr quotient = base / lit(c);
+    if (m) quotient = quotient % lit(m);
+    const PrimExpr e = quotient * lit(k * c / d) + base % lit(c) / lit(d) * lit(k);
+    const PrimExpr s = simplify(e);
+    folded += printExpr(s).size() < printExpr(e).size();
+    for (int64_t vx = -40; vx <= 40; ++vx)
+      for (int64_t vy = -5; vy <= 5; ++vy) {
+        std::map<const VarNode*, int64_t> env{{x.get(), vx}, {y.get(), vy}};
+        ASSERT_EQ(eval(s, env), eval(e, env)) << printExpr(e) << " simplified to " << printExpr(s);
+      }
+  }
+  EXPECT_GT(folded, 250);
 }
 
 // alignedLanes: an index moving by one per lane from a multiple of the

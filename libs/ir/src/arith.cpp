@@ -74,7 +74,16 @@ class Simplifier {
 
   PrimExpr operator()(const PrimExpr& e) {
     if (!e) return e;
-    if (isIndex(e) && isLinearOp(e)) return fromLinear(mergeDivMod(linear(e)));
+    if (isIndex(e) && isLinearOp(e)) {
+      // Chains of x / c and x % c fold where they are written over one x;
+      // simplified, x / c and x % c no longer show their x (x = b * 256 + t:
+      // x % 16 is t % 16), so they fold first.
+      Linear raw = linear(e, /*simplify_atoms=*/false);
+      if (mergeDivMod(raw, /*simplify_merged=*/false)) return (*this)(fromLinear(std::move(raw)));
+      Linear l = linear(e);
+      mergeDivMod(l);
+      return fromLinear(std::move(l));
+    }
     switch (e->kind) {
       case ExprKind::IntImm:
       case ExprKind::FloatImm:
@@ -109,8 +118,14 @@ class Simplifier {
   // Folds (x / c) * (k * c) + (x % c) * k into x * k (floor division and
   // modulo: x == x / c * c + x % c for every x), e.g. a fused loop split back,
   // and ((x / c) % m) * (k * c) + (x % c) * k into (x % (c * m)) * k (the
-  // same one level down: a fused loop split into three or more).
-  Linear mergeDivMod(Linear l) {
+  // same one level down: a fused loop split into three or more). Divided by
+  // a d that divides c, the same holds: (x / c) * (k * c / d) + (x % c) / d
+  // * k is x / d * k (a split loop's outer part, x / c, scaled back next to
+  // its inner part divided). Returns whether it folded anything;
+  // `simplify_merged` false leaves what it writes unsimplified, for the next
+  // fold to see the same x.
+  bool mergeDivMod(Linear& l, bool simplify_merged = true) {
+    bool folded = false;
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t i = 0; i < l.terms.size() && !changed; ++i) {
@@ -126,46 +141,49 @@ class Simplifier {
         if (m > 0 && __builtin_mul_overflow(c, m, &cm)) continue;
         for (size_t j = 0; j < l.terms.size() && !changed; ++j) {
           const auto* mod = l.terms[j].atom->as<BinaryNode>();
-          int64_t k = l.terms[j].coeff, c2;
-          if (!mod || mod->op != BinaryOp::Mod || !constOf(mod->b, &c2) || c2 != c || k == 0 ||
-              l.terms[i].coeff != k * c || !sameExpr(div->a, mod->a))
+          int64_t k = l.terms[j].coeff, c2, d = 1;  // the term is (x % c) / d
+          if (mod && mod->op == BinaryOp::Div && constOf(mod->b, &d) && d > 0) mod = mod->a->as<BinaryNode>();
+          if (!mod || mod->op != BinaryOp::Mod || !constOf(mod->b, &c2) || c2 != c || c % d != 0 || k == 0 ||
+              l.terms[i].coeff != k * (c / d) || !sameExpr(div->a, mod->a))
             continue;
-          // x (or x % (c * m)) takes the place of the quotient term.
+          // x / d (or x % (c * m) / d) takes the place of the quotient term.
+          PrimExpr whole = m == 0 ? div->a : makeBinary(BinaryOp::Mod, div->a, makeInt(cm));
+          if (d > 1) whole = makeBinary(BinaryOp::Div, whole, makeInt(d));
           Linear merged;
           merged.constant = l.constant;
           for (size_t t = 0; t < l.terms.size(); ++t) {
-            if (t == i && m == 0) merged.add(linear(div->a), k);
-            if (t == i && m > 0)
-              merged.add(linear((*this)(makeBinary(BinaryOp::Mod, div->a, makeInt(cm)))), k);
+            if (t == i && simplify_merged) merged.add(linear((*this)(whole)), k);
+            if (t == i && !simplify_merged) merged.add(linear(whole, false), k);
             if (t != i && t != j) merged.add(l.terms[t].atom, l.terms[t].coeff);
           }
           l = std::move(merged);
-          changed = true;
+          changed = folded = true;
         }
       }
     }
-    return l;
+    return folded;
   }
 
-  // The linear form of an index expression (children simplified).
-  Linear linear(const PrimExpr& e) {
+  // The linear form of an index expression (its atoms simplified unless
+  // `simplify_atoms` is false).
+  Linear linear(const PrimExpr& e, bool simplify_atoms = true) {
     Linear l;
     if (const auto* imm = e->as<IntImmNode>()) {
       l.constant = imm->value;
       return l;
     }
     if (const auto* u = e->as<UnaryNode>(); u && u->op == UnaryOp::Neg) {
-      l.add(linear(u->a), -1);
+      l.add(linear(u->a, simplify_atoms), -1);
       return l;
     }
     if (const auto* b = e->as<BinaryNode>()) {
       if (b->op == BinaryOp::Add || b->op == BinaryOp::Sub) {
-        l.add(linear(b->a), 1);
-        l.add(linear(b->b), b->op == BinaryOp::Add ? 1 : -1);
+        l.add(linear(b->a, simplify_atoms), 1);
+        l.add(linear(b->b, simplify_atoms), b->op == BinaryOp::Add ? 1 : -1);
         return l;
       }
       if (b->op == BinaryOp::Mul) {
-        Linear x = linear(b->a), y = linear(b->b);
+        Linear x = linear(b->a, simplify_atoms), y = linear(b->b, simplify_atoms);
         if (y.isConst()) {
           l.add(x, y.constant);
           return l;
@@ -177,6 +195,10 @@ class Simplifier {
         l.add(makeBinary(BinaryOp::Mul, fromLinear(x), fromLinear(y)), 1);
         return l;
       }
+    }
+    if (!simplify_atoms) {
+      l.add(e, 1);
+      return l;
     }
     PrimExpr s = (*this)(e);
     if (const auto* imm = s->as<IntImmNode>()) {
