@@ -250,6 +250,65 @@ TEST(GpuCheck, ThreadBlocksReadOnlyTheirOwnElementsOfAGlobalBuffer) {
   expectGpuError(replaced(tiles, "COLUMN", "(1 - %bx % 2) * 32 + %tx"), race);
 }
 
+// Two thread blocks storing to one element race too (which value stays is
+// chance). Accepted: a copy fused into one loop, split over 196 thread
+// blocks of 256 threads and back into four dimensions, its divisions
+// simplified apart (apart only by the element's offset, b * 256 + t); a
+// grid axis split as mixed-radix digits (b / 6, b / 2 % 3, b % 2); a
+// reduction's last step that one thread of each block stores (its
+// predicate bounds the store). Rejected: the copy with its dimensions
+// mixed up, the digits overlapping, the last step stored by more threads.
+TEST(GpuCheck, ThreadBlocksWriteDisjointElementsOfAGlobalBuffer) {
+  const std::string race =
+      "block \"copy\" writes global buffer %y, and it cannot be shown that no two thread blocks (blockIdx.x) "
+      "write one element";
+  const std::string copy = R"(prim @f(%x: f32[16, 14, 14, 16], %y: f32[16, 14, 14, 16]) {
+  for %b in 0..196 thread_binding(blockIdx.x) {
+    for %t in 0..256 thread_binding(threadIdx.x) {
+      block "copy" (%v0 = spatial(16, (%b * 256 + %t) / 3136), %v1 = spatial(14, (%b * 256 + %t) / 224 % 14), %v2 = spatial(14, (%b * 16 + %t / 16) % 14), %v3 = spatial(16, %t % 16)) {
+        reads(%x[%v0, %v1, %v2, %v3])
+        writes(%y[%v0, %v1, %v2, %v3])
+        %y[%v0, %v1, %v2, %v3] = %x[%v0, %v1, %v2, %v3]
+      }
+    }
+  }
+}
+)";
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(copy), kCuda));
+  expectGpuError(replaced(copy, "(%b * 16 + %t / 16) % 14", "(%b * 16 + %t / 16) % 7"), race);
+  expectGpuError(replaced(copy, "(%b * 256 + %t) / 224 % 14", "(%b * 256 + %t) / 256 % 14"), race);
+  const std::string digits = R"(prim @f(%x: f32[2, 3, 2, 64], %y: f32[2, 3, 2, 64]) {
+  for %b in 0..12 thread_binding(blockIdx.x) {
+    for %t in 0..64 thread_binding(threadIdx.x) {
+      block "copy" (%v0 = spatial(2, %b / 6), %v1 = spatial(3, %b / 2 % 3), %v2 = spatial(2, %b % 2), %v3 = spatial(64, %t)) {
+        reads(%x[%v0, %v1, %v2, %v3])
+        writes(%y[%v0, %v1, %v2, %v3])
+        %y[%v0, %v1, %v2, %v3] = %x[%v0, %v1, %v2, %v3]
+      }
+    }
+  }
+}
+)";
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(digits), kCuda));
+  expectGpuError(replaced(digits, "%b / 2 % 3", "%b / 4 % 3"), race);
+  const std::string last = R"(prim @f(%x: f32[130, 128], %y: f32[130]) {
+  for %b in 0..3 thread_binding(blockIdx.x) {
+    for %t in 0..128 thread_binding(threadIdx.x) {
+      block "copy" (%v0 = spatial(130, %b + %t)) {
+        where(%t < 1)
+        reads(%x[%v0, 0])
+        writes(%y[%v0])
+        %y[%v0] = %x[%v0, 0]
+      }
+    }
+  }
+}
+)";
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(last), kCuda));
+  expectGpuError(replaced(last, "where(%t < 1)", "where(%t < 2)"), race);
+  expectGpuError(replaced(last, "        where(%t < 1)\n", ""), race);
+}
+
 // --- the rules on legalized functions -------------------------------------------
 
 namespace {
