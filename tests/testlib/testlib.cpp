@@ -71,6 +71,12 @@ int occurrences(const std::string& text, const std::string& what) {
   return n;
 }
 
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
+    text.replace(at, from.size(), to);
+  return text;
+}
+
 ir::Tensor iota(ir::DType t, std::vector<int64_t> shape, double scale, double offset) {
   ir::Tensor x = ir::Tensor::zeros(t, std::move(shape));
   for (int64_t i = 0; i < x.numel(); ++i) x.set(i, offset + scale * static_cast<double>(i % 17));

@@ -37,6 +37,9 @@ std::string errorAt(const std::function<void()>& fn);
 // How often `what` occurs in `text` (overlapping occurrences too).
 int occurrences(const std::string& text, const std::string& what);
 
+// `text` with every occurrence of `from` replaced by `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to);
+
 // A tensor whose element i is offset + scale * (i % 17): varied, small,
 // exactly representable values.
 ir::Tensor iota(ir::DType t, std::vector<int64_t> shape, double scale = 1.0, double offset = 0.0);

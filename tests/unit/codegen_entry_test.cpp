@@ -153,13 +153,6 @@ void expectSameOutputs(const ir::Module& reference, const ir::Module& compiled, 
   }
 }
 
-// `text` with every occurrence of `from` replaced by `to`.
-std::string replaceAll(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 std::string errorOf(const ir::Module& m, const TempDir& dir, const std::string& entry = "") {
   try {
     codegen::LLVMOptions opts;
@@ -279,7 +272,7 @@ TEST(CodegenEntry, Errors) {
 TEST(CodegenEntry, SymbolicBatch) {
   TempDir dir;
   const std::vector<Dims> ns = {{{"n", 3}}, {{"n", 1}}, {{"n", 8}}, {{"n", 3}}};
-  ir::Module mlp = makeModule(dir, replaceAll(kMlp, "[4, ", "[n, "), kMlpWeights);
+  ir::Module mlp = makeModule(dir, test::replaced(kMlp, "[4, ", "[n, "), kMlpWeights);
   codegen::CodegenStats st;
   expectSameOutputs(mlp, lowered(mlp, "fuse-ops,legalize"), dir, "mlp_n", &st, ns);
   // Reported for n = 1: the relu output, and the kernels' intermediates of
@@ -287,7 +280,8 @@ TEST(CodegenEntry, SymbolicBatch) {
   EXPECT_EQ(st.intermediate_bytes, 1u * 64 * 4);
   EXPECT_GT(st.scratch_bytes, 0u);
   EXPECT_LT(st.planned_bytes, st.intermediate_bytes + st.scratch_bytes);
-  ir::Module tuples = makeModule(dir, replaceAll(fixture("codegen_entry/symbolic_batch.ir"), "[2, ", "[n, "));
+  ir::Module tuples =
+      makeModule(dir, test::replaced(fixture("codegen_entry/symbolic_batch.ir"), "[2, ", "[n, "));
   expectSameOutputs(tuples, lowered(tuples, "legalize"), dir, "tuples_n", nullptr, ns);
   ir::Module net =
       makeModule(dir, fixture("codegen_entry/symbolic_batch_2.ir"), {{"k1", {8, 3, 3, 3}}, {"w", {10, 128}}});

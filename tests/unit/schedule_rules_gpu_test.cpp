@@ -45,13 +45,6 @@ void expectGpuError(const std::string& text, const std::string& what, const Targ
   }
 }
 
-// `text` with every `from` replaced by `to`.
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = 0; (at = text.find(from, at)) != std::string::npos; at += to.size())
-    text.replace(at, from.size(), to);
-  return text;
-}
-
 // A row sum: one thread block per row, one thread per block.
 const std::string kRowSumGpu = fixture("schedule_rules_gpu/row_sum_gpu.ir");
 
