@@ -14,6 +14,7 @@
 #include <map>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "mlcc/codegen/cuda.h"
 #include "mlcc/frontend/onnx.h"
@@ -420,15 +421,33 @@ TEST(CudaCodegen, HandScheduledKernels) {
 // without an init whose predicate leaves out two threads (their term is
 // the identity) and four thread blocks (they store nothing). Both thread
 // orders against the interpreter; the order of the additions differs.
+// Groups of whole warps or of a power-of-two part of one exchange by warp
+// shuffles (32 threads; the max over groups of 8 or 64 threads, and of 4 in
+// a block of 16, a part of a warp); others through shared memory (24).
 TEST(CudaCodegen, ReducesAcrossThreads) {
-  for (const char* name : {"gpu_check_reduction_across_threads.ir", "reduction_across_thread_groups.ir",
-                           "reduction_across_threads_without_init.ir"}) {
+  const std::string dir = std::string(MLCC_TEST_DATA_DIR) + "/unit/fixtures/schedule_rules_gpu/";
+  const std::string groups = test::readFile(dir + "reduction_across_thread_groups.ir");
+  auto threads = [&](int n) {  // the max over rows of 2n in groups of n threads
+    return test::replaced(test::replaced(groups, "48", std::to_string(2 * n)), "24", std::to_string(n));
+  };
+  const std::vector<std::tuple<std::string, std::string, std::string>> cases = {
+      {"32 threads", test::readFile(dir + "gpu_check_reduction_across_threads.ir"),
+       "= mlcc_warp_allreduce_add(v6_term, mlcc_scratch_f32, (int)threadIdx.x, 32, 32 * ((int)threadIdx.y + "
+       "1 * "
+       "(int)threadIdx.z), 4294967295u)"},
+      {"groups of 24", groups, "= mlcc_allreduce_max("},
+      {"without init", test::readFile(dir + "reduction_across_threads_without_init.ir"),
+       "= mlcc_warp_allreduce_add("},
+      {"groups of 8", threads(8), ", 8, 8 * ((int)threadIdx.y + 4 * (int)threadIdx.z), 4294967295u)"},
+      {"groups of 64", threads(64), ", 64, 64 * ((int)threadIdx.y + 4 * (int)threadIdx.z), 4294967295u)"},
+      {"16 threads", threads(4), ", 4, 4 * ((int)threadIdx.y + 4 * (int)threadIdx.z), 65535u)"},
+  };
+  for (const auto& [name, text, call] : cases) {
     SCOPED_TRACE(name);
-    ir::Module m =
-        ir::parseModuleFile(std::string(MLCC_TEST_DATA_DIR) + "/unit/fixtures/schedule_rules_gpu/" + name);
+    ir::Module m = ir::parseModule(text, name + ".ir");
     checkModel(m, 1e-5);
     const std::string code = codegen::emitCudaSource(primFuncs(m), kCuda).code;
-    EXPECT_NE(code.find("= mlcc_allreduce_"), std::string::npos) << code;
+    EXPECT_EQ(test::occurrences(code, call), 1) << code;
   }
   // The default rules' split reductions: a sum to a scalar (one thread
   // block) and a mean over rows of 600 (128 threads, the last step
@@ -450,7 +469,7 @@ graph @main(%x: f32[64, 100], %r: f32[3, 600]) -> (f32[], f32[3, 1]) {
   for (const auto* f : primFuncs(m)) {
     const codegen::CudaSource src = codegen::emitCudaSource({f}, kCuda);
     EXPECT_EQ(src.functions[0].kernels.size(), 1u) << src.code;
-    reductions += src.code.find("= mlcc_allreduce_add") != std::string::npos;
+    reductions += src.code.find("= mlcc_warp_allreduce_add") != std::string::npos;
   }
   EXPECT_EQ(reductions, 2);  // the sum and the mean (exp is a function of its own)
 }
@@ -475,7 +494,7 @@ graph @main(%s: f32[6, 100], %t: f32[4, 256], %x: f32[2, 8, 64], %g: f32[64], %b
   for (const auto* f : primFuncs(m)) {
     const codegen::CudaSource src = codegen::emitCudaSource({f}, kCuda);
     EXPECT_EQ(src.functions[0].kernels.size(), 1u) << src.code;
-    EXPECT_EQ(test::occurrences(src.code, "= mlcc_allreduce_"), 2) << src.code;
+    EXPECT_EQ(test::occurrences(src.code, "= mlcc_warp_allreduce_"), 2) << src.code;
   }
 }
 

@@ -33,6 +33,7 @@ inline dim3 t_thread, t_block, t_block_dim, t_grid_dim;
 struct Block {
   std::vector<ucontext_t> fibers;
   std::vector<int> state;  // 0 runnable, 1 at a barrier, 2 done
+  std::vector<unsigned long long> exchange;  // the values of a warp shuffle, by thread
   ucontext_t scheduler;
   int current = 0;
   const std::function<void()>* body = nullptr;
@@ -51,6 +52,24 @@ inline void syncthreads() {
   b->state[b->current] = 1;
   swapcontext(&b->fibers[b->current], &b->scheduler);
 }
+// __shfl_xor_sync: every thread of the block passes its value at a barrier
+// (the generated code shuffles where all threads do) and takes its
+// partner's, lane ^ lane_mask of its warp, which must be in `mask`.
+template <typename T> inline T shflXor(unsigned mask, T v, int lane_mask) {
+  static_assert(sizeof(T) <= sizeof(unsigned long long), "a shuffled value fits 8 bytes");
+  Block* b = t_block_state;
+  const int me = b->current, lane = me % 32, partner = me - lane + (lane ^ lane_mask);
+  memcpy(&b->exchange[me], &v, sizeof(T));
+  syncthreads();
+  T r = v;
+  if (!(mask >> lane & 1u) || lane_mask < 0 || lane_mask >= 32 || partner >= (int)b->exchange.size() ||
+      !(mask >> (partner % 32) & 1u))
+    t_error = "__shfl_xor_sync from a lane outside the mask or the block";
+  else
+    memcpy(&r, &b->exchange[partner], sizeof(T));
+  syncthreads();
+  return r;
+}
 inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
   const int n = (int)(block.x * block.y * block.z);
   const size_t stack_bytes = 256 * 1024;
@@ -59,6 +78,7 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
   b.body = &body;
   b.fibers.resize(n);
   b.state.resize(n);
+  b.exchange.resize(n);
   t_block_state = &b;
   t_grid_dim = grid;
   t_block_dim = block;
@@ -104,6 +124,7 @@ inline void launch(dim3 grid, dim3 block, const std::function<void()>& body) {
 #define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 #define __syncthreads() mlcc_emu::syncthreads()
+#define __shfl_xor_sync(mask, v, lane_mask) mlcc_emu::shflXor(mask, v, lane_mask)
 #define threadIdx mlcc_emu::t_thread
 #define blockIdx mlcc_emu::t_block
 #define blockDim mlcc_emu::t_block_dim

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -164,6 +165,28 @@ MLCC_ALLREDUCE(add)
 MLCC_ALLREDUCE(mul)
 MLCC_ALLREDUCE(max)
 MLCC_ALLREDUCE(min)
+// The same where the group is whole warps or a power-of-two part of one
+// (threadIdx.x, the warps full or the block smaller than one): pairs
+// exchanged by warp shuffles, no barrier; groups of several warps then
+// combine the warps' results in s (base: the group's start, stride 1) between two
+// barriers.
+#define MLCC_WARP_ALLREDUCE(OP)                                                      \
+  template <typename T>                                                              \
+  MLCC_INLINE T mlcc_warp_allreduce_##OP(T v, T* s, int lane, int lanes, int base, unsigned mask) { \
+    for (int h = (lanes < 32 ? lanes : 32) / 2; h > 0; h >>= 1)                      \
+      v = mlcc_##OP(v, __shfl_xor_sync(mask, v, h));                                 \
+    if (lanes <= 32) return v;                                                       \
+    if (lane % 32 == 0) s[base + lane / 32] = v;                                     \
+    __syncthreads();                                                                 \
+    T r = s[base];                                                                   \
+    for (int w = 1; w < lanes / 32; ++w) r = mlcc_##OP(r, s[base + w]);              \
+    __syncthreads();                                                                 \
+    return r;                                                                        \
+  }
+MLCC_WARP_ALLREDUCE(add)
+MLCC_WARP_ALLREDUCE(mul)
+MLCC_WARP_ALLREDUCE(max)
+MLCC_WARP_ALLREDUCE(min)
 )";
 
 std::string identifier(const std::string& name) {
@@ -643,6 +666,22 @@ class KernelWriter {
 
   static std::string scratchName(DType t) { return "mlcc_scratch_" + std::string(dtypeName(t)); }
 
+  // The lane mask of warp shuffles for a reduction across threadIdx.x
+  // (`axis` 0) of dtype `t`, or nullopt where its groups are not whole
+  // warps or power-of-two parts of one (the threads are numbered x first,
+  // so a group of x threads starts at a multiple of x), the warps not all
+  // full, or __shfl_xor_sync does not take `t`.
+  std::optional<uint32_t> warpShuffleMask(int axis, DType t) const {
+    const int64_t x = launch_.block[0], threads = x * launch_.block[1] * launch_.block[2];
+    const bool shuffled =
+        t == DType::f32 || t == DType::f64 || t == DType::i32 || t == DType::u32 || t == DType::i64;
+    const bool groups = x % 32 == 0 || (x < 32 && (x & (x - 1)) == 0);
+    if (axis != 0 || !shuffled || !groups || x < 2) return std::nullopt;
+    if (threads % 32 == 0) return 0xffffffffu;
+    if (threads < 32) return (uint32_t{1} << threads) - 1;
+    return std::nullopt;
+  }
+
   // Block r.block reduced across the threads of loop l's axis (gpu_check.h's
   // CrossThreadReduction): each thread's term, combined by
   // mlcc_allreduce_<op> in the scratch, stored by the thread of index 0 (a
@@ -680,9 +719,16 @@ class KernelWriter {
     static const std::map<BinaryOp, const char*> ops = {
         {BinaryOp::Add, "add"}, {BinaryOp::Mul, "mul"}, {BinaryOp::Max, "max"}, {BinaryOp::Min, "min"}};
     indent(depth + 1);
-    os_ << "const " << type << " " << varName(total.get()) << " = mlcc_allreduce_" << ops.at(r.form.op) << "("
-        << varName(term.get()) << ", " << scratchName(t) << ", (int)" << l.thread_tag << ", "
-        << launch_.block[axis] << ", " << base << ", " << stride << ");\n";
+    os_ << "const " << type << " " << varName(total.get()) << " = ";
+    if (auto mask = warpShuffleMask(axis, t)) {
+      os_ << "mlcc_warp_allreduce_" << ops.at(r.form.op) << "(" << varName(term.get()) << ", "
+          << scratchName(t) << ", (int)" << l.thread_tag << ", " << launch_.block[axis] << ", " << base
+          << ", " << *mask << "u);\n";
+    } else {
+      os_ << "mlcc_allreduce_" << ops.at(r.form.op) << "(" << varName(term.get()) << ", " << scratchName(t)
+          << ", (int)" << l.thread_tag << ", " << launch_.block[axis] << ", " << base << ", " << stride
+          << ");\n";
+    }
     // The store: once per group, where the predicate's step guard holds.
     std::string cond;
     for (const auto& g : r.step_guard) cond += (cond.empty() ? "" : " && ") + expr(g);
