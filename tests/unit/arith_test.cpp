@@ -75,6 +75,9 @@ TEST(Arith, ResolvesDivModWithRanges) {
   EXPECT_EQ(printExpr(simplify((f / 256 * 16 + f % 256 / 16) % 14 * 16 + f % 256 % 16)), "f % 224");
   EXPECT_EQ(printExpr(simplify(f / 256 % 4 * 16 + f % 256 / 16)), "f % 1024 / 16");
   EXPECT_EQ(printExpr(simplify(f / 256 * 16 + f % 256 / 32)), "f / 256 * 16 + f % 256 / 32");
+  EXPECT_EQ(printExpr(simplify(f / 8 * 2 + f / 4 % 2)), "f / 4");
+  EXPECT_EQ(printExpr(simplify(f / 8 * 8 + f / 4 % 2 * 4 + f % 4)), "f");
+  EXPECT_EQ(printExpr(simplify(f / 8 * 2 + f / 4 % 3)), "f / 8 * 2 + f / 4 % 3");
   Analyzer bt;
   bt.bind(t, 0, 256);
   EXPECT_EQ(printExpr(bt.simplify((x / 224 % 14 * 224 + x / 16 % 14 * 16 + x % 16) * 2 + 1)),
@@ -157,7 +160,8 @@ TEST(Arith, DivModFoldsKeepTheirValue) {
     const PrimExpr base = rng() % 2 ? PrimExpr(x) : x * lit(int64_t(1 + rng() % 3)) + y;
     PrimExpr quotient = base / lit(c);
     if (m) quotient = quotient % lit(m);
-    const PrimExpr e = quotient * lit(k * c / d) + base % lit(c) / lit(d) * lit(k);
+    const PrimExpr low = rng() % 2 ? base % lit(c) / lit(d) : base / lit(d) % lit(c / d);
+    const PrimExpr e = quotient * lit(k * c / d) + low * lit(k);
     const PrimExpr s = simplify(e);
     folded += printExpr(s).size() < printExpr(e).size();
     for (int64_t vx = -40; vx <= 40; ++vx)

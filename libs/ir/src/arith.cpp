@@ -121,12 +121,17 @@ class Simplifier {
   // same one level down: a fused loop split into three or more). Divided by
   // a d that divides c, the same holds: (x / c) * (k * c / d) + (x % c) / d
   // * k is x / d * k (a split loop's outer part, x / c, scaled back next to
-  // its inner part divided). Returns whether it folded anything;
+  // its inner part divided; (x % c) / d also written (x / d) % (c / d)).
+  // Returns whether it folded anything;
   // `simplify_merged` false leaves what it writes unsimplified, for the next
   // fold to see the same x.
   bool mergeDivMod(Linear& l, bool simplify_merged = true) {
     bool folded = false;
-    for (bool changed = true; changed;) {
+    // Whole remainders (x % c) first: the low digits fold before divided
+    // ones ((x / 16) % 14 * 16 + x % 16 is x % 224 before (x / 16) % 14 is
+    // taken for (x % 224) / 16 next to x / 224 % 14).
+    for (bool changed = true, divided = false; changed || !divided;) {
+      if (!changed) divided = true;
       changed = false;
       for (size_t i = 0; i < l.terms.size() && !changed; ++i) {
         const auto* div = l.terms[i].atom->as<BinaryNode>();
@@ -141,10 +146,20 @@ class Simplifier {
         if (m > 0 && __builtin_mul_overflow(c, m, &cm)) continue;
         for (size_t j = 0; j < l.terms.size() && !changed; ++j) {
           const auto* mod = l.terms[j].atom->as<BinaryNode>();
-          int64_t k = l.terms[j].coeff, c2, d = 1;  // the term is (x % c) / d
-          if (mod && mod->op == BinaryOp::Div && constOf(mod->b, &d) && d > 0) mod = mod->a->as<BinaryNode>();
-          if (!mod || mod->op != BinaryOp::Mod || !constOf(mod->b, &c2) || c2 != c || c % d != 0 || k == 0 ||
-              l.terms[i].coeff != k * (c / d) || !sameExpr(div->a, mod->a))
+          int64_t k = l.terms[j].coeff, c2 = 0, d = 1;  // the term is (x % c) / d
+          PrimExpr x;
+          if (mod && mod->op == BinaryOp::Div && constOf(mod->b, &d) && d > 0) {
+            mod = mod->a->as<BinaryNode>();
+            if (mod && mod->op == BinaryOp::Mod && constOf(mod->b, &c2)) x = mod->a;
+          } else if (const auto* q = mod && mod->op == BinaryOp::Mod ? mod->a->as<BinaryNode>() : nullptr;
+                     q && q->op == BinaryOp::Div && constOf(q->b, &d) && d > 0 && constOf(mod->b, &c2) &&
+                     !__builtin_mul_overflow(c2, d, &c2)) {
+            x = q->a;  // (x / d) % (c / d), the same as (x % c) / d
+          } else if (mod && mod->op == BinaryOp::Mod && constOf(mod->b, &c2)) {
+            x = mod->a;
+          }
+          if (!x || c2 != c || c % d != 0 || k == 0 || l.terms[i].coeff != k * (c / d) ||
+              !sameExpr(div->a, x) || (d > 1 && !divided))
             continue;
           // x / d (or x % (c * m) / d) takes the place of the quotient term.
           PrimExpr whole = m == 0 ? div->a : makeBinary(BinaryOp::Mod, div->a, makeInt(cm));
