@@ -105,6 +105,25 @@ check "-o - writes the object to stdout" bash -c "'$tool' '$tmp/small.low.ir' -o
 check "--target cuda on CPU code exits 1" run 1 "$tmp/small.low.ir" --target cuda -o "$tmp/x.o"
 check "--target cuda on CPU code: message" contains "$tmp/err" 'block "exp" is not inside a GPU kernel'
 check "--target cuda on CPU code: no output" absent "$tmp/x.o"
+# Two threads of a thread block storing to one element (a binding t / 2):
+# a race, refused before any code is written.
+cat > "$tmp/race.ir" <<'IR'
+mlcc.ir 1
+prim @f(%x: f32[64], %y: f32[32]) {
+  for %b in 0..2 thread_binding(blockIdx.x) {
+    for %t in 0..32 thread_binding(threadIdx.x) {
+      block "copy" (%v0 = spatial(32, %b * 16 + %t / 2), %v1 = spatial(64, %b * 32 + %t)) {
+        reads(%x[%v1])
+        writes(%y[%v0])
+        %y[%v0] = %x[%v1]
+      }
+    }
+  }
+}
+IR
+check "--target cuda: two threads storing to one element exits 1" run 1 "$tmp/race.ir" --target cuda --emit cuda -o "$tmp/race.cu"
+check "... message" contains "$tmp/err" 'block "copy" stores to global buffer %y, and it cannot be shown that no two threads of a thread block store to one element'
+check "... no output" absent "$tmp/race.cu"
 check "--emit cuda needs --target cuda" run 1 "$tmp/small.low.ir" --target llvm --emit cuda -o "$tmp/x.cu"
 check "... message" contains "$tmp/err" "--emit cuda needs --target cuda"
 check "unknown target exits 1" run 1 "$tmp/small.low.ir" --target wasm -o "$tmp/x.o"

@@ -302,6 +302,81 @@ TEST(GpuCheck, ThreadBlocksWriteDisjointElementsOfAGlobalBuffer) {
   expectGpuError(replaced(last, "        where(%t < 1)\n", ""), race);
 }
 
+// Two threads of a thread block storing to one element race as well.
+// Accepted: a cooperative fetch, the threads' linear index t = ty * 8 + tx
+// (one step, t < 30) split by the tile's rows of 10, `t / 10` and `t % 10`;
+// the same over several steps f of 32 threads (x = f * 32 + t, x < 90), in
+// a loop k whose iterations a barrier separates (the loop also reads the
+// buffer), so each holds its own copy. Rejected: rows of 10 read as 8
+// (elements of two threads meet), the loop k without the read (no barrier:
+// one iteration's threads store over another's), two threads per element
+// (t / 2), and every ty storing the row of tx.
+TEST(GpuCheck, ThreadsOfAThreadBlockStoreToTheirOwnElements) {
+  const std::string race =
+      "and it cannot be shown that no two threads of a thread block store to one element";
+  const std::string fetch = R"(prim @f(%x: f32[4, 17, 10], %y: f32[4, 2, 32]) {
+  alloc_buffer %s: f32[17, 10] shared
+  for %b in 0..4 thread_binding(blockIdx.x) {
+    for %k in 0..2 {
+      for %f in 0..STEPS {
+        for %ty in 0..4 thread_binding(threadIdx.y) {
+          for %tx in 0..8 thread_binding(threadIdx.x) {
+            block "fetch" (%vb = spatial(4, %b), %v0 = spatial(17, %k * 8 + (%f * 32 + %ty * 8 + %tx) / 10), %v1 = spatial(10, (%f * 32 + %ty * 8 + %tx) % 10)) {
+              where(%f * 32 + %ty * 8 + %tx < TILE)
+              reads(%x[%vb, %v0, %v1])
+              writes(%s[%v0, %v1])
+              %s[%v0, %v1] = %x[%vb, %v0, %v1]
+            }
+          }
+        }
+      }
+      for %ty in 0..4 thread_binding(threadIdx.y) {
+        for %tx in 0..8 thread_binding(threadIdx.x) {
+          block "use" (%v0 = spatial(4, %b), %v1 = spatial(2, %k), %v2 = spatial(32, %ty * 8 + %tx)) {
+            reads(%s[%v1 * 8 + %v2 / 10, %v2 % 10])
+            writes(%y[%v0, %v1, %v2])
+            %y[%v0, %v1, %v2] = %s[%v1 * 8 + %v2 / 10, %v2 % 10]
+          }
+        }
+      }
+    }
+  }
+}
+)";
+  const std::string one_step = replaced(replaced(fetch, "STEPS", "1"), "TILE", "30");
+  const std::string steps = replaced(replaced(fetch, "STEPS", "3"), "TILE", "90");
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(one_step), kCuda));
+  EXPECT_NO_THROW(verifyGpuFunc(parsePrim(steps), kCuda));
+  expectGpuError(replaced(one_step, "%tx) % 10)", "%tx) % 8)"),
+                 "block \"fetch\" stores to shared buffer %s, " + race);
+  const std::string use = "%y[%v0, %v1, %v2] = %s[%v1 * 8 + %v2 / 10, %v2 % 10]";
+  expectGpuError(replaced(replaced(replaced(steps, use, "%y[%v0, %v1, %v2] = 0.0"),
+                                   "reads(%s[%v1 * 8 + %v2 / 10, %v2 % 10])", "reads()"),
+                          "%k * 8 + (", "%k * 2 + ("),
+                 "block \"fetch\" stores to shared buffer %s, " + race);
+  const std::string pairs = R"(prim @f(%x: f32[64], %y: f32[32]) {
+  for %b in 0..2 thread_binding(blockIdx.x) {
+    for %ty in 0..2 thread_binding(threadIdx.y) {
+      for %t in 0..32 thread_binding(threadIdx.x) {
+        block "copy" (%v0 = spatial(32, %b * 16 + INDEX), %v1 = spatial(64, %b * 32 + %t)) {
+          reads(%x[%v1])
+          writes(%y[%v0])
+          %y[%v0] = %x[%v1]
+        }
+      }
+    }
+  }
+}
+)";
+  expectGpuError(replaced(pairs, "INDEX", "%t / 2"), "block \"copy\" stores to global buffer %y, " + race);
+  expectGpuError(replaced(replaced(pairs, "INDEX", "%t % 16"), "0..2 thread_binding(threadIdx.y)",
+                          "0..1 thread_binding(threadIdx.y)"),
+                 "block \"copy\" stores to global buffer %y, " + race);
+  expectGpuError(replaced(replaced(pairs, "32 thread_binding(threadIdx.x)", "16 thread_binding(threadIdx.x)"),
+                          "INDEX", "%t"),
+                 "block \"copy\" stores to global buffer %y, " + race);
+}
+
 // --- the rules on legalized functions -------------------------------------------
 
 namespace {

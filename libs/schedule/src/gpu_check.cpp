@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "cache_util.h"
-#include "gpu_block_races.h"
+#include "gpu_races.h"
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/dtype.h"
 #include "mlcc/ir/expr_functor.h"
@@ -317,6 +317,8 @@ class Checker {
              tag);
       }
     if (std::optional<std::string> race = threadBlockRace(kernel_->root_stmt))
+      fail(kernelName() + ": " + *race);
+    if (std::optional<std::string> race = threadStoreRace(kernel_->root_stmt))
       fail(kernelName() + ": " + *race);
     int64_t threads = 1;
     std::string parts;

@@ -1,4 +1,5 @@
-// Races between the thread blocks of one GPU kernel (see gpu_block_races.h).
+// Races in one GPU kernel (see gpu_races.h): between its thread blocks,
+// and between the threads of a thread block storing to one element.
 //
 // Each access to a global buffer is written in the kernel's loop variables
 // (block iteration variables replaced by their bindings, the loops bound to
@@ -21,10 +22,21 @@
 // blocks and threads and then by the shape folds back to v. A block's load
 // of the element it stores (a reduction's update) is the thread's own, and
 // the reduction check's (gpu_check.h). Anything not shown so is refused.
-#include "gpu_block_races.h"
+//
+// Threads: a store's element offset is shown to differ between any two
+// threads of a thread block as a mixed radix (distinctPerThread) of the
+// loops around it in the kernel, each loop split by the divisions of it
+// the offset uses (tx / 8, tx % 8) and loops fused and split again
+// ((f * 32 + t) / 10) seen as one loop, the threads also numbered as the
+// GPU does (t = ty * X + tx). A serial loop whose body reads the shared
+// buffer it stores to has a barrier between its iterations (the code
+// generator's), so it is the same for all threads.
+#include "gpu_races.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -46,6 +58,14 @@ struct Bound {
   int64_t bound;
 };
 
+// A loop around an access inside the kernel (not bound to blockIdx).
+struct Loop {
+  Var var;
+  int64_t extent;   // -1: symbolic
+  bool thread;      // bound to threadIdx
+  std::string tag;  // its thread tag, if bound
+};
+
 struct Access {
   const BufferNode* buffer;
   std::vector<PrimExpr> indices;  // in the kernel's loop variables and one variable per blockIdx axis
@@ -54,6 +74,8 @@ struct Access {
   PrimExpr flat;             // the row-major offset of the element
   PrimExpr fused_flat;       // the same through the blockIdx.x and threadIdx.x loops fused (null: none)
   std::vector<Bound> below;  // its block's predicate: e < bound for each
+  std::vector<Loop> loops;   // the loops around it in the kernel, outermost first (a store in an init:
+                             // without those of the block's reduce variables, at their first value)
 };
 
 // A blockIdx axis, or a part of one: b / c and b % c (of a constant c)
@@ -91,9 +113,14 @@ class Collector {
         } else {
           az.bind(f->loop_var, makeInt(0), sub_(f->extent));
           int64_t extent;
-          if (f->loop_kind == LoopKind::thread_binding && f->thread_tag == "threadIdx.x" &&
-              asConstInt(f->extent, &extent) && extent > 0)
-            thread_x_ = {f->loop_var, extent};
+          if (!asConstInt(f->extent, &extent)) extent = -1;
+          const bool thread =
+              f->loop_kind == LoopKind::thread_binding && f->thread_tag.rfind("threadIdx.", 0) == 0;
+          if (thread && f->thread_tag == "threadIdx.x" && extent > 0) thread_x_ = {f->loop_var, extent};
+          loops_.push_back({f->loop_var, extent, thread, f->thread_tag});
+          visit(f->body, block);
+          loops_.pop_back();
+          return;
         }
         visit(f->body, block);
         return;
@@ -107,7 +134,18 @@ class Collector {
         loads(b->predicate, b->name);
         const size_t outer = below_.size();
         predicateBounds(b->predicate);
-        visit(b->init, b->name);
+        if (b->init) {
+          // The init runs at the reduce variables' first values: not along
+          // the loops that feed them.
+          std::vector<Loop> around = loops_;
+          std::erase_if(loops_, [&](const Loop& l) {
+            return std::any_of(b->iter_vars.begin(), b->iter_vars.end(), [&](const IterVar& iv) {
+              return iv.kind == IterKind::reduce && usesVar(iv.binding, l.var.get());
+            });
+          });
+          visit(b->init, b->name);
+          loops_ = std::move(around);
+        }
         visit(b->body, b->name);
         below_.resize(outer);
         return;
@@ -140,8 +178,8 @@ class Collector {
   }
   void add(const BufferNode* buf, const std::vector<PrimExpr>& indices, bool store,
            const std::string& block) {
-    if (buf->scope != StorageScope::global) return;
-    Access a{buf, {}, store, block, nullptr, nullptr, below_};
+    if (buf->scope == StorageScope::local) return;
+    Access a{buf, {}, store, block, nullptr, nullptr, below_, loops_};
     for (const auto& i : indices) a.indices.push_back(az.simplify(parts(az.simplify(sub_(i)))));
     // (Thread blocks of loops fused into one grid axis and its threads write
     // x[v / n, v % n], v = b * T + t: apart by the offset v, not by either
@@ -228,6 +266,7 @@ class Collector {
   }
 
   Substituter sub_;
+  std::vector<Loop> loops_;
   std::vector<Bound> below_;
   std::map<std::string, PrimExpr> grid_extent_;
   std::pair<Var, int64_t> thread_x_;  // the threadIdx.x loop and its extent
@@ -301,7 +340,291 @@ bool ownElement(const Access& w, const Access& r) {
   return true;
 }
 
+// A store its block also loads at the same index: a reduction's update
+// (the reduction checks of gpu_check.h decide who may update an element).
+bool isUpdate(const Access& w, const std::vector<Access>& accesses) {
+  return std::any_of(accesses.begin(), accesses.end(),
+                     [&](const Access& r) { return !r.store && r.buffer == w.buffer && ownElement(w, r); });
+}
+
+// The affine form of `e` in `loops`: coefficient per loop (0 where e does
+// not move with it) and the rest, free of the loops; nullopt where e is not
+// affine in them. Loops of extent 1 are at their only value.
+struct LoopTerms {
+  std::vector<int64_t> coeff;  // by position in loops
+  PrimExpr rest;
+};
+std::optional<LoopTerms> loopTerms(const PrimExpr& e, const std::vector<Loop>& loops, const Analyzer& az) {
+  Substituter first;
+  for (const Loop& l : loops)
+    if (l.extent == 1) first.mapVar(l.var, makeInt(0));
+  const PrimExpr x = az.simplify(first(e));
+  LoopTerms t{std::vector<int64_t>(loops.size(), 0), x};
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (loops[i].extent == 1) continue;
+    Substituter next;
+    next.mapVar(loops[i].var, makeBinary(BinaryOp::Add, loops[i].var, makeInt(1)));
+    if (!asConstInt(az.simplify(makeBinary(BinaryOp::Sub, next(x), x)), &t.coeff[i])) return std::nullopt;
+    t.rest = makeBinary(BinaryOp::Sub, t.rest, makeBinary(BinaryOp::Mul, makeInt(t.coeff[i]), loops[i].var));
+  }
+  t.rest = az.simplify(t.rest);
+  for (const Loop& l : loops)
+    if (usesVar(t.rest, l.var.get())) return std::nullopt;
+  return t;
+}
+
+// Whether digits (|k|, extent), smallest |k| first, are a mixed radix: each
+// |k| at least the span of the smaller ones (a symbolic extent, -1, only on
+// the largest). Then their values give distinct sums.
+bool mixedRadix(std::vector<std::pair<int64_t, int64_t>> digits) {
+  std::sort(digits.begin(), digits.end());
+  int64_t span = 1;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    const auto [k, extent] = digits[i];
+    if (span > k || (extent < 0 && i + 1 < digits.size())) return false;
+    span = k * extent;
+  }
+  return true;
+}
+
+// Whether `e` differs at any two points of `loops` that differ along a
+// loop `e` moves with, and moves with every threadIdx loop of extent > 1:
+// e is sum k_l * l + rest, the rest free of the loops (the same for every
+// thread of a thread block), the |k_l| != 0 a mixed radix. A sum of loops
+// that the block predicate bounds (`below`: `%t * 4 + %i < 7`, a tile's
+// tail), whose terms appear in e scaled alike, is one digit over that
+// bound. Then two threads never store to one element: they differ along
+// some threadIdx loop, so e differs.
+bool distinctPerThread(PrimExpr e, std::vector<Loop> loops, std::vector<Bound> below, const Analyzer& outer) {
+  Analyzer az = outer;
+  const size_t own = loops.size();
+  // Loops of extent 1 at their only value (in e too); a bound s / c < b is
+  // s < b * c.
+  Substituter first;
+  for (const Loop& l : loops)
+    if (l.extent == 1) first.mapVar(l.var, makeInt(0));
+  e = az.simplify(first(e));
+  for (Bound& b : below) {
+    b.e = az.simplify(first(b.e));
+    int64_t c;
+    if (const auto* div = b.e->as<BinaryNode>();
+        div && div->op == BinaryOp::Div && asConstInt(div->b, &c) && c > 0 && b.bound <= INT64_MAX / c) {
+      b.e = div->a;
+      b.bound *= c;
+    }
+  }
+  // Loops fused and split again (x = %f * 32 + %t, then x / 48, x % 16,
+  // (%f * 2 + %t / 16) % 3 as the simplifier writes x / 16 % 3): where x is
+  // a dense mixed radix of the loops (coefficients 1, e0, e0 e1, ...), one
+  // loop X over its span (or the predicate's bound on it) stands for them,
+  // each member the digit (X / k) % e, so that every use shows X.
+  std::map<size_t, std::vector<size_t>> members;  // a fused loop's, by position in loops
+  std::vector<PrimExpr> sums;                     // the numerators of e's divisions
+  std::function<void(const PrimExpr&)> numerators = [&](const PrimExpr& x) {
+    const auto* bin = x->as<BinaryNode>();
+    if (bin && (bin->op == BinaryOp::Div || bin->op == BinaryOp::Mod) && bin->a->as<BinaryNode>())
+      sums.push_back(bin->a);
+    forEachChild(x, numerators);
+  };
+  numerators(e);
+  for (const PrimExpr& sum : sums) {
+    if (!anyOf(e, [&](const PrimExpr& x) { return structuralEqual(x, sum); })) continue;  // folded already
+    const std::optional<LoopTerms> q = loopTerms(sum, loops, az);
+    int64_t c0;
+    if (!q || !asConstInt(q->rest, &c0) || c0 != 0) continue;
+    std::vector<std::pair<int64_t, size_t>> in;  // (k, position)
+    bool ok = true;
+    for (size_t i = 0; ok && i < loops.size(); ++i)
+      if (q->coeff[i] != 0) {
+        ok = q->coeff[i] > 0 && loops[i].extent > 0 && !members.count(i);
+        in.push_back({q->coeff[i], i});
+      }
+    std::sort(in.begin(), in.end());
+    int64_t span = 1;
+    for (const auto& [k, i] : in) {
+      ok = ok && k == span;
+      span *= loops[i].extent;
+    }
+    if (!ok || in.size() < 2) continue;
+    for (const Bound& b : below)
+      if (structuralEqual(az.simplify(b.e), az.simplify(sum))) span = std::min(span, b.bound);
+    Var v = makeVar("fused");
+    az.bind(v, makeInt(0), makeInt(span));
+    Substituter digits;
+    bool thread = false;
+    for (size_t j = 0; j < in.size(); ++j) {
+      const auto [k, i] = in[j];
+      const PrimExpr quotient = makeBinary(BinaryOp::Div, v, makeInt(k));
+      digits.mapVar(loops[i].var, j + 1 < in.size()
+                                      ? makeBinary(BinaryOp::Mod, quotient, makeInt(loops[i].extent))
+                                      : quotient);
+      thread = thread || loops[i].thread;
+      members[loops.size()].push_back(i);
+    }
+    loops.push_back({v, span, thread, ""});
+    e = az.simplify(digits(e));
+    for (Bound& b : below) b.e = az.simplify(digits(b.e));
+  }
+  // Loops split (tx / 8, tx % 8, (tx / 8) % 4) by their parts, each a loop
+  // of its own: its digits (owner, weight, modulus).
+  struct Digit {
+    size_t owner;
+    int64_t weight, modulus;  // (tx / weight) % modulus; modulus 0: tx / weight
+  };
+  std::map<size_t, Digit> digit_of;  // by position in loops
+  const size_t splittable = loops.size();
+  std::function<PrimExpr(const PrimExpr&)> parts = [&](const PrimExpr& x) -> PrimExpr {
+    const auto* bin = x->as<BinaryNode>();
+    int64_t c, d = 0;
+    if (bin && (bin->op == BinaryOp::Div || bin->op == BinaryOp::Mod) && asConstInt(bin->b, &c) && c > 0) {
+      PrimExpr v = bin->a;
+      int64_t weight = bin->op == BinaryOp::Div ? c : 1, modulus = bin->op == BinaryOp::Mod ? c : 0;
+      const auto* inner = v->as<BinaryNode>();
+      if (bin->op == BinaryOp::Mod && inner && inner->op == BinaryOp::Div && asConstInt(inner->b, &d) &&
+          d > 0) {
+        v = inner->a;  // (v / d) % c
+        weight = d;
+      } else if (bin->op == BinaryOp::Div && inner && inner->op == BinaryOp::Mod &&
+                 asConstInt(inner->b, &d) && d > 0 && d % c == 0) {
+        v = inner->a;  // (v % d) / c, the same as (v / c) % (d / c)
+        modulus = d / c;
+      }
+      for (size_t i = 0; i < splittable; ++i) {
+        if (loops[i].extent < 1 || v.get() != loops[i].var.get()) continue;
+        for (const auto& [pos, dg] : digit_of)
+          if (dg.owner == i && dg.weight == weight && dg.modulus == modulus) return loops[pos].var;
+        const int64_t extent = modulus ? modulus : (loops[i].extent + weight - 1) / weight;
+        Var part = makeVar(loops[i].var->name + "_part");
+        az.bind(part, makeInt(0), makeInt(extent));
+        digit_of[loops.size()] = {i, weight, modulus};
+        loops.push_back({part, extent, false, ""});
+        return loops.back().var;
+      }
+    }
+    return mapChildren(x, parts);
+  };
+  const PrimExpr split = parts(e);
+  for (Bound& b : below) b.e = parts(b.e);  // (before t: parts may add loops)
+  const std::optional<LoopTerms> t = loopTerms(split, loops, az);
+  if (!t) return false;
+  std::vector<bool> used(loops.size(), false);  // merged into a bounded digit
+  std::vector<std::pair<int64_t, int64_t>> digits;
+  for (const Bound& p : below) {
+    const std::optional<LoopTerms> q = loopTerms(p.e, loops, az);
+    int64_t c0;
+    if (!q || !asConstInt(q->rest, &c0)) continue;
+    // e's terms of the predicate's loops are a * its terms, a != 0.
+    int64_t a = 0;
+    bool scaled = true;
+    std::vector<std::pair<int64_t, int64_t>> inner;
+    for (size_t i = 0; i < loops.size(); ++i) {
+      if (q->coeff[i] == 0) continue;
+      if (q->coeff[i] < 0 || used[i]) scaled = false;
+      if (!scaled) break;
+      if (a == 0 && t->coeff[i] % q->coeff[i] == 0) a = t->coeff[i] / q->coeff[i];
+      scaled = a != 0 && t->coeff[i] == a * q->coeff[i];
+      inner.push_back({q->coeff[i], loops[i].extent});
+    }
+    if (!scaled || a == 0 || !mixedRadix(inner)) continue;
+    for (size_t i = 0; i < loops.size(); ++i) used[i] = used[i] || q->coeff[i] != 0;
+    digits.push_back({std::llabs(a), p.bound - c0});
+  }
+  // Every thread loop moves e: itself, digits of it that make it up (tx % 8
+  // and tx / 8; tx % 8, (tx / 8) % 4 and tx / 32...), or a fused loop it is
+  // part of that does.
+  std::function<bool(size_t)> moves = [&](size_t i) {
+    if (used[i] || t->coeff[i] != 0) return true;
+    std::map<int64_t, Digit> by_weight;
+    for (const auto& [pos, dg] : digit_of)
+      if (dg.owner == i && moves(pos)) by_weight.emplace(dg.weight, dg);
+    for (int64_t w = 1;;) {
+      auto it = by_weight.find(w);
+      if (it == by_weight.end() && w >= loops[i].extent) return true;
+      if (it == by_weight.end()) break;
+      if (!it->second.modulus) return true;
+      w *= it->second.modulus;
+    }
+    for (const auto& [pos, in] : members)
+      if (std::find(in.begin(), in.end(), i) != in.end() && moves(pos)) return true;
+    return false;
+  };
+  for (size_t i = 0; i < own; ++i)
+    if (loops[i].thread && loops[i].extent != 1 && !moves(i))
+      return false;  // its threads store to one element
+  for (size_t i = 0; i < loops.size(); ++i)
+    if (!used[i] && loops[i].extent != 1 && t->coeff[i] != 0)
+      digits.push_back({std::llabs(t->coeff[i]), loops[i].extent});
+  return mixedRadix(std::move(digits));
+}
+
+// The same with the threads numbered as the GPU does, x fastest, one
+// linear index t (tx = t % X, ty = t / X % Y, ...): threads fused and then
+// split again (a cooperative fetch's (%ty * 5 + %tx) / 8) are t's parts.
+bool distinctPerLinearThread(const PrimExpr& e, const std::vector<Loop>& loops,
+                             const std::vector<Bound>& below, const Analyzer& outer) {
+  Var t = makeVar("thread");
+  Substituter linear;
+  std::vector<Loop> rest;
+  int64_t stride = 1;
+  for (const char* tag : {"threadIdx.x", "threadIdx.y", "threadIdx.z"})
+    for (const Loop& l : loops)
+      if (l.thread && l.tag == tag) {
+        if (l.extent < 1) return false;
+        linear.mapVar(l.var, makeBinary(BinaryOp::Mod, makeBinary(BinaryOp::Div, t, makeInt(stride)),
+                                        makeInt(l.extent)));
+        stride *= l.extent;
+      }
+  for (const Loop& l : loops)
+    if (!l.thread) rest.push_back(l);
+  rest.push_back({t, stride, true, "thread"});
+  Analyzer az = outer;
+  az.bind(t, makeInt(0), makeInt(stride));
+  std::vector<Bound> bounds;
+  for (const Bound& b : below) bounds.push_back({az.simplify(linear(b.e)), b.bound});
+  return distinctPerThread(az.simplify(linear(e)), rest, bounds, az);
+}
+
 }  // namespace
+
+std::optional<std::string> threadStoreRace(const Stmt& kernel) {
+  Collector c;
+  c.visit(kernel, "");
+  for (const Access& w : c.accesses) {
+    if (!w.store || isUpdate(w, c.accesses)) continue;
+    std::vector<Loop> loops;
+    for (size_t i = 0; i < w.loops.size(); ++i) {
+      const Loop& l = w.loops[i];
+      // A thread loop inside another of the same axis is that axis (the
+      // outer one's value is not used under it: nestedThreadLoopProblem).
+      if (l.thread &&
+          std::any_of(w.loops.begin() + i + 1, w.loops.end(), [&](const Loop& o) { return o.tag == l.tag; }))
+        continue;
+      // A serial loop whose body also reads a shared buffer it writes: the
+      // code generator puts a barrier between its iterations (the next
+      // one's writes wait for this one's reads), so threads store in one
+      // iteration at a time; the loop is the same for all of them.
+      const bool read_inside = std::any_of(c.accesses.begin(), c.accesses.end(), [&](const Access& r) {
+        return !r.store && r.buffer == w.buffer &&
+               std::any_of(r.loops.begin(), r.loops.end(),
+                           [&](const Loop& o) { return o.var.get() == l.var.get(); });
+      });
+      if (l.thread || w.buffer->scope != StorageScope::shared || !read_inside) loops.push_back(l);
+    }
+    const bool threaded =
+        std::any_of(loops.begin(), loops.end(), [](const Loop& l) { return l.thread && l.extent != 1; });
+    if (!threaded || distinctPerThread(w.flat, loops, w.below, c.az) ||
+        distinctPerLinearThread(w.flat, loops, w.below, c.az) ||
+        (w.fused_flat && distinctPerThread(w.fused_flat, loops, w.below, c.az)))
+      continue;
+    const std::string scope = w.buffer->scope == StorageScope::shared ? "shared" : "global";
+    return who(w) + " stores to " + scope + " buffer %" + w.buffer->name +
+           ", and it cannot be shown that no two threads of a thread block store to one element: threads run "
+           "in no set order, so which value stays would be chance (each thread must store its own elements: "
+           "bind the loops that index %" +
+           w.buffer->name + " to threadIdx, or store from one thread)";
+  }
+  return std::nullopt;
+}
 
 std::optional<std::string> threadBlockRace(const Stmt& kernel) {
   Collector c;
@@ -310,14 +633,9 @@ std::optional<std::string> threadBlockRace(const Stmt& kernel) {
   for (const auto& [tag, axis] : c.axes)
     if (axis.physical == tag && axis.extent != 1) varying.insert(tag);
   if (varying.empty()) return std::nullopt;
-  // A store its block also loads at the same index (a reduction's update)
-  // is the reduction check's.
-  auto update = [&](const Access& w) {
-    return std::any_of(c.accesses.begin(), c.accesses.end(),
-                       [&](const Access& r) { return !r.store && r.buffer == w.buffer && ownElement(w, r); });
-  };
+  auto update = [&](const Access& w) { return isUpdate(w, c.accesses); };
   for (const Access& w : c.accesses) {
-    if (!w.store) continue;
+    if (!w.store || w.buffer->scope != StorageScope::global) continue;
     for (const Access& r : c.accesses) {
       if (r.buffer != w.buffer || (!r.store && ownElement(w, r))) continue;
       if (r.store && (update(w) || update(r))) continue;

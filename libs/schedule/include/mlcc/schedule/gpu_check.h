@@ -24,9 +24,13 @@
 //    `local` depends on every thread axis its kernel binds (with extent
 //    > 1): on the GPU every thread runs every block of its kernel, and
 //    threads updating the same element would race;
-//  - no thread block of a kernel reads an element of a global buffer that
-//    another thread block of it writes (threadBlockRace, gpu_block_races.h:
-//    nothing orders thread blocks);
+//  - no thread block of a kernel reads or writes an element of a global
+//    buffer that another thread block of it writes (threadBlockRace,
+//    gpu_races.h: nothing orders thread blocks);
+//  - no two threads of a thread block store to one element of a global or
+//    shared buffer in one statement (threadStoreRace, gpu_races.h: which
+//    value stays would be chance); the code generator puts a barrier
+//    between two blocks that store to one buffer;
 //  - a loop bound to the axis of an enclosing loop passes
 //    nestedThreadLoopProblem (below): on the GPU the two are the same
 //    index, so nothing under the inner one may use the outer one;
