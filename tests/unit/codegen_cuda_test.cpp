@@ -415,6 +415,47 @@ TEST(CudaCodegen, HandScheduledKernels) {
   }
 }
 
+// Two blocks storing to one shared buffer, the second over elements the
+// first's other threads stored (s[31 - t] after s[t]): a barrier between
+// them, or the first's late threads would overwrite the second's values
+// (the threads reversed show it).
+TEST(CudaCodegen, ABarrierBetweenTwoBlocksStoringToOneSharedBuffer) {
+  ir::Module m = ir::parseModule(R"(mlcc.ir 1
+prim @f(%x: f32[2, 32], %y: f32[2, 32]) {
+  alloc_buffer %s: f32[32] shared
+  for %b in 0..2 thread_binding(blockIdx.x) {
+    for %t in 0..32 thread_binding(threadIdx.x) {
+      block "first" (%vb = spatial(2, %b), %v = spatial(32, %t)) {
+        reads(%x[%vb, %v])
+        writes(%s[%v])
+        %s[%v] = %x[%vb, %v]
+      }
+    }
+    for %t in 0..32 thread_binding(threadIdx.x) {
+      block "second" (%vb = spatial(2, %b), %v = spatial(32, 31 - %t)) {
+        reads(%x[%vb, %v])
+        writes(%s[%v])
+        %s[%v] = %x[%vb, %v] * 2.0
+      }
+    }
+    for %t in 0..32 thread_binding(threadIdx.x) {
+      block "out" (%vb = spatial(2, %b), %v = spatial(32, %t)) {
+        reads(%s[%v])
+        writes(%y[%vb, %v])
+        %y[%vb, %v] = %s[%v]
+      }
+    }
+  }
+}
+)",
+                                 "two_writers.ir");
+  checkModel(m, 0);
+  const std::string code = codegen::emitCudaSource(primFuncs(m), kCuda).code;
+  const size_t first = code.find("// block \"first\""), second = code.find("// block \"second\"");
+  ASSERT_NE(second, std::string::npos) << code;
+  EXPECT_NE(code.substr(first, second - first).find("__syncthreads();"), std::string::npos) << code;
+}
+
 // Reductions across threads (gpu_check.h's CrossThreadReduction), written
 // by hand: a sum with an init over 32 threads; a max without one over 24
 // threads of threadIdx.x in groups along threadIdx.y, two steps each; a sum

@@ -242,14 +242,18 @@ int axisOf(const std::string& tag) { return tag.back() - 'x'; }
 // in one thread block), not a block's own read-modify-write of its elements
 // (a thread's serial reduction into global memory).
 struct MemoryUse {
-  // (buffer, block): the block null for a shared buffer
+  // (buffer, block): the block null for a shared buffer read
   std::set<std::pair<const BufferNode*, const BlockNode*>> reads, writes;
 
   void add(const MemoryUse& u) {
     reads.insert(u.reads.begin(), u.reads.end());
     writes.insert(u.writes.begin(), u.writes.end());
   }
-  // Whether this use must wait for `earlier` to finish in every thread.
+  // Whether this use must wait for `earlier` to finish in every thread: it
+  // reads what earlier wrote, writes what earlier read, or writes what
+  // another block earlier wrote (two blocks' threads storing to one element
+  // would race; one block's own stores give each thread its own elements,
+  // gpu_check.h).
   bool needsBarrierAfter(const MemoryUse& earlier) const {
     auto clash = [](const auto& a, const auto& b) {
       for (const auto& [buf, blk] : a)
@@ -257,7 +261,7 @@ struct MemoryUse {
           if (!blk || it->second != blk) return true;
       return false;
     };
-    return clash(reads, earlier.writes) || clash(writes, earlier.reads);
+    return clash(reads, earlier.writes) || clash(writes, earlier.reads) || clash(writes, earlier.writes);
   }
 };
 
@@ -285,8 +289,7 @@ void collectUse(const Stmt& s, MemoryUse& u, const BlockNode* within = nullptr) 
     }
     case StmtKind::Store: {
       const auto* st = s->as<StoreNode>();
-      if (st->buffer->scope == StorageScope::shared) u.writes.insert({st->buffer.get(), nullptr});
-      if (st->buffer->scope == StorageScope::global) u.writes.insert({st->buffer.get(), within});
+      if (st->buffer->scope != StorageScope::local) u.writes.insert({st->buffer.get(), within});
       for (const auto& i : st->indices) collectLoads(i, within, u);
       collectLoads(st->value, within, u);
       return;
