@@ -310,7 +310,8 @@ TEST(GpuCheck, ThreadBlocksWriteDisjointElementsOfAGlobalBuffer) {
 // buffer), so each holds its own copy. Rejected: rows of 10 read as 8
 // (elements of two threads meet), the loop k without the read (no barrier:
 // one iteration's threads store over another's), two threads per element
-// (t / 2), and every ty storing the row of tx.
+// (t / 2, also as a read-modify-write), and every ty storing the row of
+// tx.
 TEST(GpuCheck, ThreadsOfAThreadBlockStoreToTheirOwnElements) {
   const std::string race =
       "and it cannot be shown that no two threads of a thread block store to one element";
@@ -374,7 +375,13 @@ TEST(GpuCheck, ThreadsOfAThreadBlockStoreToTheirOwnElements) {
                  "block \"copy\" stores to global buffer %y, " + race);
   expectGpuError(replaced(replaced(pairs, "32 thread_binding(threadIdx.x)", "16 thread_binding(threadIdx.x)"),
                           "INDEX", "%t"),
-                 "block \"copy\" stores to global buffer %y, " + race);
+                 "block \"copy\" stores to global buffer %y, " +
+                     race);  // The same as a spatial block's read-modify-write (not a reduction: the
+  // reduction checks do not see it).
+  expectGpuError(
+      replaced(replaced(replaced(pairs, "INDEX", "%t / 2"), "reads(%x[%v1])", "reads(%y[%v0], %x[%v1])"),
+               "%y[%v0] = %x[%v1]", "%y[%v0] = %y[%v0] + %x[%v1]"),
+      "block \"copy\" stores to global buffer %y, " + race);
 }
 
 // --- the rules on legalized functions -------------------------------------------

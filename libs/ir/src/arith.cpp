@@ -145,6 +145,7 @@ class Simplifier {
         int64_t cm = 0;
         if (m > 0 && __builtin_mul_overflow(c, m, &cm)) continue;
         for (size_t j = 0; j < l.terms.size() && !changed; ++j) {
+          if (j == i) continue;
           const auto* mod = l.terms[j].atom->as<BinaryNode>();
           int64_t k = l.terms[j].coeff, c2 = 0, d = 1;  // the term is (x % c) / d
           PrimExpr x;

@@ -76,6 +76,7 @@ struct Access {
   std::vector<Bound> below;  // its block's predicate: e < bound for each
   std::vector<Loop> loops;   // the loops around it in the kernel, outermost first (a store in an init:
                              // without those of the block's reduce variables, at their first value)
+  bool in_reduction;         // its block has a reduce iteration variable
 };
 
 // A blockIdx axis, or a part of one: b / c and b % c (of a constant c)
@@ -132,6 +133,9 @@ class Collector {
           sub_.mapVar(iv.var, sub_(iv.binding));
         }
         loads(b->predicate, b->name);
+        const bool outer_reduction = in_reduction_;
+        in_reduction_ = std::any_of(b->iter_vars.begin(), b->iter_vars.end(),
+                                    [](const IterVar& iv) { return iv.kind == IterKind::reduce; });
         const size_t outer = below_.size();
         predicateBounds(b->predicate);
         if (b->init) {
@@ -148,6 +152,7 @@ class Collector {
         }
         visit(b->body, b->name);
         below_.resize(outer);
+        in_reduction_ = outer_reduction;
         return;
       }
       case StmtKind::Seq:
@@ -179,7 +184,7 @@ class Collector {
   void add(const BufferNode* buf, const std::vector<PrimExpr>& indices, bool store,
            const std::string& block) {
     if (buf->scope == StorageScope::local) return;
-    Access a{buf, {}, store, block, nullptr, nullptr, below_, loops_};
+    Access a{buf, {}, store, block, nullptr, nullptr, below_, loops_, in_reduction_};
     for (const auto& i : indices) a.indices.push_back(az.simplify(parts(az.simplify(sub_(i)))));
     // (Thread blocks of loops fused into one grid axis and its threads write
     // x[v / n, v % n], v = b * T + t: apart by the offset v, not by either
@@ -266,6 +271,7 @@ class Collector {
   }
 
   Substituter sub_;
+  bool in_reduction_ = false;
   std::vector<Loop> loops_;
   std::vector<Bound> below_;
   std::map<std::string, PrimExpr> grid_extent_;
@@ -590,7 +596,9 @@ std::optional<std::string> threadStoreRace(const Stmt& kernel) {
   Collector c;
   c.visit(kernel, "");
   for (const Access& w : c.accesses) {
-    if (!w.store || isUpdate(w, c.accesses)) continue;
+    // A reduction's update is the reduction checks' (an element updated by
+    // several threads is refused there); any other store is checked here.
+    if (!w.store || (w.in_reduction && isUpdate(w, c.accesses))) continue;
     std::vector<Loop> loops;
     for (size_t i = 0; i < w.loops.size(); ++i) {
       const Loop& l = w.loops[i];
