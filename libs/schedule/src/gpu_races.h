@@ -16,7 +16,7 @@ namespace mlcc::schedule {
 
 // Why a load or store of a global buffer in the kernel rooted at `kernel`
 // may touch an element that another thread block of it stores, or nullopt
-// when every such pair is shown apart (gpu_block_races.cpp says how).
+// when every such pair is shown apart (gpu_races.cpp says how).
 std::optional<std::string> threadBlockRace(const ir::Stmt& kernel);
 
 // Why two threads of one thread block of the kernel rooted at `kernel` may
