@@ -278,6 +278,42 @@ class Collector {
   std::pair<Var, int64_t> thread_x_;  // the threadIdx.x loop and its extent
 };
 
+// e = sum k_v * v + rest over `vars`: the coefficient of each (by
+// position; 0 where e does not move with it) and the rest, free of them;
+// nullopt where e is not affine in them.
+struct AffineTerms {
+  std::vector<int64_t> coeff;
+  PrimExpr rest;
+};
+std::optional<AffineTerms> affineIn(const PrimExpr& e, const std::vector<Var>& vars, const Analyzer& az) {
+  AffineTerms t{std::vector<int64_t>(vars.size(), 0), e};
+  for (size_t i = 0; i < vars.size(); ++i) {
+    Substituter next;
+    next.mapVar(vars[i], makeBinary(BinaryOp::Add, vars[i], makeInt(1)));
+    if (!asConstInt(az.simplify(makeBinary(BinaryOp::Sub, next(e), e)), &t.coeff[i])) return std::nullopt;
+    if (t.coeff[i] != 0)
+      t.rest = makeBinary(BinaryOp::Sub, t.rest, makeBinary(BinaryOp::Mul, makeInt(t.coeff[i]), vars[i]));
+  }
+  t.rest = az.simplify(t.rest);
+  for (const Var& v : vars)
+    if (usesVar(t.rest, v.get())) return std::nullopt;
+  return t;
+}
+
+// Whether digits (|k|, extent) are a mixed radix over a lowest window of
+// `span` values: each |k|, smallest first, at least the span of what is
+// below it (a symbolic extent, -1, only on the largest). Then distinct
+// digit values give sums in disjoint windows.
+bool mixedRadix(std::vector<std::pair<int64_t, int64_t>> digits, int64_t span = 1) {
+  std::sort(digits.begin(), digits.end());
+  for (size_t i = 0; i < digits.size(); ++i) {
+    const auto [k, extent] = digits[i];
+    if (span > k || (extent < 0 && i + 1 < digits.size())) return false;
+    span = k * extent;
+  }
+  return true;
+}
+
 // index = sum k_b * b + rest: the coefficients of the axes and the rest's
 // constant bounds (within the predicate's bounds `below` on it), or nullopt.
 struct Split {
@@ -286,21 +322,15 @@ struct Split {
 };
 
 std::optional<Split> splitByAxes(const PrimExpr& index, const Collector& c, const std::vector<Bound>& below) {
+  std::vector<Var> vars;
+  for (const auto& [tag, axis] : c.axes) vars.push_back(axis.var);
+  const std::optional<AffineTerms> t = affineIn(index, vars, c.az);
+  if (!t) return std::nullopt;  // not affine in the axes
   Split s;
-  PrimExpr rest = index;
-  for (const auto& [tag, axis] : c.axes) {
-    Substituter next;
-    next.mapVar(axis.var, makeBinary(BinaryOp::Add, axis.var, makeInt(1)));
-    int64_t k;
-    if (!asConstInt(c.az.simplify(makeBinary(BinaryOp::Sub, next(index), index)), &k)) return std::nullopt;
-    if (k != 0) {
-      s.coeff[tag] = k;
-      rest = makeBinary(BinaryOp::Sub, rest, makeBinary(BinaryOp::Mul, makeInt(k), axis.var));
-    }
-  }
-  rest = c.az.simplify(rest);
+  size_t i = 0;
   for (const auto& [tag, axis] : c.axes)
-    if (usesVar(rest, axis.var.get())) return std::nullopt;  // not affine in the axes
+    if (const int64_t k = t->coeff[i++]) s.coeff[tag] = k;
+  const PrimExpr& rest = t->rest;
   auto b = c.az.constBounds(rest);
   if (!b) return std::nullopt;
   s.lo = b->first;
@@ -318,15 +348,10 @@ std::set<std::string> axesApartIn(const PrimExpr& a, const PrimExpr& b, const Co
                                   const Access& wb) {
   auto sa = splitByAxes(a, c, wa.below), sb = splitByAxes(b, c, wb.below);
   if (!sa || !sb || sa->coeff != sb->coeff || sa->coeff.empty()) return {};
-  std::vector<std::pair<int64_t, int64_t>> radix;  // (|k|, extent or -1), smallest |k| first
+  std::vector<std::pair<int64_t, int64_t>> radix;  // (|k|, extent or -1)
   for (const auto& [tag, k] : sa->coeff) radix.push_back({std::llabs(k), c.axes.at(tag).extent});
-  std::sort(radix.begin(), radix.end());
-  int64_t span = std::max(sa->hi, sb->hi) - std::min(sa->lo, sb->lo) + 1;  // the rests' window
-  for (size_t i = 0; i < radix.size(); ++i) {
-    const auto [k, extent] = radix[i];
-    if (span > k || (extent < 0 && i + 1 < radix.size())) return {};  // a symbolic extent: only the last
-    span = k * extent;
-  }
+  if (!mixedRadix(radix, std::max(sa->hi, sb->hi) - std::min(sa->lo, sb->lo) + 1))  // over the rests' window
+    return {};
   std::set<std::string> out;
   for (const auto& [tag, k] : sa->coeff) out.insert(tag);
   return out;
@@ -353,44 +378,17 @@ bool isUpdate(const Access& w, const std::vector<Access>& accesses) {
                      [&](const Access& r) { return !r.store && r.buffer == w.buffer && ownElement(w, r); });
 }
 
-// The affine form of `e` in `loops`: coefficient per loop (0 where e does
-// not move with it) and the rest, free of the loops; nullopt where e is not
-// affine in them. Loops of extent 1 are at their only value.
-struct LoopTerms {
-  std::vector<int64_t> coeff;  // by position in loops
-  PrimExpr rest;
-};
-std::optional<LoopTerms> loopTerms(const PrimExpr& e, const std::vector<Loop>& loops, const Analyzer& az) {
+// The affine form of `e` in `loops` (coefficients by position in loops),
+// loops of extent 1 at their only value; nullopt where e is not affine in
+// them.
+std::optional<AffineTerms> loopTerms(const PrimExpr& e, const std::vector<Loop>& loops, const Analyzer& az) {
   Substituter first;
-  for (const Loop& l : loops)
+  std::vector<Var> vars;
+  for (const Loop& l : loops) {
     if (l.extent == 1) first.mapVar(l.var, makeInt(0));
-  const PrimExpr x = az.simplify(first(e));
-  LoopTerms t{std::vector<int64_t>(loops.size(), 0), x};
-  for (size_t i = 0; i < loops.size(); ++i) {
-    if (loops[i].extent == 1) continue;
-    Substituter next;
-    next.mapVar(loops[i].var, makeBinary(BinaryOp::Add, loops[i].var, makeInt(1)));
-    if (!asConstInt(az.simplify(makeBinary(BinaryOp::Sub, next(x), x)), &t.coeff[i])) return std::nullopt;
-    t.rest = makeBinary(BinaryOp::Sub, t.rest, makeBinary(BinaryOp::Mul, makeInt(t.coeff[i]), loops[i].var));
+    vars.push_back(l.var);
   }
-  t.rest = az.simplify(t.rest);
-  for (const Loop& l : loops)
-    if (usesVar(t.rest, l.var.get())) return std::nullopt;
-  return t;
-}
-
-// Whether digits (|k|, extent), smallest |k| first, are a mixed radix: each
-// |k| at least the span of the smaller ones (a symbolic extent, -1, only on
-// the largest). Then their values give distinct sums.
-bool mixedRadix(std::vector<std::pair<int64_t, int64_t>> digits) {
-  std::sort(digits.begin(), digits.end());
-  int64_t span = 1;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    const auto [k, extent] = digits[i];
-    if (span > k || (extent < 0 && i + 1 < digits.size())) return false;
-    span = k * extent;
-  }
-  return true;
+  return affineIn(az.simplify(first(e)), vars, az);
 }
 
 // Whether `e` differs at any two points of `loops` that differ along a
@@ -435,7 +433,7 @@ bool distinctPerThread(PrimExpr e, std::vector<Loop> loops, std::vector<Bound> b
   numerators(e);
   for (const PrimExpr& sum : sums) {
     if (!anyOf(e, [&](const PrimExpr& x) { return structuralEqual(x, sum); })) continue;  // folded already
-    const std::optional<LoopTerms> q = loopTerms(sum, loops, az);
+    const std::optional<AffineTerms> q = loopTerms(sum, loops, az);
     int64_t c0;
     if (!q || !asConstInt(q->rest, &c0) || c0 != 0) continue;
     std::vector<std::pair<int64_t, size_t>> in;  // (k, position)
@@ -511,12 +509,12 @@ bool distinctPerThread(PrimExpr e, std::vector<Loop> loops, std::vector<Bound> b
   };
   const PrimExpr split = parts(e);
   for (Bound& b : below) b.e = parts(b.e);  // (before t: parts may add loops)
-  const std::optional<LoopTerms> t = loopTerms(split, loops, az);
+  const std::optional<AffineTerms> t = loopTerms(split, loops, az);
   if (!t) return false;
   std::vector<bool> used(loops.size(), false);  // merged into a bounded digit
   std::vector<std::pair<int64_t, int64_t>> digits;
   for (const Bound& p : below) {
-    const std::optional<LoopTerms> q = loopTerms(p.e, loops, az);
+    const std::optional<AffineTerms> q = loopTerms(p.e, loops, az);
     int64_t c0;
     if (!q || !asConstInt(q->rest, &c0)) continue;
     // e's terms of the predicate's loops are a * its terms, a != 0.
@@ -641,12 +639,11 @@ std::optional<std::string> threadBlockRace(const Stmt& kernel) {
   for (const auto& [tag, axis] : c.axes)
     if (axis.physical == tag && axis.extent != 1) varying.insert(tag);
   if (varying.empty()) return std::nullopt;
-  auto update = [&](const Access& w) { return isUpdate(w, c.accesses); };
   for (const Access& w : c.accesses) {
     if (!w.store || w.buffer->scope != StorageScope::global) continue;
     for (const Access& r : c.accesses) {
       if (r.buffer != w.buffer || (!r.store && ownElement(w, r))) continue;
-      if (r.store && (update(w) || update(r))) continue;
+      if (r.store && (isUpdate(w, c.accesses) || isUpdate(r, c.accesses))) continue;
       std::set<std::string> apart;
       for (size_t d = 0; d < w.indices.size() && d < r.indices.size(); ++d)
         for (const auto& tag : axesApartIn(w.indices[d], r.indices[d], c, w, r)) apart.insert(tag);
