@@ -212,7 +212,8 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
       << trace;
   EXPECT_EQ(innermostKind(f, "w_layout"), ir::LoopKind::vectorized);
   // SSRSRS, cache-blocked for the packed weight: S0 (i: 4, j: 2; fused,
-  // parallel: 2 per core), S1 (1, 1), R0 (1), S2 (i: 1, then j: 3 panels),
+  // parallel: 2 per core), S1 (j: 1), R0 (1), S1 (i: 1: the row blocks
+  // inside R0), S2 (i: 1, then j: 3 panels),
   // R1 (the whole 64: 16 x 4, the 4 unrolled), S3 (8 rows unrolled, 8 lanes
   // vectorized).
   auto dense = loopsOf(f, "dense");
@@ -222,12 +223,14 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
   EXPECT_EQ(dense.loops[dense.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
   EXPECT_EQ(dense.loops[dense.loops.size() - 3]->loop_kind, ir::LoopKind::unrolled);
   EXPECT_EQ(outermostKind(f, "dense"), ir::LoopKind::parallel);
-  // The bias add is inlined into the relu, which runs under the tile loops.
+  // The bias add is inlined into the relu, which runs under the tile loops
+  // outside R0 (S0 and the columns' S1), after the whole reduction.
   EXPECT_FALSE(hasBlock(f, "add"));
   auto relu = loopsOf(f, "relu");
   ASSERT_TRUE(relu.found);
   ASSERT_GE(relu.loops.size(), 3u);
-  for (size_t i = 0; i < 3; ++i) EXPECT_EQ(relu.loops[i], dense.loops[i]) << "relu is not under the S1 loops";
+  for (size_t i = 0; i < 2; ++i) EXPECT_EQ(relu.loops[i], dense.loops[i]) << "relu is not under the S1 loops";
+  EXPECT_NE(relu.loops[2], dense.loops[2]) << "relu is under R0";
   EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
   // The init is decomposed out right before the reduce-outer loop (R0), into
   // its own vectorized register tile.

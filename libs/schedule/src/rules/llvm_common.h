@@ -87,11 +87,12 @@ inline constexpr int64_t kMaxInnerReduce = 16;
 // packVectorOperand) is cache-blocked instead: the reduction by up to
 // kPackedReduceBlock (a register tile's 8 rows of 256 floats are 8 KiB, in
 // L1 while the panels stream past them), the panels of one reduction block
-// that each register tile sweeps within half of L2, and as many rows of the
-// other operand per block as fill a quarter of L2, at most 128 KiB
+// that each register tile sweeps within a quarter of L2, and as many rows of
+// the other operand per block as fill a quarter of L2, at most 128 KiB
 // (packedCacheBlocks; the target's L2, 1 MiB when unknown). The panels then
-// stay in L2 while the block's register tiles sweep them, with room for the
-// rows and the output's tiles.
+// stay in L2 while all the row blocks of a parallel tile sweep them (the
+// rows' blocks inside the reduction blocks), with room for the rows and the
+// output's tiles.
 // 1024^3 GEMM on one Xeon core (Sapphire Rapids): 30 -> 115 GFLOPS; 512^3
 // 60 -> 127; 2048^3 28 -> 107 (with 1 MiB of panels and 64 rows). On an
 // EPYC (Zen 4: 32 KiB L1, 1 MiB L2), 2048^3 with 1 MiB and 64 rows was at
@@ -110,7 +111,15 @@ inline constexpr int64_t kMaxInnerReduce = 16;
 // the Xeon ran 2048^3 at 123 -> 132 GFLOPS and 1024^3 at 135 -> 141 (1
 // thread, medians of 5 alternating rounds; 512^3 152-154 both ways); the
 // same sizes here (64 or 128 KiB of rows, 256-1024 KiB of panels, 256- or
-// 512-deep) all ran within those medians' noise.
+// 512-deep) all ran within those medians' noise. All of the above had the
+// rows' blocks outside the reduction blocks (each row block fetched every
+// panel again from memory); with them inside, the Xeon (242 GFLOPS per
+// core that day) ran 2048^3 at 135 -> 158 GFLOPS with 1 MiB of panels and
+// 162 with 512 KiB (4 alternating rounds each, one core; 1024^3 and 512^3
+// within noise: 158-172 -> 163-172); 256 KiB of panels 164-166, 64 or 256
+// KiB of rows 160-164 and 158-160, against 168 for 128; 512-deep 166-170;
+// the panels' register tiles outside the rows' (each panel in L1, the
+// rows from L2) 142-144, with the rows packed too 130-138.
 inline constexpr int64_t kPackedReduceBlock = 256;
 // The reduction block's loop of a packed operand is unrolled by this much
 // under the register tile (llvm_matmul.cpp). On the Xeon, 1 thread,
@@ -123,7 +132,7 @@ struct PackedCacheBlocks {
 };
 inline PackedCacheBlocks packedCacheBlocks(const target::Target& target) {
   const int64_t l2 = target.cpu.l2_cache_bytes > 0 ? target.cpu.l2_cache_bytes : int64_t{1} << 20;
-  return {l2 / 2, std::min<int64_t>(l2 / 4, 128 * 1024)};
+  return {l2 / 4, std::min<int64_t>(l2 / 4, 128 * 1024)};
 }
 // Packing copies the operand on every call: only where it is reused over
 // at least this many rows of the other operand, and (when its rows are

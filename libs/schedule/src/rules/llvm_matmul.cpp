@@ -24,8 +24,8 @@
 // mutate them). Intermediate injective stages are inlined, except padding
 // (llvm_common.h, isPadding), which is computed under the innermost S0 loop
 // (the part of the padded input each parallel tile reads, right before it);
-// the remaining epilogue is computed under the last S1 loop (right after
-// its tile is reduced, while it is in cache) and vectorized; the
+// the remaining epilogue is computed under the last S1 loop outside R0
+// (right after its tile is reduced, while it is in cache) and vectorized; the
 // reduction's init is decomposed out and vectorized where
 // decompose_reduction allows it.
 // Extents that are symbolic or 1 are not split (they stay in S0).
@@ -34,11 +34,13 @@
 // of a dense) reused over enough rows, it is packed into panels of one
 // vector (packVectorOperand) and the tiling blocks for the caches instead:
 // R1 a reduction block (kPackedReduceBlock), S2 a block of rows (outer)
-// and the panels of that reduction block that fit in half of L2 (inner;
-// llvm_common.h, packedCacheBlocks): one register tile's rows (8 rows of
+// and the panels of that reduction block that fit in a quarter of L2
+// (inner; llvm_common.h, packedCacheBlocks), and the rows' S1 moves inside
+// R0: S0 S1 R0 S1(rows) S2 R1 S3. One register tile's rows (8 rows of
 // the block, 8 KiB) stay in L1 while the block's panels stream past them
-// from L2, GotoBLAS's order (its micro-panel of the broadcast operand in
-// L1, the vector operand's block in L2).
+// from L2, and the panels stay in L2 while every row block sweeps them:
+// GotoBLAS's order (its micro-panel of the broadcast operand in L1, the
+// vector operand's block in L2, the rows' blocks inside the reduction's).
 // A small-batch dense layer (llvm_common.h, smallBatchMatmul) gets the
 // GEMV rule's rfactor schedule instead (llvm_gemv.cpp).
 #include <algorithm>
@@ -441,7 +443,11 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     }
   }
 
-  std::vector<LoopRV> s0, s1, r0, s2, r1, s3;
+  // Packed, the rows' S1 goes inside R0 (row_blocks): one reduction
+  // block's panels stay in L2 while every row block of the parallel tile
+  // sweeps them (GotoBLAS's jc, pc, ic order) instead of coming again from
+  // memory for each row block.
+  std::vector<LoopRV> s0, s1, r0, row_blocks, s2, r1, s3;
   for (size_t d : info.spatial) {
     const Dim& dim = dims[d];
     if (dim.parts.empty()) {
@@ -449,7 +455,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
       continue;
     }
     s0.push_back(dim.parts[0]);
-    s1.push_back(dim.parts[1]);
+    (packed && d == row ? row_blocks : s1).push_back(dim.parts[1]);
     if (!(packed && d == row)) s2.push_back(dim.parts[2]);
     if (d != vec && d != row) s3.push_back(dim.parts[3]);
   }
@@ -465,7 +471,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   }
   if (reduce_unrolled) r1.push_back(*reduce_unrolled);
   std::vector<LoopRV> order;
-  for (const auto* level : {&s0, &s1, &r0, &s2, &r1, &s3})
+  for (const auto* level : {&s0, &s1, &r0, &row_blocks, &s2, &r1, &s3})
     order.insert(order.end(), level->begin(), level->end());
   if (order.size() > 1) sch.reorder(order);
 
@@ -473,7 +479,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   // only when each parallel iteration pads its own part: every dimension
   // with S0 iterations indexes the padded operand (a split of the output
   // channels would have all iterations pad the same input). The epilogue
-  // goes under the last S1 loop, where each register tile is done.
+  // goes under the last S1 loop outside R0, where each tile is done.
   auto pad_per_tile = [&](const std::string& pad) {
     if (s0.empty()) return false;
     std::set<const BufferNode*> written;
