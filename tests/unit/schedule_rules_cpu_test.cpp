@@ -354,6 +354,34 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
   EXPECT_EQ(changed, 4);
 }
 
+// 71 rows (a prime) have no divisor to make a register tile's rows of: the
+// rows are padded to 72 (pad_einsum), A read through a zero-padded copy and
+// C written through a padded one, then tiled by 8 rows like any other.
+TEST(ScheduleRulesCpu, PrimeRowsArePaddedToATileOfRows) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%a: f32[71, 64], %b: f32[64, 48]) -> f32[71, 48] {
+  dataflow {
+    %c: f32[71, 48] = matmul(%a, %b)
+    %y: f32[71, 48] = relu(%c)
+  }
+  return %y
+}
+)",
+                            "fused_matmul_relu");
+  EXPECT_EQ(s.rule, "matmul");
+  const std::string trace = traceText(s.after);
+  EXPECT_NE(trace.find("pad_einsum(%b1, [8, 1, 1])"), std::string::npos) << trace;
+  const std::string text = ir::printFunction(s.after);
+  EXPECT_NE(text.find("alloc_buffer %a_pad: f32[72, 64]"), std::string::npos) << text;
+  auto mm = loopsOf(s.after, "matmul");
+  ASSERT_TRUE(mm.found);
+  EXPECT_EQ(mm.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(mm)[mm.loops.size() - 2], 8) << text;  // the rows, unrolled
+  EXPECT_EQ(mm.loops[mm.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
+  // The crop is inlined into the relu, which reads the padded output.
+  EXPECT_NE(text.find("%y[%v0, %v1] = select(%c_pad["), std::string::npos) << text;
+}
+
 TEST(ScheduleRulesCpu, BatchMatmul) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%a: f32[8, 16, 32], %b: f32[8, 32, 24]) -> f32[8, 16, 24] {

@@ -76,6 +76,9 @@ inline constexpr int64_t kMultiplyAddsPerElement = 4;
 enum class WorkUnit { Elements, MultiplyAdds };
 // Register tile: at most this many rows of vectors accumulated at once.
 inline constexpr int64_t kMaxRegisterRows = 8;
+// Fewer rows than this are padded to more where the rows' extent has no
+// divisor this large (llvm_matmul.cpp, padRowsForRegisterTile).
+inline constexpr int64_t kMinRegisterRows = 4;
 // A register tile of fewer accumulators than this takes a third dimension
 // (llvm_matmul.cpp), up to kMaxAccumulators (of 32 vector registers: the
 // rest hold the operands' vectors and a broadcast).

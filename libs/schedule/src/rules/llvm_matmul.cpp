@@ -59,6 +59,8 @@ using namespace ir::build;
 
 namespace {
 
+using Extent = std::optional<int64_t>;
+
 struct Dim {
   LoopRV loop;
   std::optional<int64_t> extent;
@@ -235,6 +237,114 @@ int64_t productOrUnknown(const std::vector<Dim>& dims) {
   return p;
 }
 
+// The vector: the output's innermost dimension, and its width (the
+// target's vector lanes, or the whole dimension when it is at most two
+// vectors and not a multiple of one); nullopt when there is none.
+std::optional<std::pair<size_t, int64_t>> vectorDimension(const BlockNode& b,
+                                                          const std::vector<Extent>& extents,
+                                                          const target::Target& target) {
+  auto inner = innermostOutputIter(b);
+  if (!inner || !extents[*inner]) return std::nullopt;
+  const int64_t extent = *extents[*inner];
+  const int64_t lanes = vectorLanes(target, b.writes.at(0).buffer->dtype);
+  int64_t vf = vectorFactor(extent, lanes);
+  // An extent of at most two vectors that the vector does not divide
+  // (28 = 16 + 12) is a vector whole: the emitter unrolls such a register
+  // tile and the SLP vectorizer covers it with 16 + 8 + 4 lanes (ResNet's
+  // 28x28 convolutions: 24 -> 83 GFLOPS over two tiles of 14).
+  if (extent % lanes != 0 && extent <= 2 * lanes) vf = extent;
+  if (vf <= 1) return std::nullopt;
+  return std::pair{*inner, vf};
+}
+
+// The most rows of a register tile. A vector of half a register or less (a
+// power of two: one register per row) takes twice the rows, exactly
+// (ResNet's 56-wide convolutions, vectors of 8 of 16 lanes: 66 -> 73
+// GFLOPS; 12 rows of 24 channels ran MobileNetV2's 1x1 convolutions at
+// half the speed of 8); other vectors take several registers per row (7
+// lanes: 4 + 2 + 1), where more rows spill.
+int64_t maxRegisterRows(int64_t vf, int64_t lanes) {
+  const bool half_vector = (vf & (vf - 1)) == 0 && vf * 2 <= lanes;
+  return half_vector ? 2 * kMaxRegisterRows : kMaxRegisterRows;
+}
+
+// The dimensions the register tile's rows may take, innermost first: those
+// indexing only the operand the vector's does not (or, when both operands
+// are indexed by the vector's, only one of them), of constant extent.
+std::vector<size_t> rowCandidates(const BlockInfo& info, const std::vector<Extent>& extents, size_t vec) {
+  const size_t vpos = spatialPosition(info, vec);
+  const bool va = info.a_uses[vpos], vb = info.b_uses[vpos];
+  std::vector<size_t> out;
+  for (size_t p = info.spatial.size(); p-- > 0;) {
+    size_t d = info.spatial[p];
+    if (d == vec || !extents[d]) continue;
+    // The vector's dimension indexes one operand: rows index only the
+    // other (C[i, j] += A[i, k] * B[k, j]). It indexes both (a depthwise
+    // convolution in NCHW[x]c: out[.., w, c] += x[.., w + kw, c] *
+    // k[.., kw, c]): rows index only one, sharing the other's vector.
+    if (va != vb ? (info.a_uses[p] != vb || info.b_uses[p] != va) : info.a_uses[p] == info.b_uses[p])
+      continue;
+    out.push_back(d);
+  }
+  return out;
+}
+
+// Rows that no divisor of at least kMinRegisterRows tiles (a prime output
+// width: Inception's 17 and 71, a ViT's 197 tokens) would leave the
+// register tile one row (or two or three) of vectors: too few accumulators
+// to hide the FMAs' latency, each weight vector loaded for one FMA
+// (Inception-v3's 17 x 17 convolutions: 31 GFLOPS). The innermost row
+// candidate is then padded (pad_einsum) to the nearest multiple of a row
+// count from kMinRegisterRows to kMaxRegisterRows (the fewest padded rows,
+// then the most rows), when that adds at most an eighth.
+bool padRowsForRegisterTile(Schedule& sch, const std::string& anchor, const target::Target& target) {
+  // Read from the function, not through the schedule: nothing is recorded
+  // in the trace unless the rows are padded.
+  const BlockNode& b = *findBlock(sch.func().body, anchor)->target()->as<BlockNode>();
+  const BlockInfo info = analyzeBlock(b);
+  if (info.kind != BlockKind::MatmulLike) return false;
+  std::vector<Extent> extents;  // of the loops too (simpleNest)
+  for (const auto& iv : b.iter_vars) {
+    int64_t e;
+    extents.push_back(asConstInt(iv.extent, &e) ? Extent(e) : std::nullopt);
+  }
+  auto v = vectorDimension(b, extents, target);
+  if (!v) return false;
+  const int64_t max_rows = maxRegisterRows(v->second, vectorLanes(target, b.writes.at(0).buffer->dtype));
+  const std::vector<size_t> candidates = rowCandidates(info, extents, v->first);
+  if (candidates.empty()) return false;
+  for (size_t d : candidates)
+    if (largestDivisorAtMost(*extents[d], max_rows) >= kMinRegisterRows) return false;
+  const size_t d = candidates.front();
+  const int64_t extent = *extents[d];
+  if (extent <= max_rows) return false;
+  int64_t best = 0;
+  for (int64_t rows = kMaxRegisterRows; rows >= kMinRegisterRows; --rows) {
+    const int64_t padded = (extent + rows - 1) / rows * rows;
+    if (best == 0 || padded < (extent + best - 1) / best * best) best = rows;
+  }
+  if (((extent + best - 1) / best * best - extent) * 8 > extent) return false;
+  std::vector<int64_t> factors(extents.size(), 1);
+  factors[d] = best;
+  if (!attempt([&] { sch.padEinsum(sch.getBlock(anchor), factors); })) return false;
+  // The copies of the inputs it reads are its padding now (their own
+  // padding, if any, inlined into them); the crop is inlined into the
+  // epilogue where there is one.
+  std::vector<std::string> keep{anchor};
+  const BlockNode& padded = *findBlock(sch.func().body, anchor)->target()->as<BlockNode>();
+  for (const Stage& st : stagesOf(sch.func())) {
+    if (!st.padding) continue;
+    forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
+      if (x.name != st.name) return;
+      for (const auto& w : writeBuffers(x))
+        for (const auto& r : padded.reads)
+          if (r.buffer == w) keep.push_back(st.name);
+    });
+  }
+  inlineInjectiveBlocks(sch, keep);
+  return true;
+}
+
 }  // namespace
 
 bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target::Target& target) {
@@ -244,6 +354,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   inlineInjectiveBlocks(sch, keep);
   BlockRV blk = sch.getBlock(anchor);
   if (!simpleNest(sch, blk)) return false;
+  if (padRowsForRegisterTile(sch, anchor, target)) blk = sch.getBlock(anchor);
   std::optional<std::string> pack_copy;  // the copy block of a packed operand
   if (auto inner = innermostOutputIter(blockNode(sch, blk))) {
     deinterleaveStridedPadding(sch, blk, *inner);
@@ -263,42 +374,14 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   std::vector<Dim> dims;
   for (const auto& l : loops) dims.push_back({l, constExtent(sch, l), {}});
 
-  // The vector: the output's innermost dimension.
   std::optional<size_t> vec, row;
   int64_t vf = 1, rf = 1;
-  if (auto inner = innermostOutputIter(b); inner && dims[*inner].extent) {
-    const int64_t lanes = vectorLanes(target, b.writes.at(0).buffer->dtype);
-    vf = vectorFactor(*dims[*inner].extent, lanes);
-    // An extent of at most two vectors that the vector does not divide
-    // (28 = 16 + 12) is a vector whole: the emitter unrolls such a register
-    // tile and the SLP vectorizer covers it with 16 + 8 + 4 lanes (ResNet's
-    // 28x28 convolutions: 24 -> 83 GFLOPS over two tiles of 14).
-    if (*dims[*inner].extent % lanes != 0 && *dims[*inner].extent <= 2 * lanes) vf = *dims[*inner].extent;
-    if (vf > 1) vec = inner;
-  }
-  // The rows: a dimension indexing only the operand the vector's does not
-  // (or, when both operands are indexed by the vector's, only one of them).
-  // A vector of half a register or less (a power of two: one register per
-  // row) takes twice the rows, exactly (ResNet's 56-wide convolutions,
-  // vectors of 8 of 16 lanes: 66 -> 73 GFLOPS; 12 rows of 24 channels ran
-  // MobileNetV2's 1x1 convolutions at half the speed of 8); other vectors
-  // take several registers per row (7 lanes: 4 + 2 + 1), where more rows
-  // spill.
-  const bool half_vector =
-      (vf & (vf - 1)) == 0 && vf * 2 <= vectorLanes(target, b.writes.at(0).buffer->dtype);
-  const int64_t max_rows = half_vector ? 2 * kMaxRegisterRows : kMaxRegisterRows;
+  std::vector<Extent> extents;
+  for (const Dim& d : dims) extents.push_back(d.extent);
+  if (auto v = vectorDimension(b, extents, target)) std::tie(vec, vf) = *v;
+  const int64_t max_rows = maxRegisterRows(vf, vectorLanes(target, b.writes.at(0).buffer->dtype));
   if (vec) {
-    const size_t vpos = spatialPosition(info, *vec);
-    const bool va = info.a_uses[vpos], vb = info.b_uses[vpos];
-    for (size_t p = info.spatial.size(); p-- > 0;) {
-      size_t d = info.spatial[p];
-      if (d == *vec || !dims[d].extent) continue;
-      // The vector's dimension indexes one operand: rows index only the
-      // other (C[i, j] += A[i, k] * B[k, j]). It indexes both (a depthwise
-      // convolution in NCHW[x]c: out[.., w, c] += x[.., w + kw, c] *
-      // k[.., kw, c]): rows index only one, sharing the other's vector.
-      if (va != vb ? (info.a_uses[p] != vb || info.b_uses[p] != va) : info.a_uses[p] == info.b_uses[p])
-        continue;
+    for (size_t d : rowCandidates(info, extents, *vec)) {
       int64_t f = largestDivisorAtMost(*dims[d].extent, max_rows);
       if (f > kMaxRegisterRows && f < max_rows) f = largestDivisorAtMost(*dims[d].extent, kMaxRegisterRows);
       if (f > 1) {

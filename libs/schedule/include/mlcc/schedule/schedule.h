@@ -176,6 +176,12 @@ class Schedule {
   void transformLayout(const BlockRV& block, const std::string& buffer, const std::vector<ir::Var>& from,
                        const std::vector<ir::PrimExpr>& to);
 
+  // Pads the block's spatial iteration variables up to multiples of
+  // `factors` (one per variable, 1: unchanged; pad_einsum.cpp): the block
+  // writes a padded copy of its output, cropped after it, and reads
+  // zero-padded copies of the inputs it could read past their end.
+  void padEinsum(const BlockRV& block, const std::vector<int64_t>& factors);
+
   // --- tensorization (blockize.cpp, tensorize.cpp) ---------------------------
   // Wraps the perfect nest under `loop` (loops around one block) in a new
   // opaque block whose regions are the tile the nest touches. Returns it.
