@@ -390,6 +390,34 @@ TEST(ConvertLayout, ChainConvertsOnlyAtItsEdges) {
       << r.text;  // the folded bias
 }
 
+// A pad of a blocked value along H and W (Inception's Pad before its
+// average pools) pads it blocked, and the pool pools blocked: no
+// conversion to NCHW between the convolutions. A pad of the channels stays
+// in NCHW. The interpreter gives the same outputs.
+TEST(ConvertLayout, SpatialPadsOfBlockedValuesPadBlocked) {
+  const std::string dir = tempDir("convert_layout_pad");
+  Result r = checkPasses(parse(R"(mlcc.ir 1
+graph @main(%x: f32[1, 16, 7, 7], %w: f32[16, 16, 1, 1], %v: f32[16, 16, 1, 1]) -> (f32[1, 16, 7, 7], f32[1, 18, 7, 7]) {
+  dataflow {
+    %c: f32[1, 16, 7, 7] = conv2d(%x, %w)
+    %p: f32[1, 16, 9, 9] = pad(%c, mode = "constant", pad_value = 0.0, pad_width = [0, 0, 1, 1, 0, 0, 1, 1])
+    %a: f32[1, 16, 7, 7] = avg_pool2d(%p, pool_size = [3, 3], strides = [1, 1])
+    %y: f32[1, 16, 7, 7] = conv2d(%a, %v)
+    %q: f32[1, 18, 7, 7] = pad(%c, mode = "constant", pad_value = 0.0, pad_width = [0, 1, 0, 0, 0, 1, 0, 0])
+  }
+  return (%y, %q)
+}
+)",
+                               dir),
+                         "convert-layout,dead-code-elimination", dir, 1e-5);
+  EXPECT_NE(r.text.find("f32[1, 1, 9, 9, 16] = pad(%c_nchw16c, mode = \"constant\", pad_value = 0.0, "
+                        "pad_width = [0, 0, 1, 1, 0, 0, 0, 1, 1, 0])"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("f32[1, 1, 7, 7, 16] = avg_pool2d("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("f32[1, 18, 7, 7] = pad(%c, "), std::string::npos) << r.text;
+}
+
 // dense / 2-D matmul with a constant weight over 2+ rows: dense_pack with
 // the weight packed in panels (NK8n with block=8), folded at compile time,
 // once per weight however many ops use it; one row (the GEMV rule's), a
