@@ -88,6 +88,16 @@ def build_googlenet(g):
     return m, _img(g), None
 
 
+def build_inception(g):
+    # Inception-v3 at its own input, 299x299 (too big for the interpreter's
+    # tests; the bench compiles it): its stem and grid reductions leave
+    # prime widths (149, 147, 73, 71, 17), it has asymmetric 1x7 / 7x1
+    # convolutions and explicit Pads before its 3x3 average pools. (At
+    # 75x75, the smallest input, its last blocks see 1x1 maps.)
+    m = tvm.inception_v3(weights=None, aux_logits=False, init_weights=True, num_classes=10)
+    return m, _img(g, 299), None
+
+
 def build_convnext_tiny(g):
     return tvm.convnext_tiny(weights=None, num_classes=10), _img(g), None
 
@@ -653,6 +663,7 @@ BASE = OrderedDict([
     ("densenet", (build_densenet, 106)),
     ("densenet121", (build_densenet121, 107)),
     ("googlenet", (build_googlenet, 108)),
+    ("inception", (build_inception, 134)),
     ("convnext", (build_convnext, 109)),
     ("convnext_tiny", (build_convnext_tiny, 110)),
     ("vit", (build_vit, 111)),
