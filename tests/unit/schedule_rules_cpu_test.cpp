@@ -354,6 +354,33 @@ graph @main(%x: f32[32, 64], %w: f32[48, 64], %b: f32[48]) -> f32[32, 48] {
   EXPECT_EQ(changed, 4);
 }
 
+// The parallel tiles of a packed matmul split the rows, unless it has more
+// columns than rows and its panels are larger than L2: then the columns,
+// so that each tile reads only its own panels (ViT-B/16's dense layers).
+TEST(ScheduleRulesCpu, PanelsLargerThanL2SplitTheColumnsAcrossCores) {
+  const std::string graph = R"(mlcc.ir 1
+graph @main(%x: f32[64, 64], %w: f32[192, 64]) -> f32[64, 192] {
+  dataflow {
+    %y: f32[64, 192] = dense(%x, %w)
+  }
+  return %y
+}
+)";
+  // 192 x 64 floats of panels: 48 KiB, in the default 2 MiB of L2.
+  auto rows = scheduleAndCheck(graph, "fused_dense");
+  EXPECT_NE(traceText(rows.after).find("n = 4) decision [8, 1, 1, 8]"), std::string::npos)
+      << traceText(rows.after);
+  Target small = cpu();
+  small.cpu.l2_cache_bytes = 32 * 1024;
+  auto cols = scheduleAndCheck(graph, "fused_dense", 1e-4, small);
+  const std::string trace = traceText(cols.after);
+  const size_t row_tiles = trace.find("n = 4) decision [");
+  ASSERT_NE(row_tiles, std::string::npos) << trace;
+  EXPECT_EQ(trace.substr(row_tiles, 21), "n = 4) decision [1, 2") << trace;  // rows: S0 1
+  EXPECT_EQ(trace.substr(trace.find("n = 4) decision [", row_tiles + 1), 21), "n = 4) decision [8, 1")
+      << trace;  // columns: S0 8
+}
+
 // 71 rows (a prime) have no divisor to make a register tile's rows of: the
 // rows are padded to 72 (pad_einsum), A read through a zero-padded copy and
 // C written through a padded one, then tiled by 8 rows like any other.

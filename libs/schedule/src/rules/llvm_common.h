@@ -133,8 +133,12 @@ struct PackedCacheBlocks {
   int64_t panel_bytes;  // the panels of one reduction block a sweep reuses (in L2)
   int64_t row_bytes;    // the other operand's rows of one reduction block per sweep (in L2)
 };
+// The target's L2 per core, 1 MiB when unknown.
+inline int64_t l2Bytes(const target::Target& target) {
+  return target.cpu.l2_cache_bytes > 0 ? target.cpu.l2_cache_bytes : int64_t{1} << 20;
+}
 inline PackedCacheBlocks packedCacheBlocks(const target::Target& target) {
-  const int64_t l2 = target.cpu.l2_cache_bytes > 0 ? target.cpu.l2_cache_bytes : int64_t{1} << 20;
+  const int64_t l2 = l2Bytes(target);
   return {l2 / 4, std::min<int64_t>(l2 / 4, 128 * 1024)};
 }
 // Packing copies the operand on every call: only where it is reused over
