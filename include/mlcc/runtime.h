@@ -118,6 +118,15 @@ int mlcc_model_run(mlcc_model* m, const void* const* inputs, void* const* output
 int mlcc_model_set_threads(mlcc_model* m, int n);
 int mlcc_model_get_threads(const mlcc_model* m);
 
+/* Whether a run flushes denormal floats (magnitudes below 1.2e-38 in f32,
+ * 2.2e-308 in f64) to zero, on x86 (MXCSR's FTZ and DAZ, set for the run on
+ * the calling thread and the pool's threads, then restored), as TensorFlow
+ * does: an operation on a denormal costs about 100 cycles there, and a
+ * softmax's tiny probabilities made Swin-T's attention 30x slower. Default
+ * on; 0 keeps IEEE denormals (the reference interpreter's results to the
+ * last bit). */
+int mlcc_model_set_flush_denormals(mlcc_model* m, int on);
+
 /* Per-kernel timing of later runs (off by default; enabling resets it). */
 int mlcc_model_enable_profiling(mlcc_model* m, int on);
 int mlcc_model_num_kernels(const mlcc_model* m);

@@ -100,6 +100,38 @@ check "the object links" "$bin/mlcc-link" "$tmp/small.o" -o "$tmp/small.so"
 check "deterministic" bash -c "'$tool' '$tmp/small.low.ir' -o '$tmp/small2.o' && cmp -s '$tmp/small.o' '$tmp/small2.o'"
 check "-o - writes the object to stdout" bash -c "'$tool' '$tmp/small.low.ir' -o - | cmp -s - '$tmp/small.o'"
 
+# Denormals: a compiled model flushes them to zero while it runs (MXCSR's
+# FTZ and DAZ on x86), unless mlcc-run --keep-denormals (the runtime's
+# mlcc_model_set_flush_denormals) keeps them.
+cat >"$tmp/denormal.ir" <<'IR'
+mlcc.ir 1
+
+graph @main(%x: f32[16]) -> f32[16] {
+  dataflow {
+    %y: f32[16] = add(%x, %x)
+  }
+  return %y
+}
+IR
+"$bin/mlcc-legalize" "$tmp/denormal.ir" -o "$tmp/denormal.low.ir"
+check "denormals: a model" bash -c "'$tool' '$tmp/denormal.low.ir' -o '$tmp/denormal.o' && '$bin/mlcc-link' '$tmp/denormal.o' -o '$tmp/denormal.so'"
+py "$tmp" <<'PY'
+import numpy as np, sys
+np.save(sys.argv[1] + "/tiny.npy", np.full(16, 1e-40, np.float32))
+PY
+if [[ $(uname -m) == x86_64 ]]; then
+  check "denormals: flushed by default" bash -c "'$bin/mlcc-run' '$tmp/denormal.so' --input '$tmp/tiny.npy' --output-dir '$tmp/dn_flush' -q"
+  check "... to zero" py "$tmp/dn_flush/y.npy" <<'PY'
+import numpy as np, sys
+y = np.load(sys.argv[1]); assert (y == 0).all(), y
+PY
+  check "denormals: --keep-denormals" bash -c "'$bin/mlcc-run' '$tmp/denormal.so' --input '$tmp/tiny.npy' --output-dir '$tmp/dn_keep' -q --keep-denormals"
+  check "... kept" py "$tmp/dn_keep/y.npy" <<'PY'
+import numpy as np, sys
+y = np.load(sys.argv[1]); assert (y == 2 * np.float32(1e-40)).all() and (y > 0).all(), y
+PY
+fi
+
 # --- errors: exit 1, a clear message, no output ---
 # --target cuda wants a module scheduled for the GPU.
 check "--target cuda on CPU code exits 1" run 1 "$tmp/small.low.ir" --target cuda -o "$tmp/x.o"

@@ -57,7 +57,7 @@ check "link big" run 0 "$big/model.o" -o "$big/model.so" -v
 check "-v prints the command" contains "$tmp/err" "-shared .*libmlcc_runtime.a"
 check "exports only runtime.h" bash -c "
   syms=\$(nm -D --defined-only '$small/model.so' | awk '{print \$3}' | sort)
-  [[ \$(echo \"\$syms\" | wc -l) -eq 21 ]] && ! echo \"\$syms\" | grep -qv -e '^mlcc_model_' -e '^mlcc_last_error\$'"
+  [[ \$(echo \"\$syms\" | wc -l) -eq 22 ]] && ! echo \"\$syms\" | grep -qv -e '^mlcc_model_' -e '^mlcc_last_error\$'"
 check "self-contained: no mlcc library needed" bash -c "! ldd '$small/model.so' | grep -q mlcc"
 check "no temporary files left" bash -c "[[ -z \$(ls -A '$small' | grep '^\\.') ]]"
 check "missing input" fails_saying "nope.o: error: no such file" "$tmp/nope.o" -o "$tmp/nope.so"

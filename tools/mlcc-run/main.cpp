@@ -54,6 +54,9 @@ prim func and no graph entry: --entry NAME chooses one (needed when there are se
       ->check(CLI::NonNegativeNumber);
   app.add_option("--threads", o.threads, "model.so: threads for parallel loops (default: all cores)")
       ->check(CLI::PositiveNumber);
+  app.add_flag("--keep-denormals", o.keep_denormals,
+               "model.so: keep denormal floats (by default a run flushes them to zero, as TensorFlow does: "
+               "on x86 each operation on one costs ~100 cycles)");
   app.add_flag("--json", o.json,
                "model.so: print the timing as JSON (median_ms, min_ms, mean_ms, runs, threads)");
   app.add_flag("--profile", o.profile, "model.so: print each kernel's calls, time, share and GFLOPS");

@@ -28,6 +28,8 @@ struct Api {
   decltype(&mlcc_model_set_input_shape) set_input_shape;
   decltype(&mlcc_model_set_threads) set_threads;
   decltype(&mlcc_model_get_threads) get_threads;
+  // Absent from model.so files linked before it (which keep denormals).
+  decltype(&mlcc_model_set_flush_denormals) set_flush_denormals;
   decltype(&mlcc_model_enable_profiling) enable_profiling;
   decltype(&mlcc_model_num_kernels) num_kernels;
   decltype(&mlcc_model_kernel_profile) kernel_profile;
@@ -153,6 +155,7 @@ CompiledModel::CompiledModel(const std::string& path, const std::string& functio
   optional(I.api.load_function, "mlcc_model_load_function");
   optional(I.api.input_dim_name, "mlcc_model_input_dim_name");
   optional(I.api.device, "mlcc_model_device");
+  optional(I.api.set_flush_denormals, "mlcc_model_set_flush_denormals");
   optional(I.api.last_device_ns, "mlcc_model_last_device_ns");
   auto fail = [&](const Error& e) {
     dlclose(I.handle);
@@ -249,6 +252,16 @@ int CompiledModel::threads() const { return impl_->api.get_threads(impl_->model)
 
 void CompiledModel::setThreads(int n) {
   if (impl_->api.set_threads(impl_->model, n) != 0) throw Error(impl_->api.last_error());
+}
+
+void CompiledModel::setFlushDenormals(bool on) {
+  if (!impl_->api.set_flush_denormals) {
+    if (on)
+      throw impl_->error(
+          "this model.so cannot flush denormals (linked before mlcc_model_set_flush_denormals)");
+    return;
+  }
+  if (impl_->api.set_flush_denormals(impl_->model, on ? 1 : 0) != 0) throw Error(impl_->api.last_error());
 }
 
 int CompiledModel::device() const { return impl_->api.device ? impl_->api.device(impl_->model) : -1; }

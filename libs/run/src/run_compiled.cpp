@@ -84,6 +84,7 @@ void runCompiledFile(const RunOptions& o, const InputRequest& request) {
     throw Error(file, e.message());
   }
   if (o.threads > 0) model.setThreads(o.threads);
+  if (o.keep_denormals) model.setFlushDenormals(false);
   auto outs = model.makeOutputs();
   const int runs = std::max(1, o.bench);
   if (o.bench > 0) host::timeRuns(model, inputs, outs, o.warmup, 0);

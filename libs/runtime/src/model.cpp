@@ -15,6 +15,7 @@
 #include <new>
 #include <string>
 
+#include "float_mode.h"
 #include "model_state.h"
 
 namespace mlcc::rt {
@@ -358,7 +359,10 @@ static int runModel(mlcc_model* m, const void* const* inputs, void* const* outpu
     return 0;
   }
   if (device_pointers) return fail("mlcc_model_run_device: the model runs on the CPU, not on a CUDA device");
+  const mlcc::rt::FloatMode caller = mlcc::rt::floatMode();
+  if (m->flush_denormals) mlcc::rt::setFloatMode(mlcc::rt::flushDenormals(caller));
   const int rc = m->abi->entry(inputs, outputs, m->workspace, m->dims.data(), &m->ctx);
+  mlcc::rt::setFloatMode(caller);
   if (rc != 0 || !m->ctx.error.empty())
     return fail(m->ctx.error.empty() ? "the model's entry failed (code " + std::to_string(rc) + ")"
                                      : m->ctx.error);
@@ -389,6 +393,12 @@ int mlcc_model_set_threads(mlcc_model* m, int n) {
   } catch (const std::exception& e) {
     return fail(std::string("mlcc_model_set_threads: ") + e.what());
   }
+  return 0;
+}
+
+int mlcc_model_set_flush_denormals(mlcc_model* m, int on) {
+  if (!m) return fail("model is NULL");
+  m->flush_denormals = on != 0;
   return 0;
 }
 

@@ -49,4 +49,5 @@ struct mlcc_model {
   std::vector<int64_t> dims;
   std::vector<std::vector<int64_t>> input_shapes, output_shapes;
   mlcc::rt::CudaModel* cuda = nullptr;  // a CUDA model's device state (cuda.h)
+  bool flush_denormals = true;          // mlcc_model_set_flush_denormals
 };

@@ -140,6 +140,7 @@ void ThreadPool::parallelFor(int64_t n, ChunkFn fn, void* closure) {
   }
   fn_ = fn;
   closure_ = closure;
+  float_mode_.store(floatMode(), std::memory_order_relaxed);
   n_ = n;
   const int pieces =
       static_cast<int>(std::min<int64_t>({int64_t{threads_} * kPiecesPerThread, n, int64_t{0xffff}}));
@@ -185,6 +186,7 @@ void ThreadPool::workerLoop(int home) {
     }
     if (stop_.load()) return;
     seen = generation_.load(std::memory_order_acquire);
+    setFloatMode(float_mode_.load(std::memory_order_relaxed));
     runPieces(static_cast<uint32_t>(seen), home);
   }
 }

@@ -19,7 +19,8 @@
 // their spinning could only slow its runs down); they spin briefly for the
 // next job, then sleep on a condition variable. A call made from inside a
 // piece (a nested parallel loop) runs serially on that thread, as every
-// call does when the workers could not be started.
+// call does when the workers could not be started. The workers run a job in
+// the caller's floating-point mode (float_mode.h: denormals flushed or not).
 #pragma once
 
 #include <atomic>
@@ -29,6 +30,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "float_mode.h"
 
 namespace mlcc::rt {
 
@@ -69,6 +72,9 @@ class ThreadPool {
   // The current job, written by the caller before it publishes ticket_.
   ChunkFn fn_ = nullptr;
   void* closure_ = nullptr;
+  // The caller's floating-point mode, which the workers take for the job
+  // (atomic: a late worker may read it while the next job's caller writes).
+  std::atomic<FloatMode> float_mode_{0};
   int64_t n_ = 0;
   int64_t pieces_ = 0;
   // Per thread's home range, on a cache line of its own: the job's number

@@ -75,6 +75,8 @@ class CompiledModel {
 
   int threads() const;
   void setThreads(int n);
+  // mlcc_model_set_flush_denormals (on by default in the model).
+  void setFlushDenormals(bool on);
 
   // The CUDA device the model runs on, or -1 for a CPU model.
   int device() const;

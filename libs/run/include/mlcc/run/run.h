@@ -24,7 +24,8 @@ struct RunOptions {
   int bench = 0;   // timed runs (0: one run)
   int warmup = 3;  // untimed runs before them
   bool warmup_given = false;
-  int threads = 0;  // 0: all cores
+  int threads = 0;              // 0: all cores
+  bool keep_denormals = false;  // --keep-denormals
   bool json = false, profile = false;
 };
 
