@@ -902,6 +902,29 @@ graph @main(%x: f32[1, 3, 6, 6, 4], %y: f32[1, 3, 6, 6, 4]) -> f32[1, 3, 6, 6, 4
   EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized);
 }
 
+// A quarter vector (4 channels under 16 lanes) read from another layout
+// (NCHW16c -> NCHW4c, before ResNeXt's grouped convolutions) is a short
+// vector on its own too: fused and split by 16, each lane would divide its
+// index back into the dimensions.
+TEST(ScheduleRulesCpu, QuarterVectorFromAnotherLayoutIsTheVector) {
+  Target wide = cpu();
+  wide.vector_bits = 512;
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 2, 6, 6, 16]) -> f32[1, 8, 6, 6, 4] {
+  dataflow {
+    %n: f32[1, 32, 6, 6] = layout_transform(%x, dst_layout = "NCHW", src_layout = "NCHW16c")
+    %y: f32[1, 8, 6, 6, 4] = layout_transform(%n, dst_layout = "NCHW4c", src_layout = "NCHW")
+  }
+  return %y
+}
+)",
+                            "fused_layout_transform_layout_transform", 1e-4, wide);
+  EXPECT_EQ(s.rule, "injective");
+  auto l = loopsOf(s.after, "layout_transform_1");
+  EXPECT_EQ(extents(l).back(), 4) << ir::printFunction(s.after);
+  EXPECT_EQ(l.loops.back()->loop_kind, ir::LoopKind::vectorized);
+}
+
 TEST(ScheduleRulesCpu, ElementwiseChainIsOneVectorizedParallelLoop) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%x: f32[1344, 50], %y: f32[1344, 50]) -> f32[1344, 50] {
