@@ -272,8 +272,14 @@ graph @main(%x: f32[2, 2, 5, 5]) -> (f32[2, 3, 3, 3], f32[2, 3, 3, 3]) {
 )";
   ir::Module m = parse(text, dir);
   Result r = checkPasses(m, "canonicalize,dead-code-elimination", dir, 1e-5);
-  // %y2 has another use (%r, dead but still there during canonicalize): not folded.
-  EXPECT_NE(r.text.find("%bn2: f32[2, 3, 3, 3] = batch_norm(%y2"), std::string::npos) << r.text;
+  // %y2 has another use (%r, dead but still there during canonicalize): not
+  // folded, but a per-channel multiply and add (s = gamma / sqrt(var + eps),
+  // b' = beta - mean * s).
+  EXPECT_NE(r.text.find("%bn2_scaled: f32[2, 3, 3, 3] = multiply(%y2, %bn2_scale)"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("%bn2: f32[2, 3, 3, 3] = add(%bn2_scaled, %bn2_shift)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%bn2_scale: f32[3, 1, 1] = const ["), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("batch_norm"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("= const \"conv.weight.bn_folded\""), std::string::npos) << r.text;
   ASSERT_EQ(r.weights.tensors.size(), 1u);
   EXPECT_EQ(r.weights.tensors[0].first, "conv.weight.bn_folded");
@@ -282,11 +288,13 @@ graph @main(%x: f32[2, 2, 5, 5]) -> (f32[2, 3, 3, 3], f32[2, 3, 3, 3]) {
   const ir::Tensor& nw = r.weights.tensors[0].second;
   for (int64_t i = 0; i < w.numel(); ++i)
     EXPECT_NEAR(nw.at(i), w.at(i) * gamma[i / 18] / std::sqrt(var[i / 18] + 1e-5), 1e-5);
-  // Without a place for new weights, the conv's weight cannot fold.
+  // Without a place for new weights, the conv's weight cannot fold: the
+  // batch_norm is scaled (its constants are small enough to be inline).
   PassContext ctx;
   ir::Module m2 = parse(text, dir);
   runPipeline(m2, parsePipeline("canonicalize"), ctx);
-  EXPECT_NE(ir::printModule(m2).find("%bn: f32[2, 3, 3, 3] = batch_norm"), std::string::npos);
+  EXPECT_NE(ir::printModule(m2).find("%bn: f32[2, 3, 3, 3] = add(%bn_scaled, %bn_shift)"), std::string::npos)
+      << ir::printModule(m2);
 }
 
 TEST(FoldConstants, FoldsInlineAndToNewWeights) {
