@@ -102,6 +102,24 @@ TEST(SchedulePad, Refusals) {
   // The function is unchanged by the refusals.
   expectScheduled(parsePrim(kConv), sch.func());
 
+  // A loop that binds two variables (a diagonal): padding one would take
+  // the other past its extent.
+  Schedule diag(parsePrim(R"(prim @diag(%x: f32[8, 8], %y: f32[8, 8]) {
+  for %i in 0..8 {
+    block "d" (%vi = spatial(8, %i), %vj = spatial(8, %i)) {
+      reads(%x[%vi, %vj])
+      writes(%y[%vi, %vj])
+      %y[%vi, %vj] = %x[%vi, %vj]
+    }
+  }
+}
+)"));
+  expectScheduleError(
+      [&] {
+        diag.padEinsum(diag.getBlock("d"), {3, 1});
+      },
+      "cannot pad %vi of block \"d\": it must have a constant extent and be bound to a loop of "
+      "its own with that extent");
   // B computed under C's loop: C is no longer alone in its nest.
   Schedule two(parsePrim(fixture("two_stages.ir")));
   BlockRV c = two.getBlock("C");

@@ -16,9 +16,10 @@
 // leaves out, so the program computes the same.
 // Refused: a block not at the top level or not alone in its loop nest; a
 // padded variable that is a reduction's, not bound to a loop of its own
-// with its (constant) extent, or not alone in one dimension of the block's
-// write; a block writing more than one buffer, or a buffer another block
-// writes; a read of a padded variable that cannot be bounded.
+// (bound to no other variable) with its (constant) extent, or not alone in
+// one dimension of the block's write; a block writing more than one
+// buffer, or a buffer another block writes; a read of a padded variable
+// that cannot be bounded.
 #include <algorithm>
 
 #include "cache_util.h"
@@ -123,8 +124,10 @@ std::vector<RVValue> applyPadEinsum(ScheduleState& s, const InstArgs& args, std:
     for (const ForNode* l : loops)
       if (l->loop_var.get() == bound) loop = l;
     int64_t loop_e;
-    if (!asConstInt(iv.extent, &e) || !loop || !asConstInt(loop->extent, &loop_e) || loop_e != e ||
-        loop_extent.count(bound))
+    bool shared = false;  // the loop also binds another variable
+    for (size_t j = 0; j < iters.size(); ++j)
+      if (j != i && loop && usesVar(b.iter_vars[j].binding, loop->loop_var.get())) shared = true;
+    if (!asConstInt(iv.extent, &e) || !loop || !asConstInt(loop->extent, &loop_e) || loop_e != e || shared)
       args.fail("cannot pad %" + iv.var->name + " of " + who +
                 ": it must have a constant extent and be bound to a loop of its own with that extent");
     const int64_t padded = (e + f - 1) / f * f;

@@ -290,7 +290,7 @@ std::vector<size_t> rowCandidates(const BlockInfo& info, const std::vector<Exten
 }
 
 // Rows that no divisor of at least kMinRegisterRows tiles (a prime output
-// width: Inception's 17 and 71, a ViT's 197 tokens) would leave the
+// width: Inception's 17 and 71; a matmul's 197 rows) would leave the
 // register tile one row (or two or three) of vectors: too few accumulators
 // to hide the FMAs' latency, each weight vector loaded for one FMA
 // (Inception-v3's 17 x 17 convolutions: 31 GFLOPS). The innermost row
@@ -318,12 +318,11 @@ bool padRowsForRegisterTile(Schedule& sch, const std::string& anchor, const targ
   const size_t d = candidates.front();
   const int64_t extent = *extents[d];
   if (extent <= max_rows) return false;
-  int64_t best = 0;
-  for (int64_t rows = kMaxRegisterRows; rows >= kMinRegisterRows; --rows) {
-    const int64_t padded = (extent + rows - 1) / rows * rows;
-    if (best == 0 || padded < (extent + best - 1) / best * best) best = rows;
-  }
-  if (((extent + best - 1) / best * best - extent) * 8 > extent) return false;
+  auto padded_to = [&](int64_t rows) { return (extent + rows - 1) / rows * rows; };
+  int64_t best = kMaxRegisterRows;
+  for (int64_t rows = kMaxRegisterRows; rows >= kMinRegisterRows; --rows)
+    if (padded_to(rows) < padded_to(best)) best = rows;
+  if ((padded_to(best) - extent) * 8 > extent) return false;
   std::vector<int64_t> factors(extents.size(), 1);
   factors[d] = best;
   if (!attempt([&] { sch.padEinsum(sch.getBlock(anchor), factors); })) return false;
