@@ -159,25 +159,35 @@ bool sameIndices(const std::vector<PrimExpr>& a, const std::vector<PrimExpr>& b)
   return true;
 }
 
+Stmt elementNest(const std::string& name, const std::vector<PrimExpr>& extents, const std::string& loop,
+                 const std::function<ElementBlock(const std::vector<Var>& v)>& make) {
+  std::vector<Var> loops;
+  std::vector<IterVar> iters;
+  std::vector<Var> vs;
+  for (size_t d = 0; d < extents.size(); ++d) {
+    const std::string index = std::to_string(d);
+    loops.push_back(makeVar(loop + index));
+    vs.push_back(makeVar("v" + index));
+    iters.push_back({vs.back(), extents[d], IterKind::spatial, loops.back()});
+  }
+  ElementBlock b = make(vs);
+  Stmt nest = makeBlock(name, iters, {b.read}, {b.write}, b.body);
+  for (size_t d = extents.size(); d-- > 0;) nest = makeFor(loops[d], extents[d], nest);
+  return nest;
+}
+
 Stmt copyNest(const std::string& name, const Buffer& src, const std::vector<PrimExpr>& src_min,
               const Buffer& dst, const std::vector<PrimExpr>& dst_min, const std::vector<PrimExpr>& extents) {
   using build::operator+;
-  std::vector<Var> loops;
-  std::vector<IterVar> iters;
-  std::vector<PrimExpr> src_idx, dst_idx;
-  for (size_t d = 0; d < extents.size(); ++d) {
-    const std::string index = std::to_string(d);
-    Var ax = makeVar(std::string("ax") + index);
-    Var v = makeVar(std::string("v") + index);
-    loops.push_back(ax);
-    iters.push_back({v, extents[d], IterKind::spatial, ax});
-    src_idx.push_back(simplify(src_min[d] + v));
-    dst_idx.push_back(simplify(dst_min[d] + v));
-  }
-  Stmt nest = makeBlock(name, iters, {build::point(src, src_idx)}, {build::point(dst, dst_idx)},
-                        makeStore(dst, dst_idx, makeLoad(src, src_idx)));
-  for (size_t d = extents.size(); d-- > 0;) nest = makeFor(loops[d], extents[d], nest);
-  return nest;
+  return elementNest(name, extents, "ax", [&](const std::vector<Var>& v) {
+    std::vector<PrimExpr> src_idx, dst_idx;
+    for (size_t d = 0; d < v.size(); ++d) {
+      src_idx.push_back(simplify(src_min[d] + v[d]));
+      dst_idx.push_back(simplify(dst_min[d] + v[d]));
+    }
+    return ElementBlock{build::point(src, src_idx), build::point(dst, dst_idx),
+                        makeStore(dst, dst_idx, makeLoad(src, src_idx))};
+  });
 }
 
 void replaceBuffer(PrimFunc& f, const Buffer& from, const Buffer& to) {

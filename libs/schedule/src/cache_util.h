@@ -5,6 +5,7 @@
 // buffer node throughout a function.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,18 @@ const ir::BlockNode* otherBlockAccessing(const ir::Stmt& root, const ir::BlockNo
 
 // Whether two index lists are provably equal element by element.
 bool sameIndices(const std::vector<ir::PrimExpr>& a, const std::vector<ir::PrimExpr>& b);
+
+// A loop nest `for <loop>0 .. for <loop>N { block name (v0, .., vN) { ... } }` over
+// `extents`, the block's iteration variables bound 1:1 to the loops; `make`
+// gives the block's read and write regions and its statement from the
+// variables (v0, .., vN).
+struct ElementBlock {
+  ir::BufferRegion read, write;
+  ir::Stmt body;
+};
+ir::Stmt elementNest(const std::string& name, const std::vector<ir::PrimExpr>& extents,
+                     const std::string& loop,
+                     const std::function<ElementBlock(const std::vector<ir::Var>& v)>& make);
 
 // A loop nest `for ax0 .. for axN { block name { dst[dst_min + v] = src[src_min + v] } }`
 // over a box with the given extents, its block's iteration variables bound

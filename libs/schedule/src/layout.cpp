@@ -25,6 +25,7 @@
 #include <functional>
 #include <set>
 
+#include "cache_util.h"
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/builder.h"
 #include "mlcc/ir/expr_functor.h"
@@ -291,24 +292,13 @@ std::string freshIn(const std::set<std::string>& taken, const std::string& base)
 // The loop nest copying `param` into `packed` element by element:
 //   for %i0, %i1, ... over param's shape { block: packed[map(v)] = param[v] }
 Stmt copyNest(const Buffer& param, const Buffer& packed, const IndexMap& m, const std::string& block_name) {
-  const size_t rank = param->shape.size();
-  std::vector<Var> loops;
-  std::vector<IterVar> iters;
-  std::vector<PrimExpr> vs;
-  Analyzer az;
-  for (size_t d = 0; d < rank; ++d) {
-    std::string n = std::to_string(d);
-    loops.push_back(makeVar(std::string("i").append(n)));
-    Var v = makeVar(std::string("v").append(n));
-    iters.push_back(IterVar{v, param->shape[d], IterKind::spatial, loops.back()});
-    vs.push_back(v);
-    az.bind(v, makeInt(0), param->shape[d]);
-  }
-  std::vector<PrimExpr> dst = m.apply(vs, az);
-  Stmt body = makeBlock(block_name, iters, {point(param, vs)}, {point(packed, dst)},
-                        makeStore(packed, dst, makeLoad(param, vs)));
-  for (size_t d = rank; d-- > 0;) body = makeFor(loops[d], param->shape[d], body);
-  return body;
+  return elementNest(block_name, param->shape, "i", [&](const std::vector<Var>& v) {
+    Analyzer az;
+    for (size_t d = 0; d < v.size(); ++d) az.bind(v[d], makeInt(0), param->shape[d]);
+    const std::vector<PrimExpr> vs(v.begin(), v.end());
+    std::vector<PrimExpr> dst = m.apply(vs, az);
+    return ElementBlock{point(param, vs), point(packed, dst), makeStore(packed, dst, makeLoad(param, vs))};
+  });
 }
 
 }  // namespace

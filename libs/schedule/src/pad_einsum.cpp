@@ -53,29 +53,22 @@ Buffer paddedBuffer(const PrimFunc& f, const Buffer& buf, const std::vector<int6
 // from - 1)] : 0.
 Stmt zeroPaddedCopy(const std::string& name, const Buffer& src, const std::vector<int64_t>& from,
                     const Buffer& dst, const std::vector<int64_t>& to) {
-  std::vector<Var> loops;
-  std::vector<IterVar> iters;
-  std::vector<PrimExpr> src_idx, dst_idx;
-  PrimExpr inside;
-  for (size_t d = 0; d < to.size(); ++d) {
-    Var ax = makeVar("ax" + std::to_string(d));
-    Var v = makeVar("v" + std::to_string(d));
-    loops.push_back(ax);
-    iters.push_back({v, makeInt(to[d]), IterKind::spatial, ax});
-    dst_idx.push_back(v);
-    if (to[d] == from[d]) {
-      src_idx.push_back(v);
-      continue;
+  std::vector<PrimExpr> extents;
+  for (int64_t e : to) extents.push_back(makeInt(e));
+  return elementNest(name, extents, "ax", [&](const std::vector<Var>& vars) {
+    const std::vector<PrimExpr> v(vars.begin(), vars.end());
+    std::vector<PrimExpr> src_idx = v;
+    PrimExpr inside;
+    for (size_t d = 0; d < to.size(); ++d) {
+      if (to[d] == from[d]) continue;
+      src_idx[d] = build::minimum(v[d], makeInt(from[d] - 1));
+      PrimExpr in = build::lt(v[d], makeInt(from[d]));
+      inside = inside ? build::land(inside, in) : in;
     }
-    src_idx.push_back(build::minimum(v, makeInt(from[d] - 1)));
-    PrimExpr in = build::lt(v, makeInt(from[d]));
-    inside = inside ? build::land(inside, in) : in;
-  }
-  const PrimExpr zero = isFloat(src->dtype) ? makeFloat(0.0, src->dtype) : makeInt(0, src->dtype);
-  Stmt nest = makeBlock(name, iters, {build::point(src, src_idx)}, {build::point(dst, dst_idx)},
-                        makeStore(dst, dst_idx, makeSelect(inside, makeLoad(src, src_idx), zero)));
-  for (size_t d = to.size(); d-- > 0;) nest = makeFor(loops[d], iters[d].extent, nest);
-  return nest;
+    const PrimExpr zero = isFloat(src->dtype) ? makeFloat(0.0, src->dtype) : makeInt(0, src->dtype);
+    return ElementBlock{build::point(src, src_idx), build::point(dst, v),
+                        makeStore(dst, v, makeSelect(inside, makeLoad(src, src_idx), zero))};
+  });
 }
 
 std::vector<int64_t> constShape(const InstArgs& args, const Buffer& b) {

@@ -331,15 +331,12 @@ bool padRowsForRegisterTile(Schedule& sch, const std::string& anchor, const targ
   // epilogue where there is one.
   std::vector<std::string> keep{anchor};
   const BlockNode& padded = *findBlock(sch.func().body, anchor)->target()->as<BlockNode>();
-  for (const Stage& st : stagesOf(sch.func())) {
-    if (!st.padding) continue;
-    forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
-      if (x.name != st.name) return;
-      for (const auto& w : writeBuffers(x))
-        for (const auto& r : padded.reads)
-          if (r.buffer == w) keep.push_back(st.name);
-    });
-  }
+  forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
+    if (!isPadding(x) || analyzeBlock(x).kind != BlockKind::Injective) return;
+    for (const auto& w : writeBuffers(x))
+      for (const auto& r : padded.reads)
+        if (r.buffer == w) keep.push_back(x.name);
+  });
   inlineInjectiveBlocks(sch, keep);
   return true;
 }

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "../pass_registry.h"
@@ -158,6 +159,37 @@ class Canonicalizer {
   }
 
  private:
+  // A batch_norm's channel axis (attribute `axis`, default 1; negative:
+  // from the end).
+  static int64_t batchNormAxis(const ir::GraphValue& bn, int64_t rank) {
+    int64_t axis = ops::hasAttr(bn.attrs, "axis") ? ops::attrInt(bn.attrs, "axis") : 1;
+    return axis < 0 ? axis + rank : axis;
+  }
+
+  // Per channel, s = gamma / sqrt(var + eps) and b' = beta - mean * s of
+  // batch_norm `bn` (y = x * s + b'), when its four statistics are
+  // constants of `channels` elements; else nullopt.
+  struct ScaleShift {
+    std::vector<double> scale, shift;
+  };
+  std::optional<ScaleShift> scaleShift(const ir::GraphValue& bn, int64_t channels) {
+    const double eps = ops::hasAttr(bn.attrs, "epsilon") ? ops::attrFloat(bn.attrs, "epsilon") : 1e-5;
+    const ir::Tensor* stats[4];
+    for (int i = 0; i < 4; ++i) {
+      const ir::GraphVar& s = bn.args[i + 1];
+      stats[i] = consts_.isConstant(s.get()) ? consts_.value(s.get()) : nullptr;
+      if (!stats[i] || stats[i]->numel() != channels) return std::nullopt;
+    }
+    const ir::Tensor &gamma = *stats[0], &beta = *stats[1], &mean = *stats[2], &var = *stats[3];
+    ScaleShift out;
+    for (int64_t c = 0; c < channels; ++c) {
+      const double s = gamma.at(c) / std::sqrt(var.at(c) + eps);
+      out.scale.push_back(s);
+      out.shift.push_back(beta.at(c) - mean.at(c) * s);
+    }
+    return out;
+  }
+
   // The bindings s, b', m = multiply(x, s), bn = add(m, b') for batch_norm
   // binding `bn`, or {} when it does not qualify.
   std::vector<ir::Binding> scaleOne(const ir::Binding& bn) {
@@ -166,24 +198,17 @@ class Canonicalizer {
     const ir::Type& xt = v.args[0]->type;
     if (!xt.isTensor() || !ir::isFloat(xt.dtype) || !sameTensorType(bn.var->type, xt)) return {};
     const int64_t rank = static_cast<int64_t>(xt.rank());
-    int64_t axis = ops::hasAttr(v.attrs, "axis") ? ops::attrInt(v.attrs, "axis") : 1;
-    if (axis < 0) axis += rank;
+    const int64_t axis = batchNormAxis(v, rank);
     int64_t channels;
     if (axis < 0 || axis >= rank || !ir::asConstInt(xt.shape[axis], &channels)) return {};
-    const double eps = ops::hasAttr(v.attrs, "epsilon") ? ops::attrFloat(v.attrs, "epsilon") : 1e-5;
-    const ir::Tensor* stats[4];
-    for (int i = 0; i < 4; ++i) {
-      const ir::GraphVar& s = v.args[i + 1];
-      stats[i] = consts_.isConstant(s.get()) ? consts_.value(s.get()) : nullptr;
-      if (!stats[i] || stats[i]->numel() != channels) return {};
-    }
+    const std::optional<ScaleShift> ss = scaleShift(v, channels);
+    if (!ss) return {};
     std::vector<int64_t> shape{channels};
     for (int64_t d = axis + 1; d < rank; ++d) shape.push_back(1);
     ir::Tensor scale = ir::Tensor::zeros(xt.dtype, shape), shift = ir::Tensor::zeros(xt.dtype, shape);
     for (int64_t c = 0; c < channels; ++c) {
-      const double s = stats[0]->at(c) / std::sqrt(stats[3]->at(c) + eps);
-      scale.set(c, s);
-      shift.set(c, stats[1]->at(c) - stats[2]->at(c) * s);
+      scale.set(c, ss->scale[c]);
+      shift.set(c, ss->shift[c]);
     }
     const std::string& name = bn.var->name;
     auto sconst = consts_.makeConstant(scale, name + ".bn_scale");
@@ -282,23 +307,16 @@ class Canonicalizer {
     const ir::Type& yt = prod.var->type;
     if (!yt.isTensor() || !ir::isFloat(yt.dtype)) return {};
     int64_t rank = static_cast<int64_t>(yt.rank());
-    int64_t axis = ops::hasAttr(bn.value.attrs, "axis") ? ops::attrInt(bn.value.attrs, "axis") : 1;
-    if (axis < 0) axis += rank;
+    const int64_t axis = batchNormAxis(bn.value, rank);
     bool conv = pv.callee == "conv2d";
     if (conv ? (rank != 4 || axis != 1) : axis != rank - 1) return {};
-    double eps = ops::hasAttr(bn.value.attrs, "epsilon") ? ops::attrFloat(bn.value.attrs, "epsilon") : 1e-5;
 
     const ir::GraphVar& wvar = pv.args[1];
     const ir::Tensor* w = consts_.isConstant(wvar.get()) ? consts_.value(wvar.get()) : nullptr;
     if (!w || w->rank() < 1) return {};
     int64_t channels = w->shape()[0];
-    const ir::Tensor* stats[4];
-    for (int i = 0; i < 4; ++i) {
-      const ir::GraphVar& s = bn.value.args[i + 1];
-      stats[i] = consts_.isConstant(s.get()) ? consts_.value(s.get()) : nullptr;
-      if (!stats[i] || stats[i]->numel() != channels) return {};
-    }
-    const ir::Tensor &gamma = *stats[0], &beta = *stats[1], &mean = *stats[2], &var = *stats[3];
+    const std::optional<ScaleShift> ss = scaleShift(bn.value, channels);
+    if (!ss) return {};
 
     ir::Tensor nw = ir::Tensor::zeros(w->dtype(), w->shape());
     int64_t per = channels ? w->numel() / channels : 0;
@@ -306,9 +324,8 @@ class Canonicalizer {
         conv ? std::vector<int64_t>{channels, 1, 1} : std::vector<int64_t>{channels};
     ir::Tensor bias = ir::Tensor::zeros(yt.dtype, bias_shape);
     for (int64_t c = 0; c < channels; ++c) {
-      double s = gamma.at(c) / std::sqrt(var.at(c) + eps);
-      for (int64_t k = 0; k < per; ++k) nw.set(c * per + k, w->at(c * per + k) * s);
-      bias.set(c, beta.at(c) - mean.at(c) * s);
+      for (int64_t k = 0; k < per; ++k) nw.set(c * per + k, w->at(c * per + k) * ss->scale[c]);
+      bias.set(c, ss->shift[c]);
     }
 
     std::string base = weightName(wvar);
