@@ -5,7 +5,8 @@
 // scheduled matmuls, every math intrinsic against libm, integer floor
 // division/modulo of negatives, casts, f16/bf16, allocations, the
 // legalized, default-scheduled prim funcs of a small conv net, allocations
-// left unzeroed where they are written before read, and symbolic
+// left unzeroed where they are written before read, register tiles kept
+// in registers across their reduction loops, and symbolic
 // shapes (a symbolic batch through elementwise, dense, softmax and conv
 // kernels, for several batch sizes).
 #include <gtest/gtest.h>
@@ -218,6 +219,40 @@ TEST(CodegenLLVM, ScheduledMatmul) {
   const std::string ir = codegen::JitKernel::compile(f).llvmIR();
   EXPECT_TRUE(hasVectorCode(ir)) << ir;
   EXPECT_NE(ir.find("fmuladd.v"), std::string::npos) << ir;  // vector FMAs
+}
+
+// A register tile covering a whole dimension (4 rows x all five 16-lane
+// column blocks of an 80-wide C), with an unrolled reduction loop inside it
+// that does not move the index: kept in a stack array across the reduction
+// loop (register_tiles.cpp) that SROA turns into registers (its promoted
+// values are named after it; no alloca of it is left). With a predicate
+// (rows split by 5 over 64) the tile is not rewritten. Both match the
+// interpreter.
+TEST(CodegenLLVM, RegisterTilesKeptInRegisters) {
+  for (int64_t rows : {4, 5}) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    schedule::Schedule sch(parsePrim(kMatmul));
+    schedule::BlockRV c = sch.getBlock("C");
+    auto loops = sch.getLoops(c);
+    auto i = sch.split(loops[0], {std::nullopt, rows});
+    auto j = sch.split(loops[1], {std::nullopt, int64_t{16}});
+    auto k = sch.split(loops[2], {std::nullopt, int64_t{4}});
+    sch.reorder({i[0], k[0], k[1], i[1], j[0], j[1]});
+    sch.unroll(k[1]);
+    sch.unroll(i[1]);
+    sch.unroll(j[0]);
+    sch.vectorize(j[1]);
+    sch.decomposeReduction(c, k[0]);
+    const ir::PrimFunc& f = sch.func();
+    expectCompiledMatches(f, 1e-5);
+    const std::string ir = codegen::JitKernel::compile(f).llvmIR();
+    const size_t tile = ir.find("%C_tile");
+    if (rows == 4)  // its first value is one of SROA's (%C_tile.sroa.N...)
+      EXPECT_NE(ir.substr(tile, ir.find_first_of(" =", tile) - tile).find(".sroa."), std::string::npos) << ir;
+    else
+      EXPECT_EQ(tile, std::string::npos) << ir;
+    EXPECT_EQ(ir.find("alloca"), std::string::npos) << ir;
+  }
 }
 
 // A predicate from a non-divisible split, plus a block-level local

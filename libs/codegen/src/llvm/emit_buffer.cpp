@@ -72,13 +72,13 @@ llvm::Type* memType(llvm::LLVMContext& c, ir::DType t) {
 
 }  // namespace
 
-void KernelEmitter::collectBuffers() {
+void KernelEmitter::collectBuffers(const ir::Stmt& body) {
   for (const auto& p : func.params) all_buffers_.push_back(p.get());
   for (const auto& a : func.allocs) {  // a compacted one as its box's buffer
     auto it = alloc_plan.compacted.find(a.get());
     all_buffers_.push_back(it == alloc_plan.compacted.end() ? a.get() : it->second.get());
   }
-  walkBlocks(func.body, [&](const ir::BlockNode& blk) {
+  walkBlocks(body, [&](const ir::BlockNode& blk) {
     for (const auto& a : blk.alloc_buffers) all_buffers_.push_back(a.get());
   });
   llvm::MDBuilder mdb(ctx);

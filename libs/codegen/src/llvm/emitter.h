@@ -57,8 +57,9 @@ class KernelEmitter {
   llvm::Value* intPow(llvm::Value* x, llvm::Value* n, ir::DType t);
 
   // ---- buffers (emit_buffer.cpp) ----
-  // Registers every buffer of the function (for the alias scopes).
-  void collectBuffers();
+  // Registers every buffer of the function (for the alias scopes): its
+  // parameters, its allocs and the block alloc_buffers in `body`.
+  void collectBuffers(const ir::Stmt& body);
   llvm::Value* load(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices);
   void store(const ir::Buffer& buf, const std::vector<ir::PrimExpr>& indices, llvm::Value* v);
   // With bounds_check: branches to a new block where every index of the

@@ -4,7 +4,9 @@
 // function allocs are allocated (zeroed, unless every read of one follows a
 // write: emit_buffer.cpp) on entry and freed on exit, or, compacted to a box
 // per iteration of one loop (rewrite_accesses.cpp), on the stack where that
-// loop runs; statements become control flow. Loops
+// loop runs; reductions' register tiles are accumulated in stack arrays
+// across their reduction loops (register_tiles.cpp); statements become
+// control flow. Loops
 // run over [0, extent): serial loops plainly, `unrolled` loops with llvm.loop.unroll.full, `vectorized` loops
 // with llvm.loop.vectorize.enable (the loop vectorizer then emits vector code with a scalar tail; small
 // register-tile vectors are handled differently, see kMaxTileLanes), and
@@ -49,8 +51,9 @@ llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_i
   entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry);
 
-  const ir::Stmt body = planAllocations(func, &alloc_plan);
-  collectBuffers();
+  const ir::Stmt body =
+      promoteRegisterTiles(resolveIndexDivisions(planAllocations(func, &alloc_plan)), &alloc_plan);
+  collectBuffers(body);
   // Symbolic dimensions: int64 values in the slots after the parameters.
   dims = kernelDims(func);
   for (size_t k = 0; k < dims.size(); ++k) {
@@ -78,7 +81,7 @@ llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_i
   for (const auto& a : func.allocs)
     if (!alloc_plan.compacted.count(a.get()))
       allocate(a, to_free, true, !alloc_plan.written_before_read.count(a.get()));
-  stmt(resolveIndexDivisions(body));
+  stmt(body);
   freeAll(to_free);
   b.CreateRetVoid();
   return fn;
@@ -160,9 +163,10 @@ namespace {
 // accesses. So: a power-of-two extent whose accesses are all contiguous
 // (unit_stride.cpp, at most kMaxTileLanes) is one vector of exactly that
 // width; any other such loop (up to kMaxUnrolledTileLanes) that updates a reduction (a register tile) is
-// fully unrolled, and the SLP vectorizer forms the vectors from straight-line code whose accumulators LICM
-// keeps in registers. (Other loops, e.g. a transpose's, stay with the loop vectorizer: unrolled, their index
-// arithmetic would run per element.) ResNet-18 (1 thread): 249 ms with the loop vectorizer's choice, 109 ms.
+// fully unrolled, and the SLP vectorizer forms the vectors from straight-line code whose accumulators stay
+// in registers (register_tiles.cpp). (Other loops, e.g. a transpose's, stay with the loop vectorizer:
+// unrolled, their index arithmetic would run per element.) ResNet-18 (1 thread): 249 ms with the loop
+// vectorizer's choice, 109 ms.
 constexpr int64_t kMaxTileLanes = 16;
 constexpr int64_t kMaxUnrolledTileLanes = 32;
 
@@ -228,7 +232,8 @@ void KernelEmitter::block(const ir::BlockNode& blk) {
     b.SetInsertPoint(run_bb);
   }
   std::vector<llvm::Value*> to_free;
-  for (const auto& a : blk.alloc_buffers) allocate(a, to_free);
+  for (const auto& a : blk.alloc_buffers)
+    allocate(a, to_free, false, !alloc_plan.written_before_read.count(a.get()));
   if (blk.init) {
     llvm::Value* first = b.getTrue();
     for (size_t i = 0; i < blk.iter_vars.size(); ++i)

@@ -75,6 +75,10 @@ struct AllocPlan {
 };
 // f's body with the compacted allocs' accesses rewritten; fills `plan`.
 ir::Stmt planAllocations(const ir::PrimFunc& f, AllocPlan* plan);
+// `body` with each reduction's register tile accumulated in a small block
+// alloc_buffer (added to plan->written_before_read: not zeroed) across its
+// reduction loops, copied in before and out after them (register_tiles.cpp).
+ir::Stmt promoteRegisterTiles(const ir::Stmt& body, AllocPlan* plan);
 
 // Whether every load and store under a loop moves by at most one element
 // of its last index per iteration of the loop (unit_stride.cpp).
