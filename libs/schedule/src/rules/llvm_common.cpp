@@ -337,13 +337,16 @@ bool scheduleSpatialNest(Schedule& sch, const BlockRV& block, const target::Targ
     // call for 56 x 56 x 128 floats).
     sch.vectorize(inner.back());
     outer.insert(outer.end(), inner.begin(), inner.end() - 1);
-  } else if (last >= 2 * lanes && last % vf != 0 && !readsInOutputLayout(b)) {
-    // A long innermost loop (two vectors or more) that no vector divides
-    // (197 attention columns) of a block that reads other layouts: fused and
-    // split, each lane would divide its index back into the dimensions (a
-    // gather; ViT-B/16's [12, 200, 208] -> [12, 197, 197] slices ran at 4 ns
-    // an element). It stays a plain contiguous loop, which LLVM's loop
-    // vectorizer vectorizes with a scalar remainder.
+  } else if (last > 2 && last % vf != 0 && !readsInOutputLayout(b)) {
+    // An innermost loop that the vector does not divide (197 attention
+    // columns, a channel shuffle's 14-wide rows, a 7 x 7 map's) of a block
+    // that reads other layouts: fused and split, each lane would divide its
+    // index back into the dimensions (64-bit divisions by constants, done
+    // lane by lane, then a gather; ViT-B/16's [12, 200, 208] -> [12, 197,
+    // 197] slices ran at 4 ns an element, ShuffleNetV2's channel shuffles of
+    // 14 x 14 maps at 5, NCHW8c -> NCHW of 7 x 7 at 3). It stays a plain
+    // loop, which LLVM's loop vectorizer vectorizes with a scalar remainder
+    // where it pays (the shuffles 3x faster, the 7 x 7 transform 9x).
     outer.insert(outer.end(), inner.begin(), inner.end() - 1);
   } else if (vf > 1 && (vf * 4 >= lanes || (last > 0 && last % vf == 0))) {
     // (Not a vector of a few lanes that straddle the innermost rows: 2 x 17
