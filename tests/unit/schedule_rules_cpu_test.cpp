@@ -605,6 +605,15 @@ graph @main(%a: f32[1, 256], %w: f32[1000, 256], %b: f32[1000]) -> f32[1, 1000] 
   EXPECT_EQ(loopsOf(f, "dense").loops.front(), loopsOf(f, rf_update).loops.front());
   EXPECT_EQ(loopsOf(f, "add").loops.front(), loopsOf(f, rf_update).loops.front());
   EXPECT_NE(traceText(f).find("rfactor("), std::string::npos);
+  // Four outputs' partial sums are computed together (four independent
+  // accumulators rather than one chain of FMAs as long as k): the parallel
+  // loop runs over 250 groups, the 4 outputs unrolled next to the vector.
+  auto rf_loops = loopsOf(f, rf_update);
+  auto rf_extents = extents(rf_loops);
+  ASSERT_GE(rf_extents.size(), 3u) << ir::printFunction(f);
+  EXPECT_EQ(rf_extents.front(), 250) << ir::printFunction(f);
+  EXPECT_EQ(rf_extents[rf_extents.size() - 2], 4) << ir::printFunction(f);
+  EXPECT_EQ(rf_loops.loops[rf_loops.loops.size() - 2]->loop_kind, ir::LoopKind::unrolled);
 }
 
 // A batch-4 dense layer: vectorizing the output's columns would read the
