@@ -109,9 +109,10 @@ Stmt promote(const Stmt& nest_stmt, AllocPlan* plan) {
     if (box == out) return nullptr;
   if (!readsOnly(st->value, out, st->indices) || (init && !readsOnly(init->value, out, st->indices)))
     return nullptr;
-  if (init)
-    for (size_t d = 0; d < st->indices.size(); ++d)
-      if (!sameExpr(init->indices[d], st->indices[d])) return nullptr;
+  for (size_t d = 0; d < st->indices.size(); ++d) {
+    if (anyOf(st->indices[d], [](const PrimExpr& x) { return x->as<LoadNode>() != nullptr; })) return nullptr;
+    if (init && !sameExpr(init->indices[d], st->indices[d])) return nullptr;
+  }
 
   // Split the loops: the reduction loops, then the tile loops (a suffix).
   std::vector<int64_t> extents;
