@@ -19,7 +19,9 @@
 //   - S0 takes enough iterations for the cores (num_cores * 2, at least
 //     kMinOuterTiles), from one dimension when one has that many (no index
 //     division in the parallel loop), else from the outer dimensions; fused
-//     and parallel. S1 the rest of the tile.
+//     and parallel. One dimension's iterations that split unevenly over the
+//     cores (7 on 2) take a factor of a later dimension (7 x 2) unless an
+//     input is padded. S1 the rest of the tile.
 // The sizes are recorded as sample_perfect_tile decisions (a tuner can
 // mutate them). Intermediate injective stages are inlined, except padding
 // (llvm_common.h, isPadding), which is computed under the innermost S0 loop
@@ -505,12 +507,25 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   };
   int64_t parallel_iters = 1;
   std::vector<int64_t> s0_factor(dims.size(), 1);
+  // A single dimension's parallel iterations that the cores do not divide
+  // (7 output-channel blocks: 4 + 3 on 2 cores) take a factor of a later
+  // dimension that evens them out (7 x 2 row halves: 7 + 7), where the
+  // largest share is more than 5% above the mean and no input is padded
+  // (each parallel tile would pad its part again, with its halo).
+  const int64_t cores = std::max(1, target.num_cores);
+  auto unbalanced = [&](int64_t iters) { return (iters + cores - 1) / cores * cores * 20 > iters * 21; };
+  bool padded_input = false;
+  for (const Stage& st : stagesOf(sch.func())) padded_input |= st.padding;
   for (size_t d : info.spatial) {
     Dim& dim = dims[d];
     if (!dim.extent || *dim.extent <= 1) continue;
     int64_t s0 = 1;
     if (single ? d == *single : parallel_iters < wanted)
       s0 = smallestDivisorAtLeast(rest(d), (wanted + parallel_iters - 1) / parallel_iters);
+    else if (single && parallel_iters > 1 && unbalanced(parallel_iters) && !padded_input && d != vec &&
+             d != col)
+      for (int64_t f = 2; f <= rest(d) && s0 == 1; ++f)
+        if (rest(d) % f == 0 && !unbalanced(parallel_iters * f)) s0 = f;
     parallel_iters *= s0;
     s0_factor[d] = s0;
     const int64_t s2 = cache_block(d, rest(d) / s0);
