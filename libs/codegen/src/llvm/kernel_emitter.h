@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -80,6 +81,13 @@ ir::Stmt planAllocations(const ir::PrimFunc& f, AllocPlan* plan);
 // reduction loops, copied in before and out after them (register_tiles.cpp).
 ir::Stmt promoteRegisterTiles(const ir::Stmt& body, AllocPlan* plan);
 
+// How far `e` moves per step of a loop: the coefficients of the variables
+// that move with it (the loop variable's 1, and those of variables bound to
+// expressions of it) summed through additions and multiplications by
+// constants; nullopt where a moving variable enters otherwise (a product
+// of two, a division, a select, a load) (unit_stride.cpp).
+using Coeffs = std::unordered_map<const ir::VarNode*, int64_t>;
+std::optional<int64_t> coefficient(const ir::PrimExpr& e, const Coeffs& c);
 // Whether every load and store under a loop moves by at most one element
 // of its last index per iteration of the loop (unit_stride.cpp).
 bool contiguousAlongLoop(const ir::ForNode& f);

@@ -153,28 +153,15 @@ Stmt promote(const Stmt& nest_stmt, AllocPlan* plan) {
     for (const auto& e : index) r.push_back(az.simplify(substitute(e, values)));
     return r;
   };
-  std::unordered_map<const VarNode*, PrimExpr> zero;
-  for (const VarNode* v : tile_vars) zero[v] = makeInt(0);
-  const std::vector<PrimExpr> base = at(zero);
-  // coeff[k][d]: how far tile loop k moves dimension d per iteration.
+  // coeff[k][d]: how far tile loop k moves dimension d per iteration (the
+  // index is affine in the tile loops when each enters linearly).
   std::vector<std::vector<int64_t>> coeff(tile_vars.size(), std::vector<int64_t>(index.size(), 0));
-  for (size_t k = 0; k < tile_vars.size(); ++k) {
-    auto one = zero;
-    one[tile_vars[k]] = makeInt(1);
-    const std::vector<PrimExpr> moved = at(one);
-    for (size_t d = 0; d < index.size(); ++d)
-      if (!asConstInt(az.simplify(makeBinary(BinaryOp::Sub, moved[d], base[d])), &coeff[k][d]))
-        return nullptr;
-  }
-  for (size_t d = 0; d < index.size(); ++d) {  // exactly affine: index = base + sum coeff * var
-    PrimExpr rest = makeBinary(BinaryOp::Sub, index[d], base[d]);
-    for (size_t k = 0; k < tile_vars.size(); ++k)
-      rest =
-          makeBinary(BinaryOp::Sub, rest,
-                     makeBinary(BinaryOp::Mul, makeInt(coeff[k][d]), nest.loops[first_tile + k]->loop_var));
-    int64_t c;
-    if (!asConstInt(az.simplify(rest), &c) || c != 0) return nullptr;
-  }
+  for (size_t k = 0; k < tile_vars.size(); ++k)
+    for (size_t d = 0; d < index.size(); ++d) {
+      auto c = coefficient(index[d], {{tile_vars[k], 1}});
+      if (!c) return nullptr;
+      coeff[k][d] = *c;
+    }
   // One to one: each tile loop that moves the index moves one dimension,
   // forward, and the loops moving one dimension do not overlap (mixed radix).
   std::vector<size_t> dims_of_tile;  // the tile's dimensions: the tile loops that move the index
@@ -229,7 +216,8 @@ Stmt promote(const Stmt& nest_stmt, AllocPlan* plan) {
   // tile's elements must be constants for SROA).
   auto copy = [&](bool in) {
     std::vector<Var> vars;
-    std::unordered_map<const VarNode*, PrimExpr> values = zero;
+    std::unordered_map<const VarNode*, PrimExpr> values;
+    for (const VarNode* v : tile_vars) values[v] = makeInt(0);
     for (size_t k : dims_of_tile) {
       vars.push_back(makeVar(nest.loops[first_tile + k]->loop_var->name + (in ? "_load" : "_store")));
       values[tile_vars[k]] = vars.back();

@@ -1,4 +1,5 @@
-// Also: whether a loop updates a reduction (a register tile's vector).
+// Also: whether a loop updates a reduction (a register tile's vector), and
+// the coefficient of a variable in an index that both build on.
 // Whether a vectorized loop's memory accesses are all contiguous along it
 // (kernel_emitter.cpp makes small such loops one vector of their extent;
 // strided ones, e.g. a stride-2 convolution's input, would become gathers).
@@ -14,16 +15,12 @@ namespace mlcc::codegen {
 
 namespace {
 
-// The coefficient of the loop variable in `e` (given the coefficients of
-// the variables bound to expressions of it); nullopt when not linear.
-using Coeffs = std::unordered_map<const ir::VarNode*, int64_t>;
-
-std::optional<int64_t> coefficient(const ir::PrimExpr& e, const Coeffs& c);
-
 bool independent(const ir::PrimExpr& e, const Coeffs& c) {
   auto k = coefficient(e, c);
   return k && *k == 0;
 }
+
+}  // namespace
 
 std::optional<int64_t> coefficient(const ir::PrimExpr& e, const Coeffs& c) {
   if (!e) return 0;
@@ -62,6 +59,8 @@ std::optional<int64_t> coefficient(const ir::PrimExpr& e, const Coeffs& c) {
   }
   return std::nullopt;  // a load's value (or anything else) varies unpredictably
 }
+
+namespace {
 
 // Every index of an access: the last one moves by 0 or 1 per iteration, the
 // others do not move.
