@@ -1193,7 +1193,8 @@ TEST(ScheduleRulesCpu, FallbackParallelizesWhatNoRuleHandles) {
 // serial and outermost; one step's product gets a register tile (rows
 // unrolled, a vector of the gates' columns, the whole reduction inside),
 // its init decomposed out per step; the cell's blocks are vectorized; nothing
-// is parallel. Entries of the batch end at different steps (lens).
+// is parallel (3 x 64 x 16 multiply-adds a step are below the parallel
+// grain). Entries of the batch end at different steps (lens).
 TEST(ScheduleRulesCpu, RecurrenceStepsStaySerialAndAreVectorized) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%xw: f32[5, 3, 64], %rt: f32[16, 64], %h0: f32[3, 16], %c0: f32[3, 16], %p: f32[48], %lens: i64[3]) -> f32[5, 3, 16] {
@@ -1224,6 +1225,34 @@ graph @main(%xw: f32[5, 3, 64], %rt: f32[16, 64], %h0: f32[3, 16], %c0: f32[3, 1
     for (const auto* l : loopsOf(f, b).loops) EXPECT_NE(l->loop_kind, ir::LoopKind::parallel) << b;
   }
   EXPECT_EQ(loopsOf(f, "recurrence_cell").loops[0], gates.loops[0]);
+}
+
+// An LSTM of 256 hidden units: one step's product, 256 x 1024
+// multiply-adds, is worth the fork-join: its tiles of gate columns (16 of
+// 8 vectors of the tests' 8 lanes) run in parallel inside each step; the
+// step loop and the cell's blocks stay serial.
+TEST(ScheduleRulesCpu, LargeRecurrenceStepProductRunsInParallel) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%xw: f32[2, 1, 1024], %rt: f32[256, 1024], %h0: f32[1, 256], %c0: f32[1, 256], %p: f32[768], %lens: i64[1]) -> f32[2, 1, 256] {
+  dataflow {
+    %r: (f32[2, 1, 256], f32[1, 256], f32[1, 256]) = recurrence(%xw, %rt, %h0, %c0, %p, %lens, cell = "lstm")
+    %y: f32[2, 1, 256] = %r[0]
+  }
+  return %y
+}
+)",
+                            "fused_recurrence");
+  EXPECT_EQ(s.rule, "scan");
+  const auto& f = s.after;
+  auto gates = loopsOf(f, "recurrence_gates");
+  // step 2; (1 row tile x 16 column tiles) fused, parallel; k 256; 1 row; 64 columns.
+  EXPECT_EQ(extents(gates), (std::vector<int64_t>{2, 16, 256, 1, 64})) << ir::printFunction(f);
+  ASSERT_EQ(gates.loops.size(), 5u);
+  EXPECT_EQ(gates.loops[0]->loop_var->name, "step");
+  EXPECT_EQ(gates.loops[0]->loop_kind, ir::LoopKind::serial);
+  EXPECT_EQ(gates.loops[1]->loop_kind, ir::LoopKind::parallel);
+  for (const char* b : {"recurrence_cell", "recurrence_hidden", "recurrence_state_h"})
+    for (const auto* l : loopsOf(f, b).loops) EXPECT_NE(l->loop_kind, ir::LoopKind::parallel) << b;
 }
 
 // --- the public suite ----------------------------------------------------------------
