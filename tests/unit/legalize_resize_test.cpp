@@ -10,6 +10,7 @@
 #include "legalize_check.h"
 #include "mlcc/ir/printer.h"
 #include "mlcc/ops/op.h"
+#include "mlcc/ops/shape.h"
 #include "numpy_reference.h"
 
 namespace {
@@ -124,6 +125,26 @@ TEST_F(LegalizeResize, LinearHalfPrecision) {
       expectLegalizeMatchesKernel("resize2d", {rand(t, {2, 2, 3, 5})}, resizeAttrs(5, 4, "linear", mode),
                                   exact);
     }
+}
+
+// Linear upsampling along H legalizes in two stages (W first, on the
+// input's rows; then the rows), exactly the one-stage values (every case
+// of LinearEveryMode with more output rows than input rows runs it);
+// other sizes in one stage.
+TEST_F(LegalizeResize, LinearUpsamplingInTwoPasses) {
+  auto blocks = [](int64_t ih, int64_t oh) {
+    const Type x = Type::tensor(DType::f32, {mlcc::ops::dimConst(1), mlcc::ops::dimConst(2),
+                                             mlcc::ops::dimConst(ih), mlcc::ops::dimConst(5)});
+    const Type y = Type::tensor(DType::f32, {mlcc::ops::dimConst(1), mlcc::ops::dimConst(2),
+                                             mlcc::ops::dimConst(oh), mlcc::ops::dimConst(9)});
+    const std::string text = printFunction(
+        mlcc::ops::findOp("resize2d")->legalize({x}, y, resizeAttrs(oh, 9, "linear", "half_pixel")));
+    return std::make_pair(text.find("block \"resize2d_columns\"") != std::string::npos,
+                          text.find("block \"resize2d\"") != std::string::npos);
+  };
+  EXPECT_EQ(blocks(3, 8), std::make_pair(true, true));
+  EXPECT_EQ(blocks(8, 3), std::make_pair(false, true));
+  EXPECT_EQ(blocks(4, 4), std::make_pair(false, true));
 }
 
 TEST_F(LegalizeResize, EmptyOutputsAndInputs) {

@@ -1036,6 +1036,40 @@ graph @main(%x: f32[64, 50], %y: f32[64, 50]) -> f32[64, 50] {
     EXPECT_NE(loop->loop_kind, ir::LoopKind::parallel) << ir::printFunction(s.after);
 }
 
+// A bilinear upsampling legalizes in two passes (resize.cpp): each input
+// row resized along W, then two of those rows blended per output row. In
+// NCHW the second pass reads the first contiguously along its vector, at
+// two rows: the first stays a stage (inlined, its gathers and index
+// arithmetic would run twice per output element). Between layout moves of
+// a blocked layout (the vector along the channels) it is inlined.
+TEST(ScheduleRulesCpu, SeparableResizeKeepsItsFirstPassWhereTheVectorRunsAlongW) {
+  auto nchw = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 3, 7, 7]) -> f32[1, 3, 28, 32] {
+  dataflow {
+    %y: f32[1, 3, 28, 32] = resize2d(%x, size = [28, 32], method = "linear")
+  }
+  return %y
+}
+)",
+                               "fused_resize2d");
+  EXPECT_EQ(nchw.rule, "injective");
+  ASSERT_TRUE(loopsOf(nchw.before, "resize2d_columns").found) << ir::printFunction(nchw.before);
+  EXPECT_TRUE(loopsOf(nchw.after, "resize2d_columns").found) << ir::printFunction(nchw.after);
+  EXPECT_EQ(innermostKind(nchw.after, "resize2d"), ir::LoopKind::vectorized);
+  auto blocked = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%x: f32[1, 1, 7, 7, 16]) -> f32[1, 1, 14, 14, 16] {
+  dataflow {
+    %a: f32[1, 16, 7, 7] = layout_transform(%x, src_layout = "NCHW16c", dst_layout = "NCHW")
+    %r: f32[1, 16, 14, 14] = resize2d(%a, size = [14, 14], method = "linear")
+    %y: f32[1, 1, 14, 14, 16] = layout_transform(%r, src_layout = "NCHW", dst_layout = "NCHW16c")
+  }
+  return %y
+}
+)",
+                                  "fused_layout_transform_resize2d_layout_transform");
+  EXPECT_FALSE(loopsOf(blocked.after, "resize2d_columns").found) << ir::printFunction(blocked.after);
+}
+
 TEST(ScheduleRulesCpu, TransposeWithSymbolicBatchAndOddExtents) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%x: f32[n, 13, 7]) -> f32[n, 7, 13] {

@@ -82,13 +82,30 @@ TopItem topItem(const StmtPath& path) {
   return {body, 0};
 }
 
+namespace {
+
+// The statements of `s` with its nested sequences flattened.
+size_t flatCount(const Stmt& s) {
+  const auto* seq = s->as<SeqNode>();
+  if (!seq) return 1;
+  size_t n = 0;
+  for (const auto& c : seq->stmts) n += flatCount(c);
+  return n;
+}
+
+}  // namespace
+
 size_t rootPosition(const StmtPath& path) {
-  if (path.nodes.size() > 1)
-    if (const auto* seq = path.nodes[0]->as<SeqNode>()) {
-      auto it = std::find(seq->stmts.begin(), seq->stmts.end(), path.nodes[1]);
-      return static_cast<size_t>(it - seq->stmts.begin());
-    }
-  return 0;
+  // Through nested sequences (a body built as seq(seq(nest, nest), ...)),
+  // counting the statements before the target's in the flattened one.
+  size_t pos = 0;
+  for (size_t i = 0; i + 1 < path.nodes.size(); ++i) {
+    const auto* seq = path.nodes[i]->as<SeqNode>();
+    if (!seq) break;
+    for (auto it = seq->stmts.begin(); it != seq->stmts.end() && *it != path.nodes[i + 1]; ++it)
+      pos += flatCount(*it);
+  }
+  return pos;
 }
 
 std::vector<PlacedBlock> allBlocks(const Stmt& body) {

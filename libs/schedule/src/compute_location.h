@@ -41,7 +41,8 @@ struct TopItem {
   size_t position;
 };
 TopItem topItem(const StmtPath& path);
-// The position of the function's top-level statement that holds the target.
+// The position of the function's top-level statement that holds the target
+// (nested sequences at the top flattened).
 size_t rootPosition(const StmtPath& path);
 
 // A block with its path from the function body, its index in a pre-order

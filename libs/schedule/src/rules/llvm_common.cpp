@@ -7,7 +7,10 @@
 
 #include "../state.h"
 #include "../tree.h"
+#include "mlcc/ir/arith.h"
+#include "mlcc/ir/builder.h"
 #include "mlcc/ir/expr_functor.h"
+#include "mlcc/ir/substitute.h"
 
 namespace mlcc::schedule::cpu {
 
@@ -206,6 +209,51 @@ bool inliningStaysSmall(const ir::PrimFunc& f, const std::string& name) {
   return small;
 }
 
+// The loads of `buffer` in `e`.
+void loadsOf(const ir::PrimExpr& e, const ir::BufferNode* buffer, std::vector<const ir::LoadNode*>* out) {
+  if (const auto* l = e->as<ir::LoadNode>(); l && l->buffer.get() == buffer) out->push_back(l);
+  ir::forEachChild(e, [&](const ir::PrimExpr& c) { loadsOf(c, buffer, out); });
+}
+
+// Whether block `name` should stay a stage of its own: a consumer reads
+// its output at two or more positions per element (each of its elements
+// serving several of the consumer's: a separable resize's second pass
+// blends two rows of the first), each read contiguous along the
+// consumer's innermost output dimension (its vector). Inlined, it would
+// be computed again for every read, with its own index arithmetic and
+// gathers per lane; where the consumer's vector runs along another
+// dimension (a blocked layout's channels), the indices are the same for
+// all lanes and inlining costs little.
+bool keepAsStage(const ir::PrimFunc& f, const std::string& name) {
+  const ir::StoreNode* producer = nullptr;
+  forEachBlock(f.body, [&](const ir::BlockNode& b, const StmtPath&) {
+    if (b.name == name) producer = storeOf(b);
+  });
+  if (!producer) return false;
+  bool keep = false;
+  forEachBlock(f.body, [&](const ir::BlockNode& b, const StmtPath&) {
+    const ir::StoreNode* st = b.name == name ? nullptr : storeOf(b);
+    const auto inner = st ? innermostOutputIter(b) : std::nullopt;
+    if (!inner) return;
+    std::vector<const ir::LoadNode*> loads;
+    loadsOf(st->value, producer->buffer.get(), &loads);
+    bool distinct = false, contiguous = !loads.empty();
+    const ir::Var& v = b.iter_vars[*inner].var;
+    for (const ir::LoadNode* l : loads) {
+      for (size_t d = 0; d < l->indices.size(); ++d)
+        distinct = distinct || !ir::sameExpr(l->indices[d], loads[0]->indices[d]);
+      using namespace ir::build;
+      int64_t step = 0;
+      const ir::PrimExpr& last = l->indices.back();
+      const std::unordered_map<const ir::VarNode*, ir::PrimExpr> next = {{v.get(), v + 1}};
+      contiguous =
+          contiguous && ir::asConstInt(ir::simplify(ir::substitute(last, next) - last), &step) && step == 1;
+    }
+    keep = keep || (distinct && contiguous);
+  });
+  return keep;
+}
+
 }  // namespace
 
 std::vector<std::string> inlineInjectiveBlocks(Schedule& sch, const std::vector<std::string>& keep) {
@@ -218,7 +266,8 @@ std::vector<std::string> inlineInjectiveBlocks(Schedule& sch, const std::vector<
           std::count(refused.begin(), refused.end(), st.name))
         continue;
       BlockRV b = sch.getBlock(st.name);
-      if (inliningStaysSmall(sch.func(), st.name) && attempt([&] { sch.computeInline(b); })) {
+      if (inliningStaysSmall(sch.func(), st.name) && !keepAsStage(sch.func(), st.name) &&
+          attempt([&] { sch.computeInline(b); })) {
         inlined.push_back(st.name);
         progress = true;
       } else {

@@ -215,8 +215,11 @@ std::vector<LoopRV> tileLoop(Schedule& sch, const LoopRV& loop, const std::vecto
 
 // --- steps ----------------------------------------------------------------------------
 // compute_inline every injective block (other than those in `keep`) that
-// writes an intermediate buffer, where legal; repeats until nothing more
-// inlines. Returns the names of the blocks inlined.
+// writes an intermediate buffer, where legal and its consumers'
+// expressions stay small, unless a consumer reads it at several positions
+// contiguously along its vector (the first pass of a separable resize: it
+// stays a stage); repeats until nothing more inlines. Returns the names of
+// the blocks inlined.
 std::vector<std::string> inlineInjectiveBlocks(Schedule& sch, const std::vector<std::string>& keep = {});
 
 // Tries a primitive: false (nothing changed) when it throws ScheduleError.
