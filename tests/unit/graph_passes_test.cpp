@@ -428,8 +428,9 @@ graph @main(%x: f32[1, 16, 7, 7], %w: f32[16, 16, 1, 1], %v: f32[16, 16, 1, 1]) 
 
 // dense / 2-D matmul with a constant weight over 2+ rows: dense_pack with
 // the weight packed in panels (NK8n with block=8), folded at compile time,
-// once per weight however many ops use it; one row (the GEMV rule's), a
-// weight that is an input, or N not a multiple of the block: unchanged. The
+// once per weight however many ops use it; N not a multiple of the block
+// (12) padded with zero columns to one (16), the extra columns dropped; one
+// row (the GEMV rule's) or a weight that is an input: unchanged. The
 // interpreter gives the same outputs before and after.
 TEST(ConvertLayout, PacksConstantDenseWeights) {
   auto values = [](int64_t n, double scale) {
@@ -468,12 +469,16 @@ graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 1
   EXPECT_NE(r.text.find("%few: f32[8, 16] = dense_pack(%s, "), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%one: f32[1, 16] = matmul(%s1, %b2)"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%inp: f32[32, 16] = dense(%x, %wi)"), std::string::npos) << r.text;
-  EXPECT_NE(r.text.find("%odd: f32[32, 12] = dense(%x, %w12)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%odd_padded: f32[32, 16] = dense_pack(%x, "), std::string::npos) << r.text;
+  EXPECT_NE(
+      r.text.find("%odd: f32[32, 12] = strided_slice(%odd_padded, axes = [1], begin = [0], end = [12])"),
+      std::string::npos)
+      << r.text;
   EXPECT_NE(r.text.find("%nine: f32[9, 16] = dense_pack(%s9, "), std::string::npos) << r.text;
   // The packed weights are constants (folded), not run-time transforms.
   EXPECT_EQ(test::occurrences(r.text, "layout_transform("), 0) << r.text;
-  // %w and %b2 (%few and %nine share it) packed once each, %b once.
-  EXPECT_EQ(test::occurrences(r.text, "f32[2, 12, 8] = const"), 2) << r.text;
+  // %w, %w12 (padded) and %b2 (%few and %nine share it) packed once each, %b once.
+  EXPECT_EQ(test::occurrences(r.text, "f32[2, 12, 8] = const"), 3) << r.text;
   EXPECT_EQ(test::occurrences(r.text, "f32[3, 12, 8] = const"), 1) << r.text;
 }
 
