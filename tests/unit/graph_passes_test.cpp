@@ -360,6 +360,45 @@ graph @main(%x: f32[20]) -> f32[20] {
   EXPECT_EQ(r.weights.tensors[0].first, "folded.1");
 }
 
+// A dilated convolution over a map smaller than its taps' spread (DeepLab's
+// ASPP): taps that read only padding for every output go. 6 apart on a
+// 5 x 5 map with padding 6, only the center tap reads the input: a 1 x 1
+// convolution without padding or dilation, its weight the center tap. 2
+// apart, every tap reads some input: unchanged. A stride of 2 with padding
+// 4, dilation 3: the first row of taps (offset -4) never reaches the
+// input, the others do: rows 1..2 kept, the top padding 4 - 3 = 1. The
+// interpreter gives the same outputs.
+TEST(Passes, CanonicalizeDropsConvolutionTapsThatReadOnlyPadding) {
+  const std::string dir = tempDir("canonicalize_taps");
+  Result r = checkPasses(parse(R"(mlcc.ir 1
+graph @main(%x: f32[1, 2, 5, 5], %w: f32[3, 2, 3, 3]) -> (f32[1, 3, 5, 5], f32[1, 3, 5, 5], f32[1, 3, 2, 2]) {
+  dataflow {
+    %far: f32[1, 3, 5, 5] = conv2d(%x, %w, padding = [6, 6, 6, 6], dilation = [6, 6])
+    %near: f32[1, 3, 5, 5] = conv2d(%x, %w, padding = [2, 2, 2, 2], dilation = [2, 2])
+    %strided: f32[1, 3, 2, 2] = conv2d(%x, %w, padding = [4, 0, 0, 0], dilation = [3, 1], strides = [2, 2])
+  }
+  return (%far, %near, %strided)
+}
+)",
+                               dir),
+                         "canonicalize", dir, 1e-5);
+  EXPECT_NE(r.text.find("f32[3, 2, 1, 1] = strided_slice(%w, axes = [2, 3], begin = [1, 1], end = [2, 2]"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(
+      r.text.find(
+          "%far: f32[1, 3, 5, 5] = conv2d(%x, %w_live_taps, dilation = [1, 1], padding = [0, 0, 0, 0])"),
+      std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("%near: f32[1, 3, 5, 5] = conv2d(%x, %w, dilation = [2, 2]"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("f32[3, 2, 2, 3] = strided_slice(%w, axes = [2, 3], begin = [1, 0], end = [3, 3]"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("dilation = [3, 1], padding = [1, 0, 0, 0], strides = [2, 2])"), std::string::npos)
+      << r.text;
+}
+
 TEST(Passes, CanonicalizeThenFoldKeepsMeaning) {
   // Constants made by canonicalize are read by fold-constants in the same pipeline.
   Result r = checkFixture("canonicalize_then_fold_keeps_meaning.ir",
