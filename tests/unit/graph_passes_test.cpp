@@ -617,6 +617,34 @@ graph @main(%x: f32[1, 16, 6, 6], %w1: f32[40, 16, 1, 1], %b: f32[40, 1, 1], %wd
   EXPECT_NE(r.text.find("%c2: f32[1, 56, 6, 6] = strided_slice("), std::string::npos) << r.text;
 }
 
+// A transposed convolution whose kernel equals its stride (U-Net's 2 x 2 /
+// 2) becomes a 1 x 1 convolution to O * 2 * 2 channels, blocked, and a
+// depth-to-space of its result (reshape, permute_dims, reshape); one with
+// overlapping taps (3 x 3 / 2) stays. The interpreter gives the same
+// outputs.
+TEST(ConvertLayout, TransposedConvolutionWithKernelEqualToStrideIsAConvolution) {
+  const std::string dir = tempDir("convert_layout_transposed");
+  Result r = checkPasses(parse(R"(mlcc.ir 1
+graph @main(%x: f32[1, 16, 5, 6], %w: f32[16, 8, 2, 2], %v: f32[16, 4, 3, 3]) -> (f32[1, 8, 10, 12], f32[1, 4, 11, 13]) {
+  dataflow {
+    %up: f32[1, 8, 10, 12] = conv2d_transpose(%x, %w, strides = [2, 2])
+    %overlap: f32[1, 4, 11, 13] = conv2d_transpose(%x, %v, strides = [2, 2])
+  }
+  return (%up, %overlap)
+}
+)",
+                               dir),
+                         "convert-layout,dead-code-elimination", dir, 1e-5);
+  EXPECT_EQ(test::occurrences(r.text, "= conv2d_nchwc("), 1) << r.text;
+  EXPECT_NE(r.text.find("f32[1, 2, 5, 6, 16] = conv2d_nchwc("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("f32[1, 8, 5, 2, 6, 2] = permute_dims(%up_taps_split, axes = [0, 1, 4, 2, 5, 3])"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("%up: f32[1, 8, 10, 12] = reshape("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%overlap: f32[1, 4, 11, 13] = conv2d_transpose(%x, %v"), std::string::npos)
+      << r.text;
+}
+
 TEST(ConvertLayout, LeavesWhatItCannotBlock) {
   // groups of one input channel that are not depthwise (4 -> 8 channels in
   // 4 groups), a symbolic batch, f16: unchanged.
