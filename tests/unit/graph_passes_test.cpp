@@ -585,16 +585,15 @@ graph @main(%x: f32[1, 16, 6, 6]) -> f32[1, 24, 6, 6] {
 
 // Channels that blocks of 16 do not divide, 40 and 56, are padded with
 // zero channels to the next multiple of 16 (48, 64) rather than cut into
-// blocks of 8: the convolutions, the depthwise one (groups = 48), the bias
-// and the sigmoid compute blocked, with zero weights for the padded
-// channels; the result drops them. A division by a per-channel tensor
-// would make 0 / 0 there, which the next convolution's zero weights would
+// blocks of 8, and 9 to 16 rather than a block of 9 lanes: the convolutions, the depthwise one (groups = 48),
+// the bias and the sigmoid compute blocked, with zero weights for the padded channels; the result drops them.
+// A division by a per-channel tensor would make 0 / 0 there, which the next convolution's zero weights would
 // not cancel: it stays in NCHW (the interpreter would see NaN in %y).
 TEST(ConvertLayout, PadsChannelsToWholeVectorBlocks) {
   std::string dir = tempDir("convert_layout_padded_channels");
   ir::Module m = parse(R"(mlcc.ir 1
 
-graph @main(%x: f32[1, 16, 6, 6], %w1: f32[40, 16, 1, 1], %b: f32[40, 1, 1], %wd: f32[40, 1, 3, 3], %w2: f32[56, 40, 1, 1], %d: f32[1, 40, 1, 1], %w3: f32[16, 40, 1, 1]) -> (f32[1, 56, 6, 6], f32[1, 16, 6, 6]) {
+graph @main(%x: f32[1, 16, 6, 6], %w1: f32[40, 16, 1, 1], %b: f32[40, 1, 1], %wd: f32[40, 1, 3, 3], %w2: f32[56, 40, 1, 1], %d: f32[1, 40, 1, 1], %w3: f32[16, 40, 1, 1], %w9: f32[9, 16, 1, 1]) -> (f32[1, 56, 6, 6], f32[1, 16, 6, 6], f32[1, 9, 6, 6]) {
   dataflow {
     %c1: f32[1, 40, 6, 6] = conv2d(%x, %w1)
     %a: f32[1, 40, 6, 6] = add(%c1, %b)
@@ -603,14 +602,16 @@ graph @main(%x: f32[1, 16, 6, 6], %w1: f32[40, 16, 1, 1], %b: f32[40, 1, 1], %wd
     %c2: f32[1, 56, 6, 6] = conv2d(%dw, %w2)
     %q: f32[1, 40, 6, 6] = divide(%a, %d)
     %y: f32[1, 16, 6, 6] = conv2d(%q, %w3)
+    %c9: f32[1, 9, 6, 6] = conv2d(%x, %w9)
   }
-  return (%c2, %y)
+  return (%c2, %y, %c9)
 }
 )",
                        dir);
   Result r = checkPasses(m, "convert-layout,dead-code-elimination", dir, 1e-5);
-  EXPECT_EQ(test::occurrences(r.text, "= conv2d_nchwc("), 4) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "= conv2d_nchwc("), 5) << r.text;
   EXPECT_NE(r.text.find("f32[1, 3, 6, 6, 16] = sigmoid("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%c9: f32[1, 9, 6, 6] = strided_slice("), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("groups = 48"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("f32[1, 4, 6, 6, 16] = conv2d_nchwc(%dw_nchw16c"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%q: f32[1, 40, 6, 6] = divide(%a, %d)"), std::string::npos) << r.text;
