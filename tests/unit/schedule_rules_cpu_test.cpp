@@ -1223,6 +1223,27 @@ TEST(ScheduleRulesCpu, FallbackParallelizesWhatNoRuleHandles) {
   test::expectSameMeaning(f, after, 1e-5);
 }
 
+namespace {
+
+// An LSTM over `steps` steps of a batch of `batch`, `hidden` units: its
+// recurrence with the input projection given (xw).
+std::string lstmSteps(int steps, int batch, int hidden, const std::string& attrs) {
+  auto t = [](std::vector<int> dims) {
+    std::string s = "f32[";
+    for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+    return s + "]";
+  };
+  const std::string y = t({steps, batch, hidden}), state = t({batch, hidden});
+  return "mlcc.ir 1\ngraph @main(%xw: " + t({steps, batch, 4 * hidden}) +
+         ", %rt: " + t({hidden, 4 * hidden}) + ", %h0: " + state + ", %c0: " + state +
+         ", %p: " + t({3 * hidden}) + ", %lens: i64[" + std::to_string(batch) + "]) -> " + y +
+         " {\n  dataflow {\n    %r: (" + y + ", " + state + ", " + state +
+         ") = recurrence(%xw, %rt, %h0, %c0, %p, %lens, cell = \"lstm\"" + attrs + ")\n    %y: " + y +
+         " = %r[0]\n  }\n  return %y\n}\n";
+}
+
+}  // namespace
+
 // An LSTM's steps (a recurrence, legalized as a scan): the step loop stays
 // serial and outermost; one step's product gets a register tile (rows
 // unrolled, a vector of the gates' columns, the whole reduction inside),
@@ -1230,16 +1251,7 @@ TEST(ScheduleRulesCpu, FallbackParallelizesWhatNoRuleHandles) {
 // is parallel (3 x 64 x 16 multiply-adds a step are below the parallel
 // grain). Entries of the batch end at different steps (lens).
 TEST(ScheduleRulesCpu, RecurrenceStepsStaySerialAndAreVectorized) {
-  auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%xw: f32[5, 3, 64], %rt: f32[16, 64], %h0: f32[3, 16], %c0: f32[3, 16], %p: f32[48], %lens: i64[3]) -> f32[5, 3, 16] {
-  dataflow {
-    %r: (f32[5, 3, 16], f32[3, 16], f32[3, 16]) = recurrence(%xw, %rt, %h0, %c0, %p, %lens, cell = "lstm", clip = 2.0)
-    %y: f32[5, 3, 16] = %r[0]
-  }
-  return %y
-}
-)",
-                            "fused_recurrence");
+  auto s = scheduleAndCheck(lstmSteps(5, 3, 16, ", clip = 2.0"), "fused_recurrence");
   EXPECT_EQ(s.rule, "scan");
   const auto& f = s.after;
   auto gates = loopsOf(f, "recurrence_gates");
@@ -1266,16 +1278,7 @@ graph @main(%xw: f32[5, 3, 64], %rt: f32[16, 64], %h0: f32[3, 16], %c0: f32[3, 1
 // 8 vectors of the tests' 8 lanes) run in parallel inside each step; the
 // step loop and the cell's blocks stay serial.
 TEST(ScheduleRulesCpu, LargeRecurrenceStepProductRunsInParallel) {
-  auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%xw: f32[2, 1, 1024], %rt: f32[256, 1024], %h0: f32[1, 256], %c0: f32[1, 256], %p: f32[768], %lens: i64[1]) -> f32[2, 1, 256] {
-  dataflow {
-    %r: (f32[2, 1, 256], f32[1, 256], f32[1, 256]) = recurrence(%xw, %rt, %h0, %c0, %p, %lens, cell = "lstm")
-    %y: f32[2, 1, 256] = %r[0]
-  }
-  return %y
-}
-)",
-                            "fused_recurrence");
+  auto s = scheduleAndCheck(lstmSteps(2, 1, 256, ""), "fused_recurrence");
   EXPECT_EQ(s.rule, "scan");
   const auto& f = s.after;
   auto gates = loopsOf(f, "recurrence_gates");
