@@ -646,6 +646,29 @@ graph @main(%x: f32[1, 16, 5, 6], %w: f32[16, 8, 2, 2], %v: f32[16, 4, 3, 3]) ->
       << r.text;
 }
 
+// A convolution to fewer than 8 channels over rows of at least a vector
+// (an image's RGB) stays in NCHW, where its vector runs along the rows;
+// over shorter rows (a squeeze-excite's 1 x 1 map) it is blocked. The
+// interpreter gives the same outputs.
+TEST(ConvertLayout, ConvolutionToFewChannelsOverLongRowsStaysNchw) {
+  const std::string dir = tempDir("convert_layout_few_channels");
+  Result r = checkPasses(parse(R"(mlcc.ir 1
+graph @main(%x: f32[1, 16, 20, 20], %w: f32[16, 16, 3, 3], %v: f32[3, 16, 3, 3], %s: f32[1, 16, 1, 1], %u: f32[4, 16, 1, 1]) -> (f32[1, 3, 20, 20], f32[1, 4, 1, 1]) {
+  dataflow {
+    %a: f32[1, 16, 20, 20] = conv2d(%x, %w, padding = [1, 1, 1, 1])
+    %rgb: f32[1, 3, 20, 20] = conv2d(%a, %v, padding = [1, 1, 1, 1])
+    %se: f32[1, 4, 1, 1] = conv2d(%s, %u)
+  }
+  return (%rgb, %se)
+}
+)",
+                               dir),
+                         "convert-layout,dead-code-elimination", dir, 1e-5);
+  EXPECT_NE(r.text.find("%rgb: f32[1, 3, 20, 20] = conv2d(%a, %v"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("f32[1, 1, 1, 1, 4] = conv2d_nchwc("), std::string::npos) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "= conv2d_nchwc("), 2) << r.text;
+}
+
 TEST(ConvertLayout, LeavesWhatItCannotBlock) {
   // groups of one input channel that are not depthwise (4 -> 8 channels in
   // 4 groups), a symbolic batch, f16: unchanged.

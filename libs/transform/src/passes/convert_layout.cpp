@@ -3,7 +3,8 @@
 // elementwise ops between them there, so that a chain of convolutions and
 // their bias, activation and residual adds converts only at its edges:
 //   - y = conv2d(x, w) (f32, static NCHW shapes; grouped with blocks that
-//     divide each group's channels: depthwise, or RegNet's 8-channel groups)
+//     divide each group's channels: depthwise, or RegNet's 8-channel groups;
+//     not one to fewer than 8 channels over rows of a vector or more)
 //     becomes yb = conv2d_nchwc(xb, wb) with xb = x in NCHW{ib}c (or the
 //     blocked value x already has), wb = layout_transform(w, OIHW ->
 //     OIHW{ib}i{ob}o) (a constant weight: fold-constants packs it at compile
@@ -91,6 +92,9 @@ struct Stats {
 // (a weight that is not constant keeps the rules' rfactor schedule up to
 // kMaxRfactorBatch rows, llvm_common.h).
 constexpr int64_t kMinPackRows = 2;
+// Convolutions with fewer output channels than this stay in NCHW where
+// their rows are at least a vector long (convertConv).
+constexpr int64_t kFewOutputChannels = 8;
 // The register rows of the matmul rule's tile of a dense_pack
 // (kMaxRegisterRows, schedule/src/rules/llvm_common.h).
 constexpr int64_t kRegisterRows = 8;
@@ -265,6 +269,11 @@ class LayoutConverter {
     if (groups < 1 || channels % groups != 0 || out_channels % groups != 0) return false;
     // Grouped (not depthwise): blocks that divide each group's channels.
     const int64_t group_in = channels / groups, group_out = out_channels / groups;
+    // A few output channels (an image's 3) over rows of at least a vector:
+    // the NCHW conv2d vectorizes along the rows instead of over 3 lanes
+    // (a style-transfer network's last 9 x 9 convolution to RGB at 224 x
+    // 224, 1 thread: 53 -> 5.1 ms).
+    if (groups == 1 && out_channels < kFewOutputChannels && ys[3] >= max_block_) return false;
     // Groups of 1 and depthwise may pad their channels (see the header): a
     // depthwise convolution its input's (its vectors run along them), a
     // convolution of groups 1 its outputs (an input that is not blocked yet
