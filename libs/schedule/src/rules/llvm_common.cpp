@@ -191,12 +191,18 @@ const ir::StoreNode* storeOf(const ir::BlockNode& b) {
 // copied each time (a bicubic resize reads its input 16 times, each with
 // its weights), and an expression grown past the IR's bounds could not be
 // printed and parsed back.
+// The store of block `name` of `f` (null when it has none).
+const ir::StoreNode* storeOfBlock(const ir::PrimFunc& f, const std::string& name) {
+  const ir::StoreNode* store = nullptr;
+  forEachBlock(f.body, [&](const ir::BlockNode& b, const StmtPath&) {
+    if (b.name == name) store = storeOf(b);
+  });
+  return store;
+}
+
 bool inliningStaysSmall(const ir::PrimFunc& f, const std::string& name) {
   constexpr int64_t kMaxInlinedExprNodes = 1500;
-  const ir::StoreNode* producer = nullptr;
-  forEachBlock(f.body, [&](const ir::BlockNode& b, const StmtPath&) {
-    if (b.name == name) producer = storeOf(b);
-  });
+  const ir::StoreNode* producer = storeOfBlock(f, name);
   if (!producer) return true;
   const int64_t producer_nodes = nodesAfterInlining(producer->value, nullptr, 0);
   bool small = true;
@@ -225,10 +231,7 @@ void loadsOf(const ir::PrimExpr& e, const ir::BufferNode* buffer, std::vector<co
 // dimension (a blocked layout's channels), the indices are the same for
 // all lanes and inlining costs little.
 bool keepAsStage(const ir::PrimFunc& f, const std::string& name) {
-  const ir::StoreNode* producer = nullptr;
-  forEachBlock(f.body, [&](const ir::BlockNode& b, const StmtPath&) {
-    if (b.name == name) producer = storeOf(b);
-  });
+  const ir::StoreNode* producer = storeOfBlock(f, name);
   if (!producer) return false;
   bool keep = false;
   forEachBlock(f.body, [&](const ir::BlockNode& b, const StmtPath&) {
@@ -238,16 +241,10 @@ bool keepAsStage(const ir::PrimFunc& f, const std::string& name) {
     std::vector<const ir::LoadNode*> loads;
     loadsOf(st->value, producer->buffer.get(), &loads);
     bool distinct = false, contiguous = !loads.empty();
-    const ir::Var& v = b.iter_vars[*inner].var;
     for (const ir::LoadNode* l : loads) {
       for (size_t d = 0; d < l->indices.size(); ++d)
         distinct = distinct || !ir::sameExpr(l->indices[d], loads[0]->indices[d]);
-      using namespace ir::build;
-      int64_t step = 0;
-      const ir::PrimExpr& last = l->indices.back();
-      const std::unordered_map<const ir::VarNode*, ir::PrimExpr> next = {{v.get(), v + 1}};
-      contiguous =
-          contiguous && ir::asConstInt(ir::simplify(ir::substitute(last, next) - last), &step) && step == 1;
+      contiguous = contiguous && stepAlong(l->indices.back(), b.iter_vars[*inner].var) == 1;
     }
     keep = keep || (distinct && contiguous);
   });
@@ -279,6 +276,14 @@ std::vector<std::string> inlineInjectiveBlocks(Schedule& sch, const std::vector<
     if (progress) refused.clear();
   }
   return inlined;
+}
+
+std::optional<int64_t> stepAlong(const ir::PrimExpr& index, const ir::Var& v) {
+  using namespace ir::build;
+  const std::unordered_map<const ir::VarNode*, ir::PrimExpr> next = {{v.get(), v + 1}};
+  int64_t step = 0;
+  if (!ir::asConstInt(ir::simplify(ir::substitute(index, next) - index), &step)) return std::nullopt;
+  return step;
 }
 
 int64_t productOrUnknown(Schedule& sch, const std::vector<LoopRV>& loops) {

@@ -192,6 +192,10 @@ bool isPadding(const ir::BlockNode& b);
 // iteration variables, in order, to exactly one loop (and has no others).
 bool simpleNest(Schedule& sch, const BlockRV& b);
 
+// The constant step of `index` when `v` grows by one (index(v + 1) -
+// index(v), simplified); nullopt when it is not constant.
+std::optional<int64_t> stepAlong(const ir::PrimExpr& index, const ir::Var& v);
+
 // The index of the block's output dimension that is innermost in memory:
 // the iteration variable stored to the last index of its only write, if it
 // is stored there as is; nullopt otherwise.

@@ -89,15 +89,11 @@ void deinterleaveStridedPadding(Schedule& sch, const BlockRV& blk, size_t vec_it
     if (isPadding(x))
       for (const auto& w : writeBuffers(x)) padded.insert(w.get());
   });
-  const VarNode* v = b.iter_vars.at(vec_iter).var.get();
   std::vector<std::pair<Buffer, int64_t>> strided;
   for (const LoadNode* load : {info.a, info.b}) {
     if (!load || !padded.count(load->buffer.get()) || load->indices.empty()) continue;
-    const PrimExpr& last = load->indices.back();
-    int64_t s = 0;
-    const std::unordered_map<const VarNode*, PrimExpr> next = {{v, b.iter_vars[vec_iter].var + 1}};
-    const PrimExpr step = simplify(substitute(last, next) - last);
-    if (asConstInt(step, &s) && s >= 2 && s <= 4) strided.emplace_back(load->buffer, s);
+    const auto s = stepAlong(load->indices.back(), b.iter_vars.at(vec_iter).var);
+    if (s && *s >= 2 && *s <= 4) strided.emplace_back(load->buffer, *s);
   }
   for (const auto& [buffer, s] : strided) {
     std::vector<Var> from;

@@ -41,6 +41,7 @@
 #include "constants.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
+#include "mlcc/support/checked_math.h"
 #include "passes.h"
 
 namespace mlcc::transform {
@@ -305,7 +306,6 @@ class Canonicalizer {
       const int64_t n = xs[2 + a], o = ys[2 + a], k = ws[2 + a], s = strides[a], d = dilation[a],
                     pb = pads[a];
       // Tap t reads input h * s - pb + t * d for outputs h in [0, o).
-      auto floorDiv = [](int64_t x, int64_t y) { return x >= 0 ? x / y : -((-x + y - 1) / y); };
       auto live = [&](int64_t t) {
         const int64_t lo = std::max<int64_t>(0, -floorDiv(t * d - pb, s));  // ceil((pb - t d) / s)
         const int64_t hi = std::min(o - 1, floorDiv(n - 1 + pb - t * d, s));

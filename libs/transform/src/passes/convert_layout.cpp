@@ -111,19 +111,18 @@ int64_t channelBlock(int64_t channels, int64_t max_block) {
   return (d & (d - 1)) != 0 && p * 2 >= d ? p : d;
 }
 
+int64_t roundUp(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
+
 // `channels` padded to a multiple of `max_block` where the block would
 // otherwise be narrower (see the header), else `channels`.
 int64_t paddedChannels(int64_t channels, int64_t max_block) {
-  const int64_t padded = (channels + max_block - 1) / max_block * max_block,
-                block = channelBlock(channels, max_block);
+  const int64_t padded = roundUp(channels, max_block), block = channelBlock(channels, max_block);
   if (block >= max_block) return channels;
   const bool odd_lanes = (block & (block - 1)) != 0;  // 9, 7 lanes: vectors LLVM splits or masks
   const bool pad = (channels > max_block && padded * 4 <= channels * 5) ||
                    (odd_lanes && channels * 2 > max_block && padded <= channels * 2);
   return pad ? padded : channels;
 }
-
-int64_t roundUp(int64_t n, int64_t multiple) { return (n + multiple - 1) / multiple * multiple; }
 
 // Elementwise ops that keep padded channels finite: on the zeros (or
 // finite values) of padded channels, and per-channel operands padded with
@@ -191,6 +190,14 @@ class LayoutConverter {
     return {{"src_layout", ir::AttrValue(from)}, {"dst_layout", ir::AttrValue(to)}};
   }
 
+  // strided_slice attributes keeping the first ends[i] elements of axes[i]
+  // (dropping the padding added after them).
+  static ir::Attrs keepLeading(const std::vector<int64_t>& axes, const std::vector<int64_t>& ends) {
+    return {{"axes", ir::AttrValue::ints(axes)},
+            {"begin", ir::AttrValue::ints(std::vector<int64_t>(axes.size(), 0))},
+            {"end", ir::AttrValue::ints(ends)}};
+  }
+
   // One layout_transform per value and layout in a block: a constant
   // weight that several ops use (an unrolled recurrence's weights, tied
   // weights) is packed once, not once per use.
@@ -243,10 +250,7 @@ class LayoutConverter {
     if (staticDims(b.var->type, &ys) && ys.size() == 4 && ys[1] % block != 0) {
       const ir::GraphVar yp = emit(b.var->name + "_padded_channels", "layout_transform", {yb},
                                    layouts(ops::nchwcLayout(block), "NCHW"));
-      emit(b.var, "", "strided_slice", {yp},
-           {{"axes", ir::AttrValue::ints({1})},
-            {"begin", ir::AttrValue::ints({0})},
-            {"end", ir::AttrValue::ints({ys[1]})}});
+      emit(b.var, "", "strided_slice", {yp}, keepLeading({1}, {ys[1]}));
       back_.insert(yp.get());
     } else {
       emit(b.var, "", "layout_transform", {yb}, layouts(ops::nchwcLayout(block), "NCHW"));
@@ -387,10 +391,7 @@ class LayoutConverter {
     } else if (padded == rows) {  // the product's extra columns dropped
       const int64_t last = static_cast<int64_t>(xs.size()) - 1;
       ir::GraphVar yp = emit(name + "_padded", "dense_pack", {x, wp}, {});
-      emit(b.var, "", "strided_slice", {yp},
-           {{"axes", ir::AttrValue::ints({last})},
-            {"begin", ir::AttrValue::ints({0})},
-            {"end", ir::AttrValue::ints({n})}});
+      emit(b.var, "", "strided_slice", {yp}, keepLeading({last}, {n}));
       ++stats_.padded;
     } else {
       // x as [rows, K] padded with zero rows, the product's extra rows (and
@@ -401,9 +402,7 @@ class LayoutConverter {
                          : emit(name + "_rows", "reshape", {x}, {{"shape", ir::AttrValue::ints({rows, k})}});
       ir::GraphVar xp = padAxis(x2, 2, 0, padded - rows, name + "_padded_rows");
       ir::GraphVar yp = emit(name + "_padded", "dense_pack", {xp, wp}, {});
-      ir::Attrs keep{{"axes", ir::AttrValue::ints({0, 1})},
-                     {"begin", ir::AttrValue::ints({0, 0})},
-                     {"end", ir::AttrValue::ints({rows, n})}};
+      const ir::Attrs keep = keepLeading({0, 1}, {rows, n});
       if (xs.size() == 2) {
         emit(b.var, "", "strided_slice", {yp}, keep);
       } else {
@@ -436,7 +435,7 @@ class LayoutConverter {
     for (int64_t d = tile; d > 1 && best == 1; --d)
       if (extent % d == 0) best = d;
     if (best * 2 >= tile) return extent;
-    const int64_t padded = (extent + tile - 1) / tile * tile;
+    const int64_t padded = roundUp(extent, tile);
     return best == 1 || (padded - extent) * 4 <= extent ? padded : extent;
   }
   static int64_t paddedRows(int64_t rows) { return paddedExtent(rows, kRegisterRows); }
@@ -472,10 +471,7 @@ class LayoutConverter {
     ir::GraphVar yp = padAxis(y, ys.size(), ys.size() - 1, pcols - cols, name + "_padded_columns");
     ir::GraphVar zp = emit(name + "_padded", "matmul", {xp, yp}, {});
     const int64_t r = static_cast<int64_t>(zs.size());
-    emit(b.var, "", "strided_slice", {zp},
-         {{"axes", ir::AttrValue::ints({r - 2, r - 1})},
-          {"begin", ir::AttrValue::ints({0, 0})},
-          {"end", ir::AttrValue::ints({rows, cols})}});
+    emit(b.var, "", "strided_slice", {zp}, keepLeading({r - 2, r - 1}, {rows, cols}));
     ++stats_.padded;
     return true;
   }
