@@ -173,6 +173,39 @@ TEST(Arith, DivModFoldsKeepTheirValue) {
   EXPECT_GT(folded, 250);
 }
 
+// A blocked index (block * c + lane, 0 <= lane < c) divided at a multiple of
+// the block keeps the lane out of the quotient: a concatenation of 144-channel
+// parts read in 16-lane blocks selects its part by block / 9, uniform across
+// the lanes. Random blocks, lanes, divisors and offsets keep their value,
+// negative blocks too.
+TEST(Arith, BlockedIndexDividedAtAMultipleOfTheBlock) {
+  Var f = makeVar("f"), j = makeVar("j");
+  Analyzer az;
+  az.bind(j, 0, 16);
+  EXPECT_EQ(printExpr(az.simplify((f * 16 + j) / 144)), "f / 9");
+  EXPECT_EQ(printExpr(az.simplify((f * 16 + j) % 144)), "j + f % 9 * 16");
+  EXPECT_EQ(printExpr(az.simplify((f * 16 + j) % 144 / 16)), "f % 9");
+  EXPECT_EQ(printExpr(az.simplify((f * 16 + j) % 144 % 16)), "j");
+  // The lane may reach past the block: no split.
+  EXPECT_EQ(printExpr(az.simplify((f * 8 + j) / 144)), "(f * 8 + j) / 144");
+  std::mt19937 rng(5);
+  Var x = makeVar("x"), lane = makeVar("lane");
+  for (int trial = 0; trial < 300; ++trial) {
+    const int64_t c = 2 + rng() % 15, d = c * (1 + rng() % 9), lanes = 1 + rng() % c, k = rng() % 40 - 20;
+    Analyzer bl;
+    bl.bind(lane, 0, lanes);
+    const PrimExpr base = x * lit(c) + lane + lit(k);
+    for (BinaryOp op : {BinaryOp::Div, BinaryOp::Mod}) {
+      const PrimExpr e = makeBinary(op, base, lit(d)), s = bl.simplify(e);
+      for (int64_t vx = -30; vx <= 30; ++vx)
+        for (int64_t vl = 0; vl < lanes; ++vl) {
+          std::map<const VarNode*, int64_t> env{{x.get(), vx}, {lane.get(), vl}};
+          ASSERT_EQ(eval(s, env), eval(e, env)) << printExpr(e) << " simplified to " << printExpr(s);
+        }
+    }
+  }
+}
+
 // alignedLanes: an index moving by one per lane from a multiple of the
 // lanes, through a fused copy's divisions too. Every accepted index is
 // checked by evaluation (negative values included: the IR's / and % floor).

@@ -4,6 +4,9 @@
 // (a variable, a floordiv, a load, a product of two variables, ...).
 #include "mlcc/ir/arith.h"
 
+#include <algorithm>
+#include <numeric>
+#include <optional>
 #include <vector>
 
 #include "mlcc/ir/expr_functor.h"
@@ -280,6 +283,34 @@ class Simplifier {
     return a == n->a && b == n->b ? e : makeBinary(n->op, a, b);
   }
 
+  // (c * x + r) / d == x / (d / c) and (c * x + r) % d == c * (x % (d / c)) + r
+  // for floor division when c divides d and 0 <= r < c: a blocked index
+  // (block * 16 + lane) split at a multiple of the block (a concatenation of
+  // 144-channel parts read in 16-lane blocks) keeps the lane out of the
+  // quotient. `rest` holds the terms whose coefficients d does not divide,
+  // `quotient` the others (divided by d).
+  std::optional<PrimExpr> splitByFactor(BinaryOp op, const Linear& quotient, const Linear& rest, int64_t d) {
+    std::vector<int64_t> factors;
+    for (const auto& t : rest.terms)
+      if (int64_t c = std::gcd(t.coeff < 0 ? -t.coeff : t.coeff, d); c > 1 && c < d) factors.push_back(c);
+    std::sort(factors.rbegin(), factors.rend());
+    for (int64_t c : factors) {
+      Linear x, r;  // rest == c * x + r
+      for (const auto& t : rest.terms)
+        (t.coeff % c == 0 ? x : r).add(t.atom, t.coeff % c == 0 ? t.coeff / c : t.coeff);
+      x.constant = floorDiv(rest.constant, c);
+      r.constant = floorMod(rest.constant, c);
+      auto rb = r.isConst() ? std::optional<std::pair<int64_t, int64_t>>({r.constant, r.constant})
+                            : az_.constBounds(fromLinear(r));
+      if (x.isConst() || !rb || rb->first < 0 || rb->second >= c) continue;
+      PrimExpr inner = (*this)(makeBinary(op, fromLinear(x), makeInt(d / c)));
+      Linear out = op == BinaryOp::Div ? quotient : r;
+      out.add(inner, op == BinaryOp::Div ? 1 : c);
+      return fromLinear(out);
+    }
+    return std::nullopt;
+  }
+
   // a / d or a % d for a constant d > 0.
   PrimExpr divMod(BinaryOp op, const PrimExpr& a, int64_t d) {
     if (d == 1) return op == BinaryOp::Div ? a : makeInt(0);
@@ -316,6 +347,7 @@ class Simplifier {
         return fromLinear(r);
       }
     }
+    if (auto split = splitByFactor(op, quotient, rest, d)) return *split;
     if (op == BinaryOp::Mod) {
       // x % d keeps only the terms whose coefficients d does not divide.
       if (quotient.terms.empty() && rest.terms.size() == l.terms.size() && rest.constant == l.constant)
