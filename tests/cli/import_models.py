@@ -145,6 +145,14 @@ save("conv3d_same_grouped", [N("Conv", ["x", "w", "b"], ["y"], auto_pad="SAME_UP
                                dilations=[2, 1, 1], group=2)], x5, [2, 6, 3, 6, 4],
      conv3d_ref(x5, w5, b5, [2, 1, 1], [2, 1, 1], [2, 0, 1, 2, 1, 1], group=2), inits=[("w", w5), ("b", b5)],
      expect=["conv2d(.*groups = 2", "strided_slice("])
+# A window along the depth only (KD x 1 x 1): a conv2d over [N, C, D, H * W] with a KD x 1 kernel, its
+# depth stride, dilation and padding as the conv2d's along H (no stacked taps).
+wd5 = r(6, 2, 3, 1, 1)
+# depth: padded 5 + 3 = 8, span 5, stride 2 -> 2
+save("conv3d_depth_only", [N("Conv", ["x", "w", "b"], ["y"], strides=[2, 1, 1], dilations=[2, 1, 1],
+                             pads=[2, 0, 0, 1, 0, 0], group=2)], x5, [2, 6, 2, 6, 4],
+     conv3d_ref(x5, wd5, b5, [2, 1, 1], [2, 1, 1], [2, 0, 0, 1, 0, 0], group=2), inits=[("w", wd5), ("b", b5)],
+     expect=["conv2d(.*dilation = \\[2, 1\\].*padding = \\[2, 0, 1, 0\\].*strides = \\[2, 1\\]"])
 # A depth window larger than the padded depth: refused.
 save("err_conv3d_depth_window", [N("Conv", ["x", "w"], ["y"])], x5, [2, 6, 1, 5, 2],
      None, inits=[("w", r(6, 4, 7, 2, 3))])

@@ -154,6 +154,25 @@ void checkDepthTaps(NodeCtx& c, int64_t taps) {
            std::to_string(kMaxDepthTaps) + ")");
 }
 
+// A 3-D convolution whose window spans the depth only (kernel KD x 1 x 1,
+// unit strides and no padding along H and W: R(2+1)D's temporal
+// convolutions) as a 2-D convolution over [N, C, D, H * W] with a KD x 1
+// kernel: the data stays where it is (no stacked taps, no transposes).
+ValuePtr depthOnlyConv(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, const Window& win,
+                       const std::string& name) {
+  const std::vector<PrimExpr>& xs = x->type.shape;
+  const std::vector<PrimExpr>& ws = w->type.shape;
+  ValuePtr x2 = reshapeTo(c, x, {xs[0], xs[1], xs[2], dimProduct(xs, 3, 5)}, name + "_x2d");
+  ValuePtr w2 = reshapeTo(c, w, {ws[0], ws[1], ws[2], ir::makeInt(1)}, name + "_w2d");
+  ir::Attrs a{{"strides", ir::AttrValue::ints({win.strides[0], 1})},
+              {"padding", ir::AttrValue::ints({win.pads[0], 0, win.pads[3], 0})},
+              {"dilation", ir::AttrValue::ints({win.dil[0], 1})},
+              {"groups", c.attrInt("group", 1)}};
+  ValuePtr y = c.im.emit("conv2d", {x2, w2}, a, name + "_conv2d");
+  const std::vector<PrimExpr>& ys = y->type.shape;
+  return reshapeTo(c, y, {ys[0], ys[1], ys[2], xs[3], xs[4]}, name);
+}
+
 // A 3-D convolution as one 2-D convolution: the depth taps become input
 // channels. x [N, C, D, H, W] padded along the depth, depth moved before the
 // channels, and for each depth tap kd the strided slice of the D_out depths
@@ -182,6 +201,9 @@ ValuePtr conv3dAsConv2d(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, const 
     c.fail("the depth window (" + std::to_string(span) + ") is larger than the padded depth (" +
            std::to_string(padded) + ")");
   const int64_t out_depth = (padded - span) / stride + 1;
+  if (win.kernel[1] == 1 && win.kernel[2] == 1 && win.strides[1] == 1 && win.strides[2] == 1 &&
+      win.pads[1] == 0 && win.pads[2] == 0 && win.pads[4] == 0 && win.pads[5] == 0)
+    return depthOnlyConv(c, x, w, win, name);
   ValuePtr xp = x;
   if (win.pads[0] || win.pads[3])
     xp = c.im.emit("pad", {x},
