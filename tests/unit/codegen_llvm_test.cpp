@@ -255,6 +255,30 @@ TEST(CodegenLLVM, RegisterTilesKeptInRegisters) {
   }
 }
 
+// A register tile whose vectorized loop spans several vectors (2 rows x all
+// 80 columns vectorized as one loop, as the recurrence rule's gate tiles
+// are): split into unrolled whole vectors before the tile is promoted, so
+// that its elements are constants and SROA keeps them in registers (as one
+// 80-lane loop, the emitter looped over five vectors and the tile stayed an
+// alloca, loaded and stored around every FMA).
+TEST(CodegenLLVM, RegisterTileOfAWideVectorLoopKeptInRegisters) {
+  schedule::Schedule sch(parsePrim(kMatmul));
+  schedule::BlockRV c = sch.getBlock("C");
+  auto loops = sch.getLoops(c);
+  auto i = sch.split(loops[0], {std::nullopt, int64_t{2}});
+  sch.reorder({i[0], loops[2], i[1], loops[1]});
+  sch.unroll(i[1]);
+  sch.vectorize(loops[1]);
+  sch.decomposeReduction(c, loops[2]);
+  const ir::PrimFunc& f = sch.func();
+  expectCompiledMatches(f, 1e-5);
+  const std::string ir = codegen::JitKernel::compile(f).llvmIR();
+  const size_t tile = ir.find("%C_tile");
+  ASSERT_NE(tile, std::string::npos) << ir;
+  EXPECT_NE(ir.substr(tile, ir.find_first_of(" =", tile) - tile).find(".sroa."), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("alloca"), std::string::npos) << ir;
+}
+
 // A predicate from a non-divisible split, plus a block-level local
 // accumulator (cache_write) and a function-level intermediate.
 TEST(CodegenLLVM, PredicatesAndAllocations) {

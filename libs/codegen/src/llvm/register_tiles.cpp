@@ -26,7 +26,9 @@
 // every FMA). Only reductions whose block has no predicate, whose body is
 // one store and whose loads of the output read the stored element are
 // rewritten, and only when the tile's index is a one-to-one affine map of
-// the tile loops (so the copies touch exactly what the loops touched).
+// the tile loops (so the copies touch exactly what the loops touched). A
+// vectorized tile loop over several vectors is split into unrolled whole
+// vectors first (splitWideVector).
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
@@ -93,7 +95,7 @@ Nest perfectNest(const ForNode& outer) {
 
 // The tile of the reduction `nest` when the rewrite applies (see the file
 // comment), as the statement that replaces the nest; null otherwise.
-Stmt promote(const Stmt& nest_stmt, AllocPlan* plan) {
+Stmt promoteNest(const Stmt& nest_stmt, AllocPlan* plan) {
   const Nest nest = perfectNest(*nest_stmt->as<ForNode>());
   const BlockNode* blk = nest.block;
   if (!blk || blk->predicate || !blk->alloc_buffers.empty() || blk->attrs.count("tensor_intrin"))
@@ -237,6 +239,45 @@ Stmt promote(const Stmt& nest_stmt, AllocPlan* plan) {
   };
   return makeBlock(blk->name + "_register_tile", {}, {}, {}, makeSeq({copy(true), inner, copy(false)}),
                    nullptr, nullptr, {tile});
+}
+
+// A nest whose innermost loop is vectorized over a multiple of one vector
+// (kVectorLanes) wider than it, with that loop split into whole vectors:
+// `for %l in 0..64 vectorized` becomes `for %l_o in 0..4 unrolled { for
+// %l_i in 0..16 vectorized }`, %l = %l_o * 16 + %l_i. The emitter makes a
+// 64-lane loop a loop over four vectors, where a register tile's elements
+// are not constants (its accumulators stay on the stack, loaded and stored
+// around every FMA: an LSTM step's 2 x 64 gate tile ran at half speed);
+// split, they are. Null when the nest has no such loop.
+constexpr int64_t kVectorLanes = 16;
+constexpr int64_t kMaxSplitVectors = 8;
+
+Stmt splitWideVector(const Stmt& nest_stmt) {
+  const Nest nest = perfectNest(*nest_stmt->as<ForNode>());
+  if (!nest.block) return nullptr;
+  const ForNode* inner = nest.loops.back();
+  int64_t e;
+  if (inner->loop_kind != LoopKind::vectorized || !asConstInt(inner->extent, &e) || e <= kVectorLanes ||
+      e % kVectorLanes != 0 || e / kVectorLanes > kMaxSplitVectors)
+    return nullptr;
+  Var outer_var = makeVar(inner->loop_var->name + "_o"), lane_var = makeVar(inner->loop_var->name + "_i");
+  Stmt s = substitute(
+      inner->body,
+      {{inner->loop_var.get(),
+        makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, outer_var, makeInt(kVectorLanes)), lane_var)}});
+  s = makeFor(lane_var, makeInt(kVectorLanes), s, LoopKind::vectorized, {}, inner->attrs);
+  s = makeFor(outer_var, makeInt(e / kVectorLanes), s, LoopKind::unrolled);
+  for (size_t i = nest.loops.size() - 1; i-- > 0;) {
+    const ForNode* f = nest.loops[i];
+    s = makeFor(f->loop_var, f->extent, s, f->loop_kind, f->thread_tag, f->attrs);
+  }
+  return s;
+}
+
+Stmt promote(const Stmt& nest_stmt, AllocPlan* plan) {
+  if (Stmt split = splitWideVector(nest_stmt))
+    if (Stmt p = promoteNest(split, plan)) return p;
+  return promoteNest(nest_stmt, plan);
 }
 
 Stmt rewrite(const Stmt& s, AllocPlan* plan) {
