@@ -10,9 +10,10 @@
 //     OIHW{ib}i{ob}o) (a constant weight: fold-constants packs it at compile
 //     time), and y = layout_transform(yb, NCHW{ob}c -> NCHW) for the uses
 //     that still want NCHW;
-//   - y = conv2d_transpose(x, w) with its kernel a multiple of its stride
-//     (each of the stride x stride output phases a plain convolution with
-//     kernel / stride taps) becomes one conv2d to O * s * s channels,
+//   - y = conv2d_transpose(x, w) (each of its stride x stride output
+//     phases a plain convolution with kernel / stride taps, the kernel
+//     padded with zero taps to a multiple of the stride) becomes one conv2d
+//     to O * s * s channels,
 //     blocked as above, and a depth-to-space of its result, the padding
 //     cut (convertTransposedConv);
 //   - max/avg and global pools of a blocked value pool it blocked (their
@@ -309,8 +310,8 @@ class LayoutConverter {
     return true;
   }
 
-  // y = conv2d_transpose(x, w) whose kernel is a multiple of its stride
-  // (U-Net's 2 x 2 / 2, DCGAN's 4 x 4 / 2), groups 1, no dilation: output
+  // y = conv2d_transpose(x, w) (U-Net's 2 x 2 / 2, DCGAN's 4 x 4 / 2,
+  // ENet's 3 x 3 / 2 with output padding), groups 1, no dilation: output
   // row u = s q + r (before the padding is cut) takes the taps k = s j + r,
   // from input rows q - j, so each of the s x s phases (r, r') is a plain
   // convolution of x with the m x m taps (m = k / s) of its phase, flipped:
@@ -332,16 +333,19 @@ class LayoutConverter {
     const std::vector<int64_t> strides = ops::attrInts(a, "strides"), pads = ops::attrInts(a, "padding"),
                                dilation = ops::attrInts(a, "dilation");
     const int64_t c = ws[0], o = ws[1], sh = strides[0], sw = strides[1];
-    if (ops::attrInt(a, "groups") != 1 || dilation != std::vector<int64_t>{1, 1} || ws[2] % sh != 0 ||
-        ws[3] % sw != 0)
-      return false;
-    const int64_t mh = ws[2] / sh, mw = ws[3] / sw, n = xs[0], qh = xs[2] + mh - 1, qw = xs[3] + mw - 1;
+    if (ops::attrInt(a, "groups") != 1 || dilation != std::vector<int64_t>{1, 1}) return false;
+    const int64_t mh = roundUp(ws[2], sh) / sh, mw = roundUp(ws[3], sw) / sw, n = xs[0], qh = xs[2] + mh - 1,
+                  qw = xs[3] + mw - 1;
     // The output (padding cut, output padding added) within the phases' rows.
     if (pads[0] + ys[2] > qh * sh || pads[1] + ys[3] > qw * sw) return false;
     const std::string name = b.var->name;
     auto shape = [](std::vector<int64_t> dims) { return ir::Attrs{{"shape", ir::AttrValue::ints(dims)}}; };
     auto axes = [](std::vector<int64_t> dims) { return ir::Attrs{{"axes", ir::AttrValue::ints(dims)}}; };
-    const ir::GraphVar& w = v.args[1];
+    // A kernel that the stride does not divide gets zero taps at its end (3
+    // x 3 / 2 as 4 x 4 / 2: every phase has 2 x 2 taps): they add nothing to
+    // the outputs it had, and reach only rows past them, which are cut.
+    const ir::GraphVar w = padTo(padTo(v.args[1], 4, 2, mh * sh, v.args[1]->name + "_whole_phases_h"), 4, 3,
+                                 mw * sw, v.args[1]->name + "_whole_phases");
     ir::GraphVar w2 = emit(w->name + "_phases", "reshape", {w}, shape({c, o, mh, sh, mw, sw}));
     if (mh > 1 || mw > 1)
       w2 = emit(w->name + "_flipped", "strided_slice", {w2},
@@ -665,8 +669,8 @@ PassInfo makeConvertLayoutPass() {
       "into the blocked channel layout NCHW[x]c (conv2d_nchwc, packed weights via layout_transform), and "
       "dense/matmul with constant weights over 2+ rows into dense_pack (weights in panels NK[x]n); matmul "
       "rows or columns that tile badly padded with zeros, and channel counts that the vector does not divide "
-      "padded to whole vector blocks; conv2d_transpose with a kernel that is a multiple of its stride as "
-      "one conv2d over its stride x stride phases and a depth-to-space";
+      "padded to whole vector blocks; conv2d_transpose as one conv2d over its stride x stride phases and a "
+      "depth-to-space";
   p.options = {{"block", OptionKind::Int, "16",
                 "The largest channel block (the vector lanes: 16 for AVX-512 f32, 8 for AVX2)"}};
   p.run = [](ir::Module& m, const PassOptions& opts, PassContext&) -> std::string {
