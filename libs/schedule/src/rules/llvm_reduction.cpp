@@ -282,8 +282,11 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
   if (contiguous && elements > 1) {
     const int64_t vf = vectorFactor(elements, lanes);
     // A row of at least two vectors that only a short vector divides (197
-    // columns: none) takes whole vectors, the last one masked.
-    const bool past_end = vf * 2 < lanes && elements >= 2 * lanes;
+    // columns: none), or only a vector of a width that is no power of two
+    // (1500 attention scores: 15 lanes, which LLVM ran as 4-lane vectors
+    // and a scalar rest: Whisper's softmax at 3.5 GFLOPS), takes whole
+    // vectors, the last one masked.
+    const bool past_end = (vf * 2 < lanes || (vf & (vf - 1)) != 0) && elements >= 2 * lanes;
     if (vf > 1 || past_end) {
       LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];
       auto parts =
