@@ -622,26 +622,29 @@ graph @main(%x: f32[1, 16, 6, 6], %w1: f32[40, 16, 1, 1], %b: f32[40, 1, 1], %wd
 // (blocked) and a depth-to-space, the padding cut: U-Net's 2 x 2 / 2,
 // DCGAN's 4 x 4 / 2 with padding 1, a rectangular 4 x 3 / (2, 3) with
 // asymmetric padding and output padding, a 3 x 3 / 1, and a 3 x 3 / 2 with
-// output padding (its kernel padded with zero taps to 4 x 4). A grouped one
-// stays. The interpreter gives the same outputs.
+// output padding (its kernel padded with zero taps to 4 x 4), a grouped and
+// a depthwise 4 x 4 / 2 (a grouped conv2d, each group's phases together). A
+// dilated one stays. The interpreter gives the same outputs.
 TEST(ConvertLayout, TransposedConvolutionIsAConvolutionOverItsPhases) {
   const std::string dir = tempDir("convert_layout_transposed");
   Result r = checkPasses(parse(R"(mlcc.ir 1
-graph @main(%x: f32[1, 16, 5, 6], %w: f32[16, 8, 2, 2], %g: f32[16, 8, 4, 4], %q: f32[16, 4, 4, 3], %v: f32[16, 4, 3, 3], %h: f32[16, 2, 3, 3]) -> (f32[1, 8, 10, 12], f32[1, 8, 10, 12], f32[1, 4, 10, 18], f32[1, 4, 5, 6], f32[1, 4, 12, 14], f32[1, 4, 11, 13]) {
+graph @main(%x: f32[1, 16, 5, 6], %w: f32[16, 8, 2, 2], %g: f32[16, 8, 4, 4], %q: f32[16, 4, 4, 3], %v: f32[16, 4, 3, 3], %h: f32[16, 2, 3, 3], %e: f32[16, 3, 4, 4], %d: f32[16, 1, 4, 4]) -> (f32[1, 8, 10, 12], f32[1, 8, 10, 12], f32[1, 4, 10, 18], f32[1, 4, 5, 6], f32[1, 4, 12, 14], f32[1, 4, 13, 15], f32[1, 6, 10, 12], f32[1, 16, 10, 12]) {
   dataflow {
     %up: f32[1, 8, 10, 12] = conv2d_transpose(%x, %w, strides = [2, 2])
     %gan: f32[1, 8, 10, 12] = conv2d_transpose(%x, %g, strides = [2, 2], padding = [1, 1, 1, 1])
     %rect: f32[1, 4, 10, 18] = conv2d_transpose(%x, %q, strides = [2, 3], padding = [2, 0, 1, 0], output_padding = [1, 0])
     %same: f32[1, 4, 5, 6] = conv2d_transpose(%x, %v, padding = [1, 1, 1, 1])
     %overlap: f32[1, 4, 12, 14] = conv2d_transpose(%x, %v, strides = [2, 2], output_padding = [1, 1])
-    %grouped: f32[1, 4, 11, 13] = conv2d_transpose(%x, %h, strides = [2, 2], groups = 2)
+    %dilated: f32[1, 4, 13, 15] = conv2d_transpose(%x, %h, strides = [2, 2], dilation = [2, 2], groups = 2)
+    %grouped: f32[1, 6, 10, 12] = conv2d_transpose(%x, %e, strides = [2, 2], padding = [1, 1, 1, 1], groups = 2)
+    %depthwise: f32[1, 16, 10, 12] = conv2d_transpose(%x, %d, strides = [2, 2], padding = [1, 1, 1, 1], groups = 16)
   }
-  return (%up, %gan, %rect, %same, %overlap, %grouped)
+  return (%up, %gan, %rect, %same, %overlap, %dilated, %grouped, %depthwise)
 }
 )",
                                dir),
                          "convert-layout,dead-code-elimination", dir, 1e-5);
-  EXPECT_EQ(test::occurrences(r.text, "= conv2d_nchwc("), 5) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "= conv2d_nchwc("), 6) << r.text;  // the depthwise one stays NCHW
   EXPECT_NE(r.text.find("f32[1, 2, 5, 6, 16] = conv2d_nchwc("), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("f32[1, 8, 5, 2, 6, 2] = permute_dims(%up_phases_split, axes = [0, 1, 4, 2, 5, 3])"),
             std::string::npos)
@@ -657,7 +660,11 @@ graph @main(%x: f32[1, 16, 5, 6], %w: f32[16, 8, 2, 2], %g: f32[16, 8, 4, 4], %q
   EXPECT_NE(r.text.find("%same: f32[1, 4, 5, 6] = strided_slice(%same_uncut"), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%overlap: f32[1, 4, 12, 14] = reshape("), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("= pad(%v"), std::string::npos) << r.text;  // the zero taps
-  EXPECT_NE(r.text.find("%grouped: f32[1, 4, 11, 13] = conv2d_transpose(%x, %h"), std::string::npos)
+  EXPECT_NE(r.text.find("%dilated: f32[1, 4, 13, 15] = conv2d_transpose(%x, %h"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("%grouped: f32[1, 6, 10, 12] = strided_slice(%grouped_uncut"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("%depthwise: f32[1, 16, 10, 12] = strided_slice(%depthwise_uncut"), std::string::npos)
       << r.text;
 }
 

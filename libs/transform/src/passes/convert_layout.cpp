@@ -332,8 +332,9 @@ class LayoutConverter {
     const ir::Attrs a = ops::normalizeAttrs(*ops::findOp("conv2d_transpose"), v.attrs);
     const std::vector<int64_t> strides = ops::attrInts(a, "strides"), pads = ops::attrInts(a, "padding"),
                                dilation = ops::attrInts(a, "dilation");
-    const int64_t c = ws[0], o = ws[1], sh = strides[0], sw = strides[1];
-    if (ops::attrInt(a, "groups") != 1 || dilation != std::vector<int64_t>{1, 1}) return false;
+    // Weight [C, O / g, k, k]: o output channels per group, O = g * o in all.
+    const int64_t g = ops::attrInt(a, "groups"), c = ws[0], o = ws[1], sh = strides[0], sw = strides[1];
+    if (dilation != std::vector<int64_t>{1, 1} || g < 1 || c % g != 0) return false;
     const int64_t mh = roundUp(ws[2], sh) / sh, mw = roundUp(ws[3], sw) / sw, n = xs[0], qh = xs[2] + mh - 1,
                   qw = xs[3] + mw - 1;
     // The output (padding cut, output padding added) within the phases' rows.
@@ -346,30 +347,33 @@ class LayoutConverter {
     // the outputs it had, and reach only rows past them, which are cut.
     const ir::GraphVar w = padTo(padTo(v.args[1], 4, 2, mh * sh, v.args[1]->name + "_whole_phases_h"), 4, 3,
                                  mw * sw, v.args[1]->name + "_whole_phases");
-    ir::GraphVar w2 = emit(w->name + "_phases", "reshape", {w}, shape({c, o, mh, sh, mw, sw}));
+    ir::GraphVar w2 = emit(w->name + "_phases", "reshape", {w}, shape({g, c / g, o, mh, sh, mw, sw}));
     if (mh > 1 || mw > 1)
       w2 = emit(w->name + "_flipped", "strided_slice", {w2},
-                {{"axes", ir::AttrValue::ints({2, 4})},
+                {{"axes", ir::AttrValue::ints({3, 5})},
                  {"begin", ir::AttrValue::ints({mh - 1, mw - 1})},
                  {"end", ir::AttrValue::ints({-mh - 1, -mw - 1})},
                  {"strides", ir::AttrValue::ints({-1, -1})}});
-    ir::GraphVar w3 = emit(w->name + "_phases_out", "permute_dims", {w2}, axes({1, 3, 5, 0, 2, 4}));
-    ir::GraphVar w4 = emit(w->name + "_as_conv", "reshape", {w3}, shape({o * sh * sw, c, mh, mw}));
+    // [g, o, s, s, C / g, m, m]: each group's outputs (and their phases) together.
+    ir::GraphVar w3 = emit(w->name + "_phases_out", "permute_dims", {w2}, axes({0, 2, 4, 6, 1, 3, 5}));
+    ir::GraphVar w4 = emit(w->name + "_as_conv", "reshape", {w3}, shape({g * o * sh * sw, c / g, mh, mw}));
     ir::Binding conv;
     conv.var = ir::makeGraphVar(
-        name + "_phases", ir::Type::tensor(ir::DType::f32, {b.var->type.shape[0], ops::dimConst(o * sh * sw),
-                                                            ops::dimConst(qh), ops::dimConst(qw)}));
+        name + "_phases",
+        ir::Type::tensor(ir::DType::f32, {b.var->type.shape[0], ops::dimConst(g * o * sh * sw),
+                                          ops::dimConst(qh), ops::dimConst(qw)}));
     conv.value.kind = ir::ValueKind::Op;
     conv.value.callee = "conv2d";
     conv.value.args = {v.args[0], w4};
     if (mh > 1 || mw > 1) conv.value.attrs["padding"] = ir::AttrValue::ints({mh - 1, mw - 1, mh - 1, mw - 1});
+    if (g > 1) conv.value.attrs["groups"] = ir::AttrValue(g);
     if (!convertConv(conv)) out_->push_back(conv);
-    ir::GraphVar y2 = emit(name + "_phases_split", "reshape", {conv.var}, shape({n, o, sh, sw, qh, qw}));
+    ir::GraphVar y2 = emit(name + "_phases_split", "reshape", {conv.var}, shape({n, g * o, sh, sw, qh, qw}));
     ir::GraphVar y3 = emit(name + "_interleaved", "permute_dims", {y2}, axes({0, 1, 4, 2, 5, 3}));
     if (pads[0] == 0 && pads[1] == 0 && ys[2] == qh * sh && ys[3] == qw * sw) {
-      emit(b.var, "", "reshape", {y3}, shape({n, o, qh * sh, qw * sw}));
+      emit(b.var, "", "reshape", {y3}, shape({n, g * o, qh * sh, qw * sw}));
     } else {
-      ir::GraphVar full = emit(name + "_uncut", "reshape", {y3}, shape({n, o, qh * sh, qw * sw}));
+      ir::GraphVar full = emit(name + "_uncut", "reshape", {y3}, shape({n, g * o, qh * sh, qw * sw}));
       emit(b.var, "", "strided_slice", {full},
            {{"axes", ir::AttrValue::ints({2, 3})},
             {"begin", ir::AttrValue::ints({pads[0], pads[1]})},
