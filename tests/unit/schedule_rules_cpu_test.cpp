@@ -818,6 +818,32 @@ graph @main(%t: f32[3, 5, )" + n + R"(]) -> f32[3, 5, )" +
   }
 }
 
+// TopK over long rows (DGCNN's nearest neighbours: 16 of 512): its ranks,
+// read by the indices and not by the output, are not computed per output
+// element under the output's rows but on their own, vectorized along the
+// ranked elements (their counts in i32) and parallel; no per-lane partial
+// results. The interpreter agrees.
+TEST(ScheduleRulesCpu, TopkRanksAreScheduledOnTheirOwn) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%d: f32[2, 8, 64]) -> (f32[2, 8, 4], i64[2, 8, 4]) {
+  dataflow {
+    %t: (f32[2, 8, 4], i64[2, 8, 4]) = topk(%d, k = 4)
+    %v: f32[2, 8, 4] = %t[0]
+    %i: i64[2, 8, 4] = %t[1]
+  }
+  return (%v, %i)
+}
+)",
+                            "fused_topk");
+  EXPECT_EQ(s.rule, "reduction");
+  const auto& f = s.after;
+  EXPECT_FALSE(hasBlock(f, "topk_rank_rf")) << ir::printFunction(f);
+  EXPECT_EQ(innermostKind(f, "topk_rank"), ir::LoopKind::vectorized) << ir::printFunction(f);
+  EXPECT_EQ(outermostKind(f, "topk_rank"), ir::LoopKind::parallel) << ir::printFunction(f);
+  EXPECT_NE(ir::printFunction(f).find("alloc_buffer %topk_rank: i32[2, 8, 64]"), std::string::npos)
+      << ir::printFunction(f);
+}
+
 TEST(ScheduleRulesCpu, LayerNorm) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%t: f32[64, 32, 32], %g: f32[32], %b: f32[32]) -> f32[64, 32, 32] {

@@ -15,7 +15,8 @@
 //     then the lanes' final reduction. When that would vectorize nothing
 //     (every loop of the last block is a row, no reduction along a row)
 //     and a reduction can be vectorized along its output, the blocks are
-//     scheduled on their own instead.
+//     scheduled on their own instead; so are they when the last block does
+//     not read every earlier block's result itself (topk's ranks).
 //   - A reduction that stays on its own (pooling, a reduction writing the
 //     output): its spatial loops fused and parallel; when its innermost
 //     spatial loop walks the innermost dimension of the output and of every
@@ -229,6 +230,18 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
         if (usesVar(index, b.iter_vars[i].var.get())) rows = std::max(rows, i + 1);
   }
   if (rows == 0) return std::nullopt;
+  // Every earlier block's result read by `out` itself, row by row: a
+  // reduction read only by another one (topk's ranks, read by the indices
+  // that `out` gathers) would be computed for every output element, and is
+  // scheduled on its own instead.
+  std::set<const BufferNode*> read_by_out;
+  for (const LoadNode* l : loadsOf(b)) read_by_out.insert(l->buffer.get());
+  bool all_read = true;
+  forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
+    if (std::count(earlier.begin(), earlier.end(), x.name))
+      for (const auto& w : writeBuffers(x)) all_read = all_read && read_by_out.count(w.get());
+  });
+  if (!all_read) return std::nullopt;
   const int64_t work = functionWork(sch.func());
   auto inner_iter = innermostOutputIter(b);
   const bool contiguous = inner_iter && *inner_iter + 1 == loops.size();
