@@ -10,12 +10,12 @@
 //     OIHW{ib}i{ob}o) (a constant weight: fold-constants packs it at compile
 //     time), and y = layout_transform(yb, NCHW{ob}c -> NCHW) for the uses
 //     that still want NCHW;
-//   - y = conv2d_transpose(x, w) (each of its stride x stride output
-//     phases a plain convolution with kernel / stride taps, the kernel
-//     padded with zero taps to a multiple of the stride) becomes one conv2d
-//     to O * s * s channels,
-//     blocked as above, and a depth-to-space of its result, the padding
-//     cut (convertTransposedConv);
+//   - y = conv2d_transpose(x, w) without dilation (each of its stride x
+//     stride output phases a plain convolution with kernel / stride taps,
+//     the kernel padded with zero taps to a multiple of the stride) becomes
+//     one conv2d to O * s * s channels (grouped as it was), blocked as
+//     above, and a depth-to-space of its result, the padding cut
+//     (convertTransposedConv);
 //   - max/avg and global pools of a blocked value pool it blocked (their
 //     `layout` attribute), a pad of its H and W pads it blocked; a concat
 //     along the channels of blocked values
@@ -311,12 +311,13 @@ class LayoutConverter {
   }
 
   // y = conv2d_transpose(x, w) (U-Net's 2 x 2 / 2, DCGAN's 4 x 4 / 2,
-  // ENet's 3 x 3 / 2 with output padding), groups 1, no dilation: output
-  // row u = s q + r (before the padding is cut) takes the taps k = s j + r,
-  // from input rows q - j, so each of the s x s phases (r, r') is a plain
-  // convolution of x with the m x m taps (m = k / s) of its phase, flipped:
-  // one conv2d to O * s * s channels (the weight [C, O, k, k] as [O s s, C,
-  // m, m], folded; blocked as every conv2d) over x padded by m - 1, then a
+  // ENet's 3 x 3 / 2 with output padding, depthwise ones), no dilation:
+  // output row u = s q + r (before the padding is cut) takes the taps k =
+  // s j + r, from input rows q - j, so each of the s x s phases (r, r') is a
+  // plain convolution of x with the m x m taps (m = k / s) of its phase,
+  // flipped: one conv2d to O * s * s channels with the op's groups (the
+  // weight [C, O/g, k, k] as [g O/g s s, C/g, m, m], folded; blocked as
+  // every conv2d) over x padded by m - 1, then a
   // depth-to-space of its result ([N, O, s, s, Q, Q'] -> [N, O, Q, s, Q', s])
   // and the padding cut. The op's own legalization visits all k x k taps
   // for every output and skips all but (k / s)^2 (U-Net's 256 -> 128 of 16
