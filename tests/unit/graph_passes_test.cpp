@@ -360,6 +360,45 @@ graph @main(%x: f32[20]) -> f32[20] {
   EXPECT_EQ(r.weights.tensors[0].first, "folded.1");
 }
 
+// A conv1d as imported (expand_dims, conv2d, squeeze) followed by its bias,
+// a ReLU and the next conv1d: the squeeze moves after the add and the ReLU
+// (the bias gains the unit axis), the next expand_dims cancels it, and the
+// squeezes left without a use are gone; both convolutions' operands stay
+// 4-D. It also moves after a multiply by another tensor (which gains the
+// axis too), but not past an op with an axis (softmax). The interpreter
+// gives the same outputs.
+TEST(Passes, CanonicalizeMovesSqueezesAfterElementwiseOps) {
+  const std::string dir = tempDir("canonicalize_squeeze");
+  Result r = checkPasses(parse(R"(mlcc.ir 1
+graph @main(%x: f32[2, 3, 6], %w: f32[4, 3, 1, 1], %b: f32[1, 4, 1], %v: f32[5, 4, 1, 1], %s: f32[2, 4, 6]) -> (f32[2, 5, 6], f32[2, 4, 6], f32[2, 4, 6]) {
+  dataflow {
+    %x4: f32[2, 3, 1, 6] = expand_dims(%x, axes = [2])
+    %c4: f32[2, 4, 1, 6] = conv2d(%x4, %w)
+    %c: f32[2, 4, 6] = squeeze(%c4, axes = [2])
+    %cb: f32[2, 4, 6] = add(%c, %b)
+    %r: f32[2, 4, 6] = relu(%cb)
+    %r4: f32[2, 4, 1, 6] = expand_dims(%r, axes = [2])
+    %d4: f32[2, 5, 1, 6] = conv2d(%r4, %v)
+    %d: f32[2, 5, 6] = squeeze(%d4, axes = [2])
+    %m: f32[2, 4, 6] = multiply(%s, %r)
+    %sm: f32[2, 4, 6] = softmax(%m, axis = -1)
+  }
+  return (%d, %m, %sm)
+}
+)",
+                               dir),
+                         "canonicalize", dir, 1e-5);
+  EXPECT_NE(r.text.find("f32[2, 4, 1, 6] = add(%c4, %b_unsqueezed)"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%b_unsqueezed: f32[1, 4, 1, 1] = expand_dims(%b, axes = [2])"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("conv2d(%r_unsqueezed, %v)"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("squeeze(%c4"), std::string::npos) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "= expand_dims("), 3) << r.text;  // x's, the bias's, s's
+  EXPECT_NE(r.text.find("%m: f32[2, 4, 6] = squeeze(%m_unsqueezed, axes = [2])"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("%sm: f32[2, 4, 6] = softmax(%m, axis = -1)"), std::string::npos) << r.text;
+}
+
 // A dilated convolution over a map smaller than its taps' spread (DeepLab's
 // ASPP): taps that read only padding for every output go. 6 apart on a
 // 5 x 5 map with padding 6, only the center tap reads the input: a 1 x 1

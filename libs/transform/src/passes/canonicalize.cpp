@@ -6,6 +6,11 @@
 //     composed into one (and removed when the composition is the identity);
 //   - add/subtract of a constant zero, multiply/divide by a constant one,
 //     when the result type equals the other operand's (no broadcasting);
+//   - expand_dims(squeeze(x, [a]), [a]) is x; a squeeze that an elementwise
+//     or broadcast op reads at the op's own shape moves after the op (its
+//     other operands gain the unit axis): a conv1d's bias and activation
+//     stay 4-D with the convolution (sinkSqueezes), and squeezes left
+//     without a use are dropped;
 //   - power(x, 2) with a constant exponent 2 becomes multiply(x, x) (the
 //     same value, rounded once; a layer norm's variance exported from
 //     PyTorch is Pow(x - mean, 2): powf per element ran at 0.16 GFLOPS);
@@ -39,6 +44,7 @@
 
 #include "../pass_registry.h"
 #include "constants.h"
+#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
 #include "mlcc/support/checked_math.h"
@@ -49,8 +55,8 @@ namespace mlcc::transform {
 namespace {
 
 struct Stats {
-  int removed = 0, composed = 0, bn_folded = 0, bn_scaled = 0, squared = 0, taps = 0;
-  bool any() const { return removed || composed || bn_folded || bn_scaled || squared || taps; }
+  int removed = 0, composed = 0, bn_folded = 0, bn_scaled = 0, squared = 0, taps = 0, sunk = 0;
+  bool any() const { return removed || composed || bn_folded || bn_scaled || squared || taps || sunk; }
 };
 
 // The permutation of a permute_dims binding (absent axes: reverse).
@@ -84,6 +90,7 @@ class Canonicalizer {
         for (auto& a : b.value.args) a = resolve(a);
         if (auto same = noOpOperand(b, defs)) {
           subst_[b.var.get()] = same;
+          retired_.push_back(b.var);  // its address stays its own while subst_ has it
           ++stats_.removed;
           changed = true;
           continue;
@@ -158,6 +165,57 @@ class Canonicalizer {
       }
       block.bindings = std::move(out);
     }
+  }
+
+  // z = op(squeeze(x, [a]), c, ...) of an elementwise or broadcast op,
+  // the squeezed operand of z's own shape, becomes z = squeeze(op(x,
+  // expand_dims(c, ..), ...), [a]): the squeeze moves after the op (a
+  // conv1d's bias, ReLU and the next conv1d's input then stay 4-D, where
+  // convert-layout keeps them blocked and fuse-ops fuses them into the
+  // convolution; PointNet's went back to NCHW after every convolution).
+  bool sinkSqueezes(ir::GraphFunc& f) {
+    bool changed = false;
+    std::map<const ir::GraphVarNode*, ir::GraphValue> squeezes;
+    for (auto& block : f.blocks) {
+      std::vector<ir::Binding> out;
+      for (auto& b : block.bindings) {
+        std::vector<ir::Binding> sunk = sinkSqueeze(b, squeezes);
+        if (sunk.empty()) {
+          if (b.value.kind == ir::ValueKind::Op && b.value.callee == "squeeze")
+            squeezes[b.var.get()] = b.value;
+          out.push_back(std::move(b));
+          continue;
+        }
+        squeezes[sunk.back().var.get()] = sunk.back().value;
+        for (auto& nb : sunk) out.push_back(std::move(nb));
+        ++stats_.sunk;
+        changed = true;
+      }
+      block.bindings = std::move(out);
+    }
+    return changed;
+  }
+
+  // Squeezes that sinkSqueezes left without a use are dropped here, not
+  // left for dead-code-elimination: fuse-ops runs before it, and a dead use
+  // of a convolution's output kept its bias and activation out of its
+  // fused function.
+  void dropUnusedSqueezes(ir::GraphFunc& f) {
+    for (bool dropped = true; dropped;) {
+      std::map<const ir::GraphVarNode*, int> uses;
+      for (const auto& block : f.blocks)
+        for (const auto& b : block.bindings)
+          for (const auto& a : b.value.args) ++uses[a.get()];
+      for (const auto& r : f.ret) ++uses[r.get()];
+      dropped = false;
+      for (auto& block : f.blocks)
+        dropped |= std::erase_if(block.bindings, [&](const ir::Binding& b) {
+                     return b.value.kind == ir::ValueKind::Op &&
+                            (b.value.callee == "squeeze" || b.value.callee == "expand_dims") &&
+                            !uses[b.var.get()];
+                   }) > 0;
+    }
+    std::erase_if(f.blocks, [](const ir::BindingBlock& b) { return b.bindings.empty(); });
   }
 
   bool scaleBatchNorms(ir::GraphFunc& f) {
@@ -252,6 +310,87 @@ class Canonicalizer {
     return out;
   }
 
+  // The one axis of a squeeze/expand_dims `axes` attribute, normalized for
+  // a tensor of `rank` dimensions (the larger side); -1 for any other.
+  static int64_t singleAxis(const ir::Attrs& attrs, int64_t rank) {
+    if (!ops::hasAttr(attrs, "axes")) return -1;
+    const std::vector<int64_t> axes = ops::attrInts(attrs, "axes");
+    if (axes.size() != 1) return -1;
+    const int64_t a = axes[0] < 0 ? axes[0] + rank : axes[0];
+    return a >= 0 && a < rank ? a : -1;
+  }
+
+  static ir::Type withUnitAxis(const ir::Type& t, int64_t axis) {
+    std::vector<ir::PrimExpr> shape = t.shape;
+    shape.insert(shape.begin() + axis, ir::makeInt(1));
+    return ir::Type::tensor(t.dtype, shape);
+  }
+
+  // The bindings that replace `z` when a squeeze sinks below it (see
+  // sinkSqueezes), the new squeeze last; {} when it does not apply.
+  std::vector<ir::Binding> sinkSqueeze(const ir::Binding& z,
+                                       const std::map<const ir::GraphVarNode*, ir::GraphValue>& squeezes) {
+    const ir::GraphValue& v = z.value;
+    if (v.kind != ir::ValueKind::Op || !z.var->type.isTensor()) return {};
+    const ops::OpDef* def = ops::findOp(v.callee);
+    if (!def || (def->pattern != ops::OpPattern::Elementwise && def->pattern != ops::OpPattern::Broadcast) ||
+        ops::hasAttr(v.attrs, "axis") || ops::hasAttr(v.attrs, "axes"))
+      return {};
+    const int64_t r = static_cast<int64_t>(z.var->type.rank());
+    int64_t axis = -1;
+    size_t squeezed = v.args.size();
+    for (size_t i = 0; i < v.args.size() && squeezed == v.args.size(); ++i) {
+      auto d = squeezes.find(v.args[i].get());
+      if (d == squeezes.end() || d->second.args.size() != 1) continue;
+      const ir::Type& xt = d->second.args[0]->type;
+      const int64_t a = singleAxis(d->second.attrs, r + 1);
+      int64_t unit = 0;
+      if (a < 0 || !xt.isTensor() || static_cast<int64_t>(xt.rank()) != r + 1 ||
+          !ir::asConstInt(xt.shape[a], &unit) || unit != 1 ||
+          v.args[i]->type.shape.size() != z.var->type.shape.size())
+        continue;
+      bool same_shape = true;
+      for (int64_t k = 0; k < r; ++k)
+        same_shape = same_shape && ir::sameExpr(v.args[i]->type.shape[k], z.var->type.shape[k]);
+      if (!same_shape) continue;
+      squeezed = i;
+      axis = a;
+    }
+    if (squeezed == v.args.size()) return {};
+    std::vector<ir::Binding> out;
+    ir::Binding op4;
+    op4.value = v;
+    for (size_t i = 0; i < v.args.size(); ++i) {
+      const ir::GraphVar& arg = v.args[i];
+      if (i == squeezed) {
+        op4.value.args[i] = squeezes.at(arg.get()).args[0];
+        continue;
+      }
+      if (!arg->type.isTensor()) return {};
+      const int64_t k = static_cast<int64_t>(arg->type.rank()), pos = axis - (r - k);
+      if (k > r) return {};
+      if (pos < 0) continue;  // it broadcasts from after the axis: unchanged
+      ir::Binding e;
+      e.var = ir::makeGraphVar(arg->name + "_unsqueezed", withUnitAxis(arg->type, pos));
+      e.value.kind = ir::ValueKind::Op;
+      e.value.callee = "expand_dims";
+      e.value.args = {arg};
+      e.value.attrs = {{"axes", ir::AttrValue::ints({pos})}};
+      op4.value.args[i] = e.var;
+      out.push_back(std::move(e));
+    }
+    op4.var = ir::makeGraphVar(z.var->name + "_unsqueezed", withUnitAxis(z.var->type, axis));
+    ir::Binding sq;
+    sq.var = z.var;
+    sq.value.kind = ir::ValueKind::Op;
+    sq.value.callee = "squeeze";
+    sq.value.args = {op4.var};
+    sq.value.attrs = {{"axes", ir::AttrValue::ints({axis})}};
+    out.push_back(std::move(op4));
+    out.push_back(std::move(sq));
+    return out;
+  }
+
   ir::GraphVar resolve(ir::GraphVar v) const {
     for (auto it = subst_.find(v.get()); it != subst_.end(); it = subst_.find(v.get())) v = it->second;
     return v;
@@ -268,12 +407,23 @@ class Canonicalizer {
   }
 
   // The operand a no-op binding passes through, or null.
-  ir::GraphVar noOpOperand(const ir::Binding& b, const std::map<const ir::GraphVarNode*, ir::GraphValue>&) {
+  ir::GraphVar noOpOperand(const ir::Binding& b,
+                           const std::map<const ir::GraphVarNode*, ir::GraphValue>& defs) {
     const ir::GraphValue& v = b.value;
     if (v.kind == ir::ValueKind::Alias) return v.args.size() == 1 ? v.args[0] : nullptr;
     if (v.kind != ir::ValueKind::Op) return nullptr;
     const std::string& op = v.callee;
     auto same = [&](size_t i) { return i < v.args.size() && sameTensorType(b.var->type, v.args[i]->type); };
+    // expand_dims(squeeze(x, [a]), [a]) is x (a conv1d's squeeze and the
+    // next conv1d's expand_dims, the ops between them moved after it).
+    if (op == "expand_dims" && v.args.size() == 1) {
+      auto d = defs.find(v.args[0].get());
+      const int64_t rank = static_cast<int64_t>(b.var->type.rank());
+      if (d != defs.end() && d->second.callee == "squeeze" && d->second.args.size() == 1 &&
+          sameTensorType(b.var->type, d->second.args[0]->type) && singleAxis(v.attrs, rank) >= 0 &&
+          singleAxis(v.attrs, rank) == singleAxis(d->second.attrs, rank))
+        return d->second.args[0];
+    }
     if (op == "reshape" || op == "cast" || op == "broadcast_to") return same(0) ? v.args[0] : nullptr;
     if (op == "permute_dims" && same(0) && isIdentity(permutationOf(v, v.args[0]->type.rank())))
       return v.args[0];
@@ -435,6 +585,7 @@ class Canonicalizer {
   Constants& consts_;
   Stats& stats_;
   std::map<const ir::GraphVarNode*, ir::GraphVar> subst_;
+  std::vector<ir::GraphVar> retired_;  // the vars subst_ maps, kept alive (their addresses are its keys)
 };
 
 }  // namespace
@@ -443,7 +594,8 @@ PassInfo makeCanonicalizePass() {
   PassInfo p;
   p.name = "canonicalize";
   p.summary =
-      "Remove no-ops (aliases, identity reshape/cast/permute_dims, x+0, x*1), fold batch_norm into "
+      "Remove no-ops (aliases, identity reshape/cast/permute_dims, x+0, x*1, expand_dims of a squeeze), move "
+      "squeezes after elementwise ops, fold batch_norm into "
       "conv2d/dense, make the other batch_norms a per-channel multiply and add, and drop conv2d taps that "
       "read only padding";
   p.run = [](ir::Module& m, const PassOptions&, PassContext& ctx) -> std::string {
@@ -461,8 +613,10 @@ PassInfo makeCanonicalizePass() {
       for (int round = 0; round < 16; ++round) {
         bool changed = c.removeNoOps(*g);
         changed = c.foldBatchNorms(*g) || changed;
+        changed = c.sinkSqueezes(*g) || changed;
         if (!changed) break;
       }
+      if (stats.sunk) c.dropUnusedSqueezes(*g);
       c.scaleBatchNorms(*g);
       c.dropPaddingTaps(*g);
     }
@@ -472,7 +626,7 @@ PassInfo makeCanonicalizePass() {
            std::to_string(stats.bn_folded) + " batch_norm(s) into a conv2d/dense, scaled " +
            std::to_string(stats.bn_scaled) + " other(s), squared " + std::to_string(stats.squared) +
            " power(x, 2) as x * x, dropped the taps that read only padding of " + std::to_string(stats.taps) +
-           " conv2d(s)";
+           " conv2d(s), moved " + std::to_string(stats.sunk) + " squeeze(s) after an elementwise op";
   };
   return p;
 }
