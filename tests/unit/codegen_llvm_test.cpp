@@ -221,6 +221,22 @@ TEST(CodegenLLVM, ScheduledMatmul) {
   EXPECT_NE(ir.find("fmuladd.v"), std::string::npos) << ir;  // vector FMAs
 }
 
+// `f` matches the interpreter; compiled, C's register tile is promoted (its
+// first value one of SROA's, %C_tile.sroa.N...) or not rewritten at all, and
+// no alloca is left either way.
+static void expectTileInRegisters(const ir::PrimFunc& f, bool promoted) {
+  expectCompiledMatches(f, 1e-5);
+  const std::string ir = codegen::JitKernel::compile(f).llvmIR();
+  const size_t tile = ir.find("%C_tile");
+  if (promoted) {
+    ASSERT_NE(tile, std::string::npos) << ir;
+    EXPECT_NE(ir.substr(tile, ir.find_first_of(" =", tile) - tile).find(".sroa."), std::string::npos) << ir;
+  } else {
+    EXPECT_EQ(tile, std::string::npos) << ir;
+  }
+  EXPECT_EQ(ir.find("alloca"), std::string::npos) << ir;
+}
+
 // A register tile covering a whole dimension (4 rows x all five 16-lane
 // column blocks of an 80-wide C), with an unrolled reduction loop inside it
 // that does not move the index: kept in a stack array across the reduction
@@ -243,15 +259,7 @@ TEST(CodegenLLVM, RegisterTilesKeptInRegisters) {
     sch.unroll(j[0]);
     sch.vectorize(j[1]);
     sch.decomposeReduction(c, k[0]);
-    const ir::PrimFunc& f = sch.func();
-    expectCompiledMatches(f, 1e-5);
-    const std::string ir = codegen::JitKernel::compile(f).llvmIR();
-    const size_t tile = ir.find("%C_tile");
-    if (rows == 4)  // its first value is one of SROA's (%C_tile.sroa.N...)
-      EXPECT_NE(ir.substr(tile, ir.find_first_of(" =", tile) - tile).find(".sroa."), std::string::npos) << ir;
-    else
-      EXPECT_EQ(tile, std::string::npos) << ir;
-    EXPECT_EQ(ir.find("alloca"), std::string::npos) << ir;
+    expectTileInRegisters(sch.func(), /*promoted=*/rows == 4);
   }
 }
 
@@ -270,13 +278,7 @@ TEST(CodegenLLVM, RegisterTileOfAWideVectorLoopKeptInRegisters) {
   sch.unroll(i[1]);
   sch.vectorize(loops[1]);
   sch.decomposeReduction(c, loops[2]);
-  const ir::PrimFunc& f = sch.func();
-  expectCompiledMatches(f, 1e-5);
-  const std::string ir = codegen::JitKernel::compile(f).llvmIR();
-  const size_t tile = ir.find("%C_tile");
-  ASSERT_NE(tile, std::string::npos) << ir;
-  EXPECT_NE(ir.substr(tile, ir.find_first_of(" =", tile) - tile).find(".sroa."), std::string::npos) << ir;
-  EXPECT_EQ(ir.find("alloca"), std::string::npos) << ir;
+  expectTileInRegisters(sch.func(), /*promoted=*/true);
 }
 
 // A predicate from a non-divisible split, plus a block-level local
