@@ -167,7 +167,6 @@ namespace {
 // in registers (register_tiles.cpp). (Other loops, e.g. a transpose's, stay with the loop vectorizer:
 // unrolled, their index arithmetic would run per element.) ResNet-18 (1 thread): 249 ms with the loop
 // vectorizer's choice, 109 ms.
-constexpr int64_t kMaxTileLanes = 16;
 constexpr int64_t kMaxUnrolledTileLanes = 32;
 
 }  // namespace

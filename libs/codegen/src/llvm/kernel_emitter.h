@@ -76,6 +76,10 @@ struct AllocPlan {
 };
 // f's body with the compacted allocs' accesses rewritten; fills `plan`.
 ir::Stmt planAllocations(const ir::PrimFunc& f, AllocPlan* plan);
+// The widest vectorized loop the emitter makes one vector of exactly its
+// width (a power of two of contiguous accesses; see KernelEmitter::loop):
+// register_tiles.cpp splits wider tile loops into vectors of it.
+inline constexpr int64_t kMaxTileLanes = 16;
 // `body` with each reduction's register tile accumulated in a small block
 // alloc_buffer (added to plan->written_before_read: not zeroed) across its
 // reduction loops, copied in before and out after them (register_tiles.cpp).

@@ -93,6 +93,14 @@ Nest perfectNest(const ForNode& outer) {
   return n;
 }
 
+// `body` under the first `count` loops of a nest, as they were.
+Stmt withLoops(const std::vector<const ForNode*>& loops, size_t count, Stmt body) {
+  for (size_t i = count; i-- > 0;)
+    body = makeFor(loops[i]->loop_var, loops[i]->extent, body, loops[i]->loop_kind, loops[i]->thread_tag,
+                   loops[i]->attrs);
+  return body;
+}
+
 // The tile of the reduction `nest` when the rewrite applies (see the file
 // comment), as the statement that replaces the nest; null otherwise.
 Stmt promoteNest(const Stmt& nest_stmt, AllocPlan* plan) {
@@ -208,10 +216,7 @@ Stmt promoteNest(const Stmt& nest_stmt, AllocPlan* plan) {
   Stmt new_init = init ? makeStore(tile, in_tile, replaceLoads(init->value, out, tile, in_tile)) : nullptr;
   Stmt inner =
       makeBlock(blk->name, blk->iter_vars, blk->reads, blk->writes, body, new_init, nullptr, {}, blk->attrs);
-  for (size_t i = nest.loops.size(); i-- > 0;) {
-    const ForNode* f = nest.loops[i];
-    inner = makeFor(f->loop_var, f->extent, inner, f->loop_kind, f->thread_tag, f->attrs);
-  }
+  inner = withLoops(nest.loops, nest.loops.size(), inner);
   // The copies: one loop per tile dimension, unrolled, the last vectorized
   // when the tile's was and is a whole vector of consecutive elements (the
   // emitter makes such a loop one vector; any other stays a loop, and the
@@ -242,14 +247,13 @@ Stmt promoteNest(const Stmt& nest_stmt, AllocPlan* plan) {
 }
 
 // A nest whose innermost loop is vectorized over a multiple of one vector
-// (kVectorLanes) wider than it, with that loop split into whole vectors:
+// (kMaxTileLanes) wider than it, with that loop split into whole vectors:
 // `for %l in 0..64 vectorized` becomes `for %l_o in 0..4 unrolled { for
 // %l_i in 0..16 vectorized }`, %l = %l_o * 16 + %l_i. The emitter makes a
 // 64-lane loop a loop over four vectors, where a register tile's elements
 // are not constants (its accumulators stay on the stack, loaded and stored
 // around every FMA: an LSTM step's 2 x 64 gate tile ran at half speed);
 // split, they are. Null when the nest has no such loop.
-constexpr int64_t kVectorLanes = 16;
 constexpr int64_t kMaxSplitVectors = 8;
 
 Stmt splitWideVector(const Stmt& nest_stmt) {
@@ -257,21 +261,17 @@ Stmt splitWideVector(const Stmt& nest_stmt) {
   if (!nest.block) return nullptr;
   const ForNode* inner = nest.loops.back();
   int64_t e;
-  if (inner->loop_kind != LoopKind::vectorized || !asConstInt(inner->extent, &e) || e <= kVectorLanes ||
-      e % kVectorLanes != 0 || e / kVectorLanes > kMaxSplitVectors)
+  if (inner->loop_kind != LoopKind::vectorized || !asConstInt(inner->extent, &e) || e <= kMaxTileLanes ||
+      e % kMaxTileLanes != 0 || e / kMaxTileLanes > kMaxSplitVectors)
     return nullptr;
   Var outer_var = makeVar(inner->loop_var->name + "_o"), lane_var = makeVar(inner->loop_var->name + "_i");
   Stmt s = substitute(
       inner->body,
       {{inner->loop_var.get(),
-        makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, outer_var, makeInt(kVectorLanes)), lane_var)}});
-  s = makeFor(lane_var, makeInt(kVectorLanes), s, LoopKind::vectorized, {}, inner->attrs);
-  s = makeFor(outer_var, makeInt(e / kVectorLanes), s, LoopKind::unrolled);
-  for (size_t i = nest.loops.size() - 1; i-- > 0;) {
-    const ForNode* f = nest.loops[i];
-    s = makeFor(f->loop_var, f->extent, s, f->loop_kind, f->thread_tag, f->attrs);
-  }
-  return s;
+        makeBinary(BinaryOp::Add, makeBinary(BinaryOp::Mul, outer_var, makeInt(kMaxTileLanes)), lane_var)}});
+  s = makeFor(lane_var, makeInt(kMaxTileLanes), s, LoopKind::vectorized, {}, inner->attrs);
+  s = makeFor(outer_var, makeInt(e / kMaxTileLanes), s, LoopKind::unrolled);
+  return withLoops(nest.loops, nest.loops.size() - 1, s);
 }
 
 Stmt promote(const Stmt& nest_stmt, AllocPlan* plan) {

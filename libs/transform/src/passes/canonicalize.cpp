@@ -42,9 +42,9 @@
 #include <optional>
 #include <string>
 
+#include "../dominator.h"
 #include "../pass_registry.h"
 #include "constants.h"
-#include "mlcc/ir/expr_functor.h"
 #include "mlcc/ops/op.h"
 #include "mlcc/ops/shape.h"
 #include "mlcc/support/checked_math.h"
@@ -151,9 +151,6 @@ class Canonicalizer {
     return true;
   }
 
-  // Every batch_norm of `f` with constant statistics becomes
-  // add(multiply(x, s), b') with per-channel constants; returns whether
-  // anything changed.
   // Drops the kernel taps of each conv2d (NCHW, static shapes) that read
   // only padding (see the header).
   void dropPaddingTaps(ir::GraphFunc& f) {
@@ -196,28 +193,20 @@ class Canonicalizer {
     return changed;
   }
 
-  // Squeezes that sinkSqueezes left without a use are dropped here, not
-  // left for dead-code-elimination: fuse-ops runs before it, and a dead use
-  // of a convolution's output kept its bias and activation out of its
-  // fused function.
-  void dropUnusedSqueezes(ir::GraphFunc& f) {
-    for (bool dropped = true; dropped;) {
-      std::map<const ir::GraphVarNode*, int> uses;
-      for (const auto& block : f.blocks)
-        for (const auto& b : block.bindings)
-          for (const auto& a : b.value.args) ++uses[a.get()];
-      for (const auto& r : f.ret) ++uses[r.get()];
-      dropped = false;
-      for (auto& block : f.blocks)
-        dropped |= std::erase_if(block.bindings, [&](const ir::Binding& b) {
-                     return b.value.kind == ir::ValueKind::Op &&
-                            (b.value.callee == "squeeze" || b.value.callee == "expand_dims") &&
-                            !uses[b.var.get()];
-                   }) > 0;
-    }
-    std::erase_if(f.blocks, [](const ir::BindingBlock& b) { return b.bindings.empty(); });
+  // Squeezes (and expand_dims) that sinkSqueezes left without a use are
+  // dropped here, not left for dead-code-elimination: fuse-ops runs before
+  // it, and a dead use of a convolution's output kept its bias and
+  // activation out of its fused function.
+  static void dropUnusedSqueezes(ir::GraphFunc& f) {
+    eliminateDeadBindings(f, [](const ir::Binding& b) {
+      return b.value.kind == ir::ValueKind::Op &&
+             (b.value.callee == "squeeze" || b.value.callee == "expand_dims");
+    });
   }
 
+  // Every batch_norm of `f` with constant statistics becomes
+  // add(multiply(x, s), b') with per-channel constants; returns whether
+  // anything changed.
   bool scaleBatchNorms(ir::GraphFunc& f) {
     bool changed = false;
     for (auto& block : f.blocks) {
@@ -346,13 +335,8 @@ class Canonicalizer {
       const int64_t a = singleAxis(d->second.attrs, r + 1);
       int64_t unit = 0;
       if (a < 0 || !xt.isTensor() || static_cast<int64_t>(xt.rank()) != r + 1 ||
-          !ir::asConstInt(xt.shape[a], &unit) || unit != 1 ||
-          v.args[i]->type.shape.size() != z.var->type.shape.size())
+          !ir::asConstInt(xt.shape[a], &unit) || unit != 1 || !sameShape(v.args[i]->type, z.var->type))
         continue;
-      bool same_shape = true;
-      for (int64_t k = 0; k < r; ++k)
-        same_shape = same_shape && ir::sameExpr(v.args[i]->type.shape[k], z.var->type.shape[k]);
-      if (!same_shape) continue;
       squeezed = i;
       axis = a;
     }
@@ -610,13 +594,14 @@ PassInfo makeCanonicalizePass() {
         for (const auto& b : block.bindings)
           if (b.value.kind == ir::ValueKind::Const && !b.value.is_inline)
             c.weight_names_[b.var.get()] = b.value.weight;
+      bool sunk = false;
       for (int round = 0; round < 16; ++round) {
         bool changed = c.removeNoOps(*g);
         changed = c.foldBatchNorms(*g) || changed;
-        changed = c.sinkSqueezes(*g) || changed;
+        if (c.sinkSqueezes(*g)) changed = sunk = true;
         if (!changed) break;
       }
-      if (stats.sunk) c.dropUnusedSqueezes(*g);
+      if (sunk) Canonicalizer::dropUnusedSqueezes(*g);
       c.scaleBatchNorms(*g);
       c.dropPaddingTaps(*g);
     }

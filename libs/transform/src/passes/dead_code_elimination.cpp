@@ -21,15 +21,16 @@ bool pureOutsideDataflow(const ir::GraphValue& v) {
          v.kind != ir::ValueKind::CallGraph;
 }
 
-// Removes dead bindings of one function; returns how many.
-int eliminateBindings(ir::GraphFunc& f) {
+}  // namespace
+
+int eliminateDeadBindings(ir::GraphFunc& f, const std::function<bool(const ir::Binding&)>& may_remove) {
   std::unordered_set<const ir::GraphVarNode*> used;
   for (const auto& r : f.ret) used.insert(r.get());
   int removed = 0;
   for (auto block = f.blocks.rbegin(); block != f.blocks.rend(); ++block) {
     std::vector<ir::Binding> kept;
     for (auto b = block->bindings.rbegin(); b != block->bindings.rend(); ++b) {
-      bool removable = block->dataflow || pureOutsideDataflow(b->value);
+      bool removable = (block->dataflow || pureOutsideDataflow(b->value)) && (!may_remove || may_remove(*b));
       if (removable && !used.count(b->var.get())) {
         ++removed;
         continue;
@@ -42,6 +43,8 @@ int eliminateBindings(ir::GraphFunc& f) {
   std::erase_if(f.blocks, [](const ir::BindingBlock& b) { return b.bindings.empty(); });
   return removed;
 }
+
+namespace {
 
 bool isEntry(const ir::Function& fn) {
   const auto* g = std::get_if<ir::GraphFunc>(&fn);
@@ -81,7 +84,7 @@ PassInfo makeDeadCodeEliminationPass() {
   p.run = [](ir::Module& m, const PassOptions&, PassContext&) -> std::string {
     int bindings = 0;
     for (auto& fn : m.functions)
-      if (auto* g = std::get_if<ir::GraphFunc>(&fn)) bindings += eliminateBindings(*g);
+      if (auto* g = std::get_if<ir::GraphFunc>(&fn)) bindings += eliminateDeadBindings(*g);
     int functions = eliminateFunctions(m);
     if (bindings == 0 && functions == 0) return "";
     return "removed " + std::to_string(bindings) + " binding(s), " + std::to_string(functions) +

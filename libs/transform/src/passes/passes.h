@@ -17,4 +17,11 @@ PassInfo makeFuseOpsPass();               // fuse_ops.cpp
 PassInfo makeFuseTirPass();               // legalize.cpp (+ fuse_tir.cpp)
 PassInfo makeRewritePass();               // rewrite.cpp
 
+// Removes the bindings of `f` whose values are never used (in dataflow
+// blocks; constants, tuples, aliases and op calls elsewhere) and that
+// `may_remove` accepts (any, when empty); returns how many. The binding
+// sweep of dead-code-elimination (dead_code_elimination.cpp), which other
+// passes call for their own leftovers.
+int eliminateDeadBindings(ir::GraphFunc& f, const std::function<bool(const ir::Binding&)>& may_remove = {});
+
 }  // namespace mlcc::transform
