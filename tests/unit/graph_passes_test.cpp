@@ -508,7 +508,9 @@ graph @main(%x: f32[1, 16, 7, 7], %w: f32[16, 16, 1, 1], %v: f32[16, 16, 1, 1]) 
 // the weight packed in panels (NK8n with block=8), folded at compile time,
 // once per weight however many ops use it; N not a multiple of the block
 // (12) padded with zero columns to one (16), the extra columns dropped; one
-// row (the GEMV rule's) or a weight that is an input: unchanged. The
+// row (the GEMV rule's) or a weight that is an input: unchanged. A matmul's
+// weight with a unit batch ([1, K, N]) is packed as [K, N] where x has its
+// rank, and stays where the result would gain the batch axis. The
 // interpreter gives the same outputs before and after.
 TEST(ConvertLayout, PacksConstantDenseWeights) {
   auto values = [](int64_t n, double scale) {
@@ -519,7 +521,7 @@ TEST(ConvertLayout, PacksConstantDenseWeights) {
   std::string dir = tempDir("convert_layout_dense");
   ir::Module m = parse(R"(mlcc.ir 1
 
-graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 12], %s9: f32[9, 12], %s1: f32[1, 12]) -> (f32[32, 16], f32[2, 20, 24], f32[8, 16], f32[32, 16], f32[32, 12], f32[9, 16], f32[1, 16]) {
+graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 12], %s9: f32[9, 12], %s1: f32[1, 12]) -> (f32[32, 16], f32[2, 20, 24], f32[8, 16], f32[32, 16], f32[32, 12], f32[9, 16], f32[1, 16], f32[2, 20, 24], f32[1, 32, 24]) {
   dataflow {
     %w: f32[16, 12] = const )" +
                            values(192, 0.05) + R"(
@@ -529,6 +531,8 @@ graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 1
                            values(192, 0.02) + R"(
     %w12: f32[12, 12] = const )" +
                            values(144, 0.04) + R"(
+    %b3: f32[1, 12, 24] = const )" +
+                           values(288, 0.01) + R"(
     %d: f32[32, 16] = dense(%x, %w)
     %mm: f32[2, 20, 24] = matmul(%x3, %b)
     %few: f32[8, 16] = matmul(%s, %b2)
@@ -536,8 +540,10 @@ graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 1
     %odd: f32[32, 12] = dense(%x, %w12)
     %nine: f32[9, 16] = matmul(%s9, %b2)
     %one: f32[1, 16] = matmul(%s1, %b2)
+    %mmb: f32[2, 20, 24] = matmul(%x3, %b3)
+    %mm2: f32[1, 32, 24] = matmul(%x, %b3)
   }
-  return (%d, %mm, %few, %inp, %odd, %nine, %one)
+  return (%d, %mm, %few, %inp, %odd, %nine, %one, %mmb, %mm2)
 }
 )",
                        dir);
@@ -553,11 +559,14 @@ graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 1
       std::string::npos)
       << r.text;
   EXPECT_NE(r.text.find("%nine: f32[9, 16] = dense_pack(%s9, "), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%mmb: f32[2, 20, 24] = dense_pack(%x3, "), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%mm2: f32[1, 32, 24] = matmul(%x, %b3)"), std::string::npos) << r.text;
   // The packed weights are constants (folded), not run-time transforms.
   EXPECT_EQ(test::occurrences(r.text, "layout_transform("), 0) << r.text;
-  // %w, %w12 (padded) and %b2 (%few and %nine share it) packed once each, %b once.
+  // %w, %w12 (padded) and %b2 (%few and %nine share it) packed once each, %b
+  // and %b3 once.
   EXPECT_EQ(test::occurrences(r.text, "f32[2, 12, 8] = const"), 3) << r.text;
-  EXPECT_EQ(test::occurrences(r.text, "f32[3, 12, 8] = const"), 1) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "f32[3, 12, 8] = const"), 2) << r.text;
 }
 
 // Rows (tile 8) or columns (tile: block = 8) that tile badly are padded

@@ -27,7 +27,8 @@
 //     per-channel [C, 1, 1] / [1, C, 1, 1] tensor (transformed: a constant
 //     bias folds), or a tensor of ones' shape (broadcasts as it is).
 //   - y = dense(x, w) with a constant weight w [N, K], or y = matmul(x, w)
-//     with a constant 2-D w [K, N], f32, over at least kMinPackRows rows of
+//     with a constant 2-D w [K, N] (or [1, .., K, N] where x has as many
+//     dimensions: an einsum's product without batch axes), f32, over at least kMinPackRows rows of
 //     x (static) and N at least `block` (padded with zero columns to a
 //     multiple of it, the extra columns dropped), becomes y = dense_pack(x, wp)
 //     with wp = layout_transform(w, NK (or KN) -> NK{block}n): the weight
@@ -389,12 +390,25 @@ class LayoutConverter {
     const ir::GraphValue& v = b.value;
     if (v.kind != ir::ValueKind::Op || (v.callee != "dense" && v.callee != "matmul") || v.args.size() != 2)
       return false;
-    const ir::GraphVar &x = v.args[0], &w = v.args[1];
+    const ir::GraphVar& x = v.args[0];
+    ir::GraphVar w = v.args[1];
     std::vector<int64_t> xs, ws;
     if (!constants_.count(w.get()) || !staticDims(x->type, &xs) || !staticDims(w->type, &ws) ||
-        ws.size() != 2 || xs.size() < (v.callee == "matmul" ? 2u : 1u) ||
+        ws.size() < 2 || xs.size() < (v.callee == "matmul" ? 2u : 1u) ||
         b.var->type.dtype != ir::DType::f32 || w->type.dtype != ir::DType::f32)
       return false;
+    // A matmul's weight with unit batch dimensions ([1, K, N]: an einsum's
+    // product without batch axes) broadcasts over x's batch as [K, N] does,
+    // when x has at least as many dimensions (the result's shape is x's).
+    if (ws.size() > 2) {
+      if (v.callee != "matmul" || xs.size() < ws.size() ||
+          std::any_of(ws.begin(), ws.end() - 2, [](int64_t d) { return d != 1; }))
+        return false;
+      ws = {ws[ws.size() - 2], ws.back()};
+      ir::GraphVar& known = transformed_[{w.get(), "matrix"}];
+      if (!known) known = emit(w->name + "_matrix", "reshape", {w}, {{"shape", ir::AttrValue::ints(ws)}});
+      w = known;
+    }
     int64_t rows = 1;
     for (size_t i = 0; i + 1 < xs.size(); ++i) rows *= xs[i];
     const std::string from = v.callee == "dense" ? "NK" : "KN";
