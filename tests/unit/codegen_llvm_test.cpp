@@ -554,12 +554,18 @@ TEST(CodegenLLVM, MathIntrinsicsWithinFewUlp) {
       std::mt19937 rng(17);
       std::uniform_real_distribution<float> u(lo, hi), ex(-3, 3);
       const float specials[] = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f, 1.0f, -1.0f, 0.5f};
+      const float exp_edges[] = {-1e30f, -150.0f, -104.5f, -104.0f, -103.97f, -103.9f, -95.0f,
+                                 -87.5f, 88.7f,   88.8f,   89.0f,   89.5f,    150.0f,  1e30f};
       Runs r;
       try {
         r = runBoth(f, [&](size_t p, ir::Tensor& t) {
           for (int64_t i = 0; i < t.numel(); ++i) {
             float v = p == 1 && n == "pow" ? ex(rng) : u(rng);
             if (p == 0 && i < static_cast<int64_t>(std::size(specials))) v = specials[i];
+            // exp's inputs around those it answers without the call (0 below
+            // -104, infinity above 89) and those whose result is a denormal.
+            const size_t e = static_cast<size_t>(i) - std::size(specials);
+            if (p == 0 && (n == "exp" || n == "sigmoid") && e < std::size(exp_edges)) v = exp_edges[e];
             if (p == 0 && n == "round" && i < 20) v = static_cast<float>(i) - 9.5f;  // halfway cases
             t.set(i, v);
           }
@@ -725,9 +731,10 @@ graph @main(%a: f32[96, 200], %b: f32[200, 112], %c: f32[64, 256], %d: f32[256, 
   int prims = 0;
   for (const ir::PrimFunc* p : primFuncs(m)) {
     ++prims;
-    if (p->name.find("dense_pack") == std::string::npos)
+    if (p->name.find("dense_pack") == std::string::npos) {
       EXPECT_NE(ir::printTrace(p->trace).find("transform_layout("), std::string::npos)
           << ir::printFunction(*p);
+    }
     expectCompiledMatches(*p, 1e-4);
   }
   EXPECT_EQ(prims, 5);

@@ -98,7 +98,8 @@ class KernelEmitter {
   llvm::IRBuilder<> b;
   const ir::PrimFunc& func;
   std::string symbol;
-  std::string block_name;  // the innermost block being emitted, for errors
+  std::string block_name;    // the innermost block being emitted, for errors
+  int vectorized_loops = 0;  // `vectorized` loops around what is being emitted
 
   llvm::Function* fn = nullptr;          // the function being emitted into
   llvm::Value* rt_ctx = nullptr;         // the runtime context argument

@@ -207,7 +207,10 @@ void KernelEmitter::loop(const ir::ForNode& f) {
     case ir::LoopKind::serial: break;
   }
   llvm::Value* extent = cast(expr(f.extent), f.extent->dtype, ir::DType::i64);
+  const int vectorized = f.loop_kind == ir::LoopKind::vectorized ? 1 : 0;
+  vectorized_loops += vectorized;
   countedLoop(b.getInt64(0), extent, f.loop_var, f.body, md);
+  vectorized_loops -= vectorized;
 }
 
 void KernelEmitter::block(const ir::BlockNode& blk) {
