@@ -68,6 +68,27 @@ TEST(Topk, LegalizationOrdersNaN) {
   for (bool largest : {true, false}) expectLegalizeMatchesKernel("topk", {x}, topkAttrs(4, 1, largest));
 }
 
+// A few positions of a long axis (4 k <= n) are selected one by one:
+// the same answers, with ties everywhere, NaN and infinities, each dtype,
+// along each axis (and over a symbolic batch: expectLegalizeMatchesKernel).
+TEST(Topk, SelectionMatchesKernel) {
+  std::mt19937 rng(6);
+  for (DType t : {DType::f32, DType::i32, DType::i64, DType::f16})
+    for (int64_t axis : {0, 1, -1})
+      for (bool largest : {true, false}) {
+        SCOPED_TRACE(std::string(dtypeName(t)) + " axis " + std::to_string(axis) +
+                     (largest ? " largest" : " smallest"));
+        std::vector<int64_t> shape = {3, 4, 5};
+        shape[static_cast<size_t>(axis < 0 ? axis + 3 : axis)] = 24;
+        Tensor x = mlcc::test::randomTensor(rng, t, shape, -3, 3);
+        if (isFloat(t))
+          for (int64_t i : {1, 7, 8, 30, 31, 77}) x.set(i, std::numeric_limits<double>::quiet_NaN());
+        if (isFloat(t))
+          for (int64_t i : {2, 40, 41}) x.set(i, i == 40 ? -INFINITY : INFINITY);
+        for (int64_t k : {1, 3, 6}) expectLegalizeMatchesKernel("topk", {x}, topkAttrs(k, axis, largest));
+      }
+}
+
 TEST(Topk, NothingSelected) {
   std::mt19937 rng(5);
   expectLegalizeMatchesKernel("topk", {mlcc::test::randomTensor(rng, DType::f32, {2, 3}, -1, 1)},
