@@ -825,11 +825,11 @@ graph @main(%t: f32[3, 5, )" + n + R"(]) -> f32[3, 5, )" +
 // results. The interpreter agrees.
 TEST(ScheduleRulesCpu, TopkRanksAreScheduledOnTheirOwn) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%d: f32[2, 8, 64]) -> (f32[2, 8, 4], i64[2, 8, 4]) {
+graph @main(%d: f32[2, 8, 64]) -> (f32[2, 8, 20], i64[2, 8, 20]) {
   dataflow {
-    %t: (f32[2, 8, 4], i64[2, 8, 4]) = topk(%d, k = 4)
-    %v: f32[2, 8, 4] = %t[0]
-    %i: i64[2, 8, 4] = %t[1]
+    %t: (f32[2, 8, 20], i64[2, 8, 20]) = topk(%d, k = 20)
+    %v: f32[2, 8, 20] = %t[0]
+    %i: i64[2, 8, 20] = %t[1]
   }
   return (%v, %i)
 }
@@ -842,6 +842,31 @@ graph @main(%d: f32[2, 8, 64]) -> (f32[2, 8, 4], i64[2, 8, 4]) {
   EXPECT_EQ(outermostKind(f, "topk_rank"), ir::LoopKind::parallel) << ir::printFunction(f);
   EXPECT_NE(ir::printFunction(f).find("alloc_buffer %topk_rank: i32[2, 8, 64]"), std::string::npos)
       << ir::printFunction(f);
+}
+
+// topk selecting 4 of 256 (ops/src/topk.cpp): each step's reductions along
+// the row (the best value, the first index holding it) accumulate a vector
+// of partial results per row (rfactor), parallel over the rows.
+TEST(ScheduleRulesCpu, TopkSelectionStepsAreVectorizedAlongTheRow) {
+  auto s = scheduleAndCheck(R"(mlcc.ir 1
+graph @main(%d: f32[4, 64, 256]) -> (f32[4, 64, 4], i64[4, 64, 4]) {
+  dataflow {
+    %t: (f32[4, 64, 4], i64[4, 64, 4]) = topk(%d, k = 4)
+    %v: f32[4, 64, 4] = %t[0]
+    %i: i64[4, 64, 4] = %t[1]
+  }
+  return (%v, %i)
+}
+)",
+                            "fused_topk");
+  EXPECT_EQ(s.rule, "reduction");
+  const auto& f = s.after;
+  for (const char* step : {"topk_best", "topk_first", "topk_best_3", "topk_first_3"}) {
+    SCOPED_TRACE(step);
+    const std::string partials = std::string(step) + "_rf";
+    EXPECT_EQ(innermostKind(f, partials), ir::LoopKind::vectorized) << ir::printFunction(f);
+    EXPECT_EQ(outermostKind(f, step), ir::LoopKind::parallel) << ir::printFunction(f);
+  }
 }
 
 TEST(ScheduleRulesCpu, LayerNorm) {

@@ -275,7 +275,8 @@ std::optional<std::vector<LoopRV>> vectorizeTranspose(Schedule& sch, const Block
 // A reduction block alone in its simple nest (llvm_reduction.cpp): spatial
 // loops fused and parallel, the innermost one vectorized (moved inside the
 // reduce loops) when it walks the innermost dimension of the output and of
-// every input, the init decomposed out.
+// every input, else the reduction along a contiguous axis rfactor'ed into
+// vector partials; the init decomposed out.
 void scheduleReductionNest(Schedule& sch, const BlockRV& block, const target::Target& target);
 
 // A block left on its own by a rule: scheduleSpatialNest for an injective
