@@ -572,8 +572,10 @@ graph @main(%x: f32[32, 12], %x3: f32[2, 20, 12], %s: f32[8, 12], %wi: f32[16, 1
 // Rows (tile 8) or columns (tile: block = 8) that tile badly are padded
 // with zeros and the padding's products sliced off: a dense_pack over 17
 // rows computes 24; a matmul of two values [2, 17, 6] x [2, 6, 19] computes
-// [2, 24, 24]; 12 rows (tiled by 6) and 16 columns stay. The interpreter
-// gives the same outputs before and after.
+// [2, 24, 24]; 12 rows (tiled by 6) and 16 columns stay; 36 columns (more
+// than two vectors, tiled by no power of two: 6) become 40, except for a
+// single row (a GEMV). The interpreter gives the same outputs before and
+// after.
 TEST(ConvertLayout, PadsRowsAndColumnsThatTileBadly) {
   auto values = [](int64_t n) {
     std::string v = "[";
@@ -583,15 +585,17 @@ TEST(ConvertLayout, PadsRowsAndColumnsThatTileBadly) {
   std::string dir = tempDir("convert_layout_pad");
   ir::Module m = parse(R"(mlcc.ir 1
 
-graph @main(%x: f32[17, 1, 12], %a: f32[2, 17, 6], %b: f32[2, 6, 19], %c: f32[12, 6], %d: f32[6, 16]) -> (f32[17, 1, 16], f32[2, 17, 19], f32[12, 16]) {
+graph @main(%x: f32[17, 1, 12], %a: f32[2, 17, 6], %b: f32[2, 6, 19], %c: f32[12, 6], %d: f32[6, 16], %e: f32[2, 8, 6], %f: f32[2, 6, 36], %g: f32[1, 6], %h: f32[6, 36]) -> (f32[17, 1, 16], f32[2, 17, 19], f32[12, 16], f32[2, 8, 36], f32[1, 36]) {
   dataflow {
     %w: f32[16, 12] = const )" +
                            values(192) + R"(
     %y: f32[17, 1, 16] = dense(%x, %w)
     %s: f32[2, 17, 19] = matmul(%a, %b)
     %t: f32[12, 16] = matmul(%c, %d)
+    %u: f32[2, 8, 36] = matmul(%e, %f)
+    %v: f32[1, 36] = matmul(%g, %h)
   }
-  return (%y, %s, %t)
+  return (%y, %s, %t, %u, %v)
 }
 )",
                        dir);
@@ -599,7 +603,9 @@ graph @main(%x: f32[17, 1, 12], %a: f32[2, 17, 6], %b: f32[2, 6, 19], %c: f32[12
   EXPECT_NE(r.text.find("f32[24, 16] = dense_pack("), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("f32[2, 24, 24] = matmul("), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%t: f32[12, 16] = matmul(%c, %d)"), std::string::npos) << r.text;
-  EXPECT_EQ(test::occurrences(r.text, "strided_slice("), 2) << r.text;
+  EXPECT_NE(r.text.find("f32[2, 8, 40] = matmul("), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("%v: f32[1, 36] = matmul(%g, %h)"), std::string::npos) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "strided_slice("), 3) << r.text;
 }
 
 // A grouped convolution (RegNet's: groups of 8 channels) converts with
