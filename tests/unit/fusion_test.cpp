@@ -168,7 +168,7 @@ const FuseOpsCase kFuseOpsCases[] = {
      {}},
     {"OpaqueOpsStayAlone",
      "fusion/opaque_ops.ir",
-     {"= call @fused_relu(%x)", "= call @fused_softmax(%a)", "= call @fused_exp(%s)"},
+     {"= call @fused_relu(%x)", "= call @fused_cumsum(%a)", "= call @fused_exp(%s)"},
      {}},
 };
 
@@ -216,6 +216,38 @@ graph @main(%x: f32[2, 6], %y: f32[2, 6]) -> (f32[3, 4], f32[3, 4]) {
   EXPECT_NE(out.find("%e: f32[3, 4] = call @fused_relu_reshape_exp(%x)"), std::string::npos) << out;
   EXPECT_NE(out.find("%f: f32[3, 4] = call @fused_relu_reshape_exp(%y)"), std::string::npos) << out;
   EXPECT_EQ(test::occurrences(out, "graph @"), 2) << out;
+}
+
+// softmax is a reduction for fusion: an elementwise producer (a score's
+// scale) joins its group, and so does a crop (a strided_slice of unit
+// steps: a matmul's padded columns dropped, read by the softmax in place);
+// a strided slice of step 2 and a transpose do not (other injective ops
+// would make the row reductions read across rows).
+TEST(FuseOps, CropsAndElementwiseOpsFuseIntoASoftmax) {
+  const char* text = R"(mlcc.ir 1
+
+graph @main(%q: f32[2, 5, 4], %k: f32[2, 4, 8], %t: f32[2, 6, 5]) -> (f32[2, 5, 6], f32[2, 5, 4], f32[2, 5, 6], f32[2, 6, 5]) {
+  dataflow {
+    %s: f32[2, 5, 8] = matmul(%q, %k)
+    %c: f32[2, 5, 6] = strided_slice(%s, axes = [2], begin = [0], end = [6])
+    %p: f32[2, 5, 6] = softmax(%c, axis = -1)
+    %s2: f32[2, 5, 8] = exp(%s)
+    %e: f32[2, 5, 4] = strided_slice(%s2, axes = [2], begin = [0], end = [8], strides = [2])
+    %pe: f32[2, 5, 4] = softmax(%e, axis = -1)
+    %tt: f32[2, 5, 6] = permute_dims(%t, axes = [0, 2, 1])
+    %pt: f32[2, 5, 6] = softmax(%tt, axis = -1)
+    %m: f32[2, 6, 5] = multiply(%t, %t)
+    %pm: f32[2, 6, 5] = softmax(%m, axis = -1)
+  }
+  return (%p, %pe, %pt, %pm)
+}
+)";
+  std::string out = fuse(text, "fuse-ops");
+  EXPECT_NE(out.find("%p: f32[2, 5, 6] = call @fused_strided_slice_softmax(%s)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%e: f32[2, 5, 4] = call @fused_exp_strided_slice(%s)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%pe: f32[2, 5, 4] = call @fused_softmax(%e)"), std::string::npos) << out;
+  EXPECT_NE(out.find("= call @fused_permute_dims(%t)"), std::string::npos) << out;
+  EXPECT_NE(out.find("%pm: f32[2, 6, 5] = call @fused_multiply_softmax(%t)"), std::string::npos) << out;
 }
 
 TEST(FuseOps, LeavesPrimitiveCallsAlone) {

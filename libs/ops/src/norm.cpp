@@ -171,7 +171,10 @@ ir::PrimFunc legalizeBatchNorm(const std::vector<Type>& in, const ir::Attrs& a) 
 void addSoftmax(std::vector<OpDef>& ops, const std::string& name, bool log_form) {
   OpDef d;
   d.name = name;
-  d.pattern = OpPattern::Opaque;
+  // A reduction for fusion: elementwise producers (a score's scale, mask or
+  // bias) and crops (fuse_ops.cpp) join its group; the reduction rule
+  // inlines them into its row reductions.
+  d.pattern = OpPattern::Reduction;
   d.attrs = {AttrSpec{"axis", AttrKind::Int, ir::AttrValue(int64_t{-1})}};
   d.infer = [name](const std::vector<Type>& in, const ir::Attrs& a) {
     const Type& x = tensorOperand(in, 0, name.c_str());
