@@ -709,38 +709,37 @@ ir::PrimFunc legalizeBroadcastTo(const std::vector<Type>& inputs, const Type& ou
   });
 }
 
-// concat: operand k covers [offset_k, offset_k + dim_k) of the axis; a
-// balanced tree of selects on the axis position picks the operand (depth
-// log2 of the operand count, so a concat of hundreds of operands, as an
-// unrolled recurrence makes, stays shallow and costs few compares per
-// element), each load clamped into its operand.
+// concat: operand k covers [offset_k, offset_k + dim_k) of the axis. One
+// block per operand (with a non-empty axis) writes its slice of the
+// output: a copy that reads one operand, where one block choosing among
+// the operands by a select per element read them all (each load clamped):
+// the blocked channel concatenations of SqueezeNet's fire modules ran at
+// 3 GFLOPS, 10% of the model.
 ir::PrimFunc legalizeConcat(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
   int64_t axis = normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(output.rank()), "concat");
-  return lm::singleStage("concat", inputs, output, [&](const auto& in, const std::vector<PrimExpr>& o) {
-    std::vector<size_t> used;  // operands with a possibly non-empty axis
-    std::vector<PrimExpr> begin;
-    PrimExpr offset = lm::idx(0);
-    for (size_t k = 0; k < inputs.size(); ++k) {
-      if (!isConstDim(inputs[k].shape[axis], 0)) {
-        used.push_back(k);
-        begin.push_back(offset);
-      }
-      offset = lm::add(offset, inputs[k].shape[axis]);
-    }
-    if (used.empty()) return ir::te::constant(output.dtype, 0);  // the output is empty
-    auto clamped = [&](size_t u) {
-      std::vector<PrimExpr> src = o;
-      src[axis] = lm::clampIndex(lm::sub(o[axis], begin[u]), inputs[used[u]].shape[axis]);
-      return ir::makeLoad(in[used[u]], src);
-    };
-    // The value at o of the operands used[lo, hi).
-    std::function<PrimExpr(size_t, size_t)> pick = [&](size_t lo, size_t hi) -> PrimExpr {
-      if (hi - lo == 1) return clamped(lo);
-      size_t mid = lo + (hi - lo) / 2;
-      return ir::makeSelect(lm::lt(o[axis], begin[mid]), pick(lo, mid), pick(mid, hi));
-    };
-    return pick(0, used.size());
-  });
+  if (lm::hasZeroDim(output.shape))
+    return lm::singleStage("concat", inputs, output, [&](const auto&, const std::vector<PrimExpr>&) {
+      return ir::te::constant(output.dtype, 0);
+    });
+  ir::te::FuncBuilder fb("concat");
+  std::vector<ir::Buffer> in;
+  for (size_t k = 0; k < inputs.size(); ++k)
+    in.push_back(fb.input(k == 0 ? "x" : "x" + std::to_string(k), inputs[k]));
+  ir::Buffer out = fb.buffer("concat", output.shape, output.dtype);
+  PrimExpr offset = lm::idx(0);
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    if (!lm::hasZeroDim(inputs[k].shape))
+      fb.update(
+          "concat", out, inputs[k].shape,
+          [&](const ir::te::Indices& i) {
+            std::vector<PrimExpr> at = lm::exprs(i);
+            at[static_cast<size_t>(axis)] = lm::add(at[static_cast<size_t>(axis)], offset);
+            return at;
+          },
+          [&](const ir::te::Indices& i) { return ir::makeLoad(in[k], lm::exprs(i)); });
+    offset = lm::add(offset, inputs[k].shape[static_cast<size_t>(axis)]);
+  }
+  return fb.build({out});
 }
 
 ir::PrimFunc legalizeSplit(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
