@@ -370,7 +370,7 @@ graph @main(%x: f32[20]) -> f32[20] {
 TEST(Passes, CanonicalizeMovesSqueezesAfterElementwiseOps) {
   const std::string dir = tempDir("canonicalize_squeeze");
   Result r = checkPasses(parse(R"(mlcc.ir 1
-graph @main(%x: f32[2, 3, 6], %w: f32[4, 3, 1, 1], %b: f32[1, 4, 1], %v: f32[5, 4, 1, 1], %s: f32[2, 4, 6]) -> (f32[2, 5, 6], f32[2, 4, 6], f32[2, 4, 6]) {
+graph @main(%x: f32[2, 3, 6], %w: f32[4, 3, 1, 1], %b: f32[1, 4, 1], %v: f32[5, 4, 1, 1], %s: f32[2, 4, 6]) -> (f32[2, 5, 6], f32[2, 4, 6], f32[2, 4, 6], f32[2, 5], f32[2, 5, 1]) {
   dataflow {
     %x4: f32[2, 3, 1, 6] = expand_dims(%x, axes = [2])
     %c4: f32[2, 4, 1, 6] = conv2d(%x4, %w)
@@ -382,8 +382,10 @@ graph @main(%x: f32[2, 3, 6], %w: f32[4, 3, 1, 1], %b: f32[1, 4, 1], %v: f32[5, 
     %d: f32[2, 5, 6] = squeeze(%d4, axes = [2])
     %m: f32[2, 4, 6] = multiply(%s, %r)
     %sm: f32[2, 4, 6] = softmax(%m, axis = -1)
+    %mx: f32[2, 5] = max(%d, axes = [2])
+    %mk: f32[2, 5, 1] = mean(%d, axes = [-1], keepdims = true)
   }
-  return (%d, %m, %sm)
+  return (%d, %m, %sm, %mx, %mk)
 }
 )",
                                dir),
@@ -397,6 +399,14 @@ graph @main(%x: f32[2, 3, 6], %w: f32[4, 3, 1, 1], %b: f32[1, 4, 1], %v: f32[5, 
   EXPECT_NE(r.text.find("%m: f32[2, 4, 6] = squeeze(%m_unsqueezed, axes = [2])"), std::string::npos)
       << r.text;
   EXPECT_NE(r.text.find("%sm: f32[2, 4, 6] = softmax(%m, axis = -1)"), std::string::npos) << r.text;
+  // A reduction of a squeeze reduces the unsqueezed value (the squeeze after it).
+  EXPECT_NE(r.text.find("%mx_unsqueezed: f32[2, 5, 1, 1] = max(%d4, axes = [3], keepdims = true)"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("%mx: f32[2, 5] = squeeze(%mx_unsqueezed, axes = [2, 3])"), std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("%mk: f32[2, 5, 1] = squeeze(%mk_unsqueezed, axes = [2])"), std::string::npos)
+      << r.text;
 }
 
 // A dilated convolution over a map smaller than its taps' spread (DeepLab's
@@ -606,6 +616,36 @@ graph @main(%x: f32[17, 1, 12], %a: f32[2, 17, 6], %b: f32[2, 6, 19], %c: f32[12
   EXPECT_NE(r.text.find("f32[2, 8, 40] = matmul("), std::string::npos) << r.text;
   EXPECT_NE(r.text.find("%v: f32[1, 36] = matmul(%g, %h)"), std::string::npos) << r.text;
   EXPECT_EQ(test::occurrences(r.text, "strided_slice("), 3) << r.text;
+}
+
+// A mean over H and W (no keepdims) and a max over W (keepdims) of a
+// convolution's blocked output reduce it blocked: the mean's kept axes
+// dropped by a reshape after the transform back. The interpreter gives the
+// same outputs before and after.
+TEST(ConvertLayout, SpatialReductionsOfBlockedValuesReduceBlocked) {
+  std::string dir = tempDir("convert_layout_reduce");
+  ir::Module m = parse(R"(mlcc.ir 1
+
+graph @main(%x: f32[1, 8, 5, 6], %w: f32[16, 8, 3, 3]) -> (f32[1, 16], f32[1, 16, 5, 1]) {
+  dataflow {
+    %y: f32[1, 16, 5, 6] = conv2d(%x, %w, padding = [1, 1, 1, 1])
+    %r: f32[1, 16, 5, 6] = relu(%y)
+    %g: f32[1, 16] = mean(%r, axes = [2, 3])
+    %h: f32[1, 16, 5, 1] = max(%r, axes = [-1], keepdims = true)
+  }
+  return (%g, %h)
+}
+)",
+                       dir);
+  Result r = checkPasses(m, "convert-layout{block=8},fold-constants,dead-code-elimination", dir, 1e-5);
+  EXPECT_NE(r.text.find("f32[1, 2, 1, 1, 8] = mean(%r_nchw8c, axes = [2, 3], keepdims = true)"),
+            std::string::npos)
+      << r.text;
+  EXPECT_NE(r.text.find("%g: f32[1, 16] = reshape(%g_kept, shape = [1, 16])"), std::string::npos) << r.text;
+  EXPECT_NE(r.text.find("f32[1, 2, 5, 1, 8] = max(%r_nchw8c, axes = [3], keepdims = true)"),
+            std::string::npos)
+      << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "layout_transform(%r"), 0) << r.text;
 }
 
 // A grouped convolution (RegNet's: groups of 8 channels) converts with

@@ -10,7 +10,8 @@
 //     or broadcast op reads at the op's own shape moves after the op (its
 //     other operands gain the unit axis): a conv1d's bias and activation
 //     stay 4-D with the convolution (sinkSqueezes), and squeezes left
-//     without a use are dropped;
+//     without a use are dropped; a reduction (sum, mean, max, min) of such
+//     a squeeze reduces the unsqueezed value, the squeeze after it;
 //   - power(x, 2) with a constant exponent 2 becomes multiply(x, x) (the
 //     same value, rounded once; a layer norm's variance exported from
 //     PyTorch is Pow(x - mean, 2): powf per element ran at 0.16 GFLOPS);
@@ -40,6 +41,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "../dominator.h"
@@ -321,6 +323,7 @@ class Canonicalizer {
                                        const std::map<const ir::GraphVarNode*, ir::GraphValue>& squeezes) {
     const ir::GraphValue& v = z.value;
     if (v.kind != ir::ValueKind::Op || !z.var->type.isTensor()) return {};
+    if (auto sunk = sinkSqueezeBelowReduction(z, squeezes); !sunk.empty()) return sunk;
     const ops::OpDef* def = ops::findOp(v.callee);
     if (!def || (def->pattern != ops::OpPattern::Elementwise && def->pattern != ops::OpPattern::Broadcast) ||
         ops::hasAttr(v.attrs, "axis") || ops::hasAttr(v.attrs, "axes"))
@@ -373,6 +376,51 @@ class Canonicalizer {
     out.push_back(std::move(op4));
     out.push_back(std::move(sq));
     return out;
+  }
+
+  // z = reduce(squeeze(x, [a]), axes) (sum, mean, max, min) becomes
+  // squeeze(reduce(x, axes', keepdims), [a] and, without keepdims, axes'):
+  // the reduction reads x, whose layout convert-layout may have blocked (a
+  // conv1d's output reduced over its length, PointNet's max over the
+  // points); {} when it does not apply.
+  std::vector<ir::Binding> sinkSqueezeBelowReduction(
+      const ir::Binding& z, const std::map<const ir::GraphVarNode*, ir::GraphValue>& squeezes) {
+    const ir::GraphValue& v = z.value;
+    static const std::set<std::string> reductions = {"sum", "mean", "max", "min"};
+    if (!reductions.count(v.callee) || v.args.size() != 1 || !ops::hasAttr(v.attrs, "axes")) return {};
+    auto d = squeezes.find(v.args[0].get());
+    if (d == squeezes.end() || d->second.args.size() != 1) return {};
+    const ir::Type& xt = d->second.args[0]->type;
+    const int64_t r = static_cast<int64_t>(v.args[0]->type.rank());
+    const int64_t a = singleAxis(d->second.attrs, r + 1);
+    int64_t unit = 0;
+    if (a < 0 || !xt.isTensor() || static_cast<int64_t>(xt.rank()) != r + 1 ||
+        !ir::asConstInt(xt.shape[a], &unit) || unit != 1)
+      return {};
+    std::vector<int64_t> axes;
+    for (int64_t i : ops::attrInts(v.attrs, "axes")) {
+      if (i < 0) i += r;
+      if (i < 0 || i >= r) return {};
+      axes.push_back(i < a ? i : i + 1);
+    }
+    const bool keepdims = ops::hasAttr(v.attrs, "keepdims") && ops::attrBool(v.attrs, "keepdims");
+    ir::Binding red;
+    red.value = v;
+    red.value.args = {d->second.args[0]};
+    red.value.attrs = {{"axes", ir::AttrValue::ints(axes)}, {"keepdims", ir::AttrValue(true)}};
+    std::vector<ir::PrimExpr> kept = xt.shape;
+    for (int64_t i : axes) kept[static_cast<size_t>(i)] = ir::makeInt(1);
+    red.var = ir::makeGraphVar(z.var->name + "_unsqueezed", ir::Type::tensor(z.var->type.dtype, kept));
+    std::vector<int64_t> drop = {a};
+    if (!keepdims) drop.insert(drop.end(), axes.begin(), axes.end());
+    std::sort(drop.begin(), drop.end());
+    ir::Binding sq;
+    sq.var = z.var;
+    sq.value.kind = ir::ValueKind::Op;
+    sq.value.callee = "squeeze";
+    sq.value.args = {red.var};
+    sq.value.attrs = {{"axes", ir::AttrValue::ints(drop)}};
+    return {std::move(red), std::move(sq)};
   }
 
   ir::GraphVar resolve(ir::GraphVar v) const {
