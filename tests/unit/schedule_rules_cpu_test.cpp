@@ -843,23 +843,25 @@ graph @main(%t: f32[3, 5, )" + n + R"(]) -> f32[3, 5, )" +
   }
 }
 
-// TopK over long rows (DGCNN's nearest neighbours: 16 of 512): its ranks,
-// read by the indices and not by the output, are not computed per output
-// element under the output's rows but on their own, vectorized along the
-// ranked elements (their counts in i32) and parallel; no per-lane partial
-// results. The interpreter agrees.
-TEST(ScheduleRulesCpu, TopkRanksAreScheduledOnTheirOwn) {
-  auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%d: f32[2, 8, 64]) -> (f32[2, 8, 20], i64[2, 8, 20]) {
-  dataflow {
-    %t: (f32[2, 8, 20], i64[2, 8, 20]) = topk(%d, k = 20)
-    %v: f32[2, 8, 20] = %t[0]
-    %i: i64[2, 8, 20] = %t[1]
-  }
-  return (%v, %i)
+// The fused topk of `k` positions along the last axis of f32[`rows`, n].
+Scheduled scheduleTopk(const std::string& rows, int64_t n, int64_t k) {
+  const std::string in = "f32[" + rows + ", " + std::to_string(n) + "]";
+  const std::string v = "f32[" + rows + ", " + std::to_string(k) + "]";
+  const std::string i = "i64[" + rows + ", " + std::to_string(k) + "]";
+  return scheduleAndCheck("mlcc.ir 1\ngraph @main(%d: " + in + ") -> (" + v + ", " + i +
+                              ") {\n  dataflow {\n" + "    %t: (" + v + ", " + i +
+                              ") = topk(%d, k = " + std::to_string(k) + ")\n" + "    %v: " + v +
+                              " = %t[0]\n    %i: " + i + " = %t[1]\n  }\n  return (%v, %i)\n}\n",
+                          "fused_topk");
 }
-)",
-                            "fused_topk");
+
+// TopK of many positions of a row (20 of 64: ranked, ops/src/topk.cpp): its
+// ranks, read by the indices and not by the output, are not computed per
+// output element under the output's rows but on their own, vectorized along
+// the ranked elements (their counts in i32) and parallel; no per-lane
+// partial results. The interpreter agrees.
+TEST(ScheduleRulesCpu, TopkRanksAreScheduledOnTheirOwn) {
+  auto s = scheduleTopk("2, 8", 64, 20);
   EXPECT_EQ(s.rule, "reduction");
   const auto& f = s.after;
   EXPECT_FALSE(hasBlock(f, "topk_rank_rf")) << ir::printFunction(f);
@@ -873,17 +875,7 @@ graph @main(%d: f32[2, 8, 64]) -> (f32[2, 8, 20], i64[2, 8, 20]) {
 // the row (the best value, the first index holding it) accumulate a vector
 // of partial results per row (rfactor), parallel over the rows.
 TEST(ScheduleRulesCpu, TopkSelectionStepsAreVectorizedAlongTheRow) {
-  auto s = scheduleAndCheck(R"(mlcc.ir 1
-graph @main(%d: f32[4, 64, 256]) -> (f32[4, 64, 4], i64[4, 64, 4]) {
-  dataflow {
-    %t: (f32[4, 64, 4], i64[4, 64, 4]) = topk(%d, k = 4)
-    %v: f32[4, 64, 4] = %t[0]
-    %i: i64[4, 64, 4] = %t[1]
-  }
-  return (%v, %i)
-}
-)",
-                            "fused_topk");
+  auto s = scheduleTopk("4, 64", 256, 4);
   EXPECT_EQ(s.rule, "reduction");
   const auto& f = s.after;
   for (const char* step : {"topk_best", "topk_first", "topk_best_3", "topk_first_3"}) {
