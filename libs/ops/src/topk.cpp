@@ -105,11 +105,130 @@ std::vector<Tensor> computeTopk(const std::vector<Tensor>& inputs, const ir::Att
   return {values, indices};
 }
 
+// The order of `before` above on loaded values: a comes before b; a and b
+// tie (NaN ties NaN).
+struct TopkOrder {
+  DType dtype;
+  bool largest;
+  static PrimExpr isNan(const PrimExpr& v) { return ir::makeCall("isnan", {v}); }
+  PrimExpr before(const PrimExpr& a, const PrimExpr& b) const {
+    using namespace ir::build;
+    PrimExpr strict = largest ? gt(a, b) : lt(a, b);
+    if (!ir::isFloat(dtype)) return strict;
+    PrimExpr nan_a = isNan(a), nan_b = isNan(b);
+    PrimExpr by_nan = largest ? land(nan_a, ir::makeUnary(ir::UnaryOp::Not, nan_b))
+                              : land(nan_b, ir::makeUnary(ir::UnaryOp::Not, nan_a));
+    return ir::makeSelect(lor(nan_a, nan_b), by_nan, strict);
+  }
+  PrimExpr equal(const PrimExpr& a, const PrimExpr& b) const {
+    using namespace ir::build;
+    PrimExpr same = eq(a, b);
+    return ir::isFloat(dtype) ? lor(same, land(isNan(a), isNan(b))) : same;
+  }
+};
+
+// The indices (shape `out`) by selection, one step per output position p:
+// the candidates are the elements that come after the previous pick (its
+// value, then its index for ties); the pick is the first of them: the best
+// candidate value (NaN left out), then the lowest index holding it, or
+// holding a NaN (before the best value when largest, after it otherwise).
+ir::Buffer selectedIndices(ir::te::FuncBuilder& fb, const ir::Buffer& in, size_t axis,
+                           const std::vector<PrimExpr>& out, int64_t k, int64_t n, const TopkOrder& order) {
+  ir::Buffer index = fb.buffer("topk_indices", out, DType::i64);
+  std::vector<PrimExpr> rows = in->shape;
+  rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(axis));
+  auto along = [&](const ir::te::Indices& r, const PrimExpr& j) {
+    std::vector<PrimExpr> at = lm::exprs(r);
+    at.insert(at.begin() + static_cast<std::ptrdiff_t>(axis), j);
+    return at;
+  };
+  const bool is_float = ir::isFloat(in->dtype);
+  // Positions (and n past them, both ways) counted in i32 where they fit:
+  // 16-lane vectors.
+  const DType pos = 2 * n < (int64_t{1} << 31) ? DType::i32 : DType::i64;
+  auto posOf = [&](const PrimExpr& j, int64_t plus) {
+    PrimExpr v = ir::makeCast(pos, j);
+    return plus == 0 ? v : ir::makeBinary(ir::BinaryOp::Add, v, ir::makeInt(plus, pos));
+  };
+  const ir::te::ReduceOp best_op = order.largest ? ir::te::ReduceOp::Max : ir::te::ReduceOp::Min;
+  for (int64_t p = 0; p < k; ++p) {
+    auto candidate = [&](const ir::te::Indices& r, const PrimExpr& j, const PrimExpr& xj) -> PrimExpr {
+      if (p == 0) return ir::makeBool(true);
+      using namespace ir::build;
+      PrimExpr q = lm::clampIndex(ir::makeLoad(index, along(r, lm::idx(p - 1))), in->shape[axis]);
+      PrimExpr xq = ir::makeLoad(in, along(r, q));
+      return lor(order.before(xq, xj), land(order.equal(xq, xj), lm::lt(q, j)));
+    };
+    ir::Buffer best =
+        fb.reduce("topk_best", rows, in->dtype, {in->shape[axis]}, best_op,
+                  [&](const ir::te::Indices& r, const ir::te::Indices& j) {
+                    PrimExpr xj = ir::makeLoad(in, along(r, j[0]));
+                    PrimExpr ok = candidate(r, j[0], xj);
+                    if (is_float)
+                      ok = ir::build::land(ok, ir::makeUnary(ir::UnaryOp::Not, TopkOrder::isNan(xj)));
+                    return ir::makeSelect(ok, xj, ir::te::reduceIdentity(best_op, in->dtype));
+                  });
+    ir::Buffer first = fb.reduce(
+        "topk_first", rows, pos, {in->shape[axis]}, ir::te::ReduceOp::Min,
+        [&](const ir::te::Indices& r, const ir::te::Indices& j) {
+          using namespace ir::build;
+          PrimExpr xj = ir::makeLoad(in, along(r, j[0]));
+          PrimExpr cand = candidate(r, j[0], xj);
+          PrimExpr at_best = land(cand, eq(xj, ir::makeLoad(best, lm::exprs(r))));
+          if (!is_float) return ir::makeSelect(at_best, posOf(j[0], 0), ir::makeInt(n, pos));
+          PrimExpr nan = land(cand, TopkOrder::isNan(xj));
+          return order.largest ? ir::makeSelect(nan, posOf(j[0], -n),
+                                                ir::makeSelect(at_best, posOf(j[0], 0), ir::makeInt(n, pos)))
+                               : ir::makeSelect(at_best, posOf(j[0], 0),
+                                                ir::makeSelect(nan, posOf(j[0], n), ir::makeInt(2 * n, pos)));
+        });
+    fb.update(
+        "topk_pick", index, rows, [&](const ir::te::Indices& r) { return along(r, lm::idx(p)); },
+        [&](const ir::te::Indices& r) {
+          PrimExpr f = ir::makeCast(DType::i64, ir::makeLoad(first, lm::exprs(r)));
+          if (!is_float) return f;
+          return order.largest ? ir::makeSelect(lm::lt(f, lm::idx(0)), lm::add(f, lm::idx(n)), f)
+                               : ir::makeSelect(lm::lt(f, lm::idx(n)), f, lm::sub(f, lm::idx(n)));
+        });
+  }
+  return index;
+}
+
+// The indices (shape `out`) by ranking: rank[i] = #{j : x[j] comes before
+// x[i], or equals it at a lower index}, counted in i32 along a static axis
+// of fewer than 2^31 elements (a 16-lane vector of counts where i64 took
+// 8), in i64 otherwise; indices[p] = the element of rank p.
+ir::Buffer rankedIndices(ir::te::FuncBuilder& fb, const ir::Buffer& in, size_t axis,
+                         const std::vector<PrimExpr>& out, const TopkOrder& order) {
+  const PrimExpr n = in->shape[axis];
+  int64_t static_n = 0;
+  const DType count = ir::asConstInt(n, &static_n) && static_n < (int64_t{1} << 31) ? DType::i32 : DType::i64;
+  ir::Buffer rank =
+      fb.reduce("topk_rank", in->shape, count, {n}, ir::te::ReduceOp::Sum,
+                [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                  using namespace ir::build;
+                  std::vector<PrimExpr> self = lm::exprs(i), other = self;
+                  other[axis] = r[0];
+                  PrimExpr a = ir::makeLoad(in, other), b = ir::makeLoad(in, self);
+                  PrimExpr first = lor(order.before(a, b), land(order.equal(a, b), lm::lt(r[0], self[axis])));
+                  return ir::makeSelect(first, ir::makeInt(1, count), ir::makeInt(0, count));
+                });
+  return fb.reduce(
+      "topk_indices", out, DType::i64, {n}, ir::te::ReduceOp::Max,
+      [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+        std::vector<PrimExpr> o = lm::exprs(i), src = o;
+        src[axis] = r[0];
+        return ir::makeSelect(lm::eq(ir::makeCast(DType::i64, ir::makeLoad(rank, src)), o[axis]),
+                              PrimExpr(r[0]), lm::idx(-1));
+      },
+      lm::idx(-1));
+}
+
 ir::PrimFunc legalizeTopk(const std::vector<Type>& inputs, const Type& output, const ir::Attrs& attrs) {
   const Type& x = inputs[0];
   const size_t axis =
       static_cast<size_t>(normalizeAxis(attrInt(attrs, "axis"), static_cast<int64_t>(x.rank()), kOp));
-  const bool largest = attrBool(attrs, "largest");
+  const TopkOrder order{x.dtype, attrBool(attrs, "largest")};
   const Type &vt = output.fields[0], &it = output.fields[1];
   if (lm::hasZeroDim(vt.shape)) {  // nothing selected: no stage
     ir::PrimFunc f;
@@ -121,121 +240,14 @@ ir::PrimFunc legalizeTopk(const std::vector<Type>& inputs, const Type& output, c
   }
   ir::te::FuncBuilder fb(kOp);
   ir::Buffer in = fb.input("x", x);
-  const PrimExpr n = x.shape[axis];
-  auto isNan = [&](const PrimExpr& v) { return ir::makeCall("isnan", {v}); };
-  // a comes before b: the order of `before` above, expressed on loads.
-  auto comesBefore = [&](const PrimExpr& a, const PrimExpr& b) {
-    using namespace ir::build;
-    PrimExpr strict = largest ? gt(a, b) : lt(a, b);
-    if (!ir::isFloat(x.dtype)) return strict;
-    PrimExpr nan_a = isNan(a), nan_b = isNan(b);
-    PrimExpr by_nan = largest ? land(nan_a, ir::makeUnary(ir::UnaryOp::Not, nan_b))
-                              : land(nan_b, ir::makeUnary(ir::UnaryOp::Not, nan_a));
-    return ir::makeSelect(lor(nan_a, nan_b), by_nan, strict);
-  };
-  auto equal = [&](const PrimExpr& a, const PrimExpr& b) {
-    using namespace ir::build;
-    PrimExpr same = eq(a, b);
-    return ir::isFloat(x.dtype) ? lor(same, land(isNan(a), isNan(b))) : same;
-  };
   const int64_t k = attrInt(attrs, "k");
-  int64_t static_n = 0;
-  const bool static_axis = ir::asConstInt(n, &static_n);
-  ir::Buffer index;
-  if (static_axis && k <= kMaxSelectionPasses && 4 * k <= static_n) {
-    // Selection, one step per output position p: the candidates are the
-    // elements that come after the previous pick (its value, then its index
-    // for ties); the pick is the first of them: the best candidate value
-    // (NaN left out), then the lowest index holding it, or holding a NaN
-    // (before the best value when largest, after it otherwise).
-    index = fb.buffer("topk_indices", it.shape, DType::i64);
-    std::vector<PrimExpr> rows = x.shape;
-    rows.erase(rows.begin() + static_cast<std::ptrdiff_t>(axis));
-    auto along = [&](const ir::te::Indices& r, const PrimExpr& j) {
-      std::vector<PrimExpr> at = lm::exprs(r);
-      at.insert(at.begin() + static_cast<std::ptrdiff_t>(axis), j);
-      return at;
-    };
-    const bool is_float = ir::isFloat(x.dtype);
-    // Positions (and n past them, both ways) counted in i32 where they fit:
-    // 16-lane vectors.
-    const DType pos = 2 * static_n < (int64_t{1} << 31) ? DType::i32 : DType::i64;
-    auto posOf = [&](const PrimExpr& j, int64_t plus) {
-      PrimExpr v = ir::makeCast(pos, j);
-      return plus == 0 ? v : ir::makeBinary(ir::BinaryOp::Add, v, ir::makeInt(plus, pos));
-    };
-    for (int64_t p = 0; p < k; ++p) {
-      auto candidate = [&](const ir::te::Indices& r, const PrimExpr& j, const PrimExpr& xj) -> PrimExpr {
-        if (p == 0) return ir::makeBool(true);
-        using namespace ir::build;
-        PrimExpr q = lm::clampIndex(ir::makeLoad(index, along(r, lm::idx(p - 1))), n);
-        PrimExpr xq = ir::makeLoad(in, along(r, q));
-        return lor(comesBefore(xq, xj), land(equal(xq, xj), lm::lt(q, j)));
-      };
-      auto notNan = [&](const PrimExpr& v) { return ir::makeUnary(ir::UnaryOp::Not, isNan(v)); };
-      const ir::te::ReduceOp best_op = largest ? ir::te::ReduceOp::Max : ir::te::ReduceOp::Min;
-      ir::Buffer best = fb.reduce("topk_best", rows, x.dtype, {n}, best_op,
-                                  [&](const ir::te::Indices& r, const ir::te::Indices& j) {
-                                    PrimExpr xj = ir::makeLoad(in, along(r, j[0]));
-                                    PrimExpr ok = candidate(r, j[0], xj);
-                                    if (is_float) ok = ir::build::land(ok, notNan(xj));
-                                    return ir::makeSelect(ok, xj, ir::te::reduceIdentity(best_op, x.dtype));
-                                  });
-      ir::Buffer first = fb.reduce(
-          "topk_first", rows, pos, {n}, ir::te::ReduceOp::Min,
-          [&](const ir::te::Indices& r, const ir::te::Indices& j) {
-            using namespace ir::build;
-            PrimExpr xj = ir::makeLoad(in, along(r, j[0]));
-            PrimExpr cand = candidate(r, j[0], xj);
-            PrimExpr at_best = land(cand, eq(xj, ir::makeLoad(best, lm::exprs(r))));
-            if (!is_float) return ir::makeSelect(at_best, posOf(j[0], 0), ir::makeInt(static_n, pos));
-            PrimExpr nan = land(cand, isNan(xj));
-            return largest
-                       ? ir::makeSelect(nan, posOf(j[0], -static_n),
-                                        ir::makeSelect(at_best, posOf(j[0], 0), ir::makeInt(static_n, pos)))
-                       : ir::makeSelect(
-                             at_best, posOf(j[0], 0),
-                             ir::makeSelect(nan, posOf(j[0], static_n), ir::makeInt(2 * static_n, pos)));
-          });
-      fb.update(
-          "topk_pick", index, rows, [&](const ir::te::Indices& r) { return along(r, lm::idx(p)); },
-          [&](const ir::te::Indices& r) {
-            PrimExpr f = ir::makeCast(DType::i64, ir::makeLoad(first, lm::exprs(r)));
-            if (!is_float) return f;
-            return largest ? ir::makeSelect(lm::lt(f, lm::idx(0)), lm::add(f, lm::idx(static_n)), f)
-                           : ir::makeSelect(lm::lt(f, lm::idx(static_n)), f, lm::sub(f, lm::idx(static_n)));
-          });
-    }
-  } else {
-    // rank[i] = #{j : x[j] comes before x[i], or equals it at a lower
-    // index}, counted in i32 along a static axis of fewer than 2^31
-    // elements (a 16-lane vector of counts where i64 took 8: DGCNN's
-    // k-nearest of 512 points, 74 -> 45 ms a call), in i64 otherwise.
-    const DType count = static_axis && static_n < (int64_t{1} << 31) ? DType::i32 : DType::i64;
-    ir::Buffer rank = fb.reduce("topk_rank", x.shape, count, {n}, ir::te::ReduceOp::Sum,
-                                [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-                                  using namespace ir::build;
-                                  std::vector<PrimExpr> self = lm::exprs(i), other = self;
-                                  other[axis] = r[0];
-                                  PrimExpr a = ir::makeLoad(in, other), b = ir::makeLoad(in, self);
-                                  PrimExpr first =
-                                      lor(comesBefore(a, b), land(equal(a, b), lm::lt(r[0], self[axis])));
-                                  return ir::makeSelect(first, ir::makeInt(1, count), ir::makeInt(0, count));
-                                });
-    // indices[p] = the element of rank p.
-    index = fb.reduce(
-        "topk_indices", it.shape, DType::i64, {n}, ir::te::ReduceOp::Max,
-        [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-          std::vector<PrimExpr> o = lm::exprs(i), src = o;
-          src[axis] = r[0];
-          return ir::makeSelect(lm::eq(ir::makeCast(DType::i64, ir::makeLoad(rank, src)), o[axis]),
-                                PrimExpr(r[0]), lm::idx(-1));
-        },
-        lm::idx(-1));
-  }
+  int64_t n = 0;
+  const bool select = ir::asConstInt(x.shape[axis], &n) && k <= kMaxSelectionPasses && 4 * k <= n;
+  ir::Buffer index = select ? selectedIndices(fb, in, axis, it.shape, k, n, order)
+                            : rankedIndices(fb, in, axis, it.shape, order);
   ir::Buffer values = fb.compute(kOp, vt.shape, vt.dtype, [&](const ir::te::Indices& i) {
     std::vector<PrimExpr> src = lm::exprs(i);
-    src[axis] = lm::clampIndex(ir::makeLoad(index, src), n);
+    src[axis] = lm::clampIndex(ir::makeLoad(index, src), x.shape[axis]);
     return ir::makeLoad(in, src);
   });
   return fb.build({values, index});

@@ -41,7 +41,6 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "../dominator.h"
@@ -386,8 +385,7 @@ class Canonicalizer {
   std::vector<ir::Binding> sinkSqueezeBelowReduction(
       const ir::Binding& z, const std::map<const ir::GraphVarNode*, ir::GraphValue>& squeezes) {
     const ir::GraphValue& v = z.value;
-    static const std::set<std::string> reductions = {"sum", "mean", "max", "min"};
-    if (!reductions.count(v.callee) || v.args.size() != 1 || !ops::hasAttr(v.attrs, "axes")) return {};
+    if (!isAxesReduction(v.callee) || v.args.size() != 1 || !ops::hasAttr(v.attrs, "axes")) return {};
     auto d = squeezes.find(v.args[0].get());
     if (d == squeezes.end() || d->second.args.size() != 1) return {};
     const ir::Type& xt = d->second.args[0]->type;

@@ -471,11 +471,14 @@ class LayoutConverter {
   // 17.3 ms, [200, ...] 6.8 ms, 1 thread), and 197 columns get no vector at
   // all (ViT-B/16's attention scores, [12, 197, 64] x [12, 64, 197], ran at
   // 3.6 GFLOPS, padded at 100).
+  static int64_t largestDivisorAtMost(int64_t extent, int64_t tile) {
+    for (int64_t d = tile; d > 1; --d)
+      if (extent % d == 0) return d;
+    return 1;
+  }
   static int64_t paddedExtent(int64_t extent, int64_t tile) {
     if (extent <= tile) return extent;
-    int64_t best = 1;
-    for (int64_t d = tile; d > 1 && best == 1; --d)
-      if (extent % d == 0) best = d;
+    const int64_t best = largestDivisorAtMost(extent, tile);
     if (best * 2 >= tile) return extent;
     const int64_t padded = roundUp(extent, tile);
     return best == 1 || (padded - extent) * 4 <= extent ? padded : extent;
@@ -491,9 +494,7 @@ class LayoutConverter {
   static int64_t paddedColumns(int64_t cols, int64_t lanes) {
     const int64_t padded = paddedExtent(cols, lanes);
     if (padded != cols || cols <= 2 * lanes) return padded;
-    int64_t best = 1;
-    for (int64_t d = lanes; d > 1 && best == 1; --d)
-      if (cols % d == 0) best = d;
+    const int64_t best = largestDivisorAtMost(cols, lanes);
     const int64_t up = roundUp(cols, lanes);
     return (best & (best - 1)) != 0 && (up - cols) * 4 <= cols ? up : cols;
   }
@@ -544,8 +545,7 @@ class LayoutConverter {
   // first: 12 of its 27 ms.
   bool convertReduce(ir::Binding& b) {
     const ir::GraphValue& v = b.value;
-    static const std::set<std::string> reductions = {"sum", "mean", "max", "min"};
-    if (v.kind != ir::ValueKind::Op || !reductions.count(v.callee) || v.args.size() != 1 ||
+    if (v.kind != ir::ValueKind::Op || !isAxesReduction(v.callee) || v.args.size() != 1 ||
         !ops::hasAttr(v.attrs, "axes"))
       return false;
     auto it = blocked_.find(v.args[0].get());

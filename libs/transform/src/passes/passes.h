@@ -24,4 +24,10 @@ PassInfo makeRewritePass();               // rewrite.cpp
 // passes call for their own leftovers.
 int eliminateDeadBindings(ir::GraphFunc& f, const std::function<bool(const ir::Binding&)>& may_remove = {});
 
+// Whether `op` is one of the reductions over an `axes` attribute (with
+// `keepdims`) that the layout passes move: sum, mean, max, min.
+inline bool isAxesReduction(const std::string& op) {
+  return op == "sum" || op == "mean" || op == "max" || op == "min";
+}
+
 }  // namespace mlcc::transform
