@@ -47,18 +47,20 @@ llvm::Value* libmCall(KernelEmitter& e, const std::string& f32_name, std::vector
   return c;
 }
 
-// exp(x). In a vectorized loop its results 0 are answered by a select: x
-// below the last input whose exp rounds to a denormal (ln 2^-150 in f32)
-// goes to the call as 0. libmvec's expf takes a slow path for a vector
-// with any lane whose result underflows (the -inf of a masked softmax: 50
-// ns a vector instead of 5; a graph attention's masked softmax over 4 x
-// 1024 x 1024 ran 29 ms). The same values as the libm call, which the
-// interpreter makes. Overflowing inputs (rare: a softmax subtracts its
-// maximum) keep the slow path rather than add a select to every call; so
-// do scalar calls: libm's expf returns early for them, and the select
-// around a scalar call costs more than it saves (rows of 12: +40%).
+// exp(x). In a vectorized loop of 4 lanes or more (libmvec's narrowest;
+// LLVM left a loop of 2 scalar around the select) its results 0 are
+// answered by a select: x below the last input whose exp rounds to a
+// denormal (ln 2^-150 in f32) goes to the call as 0. libmvec's expf takes a
+// slow path for a vector with any lane whose result underflows (the -inf of
+// a masked softmax: 50 ns a vector instead of 5; a graph attention's masked
+// softmax over 4 x 1024 x 1024 ran 29 ms). The same values as the libm
+// call, which the interpreter makes. Overflowing inputs (rare: a softmax
+// subtracts its maximum) keep the slow path rather than add a select to
+// every call; so do scalar calls: libm's expf returns early for them, and
+// the select around a scalar call costs more than it saves (rows of 12:
+// +40%).
 llvm::Value* expCall(KernelEmitter& e, llvm::Value* x) {
-  if (e.vectorized_loops == 0) return libmCall(e, "expf", {x});
+  if (e.vector_lanes < 4) return libmCall(e, "expf", {x});
   llvm::Type* ty = x->getType();
   llvm::Value* under = e.b.CreateFCmpOLT(x, llvm::ConstantFP::get(ty, ty->isDoubleTy() ? -746.0 : -104.0));
   llvm::Value* zero = llvm::ConstantFP::get(ty, 0.0);

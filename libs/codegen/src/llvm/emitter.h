@@ -99,7 +99,8 @@ class KernelEmitter {
   const ir::PrimFunc& func;
   std::string symbol;
   std::string block_name;    // the innermost block being emitted, for errors
-  int vectorized_loops = 0;  // `vectorized` loops around what is being emitted
+  int64_t vector_lanes = 0;  // the innermost `vectorized` loop's extent around what is being
+                             // emitted (INT64_MAX when not constant; 0: none)
 
   llvm::Function* fn = nullptr;          // the function being emitted into
   llvm::Value* rt_ctx = nullptr;         // the runtime context argument

@@ -207,10 +207,13 @@ void KernelEmitter::loop(const ir::ForNode& f) {
     case ir::LoopKind::serial: break;
   }
   llvm::Value* extent = cast(expr(f.extent), f.extent->dtype, ir::DType::i64);
-  const int vectorized = f.loop_kind == ir::LoopKind::vectorized ? 1 : 0;
-  vectorized_loops += vectorized;
+  const int64_t outer_lanes = vector_lanes;
+  if (f.loop_kind == ir::LoopKind::vectorized) {
+    int64_t lanes = 0;
+    vector_lanes = ir::asConstInt(f.extent, &lanes) ? lanes : INT64_MAX;
+  }
   countedLoop(b.getInt64(0), extent, f.loop_var, f.body, md);
-  vectorized_loops -= vectorized;
+  vector_lanes = outer_lanes;
 }
 
 void KernelEmitter::block(const ir::BlockNode& blk) {
