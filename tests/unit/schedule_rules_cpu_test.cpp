@@ -1247,7 +1247,7 @@ TEST(ScheduleRulesCpu, RuleNamesAndAlreadyScheduledFunctions) {
 // The parallel grain: below it a nest stays serial (the fork-join and the
 // data moving between the cores' caches cost more than the split saves).
 // The dense + bias + relu above is 98 Ki multiply-adds: parallel with a grain
-// of 64 Ki, serial at the default 128 Ki (the same tiling otherwise); an
+// of 64 Ki, serial at the default 256 Ki (the same tiling otherwise); an
 // elementwise nest counts 4 per element.
 TEST(ScheduleRulesCpu, NestsBelowTheParallelGrainStaySerial) {
   const char* dense = R"(mlcc.ir 1

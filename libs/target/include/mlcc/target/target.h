@@ -70,11 +70,15 @@ struct Target {
   // -parallel-grain=: the least work a loop nest needs for the CPU rules to
   // make it parallel, in multiply-adds (an element of an elementwise nest
   // counts 4). Below it, waking the other cores and moving the data into
-  // their caches costs more than the split saves (llvm_common.h). 128 Ki
-  // (about 2 us of one core): measured with the runtime's thread pool, whose
-  // workers spin briefly between loops.
+  // their caches costs more than the split saves (llvm_common.h). 256 Ki
+  // (about 2-4 us of one core): measured with the runtime's thread pool,
+  // whose workers spin briefly between loops. (At 128 Ki the 16-token
+  // transformer's three parallel dense layers, 128-192 Ki each, made it
+  // slower at 2 threads than at 1: 24-27 us against 24; at 256 Ki the 18
+  // bench models' geomean against ONNX Runtime at 2 threads read 0.363,
+  // 0.38-0.39 at 128 Ki in the same afternoon.)
   int64_t parallel_grain = kDefaultParallelGrain;
-  static constexpr int64_t kDefaultParallelGrain = 1 << 17;
+  static constexpr int64_t kDefaultParallelGrain = 1 << 18;
   CpuInfo cpu;
 
   // cuda: -arch (default sm_80) and the limits the rules respect.
