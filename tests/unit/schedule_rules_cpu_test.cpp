@@ -501,6 +501,22 @@ graph @main(%x: f32[1, 32, 7, 7], %w: f32[32, 32, 3, 3], %b: f32[1, 32, 1, 1], %
   EXPECT_EQ(innermostKind(f, "relu"), ir::LoopKind::vectorized);
 }
 
+// A 3x3 convolution (padding 1) of 64 channels in blocks of 8 to as many
+// over h x w.
+std::string conv3x3Blocked(int64_t h, int64_t w) {
+  const std::string t = "f32[1, 8, " + std::to_string(h) + ", " + std::to_string(w) + ", 8]";
+  return "mlcc.ir 1\ngraph @main(%x: " + t + ", %w: f32[8, 8, 3, 3, 8, 8]) -> " + t +
+         " {\n  dataflow {\n    %y: " + t +
+         " = conv2d_nchwc(%x, %w, padding = [1, 1, 1, 1])\n  }\n  return %y\n}\n";
+}
+// The test target with 16 KiB of L1 (which that convolution's weight chunk
+// exceeds).
+Target smallL1() {
+  Target t = cpu();
+  t.cpu.l1d_cache_bytes = 16 * 1024;
+  return t;
+}
+
 // A convolution whose weight chunk of the register tile's reduction (its
 // input-channel blocks x 3 x 3 x 8 lanes x one vector of 8 output channels,
 // 18 KiB here) exceeds L1 (16 KiB in this target) reads it in chunks of half
@@ -511,17 +527,8 @@ graph @main(%x: f32[1, 32, 7, 7], %w: f32[32, 32, 3, 3], %b: f32[1, 32, 1, 1], %
 // Xeon core. The same convolution under 48 KiB of L1 keeps its whole
 // reduction in R1 and its rows in S1.
 TEST(ScheduleRulesCpu, ConvolutionWeightLargerThanL1IsReadInChunksByEveryRow) {
-  const char* graph = R"(mlcc.ir 1
-graph @main(%x: f32[1, 8, 7, 7, 8], %w: f32[8, 8, 3, 3, 8, 8]) -> f32[1, 8, 7, 7, 8] {
-  dataflow {
-    %y: f32[1, 8, 7, 7, 8] = conv2d_nchwc(%x, %w, padding = [1, 1, 1, 1])
-  }
-  return %y
-}
-)";
-  Target small_l1 = cpu();
-  small_l1.cpu.l1d_cache_bytes = 16 * 1024;
-  auto s = scheduleAndCheck(graph, "fused_conv2d_nchwc", 1e-4, small_l1);
+  const std::string graph = conv3x3Blocked(7, 7);
+  auto s = scheduleAndCheck(graph, "fused_conv2d_nchwc", 1e-4, smallL1());
   EXPECT_EQ(s.rule, "matmul");
   // Loops: S0 (fused) S1 (oc, h, w, lane) R0 (ic, kh, kw, lane) S2 (oc, h,
   // w, lane) R1 (ic, kh, kw, lane) S3 (oc, h, w, lane).
@@ -547,17 +554,7 @@ graph @main(%x: f32[1, 8, 7, 7, 8], %w: f32[8, 8, 3, 3, 8, 8]) -> f32[1, 8, 7, 7
 // GFLOPS at 128 x 128 on one Xeon core where 8 rows of one tile ran at
 // 139-145), the rest to the output rows.
 TEST(ScheduleRulesCpu, WideConvolutionSharesWeightChunksAlongItsColumnsFirst) {
-  const char* graph = R"(mlcc.ir 1
-graph @main(%x: f32[1, 8, 8, 64, 8], %w: f32[8, 8, 3, 3, 8, 8]) -> f32[1, 8, 8, 64, 8] {
-  dataflow {
-    %y: f32[1, 8, 8, 64, 8] = conv2d_nchwc(%x, %w, padding = [1, 1, 1, 1])
-  }
-  return %y
-}
-)";
-  Target small_l1 = cpu();
-  small_l1.cpu.l1d_cache_bytes = 16 * 1024;
-  auto s = scheduleAndCheck(graph, "fused_conv2d_nchwc", 1e-4, small_l1);
+  auto s = scheduleAndCheck(conv3x3Blocked(8, 64), "fused_conv2d_nchwc", 1e-4, smallL1());
   EXPECT_EQ(s.rule, "matmul");
   const std::vector<int64_t> loops = extents(loopsOf(s.after, "conv2d_nchwc"));
   ASSERT_EQ(loops.size(), 21u) << ir::printFunction(s.after);

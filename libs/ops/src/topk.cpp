@@ -125,6 +125,11 @@ struct TopkOrder {
     PrimExpr same = eq(a, b);
     return ir::isFloat(dtype) ? lor(same, land(isNan(a), isNan(b))) : same;
   }
+  // a, at index ia along the axis, comes before b at ib: the total order
+  // of the output (ties by index).
+  PrimExpr precedes(const PrimExpr& a, const PrimExpr& ia, const PrimExpr& b, const PrimExpr& ib) const {
+    return ir::build::lor(before(a, b), ir::build::land(equal(a, b), lm::lt(ia, ib)));
+  }
 };
 
 // The indices (shape `out`) by selection, one step per output position p:
@@ -154,10 +159,8 @@ ir::Buffer selectedIndices(ir::te::FuncBuilder& fb, const ir::Buffer& in, size_t
   for (int64_t p = 0; p < k; ++p) {
     auto candidate = [&](const ir::te::Indices& r, const PrimExpr& j, const PrimExpr& xj) -> PrimExpr {
       if (p == 0) return ir::makeBool(true);
-      using namespace ir::build;
       PrimExpr q = lm::clampIndex(ir::makeLoad(index, along(r, lm::idx(p - 1))), in->shape[axis]);
-      PrimExpr xq = ir::makeLoad(in, along(r, q));
-      return lor(order.before(xq, xj), land(order.equal(xq, xj), lm::lt(q, j)));
+      return order.precedes(ir::makeLoad(in, along(r, q)), q, xj, j);
     };
     ir::Buffer best =
         fb.reduce("topk_best", rows, in->dtype, {in->shape[axis]}, best_op,
@@ -203,16 +206,14 @@ ir::Buffer rankedIndices(ir::te::FuncBuilder& fb, const ir::Buffer& in, size_t a
   const PrimExpr n = in->shape[axis];
   int64_t static_n = 0;
   const DType count = ir::asConstInt(n, &static_n) && static_n < (int64_t{1} << 31) ? DType::i32 : DType::i64;
-  ir::Buffer rank =
-      fb.reduce("topk_rank", in->shape, count, {n}, ir::te::ReduceOp::Sum,
-                [&](const ir::te::Indices& i, const ir::te::Indices& r) {
-                  using namespace ir::build;
-                  std::vector<PrimExpr> self = lm::exprs(i), other = self;
-                  other[axis] = r[0];
-                  PrimExpr a = ir::makeLoad(in, other), b = ir::makeLoad(in, self);
-                  PrimExpr first = lor(order.before(a, b), land(order.equal(a, b), lm::lt(r[0], self[axis])));
-                  return ir::makeSelect(first, ir::makeInt(1, count), ir::makeInt(0, count));
-                });
+  ir::Buffer rank = fb.reduce("topk_rank", in->shape, count, {n}, ir::te::ReduceOp::Sum,
+                              [&](const ir::te::Indices& i, const ir::te::Indices& r) {
+                                std::vector<PrimExpr> self = lm::exprs(i), other = self;
+                                other[axis] = r[0];
+                                PrimExpr first = order.precedes(ir::makeLoad(in, other), r[0],
+                                                                ir::makeLoad(in, self), self[axis]);
+                                return ir::makeSelect(first, ir::makeInt(1, count), ir::makeInt(0, count));
+                              });
   return fb.reduce(
       "topk_indices", out, DType::i64, {n}, ir::te::ReduceOp::Max,
       [&](const ir::te::Indices& i, const ir::te::Indices& r) {

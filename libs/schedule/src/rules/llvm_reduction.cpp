@@ -143,6 +143,15 @@ std::optional<std::string> vectorizeRowReduction(Schedule& sch, const std::strin
   return rf_name;
 }
 
+// Under a row loop, compute_at gives an rf block (vectorizeRowReduction)
+// its lanes loop outside its reduce loop: the lanes go inside (each
+// iteration of the reduction updates the vector of partial results), before
+// its init is decomposed.
+void lanesInsideReduction(Schedule& sch, const BlockRV& rf) {
+  auto loops = sch.getLoops(rf);
+  if (loops.size() >= 2) attempt([&] { sch.reorder({loops.back(), loops[loops.size() - 2]}); });
+}
+
 // A reduction block in a simple nest, its spatial loops first: the vector
 // factor of its innermost spatial loop when that loop walks the innermost
 // dimension of the output and of every input that depends on it (an input
@@ -215,8 +224,7 @@ void scheduleReductionNest(Schedule& sch, const BlockRV& blk, const target::Targ
       loops = sch.getLoops(blk);
       spatial.assign(loops.begin(), loops.begin() + ns);
       sch.computeAt(*partials, spatial.back());
-      auto rf_loops = sch.getLoops(*partials);
-      sch.reorder({rf_loops.back(), rf_loops[rf_loops.size() - 2]});
+      lanesInsideReduction(sch, *partials);
     }
   }
   parallelizeLoops(sch, spatial, work, WorkUnit::MultiplyAdds, target);
@@ -304,13 +312,7 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
       moved_rvs.push_back(p);
     }
   }
-  // Under the row, compute_at gives an rf block its lanes loop outside its
-  // reduce loop: the lanes go inside (each iteration of the reduction
-  // updates the vector of partial results), before its init is decomposed.
-  for (const auto& name : vector_partials) {
-    auto rf_loops = sch.getLoops(sch.getBlock(name));
-    if (rf_loops.size() >= 2) attempt([&] { sch.reorder({rf_loops.back(), rf_loops[rf_loops.size() - 2]}); });
-  }
+  for (const auto& name : vector_partials) lanesInsideReduction(sch, sch.getBlock(name));
   for (const auto& p : moved_rvs) decomposeAndVectorizeInit(sch, p);
   for (const auto& name : vector_partials) vectorizeInnermost(sch, sch.getBlock(name));
 

@@ -42,6 +42,8 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
 
 #include "../dominator.h"
 #include "../pass_registry.h"
@@ -310,6 +312,34 @@ class Canonicalizer {
     return a >= 0 && a < rank ? a : -1;
   }
 
+  // `var` = callee(args, attrs).
+  static ir::Binding opBinding(ir::GraphVar var, const std::string& callee, std::vector<ir::GraphVar> args,
+                               ir::Attrs attrs) {
+    ir::Binding b;
+    b.var = std::move(var);
+    b.value.kind = ir::ValueKind::Op;
+    b.value.callee = callee;
+    b.value.args = std::move(args);
+    b.value.attrs = std::move(attrs);
+    return b;
+  }
+
+  // The operand and axis of `v` when it is squeeze(x, [a]) of one unit
+  // axis with a result of rank `rank`; nullopt otherwise.
+  static std::optional<std::pair<ir::GraphVar, int64_t>> unitSqueeze(
+      const ir::GraphVar& v, const std::map<const ir::GraphVarNode*, ir::GraphValue>& squeezes,
+      int64_t rank) {
+    auto d = squeezes.find(v.get());
+    if (d == squeezes.end() || d->second.args.size() != 1) return std::nullopt;
+    const ir::Type& xt = d->second.args[0]->type;
+    const int64_t a = singleAxis(d->second.attrs, rank + 1);
+    int64_t unit = 0;
+    if (a < 0 || !xt.isTensor() || static_cast<int64_t>(xt.rank()) != rank + 1 ||
+        !ir::asConstInt(xt.shape[a], &unit) || unit != 1)
+      return std::nullopt;
+    return std::pair{d->second.args[0], a};
+  }
+
   static ir::Type withUnitAxis(const ir::Type& t, int64_t axis) {
     std::vector<ir::PrimExpr> shape = t.shape;
     shape.insert(shape.begin() + axis, ir::makeInt(1));
@@ -330,17 +360,12 @@ class Canonicalizer {
     const int64_t r = static_cast<int64_t>(z.var->type.rank());
     int64_t axis = -1;
     size_t squeezed = v.args.size();
+    ir::GraphVar unsqueezed;
     for (size_t i = 0; i < v.args.size() && squeezed == v.args.size(); ++i) {
-      auto d = squeezes.find(v.args[i].get());
-      if (d == squeezes.end() || d->second.args.size() != 1) continue;
-      const ir::Type& xt = d->second.args[0]->type;
-      const int64_t a = singleAxis(d->second.attrs, r + 1);
-      int64_t unit = 0;
-      if (a < 0 || !xt.isTensor() || static_cast<int64_t>(xt.rank()) != r + 1 ||
-          !ir::asConstInt(xt.shape[a], &unit) || unit != 1 || !sameShape(v.args[i]->type, z.var->type))
-        continue;
+      auto sq = unitSqueeze(v.args[i], squeezes, r);
+      if (!sq || !sameShape(v.args[i]->type, z.var->type)) continue;
       squeezed = i;
-      axis = a;
+      std::tie(unsqueezed, axis) = *sq;
     }
     if (squeezed == v.args.size()) return {};
     std::vector<ir::Binding> out;
@@ -349,31 +374,22 @@ class Canonicalizer {
     for (size_t i = 0; i < v.args.size(); ++i) {
       const ir::GraphVar& arg = v.args[i];
       if (i == squeezed) {
-        op4.value.args[i] = squeezes.at(arg.get()).args[0];
+        op4.value.args[i] = unsqueezed;
         continue;
       }
       if (!arg->type.isTensor()) return {};
       const int64_t k = static_cast<int64_t>(arg->type.rank()), pos = axis - (r - k);
       if (k > r) return {};
       if (pos < 0) continue;  // it broadcasts from after the axis: unchanged
-      ir::Binding e;
-      e.var = ir::makeGraphVar(arg->name + "_unsqueezed", withUnitAxis(arg->type, pos));
-      e.value.kind = ir::ValueKind::Op;
-      e.value.callee = "expand_dims";
-      e.value.args = {arg};
-      e.value.attrs = {{"axes", ir::AttrValue::ints({pos})}};
+      ir::Binding e = opBinding(ir::makeGraphVar(arg->name + "_unsqueezed", withUnitAxis(arg->type, pos)),
+                                "expand_dims", {arg}, {{"axes", ir::AttrValue::ints({pos})}});
       op4.value.args[i] = e.var;
       out.push_back(std::move(e));
     }
     op4.var = ir::makeGraphVar(z.var->name + "_unsqueezed", withUnitAxis(z.var->type, axis));
-    ir::Binding sq;
-    sq.var = z.var;
-    sq.value.kind = ir::ValueKind::Op;
-    sq.value.callee = "squeeze";
-    sq.value.args = {op4.var};
-    sq.value.attrs = {{"axes", ir::AttrValue::ints({axis})}};
+    ir::GraphVar op4_var = op4.var;
     out.push_back(std::move(op4));
-    out.push_back(std::move(sq));
+    out.push_back(opBinding(z.var, "squeeze", {op4_var}, {{"axes", ir::AttrValue::ints({axis})}}));
     return out;
   }
 
@@ -386,15 +402,10 @@ class Canonicalizer {
       const ir::Binding& z, const std::map<const ir::GraphVarNode*, ir::GraphValue>& squeezes) {
     const ir::GraphValue& v = z.value;
     if (!isAxesReduction(v.callee) || v.args.size() != 1 || !ops::hasAttr(v.attrs, "axes")) return {};
-    auto d = squeezes.find(v.args[0].get());
-    if (d == squeezes.end() || d->second.args.size() != 1) return {};
-    const ir::Type& xt = d->second.args[0]->type;
     const int64_t r = static_cast<int64_t>(v.args[0]->type.rank());
-    const int64_t a = singleAxis(d->second.attrs, r + 1);
-    int64_t unit = 0;
-    if (a < 0 || !xt.isTensor() || static_cast<int64_t>(xt.rank()) != r + 1 ||
-        !ir::asConstInt(xt.shape[a], &unit) || unit != 1)
-      return {};
+    const auto sq = unitSqueeze(v.args[0], squeezes, r);
+    if (!sq) return {};
+    const auto& [x, a] = *sq;
     std::vector<int64_t> axes;
     for (int64_t i : ops::attrInts(v.attrs, "axes")) {
       if (i < 0) i += r;
@@ -402,23 +413,16 @@ class Canonicalizer {
       axes.push_back(i < a ? i : i + 1);
     }
     const bool keepdims = ops::hasAttr(v.attrs, "keepdims") && ops::attrBool(v.attrs, "keepdims");
-    ir::Binding red;
-    red.value = v;
-    red.value.args = {d->second.args[0]};
-    red.value.attrs = {{"axes", ir::AttrValue::ints(axes)}, {"keepdims", ir::AttrValue(true)}};
-    std::vector<ir::PrimExpr> kept = xt.shape;
+    std::vector<ir::PrimExpr> kept = x->type.shape;
     for (int64_t i : axes) kept[static_cast<size_t>(i)] = ir::makeInt(1);
-    red.var = ir::makeGraphVar(z.var->name + "_unsqueezed", ir::Type::tensor(z.var->type.dtype, kept));
+    ir::Binding red =
+        opBinding(ir::makeGraphVar(z.var->name + "_unsqueezed", ir::Type::tensor(z.var->type.dtype, kept)),
+                  v.callee, {x}, {{"axes", ir::AttrValue::ints(axes)}, {"keepdims", ir::AttrValue(true)}});
     std::vector<int64_t> drop = {a};
     if (!keepdims) drop.insert(drop.end(), axes.begin(), axes.end());
     std::sort(drop.begin(), drop.end());
-    ir::Binding sq;
-    sq.var = z.var;
-    sq.value.kind = ir::ValueKind::Op;
-    sq.value.callee = "squeeze";
-    sq.value.args = {red.var};
-    sq.value.attrs = {{"axes", ir::AttrValue::ints(drop)}};
-    return {std::move(red), std::move(sq)};
+    ir::Binding squeeze = opBinding(z.var, "squeeze", {red.var}, {{"axes", ir::AttrValue::ints(drop)}});
+    return {std::move(red), std::move(squeeze)};
   }
 
   ir::GraphVar resolve(ir::GraphVar v) const {
@@ -625,7 +629,7 @@ PassInfo makeCanonicalizePass() {
   p.name = "canonicalize";
   p.summary =
       "Remove no-ops (aliases, identity reshape/cast/permute_dims, x+0, x*1, expand_dims of a squeeze), move "
-      "squeezes after elementwise ops, fold batch_norm into "
+      "squeezes after elementwise ops and reductions, fold batch_norm into "
       "conv2d/dense, make the other batch_norms a per-channel multiply and add, and drop conv2d taps that "
       "read only padding";
   p.run = [](ir::Module& m, const PassOptions&, PassContext& ctx) -> std::string {
@@ -657,7 +661,8 @@ PassInfo makeCanonicalizePass() {
            std::to_string(stats.bn_folded) + " batch_norm(s) into a conv2d/dense, scaled " +
            std::to_string(stats.bn_scaled) + " other(s), squared " + std::to_string(stats.squared) +
            " power(x, 2) as x * x, dropped the taps that read only padding of " + std::to_string(stats.taps) +
-           " conv2d(s), moved " + std::to_string(stats.sunk) + " squeeze(s) after an elementwise op";
+           " conv2d(s), moved " + std::to_string(stats.sunk) +
+           " squeeze(s) after an elementwise op or a reduction";
   };
   return p;
 }

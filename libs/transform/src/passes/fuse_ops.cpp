@@ -174,14 +174,10 @@ class Partitioner {
         }
       } else if (group.pattern == OpPattern::Injective) {
         if (phase != 1) continue;
-        if (crops_[nid] && dom.pattern == OpPattern::Reduction) {
-          auto fcond = [](OpPattern k, bool is_sink) {
-            return is_sink ? k == OpPattern::Reduction : k <= OpPattern::Injective;
-          };
-          if (checkPath(nid, sink, fcond)) commitFuse(nid, sink);
-          continue;
-        }
-        auto fcond = [](OpPattern k, bool) { return k <= OpPattern::Injective; };
+        const bool into_reduction = crops_[nid] && dom.pattern == OpPattern::Reduction;
+        auto fcond = [into_reduction](OpPattern k, bool is_sink) {
+          return is_sink && into_reduction ? k == OpPattern::Reduction : k <= OpPattern::Injective;
+        };
         if (checkPath(nid, sink, fcond)) commitFuse(nid, sink);
       }
       // Reduction: ends its group.
