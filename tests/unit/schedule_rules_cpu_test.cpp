@@ -561,6 +561,14 @@ TEST(ScheduleRulesCpu, WideConvolutionSharesWeightChunksAlongItsColumnsFirst) {
   EXPECT_EQ(loops[11], 4) << "S2 of the output columns";
   EXPECT_EQ(loops[10], 4) << "S2 of the output rows";
   EXPECT_EQ(loops[19], 8) << "S3 of the output columns";
+  // Rows of a few tiles (3 of 7 columns) keep taking what the output rows
+  // leave of the tiles that share a chunk.
+  const std::vector<int64_t> narrow = extents(loopsOf(
+      scheduleAndCheck(conv3x3Blocked(2, 21), "fused_conv2d_nchwc", 1e-4, smallL1()).after, "conv2d_nchwc"));
+  ASSERT_EQ(narrow.size(), 21u);
+  EXPECT_EQ(narrow[19], 7) << "S3 of the output columns";
+  EXPECT_EQ(narrow[10], 2) << "S2 of the output rows";
+  EXPECT_EQ(narrow[11], 3) << "S2 of the output columns";
 }
 
 // Seven output-channel blocks split 4 + 3 on two cores: the parallel loop

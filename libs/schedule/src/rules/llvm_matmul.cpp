@@ -489,7 +489,8 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   // dimension first where it has at least twice as many tiles (a wide
   // convolution's output columns: the tiles then read one longer run of
   // each input row, 4 x 8 + 2 columns, rather than 8 runs of 10 from as
-  // many rows), the rest to the outer dimensions. A 3x3 convolution 128 ->
+  // many rows), the rest to the outer dimensions; otherwise the rows'
+  // dimension takes what the outer ones leave. A 3x3 convolution 128 ->
   // 128 channels at 128 x 128, 1 thread: 8 rows x 1 tile 139-145 GFLOPS,
   // 2 x 4 tiles 163-172 (at 64 x 64: 162 -> 171). (At 28 x 28, ResNet-18's
   // 4 tiles of 7 columns, 2 x 4 tiles ran the model 24 -> 37 ms: 7 x 1
@@ -506,7 +507,7 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   auto cache_block = [&](size_t d, int64_t iters) -> int64_t {
     if (l1_blocked) {
       if (d == vec || d == col || (*weight_uses)[spatialPosition(info, d)]) return 1;
-      if (row && d == *row) return largestDivisorAtMost(iters, row_tiles);
+      if (row_tiles > 1 && d == *row) return largestDivisorAtMost(iters, row_tiles);
       const int64_t s2 = largestDivisorAtMost(iters, l1_tiles);
       l1_tiles /= s2;
       return s2;
