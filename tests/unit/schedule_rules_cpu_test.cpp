@@ -571,6 +571,37 @@ TEST(ScheduleRulesCpu, WideConvolutionSharesWeightChunksAlongItsColumnsFirst) {
   EXPECT_EQ(narrow[11], 3) << "S2 of the output columns";
 }
 
+// A register tile of 8 output columns x 3 vectors of output channels (24
+// accumulators) leaves no room for the 8 columns' broadcasts besides (with
+// the channel blocks outside the columns, LLVM keeps all of them live
+// across the 3 weight vectors: a spill per step): its channel blocks go
+// inside its columns, next to the vector, each column's broadcast used by
+// the 3 vectors at once. 8 x 2 keeps them outside (each weight vector
+// loaded once a step).
+TEST(ScheduleRulesCpu, ChannelBlocksGoInsideTheColumnsWhereTheirBroadcastsWouldSpill) {
+  auto graph = [](int64_t blocks) {
+    const std::string y = "f32[1, " + std::to_string(blocks) + ", 4, 8, 16]";
+    return "mlcc.ir 1\ngraph @main(%x: f32[1, 2, 4, 8, 16], %w: f32[" + std::to_string(blocks) +
+           ", 2, 3, 3, 16, 16]) -> " + y + " {\n  dataflow {\n    %y: " + y +
+           " = conv2d_nchwc(%x, %w, padding = [1, 1, 1, 1])\n  }\n  return %y\n}\n";
+  };
+  Target avx512 = cpu();
+  avx512.vector_bits = 512;
+  for (int64_t blocks : {3, 2}) {
+    auto s = scheduleAndCheck(graph(blocks), "fused_conv2d_nchwc", 1e-4, avx512);
+    EXPECT_EQ(s.rule, "matmul");
+    auto conv = loopsOf(s.after, "conv2d_nchwc");
+    const std::vector<int64_t> e = extents(conv);
+    ASSERT_GE(e.size(), 4u);
+    const std::vector<int64_t> s3(e.end() - 4, e.end());  // S3: oc, h, w, lanes in some order
+    if (blocks == 3)
+      EXPECT_EQ(s3, (std::vector<int64_t>{1, 8, 3, 16})) << ir::printFunction(s.after);
+    else
+      EXPECT_EQ(s3, (std::vector<int64_t>{2, 1, 8, 16})) << ir::printFunction(s.after);
+    EXPECT_EQ(conv.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  }
+}
+
 // Seven output-channel blocks split 4 + 3 on two cores: the parallel loop
 // also takes the output rows' halves (7 x 2 = 14 tiles, 7 + 7), where no
 // input is padded. RegNetY-800MF and MobileNetV3-Large at 2 threads 8-10%

@@ -79,6 +79,8 @@ inline constexpr int64_t kMaxRegisterRows = 8;
 // Fewer rows than this are padded to more where the rows' extent has no
 // divisor this large (llvm_matmul.cpp, padRowsForRegisterTile).
 inline constexpr int64_t kMinRegisterRows = 4;
+// The vector registers of a target with 512-bit vectors (AVX-512).
+inline constexpr int64_t kVectorRegisters = 32;
 // A register tile of fewer accumulators than this takes a third dimension
 // (llvm_matmul.cpp), up to kMaxAccumulators (of 32 vector registers: the
 // rest hold the operands' vectors and a broadcast).

@@ -10,7 +10,8 @@
 //     most two vectors and not a multiple of one) times up to 8 rows (16 for a
 //     vector of half a register) of a dimension that
 //     indexes the other operand (C[i, j] += A[i, k] * B[j, k]: rows of i,
-//     a vector of j), the row loop unrolled, the vector loop vectorized;
+//     a vector of j), the row loop unrolled (outside the column blocks
+//     and the vector), the vector loop vectorized;
 //   - S2 = 1 (the accumulators of the register tile stay in registers over
 //     the whole reduction); R1: the small reduce loops (kh, kw) whole, large
 //     ones by up to 16; where the weight read over R1 by a register tile
@@ -568,6 +569,16 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     }
   }
 
+  // The column blocks of the register tile go outside its rows (each
+  // weight vector loaded once, LLVM keeping the rows' broadcasts live across
+  // the cf vectors) unless those rf broadcasts, the rf x cf accumulators
+  // and a weight vector exceed the 32 registers; then inside the rows, next
+  // to the vector (a row's broadcast used by the cf vectors at once). 8 x 3
+  // spilled a register per step: GoogLeNet's 3x3 64 -> 192 at 56 x 56, 4.31
+  // -> 4.14 ms a call (medians of 8 alternating rounds). With room (8 x 2),
+  // inside ran an R(2+1)D convolution 41.1 -> 44.3 ms (its accumulators'
+  // addresses were spilled instead).
+  const bool col_inside_rows = col && rf * cf + rf + 1 > kVectorRegisters;
   // Packed, the rows' S1 goes inside R0 (row_blocks): one reduction
   // block's panels stay in L2 while every row block of the parallel tile
   // sweeps them (GotoBLAS's jc, pc, ic order) instead of coming again from
@@ -582,12 +593,13 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
     s0.push_back(dim.parts[0]);
     (packed && d == row ? row_blocks : s1).push_back(dim.parts[1]);
     if (!(packed && d == row)) s2.push_back(dim.parts[2]);
-    if (d != vec && d != row) s3.push_back(dim.parts[3]);
+    if (d != vec && d != row && !(d == col && col_inside_rows)) s3.push_back(dim.parts[3]);
   }
   // Packed: the rows' S2 outside the panels' (a register tile's rows stay
   // in L1 while the block's panels stream past them from L2).
   if (packed && row) s2.insert(s2.begin(), dims[*row].parts[2]);
   if (row) s3.push_back(dims[*row].parts[3]);
+  if (col && col_inside_rows) s3.push_back(dims[*col].parts[3]);
   if (vec) s3.insert(s3.end(), dims[*vec].parts.begin() + 3, dims[*vec].parts.end());
   for (size_t d : info.reduce) {
     const Dim& dim = dims[d];
