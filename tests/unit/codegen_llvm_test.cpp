@@ -161,6 +161,39 @@ TEST(CodegenLLVM, VectorizedLoopWithTail) {
   EXPECT_NE(k.llvmIR().find("_ZGV"), std::string::npos) << k.llvmIR();
 }
 
+// An elementwise block over its three loops fused and split by 16 lanes,
+// rows of 150 (not a multiple of 16): each lane's indices divide the fused
+// index ((%f * 16 + %j) / 150 % 150, ...), but the row-major offset is %f *
+// 16 + %j, so the emitter loads and stores whole vectors (no gather or
+// scatter), with the interpreter's results. (Serial, LLVM finds that
+// itself; in a parallel loop's body, which the emitter outlines, it did
+// not.)
+TEST(CodegenLLVM, FusedElementwiseLoopsLoadWholeVectors) {
+  schedule::Schedule sch(parsePrim(R"(prim @r(%A: f32[4, 150, 150], %C: f32[4, 150, 150]) {
+  for %i in 0..4 {
+    for %j in 0..150 {
+      for %k in 0..150 {
+        block "C" (%v0 = spatial(4, %i), %v1 = spatial(150, %j), %v2 = spatial(150, %k)) {
+          reads(%A[%v0, %v1, %v2])
+          writes(%C[%v0, %v1, %v2])
+          %C[%v0, %v1, %v2] = select(%A[%v0, %v1, %v2] < 0.0, 0.0, %A[%v0, %v1, %v2])
+        }
+      }
+    }
+  }
+}
+)"));
+  auto loops = sch.getLoops(sch.getBlock("C"));
+  auto parts = sch.split(sch.fuse(loops), {int64_t{5625}, int64_t{16}});
+  sch.vectorize(parts[1]);
+  sch.parallel(parts[0]);
+  expectCompiledMatches(sch.func(), 0);
+  const std::string ir = codegen::JitKernel::compile(sch.func()).llvmIR();
+  EXPECT_TRUE(hasVectorCode(ir)) << ir;
+  EXPECT_EQ(ir.find("gather"), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("scatter"), std::string::npos) << ir;
+}
+
 TEST(CodegenLLVM, VectorizedLoopNotDivisible) {
   schedule::Schedule sch(parsePrim(kScale37));
   auto loops = sch.getLoops(sch.getBlock("B"));

@@ -62,8 +62,10 @@ using AccessRewrite =
 ir::Stmt rewriteAccesses(const ir::Stmt& body, const AccessRewrite& fn);
 // `body` with each load and store index that divides or takes the
 // remainder of a block iteration variable rewritten in the loop variables
-// where the loops' ranges remove every division.
-ir::Stmt resolveIndexDivisions(const ir::Stmt& body);
+// where the loops' ranges remove every division; with `flatten`, an access
+// whose indices keep divisions but whose row-major offset loses them gets
+// that offset as its last index, the others 0.
+ir::Stmt resolveIndexDivisions(const ir::Stmt& body, bool flatten);
 // How the emitter stores f's function allocs (ir::analyzeAllocs, run once):
 // a compactable one is replaced by a buffer of its box's shape, indexed from
 // the box's base, which the emitter allocates on the stack, unzeroed, under
