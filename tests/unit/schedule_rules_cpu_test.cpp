@@ -820,10 +820,12 @@ graph @main(%t: f32[64, 32, 32]) -> f32[64, 32, 32] {
   }
 }
 
-// Rows of a single vector (attention over 8 tokens, 8 lanes): the sum of
-// exp is rfactor'ed (one vector exp per row instead of 8 scalar calls); the
-// max, a plain comparison per element, is not (its partials would cost a
-// pass of their own).
+// Rows of a single vector (attention over 8 tokens, 8 lanes): the exp is a
+// block of its own, computed a row at a time before its sum and the
+// normalization read it, and vectorized (one vector exp per row instead of
+// 8 scalar calls); the max and the sum, a plain comparison or add per
+// element, are not rfactor'ed (their partials would cost a pass of their
+// own).
 TEST(ScheduleRulesCpu, SoftmaxRowsOfOneVectorVectorizeTheExp) {
   auto s = scheduleAndCheck(R"(mlcc.ir 1
 graph @main(%t: f32[4, 8, 8]) -> f32[4, 8, 8] {
@@ -836,11 +838,13 @@ graph @main(%t: f32[4, 8, 8]) -> f32[4, 8, 8] {
                             "fused_softmax");
   EXPECT_EQ(s.rule, "reduction");
   const auto& f = s.after;
-  auto rf = loopsOf(f, "softmax_expsum_rf");
-  ASSERT_TRUE(rf.found) << ir::printFunction(f);
-  EXPECT_EQ(rf.loops.back()->loop_kind, ir::LoopKind::vectorized);
-  EXPECT_EQ(extents(rf).back(), 8);
+  auto e = loopsOf(f, "softmax_exp");
+  ASSERT_TRUE(e.found) << ir::printFunction(f);
+  EXPECT_EQ(e.loops.front(), loopsOf(f, "softmax").loops.front()) << "the exp is not computed per row";
+  EXPECT_EQ(e.loops.back()->loop_kind, ir::LoopKind::vectorized);
+  EXPECT_EQ(extents(e).back(), 8);
   EXPECT_FALSE(hasBlock(f, "softmax_max_rf")) << ir::printFunction(f);
+  EXPECT_FALSE(hasBlock(f, "softmax_expsum_rf")) << ir::printFunction(f);
 }
 
 // Rows that no vector divides (37 columns, 8 lanes; ViT's 197 tokens) are

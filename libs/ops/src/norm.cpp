@@ -82,8 +82,10 @@ namespace te = ir::te;
 PrimExpr f32(double v) { return ir::makeFloat(v, DType::f32); }
 std::vector<PrimExpr> idxOf(const te::Indices& i) { return {i.begin(), i.end()}; }
 
-// softmax: a max stage, an exp-sum stage, then exp(x - max) / sum;
-// log_softmax: (x - max) - log(sum).
+// softmax: a max stage, an exp(x - max) stage, its sum, then exp / sum
+// (each exp computed once: the CPU reduction rule keeps the exp stage, a
+// row of it at a time); log_softmax: a max stage, an exp-sum stage, then
+// (x - max) - log(sum).
 ir::PrimFunc legalizeSoftmax(const std::string& name, bool log_form, const Type& x_type, const ir::Attrs& a) {
   te::FuncBuilder fb(name);
   ir::Buffer x = fb.input("x", x_type);
@@ -95,16 +97,26 @@ ir::PrimFunc legalizeSoftmax(const std::string& name, bool log_form, const Type&
     return lew::staged(load(x, plan.inputIndices(i, r)));
   };
   ir::Buffer mx = fb.reduce(name + "_max", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Max, xAt);
-  ir::Buffer sum = fb.reduce(name + "_expsum", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Sum,
-                             [&](const te::Indices& i, const te::Indices& r) {
-                               return ir::makeCall("exp", {xAt(i, r) - load(mx, idxOf(i))});
-                             });
+  if (log_form) {
+    ir::Buffer sum = fb.reduce(name + "_expsum", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Sum,
+                               [&](const te::Indices& i, const te::Indices& r) {
+                                 return ir::makeCall("exp", {xAt(i, r) - load(mx, idxOf(i))});
+                               });
+    ir::Buffer y = fb.compute(name, x_type.shape, x_type.dtype, [&](const te::Indices& i) {
+      std::vector<PrimExpr> s = plan.statIndices(i);
+      PrimExpr d = lew::staged(load(x, idxOf(i))) - load(mx, s);
+      return lew::fromF32(d - ir::makeCall("log", {load(sum, s)}), x_type.dtype);
+    });
+    return fb.build({y});
+  }
+  ir::Buffer e = fb.compute(name + "_exp", x_type.shape, DType::f32, [&](const te::Indices& i) {
+    return ir::makeCall("exp", {lew::staged(load(x, idxOf(i))) - load(mx, plan.statIndices(i))});
+  });
+  ir::Buffer sum =
+      fb.reduce(name + "_expsum", plan.out_shape, DType::f32, plan.extents, te::ReduceOp::Sum,
+                [&](const te::Indices& i, const te::Indices& r) { return load(e, plan.inputIndices(i, r)); });
   ir::Buffer y = fb.compute(name, x_type.shape, x_type.dtype, [&](const te::Indices& i) {
-    std::vector<PrimExpr> s = plan.statIndices(i);
-    PrimExpr d = lew::staged(load(x, idxOf(i))) - load(mx, s);
-    PrimExpr v = log_form ? d - ir::makeCall("log", {load(sum, s)})
-                          : ir::makeCall("exp", {d}) * (f32(1) / load(sum, s));
-    return lew::fromF32(v, x_type.dtype);
+    return lew::fromF32(load(e, idxOf(i)) * (f32(1) / load(sum, plan.statIndices(i))), x_type.dtype);
   });
   return fb.build({y});
 }

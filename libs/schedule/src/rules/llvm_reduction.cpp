@@ -1,22 +1,26 @@
 // Rule "reduction" (llvm): functions of reductions (other than matmul-like
 // ones) and injective blocks: softmax, layer_norm, pooling, mean/sum.
 //
-// Injective intermediates are inlined first. Then:
+// Injective intermediates are inlined first, except those that call a math
+// function and are read by a reduction and another block (softmax's exp:
+// rowValuesToKeep). Then:
 //   - When the last block is injective and reads the reductions' results
 //     (softmax, layer_norm, mean's division): its leading loops that index
 //     those results are the rows; every earlier block is computed at the
 //     innermost row loop (each row's reductions right before the row's
 //     output), the row loops are fused and parallel, and the inner loops of
 //     the last block are fused, split by the vector width and vectorized.
-//     The reductions' inits are decomposed out. A reduction along the
-//     contiguous axis of what it reads (softmax's max and sum of exp, a
-//     layer norm's mean) is first split by the vector width and rfactor'ed
-//     (vectorizeRowReduction): a vector of partial results over the row,
-//     then the lanes' final reduction. When that would vectorize nothing
-//     (every loop of the last block is a row, no reduction along a row)
-//     and a reduction can be vectorized along its output, the blocks are
-//     scheduled on their own instead; so are they when the last block does
-//     not read every earlier block's result itself (topk's ranks).
+//     A kept injective block (softmax's exp) is computed a row at a time
+//     there too and vectorized like the last block. The reductions' inits
+//     are decomposed out. A reduction along the contiguous axis of what it
+//     reads (softmax's max and sum of exp, a layer norm's mean) is first split
+//     by the vector width and rfactor'ed (vectorizeRowReduction): a vector of
+//     partial results over the row, then the lanes' final reduction. When that
+//     would vectorize nothing (every loop of the last block is a row, no
+//     reduction along a row) and a reduction can be vectorized along its
+//     output, the blocks are scheduled on their own instead; so are they when
+//     the last block does not read every earlier block's result itself (topk's
+//     ranks).
 //   - A reduction that stays on its own (pooling, a reduction writing the
 //     output): its spatial loops fused and parallel; when its innermost
 //     spatial loop walks the innermost dimension of the output and of every
@@ -248,10 +252,14 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
   if (!simpleNest(sch, blk)) return std::nullopt;
   auto loops = sch.getLoops(blk);
   const BlockNode& b = blockNode(sch, blk);
-  std::set<const BufferNode*> produced;
+  // The rows: the leading loops of `out` that index the earlier reductions'
+  // results (an earlier injective block, softmax's exp, is read whole).
+  std::set<const BufferNode*> produced, injective_read;
   forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
-    if (std::count(earlier.begin(), earlier.end(), x.name))
-      for (const auto& w : writeBuffers(x)) produced.insert(w.get());
+    if (!std::count(earlier.begin(), earlier.end(), x.name)) return;
+    const bool reduction = analyzeBlock(x).kind == BlockKind::Reduction;
+    for (const auto& w : writeBuffers(x))
+      if (reduction) produced.insert(w.get());
   });
   size_t rows = 0;
   for (const LoadNode* l : loadsOf(b)) {
@@ -265,8 +273,19 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
   // reduction read only by another one (topk's ranks, read by the indices
   // that `out` gathers) would be computed for every output element, and is
   // scheduled on its own instead.
+  // (Or by an earlier injective block that `out` reads: softmax's max, read
+  // by its exp.)
   std::set<const BufferNode*> read_by_out;
   for (const LoadNode* l : loadsOf(b)) read_by_out.insert(l->buffer.get());
+  forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
+    if (!std::count(earlier.begin(), earlier.end(), x.name) || analyzeBlock(x).kind != BlockKind::Injective)
+      return;
+    bool read = false;
+    for (const auto& w : writeBuffers(x)) read = read || read_by_out.count(w.get());
+    if (read)
+      for (const LoadNode* l : loadsOf(x)) injective_read.insert(l->buffer.get());
+  });
+  read_by_out.insert(injective_read.begin(), injective_read.end());
   bool all_read = true;
   forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
     if (std::count(earlier.begin(), earlier.end(), x.name))
@@ -316,24 +335,73 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
   for (const auto& p : moved_rvs) decomposeAndVectorizeInit(sch, p);
   for (const auto& name : vector_partials) vectorizeInnermost(sch, sch.getBlock(name));
 
-  const int64_t elements = productOrUnknown(sch, inner);
-  if (contiguous && elements > 1) {
+  // A row's loops (of `out`, or of an injective block moved under the row
+  // loop) fused and vectorized. A row of at least two vectors that only a
+  // short vector divides (197 columns: none), or only a vector of a width
+  // that is no power of two (1500 attention scores: 15 lanes, which LLVM
+  // ran as 4-lane vectors and a scalar rest: Whisper's softmax at 3.5
+  // GFLOPS), takes whole vectors, the last one masked.
+  auto vectorizeRow = [&](const std::vector<LoopRV>& row) {
+    const int64_t elements = productOrUnknown(sch, row);
+    if (row.empty() || elements <= 1) return;
     const int64_t vf = vectorFactor(elements, lanes);
-    // A row of at least two vectors that only a short vector divides (197
-    // columns: none), or only a vector of a width that is no power of two
-    // (1500 attention scores: 15 lanes, which LLVM ran as 4-lane vectors
-    // and a scalar rest: Whisper's softmax at 3.5 GFLOPS), takes whole
-    // vectors, the last one masked.
     const bool past_end = (vf * 2 < lanes || (vf & (vf - 1)) != 0) && elements >= 2 * lanes;
     if (vf > 1 || past_end) {
-      LoopRV fused = inner.size() > 1 ? sch.fuse(inner) : inner[0];
+      LoopRV fused = row.size() > 1 ? sch.fuse(row) : row[0];
       auto parts =
           past_end ? splitPastEnd(sch, fused, elements, lanes) : tileLoop(sch, fused, {elements / vf, vf});
       sch.vectorize(parts[1]);
     }
+  };
+  if (contiguous) vectorizeRow(inner);
+  std::set<std::string> injective;
+  forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
+    if (analyzeBlock(x).kind == BlockKind::Injective) injective.insert(x.name);
+  });
+  for (const auto& name : moved) {
+    if (!injective.count(name)) continue;
+    BlockRV p = sch.getBlock(name);
+    auto p_loops = sch.getLoops(p);
+    auto p_inner = innermostOutputIter(blockNode(sch, p));
+    if (p_loops.size() > rows && p_inner && *p_inner + 1 == blockNode(sch, p).iter_vars.size())
+      vectorizeRow(std::vector<LoopRV>(p_loops.begin() + static_cast<std::ptrdiff_t>(rows), p_loops.end()));
   }
   parallelizeLoops(sch, row_loops, work, WorkUnit::MultiplyAdds, target);
   return moved;
+}
+
+// Injective intermediates that call a math function and are read both by
+// a reduction and by another block (softmax's exp(x - max), read by its sum
+// and by the normalization): kept, not inlined into both, so that each
+// element's exp is computed once (scheduleRows computes a row of it under
+// the row loop, in L1). At 1 thread, softmax over 6 x 1500 x 1500: 20.9 ->
+// 18.3 ms (1504 columns, no masked tail: 18.0 -> 12.1); models, medians of
+// 5 alternating rounds: a graph attention network -15%, a diffusion block
+// -16%, MobileViT -9%, Swin-T and a Conformer -5%, Whisper-style -3%.
+std::vector<std::string> rowValuesToKeep(const PrimFunc& f) {
+  std::vector<std::string> keep;
+  for (const Stage& st : stagesOf(f)) {
+    if (st.info.kind != BlockKind::Injective || !st.writes_intermediate) continue;
+    const StoreNode* producer = nullptr;
+    forEachBlock(f.body, [&](const BlockNode& b, const StmtPath&) {
+      if (b.name == st.name && b.body) producer = b.body->as<StoreNode>();
+    });
+    if (!producer || !anyOf(producer->value, [](const PrimExpr& e) { return e->as<CallNode>() != nullptr; }))
+      continue;
+    bool by_reduction = false;
+    int readers = 0;
+    forEachBlock(f.body, [&](const BlockNode& b, const StmtPath&) {
+      if (b.name == st.name) return;
+      for (const LoadNode* l : loadsOf(b))
+        if (l->buffer == producer->buffer) {
+          ++readers;
+          by_reduction = by_reduction || analyzeBlock(b).kind == BlockKind::Reduction;
+          break;
+        }
+    });
+    if (by_reduction && readers >= 2) keep.push_back(st.name);
+  }
+  return keep;
 }
 
 }  // namespace
@@ -348,7 +416,7 @@ bool applyReductionRule(Schedule& sch, const target::Target& target) {
     }
   }
   if (!any_reduction) return false;
-  inlineInjectiveBlocks(sch);
+  inlineInjectiveBlocks(sch, rowValuesToKeep(sch.func()));
 
   std::vector<Stage> stages = stagesOf(sch.func());
   std::vector<std::string> done;
