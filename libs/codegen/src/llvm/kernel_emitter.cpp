@@ -51,8 +51,10 @@ llvm::Function* KernelEmitter::emit(const std::string& sym, KernelInfo* kernel_i
   entry = llvm::BasicBlock::Create(ctx, "entry", fn);
   b.SetInsertPoint(entry);
 
-  const ir::Stmt body = promoteRegisterTiles(
-      resolveIndexDivisions(planAllocations(func, &alloc_plan), !bounds_check), &alloc_plan);
+  const ir::Stmt body = peelMaskedTails(
+      promoteRegisterTiles(resolveIndexDivisions(planAllocations(func, &alloc_plan), !bounds_check),
+                           &alloc_plan),
+      alloc_plan);
   collectBuffers(body);
   // Symbolic dimensions: int64 values in the slots after the parameters.
   dims = kernelDims(func);
