@@ -171,6 +171,18 @@ std::vector<LoopRV> tileLoop(Schedule& sch, const LoopRV& loop, const std::vecto
 
 // --- steps ----------------------------------------------------------------------------
 
+const ir::StoreNode* storeOf(const ir::BlockNode& b) {
+  return b.body ? b.body->as<ir::StoreNode>() : nullptr;
+}
+
+const ir::StoreNode* storeOfBlock(const ir::PrimFunc& f, const std::string& name) {
+  const ir::StoreNode* store = nullptr;
+  forEachBlock(f.body, [&](const ir::BlockNode& b, const StmtPath&) {
+    if (b.name == name) store = storeOf(b);
+  });
+  return store;
+}
+
 namespace {
 
 // Expression nodes of `e`, each load of `buffer` counted as `load_nodes`
@@ -182,24 +194,11 @@ int64_t nodesAfterInlining(const ir::PrimExpr& e, const ir::BufferNode* buffer, 
   return n;
 }
 
-const ir::StoreNode* storeOf(const ir::BlockNode& b) {
-  return b.body ? b.body->as<ir::StoreNode>() : nullptr;
-}
-
 // Whether inlining block `name` keeps every consumer's value within
 // kMaxInlinedExprNodes: a producer read several times by a consumer is
 // copied each time (a bicubic resize reads its input 16 times, each with
 // its weights), and an expression grown past the IR's bounds could not be
 // printed and parsed back.
-// The store of block `name` of `f` (null when it has none).
-const ir::StoreNode* storeOfBlock(const ir::PrimFunc& f, const std::string& name) {
-  const ir::StoreNode* store = nullptr;
-  forEachBlock(f.body, [&](const ir::BlockNode& b, const StmtPath&) {
-    if (b.name == name) store = storeOf(b);
-  });
-  return store;
-}
-
 bool inliningStaysSmall(const ir::PrimFunc& f, const std::string& name) {
   constexpr int64_t kMaxInlinedExprNodes = 1500;
   const ir::StoreNode* producer = storeOfBlock(f, name);

@@ -178,6 +178,10 @@ struct Stage {
   bool padding = false;              // see isPadding
 };
 std::vector<Stage> stagesOf(const ir::PrimFunc& f);
+// The store that is block `b`'s body (null when its body is something else),
+// and that of block `name` of `f`.
+const ir::StoreNode* storeOf(const ir::BlockNode& b);
+const ir::StoreNode* storeOfBlock(const ir::PrimFunc& f, const std::string& name);
 
 // The iterations of all blocks of a function (the product of each block's
 // iteration extents, summed); -1 when some extent is symbolic.

@@ -254,7 +254,7 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
   const BlockNode& b = blockNode(sch, blk);
   // The rows: the leading loops of `out` that index the earlier reductions'
   // results (an earlier injective block, softmax's exp, is read whole).
-  std::set<const BufferNode*> produced, injective_read;
+  std::set<const BufferNode*> produced;
   forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
     if (!std::count(earlier.begin(), earlier.end(), x.name)) return;
     const bool reduction = analyzeBlock(x).kind == BlockKind::Reduction;
@@ -275,7 +275,7 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
   // scheduled on its own instead.
   // (Or by an earlier injective block that `out` reads: softmax's max, read
   // by its exp.)
-  std::set<const BufferNode*> read_by_out;
+  std::set<const BufferNode*> read_by_out, injective_read;
   for (const LoadNode* l : loadsOf(b)) read_by_out.insert(l->buffer.get());
   forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
     if (!std::count(earlier.begin(), earlier.end(), x.name) || analyzeBlock(x).kind != BlockKind::Injective)
@@ -382,10 +382,7 @@ std::vector<std::string> rowValuesToKeep(const PrimFunc& f) {
   std::vector<std::string> keep;
   for (const Stage& st : stagesOf(f)) {
     if (st.info.kind != BlockKind::Injective || !st.writes_intermediate) continue;
-    const StoreNode* producer = nullptr;
-    forEachBlock(f.body, [&](const BlockNode& b, const StmtPath&) {
-      if (b.name == st.name && b.body) producer = b.body->as<StoreNode>();
-    });
+    const StoreNode* producer = storeOfBlock(f, st.name);
     if (!producer || !anyOf(producer->value, [](const PrimExpr& e) { return e->as<CallNode>() != nullptr; }))
       continue;
     bool by_reduction = false;
