@@ -86,7 +86,7 @@ inline constexpr int64_t kMaxTileLanes = 16;
 // alloc_buffer (added to plan->written_before_read: not zeroed) across its
 // reduction loops, copied in before and out after them (register_tiles.cpp).
 ir::Stmt promoteRegisterTiles(const ir::Stmt& body, AllocPlan* plan);
-// `body` with each serial loop of constant extent N whose blocks inside a
+// `body` with each serial loop of constant extent N >= 8 whose blocks inside a
 // vectorized loop have predicates that hold over its first N - 1
 // iterations run as those iterations without the predicates, then its last
 // one as written (peel_masked_tails.cpp); loops keying plan.per_loop stay.

@@ -1,10 +1,10 @@
-// peelMaskedTails: a rewrite before emission, invisible in the IR (values
-// are unchanged). A loop split past its end (`for %o in 0..94 { for %l in
-// 0..16 vectorized { block where(%o * 16 + %l < 1500) ... } }`, as the
-// reduction rule splits a row that no vector divides) guards every vector
-// with its predicate, which LLVM turns into a mask computed and applied on
-// each iteration. Where the predicate holds for every iteration but the
-// last of an enclosing serial loop of constant extent, that loop runs its
+// peelMaskedTails: a rewrite before emission, invisible in the IR (values are
+// unchanged). A loop split past its end (`for %o in 0..94 { for %l in 0..16
+// vectorized { block where(%o * 16 + %l < 1500) ... } }`, as the reduction
+// rule splits a row that no vector divides) guards every vector with its
+// predicate, which LLVM turns into a mask computed and applied on each
+// iteration. Where the predicate holds for every iteration but the last of an
+// enclosing serial loop of constant extent (8 or more), that loop runs its
 // first N - 1 iterations without the predicate and then its last one, as
 // written (%o replaced by N - 1). Only predicates inside a vectorized loop
 // are dropped (a scalar predicate costs a branch). Softmax over 6 x 1500 x
@@ -38,6 +38,10 @@ Stmt dropProvenPredicates(const Stmt& s, Analyzer& az, bool in_vector, bool& dro
                    b->attrs);
 }
 
+// Loops of fewer iterations stay: LLVM unrolled the first 3 of a row of 49
+// (4 vectors, Swin-T's windows) and then left one of its loops scalar.
+constexpr int64_t kMinPeeledIterations = 8;
+
 // `s` with its peelable loops (see the header comment) peeled, inner ones
 // first. Loops whose iterations place compacted storage (AllocPlan::
 // per_loop: a tail outside the loop would have none) stay.
@@ -46,7 +50,8 @@ Stmt peel(const Stmt& s, const AllocPlan& plan) {
   const auto* f = out->as<ForNode>();
   int64_t extent = 0;
   if (!f || !(f->loop_kind == LoopKind::serial || f->loop_kind == LoopKind::unrolled) ||
-      !asConstInt(f->extent, &extent) || extent < 2 || plan.per_loop.count(f->loop_var.get()))
+      !asConstInt(f->extent, &extent) || extent < kMinPeeledIterations ||
+      plan.per_loop.count(f->loop_var.get()))
     return out;
   Analyzer az;
   az.bind(f->loop_var, 0, extent - 1);
