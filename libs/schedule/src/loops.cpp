@@ -1,6 +1,7 @@
 // Helpers shared by the loop primitives (see loops.h).
 #include "loops.h"
 
+#include "mlcc/ir/stmt_functor.h"
 #include "mlcc/ir/substitute.h"
 #include "state.h"
 
@@ -10,41 +11,10 @@ using namespace ir;
 
 namespace {
 
-// `s` (a For, Seq or If) with its statement children mapped by fn; the node
-// is shared when nothing changed. Blocks and stores are returned as they are.
-Stmt mapStmtChildren(const Stmt& s, const std::function<Stmt(const Stmt&)>& fn) {
-  switch (s->kind) {
-    case StmtKind::For: {
-      ForParts f(*s->as<ForNode>());
-      Stmt body = fn(f.body);
-      if (body == f.body) return s;
-      f.body = body;
-      return f.build();
-    }
-    case StmtKind::Seq: {
-      std::vector<Stmt> items;
-      bool changed = false;
-      for (const auto& c : s->as<SeqNode>()->stmts) {
-        items.push_back(fn(c));
-        changed |= items.back() != c;
-      }
-      return changed ? makeSeq(std::move(items)) : s;
-    }
-    case StmtKind::If: {
-      const auto* i = s->as<IfNode>();
-      Stmt t = fn(i->then_case), e = i->else_case ? fn(i->else_case) : nullptr;
-      return t == i->then_case && e == i->else_case ? s : makeIf(i->cond, t, e);
-    }
-    case StmtKind::Block:
-    case StmtKind::Store: break;
-  }
-  return s;
-}
-
 Stmt simplifyBindings(const Stmt& s, Analyzer& az) {
   if (const auto* f = s->as<ForNode>()) {
     az.bind(f->loop_var, makeInt(0), f->extent);
-    Stmt out = mapStmtChildren(s, [&](const Stmt& c) { return simplifyBindings(c, az); });
+    Stmt out = mapChildren(s, [&](const Stmt& c) { return simplifyBindings(c, az); });
     az.unbind(f->loop_var);
     return out;
   }
@@ -58,7 +28,7 @@ Stmt simplifyBindings(const Stmt& s, Analyzer& az) {
     }
     return p.build();
   }
-  return mapStmtChildren(s, [&](const Stmt& c) { return simplifyBindings(c, az); });
+  return mapChildren(s, [&](const Stmt& c) { return simplifyBindings(c, az); });
 }
 
 }  // namespace
@@ -81,7 +51,7 @@ Stmt substituteLoopVars(const Stmt& s, const VarMap& vars, Analyzer az) {
 
 Stmt mapChildBlocks(const Stmt& s, const std::function<Stmt(const BlockNode&)>& fn) {
   if (const auto* b = s->as<BlockNode>()) return fn(*b);
-  return mapStmtChildren(s, [&](const Stmt& c) { return mapChildBlocks(c, fn); });
+  return mapChildren(s, [&](const Stmt& c) { return mapChildBlocks(c, fn); });
 }
 
 std::vector<const BlockNode*> blocksUnder(const ForNode& loop) {

@@ -36,6 +36,7 @@
 #include "llvm/kernel_emitter.h"
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/expr_functor.h"
+#include "mlcc/ir/stmt_functor.h"
 #include "mlcc/ir/substitute.h"
 
 namespace mlcc::codegen {
@@ -281,43 +282,13 @@ Stmt promote(const Stmt& nest_stmt, AllocPlan* plan) {
 }
 
 Stmt rewrite(const Stmt& s, AllocPlan* plan) {
-  if (!s) return s;
-  switch (s->kind) {
-    case StmtKind::For: {
-      if (Stmt p = promote(s, plan)) return p;
-      const auto* f = s->as<ForNode>();
-      Stmt body = rewrite(f->body, plan);
-      return body == f->body ? s
-                             : makeFor(f->loop_var, f->extent, body, f->loop_kind, f->thread_tag, f->attrs);
-    }
-    case StmtKind::Seq: {
-      std::vector<Stmt> items;
-      bool changed = false;
-      for (const auto& c : s->as<SeqNode>()->stmts) {
-        items.push_back(rewrite(c, plan));
-        changed |= items.back() != c;
-      }
-      return changed ? makeSeq(std::move(items)) : s;
-    }
-    case StmtKind::If: {
-      const auto* i = s->as<IfNode>();
-      Stmt t = rewrite(i->then_case, plan), e = rewrite(i->else_case, plan);
-      return t == i->then_case && e == i->else_case ? s : makeIf(i->cond, t, e);
-    }
-    case StmtKind::Block: {
-      const auto* b = s->as<BlockNode>();
-      Stmt body = rewrite(b->body, plan);
-      if (body == b->body) return s;
-      return makeBlock(b->name, b->iter_vars, b->reads, b->writes, body, b->init, b->predicate,
-                       b->alloc_buffers, b->attrs);
-    }
-    case StmtKind::Store: return s;
-  }
-  return s;
+  if (s->kind == StmtKind::For)
+    if (Stmt p = promote(s, plan)) return p;
+  return mapChildren(s, [&](const Stmt& c) { return rewrite(c, plan); });
 }
 
 }  // namespace
 
-Stmt promoteRegisterTiles(const Stmt& body, AllocPlan* plan) { return rewrite(body, plan); }
+Stmt promoteRegisterTiles(const Stmt& body, AllocPlan* plan) { return body ? rewrite(body, plan) : body; }
 
 }  // namespace mlcc::codegen

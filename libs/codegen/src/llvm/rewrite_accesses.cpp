@@ -28,6 +28,7 @@
 #include "mlcc/ir/alloc_analysis.h"
 #include "mlcc/ir/arith.h"
 #include "mlcc/ir/expr_functor.h"
+#include "mlcc/ir/stmt_functor.h"
 #include "mlcc/ir/substitute.h"
 
 namespace mlcc::codegen {
@@ -53,20 +54,11 @@ class Rewriter {
       case StmtKind::For: {
         const auto* f = s->as<ForNode>();
         az_.bind(f->loop_var, makeInt(0), f->extent);
-        Stmt body = stmt(f->body);
+        Stmt out = mapChildren(s, [&](const Stmt& c) { return stmt(c); });
         az_.unbind(f->loop_var);
-        if (body == f->body) return s;
-        return makeFor(f->loop_var, f->extent, body, f->loop_kind, f->thread_tag, f->attrs);
+        return out;
       }
-      case StmtKind::Seq: {
-        std::vector<Stmt> items;
-        bool changed = false;
-        for (const auto& c : s->as<SeqNode>()->stmts) {
-          items.push_back(stmt(c));
-          changed |= items.back() != c;
-        }
-        return changed ? makeSeq(std::move(items)) : s;
-      }
+      case StmtKind::Seq: return mapChildren(s, [&](const Stmt& c) { return stmt(c); });
       case StmtKind::If: {
         const auto* i = s->as<IfNode>();
         PrimExpr c = expr(i->cond);
@@ -168,38 +160,44 @@ std::optional<PrimExpr> rowMajorOffset(const Buffer& buf, const std::vector<Prim
   return offset;
 }
 
+// One access of resolveIndexDivisions: each index that divides, rewritten
+// in the loop variables where that removes every division; with `flatten`,
+// divisions left in loop variables (an elementwise block over its loops
+// fused and split by the vector: %v2 = (%f * 16 + %j) % 1500, %v1 = (%f *
+// 16 + %j) / 1500 % 1500) may still leave the whole row-major offset
+// (%f * 16 + %j): then it becomes the last index, the others 0, which the
+// emitter turns into the same address. A vectorized %j then loads and
+// stores whole vectors where each lane's indices were computed and
+// gathered, as LLVM did in a parallel loop's outlined body (one thread, 6 x
+// 1500 x 1500: relu 60 -> 7.9 ms, exp 64 -> 12 ms). Not with bounds checks,
+// which check each index against its dimension.
+void resolveAccess(const Buffer& buf, std::vector<PrimExpr>& indices, const Analyzer& az,
+                   const std::unordered_map<const VarNode*, PrimExpr>& bindings, bool flatten) {
+  bool divides = false;
+  std::vector<PrimExpr> resolved;
+  for (auto& e : indices) {
+    resolved.push_back(az.simplify(substitute(e, bindings)));
+    if (hasDivision(resolved.back()))
+      divides = true;
+    else if (hasDivision(e))
+      e = resolved.back();
+  }
+  if (!divides || !flatten || indices.empty()) return;
+  std::optional<PrimExpr> offset = rowMajorOffset(buf, resolved);
+  if (!offset) return;
+  PrimExpr flat = az.simplify(*offset);
+  if (hasDivision(flat)) return;
+  for (auto& e : indices) e = makeInt(0);
+  indices.back() = flat;
+}
+
 }  // namespace
 
 Stmt resolveIndexDivisions(const Stmt& body, bool flatten) {
   return rewriteAccesses(body,
                          [flatten](const Buffer& buf, std::vector<PrimExpr>& indices, const Analyzer& az,
                                    const std::unordered_map<const VarNode*, PrimExpr>& bindings) {
-                           bool divides = false;
-                           std::vector<PrimExpr> resolved;
-                           for (auto& e : indices) {
-                             resolved.push_back(az.simplify(substitute(e, bindings)));
-                             if (!hasDivision(resolved.back()))
-                               e = hasDivision(e) ? resolved.back() : e;
-                             else
-                               divides = true;
-                           }
-                           if (!divides || !flatten || indices.empty()) return buf;
-                           // Divisions left in loop variables (an elementwise block over its loops
-                           // fused and split by the vector: %v2 = (%f * 16 + %j) % 1500, %v1 =
-                           // (%f * 16 + %j) / 1500 % 1500): the whole row-major offset may still
-                           // simplify without them (%f * 16 + %j); then it becomes the last index,
-                           // the others 0, which the emitter turns into the same address. A
-                           // vectorized %j then loads and stores whole vectors where each lane's
-                           // indices were computed and gathered, as LLVM did in a parallel loop's
-                           // outlined body (one thread, 6 x 1500 x 1500: relu 60 -> 7.9 ms, exp 64
-                           // -> 12 ms). Not with bounds checks, which check each index against its
-                           // dimension.
-                           std::optional<PrimExpr> offset = rowMajorOffset(buf, resolved);
-                           if (!offset) return buf;
-                           PrimExpr flat = az.simplify(*offset);
-                           if (hasDivision(flat)) return buf;
-                           for (auto& e : indices) e = makeInt(0);
-                           indices.back() = flat;
+                           resolveAccess(buf, indices, az, bindings, flatten);
                            return buf;
                          });
 }

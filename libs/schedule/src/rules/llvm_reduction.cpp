@@ -84,6 +84,11 @@ std::vector<const LoadNode*> loadsOf(const BlockNode& b) {
   return out;
 }
 
+// Whether a block's value calls a math function (softmax's exp).
+bool callsMath(const StoreNode* store) {
+  return store && anyOf(store->value, [](const PrimExpr& e) { return e->as<CallNode>() != nullptr; });
+}
+
 void decomposeAndVectorizeInit(Schedule& sch, const BlockRV& block) {
   if (auto init = decomposeReduction(sch, block)) vectorizeInnermost(sch, *init);
 }
@@ -132,10 +137,7 @@ std::optional<std::string> vectorizeRowReduction(Schedule& sch, const std::strin
   // pays only where each element costs a math call (softmax's exp: 16-wide
   // rows of attention, 1 thread, 8-10 -> 4 us per call; a plain sum or max
   // of 16 got slower, 0.5 -> 0.75 us).
-  const auto* update = b.body ? b.body->as<StoreNode>() : nullptr;
-  const bool calls_math =
-      update && anyOf(update->value, [](const PrimExpr& e) { return e->as<CallNode>() != nullptr; });
-  if (!extent || *extent < (calls_math ? 1 : 2) * lanes) return std::nullopt;
+  if (!extent || *extent < (callsMath(storeOf(b)) ? 1 : 2) * lanes) return std::nullopt;
   const int out_rank = static_cast<int>(b.writes.at(0).region.size());
   // (Should rfactor refuse, the reduce loop stays split: the same loops.)
   // An extent that the vector does not divide (ViT's 197 tokens) is split
@@ -252,14 +254,19 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
   if (!simpleNest(sch, blk)) return std::nullopt;
   auto loops = sch.getLoops(blk);
   const BlockNode& b = blockNode(sch, blk);
+  // The earlier blocks are reductions and kept injective blocks (the
+  // rule's functions have no other kind).
+  std::set<std::string> injective;
+  forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
+    if (std::count(earlier.begin(), earlier.end(), x.name) && analyzeBlock(x).kind == BlockKind::Injective)
+      injective.insert(x.name);
+  });
   // The rows: the leading loops of `out` that index the earlier reductions'
   // results (an earlier injective block, softmax's exp, is read whole).
   std::set<const BufferNode*> produced;
   forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
-    if (!std::count(earlier.begin(), earlier.end(), x.name)) return;
-    const bool reduction = analyzeBlock(x).kind == BlockKind::Reduction;
-    for (const auto& w : writeBuffers(x))
-      if (reduction) produced.insert(w.get());
+    if (std::count(earlier.begin(), earlier.end(), x.name) && !injective.count(x.name))
+      for (const auto& w : writeBuffers(x)) produced.insert(w.get());
   });
   size_t rows = 0;
   for (const LoadNode* l : loadsOf(b)) {
@@ -278,8 +285,7 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
   std::set<const BufferNode*> read_by_out, injective_read;
   for (const LoadNode* l : loadsOf(b)) read_by_out.insert(l->buffer.get());
   forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
-    if (!std::count(earlier.begin(), earlier.end(), x.name) || analyzeBlock(x).kind != BlockKind::Injective)
-      return;
+    if (!injective.count(x.name)) return;
     bool read = false;
     for (const auto& w : writeBuffers(x)) read = read || read_by_out.count(w.get());
     if (read)
@@ -354,10 +360,6 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
     }
   };
   if (contiguous) vectorizeRow(inner);
-  std::set<std::string> injective;
-  forEachBlock(sch.func().body, [&](const BlockNode& x, const StmtPath&) {
-    if (analyzeBlock(x).kind == BlockKind::Injective) injective.insert(x.name);
-  });
   for (const auto& name : moved) {
     if (!injective.count(name)) continue;
     BlockRV p = sch.getBlock(name);
@@ -378,13 +380,12 @@ std::optional<std::vector<std::string>> scheduleRows(Schedule& sch, const std::s
 // 18.3 ms (1504 columns, no masked tail: 18.0 -> 12.1); models, medians of
 // 5 alternating rounds: a graph attention network -15%, a diffusion block
 // -16%, MobileViT -9%, Swin-T and a Conformer -5%, Whisper-style -3%.
-std::vector<std::string> rowValuesToKeep(const PrimFunc& f) {
+std::vector<std::string> rowValuesToKeep(const PrimFunc& f, const std::vector<Stage>& stages) {
   std::vector<std::string> keep;
-  for (const Stage& st : stagesOf(f)) {
+  for (const Stage& st : stages) {
     if (st.info.kind != BlockKind::Injective || !st.writes_intermediate) continue;
     const StoreNode* producer = storeOfBlock(f, st.name);
-    if (!producer || !anyOf(producer->value, [](const PrimExpr& e) { return e->as<CallNode>() != nullptr; }))
-      continue;
+    if (!callsMath(producer)) continue;
     bool by_reduction = false;
     int readers = 0;
     forEachBlock(f.body, [&](const BlockNode& b, const StmtPath&) {
@@ -405,7 +406,8 @@ std::vector<std::string> rowValuesToKeep(const PrimFunc& f) {
 
 bool applyReductionRule(Schedule& sch, const target::Target& target) {
   bool any_reduction = false;
-  for (const Stage& st : stagesOf(sch.func())) {
+  const std::vector<Stage> original = stagesOf(sch.func());
+  for (const Stage& st : original) {
     if (st.info.kind == BlockKind::Reduction) {
       any_reduction = true;
     } else if (st.info.kind != BlockKind::Injective) {
@@ -413,7 +415,7 @@ bool applyReductionRule(Schedule& sch, const target::Target& target) {
     }
   }
   if (!any_reduction) return false;
-  inlineInjectiveBlocks(sch, rowValuesToKeep(sch.func()));
+  inlineInjectiveBlocks(sch, rowValuesToKeep(sch.func(), original));
 
   std::vector<Stage> stages = stagesOf(sch.func());
   std::vector<std::string> done;
