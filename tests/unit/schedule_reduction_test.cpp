@@ -67,6 +67,31 @@ TEST(ScheduleDecomposeReduction, AtEachLoop) {
   }
 }
 
+// Under a reduce loop of extent 1 (the whole reduction in one outer block),
+// the init may go right above the reduce loop that iterates, inside the
+// spatial loops between: it still runs once per output element. Under one
+// of extent 2 it may not.
+TEST(ScheduleDecomposeReduction, BelowAUnitReduceLoop) {
+  for (int64_t outer : {1, 2}) {
+    SCOPED_TRACE(outer);
+    Schedule sch(parsePrim(kMatmul));
+    BlockRV c = sch.getBlock("C");
+    auto loops = sch.getLoops(c);
+    auto k = sch.split(loops[2], {Factor(outer), Factor(64 / outer)});
+    sch.reorder({loops[0], k[0], loops[1], k[1]});
+    if (outer == 1) {
+      BlockRV init = sch.decomposeReduction(c, k[1]);
+      EXPECT_EQ(sch.getLoops(init).size(), 3u);  // %i, %k_0, %j: one element per (i, j)
+      expectScheduled(parsePrim(kMatmul), sch.func());
+    } else {
+      expectScheduleError(
+          [&] { sch.decomposeReduction(c, k[1]); },
+          "binds reduce iteration variable %vk of block \"C\"; the init would run again in each "
+          "of its iterations");
+    }
+  }
+}
+
 TEST(ScheduleDecomposeReduction, AtTheOuterLoop) {
   Schedule sch(parsePrim(kSplitMatmul));
   BlockRV c = sch.getBlock("C");

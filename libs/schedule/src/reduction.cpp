@@ -11,8 +11,10 @@
 // block loses its init. The block's predicate goes along, without its
 // conditions on reduce loops, which must provably hold where the init runs
 // (as a non-divisible split of a reduce loop makes them). %l2 itself may be
-// a reduce loop (as TVM's usual decompose_reduction(block, k)). Refused when
-// a loop above %l2 binds a reduce iteration variable (the init would run
+// a reduce loop (as TVM's usual decompose_reduction(block, k)), and below
+// reduce loops of extent 1 (a tile's init right above its reduction when
+// the outer reduction block is the whole reduction). Refused when a loop of
+// extent > 1 above %l2 binds a reduce iteration variable (the init would run
 // again in each of its iterations), when a loop from %l2 inwards of extent
 // > 1 binds nothing (the original re-runs the init for each of its
 // iterations), when a copied loop's extent depends on a reduce loop, when
@@ -172,11 +174,19 @@ std::vector<RVValue> applyDecomposeReduction(ScheduleState& s, const InstArgs& a
   while (pos < loops.size() && loops[pos]->loop_var != at) ++pos;
   if (pos == loops.size())
     args.fail(ScheduleState::describe(at) + " is not a loop above " + ScheduleState::describe(b));
-  for (size_t i = 0; i < pos; ++i)
+  // Reduce loops of extent 1 above `at` run once: the init still runs once
+  // per spatial point, where they are 0.
+  std::vector<const ForNode*> reduce_loops;
+  for (size_t i = 0; i < pos; ++i) {
+    if (uses[i].reduce && isUnitLoop(*loops[i])) {
+      reduce_loops.push_back(loops[i]);
+      continue;
+    }
     if (uses[i].reduce)
       args.fail(ScheduleState::describe(loops[i]->loop_var) + " (above " + ScheduleState::describe(at) + ")" +
                 " binds reduce iteration variable %" + uses[i].reduce_var->var->name + " of " +
                 ScheduleState::describe(b) + "; the init would run again in each of its iterations");
+  }
 
   // The init: plain stores that do not read what they store (running it
   // more than once, as the copied loops may, changes nothing).
@@ -194,7 +204,6 @@ std::vector<RVValue> applyDecomposeReduction(ScheduleState& s, const InstArgs& a
   // by 0 (unit loops binding nothing), or left out (reduce loops).
   Substituter outer;  // loop variables -> the copies' variables
   std::vector<std::pair<Var, const ForNode*>> copied;
-  std::vector<const ForNode*> reduce_loops;
   for (size_t i = pos; i < loops.size(); ++i) {
     rejectIdleLoop(args, b, uses[i]);
     const Var& v = loops[i]->loop_var;

@@ -450,25 +450,57 @@ bool parallelizeOutermost(Schedule& sch, const BlockRV& block) {
   return attempt([&] { sch.parallel(loops[0]); });
 }
 
+namespace {
+
+bool bindsKind(Schedule& sch, const BlockNode& b, const LoopRV& loop, bool reduce) {
+  const VarNode* lv = sch.loopVar(loop).get();
+  return std::any_of(b.iter_vars.begin(), b.iter_vars.end(), [&](const IterVar& iv) {
+    return (iv.kind == IterKind::reduce) == reduce && usesVar(iv.binding, lv);
+  });
+}
+
+// The bytes of output an init placed before loops[at] writes: the spatial
+// loops from there inwards.
+int64_t initBytes(Schedule& sch, const BlockNode& b, const std::vector<LoopRV>& loops, size_t at) {
+  int64_t bytes = b.writes.empty() ? 4 : dtypeBytes(b.writes[0].buffer->dtype);
+  for (size_t i = at; i < loops.size(); ++i)
+    if (bindsKind(sch, b, loops[i], /*reduce=*/false)) bytes *= constExtent(sch, loops[i]).value_or(1);
+  return bytes;
+}
+
+}  // namespace
+
 std::optional<size_t> firstReduceLoop(Schedule& sch, const BlockRV& block, const std::vector<LoopRV>& loops) {
   const BlockNode& b = blockNode(sch, block);
-  for (size_t i = 0; i < loops.size(); ++i) {
-    const VarNode* lv = sch.loopVar(loops[i]).get();
-    for (const auto& iv : b.iter_vars)
-      if (iv.kind == IterKind::reduce && usesVar(iv.binding, lv)) return i;
-  }
+  for (size_t i = 0; i < loops.size(); ++i)
+    if (bindsKind(sch, b, loops[i], /*reduce=*/true)) return i;
   return std::nullopt;
 }
 
-std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block) {
+std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block, int64_t cache_bytes) {
   auto loops = sch.getLoops(block);
   auto first = firstReduceLoop(sch, block, loops);
   if (!first) return std::nullopt;
+  std::vector<size_t> places;
+  // Where the first reduce loops run once (the reduction is one cache block)
+  // and the init would write more than `cache_bytes` ahead of it: before the
+  // first reduce loop that iterates, so each tile is zeroed right before its
+  // reduction, in cache (a pass over a large output first would leave the
+  // reduction to read it back from memory).
+  const BlockNode& b = blockNode(sch, block);
+  size_t iterating = *first;
+  while (iterating < loops.size() &&
+         (!bindsKind(sch, b, loops[iterating], /*reduce=*/true) || constExtent(sch, loops[iterating]) == 1))
+    ++iterating;
+  if (cache_bytes > 0 && iterating < loops.size() && iterating != *first &&
+      initBytes(sch, b, loops, *first) > cache_bytes)
+    places.push_back(iterating);
+  // Else before the first reduce loop (TVM's usage), else before the loop
+  // right above it. The init block is returned when it has loops of its own.
+  places.push_back(*first);
+  if (*first > 0) places.push_back(*first - 1);
   BlockRV init{""};
-  // Before the first reduce loop (TVM's usage), else before the loop right
-  // above it. The init block is returned when it has loops of its own.
-  for (size_t at : {*first, *first - 1}) {
-    if (at > *first) break;  // *first == 0: no loop above
+  for (size_t at : places) {
     if (attempt([&] { init = sch.decomposeReduction(block, loops[at]); })) {
       if (sch.getLoops(init).size() > at) return init;
       return std::nullopt;

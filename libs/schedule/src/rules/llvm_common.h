@@ -307,10 +307,13 @@ std::optional<size_t> firstReduceLoop(Schedule& sch, const BlockRV& block, const
 
 // decompose_reduction of the block: the init right before its first reduce
 // loop (TVM's usage), else, where the primitive refuses a reduce loop there,
-// before the loop right above it. Returns the init block when it has loops
-// of its own (to vectorize); nullopt when it has none, or when both were
-// refused (e.g. another block under that loop reads the output).
-std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block);
+// before the loop right above it. Where the first reduce loops have extent
+// 1 and the init there would write more than `cache_bytes` (> 0) of output,
+// it goes right before the first reduce loop that iterates instead (each
+// tile zeroed in cache). Returns the init block when it has loops of its own
+// (to vectorize); nullopt when it has none, or when all were refused (e.g.
+// another block under that loop reads the output).
+std::optional<BlockRV> decomposeReduction(Schedule& sch, const BlockRV& block, int64_t cache_bytes = 0);
 
 // The rfactor schedule of llvm_gemv.cpp (the reduction vectorized along
 // its innermost loop, contiguous in the operands) of the block `anchor`,

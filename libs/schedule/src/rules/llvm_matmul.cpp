@@ -656,8 +656,10 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   parallelizeLoops(sch, s0, work, WorkUnit::MultiplyAdds, target);
   // decompose_reduction refuses while the epilogue sits under the loop the
   // init would go before (llvm_common.h, decomposeReduction): then the init
-  // stays in the block.
-  if (auto init = decomposeReduction(sch, blk)) vectorizeInnermost(sch, *init);
+  // stays in the block. An init ahead of a one-block reduction that would
+  // not stay in L1 zeroes each register tile right before its reduction.
+  const int64_t l1 = target.cpu.l1d_cache_bytes > 0 ? target.cpu.l1d_cache_bytes : 32 * 1024;
+  if (auto init = decomposeReduction(sch, blk, l1)) vectorizeInnermost(sch, *init);
   if (vec) sch.vectorize(dims[*vec].parts.back());
   if (vregs > 1) sch.unroll(dims[*vec].parts[3]);
   if (row) sch.unroll(dims[*row].parts[3]);
