@@ -321,6 +321,31 @@ graph @main(%a: f32[96, 64], %b: f32[64, 256]) -> f32[96, 256] {
   EXPECT_EQ(init.loops.back()->loop_kind, ir::LoopKind::vectorized);
 }
 
+// Two vectors a row (packed, AVX-512) over rows that 8 does not divide (36):
+// 12 rows (24 accumulators) where the matmul writes the function's output,
+// 6 where it writes an intermediate on the stack (a bias epilogue), where
+// LLVM kept some of 20 accumulators in memory.
+TEST(ScheduleRulesCpu, TwoVectorTilesTakeTwelveRowsWhereEightDoNotDivide) {
+  Target avx512 = cpu();
+  avx512.vector_bits = 512;
+  auto graph = [](bool bias) {
+    return std::string(
+               "mlcc.ir 1\ngraph @main(%a: f32[36, 128], %b: f32[128, 256], %c: f32[256]) -> "
+               "f32[36, 256] {\n  dataflow {\n    %m: f32[36, 256] = matmul(%a, %b)\n") +
+           (bias ? "    %y: f32[36, 256] = add(%m, %c)\n  }\n  return %y\n}\n" : "  }\n  return %m\n}\n");
+  };
+  for (bool bias : {false, true}) {
+    SCOPED_TRACE(bias);
+    auto s = scheduleAndCheck(graph(bias), bias ? "fused_matmul_add" : "fused_matmul", 1e-4, avx512);
+    EXPECT_EQ(s.rule, "matmul");
+    const std::vector<int64_t> e = extents(loopsOf(s.after, "matmul"));
+    ASSERT_GE(e.size(), 3u);
+    // S3: rows, two vectors, lanes.
+    EXPECT_EQ(std::vector<int64_t>(e.end() - 3, e.end()), (std::vector<int64_t>{bias ? 6 : 12, 2, 16}))
+        << ir::printFunction(s.after);
+  }
+}
+
 // dense_pack's weight is in panels already (convert-layout packed it at
 // compile time): no copy, the same cache-blocked tiling as a packed operand
 // (R1 the whole reduction of 96, the 10 panels swept per register tile).

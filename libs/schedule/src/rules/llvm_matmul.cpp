@@ -378,11 +378,30 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   std::vector<Extent> extents;
   for (const Dim& d : dims) extents.push_back(d.extent);
   if (auto v = vectorDimension(b, extents, target)) std::tie(vec, vf) = *v;
+  // Packed, with 32 vector registers (AVX-512): two vectors per row of the
+  // register tile (8 x 2 = 16 accumulators; two panel loads and eight
+  // broadcasts per sixteen FMAs): 1024^3 GEMM 110 -> 140 GFLOPS on one
+  // Xeon core; four vectors spill.
+  const int64_t vregs =
+      packed && vec && target.vector_bits >= 512 && (*dims[*vec].extent / vf) % 2 == 0 ? 2 : 1;
   const int64_t max_rows = maxRegisterRows(vf, vectorLanes(target, b.writes.at(0).buffer->dtype));
+  bool writes_intermediate = false;
+  for (const Stage& st : stagesOf(sch.func()))
+    if (st.name == anchor) writes_intermediate = st.writes_intermediate;
   if (vec) {
     for (size_t d : rowCandidates(info, extents, *vec)) {
       int64_t f = largestDivisorAtMost(*dims[d].extent, max_rows);
       if (f > kMaxRegisterRows && f < max_rows) f = largestDivisorAtMost(*dims[d].extent, kMaxRegisterRows);
+      // Two vectors a row where 8 does not divide the rows: up to 12 rows
+      // (24 accumulators, two panel vectors and a broadcast in 32 registers)
+      // rather than fewer than 8 (Whisper's attention over 1500 tokens had 6
+      // rows: its attention-times-values matmul -22%), where the output is
+      // the function's (codegen then keeps the tile in registers,
+      // register_tiles.cpp). Into an intermediate on the stack LLVM kept
+      // some of 20 accumulators in the array: the 10-row dense layers of a
+      // GRU ran 2.3x slower than with 5 rows.
+      if (vregs == 2 && f < kMaxRegisterRows && !writes_intermediate)
+        f = std::max(f, largestDivisorAtMost(*dims[d].extent, kMaxAccumulators / 2));
       if (f > 1) {
         row = d;
         rf = f;
@@ -397,12 +416,6 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   // then needs no index division), else from the outer dimensions first.
   const int64_t wanted =
       std::max(static_cast<int64_t>(target.num_cores) * kParallelChunksPerCore, kMinOuterTiles);
-  // Packed, with 32 vector registers (AVX-512): two vectors per row of the
-  // register tile (8 x 2 = 16 accumulators; two panel loads and eight
-  // broadcasts per sixteen FMAs): 1024^3 GEMM 110 -> 140 GFLOPS on one
-  // Xeon core; four vectors spill.
-  const int64_t vregs =
-      packed && vec && target.vector_bits >= 512 && (*dims[*vec].extent / vf) % 2 == 0 ? 2 : 1;
   // Where the rows and vectors make few accumulators (a convolution row of
   // 7: 7 x 1 vectors, too few for the two FMA pipes of a Xeon core to hide
   // their latency), a dimension indexing only the vector's operand (the
