@@ -8,7 +8,8 @@
 //   - S3 is the register tile: a vector of the output's innermost dimension
 //     (the target's vector width, or the whole dimension when it is at
 //     most two vectors and not a multiple of one) times up to 8 rows (16 for a
-//     vector of half a register) of a dimension that
+//     vector of half a register; 12 for two vectors a row where 8 does not
+//     divide the rows and the output is the function's) of a dimension that
 //     indexes the other operand (C[i, j] += A[i, k] * B[j, k]: rows of i,
 //     a vector of j), the row loop unrolled (outside the column blocks
 //     and the vector), the vector loop vectorized;
@@ -30,7 +31,8 @@
 // the remaining epilogue is computed under the last S1 loop outside R0
 // (right after its tile is reduced, while it is in cache) and vectorized; the
 // reduction's init is decomposed out and vectorized where
-// decompose_reduction allows it.
+// decompose_reduction allows it (right before each register tile's
+// reduction where R0 is 1 and a pass ahead of it would not stay in L1).
 // Extents that are symbolic or 1 are not split (they stay in S0).
 // Only divisors are used, so no predicates appear.
 // Where the vector's operand is a plain matrix (B of a matmul, the weight
