@@ -339,6 +339,41 @@ TEST(CodegenLLVM, RegisterTileOfAWideVectorLoopKeptInRegisters) {
   expectTileInRegisters(sch.func(), /*promoted=*/true);
 }
 
+// Into an intermediate that codegen compacts onto the stack (C, read by an
+// epilogue under the same row tile): a tile of up to 16 vectors is left to
+// SROA (2 rows x 80 columns: not rewritten), a larger one gets the register
+// tile (5 rows x 80 columns: LLVM had kept some of such accumulators in the
+// compacted array, loaded and stored around every FMA). Both match the
+// interpreter.
+TEST(CodegenLLVM, LargeRegisterTilesOfACompactedIntermediate) {
+  const std::string text = fixture("codegen_llvm/matmul_relu_intermediate.ir");
+  for (int64_t rows : {2, 5}) {
+    SCOPED_TRACE("rows " + std::to_string(rows));
+    schedule::Schedule sch(parsePrim(text));
+    schedule::BlockRV c = sch.getBlock("C");
+    auto loops = sch.getLoops(c);
+    auto i = sch.split(loops[0], {std::nullopt, rows});
+    auto j = sch.split(loops[1], {std::nullopt, int64_t{16}});
+    auto k = sch.split(loops[2], {std::nullopt, int64_t{4}});
+    sch.reorder({i[0], k[0], k[1], i[1], j[0], j[1]});
+    sch.unroll(k[1]);
+    sch.unroll(i[1]);
+    sch.unroll(j[0]);
+    sch.vectorize(j[1]);
+    sch.reverseComputeAt(sch.getBlock("D"), i[0]);
+    sch.decomposeReduction(c, k[0]);
+    expectCompiledMatches(sch.func(), 1e-5);
+    const std::string ir = codegen::JitKernel::compile(sch.func()).llvmIR();
+    const size_t tile = ir.find("%C_tile");
+    if (rows == 2) {
+      EXPECT_EQ(tile, std::string::npos) << ir;
+    } else {
+      ASSERT_NE(tile, std::string::npos) << ir;
+      EXPECT_NE(ir.substr(tile, ir.find_first_of(" =", tile) - tile).find(".sroa."), std::string::npos) << ir;
+    }
+  }
+}
+
 // A predicate from a non-divisible split, plus a block-level local
 // accumulator (cache_write) and a function-level intermediate.
 TEST(CodegenLLVM, PredicatesAndAllocations) {
