@@ -9,7 +9,7 @@
 //     (the target's vector width, or the whole dimension when it is at
 //     most two vectors and not a multiple of one) times up to 8 rows (16 for a
 //     vector of half a register; 12 for two vectors a row where 8 does not
-//     divide the rows and the output is the function's) of a dimension that
+//     divide the rows) of a dimension that
 //     indexes the other operand (C[i, j] += A[i, k] * B[j, k]: rows of i,
 //     a vector of j), the row loop unrolled (outside the column blocks
 //     and the vector), the vector loop vectorized;
@@ -387,9 +387,6 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
   const int64_t vregs =
       packed && vec && target.vector_bits >= 512 && (*dims[*vec].extent / vf) % 2 == 0 ? 2 : 1;
   const int64_t max_rows = maxRegisterRows(vf, vectorLanes(target, b.writes.at(0).buffer->dtype));
-  bool writes_intermediate = false;
-  for (const Stage& st : stagesOf(sch.func()))
-    if (st.name == anchor) writes_intermediate = st.writes_intermediate;
   if (vec) {
     for (size_t d : rowCandidates(info, extents, *vec)) {
       int64_t f = largestDivisorAtMost(*dims[d].extent, max_rows);
@@ -397,12 +394,9 @@ bool scheduleTiledAnchor(Schedule& sch, const std::string& anchor, const target:
       // Two vectors a row where 8 does not divide the rows: up to 12 rows
       // (24 accumulators, two panel vectors and a broadcast in 32 registers)
       // rather than fewer than 8 (Whisper's attention over 1500 tokens had 6
-      // rows: its attention-times-values matmul -22%), where the output is
-      // the function's (codegen then keeps the tile in registers,
-      // register_tiles.cpp). Into an intermediate on the stack LLVM kept
-      // some of 20 accumulators in the array: the 10-row dense layers of a
-      // GRU ran 2.3x slower than with 5 rows.
-      if (vregs == 2 && f < kMaxRegisterRows && !writes_intermediate)
+      // rows: its attention-times-values matmul -22%, its dense layers with
+      // their bias epilogues -7% together).
+      if (vregs == 2 && f < kMaxRegisterRows)
         f = std::max(f, largestDivisorAtMost(*dims[d].extent, kMaxAccumulators / 2));
       if (f > 1) {
         row = d;
