@@ -879,9 +879,13 @@ def evaluate_untuned_targets(doc, wider, public):
         v = min(measured.values()) if measured else None
         detail = ", ".join(f"{n}: {x:.2f}" for n, x in measured.items()) or "no GEMM measured"
         if key == "vs_openblas" and doc.get("peak"):
-            blas = [f"{n}: {sizes[n]['openblas_gflops'].get('1') / doc['peak']['gflops_1']:.0%}" for n in measured
-                    if sizes[n]["openblas_gflops"].get("1")]
+            of_peak = {n: sizes[n]["openblas_gflops"]["1"] / doc["peak"]["gflops_1"] for n in measured
+                       if sizes[n]["openblas_gflops"].get("1")}
+            blas = [f"{n}: {x:.0%}" for n, x in of_peak.items()]
             detail += f" (OpenBLAS itself reaches {', '.join(blas)} of the peak)" if blas else ""
+            beyond = [f"{n}: {limit * x:.0%}" for n, x in of_peak.items() if limit * x > 1]
+            detail += (f"; {limit:g}x OpenBLAS is past this machine's FMA peak ({', '.join(beyond)} of it)"
+                       if beyond else "")
         detail += (f"; not measured: {', '.join(missing)} (--parts matmul --sizes 512,1024,2048)" if missing else "")
         out.append(target(name, f"fp32 GEMM 512-2048 on one core at least {limit:g}{' ' if key == 'vs_peak' else ''}"
                           f"{what} at every size (value: the least)", limit, v,
