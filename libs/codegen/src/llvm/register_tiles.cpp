@@ -28,12 +28,14 @@
 // rewritten, and only when the tile's index is a one-to-one affine map of
 // the tile loops (so the copies touch exactly what the loops touched), and,
 // into an output that codegen compacts onto the stack, only tiles of more
-// than 16 vectors (smaller ones SROA handles). A vectorized tile loop over
+// than 16 vectors or at a place that loops outside the tile move (smaller
+// ones at a constant place SROA handles). A vectorized tile loop over
 // several vectors is split into unrolled whole vectors first
 // (splitWideVector).
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "llvm/kernel_emitter.h"
 #include "mlcc/ir/arith.h"
@@ -108,7 +110,9 @@ Stmt withLoops(const std::vector<const ForNode*>& loops, size_t count, Stmt body
 
 // The tile of the reduction `nest` when the rewrite applies (see the file
 // comment), as the statement that replaces the nest; null otherwise.
-Stmt promoteNest(const Stmt& nest_stmt, AllocPlan* plan) {
+// `unit_loops`: the variables of the enclosing loops that run once.
+Stmt promoteNest(const Stmt& nest_stmt, AllocPlan* plan,
+                 const std::unordered_set<const VarNode*>& unit_loops) {
   const Nest nest = perfectNest(*nest_stmt->as<ForNode>());
   const BlockNode* blk = nest.block;
   if (!blk || blk->predicate || !blk->alloc_buffers.empty() || blk->attrs.count("tensor_intrin"))
@@ -213,9 +217,21 @@ Stmt promoteNest(const Stmt& nest_stmt, AllocPlan* plan) {
   // slower transposed convolutions); of 20 or more it kept some in the array
   // (LICM promotes part of them): a 5 x 4-vector convolution into a
   // compacted intermediate 0.93 -> 0.38 ms with the tile, a GRU's 10 x
-  // 2-vector dense layers 2.3x slower without it.
+  // 2-vector dense layers 2.3x slower without it. That holds where the tile
+  // is at a constant place in the compacted array (the array is the tile):
+  // where loops outside the tile move it (an epilogue under a larger block
+  // of the output), its accumulators have no constant addresses for SROA,
+  // and LLVM loaded and stored them around every FMA (Inception-v3's 3 x 3
+  // convolution to 64 channels at 147 x 147: 7 x 2-vector tiles in a 3-row
+  // block, 47 GFLOPS on a Zen 4 core).
+  std::unordered_set<const VarNode*> fixed = unit_loops;  // the variables that leave the place constant
+  for (size_t i = 0; i < nest.loops.size(); ++i)
+    if (i >= first_tile || extents[i] == 1) fixed.insert(nest.loops[i]->loop_var.get());
+  const bool at_constant_place = std::none_of(index.begin(), index.end(), [&](const PrimExpr& e) {
+    return anyOf(e, [&](const PrimExpr& x) { return x->as<VarNode>() && !fixed.count(x->as<VarNode>()); });
+  });
   for (const auto& [alloc, box] : plan->compacted)
-    if (box == out && tile_bytes <= kMaxCompactedTileBytes) return nullptr;
+    if (box == out && tile_bytes <= kMaxCompactedTileBytes && at_constant_place) return nullptr;
 
   // The rewrite.
   Buffer tile = makeBuffer(out->name + "_tile", out->dtype, shape);
@@ -284,20 +300,29 @@ Stmt splitWideVector(const Stmt& nest_stmt) {
   return withLoops(nest.loops, nest.loops.size() - 1, s);
 }
 
-Stmt promote(const Stmt& nest_stmt, AllocPlan* plan) {
+Stmt promote(const Stmt& nest_stmt, AllocPlan* plan, const std::unordered_set<const VarNode*>& unit_loops) {
   if (Stmt split = splitWideVector(nest_stmt))
-    if (Stmt p = promoteNest(split, plan)) return p;
-  return promoteNest(nest_stmt, plan);
+    if (Stmt p = promoteNest(split, plan, unit_loops)) return p;
+  return promoteNest(nest_stmt, plan, unit_loops);
 }
 
-Stmt rewrite(const Stmt& s, AllocPlan* plan) {
-  if (s->kind == StmtKind::For)
-    if (Stmt p = promote(s, plan)) return p;
-  return mapChildren(s, [&](const Stmt& c) { return rewrite(c, plan); });
+Stmt rewrite(const Stmt& s, AllocPlan* plan, std::unordered_set<const VarNode*>& unit_loops) {
+  const auto* f = s->as<ForNode>();
+  if (!f) return mapChildren(s, [&](const Stmt& c) { return rewrite(c, plan, unit_loops); });
+  if (Stmt p = promote(s, plan, unit_loops)) return p;
+  int64_t extent = 0;
+  const bool unit = asConstInt(f->extent, &extent) && extent == 1;
+  if (unit) unit_loops.insert(f->loop_var.get());
+  Stmt out = mapChildren(s, [&](const Stmt& c) { return rewrite(c, plan, unit_loops); });
+  if (unit) unit_loops.erase(f->loop_var.get());
+  return out;
 }
 
 }  // namespace
 
-Stmt promoteRegisterTiles(const Stmt& body, AllocPlan* plan) { return body ? rewrite(body, plan) : body; }
+Stmt promoteRegisterTiles(const Stmt& body, AllocPlan* plan) {
+  std::unordered_set<const VarNode*> unit_loops;
+  return body ? rewrite(body, plan, unit_loops) : body;
+}
 
 }  // namespace mlcc::codegen
