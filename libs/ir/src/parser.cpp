@@ -147,6 +147,7 @@ class Parser {
     locals_.clear();
     scopes_.clear();
     symbolic_.clear();
+    unbound_symbols_.clear();
     pushScope();
   }
   void pushScope() { scopes_.emplace_back(); }
@@ -189,6 +190,7 @@ class Parser {
   // ---- types and attributes ----
   Type type(bool bind_symbols);
   std::vector<PrimExpr> shape(bool bind_symbols);
+  void requireBoundSymbols();
   DType dtypeWord(const Token& t);
   AttrValue attrValue();
   bool kwargAhead();  // IDENT ('.' IDENT)* '='
@@ -229,8 +231,14 @@ class Parser {
   std::unordered_map<std::string, Local> locals_;
   std::vector<std::vector<std::string>> scopes_;
   std::unordered_map<std::string, Var> symbolic_;
-  bool create_free_vars_ = false;                          // parseExpr: free names become variables
-  std::unordered_set<std::string>* trace_refs_ = nullptr;  // inside trace {}: the defined names
+  bool create_free_vars_ = false;  // parseExpr: free names become variables
+  // A parameter's shape expression may use a symbolic variable that a later
+  // parameter binds as a whole dimension (`f32[batch * 17, 32]` ahead of
+  // `f32[batch, 17, 32]`): such names are created where first used, and
+  // must be bound by the end of the parameters (requireBoundSymbols).
+  bool in_signature_shape_ = false;
+  std::vector<std::pair<std::string, Token>> unbound_symbols_;  // created, not yet a whole dimension
+  std::unordered_set<std::string>* trace_refs_ = nullptr;       // inside trace {}: the defined names
   // Inside a trace instruction: identifiers name fresh variables (the index
   // variables of transform_layout), one per name and instruction.
   std::unordered_map<std::string, Var>* trace_vars_ = nullptr;
@@ -259,10 +267,18 @@ Var Parser::symbolicRef(const Token& t) {
     return it->second;
   }
   if (auto it = symbolic_.find(name); it != symbolic_.end()) return it->second;
-  if (!create_free_vars_) failAt(t, "undefined symbolic variable '" + name + "'");
+  if (!create_free_vars_ && !in_signature_shape_) failAt(t, "undefined symbolic variable '" + name + "'");
   Var v = makeVar(name);
   symbolic_.emplace(name, v);
+  if (in_signature_shape_) unbound_symbols_.emplace_back(name, t);
   return v;
+}
+
+void Parser::requireBoundSymbols() {
+  if (unbound_symbols_.empty()) return;
+  const auto& [name, t] = unbound_symbols_.front();
+  failAt(t, "undefined symbolic variable '" + name +
+                "': no parameter has it as a whole dimension of its shape, which defines it");
 }
 
 // ---------------------------------------------------------------- literals
@@ -487,7 +503,11 @@ std::vector<PrimExpr> Parser::shape(bool bind_symbols) {
         dims.push_back(v);
         continue;
       }
+      if (bind_symbols && lone_name)  // binds a name an earlier parameter's expression used
+        std::erase_if(unbound_symbols_, [&](const auto& u) { return u.first == name; });
+      in_signature_shape_ = bind_symbols;
       PrimExpr d = expression();
+      in_signature_shape_ = false;
       if (d->dtype != DType::i64)
         failAt(t, "shape dimension must be an i64 expression, not " + std::string(dtypeName(d->dtype)));
       dims.push_back(d);
@@ -599,6 +619,7 @@ std::vector<GraphVar> Parser::graphParams() {
     note(v.get(), p);
     params.push_back(v);
   } while (accept(Tok::Comma));
+  requireBoundSymbols();
   return params;
 }
 
@@ -881,6 +902,7 @@ PrimFunc Parser::primFunc() {
   if (!check(Tok::RParen)) {
     do f.params.push_back(bufferDecl(true));
     while (accept(Tok::Comma));
+    requireBoundSymbols();
   }
   expect(Tok::RParen, "')' after the parameters of " + detail::globalName(f.name));
   f.attrs = attrsClause();
