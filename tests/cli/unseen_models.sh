@@ -41,9 +41,11 @@ for m in "${supported[@]}"; do
 done
 
 # Through the compiled chain too: models whose ops the others lack (regnet:
-# grouped convolutions in the blocked layout).
+# grouped convolutions in the blocked layout), and a symbolic batch that
+# flattening reshapes leave only inside dimensions (vit_dyn, text_mha_dyn:
+# `batch * 17` around their dense layers).
 for m in losses resizes volumes scatters_op16 warps_op16 recurrent ranking unpool opmix quantized scans einsums loops regnet \
-  long_sequence video recurrent_dyn; do
+  long_sequence video recurrent_dyn vit_dyn text_mha_dyn; do
   d=$tmp/chain_$m
   mkdir -p "$d"
   check "$m compiles" quiet bash -c "'$bin/mlcc-fuse' '$tmp/$m.ir' -o '$d/f.ir' && '$bin/mlcc-legalize' '$d/f.ir' -o '$d/l.ir' &&

@@ -184,7 +184,37 @@ graph @fused_add_relu2(%p: f32[2, 3], %q: f32[3]) -> f32[2, 3] attrs(primitive =
 }
 )";
 
+// A symbolic batch that a flattening reshape leaves only inside dimensions
+// (`batch * 17`, as PyTorch exports a dense layer over a batch of tokens).
+const char* kFlattenedBatch = R"(mlcc.ir 1
+
+graph @main(%x: f32[batch, 17, 32], %w: f32[32, 8]) -> f32[17, batch * 2, 4] {
+  dataflow {
+    %f: f32[batch * 17, 32] = reshape(%x, shape = [batch * 17, 32])
+    %d: f32[batch * 17, 8] = matmul(%f, %w)
+    %r: f32[17, batch * 2, 4] = reshape(%d, shape = [17, batch * 2, 4])
+  }
+  return %r
+}
+)";
+
 }  // namespace
+
+// An op whose operands and result have a symbolic variable only inside
+// dimensions gets a prim func that binds it through one of them (the
+// matmul's `batch * 17` a variable of its own): every prim func verifies,
+// each binding its variables from whole dimensions of its parameters, and
+// the module computes what the graph did at two batch sizes.
+TEST(Legalize, SymbolsOnlyInsideDimensionsAreBoundThroughAMultiple) {
+  ir::Module before = ir::parseModule(kFlattenedBatch, "m.ir");
+  ir::Module m = legalized(kFlattenedBatch);
+  expectOnlyLowered(m);
+  const ir::PrimFunc* matmul = m.findPrim("matmul");
+  ASSERT_TRUE(matmul);
+  EXPECT_EQ(matmul->params[0]->shape[0]->kind, ir::ExprKind::Var) << ir::printModule(m);
+  expectSameResults(before, m, 2);
+  expectSameResults(before, m, 3);
+}
 
 TEST(Legalize, OpsBecomeCallTirOfNamedDedupedPrimFuncs) {
   installStandInLegalizations();

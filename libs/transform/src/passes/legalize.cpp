@@ -23,9 +23,12 @@
 // deduplicated structurally (names ignored): repeated blocks of a network
 // share their prim funcs, and distinct bodies with the same name are
 // numbered `_1`, `_2`, ... (avoiding the names of the module's functions).
-// Symbolic dimensions stay symbolic. Ops with no compute definition yet make
+// Symbolic dimensions stay symbolic; a variable that an op has only inside
+// dimensions (`batch * 17`) is bound through one of them
+// (bindSymbolsByMultiples). Ops with no compute definition yet make
 // the pass fail with an error naming the op and the binding.
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -33,6 +36,9 @@
 
 #include "../pass_registry.h"
 #include "fuse_tir.h"
+#include "mlcc/ir/arith.h"
+#include "mlcc/ir/expr_functor.h"
+#include "mlcc/ir/printer.h"
 #include "mlcc/ir/structural.h"
 #include "mlcc/ops/library_kernels.h"
 #include "mlcc/ops/op.h"
@@ -122,6 +128,110 @@ struct Stats {
   int ops = 0, groups = 0, externs = 0;
 };
 
+// The symbolic variables in `e`.
+void symbolsOf(const ir::PrimExpr& e, std::set<const ir::VarNode*>& out) {
+  if (!e) return;
+  if (const auto* v = e->as<ir::VarNode>()) out.insert(v);
+  ir::forEachChild(e, [&](const ir::PrimExpr& x) { symbolsOf(x, out); });
+}
+
+// Whether every symbolic variable of the prim func's parameter shapes is a
+// whole dimension of some parameter: a call binds it from there (the
+// verifier's rule).
+bool paramsBindTheirDims(const ir::PrimFunc& f) {
+  std::set<const ir::VarNode*> bound, used;
+  for (const auto& p : f.params)
+    for (const auto& d : p->shape) {
+      if (const auto* v = d->as<ir::VarNode>()) bound.insert(v);
+      symbolsOf(d, used);
+    }
+  return std::includes(bound.begin(), bound.end(), used.begin(), used.end());
+}
+
+// An op binding: its operand and result types and attributes.
+struct OpSignature {
+  std::vector<ir::Type> operands;
+  ir::Type result;
+  ir::Attrs attrs;
+};
+
+void forEachDim(const ir::Type& t, const std::function<void(const ir::PrimExpr&)>& f) {
+  for (const auto& d : t.shape) f(d);
+  for (const auto& x : t.fields) forEachDim(x, f);
+}
+
+ir::Type mapDims(const ir::Type& t, const std::function<ir::PrimExpr(const ir::PrimExpr&)>& f) {
+  if (t.isTuple()) {
+    std::vector<ir::Type> fields;
+    for (const auto& x : t.fields) fields.push_back(mapDims(x, f));
+    return ir::Type::tuple(std::move(fields));
+  }
+  std::vector<ir::PrimExpr> shape;
+  for (const auto& d : t.shape) shape.push_back(f(d));
+  return ir::Type::tensor(t.dtype, std::move(shape));
+}
+
+ir::AttrValue mapExprs(const ir::AttrValue& a, const std::function<ir::PrimExpr(const ir::PrimExpr&)>& f) {
+  if (a.isExpr()) return ir::AttrValue(f(a.asExpr()));
+  if (!a.isList()) return a;
+  ir::AttrValue::List list;
+  for (const auto& x : a.asList()) list.push_back(mapExprs(x, f));
+  return ir::AttrValue(std::move(list));
+}
+
+// An op rewritten so that its prim func binds every symbolic variable: each
+// variable that is no whole dimension of the operands or the result (a
+// flattening reshape ahead of a dense layer leaves `batch * 17` where
+// `batch` was) is renamed through a whole dimension that is a multiple of
+// it: that dimension (`batch * 17`) becomes a fresh variable `n0`, the
+// variable's other uses `n0 / 17` (a call binds `n0` from its argument). TVM
+// passes such variables to the prim func as extra arguments instead.
+// Nullopt when some variable is no multiple in any whole dimension.
+std::optional<OpSignature> bindSymbolsByMultiples(const OpSignature& op) {
+  std::vector<const ir::Type*> types{&op.result};
+  for (const auto& t : op.operands) types.push_back(&t);
+  std::set<const ir::VarNode*> bound, used;
+  std::vector<ir::PrimExpr> whole;  // the dimensions, simplified
+  for (const ir::Type* t : types)
+    forEachDim(*t, [&](const ir::PrimExpr& d) {
+      if (const auto* v = d->as<ir::VarNode>()) bound.insert(v);
+      symbolsOf(d, used);
+      whole.push_back(ir::simplify(d));
+    });
+  std::set<std::string> names;
+  for (const auto* v : used) names.insert(v->name);
+  std::map<std::string, ir::Var> renamed;                        // printed multiple -> its variable
+  std::unordered_map<const ir::VarNode*, ir::PrimExpr> through;  // variable -> fresh / multiple
+  for (const ir::VarNode* v : used) {
+    if (bound.count(v)) continue;
+    for (const ir::PrimExpr& d : whole) {
+      const auto* mul = d->as<ir::BinaryNode>();
+      int64_t c = 0;
+      if (!mul || mul->op != ir::BinaryOp::Mul) continue;
+      const ir::PrimExpr& other = mul->a.get() == v ? mul->b : mul->a;
+      if ((mul->a.get() != v && mul->b.get() != v) || !ir::asConstInt(other, &c) || c < 1) continue;
+      std::string name = "n" + std::to_string(renamed.size());
+      while (names.count(name)) name += "_";
+      names.insert(name);
+      ir::Var n = ir::makeVar(name);
+      renamed.emplace(ir::printExpr(d), n);
+      through[v] = ir::makeBinary(ir::BinaryOp::Div, n, ir::makeInt(c));
+      break;
+    }
+    if (!through.count(v)) return std::nullopt;
+  }
+  std::function<ir::PrimExpr(const ir::PrimExpr&)> rename = [&](const ir::PrimExpr& e) -> ir::PrimExpr {
+    if (auto it = renamed.find(ir::printExpr(ir::simplify(e))); it != renamed.end()) return it->second;
+    if (auto it = through.find(e->as<ir::VarNode>()); it != through.end()) return it->second;
+    return ir::mapChildren(e, rename);
+  };
+  auto rewrite = [&](const ir::PrimExpr& e) { return ir::simplify(rename(e)); };
+  OpSignature out{{}, mapDims(op.result, rewrite), {}};
+  for (const auto& t : op.operands) out.operands.push_back(mapDims(t, rewrite));
+  for (const auto& [key, value] : op.attrs) out.attrs[key] = mapExprs(value, rewrite);
+  return out;
+}
+
 // `lower_ops` false (fuse-tir): only the calls of primitive groups without
 // codegen are merged; op bindings and library groups stay for legalize.
 void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, Stats& stats,
@@ -133,7 +243,11 @@ void legalizeFunction(ir::GraphFunc& f, const ir::Module& m, PrimTable& table, S
         if (v.kind == ir::ValueKind::Op && lower_ops) {
           std::vector<ir::Type> types;
           for (const auto& a : v.args) types.push_back(a->type);
-          size_t i = table.add(ops::legalizeOp(v.callee, types, v.attrs, v.callee));
+          ir::PrimFunc prim = ops::legalizeOp(v.callee, types, v.attrs, v.callee);
+          if (!paramsBindTheirDims(prim))
+            if (auto op = bindSymbolsByMultiples({types, b.var->type, v.attrs}))
+              prim = ops::legalizeOp(v.callee, op->operands, op->attrs, v.callee);
+          size_t i = table.add(std::move(prim));
           v.kind = ir::ValueKind::CallTir;
           v.callee = placeholder(i);
           v.attrs.clear();
