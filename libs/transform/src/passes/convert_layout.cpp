@@ -2,7 +2,8 @@
 // AlterOpLayout/ConvertLayout for x86's conv2d_NCHWc) and keeps the
 // elementwise ops between them there, so that a chain of convolutions and
 // their bias, activation and residual adds converts only at its edges:
-//   - y = conv2d(x, w) (f32, static NCHW shapes; grouped with blocks that
+//   - y = conv2d(x, w) (f32, NCHW shapes static but for a symbolic batch
+//     (batchDims); grouped with blocks that
 //     divide each group's channels: depthwise, or RegNet's 8-channel groups;
 //     not one to fewer than 8 channels over rows of a vector or more)
 //     becomes yb = conv2d_nchwc(xb, wb) with xb = x in NCHW{ib}c (or the
@@ -149,6 +150,24 @@ class LayoutConverter {
  public:
   LayoutConverter(int64_t max_block, Stats& stats) : max_block_(max_block), stats_(stats) {}
 
+  // staticDims, where a symbolic batch (a first dimension that is a
+  // variable: a model exported with a dynamic batch axis) counts as static:
+  // it reads as a negative number, the same for the same variable. Blocking
+  // only needs the channels and the image static; the blocked ops and their
+  // transforms keep the batch's expression (their types are inferred). A
+  // dynamic-batch ShuffleNet had stayed in NCHW, 4x slower.
+  bool batchDims(const ir::Type& t, std::vector<int64_t>* dims) {
+    if (!t.isTensor() || t.shape.empty()) return staticDims(t, dims);
+    const auto* batch = t.shape[0]->as<ir::VarNode>();
+    std::vector<ir::PrimExpr> rest(t.shape.begin() + (batch ? 1 : 0), t.shape.end());
+    if (!ops::staticShape(rest, dims)) return false;
+    if (batch) {
+      auto [it, added] = batch_ids_.try_emplace(batch, -1 - static_cast<int64_t>(batch_ids_.size()));
+      dims->insert(dims->begin(), it->second);
+    }
+    return true;
+  }
+
   void run(ir::GraphFunc& f) {
     for (auto& block : f.blocks) {
       std::vector<ir::Binding> out;
@@ -219,7 +238,7 @@ class LayoutConverter {
   ir::GraphVar padTo(const ir::GraphVar& x, size_t rank, size_t axis, int64_t extent,
                      const std::string& name) {
     std::vector<int64_t> xs;
-    if (!staticDims(x->type, &xs) || xs.size() != rank)
+    if (!batchDims(x->type, &xs) || xs.size() != rank)
       throw Error("convert-layout: padding " + x->name + " needs a static shape of rank " +
                   std::to_string(rank));
     if (xs[axis] == extent) return x;
@@ -240,7 +259,7 @@ class LayoutConverter {
     auto it = blocked_.find(x.get());
     if (it != blocked_.end() && it->second.block == block) return it->second.var;
     std::vector<int64_t> xs;
-    const bool known = staticDims(x->type, &xs) && xs.size() == 4;
+    const bool known = batchDims(x->type, &xs) && xs.size() == 4;
     const ir::GraphVar xp = known ? padTo(x, 4, 1, roundUp(xs[1], block), x->name + "_padded_channels") : x;
     return transform(xp, "NCHW", ops::nchwcLayout(block), blockedName(x, block));
   }
@@ -253,7 +272,7 @@ class LayoutConverter {
               const ir::Attrs& attrs) {
     const ir::GraphVar yb = emit(blockedName(b.var, block), op, std::move(args), attrs);
     std::vector<int64_t> ys;
-    if (staticDims(b.var->type, &ys) && ys.size() == 4 && ys[1] % block != 0) {
+    if (batchDims(b.var->type, &ys) && ys.size() == 4 && ys[1] % block != 0) {
       const ir::GraphVar yp = emit(b.var->name + "_padded_channels", "layout_transform", {yb},
                                    layouts(ops::nchwcLayout(block), "NCHW"));
       emit(b.var, "", "strided_slice", {yp}, keepLeading({1}, {ys[1]}));
@@ -269,8 +288,7 @@ class LayoutConverter {
     const ir::GraphValue& v = b.value;
     if (v.kind != ir::ValueKind::Op || v.callee != "conv2d" || v.args.size() != 2) return false;
     std::vector<int64_t> xs, ws, ys;
-    if (!staticDims(v.args[0]->type, &xs) || !staticDims(v.args[1]->type, &ws) ||
-        !staticDims(b.var->type, &ys))
+    if (!batchDims(v.args[0]->type, &xs) || !staticDims(v.args[1]->type, &ws) || !batchDims(b.var->type, &ys))
       return false;
     if (xs.size() != 4 || ws.size() != 4 || b.var->type.dtype != ir::DType::f32) return false;
     const int64_t groups = ops::attrInt(ops::normalizeAttrs(*ops::findOp("conv2d"), v.attrs), "groups"),
@@ -605,7 +623,7 @@ class LayoutConverter {
     if (v.kind != ir::ValueKind::Op || v.callee != "pad" || v.args.size() != 1) return false;
     auto it = blocked_.find(v.args[0].get());
     std::vector<int64_t> xs;
-    if (it == blocked_.end() || !staticDims(v.args[0]->type, &xs) || xs.size() != 4) return false;
+    if (it == blocked_.end() || !batchDims(v.args[0]->type, &xs) || xs.size() != 4) return false;
     const std::vector<int64_t> pads = ops::attrInts(v.attrs, "pad_width");
     if (pads.size() != 8 || pads[0] || pads[1] || pads[4] || pads[5]) return false;
     const int64_t block = it->second.block;
@@ -650,12 +668,12 @@ class LayoutConverter {
     if (!def || (def->pattern != ops::OpPattern::Elementwise && def->pattern != ops::OpPattern::Broadcast))
       return false;
     std::vector<int64_t> ys;
-    if (!staticDims(b.var->type, &ys) || ys.size() != 4) return false;
+    if (!batchDims(b.var->type, &ys) || ys.size() != 4) return false;
     std::optional<int64_t> block;
     for (const auto& a : v.args) {
       auto it = blocked_.find(a.get());
       std::vector<int64_t> as;
-      if (it != blocked_.end() && staticDims(a->type, &as) && as == ys) {
+      if (it != blocked_.end() && batchDims(a->type, &as) && as == ys) {
         block = it->second.block;
         break;
       }
@@ -668,7 +686,7 @@ class LayoutConverter {
     std::vector<Use> uses;
     for (const auto& a : v.args) {
       std::vector<int64_t> as;
-      if (!staticDims(a->type, &as)) return false;
+      if (!batchDims(a->type, &as)) return false;
       auto it = blocked_.find(a.get());
       bool ones = true;
       for (int64_t d : as) ones = ones && d == 1;
@@ -728,6 +746,7 @@ class LayoutConverter {
   }
 
   int64_t max_block_;
+  std::unordered_map<const ir::VarNode*, int64_t> batch_ids_;  // batchDims
   Stats& stats_;
   std::set<const ir::GraphVarNode*> back_;       // the conversions back to NCHW
   std::set<const ir::GraphVarNode*> constants_;  // vars bound to constants
