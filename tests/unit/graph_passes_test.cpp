@@ -813,6 +813,36 @@ graph @main(%x: f32[n, 16, 6, 6], %w: f32[16, 16, 3, 3], %v: f32[8, 16, 1, 1], %
   EXPECT_EQ(test::occurrences(r.text, "dst_layout = \"NCHW\""), 1) << r.text;
 }
 
+// A dense layer over a symbolic number of rows (a dynamic batch: [n, 12],
+// and [n * 3, 12] as a flattening reshape leaves it) packs its constant
+// weight whatever the rows turn out to be; the rows are not padded (their
+// number is unknown), the padded columns are dropped. The interpreter gives
+// the same outputs at n = 3.
+TEST(ConvertLayout, DenseOverSymbolicRowsPacksItsWeight) {
+  std::string w = "[";
+  for (int i = 0; i < 120; ++i) w += (i ? ", " : "") + std::to_string(((i * 37) % 23 - 11) * 0.05);
+  w += "]";
+  std::string dir = tempDir("convert_layout_dense_rows");
+  Result r = checkPasses(parse(R"(mlcc.ir 1
+
+graph @main(%x: f32[n, 12], %y: f32[n, 3, 12]) -> (f32[n, 10], f32[n * 3, 10]) {
+  dataflow {
+    %w: f32[10, 12] = const )" + w +
+                                   R"(
+    %d: f32[n, 10] = dense(%x, %w)
+    %f: f32[n * 3, 12] = reshape(%y, shape = [n * 3, 12])
+    %e: f32[n * 3, 10] = dense(%f, %w)
+  }
+  return (%d, %e)
+}
+)",
+                               dir),
+                         "convert-layout{block=8},fold-constants,dead-code-elimination", dir, 1e-5);
+  EXPECT_EQ(test::occurrences(r.text, "= dense_pack("), 2) << r.text;
+  EXPECT_EQ(test::occurrences(r.text, "= dense("), 0) << r.text;
+  EXPECT_NE(r.text.find("%d: f32[n, 10] = strided_slice("), std::string::npos) << r.text;
+}
+
 TEST(ConvertLayout, LeavesWhatItCannotBlock) {
   // groups of one input channel that are not depthwise (4 -> 8 channels in
   // 4 groups), symbolic channels, f16: unchanged.
