@@ -408,7 +408,9 @@ AllocAnalysis analyzeAllocs(const PrimFunc& f) {
     bool is_static = true;
     for (const auto& d : a->shape)
       is_static = is_static && asConstInt(d, &e) && !__builtin_mul_overflow(elements, e, &elements);
-    if (!is_static) continue;
+    // A symbolic alloc (a dynamic batch's intermediate) compacts to any box:
+    // boxes are constant.
+    if (!is_static) elements = INT64_MAX;
     std::vector<const Access*> accesses;
     for (const auto& x : c.reads[a.get()]) accesses.push_back(&x);
     for (const auto& x : c.writes[a.get()]) accesses.push_back(&x);

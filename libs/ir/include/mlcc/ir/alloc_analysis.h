@@ -37,7 +37,8 @@
 // variables) for all: no value crosses iterations of the loop, so the
 // allocation can be a buffer of the box's shape per iteration (a fused
 // convolution's output tile instead of its whole output). Only boxes of at
-// most kMaxCompactBytes, smaller than the buffer.
+// most kMaxCompactBytes, smaller than the buffer (any box, for a buffer of
+// symbolic shape: a dynamic batch's intermediates).
 #pragma once
 
 #include <unordered_map>
