@@ -36,14 +36,15 @@ using mlcc::test::fixture;
 
 namespace {
 
-// 4 cores, 8 f32 lanes, 48 KiB of L1 and 2 MiB of L2: the tests do not
-// depend on the host. A parallel grain of 64 Ki multiply-adds (16 Ki
-// elements) makes the small functions here parallel, so that the tests see
-// the parallel loops the rules make.
+// 4 cores, 8 f32 lanes, 48 KiB of L1 and 2 MiB of L2, whole 512-bit FMAs
+// (not Zen 4's halves): the tests do not depend on the host. A parallel
+// grain of 64 Ki multiply-adds (16 Ki elements) makes the small functions
+// here parallel, so that the tests see the parallel loops the rules make.
 Target cpu() {
   Target t = Target::parse("llvm -num-cores=4 -vector-bits=256 -parallel-grain=65536");
   t.cpu.l1d_cache_bytes = 48 * 1024;
   t.cpu.l2_cache_bytes = 2 * 1024 * 1024;
+  t.cpu.split_512bit_fma = false;
   return t;
 }
 
@@ -579,8 +580,10 @@ Target smallL1() {
 // inside each chunk (S2: the 7 rows, their accumulators within a quarter of
 // L1), so that a chunk is read from L1 by every row: ResNet-18's 7 x 7
 // stage-4 convolutions (a 295 KiB chunk), 116-118 -> 142-146 GFLOPS on one
-// Xeon core. The same convolution under 48 KiB of L1 keeps its whole
-// reduction in R1 and its rows in S1.
+// Xeon core. The same convolution under 48 KiB of L1, or on a CPU that
+// issues 512-bit FMAs as two halves (Zen 4: half the FLOPs a cycle, the
+// weight streams from L2), keeps its whole reduction in R1 and its rows in
+// S1.
 TEST(ScheduleRulesCpu, ConvolutionWeightLargerThanL1IsReadInChunksByEveryRow) {
   const std::string graph = conv3x3Blocked(7, 7);
   auto s = scheduleAndCheck(graph, "fused_conv2d_nchwc", 1e-4, smallL1());
@@ -594,13 +597,17 @@ TEST(ScheduleRulesCpu, ConvolutionWeightLargerThanL1IsReadInChunksByEveryRow) {
   EXPECT_EQ(chunked[5], 4) << "R0 of the input-channel blocks";
   EXPECT_EQ(chunked[10], 7) << "S2 of the output rows";
   EXPECT_EQ(chunked[13], 2) << "R1 of the input-channel blocks";
-  auto whole = scheduleAndCheck(graph, "fused_conv2d_nchwc");
-  const std::vector<int64_t> unchunked = extents(loopsOf(whole.after, "conv2d_nchwc"));
-  ASSERT_EQ(unchunked.size(), 21u) << ir::printFunction(whole.after);
-  EXPECT_EQ(unchunked[2], 7);
-  EXPECT_EQ(unchunked[5], 1);
-  EXPECT_EQ(unchunked[10], 1);
-  EXPECT_EQ(unchunked[13], 8);
+  Target split_fma = smallL1();
+  split_fma.cpu.split_512bit_fma = true;
+  for (const Target& t : {cpu(), split_fma}) {
+    auto whole = scheduleAndCheck(graph, "fused_conv2d_nchwc", 1e-4, t);
+    const std::vector<int64_t> unchunked = extents(loopsOf(whole.after, "conv2d_nchwc"));
+    ASSERT_EQ(unchunked.size(), 21u) << ir::printFunction(whole.after);
+    EXPECT_EQ(unchunked[2], 7);
+    EXPECT_EQ(unchunked[5], 1);
+    EXPECT_EQ(unchunked[10], 1);
+    EXPECT_EQ(unchunked[13], 8);
+  }
 }
 
 // The same convolution over wide output rows (64 columns: 8 register tiles

@@ -190,6 +190,20 @@ TEST(Target, DescribeSaysWhatTheCompilerAssumes) {
   EXPECT_NE(Target::parse("llvm").describe().find(" (this machine)\n"), std::string::npos);
 }
 
+// Zen 4 issues a 512-bit FMA as two 256-bit halves (the CPU rules then leave
+// out their L1 blocking of convolution weights); AVX-512 Xeons and CPUs
+// without AVX-512 do not.
+TEST(Target, Zen4Splits512BitFmas) {
+  const Target zen4 = Target::parse("llvm -mcpu=znver4");
+  EXPECT_TRUE(zen4.cpu.split_512bit_fma);
+  EXPECT_NE(zen4.describe().find("vector bits: 512 (512-bit FMAs issue as two 256-bit halves)\n"),
+            std::string::npos)
+      << zen4.describe();
+  EXPECT_FALSE(Target::parse("llvm -mcpu=icelake-server").cpu.split_512bit_fma);
+  EXPECT_FALSE(Target::parse("llvm -mcpu=x86-64-v3").cpu.split_512bit_fma);
+  EXPECT_FALSE(Target::parse("llvm -mcpu=znver4 -mattr=-avx512f").cpu.split_512bit_fma);
+}
+
 #endif
 
 TEST(Target, DescribeGpuLimits) {

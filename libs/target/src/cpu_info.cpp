@@ -116,6 +116,7 @@ CpuInfo describe(const std::string& mcpu, const std::string& mattr) {
     if (sti->checkFeatures(std::string("+") + kv.Key)) cpu.features.emplace_back(kv.Key);
   std::sort(cpu.features.begin(), cpu.features.end());
   cpu.vector_bits = cpu.has("avx512f") ? 512 : cpu.has("avx") || cpu.has("avx2") ? 256 : 128;
+  cpu.split_512bit_fma = cpu.vector_bits == 512 && cpu.name == "znver4";
   describeMachine(cpu);
   return cpu;
 }

@@ -34,7 +34,8 @@ std::string Target::describe() const {
     out << "triple: " << cpu.triple << "\n"
         << "cpu: " << cpu.name << (mcpu.empty() || mcpu == "native" ? " (this machine)" : "") << "\n"
         << "features: " << codegenFeatures(cpu) << " (" << cpu.features.size() << " enabled in all)\n"
-        << "vector bits: " << vector_bits << (vector_bits == cpu.vector_bits ? "" : " (-vector-bits)") << "\n"
+        << "vector bits: " << vector_bits << (vector_bits == cpu.vector_bits ? "" : " (-vector-bits)")
+        << (cpu.split_512bit_fma ? " (512-bit FMAs issue as two 256-bit halves)" : "") << "\n"
         << "cores: " << num_cores << (num_cores == cpu.cores ? "" : " (-num-cores)") << "\n"
         << "parallel grain: " << parallel_grain << " multiply-adds"
         << (parallel_grain == kDefaultParallelGrain ? "" : " (-parallel-grain)") << "\n"

@@ -35,8 +35,13 @@ struct CpuInfo {
   std::string llvm_features;          // the feature string mlcc-codegen hands LLVM ("+avx2,-fma,...")
   std::vector<std::string> features;  // the enabled LLVM features, sorted ("avx2", "fma", ...)
   int vector_bits = 128;              // widest vectors the features give: avx512f 512, avx/avx2 256, else 128
-  int cores = 1;                      // hardware threads of this machine
-  int64_t l1d_cache_bytes = 0;        // this machine's caches, 0 when unknown
+  // 512-bit FMAs issue as two 256-bit halves, one a cycle (AMD Zen 4,
+  // znver4), where AVX-512 Xeons issue two whole ones: half the FLOPs a
+  // cycle of such vectors, so their operands can stream from L2 (the CPU
+  // rules' L1 blocking of convolution weights is left out).
+  bool split_512bit_fma = false;
+  int cores = 1;                // hardware threads of this machine
+  int64_t l1d_cache_bytes = 0;  // this machine's caches, 0 when unknown
   int64_t l2_cache_bytes = 0;
   int64_t l3_cache_bytes = 0;
 
