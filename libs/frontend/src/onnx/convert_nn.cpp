@@ -273,10 +273,11 @@ ValuePtr convTranspose3d(NodeCtx& c, const ValuePtr& x, const ValuePtr& w, const
   // Every depth a tap reaches, output_padding included; the padding is cut from it.
   const int64_t full = addOrThrow(addOrThrow(mulOrThrow(stride, depth - 1, what), win.out_pad[0], what),
                                   addOrThrow(mulOrThrow(kd_taps - 1, dil, what), 1, what), what);
-  const int64_t out_depth = full - win.pads[0] - win.pads[3];
-  if (win.pads[0] < 0 || win.pads[3] < 0 || out_depth < 1)
+  // (Checked without overflow: a crafted pad of -2^63 overflowed the subtraction.)
+  if (win.pads[0] < 0 || win.pads[3] < 0 || win.pads[0] >= full || win.pads[3] > full - win.pads[0] - 1)
     c.fail("the depth padding (" + std::to_string(win.pads[0]) + ", " + std::to_string(win.pads[3]) +
            ") leaves no output depth");
+  const int64_t out_depth = full - win.pads[0] - win.pads[3];
   checkComputedSize({full, mulOrThrow(depth, stride, what)}, what);
   const PrimExpr n = xs[0];
   ValuePtr x2 = reshapeTo(
