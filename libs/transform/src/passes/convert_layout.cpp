@@ -238,9 +238,9 @@ class LayoutConverter {
   ir::GraphVar padTo(const ir::GraphVar& x, size_t rank, size_t axis, int64_t extent,
                      const std::string& name) {
     std::vector<int64_t> xs;
-    if (!batchDims(x->type, &xs) || xs.size() != rank)
-      throw Error("convert-layout: padding " + x->name + " needs a static shape of rank " +
-                  std::to_string(rank));
+    if (!batchDims(x->type, &xs) || xs.size() != rank || xs[axis] < 0)  // (< 0: a symbolic batch)
+      throw Error("convert-layout: padding " + x->name + " needs a shape of rank " + std::to_string(rank) +
+                  " static along axis " + std::to_string(axis));
     if (xs[axis] == extent) return x;
     ir::GraphVar& known =
         transformed_[{x.get(), "pad" + std::to_string(axis) + ":" + std::to_string(extent)}];
