@@ -50,18 +50,6 @@ void collectVars(const ir::PrimExpr& e, std::unordered_set<const ir::VarNode*>& 
   }
 }
 
-void collectTypeVars(const ir::Type& t, std::unordered_set<const ir::VarNode*>& out) {
-  for (const auto& d : t.shape) collectVars(d, out);
-  for (const auto& f : t.fields) collectTypeVars(f, out);
-}
-
-// The symbolic dimensions a parameter type binds: whole dimensions.
-void collectBoundVars(const ir::Type& t, std::unordered_set<const ir::VarNode*>& out) {
-  for (const auto& d : t.shape)
-    if (const auto* v = d ? d->as<ir::VarNode>() : nullptr) out.insert(v);
-  for (const auto& f : t.fields) collectBoundVars(f, out);
-}
-
 std::string baseName(const ir::BindingBlock& block, const std::vector<size_t>& members) {
   std::string name = "fused";
   for (size_t i : members) {
@@ -74,6 +62,17 @@ std::string baseName(const ir::BindingBlock& block, const std::vector<size_t>& m
 }
 
 }  // namespace
+
+void collectTypeVars(const ir::Type& t, std::unordered_set<const ir::VarNode*>& out) {
+  for (const auto& d : t.shape) collectVars(d, out);
+  for (const auto& f : t.fields) collectTypeVars(f, out);
+}
+
+void collectBoundVars(const ir::Type& t, std::unordered_set<const ir::VarNode*>& out) {
+  for (const auto& d : t.shape)
+    if (const auto* v = d ? d->as<ir::VarNode>() : nullptr) out.insert(v);
+  for (const auto& f : t.fields) collectBoundVars(f, out);
+}
 
 int outlineGroups(ir::GraphFunc& f, size_t block_index, const std::vector<OutlineGroup>& groups,
                   const UseInfo& uses, SubFunctionNamer& namer) {

@@ -65,6 +65,12 @@ struct OutlineGroup {
   std::vector<ir::GraphVar> params;
 };
 
+// The symbolic variables a type's dimensions use (collectTypeVars), and
+// those it has as whole dimensions: what a parameter of that type binds
+// (collectBoundVars).
+void collectTypeVars(const ir::Type& t, std::unordered_set<const ir::VarNode*>& out);
+void collectBoundVars(const ir::Type& t, std::unordered_set<const ir::VarNode*>& out);
+
 // Outlines the (disjoint) groups of block `block` of `f`; new sub-functions go
 // to namer.added() (the caller appends them to the module). A group whose
 // types use a symbolic dimension its parameters do not bind is left as it

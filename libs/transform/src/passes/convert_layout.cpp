@@ -508,8 +508,9 @@ class LayoutConverter {
     return best == 1 || (padded - extent) * 4 <= extent ? padded : extent;
   }
   static int64_t paddedRows(int64_t rows) { return paddedExtent(rows, kRegisterRows); }
-  // The dimensions of a tensor whose last one is static and whose others
-  // are not all: -1 for those.
+  // The dimensions of a tensor whose last one is static, -1 for each other
+  // one that is not (a dynamic batch, or `batch * 17` after a flattening
+  // reshape).
   static bool rowsSymbolic(const ir::Type& t, std::vector<int64_t>* dims) {
     dims->clear();
     int64_t last = 0;

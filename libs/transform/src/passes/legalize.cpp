@@ -34,6 +34,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "../outline.h"
 #include "../pass_registry.h"
 #include "fuse_tir.h"
 #include "mlcc/ir/arith.h"
@@ -128,24 +129,17 @@ struct Stats {
   int ops = 0, groups = 0, externs = 0;
 };
 
-// The symbolic variables in `e`.
-void symbolsOf(const ir::PrimExpr& e, std::set<const ir::VarNode*>& out) {
-  if (!e) return;
-  if (const auto* v = e->as<ir::VarNode>()) out.insert(v);
-  ir::forEachChild(e, [&](const ir::PrimExpr& x) { symbolsOf(x, out); });
-}
-
 // Whether every symbolic variable of the prim func's parameter shapes is a
 // whole dimension of some parameter: a call binds it from there (the
 // verifier's rule).
 bool paramsBindTheirDims(const ir::PrimFunc& f) {
-  std::set<const ir::VarNode*> bound, used;
-  for (const auto& p : f.params)
-    for (const auto& d : p->shape) {
-      if (const auto* v = d->as<ir::VarNode>()) bound.insert(v);
-      symbolsOf(d, used);
-    }
-  return std::includes(bound.begin(), bound.end(), used.begin(), used.end());
+  std::unordered_set<const ir::VarNode*> bound, used;
+  for (const auto& p : f.params) {
+    const ir::Type t = ir::Type::tensor(p->dtype, p->shape);
+    collectBoundVars(t, bound);
+    collectTypeVars(t, used);
+  }
+  return std::all_of(used.begin(), used.end(), [&](const ir::VarNode* v) { return bound.count(v) > 0; });
 }
 
 // An op binding: its operand and result types and attributes.
@@ -190,14 +184,13 @@ ir::AttrValue mapExprs(const ir::AttrValue& a, const std::function<ir::PrimExpr(
 std::optional<OpSignature> bindSymbolsByMultiples(const OpSignature& op) {
   std::vector<const ir::Type*> types{&op.result};
   for (const auto& t : op.operands) types.push_back(&t);
-  std::set<const ir::VarNode*> bound, used;
+  std::unordered_set<const ir::VarNode*> bound, used;
   std::vector<ir::PrimExpr> whole;  // the dimensions, simplified
-  for (const ir::Type* t : types)
-    forEachDim(*t, [&](const ir::PrimExpr& d) {
-      if (const auto* v = d->as<ir::VarNode>()) bound.insert(v);
-      symbolsOf(d, used);
-      whole.push_back(ir::simplify(d));
-    });
+  for (const ir::Type* t : types) {
+    collectBoundVars(*t, bound);
+    collectTypeVars(*t, used);
+    forEachDim(*t, [&](const ir::PrimExpr& d) { whole.push_back(ir::simplify(d)); });
+  }
   std::set<std::string> names;
   for (const auto* v : used) names.insert(v->name);
   std::map<std::string, ir::Var> renamed;                        // printed multiple -> its variable
